@@ -1,0 +1,40 @@
+# Two commands do everything on a fresh clone:
+#   make lab    set up .venv, build the learner notebooks into release/, open JupyterLab on them
+#   make test   set up .venv, then run the whole test suite (what CI runs)
+PYTHON ?= python3
+VENV   := .venv
+PY     := $(VENV)/bin/python
+# nbgrader calls `alembic` by name: the venv's bin/ must be on PATH.
+export PATH := $(CURDIR)/$(VENV)/bin:$(PATH)
+STAGES := $(notdir $(wildcard notebooks/[0-9][0-9]_*))
+PYTEST_ARGS ?=
+
+.PHONY: venv notebooks release lab test clean-release
+
+$(VENV)/.installed: pyproject.toml
+	test -x $(PY) || $(PYTHON) -m venv $(VENV)
+	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet -e '.[test]'
+	touch $@
+
+venv: $(VENV)/.installed
+
+# Rebuild notebooks/*/*.ipynb from the jupytext sources in course/ (maintainers, after editing a source).
+notebooks: venv
+	$(PY) tools/build_notebooks.py
+
+# The learner version of every stage. An existing release/<stage> is kept: it holds the learner's work.
+release: venv
+	@for s in $(STAGES); do \
+	  if [ -d release/$$s ]; then echo "release/$$s exists: kept (delete it to rebuild)"; \
+	  else nbgrader generate_assignment $$s --log-level=WARN || exit 1; fi; \
+	done
+
+lab: release
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=release
+
+test: venv
+	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
+
+clean-release:
+	rm -rf release gradebook.db

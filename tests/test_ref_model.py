@@ -1,0 +1,149 @@
+"""tinylm_solutions.model.TinyLM: shapes, tying, label shift, loss at init, overfitting one batch."""
+import math
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+from tinylm_solutions.block import TransformerBlock
+from tinylm_solutions.model import TinyLM, causal_lm_loss, shift_labels
+from tinylm_solutions.norm import LayerNorm
+
+TOL = dict(atol=1e-6, rtol=0.0)
+V, L, D, H, N, D_FF = 50, 16, 32, 4, 2, 64
+
+
+def tiny(**kw):
+    torch.manual_seed(0)
+    return TinyLM(V, L, D, H, N, D_FF, **kw).double()
+
+
+def ids(B=3, T=10, seed=1):
+    return torch.randint(V, (B, T), generator=torch.Generator().manual_seed(seed))
+
+
+def test_structure_and_logits_shape():
+    m = tiny()
+    assert isinstance(m.token_emb, torch.nn.Embedding) and m.token_emb.weight.shape == (V, D)
+    assert isinstance(m.pos_emb, torch.nn.Embedding) and m.pos_emb.weight.shape == (L, D)
+    assert len(m.blocks) == N and all(isinstance(b, TransformerBlock) for b in m.blocks)
+    assert isinstance(m.norm, LayerNorm) and m.lm_head.bias is None
+    logits, loss = m(ids())
+    assert logits.shape == (3, 10, V) and loss is None
+
+
+def test_weights_tied_one_tensor():
+    m = tiny()
+    assert m.lm_head.weight is m.token_emb.weight
+    untied = tiny(tie_weights=False)
+    assert untied.lm_head.weight is not untied.token_emb.weight
+    assert untied.get_num_params(False) - m.get_num_params(False) == V * D
+
+
+def test_param_count_and_table():
+    m = tiny()
+    table = m.parameter_table()
+    block = 12 * D ** 2 + 13 * D if D_FF == 4 * D else 4 * (D * D + D) + 2 * D * D_FF + D_FF + D + 4 * D
+    assert table == {"token_emb": V * D, "pos_emb": L * D, "blocks": N * block, "norm": 2 * D, "lm_head": 0,
+                     "total": V * D + L * D + N * block + 2 * D}
+    assert m.get_num_params(non_embedding=False) == table["total"] == sum(p.numel() for p in m.parameters())
+    assert m.get_num_params() == table["total"] - L * D
+
+
+def test_seeded_construction_deterministic():
+    a, b = tiny().state_dict(), tiny().state_dict()
+    assert a.keys() == b.keys() and all(torch.equal(a[k], b[k]) for k in a)
+
+
+def test_init_std_and_loss_at_init_close_to_ln_V():
+    m = tiny()
+    assert abs(m.token_emb.weight.std().item() - 0.02) < 0.002
+    _, loss = m(ids(8, 16), labels=ids(8, 16))
+    assert abs(loss.item() - math.log(V)) < 0.1
+
+
+def test_label_shift_matches_manual_cross_entropy():
+    m = tiny()
+    x = ids()
+    logits, loss = m(x, labels=x)
+    manual = F.cross_entropy(logits[:, :-1].reshape(-1, V), x[:, 1:].reshape(-1))
+    torch.testing.assert_close(loss, manual, **TOL)
+    shifted_logits, targets = shift_labels(logits, x)
+    assert shifted_logits.shape == (3, 9, V) and torch.equal(targets, x[:, 1:])
+    unshifted = F.cross_entropy(logits.reshape(-1, V), x.reshape(-1))
+    assert abs(unshifted.item() - loss.item()) > 1e-4  # the shift matters
+
+
+def test_ignore_index():
+    m = tiny()
+    x = ids()
+    labels = x.clone()
+    labels[:, 5:] = -100
+    logits, loss = m(x, labels=labels)
+    manual = F.cross_entropy(logits[:, :4].reshape(-1, V), x[:, 1:5].reshape(-1))
+    torch.testing.assert_close(loss, manual, **TOL)
+    torch.testing.assert_close(causal_lm_loss(logits, labels), manual, **TOL)
+
+
+def test_causal_inside():
+    m = tiny()
+    x = ids(1, 10)
+    x2 = x.clone()
+    x2[0, 6:] = (x2[0, 6:] + 1) % V
+    torch.testing.assert_close(m(x)[0][:, :6], m(x2)[0][:, :6], **TOL)
+
+
+def test_attention_weights_for_heatmaps():
+    m = tiny()
+    m(ids(2, 7))
+    ws = m.get_attention_weights()
+    assert len(ws) == N and all(w.shape == (2, H, 7, 7) for w in ws)
+    assert all(w.triu(1).abs().max().item() == 0.0 for w in ws)
+
+
+@pytest.mark.parametrize("bad", [torch.zeros(3, 10), torch.zeros(10, dtype=torch.long),
+                                 torch.zeros(3, L + 1, dtype=torch.long), torch.zeros(3, 2, dtype=torch.bool)])
+def test_bad_input_raises(bad):
+    with pytest.raises(ValueError):
+        tiny()(bad)
+
+
+def test_too_long_message_and_label_shape():
+    m = tiny()
+    with pytest.raises(ValueError, match="max_seq_len"):
+        m(torch.zeros(1, L + 1, dtype=torch.long))
+    with pytest.raises(ValueError, match="labels"):
+        m(ids(), labels=ids(3, 9))
+
+
+def test_position_variants():
+    none, sin = tiny(positions="none"), tiny(positions="sinusoidal")
+    assert none.pos_emb is None and none.parameter_table()["pos_emb"] == 0
+    assert not sin.pos_emb.weight.requires_grad
+    assert sin.pos_emb.weight[0, :4].tolist() == [0.0, 1.0, 0.0, 1.0]
+    assert none(ids())[0].shape == sin(ids())[0].shape == (3, 10, V)
+    with pytest.raises(ValueError):
+        tiny(positions="rotary")
+
+
+def test_config_rebuilds():
+    m = tiny(norm_first=False)
+    assert TinyLM(**m.config).parameter_table() == m.parameter_table()
+    assert m.blocks[0].norm_first is False
+
+
+def test_overfit_one_batch():
+    torch.manual_seed(0)
+    m = TinyLM(20, 16, 32, 2, 1, 64)
+    x = torch.randint(20, (4, 16), generator=torch.Generator().manual_seed(0))
+    opt = torch.optim.Adam(m.parameters(), lr=1e-2)
+    losses = []
+    for _ in range(300):
+        _, loss = m(x, labels=x)
+        losses.append(loss.item())
+        if loss.item() < 0.1:
+            break
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    assert losses[-1] < 0.1, f"loss after {len(losses)} steps: {losses[-1]:.3f}"

@@ -1,0 +1,137 @@
+"""Scaled dot-product attention, single-head and multi-head self-attention.
+
+The formulas are those of Vaswani et al. (2017), "Attention Is All You Need", §3.2.1 (scaled
+dot-product attention) and §3.2.2 (multi-head attention). Masks follow PyTorch's convention for
+boolean masks in ``torch.nn.functional.scaled_dot_product_attention``: ``True`` means "may attend".
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import nn
+
+
+def attention_scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """Scaled dot products between every query and every key.
+
+    Args:
+        q: queries, float tensor of shape ``(..., T_q, d_k)``.
+        k: keys, float tensor of shape ``(..., T_k, d_k)``; leading dimensions broadcast with ``q``.
+
+    Returns:
+        Scores of shape ``(..., T_q, T_k)``: ``q @ k^T / sqrt(d_k)`` (Vaswani et al. 2017, eq. 1).
+    """
+    d_k = q.size(-1)
+    return q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, T_k)
+
+
+def scaled_dot_product_attention(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """Attention(Q, K, V) = softmax(Q K^T / sqrt(d_k)) V, returning the weights too.
+
+    Args:
+        q: ``(..., T_q, d_k)`` queries.
+        k: ``(..., T_k, d_k)`` keys.
+        v: ``(..., T_k, d_v)`` values.
+        mask: optional bool tensor broadcastable to ``(..., T_q, T_k)``; ``True`` = may attend
+            (as in ``torch.nn.functional.scaled_dot_product_attention``). Masked scores are set to
+            ``-inf`` *before* the softmax. A query row with no allowed key gets all-zero weights
+            (and a zero output) instead of NaN.
+
+    Returns:
+        ``(out, weights)``: ``out`` is ``(..., T_q, d_v)``; ``weights`` is ``(..., T_q, T_k)`` and each
+        row sums to 1 over the keys (the last dimension), except fully masked rows (all zero).
+
+    Raises:
+        TypeError: if ``mask`` is not a bool tensor.
+    """
+    scores = attention_scores(q, k)  # (..., T_q, T_k)
+    if mask is not None:
+        if mask.dtype != torch.bool:
+            raise TypeError(f"mask must be a bool tensor (True = may attend), got dtype {mask.dtype}")
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k), softmax over the keys
+    if mask is not None:
+        weights = weights.nan_to_num(0.0)  # rows with every key masked: 0/0 -> 0
+    return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
+
+
+class SelfAttention(nn.Module):
+    """Single-head self-attention: queries, keys and values are projections of the same ``x``.
+
+    Args:
+        d_model: model width ``D``; ``W_Q``, ``W_K``, ``W_V`` are ``nn.Linear(D, D)`` (with bias),
+            so the module has ``3 (D^2 + D)`` parameters.
+
+    ``forward(x (B, T, D), mask=None) -> (out (B, T, D), weights (B, T, T))``.
+    """
+
+    def __init__(self, d_model: int):
+        super().__init__()
+        self.d_model = d_model
+        self.W_Q = nn.Linear(d_model, d_model)
+        self.W_K = nn.Linear(d_model, d_model)
+        self.W_V = nn.Linear(d_model, d_model)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+        q, k, v = self.W_Q(x), self.W_K(x), self.W_V(x)  # (B, T, D) each
+        return scaled_dot_product_attention(q, k, v, mask)  # (B, T, D), (B, T, T)
+
+
+def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+    """Split the last dimension into heads: ``(B, T, D) -> (B, H, T, d_k)`` with ``d_k = D // H``.
+
+    The reshape gives ``(B, T, H, d_k)``; the transpose moves heads in front of time so that each
+    head attends over its own ``(T, d_k)`` slice.
+
+    Raises:
+        ValueError: if ``D`` is not divisible by ``num_heads``.
+    """
+    B, T, D = x.shape
+    if D % num_heads != 0:
+        raise ValueError(f"d_model={D} is not divisible by num_heads={num_heads}")
+    return x.view(B, T, num_heads, D // num_heads).transpose(1, 2)  # (B, H, T, d_k)
+
+
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """Undo :func:`split_heads`: ``(B, H, T, d_k) -> (B, T, H * d_k)``."""
+    B, H, T, d_k = x.shape
+    return x.transpose(1, 2).reshape(B, T, H * d_k)  # (B, T, D)
+
+
+class MultiHeadSelfAttention(nn.Module):
+    """Multi-head self-attention (Vaswani et al. 2017, §3.2.2).
+
+    Args:
+        d_model: model width ``D``.
+        num_heads: number of heads ``H``; each head has width ``d_k = D // H``.
+
+    Attributes ``W_Q, W_K, W_V, W_O`` are ``nn.Linear(D, D)`` with bias: ``4 (D^2 + D)`` parameters,
+    the same layout as ``nn.MultiheadAttention`` (whose ``in_proj_weight`` is ``W_Q, W_K, W_V``
+    stacked and whose ``out_proj`` is ``W_O``).
+
+    ``forward(x (B, T, D), mask=None) -> (out (B, T, D), weights (B, H, T, T))``; ``mask`` is bool,
+    True = may attend, broadcastable to ``(B, H, T, T)`` (a ``(T, T)`` causal mask works as is).
+
+    Raises:
+        ValueError: if ``d_model`` is not divisible by ``num_heads``.
+    """
+
+    def __init__(self, d_model: int, num_heads: int):
+        super().__init__()
+        if d_model % num_heads != 0:
+            raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")
+        self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
+        self.W_Q = nn.Linear(d_model, d_model)
+        self.W_K = nn.Linear(d_model, d_model)
+        self.W_V = nn.Linear(d_model, d_model)
+        self.W_O = nn.Linear(d_model, d_model)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+        q = split_heads(self.W_Q(x), self.num_heads)  # (B, H, T, d_k)
+        k = split_heads(self.W_K(x), self.num_heads)  # (B, H, T, d_k)
+        v = split_heads(self.W_V(x), self.num_heads)  # (B, H, T, d_k)
+        out, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T, d_k), (B, H, T, T)
+        return self.W_O(merge_heads(out)), weights  # (B, T, D), (B, H, T, T)

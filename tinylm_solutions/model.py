@@ -1,0 +1,165 @@
+"""TinyLM: a decoder-only Transformer language model (GPT-2 layout, nanoGPT-style code).
+
+token embedding + position embedding -> N Pre-LN blocks with a causal mask -> final LayerNorm ->
+``lm_head`` whose weight *is* the token embedding matrix (weight tying: Press & Wolf 2017; Vaswani
+et al. 2017, §3.4). Positions are learned (``nn.Embedding(max_seq_len, D)``, as GPT-2) by default.
+
+Labels follow the Hugging Face convention: ``labels`` are aligned with ``input_ids`` and the model
+shifts them itself, so ``logits[:, t]`` is scored against ``labels[:, t + 1]``; label ``-100`` is
+ignored (``F.cross_entropy``'s default ``ignore_index``).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .block import TransformerBlock
+from .masks import causal_mask
+from .norm import LayerNorm
+from .position import sinusoidal_position_encoding
+
+IGNORE_INDEX = -100
+
+
+def shift_labels(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """Align next-token predictions with their targets: ``(logits[:, :-1], labels[:, 1:])``.
+
+    Args:
+        logits: ``(B, T, V)``; ``logits[:, t]`` is the prediction made after reading tokens ``0..t``.
+        labels: ``(B, T)`` long, aligned with the inputs (usually ``labels = input_ids``).
+
+    Returns:
+        ``(logits (B, T-1, V), targets (B, T-1))``: the last position has no next token to predict.
+    """
+    return logits[:, :-1, :], labels[:, 1:]  # (B, T-1, V), (B, T-1)
+
+
+def causal_lm_loss(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int = IGNORE_INDEX) -> torch.Tensor:
+    """Mean next-token cross-entropy over the non-ignored targets, after :func:`shift_labels`.
+
+    Args:
+        logits: ``(B, T, V)`` float; labels: ``(B, T)`` long aligned with the inputs.
+
+    Returns:
+        Scalar tensor (NaN if every target is ``ignore_index``, as ``F.cross_entropy``).
+    """
+    logits, targets = shift_labels(logits, labels)  # (B, T-1, V), (B, T-1)
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=ignore_index)
+
+
+class TinyLM(nn.Module):
+    """Decoder-only Transformer language model.
+
+    Args:
+        vocab_size: ``V``; max_seq_len: longest input ``L``; d_model: ``D``; num_heads: ``H``;
+        num_layers: number of blocks; d_ff: FFN hidden width.
+        norm_first: Pre-LN blocks (default) or Post-LN (for the stage 11 ablation).
+        dropout: embedding and residual dropout (default 0).
+        tie_weights: share ``lm_head.weight`` with ``token_emb.weight`` (default True).
+        positions: ``"learned"`` (default, ``nn.Embedding``), ``"sinusoidal"`` (the same embedding frozen
+            to the Vaswani table) or ``"none"`` (``pos_emb`` is None; the "no positions" ablation).
+
+    Attributes ``token_emb`` (``nn.Embedding(V, D)``), ``pos_emb`` (``nn.Embedding(L, D)``), ``blocks``
+    (``nn.ModuleList`` of :class:`TransformerBlock`), ``norm`` (final :class:`LayerNorm`), ``lm_head``
+    (``nn.Linear(D, V, bias=False)``), ``config`` (the constructor arguments: ``TinyLM(**m.config)``
+    rebuilds the architecture).
+
+    ``forward(input_ids (B, T) integer, labels=None) -> (logits (B, T, V), loss or None)``.
+
+    Raises:
+        ValueError: (forward) if ``input_ids`` is not a 2-D integer tensor, ``T > max_seq_len``, or
+            ``labels`` does not have the shape of ``input_ids``.
+    """
+
+    def __init__(self, vocab_size: int, max_seq_len: int, d_model: int, num_heads: int, num_layers: int,
+                 d_ff: int, norm_first: bool = True, dropout: float = 0.0, tie_weights: bool = True,
+                 positions: str = "learned"):
+        super().__init__()
+        if positions not in ("learned", "sinusoidal", "none"):
+            raise ValueError(f"positions must be 'learned', 'sinusoidal' or 'none', got {positions!r}")
+        self.config = dict(vocab_size=vocab_size, max_seq_len=max_seq_len, d_model=d_model, num_heads=num_heads,
+                           num_layers=num_layers, d_ff=d_ff, norm_first=norm_first, dropout=dropout,
+                           tie_weights=tie_weights, positions=positions)
+        self.vocab_size, self.max_seq_len = vocab_size, max_seq_len
+        self.token_emb = nn.Embedding(vocab_size, d_model)
+        self.pos_emb = nn.Embedding(max_seq_len, d_model) if positions != "none" else None
+        self.drop = nn.Dropout(dropout)
+        self.blocks = nn.ModuleList(
+            [TransformerBlock(d_model, num_heads, d_ff, norm_first, dropout) for _ in range(num_layers)])
+        self.norm = LayerNorm(d_model)
+        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
+        if tie_weights:
+            self.lm_head.weight = self.token_emb.weight  # one tensor, V * D parameters
+        # nanoGPT / GPT-2 init: N(0, 0.02) for linear and embedding weights, zero biases; the projections
+        # that write into the residual stream get std 0.02 / sqrt(2 * num_layers) (GPT-2 paper, §2.3).
+        self.apply(self._init_weights)
+        for name, p in self.named_parameters():
+            if name.endswith(("attn.W_O.weight", "ffn.linear2.weight")):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * num_layers))
+        if positions == "sinusoidal":
+            self.pos_emb.weight.data.copy_(sinusoidal_position_encoding(max_seq_len, d_model))
+            self.pos_emb.weight.requires_grad_(False)
+
+    @staticmethod
+    def _init_weights(module: nn.Module) -> None:
+        if isinstance(module, (nn.Linear, nn.Embedding)):
+            nn.init.normal_(module.weight, mean=0.0, std=0.02)
+        if isinstance(module, nn.Linear) and module.bias is not None:
+            nn.init.zeros_(module.bias)
+
+    def forward(self, input_ids: torch.Tensor, labels: torch.Tensor | None = None):
+        if not isinstance(input_ids, torch.Tensor) or input_ids.dim() != 2 or input_ids.is_floating_point() \
+                or input_ids.is_complex() or input_ids.dtype == torch.bool:
+            got = (f"{tuple(input_ids.shape)} {input_ids.dtype}" if isinstance(input_ids, torch.Tensor)
+                   else type(input_ids).__name__)
+            raise ValueError(f"input_ids must be a 2-D integer tensor (B, T), got {got}")
+        B, T = input_ids.shape
+        if T > self.max_seq_len:
+            raise ValueError(f"sequence length {T} exceeds max_seq_len={self.max_seq_len}; crop the input")
+        input_ids = input_ids.long()
+        x = self.token_emb(input_ids)  # (B, T, D)
+        if self.pos_emb is not None:
+            x = x + self.pos_emb(torch.arange(T, device=input_ids.device))  # (B, T, D) + (T, D)
+        x = self.drop(x)  # (B, T, D)
+        mask = causal_mask(T, device=input_ids.device)  # (T, T), True = may attend
+        for block in self.blocks:
+            x = block(x, mask)  # (B, T, D)
+        logits = self.lm_head(self.norm(x))  # (B, T, V)
+        loss = None
+        if labels is not None:
+            if labels.shape != input_ids.shape:
+                raise ValueError(f"labels must have the shape of input_ids {tuple(input_ids.shape)}, "
+                                 f"got {tuple(labels.shape)}")
+            loss = causal_lm_loss(logits, labels.long())
+        return logits, loss
+
+    def get_num_params(self, non_embedding: bool = True) -> int:
+        """Number of parameters, each shared tensor counted once (tied weights count once).
+
+        With ``non_embedding=True`` (nanoGPT's default) the position embedding is subtracted; the token
+        embedding stays counted because, tied, it is also the output layer's weight.
+        """
+        n = sum(p.numel() for p in self.parameters())
+        if non_embedding and self.pos_emb is not None:
+            n -= self.pos_emb.weight.numel()
+        return n
+
+    def parameter_table(self) -> dict[str, int]:
+        """Where the parameters are: ``{"token_emb", "pos_emb", "blocks", "norm", "lm_head", "total"}``.
+
+        ``lm_head`` is 0 when tied (its weight is ``token_emb``'s); the parts add up to ``total``, which
+        equals ``get_num_params(non_embedding=False)``.
+        """
+        count = lambda m: 0 if m is None else sum(p.numel() for p in m.parameters())  # noqa: E731
+        tied = self.lm_head.weight is self.token_emb.weight
+        table = {"token_emb": count(self.token_emb), "pos_emb": count(self.pos_emb), "blocks": count(self.blocks),
+                 "norm": count(self.norm), "lm_head": 0 if tied else count(self.lm_head)}
+        table["total"] = sum(table.values())
+        return table
+
+    def get_attention_weights(self) -> list[torch.Tensor | None]:
+        """Attention weights of the last forward, one ``(B, H, T, T)`` tensor per layer (detached)."""
+        return [block.last_attn_weights for block in self.blocks]

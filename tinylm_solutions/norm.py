@@ -1,0 +1,43 @@
+"""Layer normalization from scratch (Ba, Kiros & Hinton 2016, "Layer Normalization", §3).
+
+``y = (x - mean) / sqrt(var + eps) * weight + bias`` over the last dimension of each token, with the
+*biased* variance (divide by ``D``, not ``D - 1``) and ``eps`` *inside* the square root, exactly as
+documented for ``torch.nn.LayerNorm``. Statistics are per token, so (unlike BatchNorm) the result does
+not depend on the batch and works the same at batch size 1, in training and in eval.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+class LayerNorm(nn.Module):
+    """LayerNorm over the last dimension, equal to ``nn.LayerNorm(d_model, eps)``.
+
+    Args:
+        d_model: size ``D`` of the normalized (last) dimension.
+        eps: added to the variance inside the square root (default ``1e-5``, as PyTorch).
+
+    Parameters ``weight`` (ones) and ``bias`` (zeros), each ``(D,)``: ``2 D`` parameters.
+    ``forward(x (..., D)) -> (..., D)``, same dtype as ``x``.
+
+    Raises:
+        ValueError: (forward) if ``x.size(-1) != d_model``.
+    """
+
+    def __init__(self, d_model: int, eps: float = 1e-5):
+        super().__init__()
+        self.d_model, self.eps = d_model, eps
+        self.weight = nn.Parameter(torch.ones(d_model))  # (D,)
+        self.bias = nn.Parameter(torch.zeros(d_model))  # (D,)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if x.size(-1) != self.d_model:
+            raise ValueError(f"expected last dimension {self.d_model}, got shape {tuple(x.shape)}")
+        mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
+        var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)  # (..., 1), biased
+        x_hat = (x - mean) / torch.sqrt(var + self.eps)  # (..., D)
+        return x_hat * self.weight + self.bias  # (..., D)
+
+    def extra_repr(self) -> str:
+        return f"{self.d_model}, eps={self.eps}"

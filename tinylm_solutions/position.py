@@ -1,0 +1,148 @@
+"""Position information: sinusoidal table, learned positions, and rotary embeddings (RoPE).
+
+Self-attention is permutation-equivariant, so a model needs to be told where each token sits.
+
+- Sinusoidal encoding: Vaswani et al. (2017), "Attention Is All You Need", §3.5, in the
+  *interleaved* layout of the paper: ``PE[pos, 2i] = sin(pos / 10000^(2i/D))``,
+  ``PE[pos, 2i+1] = cos(pos / 10000^(2i/D))``.
+- Learned positions: one trainable vector per position (GPT-2; Radford et al. 2019).
+- RoPE: Su et al. (2021), "RoFormer", §3.4 (eq. 34): rotate each interleaved pair ``(2i, 2i+1)`` of a
+  query/key by the angle ``pos * theta_i``, with the same ``theta_i = 10000^(-2i/d)`` as the table.
+"""
+from __future__ import annotations
+
+import torch
+from torch import nn
+
+
+def sinusoidal_position_encoding(max_len: int, d_model: int, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """The fixed sinusoidal table of Vaswani et al. (2017), §3.5, interleaved sin/cos.
+
+    Args:
+        max_len: number of positions ``L`` (positive int).
+        d_model: model width ``D`` (positive, even int).
+        dtype: float dtype of the result (default: ``torch.get_default_dtype()``); computed in float64.
+
+    Returns:
+        ``(max_len, d_model)`` tensor with ``PE[pos, 2i] = sin(pos / 10000^(2i/D))`` and
+        ``PE[pos, 2i+1] = cos(pos / 10000^(2i/D))``; row 0 is ``[0, 1, 0, 1, ...]``.
+
+    Raises:
+        ValueError: if a size is not a positive int, or ``d_model`` is odd.
+    """
+    for name, n in (("max_len", max_len), ("d_model", d_model)):
+        if isinstance(n, bool) or not isinstance(n, int) or n < 1:
+            raise ValueError(f"{name} must be a positive int, got {n!r}")
+    if d_model % 2 != 0:
+        raise ValueError(f"d_model must be even (sin/cos pairs), got {d_model}")
+    pos = torch.arange(max_len, dtype=torch.float64)[:, None]  # (L, 1)
+    two_i = torch.arange(0, d_model, 2, dtype=torch.float64)  # (D/2,)
+    angles = pos / 10000.0 ** (two_i / d_model)  # (L, D/2)
+    pe = torch.empty(max_len, d_model, dtype=torch.float64)  # (L, D)
+    pe[:, 0::2] = torch.sin(angles)  # even columns
+    pe[:, 1::2] = torch.cos(angles)  # odd columns
+    return pe.to(dtype or torch.get_default_dtype())
+
+
+class PositionalEncoding(nn.Module):
+    """Adds the sinusoidal table to token embeddings: ``x + pe[:, :T]``.
+
+    Args:
+        d_model: model width ``D`` (even).
+        max_len: longest sequence supported.
+
+    The table is a buffer ``pe`` of shape ``(1, max_len, D)`` registered with ``persistent=False``:
+    it moves with ``.to()``/``.double()`` but is neither a parameter nor part of ``state_dict()``
+    (it is recomputed on construction). ``forward(x (B, T, D)) -> (B, T, D)``.
+
+    Raises:
+        ValueError: (forward) if ``T > max_len`` or ``x.size(-1) != d_model``.
+    """
+
+    def __init__(self, d_model: int, max_len: int = 512):
+        super().__init__()
+        self.d_model, self.max_len = d_model, max_len
+        self.register_buffer("pe", sinusoidal_position_encoding(max_len, d_model)[None], persistent=False)  # (1, L, D)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        T = x.size(-2)
+        if T > self.max_len:
+            raise ValueError(f"sequence length {T} exceeds max_len={self.max_len} of the positional table")
+        if x.size(-1) != self.d_model:
+            raise ValueError(f"expected last dimension d_model={self.d_model}, got shape {tuple(x.shape)}")
+        return x + self.pe[:, :T]  # (B, T, D)
+
+
+class LearnedPositionalEmbedding(nn.Module):
+    """Learned absolute positions (GPT-2 style): ``x + emb(arange(T))``.
+
+    Args:
+        max_len: number of positions (rows of the ``nn.Embedding``).
+        d_model: model width ``D``.
+
+    Attribute ``emb = nn.Embedding(max_len, d_model)``: ``max_len * D`` parameters.
+    ``forward(x (B, T, D)) -> (B, T, D)``.
+
+    Raises:
+        ValueError: (forward) if ``T > max_len``.
+    """
+
+    def __init__(self, max_len: int, d_model: int):
+        super().__init__()
+        self.max_len = max_len
+        self.emb = nn.Embedding(max_len, d_model)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        T = x.size(-2)
+        if T > self.max_len:
+            raise ValueError(f"sequence length {T} exceeds max_len={self.max_len} of the position embedding")
+        return x + self.emb(torch.arange(T, device=x.device))  # (B, T, D) + (T, D)
+
+
+def rope_frequencies(d_k: int, base: float = 10000.0, dtype: torch.dtype | None = None) -> torch.Tensor:
+    """RoPE angular frequencies ``theta_i = base^(-2i/d_k)``, ``i = 0 .. d_k/2 - 1`` (RoFormer §3.4).
+
+    The same frequencies as the sinusoidal table's columns ``2i`` / ``2i+1``.
+
+    Returns:
+        ``(d_k / 2,)`` float tensor.
+
+    Raises:
+        ValueError: if ``d_k`` is not a positive even int.
+    """
+    if isinstance(d_k, bool) or not isinstance(d_k, int) or d_k < 2 or d_k % 2:
+        raise ValueError(f"d_k must be a positive even int, got {d_k!r}")
+    two_i = torch.arange(0, d_k, 2, dtype=torch.float64)  # (d_k/2,)
+    return (base ** (-two_i / d_k)).to(dtype or torch.get_default_dtype())
+
+
+def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: float = 10000.0) -> torch.Tensor:
+    """Rotate interleaved pairs of ``x`` by position-dependent angles (RoFormer eq. 34).
+
+    ``out[2i]   = x[2i] cos(m theta_i) - x[2i+1] sin(m theta_i)``
+    ``out[2i+1] = x[2i] sin(m theta_i) + x[2i+1] cos(m theta_i)`` for the token at position ``m``.
+    Applied to queries and keys (not values), it makes ``<rope(q, m), rope(k, n)>`` depend on ``m - n``.
+
+    Args:
+        x: ``(..., T, d_k)`` float tensor, ``d_k`` even (e.g. queries ``(B, H, T, d_k)``).
+        positions: optional ``(T,)`` positions (default ``arange(T)``).
+        base: frequency base (10000 in the paper).
+
+    Returns:
+        Tensor of the same shape and dtype as ``x``.
+
+    Raises:
+        ValueError: if ``d_k`` is odd or ``positions`` does not have shape ``(T,)``.
+    """
+    T, d_k = x.shape[-2], x.shape[-1]
+    theta = rope_frequencies(d_k, base, dtype=x.dtype).to(x.device)  # (d_k/2,)
+    if positions is None:
+        positions = torch.arange(T, device=x.device)
+    if positions.shape != (T,):
+        raise ValueError(f"positions must have shape ({T},), got {tuple(positions.shape)}")
+    angles = positions.to(x.dtype)[:, None] * theta  # (T, d_k/2)
+    cos, sin = torch.cos(angles), torch.sin(angles)  # (T, d_k/2) each
+    x_even, x_odd = x[..., 0::2], x[..., 1::2]  # (..., T, d_k/2) each
+    out_even = x_even * cos - x_odd * sin  # (..., T, d_k/2)
+    out_odd = x_even * sin + x_odd * cos  # (..., T, d_k/2)
+    return torch.stack((out_even, out_odd), dim=-1).flatten(-2)  # (..., T, d_k), pairs re-interleaved
