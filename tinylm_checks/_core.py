@@ -1,0 +1,277 @@
+"""The machinery every check shares: the failure type, calling learner code safely, comparing tensors.
+
+A check compares by behaviour: it builds inputs from its own seeded generator, calls the learner's
+function (or instantiates the learner's class with its own sizes), copies weights from the reference
+when there are weights, and compares outputs. The comparisons here use only a few tensor operations
+(subtraction, ``abs``, ``max``, ``isfinite``), which :mod:`tinylm_checks.grading` verifies before a
+graded run.
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+import random
+import time
+from dataclasses import dataclass, field
+
+import torch
+from torch import nn
+
+ATOL = 1e-6
+"""Absolute tolerance of every float64 comparison (max abs difference allowed)."""
+
+
+class CheckFailure(AssertionError):
+    """A check found a problem in the learner's code.
+
+    Subclasses ``AssertionError`` so that nbgrader scores the test cell 0. ``mistake`` is a short
+    identifier of a known mistake (e.g. ``"softmax_over_queries"``) or ``None`` when the mistake is
+    not one the check recognises; tests use it to assert the diagnosis. In IPython/JupyterLab only
+    the message is shown, not a traceback through the checker (``_render_traceback_``).
+    """
+
+    def __init__(self, check: str, problem: str, *, tried: str | None = None,
+                 expected: str | None = None, got: str | None = None,
+                 mistake: str | None = None, hint: str | None = None):
+        self.check, self.problem, self.mistake = check, problem, mistake
+        self.tried, self.expected, self.got, self.hint = tried, expected, got, hint
+        lines = [f"{check} failed: {problem}"]
+        for label, text in (("tried", tried), ("expected", expected), ("got", got)):
+            if text:
+                lines.append(f"  {label + ':':<9} {text}")
+        if mistake:
+            lines.append(f"  likely mistake: {MISTAKES.get(mistake, mistake)}")
+        if hint:
+            lines.append(f"  hint:     {hint}")
+        super().__init__("\n".join(lines))
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
+        red, reset = "\x1b[31m", "\x1b[0m"
+        head, *rest = str(self).split("\n")
+        return [f"{red}CheckFailure{reset}: {head}", *rest]
+
+
+MISTAKES: dict[str, str] = {}
+"""Known mistakes: identifier -> the sentence a learner reads. Filled by the check modules."""
+
+
+def known_mistake(name: str, sentence: str) -> str:
+    MISTAKES[name] = sentence
+    return name
+
+
+# --------------------------------------------------------------------------- running a check
+
+@dataclass
+class Ctx:
+    """What one check run knows: its name, its generator, and what it tried (for messages)."""
+
+    name: str
+    seed: int
+    gen: torch.Generator = field(init=False)
+
+    def __post_init__(self):
+        self.gen = torch.Generator().manual_seed(self.seed)
+
+    def fail(self, problem: str, **kw) -> None:
+        raise CheckFailure(self.name, problem, **kw)
+
+    def randn(self, *shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=self.gen, dtype=torch.float64)
+
+    # ---- calling learner code
+
+    def call(self, fn, *args, what: str, **kwargs):
+        """Call learner code; any exception becomes a CheckFailure that says where and what."""
+        try:
+            return fn(*args, **kwargs)
+        except CheckFailure:
+            raise
+        except Exception as e:  # noqa: BLE001 - learner code may raise anything
+            raise CheckFailure(self.name, f"your code raised {type(e).__name__} when {what}",
+                               tried=what, got=f"{type(e).__name__}: {e}",
+                               mistake=_mistake_from_exception(e),
+                               hint=_hint_from_exception(e) or
+                               "run your code on a small input in a cell of its own and read the traceback") from None
+
+    def function(self, obj, expected_name: str):
+        """Ensure ``obj`` is a plain function (not a class, not None)."""
+        if obj is None or isinstance(obj, type) or not callable(obj):
+            kind = "None" if obj is None else ("a class" if isinstance(obj, type) else type(obj).__name__)
+            self.fail(f"expected the function {expected_name}, got {kind}",
+                      hint=f"pass the function itself: {self.name}({expected_name})")
+        return obj
+
+    def module_class(self, obj, expected_name: str):
+        """Ensure ``obj`` is an ``nn.Module`` subclass (the class, not an instance)."""
+        if isinstance(obj, nn.Module):
+            self.fail(f"expected the class {expected_name}, got an instance of {type(obj).__name__}",
+                      hint=f"pass the class, not an object: {self.name}({expected_name})")
+        if not (isinstance(obj, type) and issubclass(obj, nn.Module)):
+            kind = "None" if obj is None else type(obj).__name__
+            self.fail(f"expected the class {expected_name} (a subclass of nn.Module), got {kind}",
+                      hint=f"define `class {expected_name}(nn.Module):` and pass the class itself")
+        return obj
+
+    def build(self, cls, *args, what: str):
+        """Instantiate a learner module with the check's sizes, in float64."""
+        module = self.call(cls, *args, what=what)
+        if not isinstance(module, nn.Module):
+            self.fail(f"{what} did not return an nn.Module", got=type(module).__name__)
+        return module.double()
+
+    def linear(self, module: nn.Module, attr: str, d_in: int, d_out: int, bias: bool = True) -> nn.Linear:
+        """Fetch ``module.<attr>`` and make sure it is ``nn.Linear(d_in, d_out)``."""
+        layer = getattr(module, attr, None)
+        cls = type(module).__name__
+        if layer is None:
+            self.fail(f"{cls} has no attribute {attr}",
+                      expected=f"self.{attr} = nn.Linear({d_in}, {d_out}) in __init__",
+                      mistake="missing_projection" if attr == "W_O" else None,
+                      hint=f"create self.{attr} in __init__ (after super().__init__())")
+        if not isinstance(layer, nn.Linear):
+            self.fail(f"{cls}.{attr} is a {type(layer).__name__}, not an nn.Linear",
+                      expected=f"nn.Linear({d_in}, {d_out})")
+        if (layer.in_features, layer.out_features) != (d_in, d_out) or (layer.bias is not None) != bias:
+            self.fail(f"{cls}.{attr} has the wrong size",
+                      expected=f"nn.Linear({d_in}, {d_out}, bias={bias})",
+                      got=f"nn.Linear({layer.in_features}, {layer.out_features}, bias={layer.bias is not None})")
+        return layer
+
+    # ---- checking what came back
+
+    def tensor(self, x, what: str, shape: tuple[int, ...], dtype: torch.dtype = torch.float64,
+               hint: str | None = None, mistake: str | None = None) -> torch.Tensor:
+        """Ensure ``x`` is a finite tensor of the given shape and dtype."""
+        if not isinstance(x, torch.Tensor):
+            self.fail(f"{what} is not a tensor", expected=f"a tensor of shape {fmt_shape(shape)}",
+                      got=type(x).__name__ if x is not None else "None (did you forget `return`?)")
+        if tuple(x.shape) != tuple(shape):
+            self.fail(f"{what} has the wrong shape", expected=fmt_shape(shape), got=fmt_shape(x.shape),
+                      hint=hint, mistake=mistake)
+        if x.dtype != dtype:
+            self.fail(f"{what} has dtype {x.dtype}", expected=f"{dtype} (the dtype of the inputs)", got=str(x.dtype),
+                      hint="don't create tensors with a fixed dtype; follow the inputs' dtype (e.g. torch.zeros_like)")
+        if dtype.is_floating_point and not bool(torch.isfinite(x).all()):
+            bad = (~torch.isfinite(x)).nonzero()[0].tolist()
+            self.fail(f"{what} contains NaN or inf", got=f"{x[tuple(bad)].item()} at index {bad}",
+                      hint="look for a division by zero, or a softmax over a row where every score is -inf")
+        return x
+
+
+def fmt_shape(shape) -> str:
+    return "(" + ", ".join(str(int(s)) for s in shape) + ")"
+
+
+def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> tuple[float, list[int]]:
+    """Largest ``|a - b|`` and the index where it occurs (same shapes required)."""
+    d = (a.detach().double() - b.detach().double()).abs()
+    flat = int(d.argmax())
+    return float(d.max()), list(torch.unravel_index(torch.tensor(flat), d.shape)) if d.dim() else []
+
+
+def close(a: torch.Tensor, b: torch.Tensor, atol: float = ATOL) -> bool:
+    return tuple(a.shape) == tuple(b.shape) and max_abs_diff(a, b)[0] <= atol
+
+
+def diagnose(got: torch.Tensor, candidates, atol: float = ATOL) -> str | None:
+    """Name the first known mistake whose output ``got`` reproduces, or None.
+
+    ``candidates`` maps mistake names to the output that mistake gives (a dict, or (name, tensor) pairs
+    when two variants share a name).
+    """
+    for name, out in (candidates.items() if isinstance(candidates, dict) else candidates):
+        if out is not None and close(got, out, atol):
+            return name
+    return None
+
+
+def compare(ctx: Ctx, got: torch.Tensor, expected: torch.Tensor, what: str, tried: str,
+            candidates: dict[str, torch.Tensor | None] | None = None, hints: dict[str, str] | None = None,
+            atol: float = ATOL) -> None:
+    """Fail unless ``got`` equals ``expected`` within ``atol``; name the mistake when it is a known one."""
+    err, where = max_abs_diff(got, expected)
+    if err <= atol:
+        return
+    mistake = diagnose(got, candidates or {}, atol)
+    idx = tuple(where)
+    row = tuple(where[:-1])
+    ctx.fail(f"{what} differs from the reference", tried=tried,
+             expected=f"{_fmt_row(expected[row])} (row {list(row)}), within {atol:g}",
+             got=f"{_fmt_row(got[row])}; max abs difference {err:.3g} at index {list(idx)}",
+             mistake=mistake, hint=(hints or {}).get(mistake) if mistake else
+             "print your result next to the expected one on a tiny input and compare step by step")
+
+
+def _fmt_row(row: torch.Tensor, n: int = 5) -> str:
+    vals = row.flatten().tolist()
+    body = ", ".join(f"{v:.4f}" for v in vals[:n])
+    return "[" + body + (", ..." if len(vals) > n else "") + "]"
+
+
+def _mistake_from_exception(e: Exception) -> str | None:
+    msg = str(e)
+    if "view size is not compatible" in msg:
+        return "view_after_transpose"
+    if isinstance(e, NotImplementedError):
+        return "not_implemented"
+    if "found element of type float" in msg:
+        return "float_d_k"
+    return None
+
+
+def _hint_from_exception(e: Exception) -> str | None:
+    if isinstance(e, NotImplementedError):
+        return "replace `raise NotImplementedError()` with your code"
+    if "view size is not compatible" in str(e):
+        return "after a transpose the tensor is not contiguous: use .reshape(...) or .contiguous().view(...)"
+    if "found element of type float" in str(e):
+        return "sizes must be ints: use // (integer division), e.g. d_k = d_model // num_heads"
+    if "mat1 and mat2 shapes cannot be multiplied" in str(e) or "size of tensor a" in str(e):
+        return "print the shape of every intermediate tensor and compare with the shape comments in the notebook"
+    return None
+
+
+known_mistake("view_after_transpose", "calling .view() on a tensor that was just transposed (it is not contiguous)")
+known_mistake("not_implemented", "the exercise is not done yet (it still raises NotImplementedError)")
+known_mistake("missing_projection", "the output projection W_O is missing")
+
+
+# --------------------------------------------------------------------------- the decorator
+
+def check(fn):
+    """Turn ``fn(ctx, obj, ...)`` into a public check ``check_x(obj, seed=0)``.
+
+    Adds what every check promises: a fresh seeded generator, the global RNG state (torch, Python),
+    default dtype and grad mode restored afterwards, any stray exception turned into a CheckFailure,
+    and one printed line on success.
+    """
+    name = fn.__name__
+
+    @functools.wraps(fn)
+    def wrapper(obj, *args, seed: int = 0, quiet: bool = False, **kwargs):
+        ctx = Ctx(name, seed)
+        torch_state, py_state = torch.get_rng_state(), random.getstate()
+        dtype, grad = torch.get_default_dtype(), torch.is_grad_enabled()
+        start = time.perf_counter()
+        try:
+            summary = fn(ctx, obj, *args, **kwargs)
+        except CheckFailure:
+            raise
+        except Exception as e:  # noqa: BLE001 - a crash inside learner code reached through a tensor op
+            raise CheckFailure(name, f"running your code raised {type(e).__name__}: {e}",
+                               mistake=_mistake_from_exception(e), hint=_hint_from_exception(e)) from None
+        finally:
+            torch.set_rng_state(torch_state)
+            random.setstate(py_state)
+            torch.set_default_dtype(dtype)
+            torch.set_grad_enabled(grad)
+        if not quiet:
+            print(f"✔ {name} passed: {summary}")
+        wrapper.last_seconds = time.perf_counter() - start
+        return None
+
+    wrapper.__signature__ = inspect.Signature(
+        [inspect.Parameter("obj", inspect.Parameter.POSITIONAL_ONLY),
+         inspect.Parameter("seed", inspect.Parameter.KEYWORD_ONLY, default=0)])
+    return wrapper

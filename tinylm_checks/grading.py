@@ -1,0 +1,92 @@
+"""Grading with checks a submission cannot have tampered with.
+
+A submission runs in the same kernel as the checks, so it could rebind ``check_x``, monkeypatch
+``tinylm_checks`` or the reference ``tinylm_solutions``, or replace PyTorch's comparison functions.
+The hidden part of every autograder test cell therefore runs::
+
+    import runpy
+    runpy.run_module("tinylm_checks.grading")["fresh"]().check_x(learner_object, seed=1)
+
+``runpy.run_module`` executes this file anew (a patched ``tinylm_checks.grading`` module in
+``sys.modules`` is not used), and :func:`fresh`:
+
+1. drops every ``tinylm_checks*`` and ``tinylm_solutions*`` entry from ``sys.modules`` and loads both
+   packages again from the files next to this one, so rebinding or patching earlier copies has no effect;
+2. puts back PyTorch's own comparison functions (``torch.allclose``, ``torch.isclose``, ``torch.equal``,
+   ``torch.isfinite``, ``torch.testing.assert_close``) and removes Python-level overrides of the tensor
+   methods the checks use;
+3. probes those operations on known values and raises :class:`CheckFailure` if they still lie.
+
+Limits: code that replaces Python's import machinery or PyTorch's C internals is out of reach of any
+in-kernel check; nbgrader keeps the submitted source for the instructor to read.
+"""
+from __future__ import annotations
+
+import importlib
+import importlib.util
+import sys
+from pathlib import Path
+
+import torch
+
+PACKAGES = ("tinylm_solutions", "tinylm_checks")  # order matters: the checks import the reference
+TORCH_FUNCTIONS = ("allclose", "isclose", "equal", "isfinite", "softmax", "abs", "tril", "ones", "zeros")
+TENSOR_METHODS = ("abs", "max", "argmax", "sum", "all", "any", "item", "tolist", "double", "float", "detach",
+                  "exp", "nonzero", "masked_fill", "expand_as", "transpose", "reshape", "view",
+                  "__sub__", "__add__", "__mul__", "__truediv__", "__matmul__", "__eq__", "__ne__", "__lt__",
+                  "__le__", "__gt__", "__ge__", "__and__", "__invert__", "__getitem__", "__bool__", "__float__")
+
+
+def _load(name: str, root: Path):
+    """Import package ``name`` from ``root/name`` as a new module object (and register it)."""
+    for key in [k for k in sys.modules if k == name or k.startswith(name + ".")]:
+        del sys.modules[key]
+    spec = importlib.util.spec_from_file_location(name, root / name / "__init__.py",
+                                                  submodule_search_locations=[str(root / name)])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+def restore_torch() -> None:
+    """Put PyTorch's own comparison functions and tensor methods back in place."""
+    for name in TORCH_FUNCTIONS:
+        setattr(torch, name, getattr(torch._C._VariableFunctions, name))
+    for name in TENSOR_METHODS:  # these live on torch._C.TensorBase; an entry on torch.Tensor is a patch
+        if name in torch.Tensor.__dict__:
+            delattr(torch.Tensor, name)
+    comparison = importlib.reload(importlib.import_module("torch.testing._comparison"))
+    torch.testing.assert_close = comparison.assert_close
+
+
+def verify_torch(CheckFailure) -> None:
+    """Fail if the operations the checks compare with give wrong answers on known values."""
+    a = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64)
+    b = torch.tensor([0.0, 1.0, 2.5], dtype=torch.float64)
+    probes = {
+        "torch.allclose": torch.allclose(a, a) is True and torch.allclose(a, b) is False,
+        "torch.equal": torch.equal(a, a) is True and torch.equal(a, b) is False,
+        "tensor subtraction and abs": float((a - b).abs().max()) == 0.5 and int((a - b).abs().argmax()) == 2,
+        "tensor comparison": bool((a == b).all()) is False and bool((a != b).any()) is True,
+        "torch.isfinite": bool(torch.isfinite(a / 0).all()) is False,
+    }
+    try:
+        torch.testing.assert_close(a, b)
+        probes["torch.testing.assert_close"] = False
+    except AssertionError:
+        probes["torch.testing.assert_close"] = True
+    broken = [name for name, ok in probes.items() if not ok]
+    if broken:
+        raise CheckFailure("grading", "PyTorch's comparison operations were changed in this notebook: "
+                           + ", ".join(broken) + " give wrong answers", hint="remove the code that replaces them")
+
+
+def fresh():
+    """Return a freshly loaded ``tinylm_checks`` package, after restoring and verifying PyTorch."""
+    root = Path(__file__).resolve().parent.parent
+    restore_torch()
+    for name in PACKAGES:
+        module = _load(name, root)
+    verify_torch(module.CheckFailure)
+    return module

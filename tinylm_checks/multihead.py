@@ -1,0 +1,152 @@
+"""Stage 02 checks: splitting and merging heads, multi-head self-attention."""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from tinylm_solutions import attention as ref
+from tinylm_solutions.masks import causal_mask
+
+from ._core import Ctx, check, compare, fmt_shape, known_mistake
+from .attention import HINTS, SCALE_BY_SQRT_D, _candidates, _check_pair, _copy_linears, _randomise, \
+    _sdpa_variant, _unpack_pair, check_gradients, count_params
+
+SPLIT_WITHOUT_TRANSPOSE = known_mistake(
+    "split_without_transpose",
+    "heads are split with .view(B, H, T, d_k) and no transpose, which mixes positions and features")
+SPLIT_NOT_TRANSPOSED = known_mistake(
+    "split_not_transposed", "the split returns (B, T, H, d_k): heads must come before time")
+MERGE_WITHOUT_TRANSPOSE = known_mistake(
+    "merge_without_transpose",
+    "heads are merged with .reshape(B, T, D) without transposing (B, H, T, d_k) back to (B, T, H, d_k) first")
+W_O_NOT_APPLIED = known_mistake("w_o_not_applied", "the output projection W_O is never applied to the merged heads")
+WEIGHTS_AVERAGED = known_mistake(
+    "weights_averaged_over_heads", "the weights are averaged (or summed) over heads; return one (T, T) map per head")
+NO_DIVISIBILITY_CHECK = known_mistake(
+    "no_divisibility_check", "no ValueError when d_model is not divisible by num_heads")
+FLOAT_D_K = known_mistake("float_d_k", "d_k is computed with / (a float) instead of // (an int)")
+
+HINTS = {**HINTS,
+         SPLIT_WITHOUT_TRANSPOSE: "x.view(B, T, H, d_k).transpose(1, 2): split the features, then move heads before time",
+         SPLIT_NOT_TRANSPOSED: "add .transpose(1, 2) after the view: (B, T, H, d_k) -> (B, H, T, d_k)",
+         MERGE_WITHOUT_TRANSPOSE: "x.transpose(1, 2).reshape(B, T, H * d_k): undo the transpose before merging",
+         W_O_NOT_APPLIED: "return self.W_O(merge_heads(out)), weights",
+         WEIGHTS_AVERAGED: "return the weights exactly as scaled_dot_product_attention gives them: (B, H, T, T)",
+         NO_DIVISIBILITY_CHECK: "in __init__: if d_model % num_heads != 0: raise ValueError(...)",
+         FLOAT_D_K: "d_k = d_model // num_heads (integer division); .view() needs ints"}
+
+
+def _split_candidates(x, H):
+    B, T, D = x.shape
+    return {SPLIT_WITHOUT_TRANSPOSE: x.reshape(B, H, T, D // H)}
+
+
+def _sizes(seed: int) -> tuple[int, int, int, int]:
+    """(B, T, H, d_k), all different and none equal to D = H * d_k."""
+    return (2, 5, 3, 4) if seed == 0 else (3 + seed % 2, 7, 2 + seed % 2 * 3, 6)
+
+
+@check
+def check_split_heads(ctx: Ctx, split_heads) -> str:
+    """Check ``split_heads(x (B, T, D), num_heads) -> (B, H, T, d_k)`` against the reference."""
+    fn = ctx.function(split_heads, "split_heads")
+    B, T, H, d_k = _sizes(ctx.seed)
+    x = ctx.randn(B, T, H * d_k)
+    tried = f"x {fmt_shape(x.shape)}, num_heads={H}, float64, seed {ctx.seed}"
+    got = ctx.call(fn, x, H, what=f"called with {tried}")
+    not_transposed = isinstance(got, torch.Tensor) and tuple(got.shape) == (B, T, H, d_k)
+    got = ctx.tensor(got, "the split", (B, H, T, d_k), mistake=SPLIT_NOT_TRANSPOSED if not_transposed else None,
+                     hint=HINTS[SPLIT_NOT_TRANSPOSED] if not_transposed else "(B, T, D) -> (B, H, T, d_k)")
+    compare(ctx, got, ref.split_heads(x, H), "the split", tried, _split_candidates(x, H), HINTS)
+    return "(B, T, D) -> (B, H, T, d_k) with head h holding features h*d_k ... (h+1)*d_k - 1"
+
+
+@check
+def check_merge_heads(ctx: Ctx, merge_heads) -> str:
+    """Check ``merge_heads(x (B, H, T, d_k)) -> (B, T, H*d_k)`` and that it undoes the reference split."""
+    fn = ctx.function(merge_heads, "merge_heads")
+    B, T, H, d_k = _sizes(ctx.seed)
+    x = ctx.randn(B, T, H * d_k)
+    heads = ref.split_heads(x, H)  # (B, H, T, d_k), not contiguous: as it is inside attention
+    tried = f"x {fmt_shape(heads.shape)} (the output of split_heads), float64, seed {ctx.seed}"
+    got = ctx.call(fn, heads, what=f"called with {tried}")
+    got = ctx.tensor(got, "the merge", (B, T, H * d_k), hint="(B, H, T, d_k) -> (B, T, H * d_k)")
+    compare(ctx, got, x, "merge_heads(split_heads(x)) (it must give x back)", tried,
+            {MERGE_WITHOUT_TRANSPOSE: heads.reshape(B, T, H * d_k)}, HINTS)
+    return "(B, H, T, d_k) -> (B, T, H * d_k), and merge_heads(split_heads(x)) == x"
+
+
+def _mha_candidates(reference, x, H, mask):
+    """Known multi-head mistakes -> (out, weights), computed with the reference's own weights."""
+    B, T, D = x.shape
+    d_k = D // H
+    q, k, v = (ref.split_heads(getattr(reference, n)(x), H) for n in ("W_Q", "W_K", "W_V"))
+    W_O = reference.W_O
+    raw = lambda t: getattr(reference, t)(x).reshape(B, H, T, d_k)  # noqa: E731 - split without transpose
+    out, w = ref.scaled_dot_product_attention(q, k, v, mask)
+    merged = ref.merge_heads(out)
+    cands = {n: (W_O(ref.merge_heads(o)), w_) for n, (o, w_) in _candidates(q, k, v, mask).items()}
+    bad_split = _sdpa_variant(raw("W_Q"), raw("W_K"), raw("W_V"), mask)
+    cands.update({
+        SCALE_BY_SQRT_D: (W_O(ref.merge_heads(_sdpa_variant(q, k, v, mask, scale=1 / math.sqrt(D))[0])),
+                          _sdpa_variant(q, k, v, mask, scale=1 / math.sqrt(D))[1]),
+        SPLIT_WITHOUT_TRANSPOSE: (W_O(bad_split[0].reshape(B, T, D)), bad_split[1]),
+        MERGE_WITHOUT_TRANSPOSE: (W_O(out.reshape(B, T, D)), w),
+        W_O_NOT_APPLIED: (merged, w),
+    })
+    return {n: (o.detach(), w_.detach()) for n, (o, w_) in cands.items()}
+
+
+@check
+def check_multi_head_attention(ctx: Ctx, MultiHeadSelfAttention) -> str:
+    """Check ``MultiHeadSelfAttention(d_model, num_heads)``: ValueError when D % H != 0, W_Q/W_K/W_V/W_O,
+    4(D^2+D) parameters, out (B, T, D) and weights (B, H, T, T) equal to the reference with copied
+    weights, with and without a causal mask, and gradients reaching every projection."""
+    cls = ctx.module_class(MultiHeadSelfAttention, "MultiHeadSelfAttention")
+    B, T, H, d_k = _sizes(ctx.seed)
+    D = H * d_k
+
+    bad = (D + 1, H)
+    try:
+        cls(*bad)
+    except ValueError:
+        pass
+    except Exception as e:  # noqa: BLE001
+        ctx.fail(f"MultiHeadSelfAttention{bad} raised {type(e).__name__}, not ValueError",
+                 tried=f"MultiHeadSelfAttention(d_model={bad[0]}, num_heads={bad[1]})", got=f"{type(e).__name__}: {e}",
+                 mistake=NO_DIVISIBILITY_CHECK, hint="raise ValueError yourself, with a message, before building anything")
+    else:
+        ctx.fail(f"MultiHeadSelfAttention{bad} was created without complaint",
+                 tried=f"MultiHeadSelfAttention(d_model={bad[0]}, num_heads={bad[1]})",
+                 expected="ValueError: d_model must be divisible by num_heads", mistake=NO_DIVISIBILITY_CHECK,
+                 hint=HINTS[NO_DIVISIBILITY_CHECK])
+
+    learner = ctx.build(cls, D, H, what=f"MultiHeadSelfAttention(d_model={D}, num_heads={H}) was created")
+    reference = ref.MultiHeadSelfAttention(D, H).double()
+    _randomise(ctx, reference)
+    names = ("W_Q", "W_K", "W_V", "W_O")
+    _copy_linears(ctx, learner, reference, names, D)
+    n = count_params(learner)
+    if n != 4 * (D * D + D):
+        ctx.fail("wrong number of parameters", expected=f"4 (D^2 + D) = {4 * (D * D + D)} for D = {D}", got=str(n),
+                 hint="the module holds exactly W_Q, W_K, W_V, W_O = nn.Linear(d_model, d_model); "
+                      "heads share these layers and split their outputs")
+
+    x = ctx.randn(B, T, D)
+    for mask in (None, causal_mask(T)):
+        tried = (f"d_model={D}, num_heads={H}, x {fmt_shape(x.shape)}, float64, seed {ctx.seed}"
+                 + (", causal mask (T, T)" if mask is not None else ""))
+        res = ctx.call(learner, x, mask, what=f"forward was called with {tried}")
+        if isinstance(res, (tuple, list)) and len(res) == 2 and isinstance(res[1], torch.Tensor) \
+                and tuple(res[1].shape) == (B, T, T):
+            ctx.fail("the weights have shape (B, T, T)", tried=tried, expected=f"(B, H, T, T) = {fmt_shape((B, H, T, T))}",
+                     got=fmt_shape(res[1].shape), mistake=WEIGHTS_AVERAGED, hint=HINTS[WEIGHTS_AVERAGED])
+        out, weights = _unpack_pair(ctx, res, "MultiHeadSelfAttention.forward", (B, T, D), (B, H, T, T))
+        with torch.no_grad():
+            ref_out, ref_w = reference(x, mask)
+            cands = _mha_candidates(reference, x, H, mask)
+        _check_pair(ctx, out.detach(), weights.detach(), ref_out, ref_w, cands, tried, mask)
+    check_gradients(ctx, learner, out, names, tried)
+    return (f"ValueError for d_model % num_heads != 0; 4 (D^2 + D) = {n} parameters; out (B, T, D) and "
+            f"weights (B, H, T, T) equal the reference with copied weights, with and without a causal mask")

@@ -1,0 +1,66 @@
+"""Stage 00 checks: the environment, and a warm-up exercise (softmax) that shows how checks work."""
+from __future__ import annotations
+
+import os
+import platform
+import sys
+
+import torch
+
+from ._core import Ctx, CheckFailure, check, compare, fmt_shape, known_mistake
+
+EXPECTED_TORCH = "2.13.0"
+
+SOFTMAX_WRONG_DIM = known_mistake("softmax_wrong_dim", "the softmax normalises over the wrong dimension")
+SOFTMAX_UNSTABLE = known_mistake("softmax_unstable",
+                                 "exp() of large scores overflows to inf (inf / inf = NaN)")
+SOFTMAX_NOT_NORMALISED = known_mistake("softmax_not_normalised", "exp(x) is not divided by its sum")
+HINTS = {
+    SOFTMAX_WRONG_DIM: "normalise over the last dimension: .sum(dim=-1, keepdim=True)",
+    SOFTMAX_UNSTABLE: "subtract the row maximum first: x - x.max(dim=-1, keepdim=True).values (softmax does not change)",
+    SOFTMAX_NOT_NORMALISED: "divide exp(x) by its sum over the last dimension",
+}
+
+
+def environment_report() -> dict[str, str]:
+    """What the course runs on: Python, PyTorch, CPU threads."""
+    return {
+        "python": platform.python_version(),
+        "torch": torch.__version__.split("+")[0],
+        "cpu threads (torch)": str(torch.get_num_threads()),
+        "cpu cores (os)": str(os.cpu_count()),
+        "executable": sys.executable,
+    }
+
+
+def check_environment() -> None:
+    """Print the environment and fail with a clear message if PyTorch is not the course's version."""
+    report = environment_report()
+    for k, v in report.items():
+        print(f"{k:>20}: {v}")
+    if report["torch"] != EXPECTED_TORCH:
+        raise CheckFailure("check_environment", f"PyTorch {report['torch']} is installed, the course pins {EXPECTED_TORCH}",
+                           hint="start JupyterLab with `make lab` from the course folder (it uses the course's .venv)")
+    print(f"✔ check_environment passed: PyTorch {EXPECTED_TORCH} on {report['cpu threads (torch)']} CPU threads")
+
+
+@check
+def check_softmax(ctx: Ctx, softmax) -> str:
+    """Check ``softmax(x)`` over the last dimension: equal to ``torch.softmax(x, dim=-1)``, stable for big inputs."""
+    fn = ctx.function(softmax, "softmax")
+    B, T, V = (2, 3, 5) if ctx.seed == 0 else (3, 4, 6)
+    small = ctx.randn(B, T, V)
+    big = small * 50 + 1000  # exp(1000) overflows in float64: a naive softmax returns NaN
+    for x, label in ((small, "random scores"), (big, "large scores (around 1000)")):
+        tried = f"x {fmt_shape(x.shape)}, {label}, float64, seed {ctx.seed}"
+        got = ctx.call(fn, x, what=f"called with {tried}")
+        if isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(x.shape) and x is big \
+                and not bool(torch.isfinite(got).all()):
+            ctx.fail("the softmax of large scores contains NaN or inf", tried=tried, mistake=SOFTMAX_UNSTABLE,
+                     hint=HINTS[SOFTMAX_UNSTABLE])
+        got = ctx.tensor(got, "the softmax", tuple(x.shape), hint="softmax keeps the shape of its input")
+        e = x.exp()
+        compare(ctx, got, torch.softmax(x, dim=-1), "the softmax", tried,
+                [(SOFTMAX_WRONG_DIM, torch.softmax(x, dim=0)), (SOFTMAX_WRONG_DIM, torch.softmax(x, dim=1)),
+                 (SOFTMAX_NOT_NORMALISED, e)], HINTS)
+    return "equal to torch.softmax(x, dim=-1), each row sums to 1, stable for scores around 1000"
