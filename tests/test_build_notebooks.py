@@ -1,0 +1,68 @@
+"""tools/build_notebooks.py: the committed notebooks are the build of their sources, and lint catches
+broken grading metadata."""
+import importlib.util
+import textwrap
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+spec = importlib.util.spec_from_file_location("build_notebooks", ROOT / "tools" / "build_notebooks.py")
+build_notebooks = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(build_notebooks)
+
+GOOD = '''\
+# %% [markdown]
+# # A stage
+
+# %% solution="f"
+def f():
+    ### BEGIN SOLUTION
+    return 1
+    ### END SOLUTION
+
+# %% test="f_check" points=2
+check_f(f)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_f(f, seed=1)
+### END HIDDEN TESTS
+'''
+
+
+def write(tmp_path, text):
+    p = tmp_path / "99_stage.py"
+    p.write_text(textwrap.dedent(text))
+    return p
+
+
+def test_committed_notebooks_are_up_to_date():
+    assert build_notebooks.main(["--check"]) == 0
+
+
+def test_every_stage_source_has_a_notebook():
+    sources = sorted(p.stem for p in (ROOT / "course").glob("[0-9][0-9]_*.py"))
+    notebooks = sorted(p.name for p in (ROOT / "notebooks").iterdir() if p.is_dir())
+    assert sources == notebooks and len(sources) >= 3
+
+
+def test_good_source_gets_nbgrader_metadata(tmp_path):
+    nb = build_notebooks.build(write(tmp_path, GOOD))
+    sol, test = nb.cells[1].metadata.nbgrader, nb.cells[2].metadata.nbgrader
+    assert sol == {"grade": False, "grade_id": "f", "locked": False, "schema_version": 3, "solution": True, "task": False}
+    assert test == {"grade": True, "grade_id": "f_check", "locked": True, "points": 2, "schema_version": 3,
+                    "solution": False, "task": False}
+    assert nb.metadata.kernelspec.name == "python3"
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda s: s.replace('test="f_check"', 'test="f"'), "not unique"),
+    (lambda s: s.replace(" points=2", ""), "needs points"),
+    (lambda s: s.replace('["fresh"]()', ""), "hidden block"),
+    (lambda s: s.replace("    ### END SOLUTION\n", ""), "no BEGIN/END SOLUTION"),
+    (lambda s: s.replace('# %% test="f_check" points=2', "# %%"), "not followed by a test cell"),
+    (lambda s: s.replace("check_f(f)\n", ""), "no visible check call"),
+])
+def test_lint_rejects_broken_metadata(tmp_path, change, message):
+    with pytest.raises(build_notebooks.LintError, match=message):
+        build_notebooks.build(write(tmp_path, change(GOOD)))
