@@ -81,10 +81,15 @@ class Ctx:
 
     # ---- calling learner code
 
-    def call(self, fn, *args, what: str, **kwargs):
-        """Call learner code; any exception becomes a CheckFailure that says where and what."""
+    def call(self, fn, *args, what: str, names: tuple[str, ...] = (), **kwargs):
+        """Call learner code on copies of its tensor arguments.
+
+        Any exception becomes a CheckFailure that says where and what; a tensor argument changed in
+        place fails too (``names`` gives the arguments' names for that message).
+        """
+        copies = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
         try:
-            return fn(*args, **kwargs)
+            result = fn(*copies, **kwargs)
         except CheckFailure:
             raise
         except Exception as e:  # noqa: BLE001 - learner code may raise anything
@@ -93,6 +98,41 @@ class Ctx:
                                mistake=_mistake_from_exception(e),
                                hint=_hint_from_exception(e) or
                                "run your code on a small input in a cell of its own and read the traceback") from None
+        for i, (a, c) in enumerate(zip(args, copies)):
+            if isinstance(a, torch.Tensor) and not (a.shape == c.shape and bool((a == c).all())):
+                name = names[i] if i < len(names) else f"argument {i + 1}"
+                self.fail(f"your code changed its input {name} in place", tried=what,
+                          mistake="input_modified_in_place",
+                          hint="don't use in-place operations (x /= ..., x.sub_(...), x[...] = ...) on the inputs; "
+                               "compute new tensors instead (x = x / ...)")
+        return result
+
+    def differentiable(self, fn, *args, what: str, names: tuple[str, ...]) -> None:
+        """Gradients must flow from the output back to every named tensor argument."""
+        inputs = [a.detach().clone().requires_grad_(True) if isinstance(a, torch.Tensor) else a for a in args]
+        with torch.enable_grad():
+            out = self.call(fn, *inputs, what=what, names=names)
+            first = out[0] if isinstance(out, (tuple, list)) else out
+            if not isinstance(first, torch.Tensor) or not first.requires_grad:
+                self.fail("the output carries no gradient", tried=what, mistake="no_gradient",
+                          hint="don't use torch.no_grad(), .detach(), .item(), .tolist() or numpy: "
+                               "training needs gradients through every operation")
+            first.sum().backward()
+        for name, a in zip(names, inputs):
+            if isinstance(a, torch.Tensor) and a.grad is None:
+                self.fail(f"no gradient reaches {name}", tried=what, mistake="no_gradient",
+                          hint=f"compute the output from {name} with tensor operations (no .detach() or numpy)")
+
+    def dtype_follows(self, fn, *args, what: str, names: tuple[str, ...]) -> None:
+        """Called with float32 tensors, the function must return float32."""
+        inputs = [a.float() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
+        out = self.call(fn, *inputs, what=what + " (in float32)", names=names)
+        for t in (out if isinstance(out, (tuple, list)) else (out,)):
+            if isinstance(t, torch.Tensor) and t.dtype != torch.float32:
+                self.fail(f"float32 inputs gave a {t.dtype} output", tried=what + " (in float32)",
+                          expected="torch.float32, the dtype of the inputs", got=str(t.dtype), mistake="dtype_changed",
+                          hint="don't convert with .double()/.float() or go through numpy; "
+                               "new tensors take dtype=x.dtype")
 
     def function(self, obj, expected_name: str):
         """Ensure ``obj`` is a plain function (not a class, not None)."""
@@ -124,6 +164,9 @@ class Ctx:
         """Fetch ``module.<attr>`` and make sure it is ``nn.Linear(d_in, d_out)``."""
         layer = getattr(module, attr, None)
         cls = type(module).__name__
+        if layer is None and hasattr(module, attr.lower()):
+            self.fail(f"{cls} has no attribute {attr} (it has {attr.lower()})", mistake="attribute_name",
+                      hint=f"the check copies weights by name: call the layer self.{attr}")
         if layer is None:
             self.fail(f"{cls} has no attribute {attr}",
                       expected=f"self.{attr} = nn.Linear({d_in}, {d_out}) in __init__",
@@ -132,7 +175,13 @@ class Ctx:
         if not isinstance(layer, nn.Linear):
             self.fail(f"{cls}.{attr} is a {type(layer).__name__}, not an nn.Linear",
                       expected=f"nn.Linear({d_in}, {d_out})")
-        if (layer.in_features, layer.out_features) != (d_in, d_out) or (layer.bias is not None) != bias:
+        if (layer.bias is not None) != bias and (layer.in_features, layer.out_features) == (d_in, d_out):
+            self.fail(f"{cls}.{attr} " + ("has no bias" if bias else "has a bias it should not have"),
+                      expected=f"nn.Linear({d_in}, {d_out}, bias={bias})",
+                      got=f"nn.Linear({layer.in_features}, {layer.out_features}, bias={layer.bias is not None})",
+                      mistake="linear_without_bias" if bias else None,
+                      hint="nn.Linear has a bias unless you pass bias=False" if bias else None)
+        if (layer.in_features, layer.out_features) != (d_in, d_out):
             self.fail(f"{cls}.{attr} has the wrong size",
                       expected=f"nn.Linear({d_in}, {d_out}, bias={bias})",
                       got=f"nn.Linear({layer.in_features}, {layer.out_features}, bias={layer.bias is not None})")
@@ -144,8 +193,12 @@ class Ctx:
                hint: str | None = None, mistake: str | None = None) -> torch.Tensor:
         """Ensure ``x`` is a finite tensor of the given shape and dtype."""
         if not isinstance(x, torch.Tensor):
+            numpy = type(x).__module__.startswith("numpy")
             self.fail(f"{what} is not a tensor", expected=f"a tensor of shape {fmt_shape(shape)}",
-                      got=type(x).__name__ if x is not None else "None (did you forget `return`?)")
+                      got=type(x).__name__ if x is not None else "None (did you forget `return`?)",
+                      mistake="missing_return" if x is None else "numpy_output" if numpy else None,
+                      hint="end the function with `return ...`" if x is None else
+                      "stay in PyTorch: numpy cuts the autograd graph" if numpy else None)
         if tuple(x.shape) != tuple(shape):
             self.fail(f"{what} has the wrong shape", expected=fmt_shape(shape), got=fmt_shape(x.shape),
                       hint=hint, mistake=mistake)
@@ -167,7 +220,7 @@ def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> tuple[float, list[int]]:
     """Largest ``|a - b|`` and the index where it occurs (same shapes required)."""
     d = (a.detach().double() - b.detach().double()).abs()
     flat = int(d.argmax())
-    return float(d.max()), list(torch.unravel_index(torch.tensor(flat), d.shape)) if d.dim() else []
+    return float(d.max()), [int(i) for i in torch.unravel_index(torch.tensor(flat), d.shape)] if d.dim() else []
 
 
 def close(a: torch.Tensor, b: torch.Tensor, atol: float = ATOL) -> bool:
@@ -187,7 +240,7 @@ def diagnose(got: torch.Tensor, candidates, atol: float = ATOL) -> str | None:
 
 
 def compare(ctx: Ctx, got: torch.Tensor, expected: torch.Tensor, what: str, tried: str,
-            candidates: dict[str, torch.Tensor | None] | None = None, hints: dict[str, str] | None = None,
+            candidates=None, hints: dict[str, str] | None = None,
             atol: float = ATOL) -> None:
     """Fail unless ``got`` equals ``expected`` within ``atol``; name the mistake when it is a known one."""
     err, where = max_abs_diff(got, expected)
@@ -196,7 +249,7 @@ def compare(ctx: Ctx, got: torch.Tensor, expected: torch.Tensor, what: str, trie
     mistake = diagnose(got, candidates or {}, atol)
     idx = tuple(where)
     row = tuple(where[:-1])
-    ctx.fail(f"{what} differs from the reference", tried=tried,
+    ctx.fail(f"{what}: not equal to the reference", tried=tried,
              expected=f"{_fmt_row(expected[row])} (row {list(row)}), within {atol:g}",
              got=f"{_fmt_row(got[row])}; max abs difference {err:.3g} at index {list(idx)}",
              mistake=mistake, hint=(hints or {}).get(mistake) if mistake else
@@ -217,6 +270,8 @@ def _mistake_from_exception(e: Exception) -> str | None:
         return "not_implemented"
     if "found element of type float" in msg:
         return "float_d_k"
+    if "x.T" in msg or "x.mT" in msg:
+        return "batched_T"
     return None
 
 
@@ -225,8 +280,13 @@ def _hint_from_exception(e: Exception) -> str | None:
         return "replace `raise NotImplementedError()` with your code"
     if "view size is not compatible" in str(e):
         return "after a transpose the tensor is not contiguous: use .reshape(...) or .contiguous().view(...)"
+    if "x.T" in str(e) or "x.mT" in str(e):
+        return "swap the last two dimensions with k.transpose(-2, -1); .T reverses all of them"
     if "found element of type float" in str(e):
         return "sizes must be ints: use // (integer division), e.g. d_k = d_model // num_heads"
+    if "must have the same dtype" in str(e) or "expected scalar type" in str(e):
+        return ("the check runs your module in float64 (module.double()): create layers in __init__, not in "
+                "forward, and new tensors with dtype=x.dtype")
     if "mat1 and mat2 shapes cannot be multiplied" in str(e) or "size of tensor a" in str(e):
         return "print the shape of every intermediate tensor and compare with the shape comments in the notebook"
     return None
@@ -235,6 +295,14 @@ def _hint_from_exception(e: Exception) -> str | None:
 known_mistake("view_after_transpose", "calling .view() on a tensor that was just transposed (it is not contiguous)")
 known_mistake("not_implemented", "the exercise is not done yet (it still raises NotImplementedError)")
 known_mistake("missing_projection", "the output projection W_O is missing")
+known_mistake("input_modified_in_place", "an input tensor is modified in place")
+known_mistake("no_gradient", "the output is cut off from the autograd graph")
+known_mistake("dtype_changed", "the output's dtype differs from the inputs' dtype")
+known_mistake("missing_return", "the function returns None: the `return` is missing")
+known_mistake("numpy_output", "the result is a numpy array, not a torch tensor")
+known_mistake("attribute_name", "a layer has another name than the one the exercise asks for")
+known_mistake("linear_without_bias", "a projection is created with bias=False")
+known_mistake("batched_T", "`.T` is used on a batched tensor; it reverses every dimension")
 
 
 # --------------------------------------------------------------------------- the decorator

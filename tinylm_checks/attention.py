@@ -22,23 +22,38 @@ SOFTMAX_OVER_QUERIES = known_mistake("softmax_over_queries",
 MASK_AFTER_SOFTMAX = known_mistake("mask_after_softmax",
                                    "the mask is applied after the softmax, so the remaining weights no longer sum to 1")
 MASK_MULTIPLIED = known_mistake("mask_multiplied",
-                                "the mask is multiplied into the scores; a score of 0 still gets weight after softmax")
+                                "masked scores are set to 0 (mask multiplied in, or filled with 0); "
+                                "a score of 0 still gets weight after the softmax")
 MASK_IGNORED = known_mistake("mask_ignored", "the mask argument is ignored")
 MASK_INVERTED = known_mistake("mask_inverted", "the mask is inverted: True must mean 'may attend' (PyTorch's convention)")
 MASK_ADDED = known_mistake("mask_added", "the bool mask is added to the scores instead of setting masked scores to -inf")
 SWAPPED_OUTPUTS = known_mistake("swapped_outputs", "the function returns (weights, out) instead of (out, weights)")
 VALUES_NOT_PROJECTED = known_mistake("values_not_projected", "the values are x itself: W_V is not applied")
 Q_K_SWAPPED = known_mistake("q_k_swapped", "queries and keys are swapped (W_K(x) used as the queries)")
+SQRT_PRECEDENCE = known_mistake("sqrt_precedence", "d_k ** 1/2 is (d_k ** 1) / 2 = d_k / 2, not sqrt(d_k)")
+INT_SQRT = known_mistake("int_sqrt", "sqrt(d_k) is rounded to an integer")
+D_K_WRONG_DIM = known_mistake("d_k_from_wrong_dim", "d_k is read from the wrong dimension (it is the last one: q.shape[-1])")
+WEIGHTS_ARE_SCORES = known_mistake("weights_are_scores", "the returned weights are the scores before the softmax")
+ALWAYS_CAUSAL = known_mistake("always_causal", "a causal mask is applied even when no mask is passed")
+WEIGHTS_NOT_RETURNED = known_mistake("weights_not_returned", "only the output is returned, not (out, weights)")
+SHARED_PROJECTION = known_mistake("shared_projection", "the projections are one shared layer, not separate layers")
+EXTRA_PROJECTION = known_mistake("extra_output_projection",
+                                 "SelfAttention has an output projection; in this course that is W_O, in stage 02")
 
 HINTS = {
     NO_SCALING: "divide the scores by math.sqrt(d_k), where d_k = q.shape[-1] (the width of a query)",
     SCALE_BY_D_K: "use math.sqrt(d_k), not d_k",
+    SQRT_PRECEDENCE: "write math.sqrt(d_k) or d_k ** 0.5",
+    INT_SQRT: "keep the square root a float: math.sqrt(d_k)",
+    D_K_WRONG_DIM: "d_k = q.shape[-1] (or q.size(-1)): the width of one query vector",
+    WEIGHTS_ARE_SCORES: "return the softmax of the (masked) scores as the weights",
+    ALWAYS_CAUSAL: "apply the mask you are given, and none when mask is None",
     SCALE_MULTIPLIED: "divide by math.sqrt(d_k); scaling keeps the scores' variance near 1",
     SCALE_BY_SQRT_D: "each head has width d_k = d_model // num_heads; take q.shape[-1] inside the attention function",
     TRANSPOSED_SCORES: "row i of the scores belongs to query i: q @ k.transpose(-2, -1)",
     SOFTMAX_OVER_QUERIES: "use torch.softmax(scores, dim=-1): each query's weights over the keys sum to 1",
     MASK_AFTER_SOFTMAX: "set masked scores to float('-inf') with scores.masked_fill(~mask, float('-inf')) before the softmax",
-    MASK_MULTIPLIED: "multiplying by 0 gives a score of 0, not -inf; use scores.masked_fill(~mask, float('-inf'))",
+    MASK_MULTIPLIED: "a score of 0 is not 'no attention': use scores.masked_fill(~mask, float('-inf'))",
     MASK_IGNORED: "when mask is not None, fill the scores where mask is False with float('-inf') before the softmax",
     MASK_INVERTED: "fill where the mask is False: scores.masked_fill(~mask, float('-inf'))",
     MASK_ADDED: "use scores.masked_fill(~mask, float('-inf')) rather than adding the mask",
@@ -68,13 +83,20 @@ def _sdpa_variant(q, k, v, mask=None, *, scale=None, softmax_dim=-1, mask_mode="
 
 def _candidates(q, k, v, mask=None, **extra):
     """Known mistakes -> (out, weights) for these inputs."""
-    d_k = q.size(-1)
+    d_k, T_q, T_k = q.size(-1), q.size(-2), k.size(-2)
+    scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)
     cands = {
         NO_SCALING: _sdpa_variant(q, k, v, mask, scale=1.0),
         SCALE_BY_D_K: _sdpa_variant(q, k, v, mask, scale=1 / d_k),
         SCALE_MULTIPLIED: _sdpa_variant(q, k, v, mask, scale=math.sqrt(d_k)),
+        SQRT_PRECEDENCE: _sdpa_variant(q, k, v, mask, scale=2 / d_k),
+        INT_SQRT: _sdpa_variant(q, k, v, mask, scale=1 / int(math.sqrt(d_k))),
+        D_K_WRONG_DIM: _sdpa_variant(q, k, v, mask, scale=1 / math.sqrt(T_q)),
         SOFTMAX_OVER_QUERIES: _sdpa_variant(q, k, v, mask, softmax_dim=-2),
+        WEIGHTS_ARE_SCORES: (None, scores),
     }
+    if mask is None and T_q == T_k:
+        cands[ALWAYS_CAUSAL] = _sdpa_variant(q, k, v, torch.ones(T_q, T_k, dtype=torch.bool).tril())
     if mask is not None:
         cands.update({
             MASK_AFTER_SOFTMAX: _sdpa_variant(q, k, v, mask, mask_mode="after"),
@@ -90,10 +112,12 @@ def _candidates(q, k, v, mask=None, **extra):
 def _sizes(seed: int) -> dict[str, int]:
     """All different, so that a mixed-up dimension cannot go unnoticed (B, H, T_q, T_k, d_k, d_v)."""
     if seed == 0:
-        return dict(B=2, H=3, T_q=5, T_k=7, d_k=4, d_v=6)
+        return dict(B=2, H=3, T_q=5, T_k=7, d_k=6, d_v=4)
+    # d_k is never a perfect square, so sqrt(d_k) differs from d_k ** 1/2 (= d_k / 2) and int(sqrt(d_k)).
     g = torch.Generator().manual_seed(seed)
-    vals = torch.randperm(7, generator=g)[:6] + 2  # six distinct sizes in 2..8
-    return dict(zip(("B", "H", "T_q", "T_k", "d_k", "d_v"), (int(x) for x in vals)))
+    d_k = (3, 5, 6, 7)[int(torch.randint(0, 4, (1,), generator=g))]
+    others = [int(x) + 2 for x in torch.randperm(7, generator=g) if int(x) + 2 != d_k][:5]
+    return dict(zip(("B", "H", "T_q", "T_k", "d_v"), others), d_k=d_k)
 
 
 def _random_mask(ctx: Ctx, *shape: int) -> torch.Tensor:
@@ -107,8 +131,11 @@ def _random_mask(ctx: Ctx, *shape: int) -> torch.Tensor:
     return m
 
 
-def _unpack_pair(ctx: Ctx, result, what: str, out_shape, w_shape, candidates=None):
-    """Learner returned (out, weights)? Check both shapes; name a swapped pair."""
+def _unpack_pair(ctx: Ctx, result, what: str, out_shape, w_shape, mask=None):
+    """Learner returned (out, weights)? Check both shapes; name a swapped pair or an inverted mask's NaN."""
+    if isinstance(result, torch.Tensor) and tuple(result.shape) == tuple(out_shape):
+        ctx.fail(f"{what} returned one tensor", expected="a pair (out, weights)", got=f"a tensor {fmt_shape(result.shape)}",
+                 mistake=WEIGHTS_NOT_RETURNED, hint="end with `return weights @ v, weights`")
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         ctx.fail(f"{what} must return a pair (out, weights)",
                  got=f"{type(result).__name__}" + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""),
@@ -120,34 +147,43 @@ def _unpack_pair(ctx: Ctx, result, what: str, out_shape, w_shape, candidates=Non
         ctx.fail(f"{what} returned its outputs in the wrong order", expected=f"(out {fmt_shape(out_shape)}, "
                  f"weights {fmt_shape(w_shape)})", got=f"({fmt_shape(out.shape)}, {fmt_shape(weights.shape)})",
                  mistake=SWAPPED_OUTPUTS, hint="return out first, then weights")
+    if mask is not None and isinstance(weights, torch.Tensor) and tuple(weights.shape) == tuple(w_shape):
+        nan_rows = torch.isnan(weights).any(-1)
+        full_rows = mask.expand(w_shape).all(-1)
+        if bool(nan_rows.any()) and bool((nan_rows == full_rows).all()):
+            ctx.fail("the weights are NaN exactly in the rows where the mask allows every key",
+                     expected="True in the mask = may attend", mistake=MASK_INVERTED, hint=HINTS[MASK_INVERTED])
     out = ctx.tensor(out, f"out returned by {what}", out_shape)
     weights = ctx.tensor(weights, f"weights returned by {what}", w_shape)
     return out, weights
 
 
 def _check_pair(ctx: Ctx, out, weights, ref_out, ref_w, cands, tried, mask=None):
-    """Compare weights first (row sums, masked keys, values), then the output."""
+    """Compare weights first (masked keys, row sums, values), then the output."""
+    if mask is not None:
+        allowed = mask.expand_as(weights)
+        leak = (weights.abs() > 1e-12) & ~allowed
+        if bool(leak.any()):
+            i = leak.nonzero()[0].tolist()
+            inverted = bool((weights.masked_select(allowed).abs() <= 1e-12).all())
+            ctx.fail("a masked key got attention weight", tried=tried,
+                     expected=f"weight 0 where the mask is False (e.g. index {i})",
+                     got=f"weight {weights[tuple(i)].item():.4f}" + (
+                         "; and every key the mask allows got weight 0" if inverted else ""),
+                     mistake=MASK_INVERTED if inverted else diagnose(weights, {n: c[1] for n, c in cands.items() if c[1] is not None}),
+                     hint=HINTS[MASK_INVERTED] if inverted else HINTS[MASK_IGNORED])
     sums = weights.sum(-1)
     if not bool(((sums - 1).abs() <= 1e-6).all()):
         bad = ((sums - 1).abs() > 1e-6).nonzero()[0].tolist()
         ctx.fail("a row of the attention weights does not sum to 1", tried=tried,
                  expected="each weights row (a query's weights over all keys) sums to 1",
                  got=f"row {bad} sums to {sums[tuple(bad)].item():.4f}",
-                 mistake=diagnose(weights, {n: c[1] for n, c in cands.items()}),
+                 mistake=diagnose(weights, {n: c[1] for n, c in cands.items() if c[1] is not None}),
                  hint=HINTS[SOFTMAX_OVER_QUERIES] + "; mask before the softmax, not after")
-    if mask is not None:
-        leak = (weights.abs() > 1e-12) & ~mask.expand_as(weights)
-        if bool(leak.any()):
-            i = leak.nonzero()[0].tolist()
-            ctx.fail("a masked key got attention weight", tried=tried,
-                     expected=f"weight 0 where the mask is False (e.g. index {i})",
-                     got=f"weight {weights[tuple(i)].item():.4f}",
-                     mistake=diagnose(weights, {n: c[1] for n, c in cands.items()}),
-                     hint=HINTS[MASK_IGNORED])
     compare(ctx, weights, ref_w, "the attention weights", tried,
-            {n: c[1] for n, c in cands.items()}, HINTS)
+            {n: c[1] for n, c in cands.items() if c[1] is not None}, HINTS)
     compare(ctx, out, ref_out, "the output (weights @ v)", tried,
-            {n: c[0] for n, c in cands.items()}, HINTS)
+            {n: c[0] for n, c in cands.items() if c[0] is not None}, HINTS)
 
 
 @check
@@ -159,7 +195,7 @@ def check_attention_scores(ctx: Ctx, attention_scores) -> str:
         q = ctx.randn(*lead, s["T_q"], s["d_k"])
         k = ctx.randn(*lead, s["T_k"], s["d_k"])
         tried = f"q {fmt_shape(q.shape)}, k {fmt_shape(k.shape)}, float64, seed {ctx.seed}"
-        got = ctx.call(fn, q, k, what=f"called with {tried}")
+        got = ctx.call(fn, q, k, what=f"called with {tried}", names=("q", "k"))
         expected = ref.attention_scores(q, k)
         transposed = isinstance(got, torch.Tensor) and tuple(got.shape) == (*lead, s["T_k"], s["T_q"])
         got = ctx.tensor(got, "the scores", expected.shape, mistake=TRANSPOSED_SCORES if transposed else None,
@@ -168,7 +204,11 @@ def check_attention_scores(ctx: Ctx, attention_scores) -> str:
         d_k = s["d_k"]
         raw = q @ k.transpose(-2, -1)
         compare(ctx, got, expected, "the scores", tried,
-                {NO_SCALING: raw, SCALE_BY_D_K: raw / d_k, SCALE_MULTIPLIED: raw * math.sqrt(d_k)}, HINTS)
+                [(NO_SCALING, raw), (SCALE_BY_D_K, raw / d_k), (SCALE_MULTIPLIED, raw * math.sqrt(d_k)),
+                 (SQRT_PRECEDENCE, raw * 2 / d_k), (INT_SQRT, raw / int(math.sqrt(d_k))),
+                 (D_K_WRONG_DIM, raw / math.sqrt(s["T_q"])), (D_K_WRONG_DIM, raw / math.sqrt(s["T_k"]))], HINTS)
+    ctx.differentiable(fn, q, k, what=f"called with {tried}", names=("q", "k"))
+    ctx.dtype_follows(fn, q, k, what=f"called with {tried}", names=("q", "k"))
     return f"shape (..., T_q, T_k) and q @ k^T / sqrt(d_k) on 3-D and 4-D inputs with T_q != T_k"
 
 
@@ -184,14 +224,16 @@ def check_scaled_dot_product_attention(ctx: Ctx, scaled_dot_product_attention) -
     shapes = f"q {fmt_shape(q.shape)}, k {fmt_shape(k.shape)}, v {fmt_shape(v.shape)}, float64, seed {ctx.seed}"
 
     tried = f"{shapes}, no mask"
-    res = ctx.call(fn, q, k, v, what=f"called with {tried}")
+    res = ctx.call(fn, q, k, v, what=f"called with {tried}", names=("q", "k", "v"))
     out, weights = _unpack_pair(ctx, res, "scaled_dot_product_attention", out_shape, w_shape)
     _check_pair(ctx, out, weights, *ref.scaled_dot_product_attention(q, k, v), _candidates(q, k, v), tried)
+    ctx.differentiable(fn, q, k, v, what=f"called with {tried}", names=("q", "k", "v"))
+    ctx.dtype_follows(fn, q, k, v, what=f"called with {tried}", names=("q", "k", "v"))
 
     mask = _random_mask(ctx, s["B"], 1, s["T_q"], s["T_k"])  # broadcast over heads
     tried = f"{shapes}, bool mask {fmt_shape(mask.shape)} (True = may attend)"
-    res = ctx.call(fn, q, k, v, mask, what=f"called with {tried}")
-    out, weights = _unpack_pair(ctx, res, "scaled_dot_product_attention", out_shape, w_shape)
+    res = ctx.call(fn, q, k, v, mask, what=f"called with {tried}", names=("q", "k", "v", "mask"))
+    out, weights = _unpack_pair(ctx, res, "scaled_dot_product_attention", out_shape, w_shape, mask)
     _check_pair(ctx, out, weights, *ref.scaled_dot_product_attention(q, k, v, mask),
                 _candidates(q, k, v, mask), tried, mask)
     return "out and weights equal the reference, rows sum to 1, masked keys get weight 0"
@@ -243,14 +285,18 @@ def check_self_attention(ctx: Ctx, SelfAttention) -> str:
     n = count_params(learner)
     if n != 3 * (D * D + D):
         ctx.fail("wrong number of parameters", expected=f"3 (D^2 + D) = {3 * (D * D + D)} for D = {D}", got=str(n),
-                 hint="SelfAttention holds exactly W_Q, W_K, W_V = nn.Linear(d_model, d_model); no other parameters")
+                 mistake=SHARED_PROJECTION if n == D * D + D else EXTRA_PROJECTION if n == 4 * (D * D + D) else None,
+                 hint="are W_Q, W_K, W_V the same layer? they must be three separate nn.Linear(d_model, d_model)"
+                 if n == D * D + D else
+                 "SelfAttention holds exactly W_Q, W_K, W_V = nn.Linear(d_model, d_model); no other parameters")
 
     x = ctx.randn(B, T, D)
     q, k, v = (getattr(reference, n)(x).detach() for n in names)
-    for mask in (None, causal_mask(T)):
-        tried = f"x {fmt_shape(x.shape)}, float64, seed {ctx.seed}" + (", causal mask (T, T)" if mask is not None else "")
-        res = ctx.call(learner, x, mask, what=f"forward was called with {tried}")
-        out, weights = _unpack_pair(ctx, res, "SelfAttention.forward", (B, T, D), (B, T, T))
+    padding = torch.arange(T)[None, None, :] < torch.tensor([T, T - 2, 1] * B)[:B, None, None]  # (B, 1, T)
+    for mask, label in ((None, ""), (causal_mask(T), ", causal mask (T, T)"), (padding, ", key-padding mask (B, 1, T)")):
+        tried = f"x {fmt_shape(x.shape)}, float64, seed {ctx.seed}{label}"
+        res = ctx.call(learner, x, mask, what=f"forward was called with {tried}", names=("x", "mask"))
+        out, weights = _unpack_pair(ctx, res, "SelfAttention.forward", (B, T, D), (B, T, T), mask)
         cands = _candidates(q, k, v, mask, **{
             VALUES_NOT_PROJECTED: ref.scaled_dot_product_attention(q, k, x, mask),
             Q_K_SWAPPED: ref.scaled_dot_product_attention(k, q, v, mask)})

@@ -13,6 +13,8 @@ DIAGONAL_MASKED = known_mistake("diagonal_masked",
                                 "the diagonal is masked: a position must be allowed to attend to itself")
 MASK_INVERTED = known_mistake("mask_inverted", "the mask is inverted: True must mean 'may attend' (PyTorch's convention)")
 MASK_NOT_BOOL = known_mistake("mask_not_bool", "the mask is not a bool tensor")
+PEEKS_AHEAD = known_mistake("mask_peeks_ahead", "the mask lets position t see position t + 1 (tril with diagonal=1)")
+NO_MASKING = known_mistake("mask_all_true", "the mask allows every position: nothing is masked")
 ADDITIVE_MASK = known_mistake("additive_float_mask",
                               "the mask is an additive float mask (0 / -inf); this course uses bool masks")
 
@@ -21,6 +23,8 @@ HINTS = {
     DIAGONAL_MASKED: "keep the diagonal: torch.tril(torch.ones(T, T, dtype=torch.bool)) with the default diagonal=0",
     MASK_INVERTED: "True on and below the diagonal: torch.tril(...), not its complement",
     MASK_NOT_BOOL: "create it with dtype=torch.bool (or compare: ... == 1)",
+    PEEKS_AHEAD: "torch.tril(..., diagonal=0): the diagonal is the last allowed position",
+    NO_MASKING: "keep only the lower triangle: torch.tril(torch.ones(T, T, dtype=torch.bool))",
     ADDITIVE_MASK: "return True where attention is allowed: torch.tril(torch.ones(T, T, dtype=torch.bool))",
 }
 
@@ -32,7 +36,9 @@ def _diagnose(got: torch.Tensor, T: int) -> str | None:
         if g.is_floating_point() and bool(torch.isinf(g).any()):
             return ADDITIVE_MASK
         return MASK_NOT_BOOL if bool(((g != 0) == tril).all()) else None
-    for name, cand in ((MASK_UPPER, tril.T), (DIAGONAL_MASKED, tril.tril(-1)), (MASK_INVERTED, ~tril)):
+    ones = torch.ones(T, T, dtype=torch.bool)
+    for name, cand in ((MASK_UPPER, tril.T), (DIAGONAL_MASKED, tril.tril(-1)), (MASK_INVERTED, ~tril),
+                       (PEEKS_AHEAD, ones.tril(1)), (NO_MASKING, ones)):
         if bool((g == cand).all()):
             return name
     return None

@@ -9,7 +9,7 @@ from tinylm_solutions import attention as ref
 from tinylm_solutions.masks import causal_mask
 
 from ._core import Ctx, check, compare, fmt_shape, known_mistake
-from .attention import HINTS, SCALE_BY_SQRT_D, _candidates, _check_pair, _copy_linears, _randomise, \
+from .attention import HINTS, SCALE_BY_SQRT_D, SHARED_PROJECTION, _candidates, _check_pair, _copy_linears, _randomise, \
     _sdpa_variant, _unpack_pair, check_gradients, count_params
 
 SPLIT_WITHOUT_TRANSPOSE = known_mistake(
@@ -26,6 +26,11 @@ WEIGHTS_AVERAGED = known_mistake(
 NO_DIVISIBILITY_CHECK = known_mistake(
     "no_divisibility_check", "no ValueError when d_model is not divisible by num_heads")
 FLOAT_D_K = known_mistake("float_d_k", "d_k is computed with / (a float) instead of // (an int)")
+SPLIT_INTERLEAVED = known_mistake("split_interleaved",
+                                  "the features are split as (d_k, H) instead of (H, d_k): each head gets every H-th feature")
+MERGE_INTERLEAVED = known_mistake("merge_interleaved",
+                                  "the heads are merged as (d_k, H) instead of (H, d_k), interleaving their features")
+SOFTMAX_OVER_HEADS = known_mistake("softmax_over_heads", "the softmax runs over the heads (dim=1) instead of the keys")
 
 HINTS = {**HINTS,
          SPLIT_WITHOUT_TRANSPOSE: "x.view(B, T, H, d_k).transpose(1, 2): split the features, then move heads before time",
@@ -34,17 +39,21 @@ HINTS = {**HINTS,
          W_O_NOT_APPLIED: "return self.W_O(merge_heads(out)), weights",
          WEIGHTS_AVERAGED: "return the weights exactly as scaled_dot_product_attention gives them: (B, H, T, T)",
          NO_DIVISIBILITY_CHECK: "in __init__: if d_model % num_heads != 0: raise ValueError(...)",
-         FLOAT_D_K: "d_k = d_model // num_heads (integer division); .view() needs ints"}
+         FLOAT_D_K: "d_k = d_model // num_heads (integer division); .view() needs ints",
+         SPLIT_INTERLEAVED: "x.view(B, T, H, d_k): head h takes the h-th block of d_k consecutive features",
+         MERGE_INTERLEAVED: "x.transpose(1, 2).reshape(B, T, H * d_k): heads first, then each head's d_k features",
+         SOFTMAX_OVER_HEADS: "torch.softmax(scores, dim=-1): over the keys"}
 
 
 def _split_candidates(x, H):
     B, T, D = x.shape
-    return {SPLIT_WITHOUT_TRANSPOSE: x.reshape(B, H, T, D // H)}
+    return {SPLIT_WITHOUT_TRANSPOSE: x.reshape(B, H, T, D // H),
+            SPLIT_INTERLEAVED: x.reshape(B, T, D // H, H).permute(0, 3, 1, 2)}
 
 
 def _sizes(seed: int) -> tuple[int, int, int, int]:
     """(B, T, H, d_k), all different and none equal to D = H * d_k."""
-    return (2, 5, 3, 4) if seed == 0 else (3 + seed % 2, 7, 2 + seed % 2 * 3, 6)
+    return (2, 5, 3, 6) if seed == 0 else (3 + seed % 2, 7, 2 + seed % 2 * 3, 6 - seed % 2)  # d_k not a square
 
 
 @check
@@ -54,11 +63,13 @@ def check_split_heads(ctx: Ctx, split_heads) -> str:
     B, T, H, d_k = _sizes(ctx.seed)
     x = ctx.randn(B, T, H * d_k)
     tried = f"x {fmt_shape(x.shape)}, num_heads={H}, float64, seed {ctx.seed}"
-    got = ctx.call(fn, x, H, what=f"called with {tried}")
+    got = ctx.call(fn, x, H, what=f"called with {tried}", names=("x",))
     not_transposed = isinstance(got, torch.Tensor) and tuple(got.shape) == (B, T, H, d_k)
     got = ctx.tensor(got, "the split", (B, H, T, d_k), mistake=SPLIT_NOT_TRANSPOSED if not_transposed else None,
                      hint=HINTS[SPLIT_NOT_TRANSPOSED] if not_transposed else "(B, T, D) -> (B, H, T, d_k)")
     compare(ctx, got, ref.split_heads(x, H), "the split", tried, _split_candidates(x, H), HINTS)
+    ctx.differentiable(fn, x, H, what=f"called with {tried}", names=("x",))
+    ctx.dtype_follows(fn, x, H, what=f"called with {tried}", names=("x",))
     return "(B, T, D) -> (B, H, T, d_k) with head h holding features h*d_k ... (h+1)*d_k - 1"
 
 
@@ -70,10 +81,18 @@ def check_merge_heads(ctx: Ctx, merge_heads) -> str:
     x = ctx.randn(B, T, H * d_k)
     heads = ref.split_heads(x, H)  # (B, H, T, d_k), not contiguous: as it is inside attention
     tried = f"x {fmt_shape(heads.shape)} (the output of split_heads), float64, seed {ctx.seed}"
-    got = ctx.call(fn, heads, what=f"called with {tried}")
+    got = ctx.call(fn, heads, what=f"called with {tried}", names=("x",))
     got = ctx.tensor(got, "the merge", (B, T, H * d_k), hint="(B, H, T, d_k) -> (B, T, H * d_k)")
     compare(ctx, got, x, "merge_heads(split_heads(x)) (it must give x back)", tried,
-            {MERGE_WITHOUT_TRANSPOSE: heads.reshape(B, T, H * d_k)}, HINTS)
+            {MERGE_WITHOUT_TRANSPOSE: heads.reshape(B, T, H * d_k),
+             MERGE_INTERLEAVED: heads.permute(0, 2, 3, 1).reshape(B, T, H * d_k)}, HINTS)
+    fresh = ctx.randn(B, H, T, d_k)  # contiguous, like the output of weights @ v
+    tried = f"x {fmt_shape(fresh.shape)} (a new contiguous tensor), float64, seed {ctx.seed}"
+    got = ctx.tensor(ctx.call(fn, fresh, what=f"called with {tried}", names=("x",)), "the merge", (B, T, H * d_k))
+    compare(ctx, got, ref.merge_heads(fresh), "the merge", tried,
+            {MERGE_WITHOUT_TRANSPOSE: fresh.reshape(B, T, H * d_k)}, HINTS)
+    ctx.differentiable(fn, fresh, what=f"called with {tried}", names=("x",))
+    ctx.dtype_follows(fn, fresh, what=f"called with {tried}", names=("x",))
     return "(B, H, T, d_k) -> (B, T, H * d_k), and merge_heads(split_heads(x)) == x"
 
 
@@ -86,7 +105,7 @@ def _mha_candidates(reference, x, H, mask):
     raw = lambda t: getattr(reference, t)(x).reshape(B, H, T, d_k)  # noqa: E731 - split without transpose
     out, w = ref.scaled_dot_product_attention(q, k, v, mask)
     merged = ref.merge_heads(out)
-    cands = {n: (W_O(ref.merge_heads(o)), w_) for n, (o, w_) in _candidates(q, k, v, mask).items()}
+    cands = {n: (None if o is None else W_O(ref.merge_heads(o)), w_) for n, (o, w_) in _candidates(q, k, v, mask).items()}
     bad_split = _sdpa_variant(raw("W_Q"), raw("W_K"), raw("W_V"), mask)
     cands.update({
         SCALE_BY_SQRT_D: (W_O(ref.merge_heads(_sdpa_variant(q, k, v, mask, scale=1 / math.sqrt(D))[0])),
@@ -94,8 +113,10 @@ def _mha_candidates(reference, x, H, mask):
         SPLIT_WITHOUT_TRANSPOSE: (W_O(bad_split[0].reshape(B, T, D)), bad_split[1]),
         MERGE_WITHOUT_TRANSPOSE: (W_O(out.reshape(B, T, D)), w),
         W_O_NOT_APPLIED: (merged, w),
+        SOFTMAX_OVER_HEADS: tuple(W_O(ref.merge_heads(t)) if i == 0 else t
+                                  for i, t in enumerate(_sdpa_variant(q, k, v, mask, softmax_dim=1))),
     })
-    return {n: (o.detach(), w_.detach()) for n, (o, w_) in cands.items()}
+    return {n: (None if o is None else o.detach(), w_.detach()) for n, (o, w_) in cands.items()}
 
 
 @check
@@ -107,6 +128,7 @@ def check_multi_head_attention(ctx: Ctx, MultiHeadSelfAttention) -> str:
     B, T, H, d_k = _sizes(ctx.seed)
     D = H * d_k
 
+    learner = ctx.build(cls, D, H, what=f"MultiHeadSelfAttention(d_model={D}, num_heads={H}) was created")
     bad = (D + 1, H)
     try:
         cls(*bad)
@@ -122,7 +144,6 @@ def check_multi_head_attention(ctx: Ctx, MultiHeadSelfAttention) -> str:
                  expected="ValueError: d_model must be divisible by num_heads", mistake=NO_DIVISIBILITY_CHECK,
                  hint=HINTS[NO_DIVISIBILITY_CHECK])
 
-    learner = ctx.build(cls, D, H, what=f"MultiHeadSelfAttention(d_model={D}, num_heads={H}) was created")
     reference = ref.MultiHeadSelfAttention(D, H).double()
     _randomise(ctx, reference)
     names = ("W_Q", "W_K", "W_V", "W_O")
@@ -130,19 +151,23 @@ def check_multi_head_attention(ctx: Ctx, MultiHeadSelfAttention) -> str:
     n = count_params(learner)
     if n != 4 * (D * D + D):
         ctx.fail("wrong number of parameters", expected=f"4 (D^2 + D) = {4 * (D * D + D)} for D = {D}", got=str(n),
-                 hint="the module holds exactly W_Q, W_K, W_V, W_O = nn.Linear(d_model, d_model); "
-                      "heads share these layers and split their outputs")
+                 mistake=SHARED_PROJECTION if n < 4 * (D * D + D) and n % (D * D + D) == 0 else None,
+                 hint="are some of W_Q, W_K, W_V, W_O the same layer? they must be four separate layers"
+                 if n < 4 * (D * D + D) and n % (D * D + D) == 0 else
+                 "the module holds exactly W_Q, W_K, W_V, W_O = nn.Linear(d_model, d_model); "
+                 "heads share these layers and split their outputs")
 
     x = ctx.randn(B, T, D)
-    for mask in (None, causal_mask(T)):
-        tried = (f"d_model={D}, num_heads={H}, x {fmt_shape(x.shape)}, float64, seed {ctx.seed}"
-                 + (", causal mask (T, T)" if mask is not None else ""))
-        res = ctx.call(learner, x, mask, what=f"forward was called with {tried}")
+    padding = torch.arange(T)[None, None, None, :] < torch.tensor([T, T - 2, 1] * B)[:B, None, None, None]
+    for mask, label in ((None, ""), (causal_mask(T), ", causal mask (T, T)"),
+                        (padding, ", key-padding mask (B, 1, 1, T)")):
+        tried = f"d_model={D}, num_heads={H}, x {fmt_shape(x.shape)}, float64, seed {ctx.seed}{label}"
+        res = ctx.call(learner, x, mask, what=f"forward was called with {tried}", names=("x", "mask"))
         if isinstance(res, (tuple, list)) and len(res) == 2 and isinstance(res[1], torch.Tensor) \
                 and tuple(res[1].shape) == (B, T, T):
             ctx.fail("the weights have shape (B, T, T)", tried=tried, expected=f"(B, H, T, T) = {fmt_shape((B, H, T, T))}",
                      got=fmt_shape(res[1].shape), mistake=WEIGHTS_AVERAGED, hint=HINTS[WEIGHTS_AVERAGED])
-        out, weights = _unpack_pair(ctx, res, "MultiHeadSelfAttention.forward", (B, T, D), (B, H, T, T))
+        out, weights = _unpack_pair(ctx, res, "MultiHeadSelfAttention.forward", (B, T, D), (B, H, T, T), mask)
         with torch.no_grad():
             ref_out, ref_w = reference(x, mask)
             cands = _mha_candidates(reference, x, H, mask)

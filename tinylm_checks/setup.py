@@ -15,10 +15,15 @@ SOFTMAX_WRONG_DIM = known_mistake("softmax_wrong_dim", "the softmax normalises o
 SOFTMAX_UNSTABLE = known_mistake("softmax_unstable",
                                  "exp() of large scores overflows to inf (inf / inf = NaN)")
 SOFTMAX_NOT_NORMALISED = known_mistake("softmax_not_normalised", "exp(x) is not divided by its sum")
+SOFTMAX_GLOBAL_SUM = known_mistake("softmax_global_sum",
+                                   "exp(x) is divided by the sum over the whole tensor, not over each row")
+LOG_SOFTMAX = known_mistake("log_softmax", "this is the log-softmax (all values <= 0), not the softmax")
 HINTS = {
     SOFTMAX_WRONG_DIM: "normalise over the last dimension: .sum(dim=-1, keepdim=True)",
     SOFTMAX_UNSTABLE: "subtract the row maximum first: x - x.max(dim=-1, keepdim=True).values (softmax does not change)",
     SOFTMAX_NOT_NORMALISED: "divide exp(x) by its sum over the last dimension",
+    SOFTMAX_GLOBAL_SUM: "sum over the last dimension only: .sum(dim=-1, keepdim=True)",
+    LOG_SOFTMAX: "return exp(x - max) / sum(exp(x - max)), without taking a log",
 }
 
 
@@ -50,10 +55,15 @@ def check_softmax(ctx: Ctx, softmax) -> str:
     fn = ctx.function(softmax, "softmax")
     B, T, V = (2, 3, 5) if ctx.seed == 0 else (3, 4, 6)
     small = ctx.randn(B, T, V)
-    big = small * 50 + 1000  # exp(1000) overflows in float64: a naive softmax returns NaN
-    for x, label in ((small, "random scores"), (big, "large scores (around 1000)")):
+    # exp(1000) overflows in float64, so a naive softmax returns NaN. Rows sit at different offsets (so
+    # subtracting the maximum of the whole tensor fails too) and one row spans -1000 .. 1000 (so
+    # subtracting the row minimum fails).
+    offsets = torch.tensor([1000.0, -1000.0, 0.0], dtype=torch.float64).repeat(B * T)[:B * T].view(B, T, 1)
+    big = small * 5 + offsets
+    big[0, 0] = torch.linspace(-1000, 1000, V, dtype=torch.float64)
+    for x, label in ((small, "random scores"), (big, "large scores (rows around 1000, -1000 and 0)")):
         tried = f"x {fmt_shape(x.shape)}, {label}, float64, seed {ctx.seed}"
-        got = ctx.call(fn, x, what=f"called with {tried}")
+        got = ctx.call(fn, x, what=f"called with {tried}", names=("x",))
         if isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(x.shape) and x is big \
                 and not bool(torch.isfinite(got).all()):
             ctx.fail("the softmax of large scores contains NaN or inf", tried=tried, mistake=SOFTMAX_UNSTABLE,
@@ -62,5 +72,8 @@ def check_softmax(ctx: Ctx, softmax) -> str:
         e = x.exp()
         compare(ctx, got, torch.softmax(x, dim=-1), "the softmax", tried,
                 [(SOFTMAX_WRONG_DIM, torch.softmax(x, dim=0)), (SOFTMAX_WRONG_DIM, torch.softmax(x, dim=1)),
-                 (SOFTMAX_NOT_NORMALISED, e)], HINTS)
-    return "equal to torch.softmax(x, dim=-1), each row sums to 1, stable for scores around 1000"
+                 (SOFTMAX_NOT_NORMALISED, e), (SOFTMAX_GLOBAL_SUM, e / e.sum()),
+                 (LOG_SOFTMAX, torch.log_softmax(x, dim=-1))], HINTS)
+    ctx.differentiable(fn, small, what=f"called with x {fmt_shape(small.shape)}", names=("x",))
+    ctx.dtype_follows(fn, small, what=f"called with x {fmt_shape(small.shape)}", names=("x",))
+    return "equal to torch.softmax(x, dim=-1), each row sums to 1, stable for scores around ±1000"
