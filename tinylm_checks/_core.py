@@ -69,12 +69,16 @@ class Ctx:
     name: str
     seed: int
     gen: torch.Generator = field(init=False)
+    learner: object = None  # what the learner passed (for diagnoses that look at how it was called)
 
     def __post_init__(self):
         self.gen = torch.Generator().manual_seed(self.seed)
 
     def fail(self, problem: str, **kw) -> None:
-        raise CheckFailure(self.name, problem, **kw)
+        if kw.get("mistake") is None and _uses_dot_T(self.learner):
+            kw["mistake"] = "batched_T"
+            kw["hint"] = "swap the last two dimensions with k.transpose(-2, -1); .T reverses all of them"
+        raise CheckFailure(self.name, problem, **kw) from None
 
     def randn(self, *shape: int) -> torch.Tensor:
         return torch.randn(*shape, generator=self.gen, dtype=torch.float64)
@@ -93,11 +97,10 @@ class Ctx:
         except CheckFailure:
             raise
         except Exception as e:  # noqa: BLE001 - learner code may raise anything
-            raise CheckFailure(self.name, f"your code raised {type(e).__name__} when {what}",
-                               tried=what, got=f"{type(e).__name__}: {e}",
-                               mistake=_mistake_from_exception(e),
-                               hint=_hint_from_exception(e) or
-                               "run your code on a small input in a cell of its own and read the traceback") from None
+            self.fail(f"your code raised {type(e).__name__} when {what}",
+                      tried=what, got=f"{type(e).__name__}: {_short(e)}", mistake=_mistake_from_exception(e),
+                      hint=_hint_from_exception(e) or
+                      "run your code on a small input in a cell of its own and read the traceback")
         for i, (a, c) in enumerate(zip(args, copies)):
             if isinstance(a, torch.Tensor) and not (a.shape == c.shape and bool((a == c).all())):
                 name = names[i] if i < len(names) else f"argument {i + 1}"
@@ -204,6 +207,7 @@ class Ctx:
                       hint=hint, mistake=mistake)
         if x.dtype != dtype:
             self.fail(f"{what} has dtype {x.dtype}", expected=f"{dtype} (the dtype of the inputs)", got=str(x.dtype),
+                      mistake="dtype_changed",
                       hint="don't create tensors with a fixed dtype; follow the inputs' dtype (e.g. torch.zeros_like)")
         if dtype.is_floating_point and not bool(torch.isfinite(x).all()):
             bad = (~torch.isfinite(x)).nonzero()[0].tolist()
@@ -219,8 +223,11 @@ def fmt_shape(shape) -> str:
 def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> tuple[float, list[int]]:
     """Largest ``|a - b|`` and the index where it occurs (same shapes required)."""
     d = (a.detach().double() - b.detach().double()).abs()
-    flat = int(d.argmax())
-    return float(d.max()), [int(i) for i in torch.unravel_index(torch.tensor(flat), d.shape)] if d.dim() else []
+    flat, index = int(d.argmax()), []
+    for size in reversed(d.shape):  # unravel by hand: torch.unravel_index imports sympy on first use
+        flat, i = divmod(flat, size)
+        index.insert(0, i)
+    return float(d.max()), index
 
 
 def close(a: torch.Tensor, b: torch.Tensor, atol: float = ATOL) -> bool:
@@ -262,13 +269,27 @@ def _fmt_row(row: torch.Tensor, n: int = 5) -> str:
     return "[" + body + (", ..." if len(vals) > n else "") + "]"
 
 
+def _uses_dot_T(obj) -> bool:
+    """Does the learner's function (or forward) read an attribute ``.T``? A hint, never a verdict:
+    it only names a failure the behaviour has already shown (``.T`` on a 3-D tensor only warns)."""
+    fn = getattr(obj, "forward", obj)
+    code = getattr(fn, "__code__", None)
+    return code is not None and "T" in code.co_names
+
+
+def _short(e: Exception, limit: int = 300) -> str:
+    """The first line of an exception's message, cut to ``limit`` characters."""
+    text = (str(e).strip().splitlines() or [""])[0]
+    return text if len(text) <= limit else text[:limit] + " ..."
+
+
 def _mistake_from_exception(e: Exception) -> str | None:
     msg = str(e)
     if "view size is not compatible" in msg:
         return "view_after_transpose"
-    if isinstance(e, NotImplementedError):
+    if isinstance(e, NotImplementedError) and not msg.strip():  # the learner stub: raise NotImplementedError()
         return "not_implemented"
-    if "found element of type float" in msg:
+    if "found element of type float" in msg or "must be tuple of ints" in msg:
         return "float_d_k"
     if "x.T" in msg or "x.mT" in msg:
         return "batched_T"
@@ -276,13 +297,13 @@ def _mistake_from_exception(e: Exception) -> str | None:
 
 
 def _hint_from_exception(e: Exception) -> str | None:
-    if isinstance(e, NotImplementedError):
+    if isinstance(e, NotImplementedError) and not str(e).strip():
         return "replace `raise NotImplementedError()` with your code"
     if "view size is not compatible" in str(e):
         return "after a transpose the tensor is not contiguous: use .reshape(...) or .contiguous().view(...)"
     if "x.T" in str(e) or "x.mT" in str(e):
         return "swap the last two dimensions with k.transpose(-2, -1); .T reverses all of them"
-    if "found element of type float" in str(e):
+    if "found element of type float" in str(e) or "must be tuple of ints" in str(e):
         return "sizes must be ints: use // (integer division), e.g. d_k = d_model // num_heads"
     if "must have the same dtype" in str(e) or "expected scalar type" in str(e):
         return ("the check runs your module in float64 (module.double()): create layers in __init__, not in "
@@ -323,11 +344,13 @@ def check(fn):
         dtype, grad = torch.get_default_dtype(), torch.is_grad_enabled()
         start = time.perf_counter()
         try:
+            torch.set_grad_enabled(True)  # the checks test gradients, whatever the notebook's mode
+            ctx.learner = obj
             summary = fn(ctx, obj, *args, **kwargs)
         except CheckFailure:
             raise
         except Exception as e:  # noqa: BLE001 - a crash inside learner code reached through a tensor op
-            raise CheckFailure(name, f"running your code raised {type(e).__name__}: {e}",
+            raise CheckFailure(name, f"running your code raised {type(e).__name__}: {_short(e)}",
                                mistake=_mistake_from_exception(e), hint=_hint_from_exception(e)) from None
         finally:
             torch.set_rng_state(torch_state)

@@ -1,6 +1,7 @@
 """Stage 01 checks: attention scores, scaled dot-product attention, single-head self-attention."""
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -81,32 +82,34 @@ def _sdpa_variant(q, k, v, mask=None, *, scale=None, softmax_dim=-1, mask_mode="
     return weights @ v, weights
 
 
-def _candidates(q, k, v, mask=None, **extra):
-    """Known mistakes -> (out, weights) for these inputs."""
+def _candidates(q, k, v, mask=None, extra=()):
+    """Known mistakes for these inputs: a list of (name, (out, weights)); out may be None."""
     d_k, T_q, T_k = q.size(-1), q.size(-2), k.size(-2)
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)
-    cands = {
-        NO_SCALING: _sdpa_variant(q, k, v, mask, scale=1.0),
-        SCALE_BY_D_K: _sdpa_variant(q, k, v, mask, scale=1 / d_k),
-        SCALE_MULTIPLIED: _sdpa_variant(q, k, v, mask, scale=math.sqrt(d_k)),
-        SQRT_PRECEDENCE: _sdpa_variant(q, k, v, mask, scale=2 / d_k),
-        INT_SQRT: _sdpa_variant(q, k, v, mask, scale=1 / int(math.sqrt(d_k))),
-        D_K_WRONG_DIM: _sdpa_variant(q, k, v, mask, scale=1 / math.sqrt(T_q)),
-        SOFTMAX_OVER_QUERIES: _sdpa_variant(q, k, v, mask, softmax_dim=-2),
-        WEIGHTS_ARE_SCORES: (None, scores),
-    }
+    variant = functools.partial(_sdpa_variant, q, k, v, mask)
+    cands = [
+        (NO_SCALING, variant(scale=1.0)),
+        (SCALE_BY_D_K, variant(scale=1 / d_k)),
+        (SCALE_MULTIPLIED, variant(scale=math.sqrt(d_k))),
+        (SQRT_PRECEDENCE, variant(scale=2 / d_k)),  # / (d_k ** 1/2)
+        (SQRT_PRECEDENCE, variant(scale=1 / (2 * d_k))),  # / d_k ** 1/2
+        (INT_SQRT, variant(scale=1 / int(math.sqrt(d_k)))),
+        (D_K_WRONG_DIM, variant(scale=1 / math.sqrt(T_q))),
+        (D_K_WRONG_DIM, variant(scale=1 / math.sqrt(T_k))),
+        (SOFTMAX_OVER_QUERIES, variant(softmax_dim=-2)),
+        (WEIGHTS_ARE_SCORES, (None, scores)),
+    ]
     if mask is None and T_q == T_k:
-        cands[ALWAYS_CAUSAL] = _sdpa_variant(q, k, v, torch.ones(T_q, T_k, dtype=torch.bool).tril())
+        cands.append((ALWAYS_CAUSAL, _sdpa_variant(q, k, v, torch.ones(T_q, T_k, dtype=torch.bool).tril())))
     if mask is not None:
-        cands.update({
-            MASK_AFTER_SOFTMAX: _sdpa_variant(q, k, v, mask, mask_mode="after"),
-            MASK_MULTIPLIED: _sdpa_variant(q, k, v, mask, mask_mode="multiplied"),
-            MASK_IGNORED: _sdpa_variant(q, k, v, None),
-            MASK_INVERTED: _sdpa_variant(q, k, v, mask, mask_mode="inverted"),
-            MASK_ADDED: _sdpa_variant(q, k, v, mask, mask_mode="added"),
-        })
-    cands.update(extra)
-    return cands
+        cands += [
+            (MASK_AFTER_SOFTMAX, variant(mask_mode="after")),
+            (MASK_MULTIPLIED, variant(mask_mode="multiplied")),
+            (MASK_IGNORED, _sdpa_variant(q, k, v, None)),
+            (MASK_INVERTED, variant(mask_mode="inverted")),
+            (MASK_ADDED, variant(mask_mode="added")),
+        ]
+    return cands + list(extra)
 
 
 def _sizes(seed: int) -> dict[str, int]:
@@ -115,7 +118,7 @@ def _sizes(seed: int) -> dict[str, int]:
         return dict(B=2, H=3, T_q=5, T_k=7, d_k=6, d_v=4)
     # d_k is never a perfect square, so sqrt(d_k) differs from d_k ** 1/2 (= d_k / 2) and int(sqrt(d_k)).
     g = torch.Generator().manual_seed(seed)
-    d_k = (3, 5, 6, 7)[int(torch.randint(0, 4, (1,), generator=g))]
+    d_k = (5, 6, 7)[int(torch.randint(0, 3, (1,), generator=g))]  # int(sqrt(d_k)) = 2, not 1
     others = [int(x) + 2 for x in torch.randperm(7, generator=g) if int(x) + 2 != d_k][:5]
     return dict(zip(("B", "H", "T_q", "T_k", "d_v"), others), d_k=d_k)
 
@@ -136,6 +139,9 @@ def _unpack_pair(ctx: Ctx, result, what: str, out_shape, w_shape, mask=None):
     if isinstance(result, torch.Tensor) and tuple(result.shape) == tuple(out_shape):
         ctx.fail(f"{what} returned one tensor", expected="a pair (out, weights)", got=f"a tensor {fmt_shape(result.shape)}",
                  mistake=WEIGHTS_NOT_RETURNED, hint="end with `return weights @ v, weights`")
+    if result is None:
+        ctx.fail(f"{what} returned None", expected="a pair (out, weights)", mistake="missing_return",
+                 hint="end with `return weights @ v, weights`")
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         ctx.fail(f"{what} must return a pair (out, weights)",
                  got=f"{type(result).__name__}" + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""),
@@ -158,8 +164,10 @@ def _unpack_pair(ctx: Ctx, result, what: str, out_shape, w_shape, mask=None):
     return out, weights
 
 
-def _check_pair(ctx: Ctx, out, weights, ref_out, ref_w, cands, tried, mask=None):
+def _check_pair(ctx: Ctx, out, weights, ref_out, ref_w, cands, tried, mask=None, hints=HINTS):
     """Compare weights first (masked keys, row sums, values), then the output."""
+    w_cands = [(n, w) for n, (_, w) in cands if w is not None]
+    o_cands = [(n, o) for n, (o, _) in cands if o is not None]
     if mask is not None:
         allowed = mask.expand_as(weights)
         leak = (weights.abs() > 1e-12) & ~allowed
@@ -170,20 +178,18 @@ def _check_pair(ctx: Ctx, out, weights, ref_out, ref_w, cands, tried, mask=None)
                      expected=f"weight 0 where the mask is False (e.g. index {i})",
                      got=f"weight {weights[tuple(i)].item():.4f}" + (
                          "; and every key the mask allows got weight 0" if inverted else ""),
-                     mistake=MASK_INVERTED if inverted else diagnose(weights, {n: c[1] for n, c in cands.items() if c[1] is not None}),
-                     hint=HINTS[MASK_INVERTED] if inverted else HINTS[MASK_IGNORED])
+                     mistake=MASK_INVERTED if inverted else diagnose(weights, w_cands),
+                     hint=hints[MASK_INVERTED] if inverted else hints[MASK_IGNORED])
     sums = weights.sum(-1)
     if not bool(((sums - 1).abs() <= 1e-6).all()):
         bad = ((sums - 1).abs() > 1e-6).nonzero()[0].tolist()
+        mistake = diagnose(weights, w_cands)
         ctx.fail("a row of the attention weights does not sum to 1", tried=tried,
                  expected="each weights row (a query's weights over all keys) sums to 1",
-                 got=f"row {bad} sums to {sums[tuple(bad)].item():.4f}",
-                 mistake=diagnose(weights, {n: c[1] for n, c in cands.items() if c[1] is not None}),
-                 hint=HINTS[SOFTMAX_OVER_QUERIES] + "; mask before the softmax, not after")
-    compare(ctx, weights, ref_w, "the attention weights", tried,
-            {n: c[1] for n, c in cands.items() if c[1] is not None}, HINTS)
-    compare(ctx, out, ref_out, "the output (weights @ v)", tried,
-            {n: c[0] for n, c in cands.items() if c[0] is not None}, HINTS)
+                 got=f"row {bad} sums to {sums[tuple(bad)].item():.4f}", mistake=mistake,
+                 hint=hints.get(mistake) or hints[SOFTMAX_OVER_QUERIES] + "; mask before the softmax, not after")
+    compare(ctx, weights, ref_w, "the attention weights", tried, w_cands, hints)
+    compare(ctx, out, ref_out, "the output (weights @ v)", tried, o_cands, hints)
 
 
 @check
@@ -205,7 +211,7 @@ def check_attention_scores(ctx: Ctx, attention_scores) -> str:
         raw = q @ k.transpose(-2, -1)
         compare(ctx, got, expected, "the scores", tried,
                 [(NO_SCALING, raw), (SCALE_BY_D_K, raw / d_k), (SCALE_MULTIPLIED, raw * math.sqrt(d_k)),
-                 (SQRT_PRECEDENCE, raw * 2 / d_k), (INT_SQRT, raw / int(math.sqrt(d_k))),
+                 (SQRT_PRECEDENCE, raw * 2 / d_k), (SQRT_PRECEDENCE, raw / (2 * d_k)), (INT_SQRT, raw / int(math.sqrt(d_k))),
                  (D_K_WRONG_DIM, raw / math.sqrt(s["T_q"])), (D_K_WRONG_DIM, raw / math.sqrt(s["T_k"]))], HINTS)
     ctx.differentiable(fn, q, k, what=f"called with {tried}", names=("q", "k"))
     ctx.dtype_follows(fn, q, k, what=f"called with {tried}", names=("q", "k"))
@@ -261,15 +267,14 @@ def check_gradients(ctx: Ctx, module, out, names, tried):
     """The output must depend differentiably on each named projection."""
     module.zero_grad(set_to_none=True)
     if not out.requires_grad:
-        ctx.fail("the output carries no gradient", tried=tried,
+        ctx.fail("the output carries no gradient", tried=tried, mistake="no_gradient",
                  hint="don't use torch.no_grad(), .detach(), .item() or numpy inside forward")
     out.sum().backward()
     for name in names:
         grad = getattr(module, name).weight.grad
         if grad is None or not bool((grad != 0).any()):
-            ctx.fail(f"no gradient reaches {name}.weight", tried=tried,
-                     mistake=VALUES_NOT_PROJECTED if name == "W_V" else None,
-                     hint=f"the output must be computed through self.{name}")
+            ctx.fail(f"no gradient reaches {name}.weight", tried=tried, mistake="no_gradient",
+                     hint=f"the output must be computed through self.{name}, without .detach() or numpy")
 
 
 @check
@@ -297,9 +302,9 @@ def check_self_attention(ctx: Ctx, SelfAttention) -> str:
         tried = f"x {fmt_shape(x.shape)}, float64, seed {ctx.seed}{label}"
         res = ctx.call(learner, x, mask, what=f"forward was called with {tried}", names=("x", "mask"))
         out, weights = _unpack_pair(ctx, res, "SelfAttention.forward", (B, T, D), (B, T, T), mask)
-        cands = _candidates(q, k, v, mask, **{
-            VALUES_NOT_PROJECTED: ref.scaled_dot_product_attention(q, k, x, mask),
-            Q_K_SWAPPED: ref.scaled_dot_product_attention(k, q, v, mask)})
+        cands = _candidates(q, k, v, mask, extra=[
+            (VALUES_NOT_PROJECTED, ref.scaled_dot_product_attention(q, k, x, mask)),
+            (Q_K_SWAPPED, ref.scaled_dot_product_attention(k, q, v, mask))])
         with torch.no_grad():
             ref_out, ref_w = reference(x, mask)
         _check_pair(ctx, out.detach(), weights.detach(), ref_out, ref_w, cands, tried, mask)

@@ -53,8 +53,7 @@ def check_causal_mask(ctx: Ctx, causal_mask) -> str:
         got = ctx.call(fn, T, what=f"called with T={T}")
         expected = ref_causal_mask(T)
         if not isinstance(got, torch.Tensor):
-            ctx.fail("the mask is not a tensor", tried=f"T={T}", expected=f"a bool tensor {fmt_shape((T, T))}",
-                     got="None (did you forget `return`?)" if got is None else type(got).__name__)
+            ctx.tensor(got, "the mask", (T, T), dtype=torch.bool)  # names a missing return or a numpy array
         if tuple(got.shape) != (T, T):
             ctx.fail("the mask has the wrong shape", tried=f"T={T}", expected=fmt_shape((T, T)), got=fmt_shape(got.shape),
                      hint="one row per query position, one column per key position")

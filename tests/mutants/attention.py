@@ -1,0 +1,448 @@
+"""Wrong ``attention_scores``, ``scaled_dot_product_attention`` and ``SelfAttention`` (stage 01)."""
+import math
+
+import torch
+from torch import nn
+
+
+# --------------------------------------------------------------------------- attention_scores
+
+def scores_no_scaling(q, k):
+    """Forgets to scale: q @ k^T."""
+    return q @ k.transpose(-2, -1)
+
+
+def scores_scale_by_d_k(q, k):
+    """Divides by d_k instead of sqrt(d_k)."""
+    d_k = q.size(-1)
+    return q @ k.transpose(-2, -1) / d_k
+
+
+def scores_scale_multiplied(q, k):
+    """Multiplies by sqrt(d_k) instead of dividing."""
+    d_k = q.size(-1)
+    return q @ k.transpose(-2, -1) * math.sqrt(d_k)
+
+
+def scores_sqrt_precedence(q, k):
+    """Computes the scale as d_k ** 1/2, which Python reads as (d_k ** 1) / 2."""
+    scale = q.size(-1) ** 1/2
+    return q @ k.transpose(-2, -1) / scale
+
+
+def scores_sqrt_precedence_inline(q, k):
+    """Writes ... / d_k ** 1/2 inline, which Python reads as ((q @ k^T) / d_k) / 2."""
+    d_k = q.size(-1)
+    return q @ k.transpose(-2, -1) / d_k ** 1/2
+
+
+def scores_int_sqrt(q, k):
+    """Rounds the square root to an int with math.isqrt(d_k)."""
+    d_k = q.size(-1)
+    return q @ k.transpose(-2, -1) / math.isqrt(d_k)
+
+
+def scores_transposed(q, k):
+    """Computes k @ q^T (keys x queries) instead of q @ k^T."""
+    d_k = q.size(-1)
+    return k @ q.transpose(-2, -1) / math.sqrt(d_k)
+
+
+def scores_d_k_from_wrong_dim(q, k):
+    """Reads d_k from q.size(1) (a length or the heads) instead of q.size(-1)."""
+    d_k = q.size(1)
+    return q @ k.transpose(-2, -1) / math.sqrt(d_k)
+
+
+def scores_dot_T(q, k):
+    """Uses k.T, which reverses all dimensions of a 3-D tensor (raises inside matmul)."""
+    return q @ k.T / math.sqrt(q.size(-1))
+
+
+def scores_scales_q_in_place(q, k):
+    """Scales the caller's queries in place (q /= sqrt(d_k)): right scores, but the input is modified."""
+    q /= math.sqrt(q.size(-1))
+    return q @ k.transpose(-2, -1)
+
+
+def scores_under_no_grad(q, k):
+    """Computes the scores under torch.no_grad() "to save memory": no gradient reaches q and k."""
+    with torch.no_grad():
+        return q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+
+
+def scores_stub(q, k):
+    """The untouched learner stub."""
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+def scores_float32(q, k):
+    """Builds the result in a float32 tensor (torch.zeros default dtype)."""
+    out = torch.zeros(*q.shape[:-1], k.shape[-2])
+    out[:] = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    return out
+
+
+def scores_numpy(q, k):
+    """Computes with numpy and returns a numpy array."""
+    return (q.numpy() @ k.numpy().swapaxes(-2, -1)) / math.sqrt(q.shape[-1])
+
+
+def scores_no_return(q, k):
+    """Computes the scores and forgets `return`."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # noqa: F841
+
+
+# --------------------------------------------------------------------------- scaled_dot_product_attention
+
+def sdpa_softmax_over_queries(q, k, v, mask=None):
+    """Softmax over dim=-2 (the queries) instead of dim=-1 (the keys)."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-2)
+    return weights @ v, weights
+
+
+def sdpa_no_scaling(q, k, v, mask=None):
+    """Forgets to divide the scores by sqrt(d_k)."""
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def sdpa_scale_by_d_k(q, k, v, mask=None):
+    """Divides the scores by d_k instead of sqrt(d_k)."""
+    scores = q @ k.transpose(-2, -1) / q.size(-1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def sdpa_d_k_from_wrong_dim(q, k, v, mask=None):
+    """Reads d_k from q.size(-2) (the number of queries) instead of q.size(-1)."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-2))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def sdpa_weights_are_scores(q, k, v, mask=None):
+    """Returns the scores (before the softmax) as the weights."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, scores
+
+
+def sdpa_mask_after_softmax(q, k, v, mask=None):
+    """Applies the mask to the weights after the softmax (rows no longer sum to 1)."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask, 0.0)
+    return weights @ v, weights
+
+
+def sdpa_mask_multiplied(q, k, v, mask=None):
+    """Multiplies the scores by the mask (a masked score becomes 0, not -inf)."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores * mask
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def sdpa_mask_ignored(q, k, v, mask=None):
+    """Accepts mask and never uses it."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def sdpa_mask_inverted(q, k, v, mask=None):
+    """Fills -inf where the mask is True (True read as 'masked out')."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def sdpa_mask_added(q, k, v, mask=None):
+    """Adds the bool mask to the scores (as if it were an additive 0 / -inf mask)."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores + mask
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def sdpa_swapped_outputs(q, k, v, mask=None):
+    """Returns (weights, out) instead of (out, weights)."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights, weights @ v
+
+
+def sdpa_only_out(q, k, v, mask=None):
+    """Returns only the output, not the pair (out, weights)."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    return torch.softmax(scores, dim=-1) @ v
+
+
+def sdpa_scales_q_in_place(q, k, v, mask=None):
+    """Scales the caller's queries in place (q /= sqrt(d_k)) before the scores: the input is modified."""
+    q /= math.sqrt(q.size(-1))
+    scores = q @ k.transpose(-2, -1)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def sdpa_softmax_in_float64(q, k, v, mask=None):
+    """Asks the softmax for float64 (dtype=torch.float64): float32 inputs give float64 outputs."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1, dtype=torch.float64)
+    return weights @ v.double(), weights
+
+
+def sdpa_mask_filled_with_zero(q, k, v, mask=None):
+    """Fills masked scores with 0 instead of -inf."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, 0.0)
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def sdpa_stub(q, k, v, mask=None):
+    """The untouched learner stub."""
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+def sdpa_mask_assumed_2d(q, k, v, mask=None):
+    """Assumes a (T_q, T_k) mask: mask.view(T_q, T_k) raises RuntimeError for a batched mask."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        T_q, T_k = scores.shape[-2:]
+        scores = scores.masked_fill(~mask.view(T_q, T_k), float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def sdpa_nan(q, k, v, mask=None):
+    """Fills masked scores with -inf and then also multiplies by the mask: -inf * 0 is NaN."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf")) * mask
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def sdpa_float32(q, k, v, mask=None):
+    """Casts the weights to float32 (torch.softmax(..., dtype=torch.float32))."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1, dtype=torch.float32)
+    return weights.double() @ v, weights
+
+
+def sdpa_no_return(q, k, v, mask=None):
+    """Computes everything and forgets `return`."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    out = weights @ v  # noqa: F841
+
+
+# --------------------------------------------------------------------------- SelfAttention
+
+class _SelfAttentionBase(nn.Module):
+    """Correct __init__ shared by the SelfAttention mutants (only forward is wrong)."""
+
+    def __init__(self, d_model):
+        super().__init__()
+        self.W_Q = nn.Linear(d_model, d_model)
+        self.W_K = nn.Linear(d_model, d_model)
+        self.W_V = nn.Linear(d_model, d_model)
+
+
+def _attend(q, k, v, mask=None, scale=True):
+    scores = q @ k.transpose(-2, -1)
+    if scale:
+        scores = scores / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+class SelfAttentionValuesNotProjected(_SelfAttentionBase):
+    """Uses x itself as the values: W_V is never applied."""
+
+    def forward(self, x, mask=None):
+        return _attend(self.W_Q(x), self.W_K(x), x, mask)
+
+
+class SelfAttentionQKSwapped(_SelfAttentionBase):
+    """Uses W_K(x) as the queries and W_Q(x) as the keys."""
+
+    def forward(self, x, mask=None):
+        return _attend(self.W_K(x), self.W_Q(x), self.W_V(x), mask)
+
+
+class SelfAttentionNoScaling(_SelfAttentionBase):
+    """Forgets to divide the scores by sqrt(d_k)."""
+
+    def forward(self, x, mask=None):
+        return _attend(self.W_Q(x), self.W_K(x), self.W_V(x), mask, scale=False)
+
+
+class SelfAttentionMaskIgnored(_SelfAttentionBase):
+    """Does not pass the mask on to the attention."""
+
+    def forward(self, x, mask=None):
+        return _attend(self.W_Q(x), self.W_K(x), self.W_V(x))
+
+
+class SelfAttentionAlwaysCausal(_SelfAttentionBase):
+    """Applies a causal mask even when mask is None."""
+
+    def forward(self, x, mask=None):
+        if mask is None:
+            T = x.size(1)
+            mask = torch.ones(T, T, dtype=torch.bool).tril()
+        return _attend(self.W_Q(x), self.W_K(x), self.W_V(x), mask)
+
+
+class SelfAttentionSharedProjection(nn.Module):
+    """Creates one layer and uses it for queries, keys and values (self.W_K = self.W_V = self.W_Q)."""
+
+    def __init__(self, d_model):
+        super().__init__()
+        self.W_Q = nn.Linear(d_model, d_model)
+        self.W_K = self.W_Q
+        self.W_V = self.W_Q
+
+    def forward(self, x, mask=None):
+        return _attend(self.W_Q(x), self.W_K(x), self.W_V(x), mask)
+
+
+class SelfAttentionLowercaseNames(nn.Module):
+    """Names the layers w_q, w_k, w_v instead of W_Q, W_K, W_V."""
+
+    def __init__(self, d_model):
+        super().__init__()
+        self.w_q = nn.Linear(d_model, d_model)
+        self.w_k = nn.Linear(d_model, d_model)
+        self.w_v = nn.Linear(d_model, d_model)
+
+    def forward(self, x, mask=None):
+        return _attend(self.w_q(x), self.w_k(x), self.w_v(x), mask)
+
+
+class SelfAttentionNoMaskParameter(_SelfAttentionBase):
+    """Defines forward(self, x) without the mask parameter."""
+
+    def forward(self, x):
+        return _attend(self.W_Q(x), self.W_K(x), self.W_V(x))
+
+
+class SelfAttentionExtraOutputLayer(_SelfAttentionBase):
+    """Adds an output projection W_O that single-head SelfAttention does not have."""
+
+    def __init__(self, d_model):
+        super().__init__(d_model)
+        self.W_O = nn.Linear(d_model, d_model)
+
+    def forward(self, x, mask=None):
+        out, weights = _attend(self.W_Q(x), self.W_K(x), self.W_V(x), mask)
+        return self.W_O(out), weights
+
+
+class SelfAttentionNoBias(nn.Module):
+    """Creates the projections with bias=False."""
+
+    def __init__(self, d_model):
+        super().__init__()
+        self.W_Q = nn.Linear(d_model, d_model, bias=False)
+        self.W_K = nn.Linear(d_model, d_model, bias=False)
+        self.W_V = nn.Linear(d_model, d_model, bias=False)
+
+    def forward(self, x, mask=None):
+        return _attend(self.W_Q(x), self.W_K(x), self.W_V(x), mask)
+
+
+class SelfAttentionDetached(_SelfAttentionBase):
+    """Runs forward under torch.no_grad(), so no gradient reaches the projections."""
+
+    def forward(self, x, mask=None):
+        with torch.no_grad():
+            return _attend(self.W_Q(x), self.W_K(x), self.W_V(x), mask)
+
+
+class SelfAttentionValuesDetached(_SelfAttentionBase):
+    """Detaches the values (self.W_V(x).detach()), so no gradient reaches W_V."""
+
+    def forward(self, x, mask=None):
+        return _attend(self.W_Q(x), self.W_K(x), self.W_V(x).detach(), mask)
+
+
+class SelfAttentionStub(nn.Module):
+    """The untouched learner stub (both __init__ and forward)."""
+
+    def __init__(self, d_model):
+        super().__init__()
+        # YOUR CODE HERE
+        raise NotImplementedError()
+
+    def forward(self, x, mask=None):
+        # YOUR CODE HERE
+        raise NotImplementedError()
+
+
+class SelfAttentionForwardStub(_SelfAttentionBase):
+    """__init__ done, forward still the untouched stub."""
+
+    def forward(self, x, mask=None):
+        # YOUR CODE HERE
+        raise NotImplementedError()
+
+
+class SelfAttentionNotAModule:
+    """A plain class that forgets to subclass nn.Module."""
+
+    def __init__(self, d_model):
+        self.W_Q = nn.Linear(d_model, d_model)
+        self.W_K = nn.Linear(d_model, d_model)
+        self.W_V = nn.Linear(d_model, d_model)
+
+    def __call__(self, x, mask=None):
+        return _attend(self.W_Q(x), self.W_K(x), self.W_V(x), mask)
+
+
+def self_attention_function(x, mask=None):
+    """A function passed where the class SelfAttention is expected."""
+    return _attend(x, x, x, mask)
+
+
+# An object where the class is expected: even a correct module, instantiated, is the wrong argument.
+self_attention_instance = _SelfAttentionBase(16)
+"""An instance, SelfAttention(16), passed instead of the class SelfAttention."""

@@ -1,0 +1,364 @@
+"""Wrong ``split_heads``, ``merge_heads`` and ``MultiHeadSelfAttention`` (stage 02)."""
+import math
+
+import torch
+from torch import nn
+
+
+# --------------------------------------------------------------------------- split_heads
+
+def split_view_no_transpose(x, num_heads):
+    """Splits with x.view(B, H, T, d_k) directly: no transpose, positions and features get mixed."""
+    B, T, D = x.shape
+    return x.view(B, num_heads, T, D // num_heads)
+
+
+def split_forgets_transpose(x, num_heads):
+    """Views as (B, T, H, d_k) and forgets the transpose: heads stay after time."""
+    B, T, D = x.shape
+    return x.view(B, T, num_heads, D // num_heads)
+
+
+def split_float_d_k(x, num_heads):
+    """Computes d_k with / (a float), which .view() refuses."""
+    B, T, D = x.shape
+    d_k = D / num_heads
+    return x.view(B, T, num_heads, d_k).transpose(1, 2)
+
+
+def split_d_k_before_heads(x, num_heads):
+    """Views as (B, T, d_k, H) and permutes: each head gets every H-th feature instead of a block."""
+    B, T, D = x.shape
+    return x.view(B, T, D // num_heads, num_heads).permute(0, 3, 1, 2)
+
+
+def split_wrong_transpose(x, num_heads):
+    """Transposes dims (1, 3) instead of (1, 2)."""
+    B, T, D = x.shape
+    return x.view(B, T, num_heads, D // num_heads).transpose(1, 3)
+
+
+def split_detached(x, num_heads):
+    """Detaches the input before splitting (x.detach().view(...)): no gradient flows back."""
+    B, T, D = x.shape
+    return x.detach().view(B, T, num_heads, D // num_heads).transpose(1, 2)
+
+
+def split_stub(x, num_heads):
+    """The untouched learner stub."""
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+def split_no_return(x, num_heads):
+    """Computes the split and forgets `return`."""
+    B, T, D = x.shape
+    heads = x.view(B, T, num_heads, D // num_heads).transpose(1, 2)  # noqa: F841
+
+
+def split_numpy(x, num_heads):
+    """Splits with numpy and returns a numpy array."""
+    B, T, D = x.shape
+    return x.numpy().reshape(B, T, num_heads, D // num_heads).transpose(0, 2, 1, 3)
+
+
+# --------------------------------------------------------------------------- merge_heads
+
+def merge_without_transpose(x):
+    """Reshapes (B, H, T, d_k) straight to (B, T, H * d_k) without transposing back first."""
+    B, H, T, d_k = x.shape
+    return x.reshape(B, T, H * d_k)
+
+
+def merge_view_after_transpose(x):
+    """Calls .view() right after .transpose(1, 2): the tensor is not contiguous."""
+    B, H, T, d_k = x.shape
+    return x.transpose(1, 2).view(B, T, H * d_k)
+
+
+def merge_wrong_transpose(x):
+    """Transposes (2, 3) instead of (1, 2) before reshaping."""
+    B, H, T, d_k = x.shape
+    return x.transpose(2, 3).reshape(B, T, H * d_k)
+
+
+def merge_interleaved(x):
+    """Permutes to (B, T, d_k, H) before reshaping, interleaving the heads' features."""
+    B, H, T, d_k = x.shape
+    return x.permute(0, 2, 3, 1).reshape(B, T, H * d_k)
+
+
+def merge_takes_num_heads(x, num_heads):
+    """Asks for num_heads as a second argument (the contract is merge_heads(x))."""
+    B, H, T, d_k = x.shape
+    return x.transpose(1, 2).reshape(B, T, num_heads * d_k)
+
+
+def merge_stub(x):
+    """The untouched learner stub."""
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
+
+def merge_float32(x):
+    """Copies into a float32 buffer created with torch.empty (default dtype)."""
+    B, H, T, d_k = x.shape
+    out = torch.empty(B, T, H * d_k)
+    out[:] = x.transpose(1, 2).reshape(B, T, H * d_k)
+    return out
+
+
+# --------------------------------------------------------------------------- MultiHeadSelfAttention
+
+def _attend(q, k, v, mask=None, scale=None, softmax_dim=-1):
+    scale = 1 / math.sqrt(q.size(-1)) if scale is None else scale
+    scores = q @ k.transpose(-2, -1) * scale
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=softmax_dim)
+    return weights @ v, weights
+
+
+def _split(x, H):
+    B, T, D = x.shape
+    return x.view(B, T, H, D // H).transpose(1, 2)
+
+
+def _merge(x):
+    B, H, T, d_k = x.shape
+    return x.transpose(1, 2).reshape(B, T, H * d_k)
+
+
+class _MHABase(nn.Module):
+    """Correct __init__ shared by the forward-only mutants."""
+
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        if d_model % num_heads != 0:
+            raise ValueError("d_model must be divisible by num_heads")
+        self.num_heads = num_heads
+        self.d_k = d_model // num_heads
+        self.W_Q = nn.Linear(d_model, d_model)
+        self.W_K = nn.Linear(d_model, d_model)
+        self.W_V = nn.Linear(d_model, d_model)
+        self.W_O = nn.Linear(d_model, d_model)
+
+    def qkv(self, x):
+        return (_split(self.W_Q(x), self.num_heads), _split(self.W_K(x), self.num_heads),
+                _split(self.W_V(x), self.num_heads))
+
+
+class MHANoScaling(_MHABase):
+    """Forgets to divide the scores by sqrt(d_k)."""
+
+    def forward(self, x, mask=None):
+        out, weights = _attend(*self.qkv(x), mask, scale=1.0)
+        return self.W_O(_merge(out)), weights
+
+
+class MHAScaleBySqrtDModel(_MHABase):
+    """Divides the scores by sqrt(d_model) instead of sqrt(d_k)."""
+
+    def forward(self, x, mask=None):
+        d_model = x.size(-1)
+        out, weights = _attend(*self.qkv(x), mask, scale=1 / math.sqrt(d_model))
+        return self.W_O(_merge(out)), weights
+
+
+class MHAScaleByDK(_MHABase):
+    """Divides the scores by d_k instead of sqrt(d_k)."""
+
+    def forward(self, x, mask=None):
+        out, weights = _attend(*self.qkv(x), mask, scale=1 / self.d_k)
+        return self.W_O(_merge(out)), weights
+
+
+class MHASharedProjection(_MHABase):
+    """Reuses one layer for W_Q, W_K and W_V (self.W_K = self.W_V = self.W_Q)."""
+
+    def __init__(self, d_model, num_heads):
+        super().__init__(d_model, num_heads)
+        self.W_K = self.W_Q
+        self.W_V = self.W_Q
+
+    def forward(self, x, mask=None):
+        out, weights = _attend(*self.qkv(x), mask)
+        return self.W_O(_merge(out)), weights
+
+
+class MHASoftmaxOverQueries(_MHABase):
+    """Softmax over dim=-2 (the queries) instead of the keys."""
+
+    def forward(self, x, mask=None):
+        out, weights = _attend(*self.qkv(x), mask, softmax_dim=-2)
+        return self.W_O(_merge(out)), weights
+
+
+class MHASoftmaxOverHeads(_MHABase):
+    """Softmax over dim=1 (the heads) instead of the keys."""
+
+    def forward(self, x, mask=None):
+        out, weights = _attend(*self.qkv(x), mask, softmax_dim=1)
+        return self.W_O(_merge(out)), weights
+
+
+class MHASplitWithoutTranspose(_MHABase):
+    """Splits heads with .view(B, H, T, d_k) and no transpose."""
+
+    def forward(self, x, mask=None):
+        B, T, D = x.shape
+        H = self.num_heads
+        q = self.W_Q(x).view(B, H, T, self.d_k)
+        k = self.W_K(x).view(B, H, T, self.d_k)
+        v = self.W_V(x).view(B, H, T, self.d_k)
+        out, weights = _attend(q, k, v, mask)
+        return self.W_O(out.reshape(B, T, D)), weights
+
+
+class MHAMergeWithoutTranspose(_MHABase):
+    """Merges heads with .reshape(B, T, D) without transposing back first."""
+
+    def forward(self, x, mask=None):
+        B, T, D = x.shape
+        out, weights = _attend(*self.qkv(x), mask)
+        return self.W_O(out.reshape(B, T, D)), weights
+
+
+class MHAMergeViewAfterTranspose(_MHABase):
+    """Merges with out.transpose(1, 2).view(B, T, D): view on a non-contiguous tensor raises."""
+
+    def forward(self, x, mask=None):
+        B, T, D = x.shape
+        out, weights = _attend(*self.qkv(x), mask)
+        return self.W_O(out.transpose(1, 2).view(B, T, D)), weights
+
+
+class MHAMissingWO(nn.Module):
+    """Never creates W_O (the attribute is absent) and returns the merged heads."""
+
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        if d_model % num_heads != 0:
+            raise ValueError("d_model must be divisible by num_heads")
+        self.num_heads = num_heads
+        self.W_Q = nn.Linear(d_model, d_model)
+        self.W_K = nn.Linear(d_model, d_model)
+        self.W_V = nn.Linear(d_model, d_model)
+
+    def forward(self, x, mask=None):
+        q = _split(self.W_Q(x), self.num_heads)
+        k = _split(self.W_K(x), self.num_heads)
+        v = _split(self.W_V(x), self.num_heads)
+        out, weights = _attend(q, k, v, mask)
+        return _merge(out), weights
+
+
+class MHAWONotApplied(_MHABase):
+    """Creates W_O but returns the merged heads without applying it."""
+
+    def forward(self, x, mask=None):
+        out, weights = _attend(*self.qkv(x), mask)
+        return _merge(out), weights
+
+
+class MHAWeightsAveraged(_MHABase):
+    """Returns the weights averaged over heads, (B, T, T), like nn.MultiheadAttention's default."""
+
+    def forward(self, x, mask=None):
+        out, weights = _attend(*self.qkv(x), mask)
+        return self.W_O(_merge(out)), weights.mean(dim=1)
+
+
+class MHAMaskIgnored(_MHABase):
+    """Does not pass the mask on to the attention."""
+
+    def forward(self, x, mask=None):
+        out, weights = _attend(*self.qkv(x))
+        return self.W_O(_merge(out)), weights
+
+
+class MHANoDivisibilityCheck(nn.Module):
+    """Never checks d_model % num_heads: d_k = d_model // num_heads silently drops features."""
+
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        self.num_heads = num_heads
+        self.W_Q = nn.Linear(d_model, d_model)
+        self.W_K = nn.Linear(d_model, d_model)
+        self.W_V = nn.Linear(d_model, d_model)
+        self.W_O = nn.Linear(d_model, d_model)
+
+    def forward(self, x, mask=None):
+        q = _split(self.W_Q(x), self.num_heads)
+        k = _split(self.W_K(x), self.num_heads)
+        v = _split(self.W_V(x), self.num_heads)
+        out, weights = _attend(q, k, v, mask)
+        return self.W_O(_merge(out)), weights
+
+
+class MHAAssertInsteadOfValueError(_MHABase):
+    """Uses `assert d_model % num_heads == 0` (AssertionError) instead of raising ValueError."""
+
+    def __init__(self, d_model, num_heads):
+        assert d_model % num_heads == 0, "d_model must be divisible by num_heads"
+        super().__init__(d_model, num_heads)
+
+    def forward(self, x, mask=None):
+        out, weights = _attend(*self.qkv(x), mask)
+        return self.W_O(_merge(out)), weights
+
+
+class MHAFloatDK(_MHABase):
+    """Stores d_k = d_model / num_heads (a float); .view() in forward refuses it."""
+
+    def __init__(self, d_model, num_heads):
+        super().__init__(d_model, num_heads)
+        self.d_k = d_model / num_heads
+
+    def forward(self, x, mask=None):
+        B, T, D = x.shape
+        H = self.num_heads
+        q = self.W_Q(x).view(B, T, H, self.d_k).transpose(1, 2)
+        k = self.W_K(x).view(B, T, H, self.d_k).transpose(1, 2)
+        v = self.W_V(x).view(B, T, H, self.d_k).transpose(1, 2)
+        out, weights = _attend(q, k, v, mask)
+        return self.W_O(_merge(out)), weights
+
+
+class MHADetached(_MHABase):
+    """Detaches the output (out.detach()), so no gradient flows back."""
+
+    def forward(self, x, mask=None):
+        out, weights = _attend(*self.qkv(x), mask)
+        return self.W_O(_merge(out)).detach(), weights.detach()
+
+
+class MHAStub(nn.Module):
+    """The untouched learner stub (both __init__ and forward)."""
+
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        # YOUR CODE HERE
+        raise NotImplementedError()
+
+    def forward(self, x, mask=None):
+        # YOUR CODE HERE
+        raise NotImplementedError()
+
+
+class MHAForwardStub(_MHABase):
+    """__init__ done, forward still the untouched stub."""
+
+    def forward(self, x, mask=None):
+        # YOUR CODE HERE
+        raise NotImplementedError()
+
+
+def multi_head_attention_function(x, num_heads, mask=None):
+    """A function passed where the class MultiHeadSelfAttention is expected."""
+    return _attend(_split(x, num_heads), _split(x, num_heads), _split(x, num_heads), mask)
+
+
+# An object where the class is expected.
+multi_head_attention_instance = _MHABase(12, 3)
+"""An instance, MultiHeadSelfAttention(12, 3), passed instead of the class."""
