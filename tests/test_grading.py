@@ -64,3 +64,16 @@ def test_a_lie_that_cannot_be_undone_is_reported():
         builtins.float = LyingFloat
     """)
     assert verdict(code) == "VERDICT: fail None CheckFailure"
+
+
+def test_restoring_leaves_an_untouched_torch_as_it_was():
+    code = textwrap.dedent("""
+        import torch
+        from tinylm_checks import grading
+        before = dict(torch.Tensor.__dict__), {n: getattr(torch, n) for n in grading.TORCH_FUNCTIONS}
+        grading.restore_torch()
+        after = dict(torch.Tensor.__dict__), {n: getattr(torch, n) for n in grading.TORCH_FUNCTIONS}
+        print("VERDICT:", before == after)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert "VERDICT: True" in proc.stdout, proc.stderr[-2000:]

@@ -53,8 +53,13 @@ def restore_torch() -> None:
     """Put PyTorch's own comparison functions and tensor methods back in place."""
     for name in TORCH_FUNCTIONS:
         setattr(torch, name, getattr(torch._C._VariableFunctions, name))
-    for name in TENSOR_METHODS:  # these live on torch._C.TensorBase; an entry on torch.Tensor is a patch
-        if name in torch.Tensor.__dict__:
+    torch_dir = Path(torch.__file__).resolve().parent
+    for name in TENSOR_METHODS:  # torch.Tensor's own Python methods live in torch's files; others are patches
+        value = torch.Tensor.__dict__.get(name)
+        if value is None or value is torch._C.TensorBase.__dict__.get(name):
+            continue
+        code = getattr(value, "__code__", None)
+        if code is None or not Path(code.co_filename).resolve().is_relative_to(torch_dir):
             delattr(torch.Tensor, name)
     comparison = importlib.reload(importlib.import_module("torch.testing._comparison"))
     torch.testing.assert_close = comparison.assert_close

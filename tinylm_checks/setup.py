@@ -66,8 +66,10 @@ def check_softmax(ctx: Ctx, softmax) -> str:
         got = ctx.call(fn, x, what=f"called with {tried}", names=("x",))
         if isinstance(got, torch.Tensor) and tuple(got.shape) == tuple(x.shape) and x is big \
                 and not bool(torch.isfinite(got).all()):
-            ctx.fail("the softmax of large scores contains NaN or inf", tried=tried, mistake=SOFTMAX_UNSTABLE,
-                     hint=HINTS[SOFTMAX_UNSTABLE])
+            bad = (~torch.isfinite(got)).nonzero()[0].tolist()
+            ctx.fail("the softmax of large scores contains NaN or inf", tried=tried,
+                     expected=f"finite values in [0, 1], e.g. {torch.softmax(x, -1)[tuple(bad)].item():.4f} at {bad}",
+                     got=f"{got[tuple(bad)].item()} at {bad}", mistake=SOFTMAX_UNSTABLE, hint=HINTS[SOFTMAX_UNSTABLE])
         got = ctx.tensor(got, "the softmax", tuple(x.shape), hint="softmax keeps the shape of its input")
         e = x.exp()
         compare(ctx, got, torch.softmax(x, dim=-1), "the softmax", tried,

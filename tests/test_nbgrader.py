@@ -1,0 +1,194 @@
+"""The instructor's round trip, for real: nbgrader generate_assignment, autograde, generate_feedback,
+export, in a temporary course directory that uses the repository's nbgrader_config.py.
+
+Submissions graded (scores read from the gradebook with nbgrader.api.Gradebook):
+  perfect      the source notebook (solutions)                 -> full marks
+  untouched    the release notebook as handed out               -> 0
+  one_wrong    one exercise with a known mistake                -> exactly that exercise's points lost
+  cheater      wrong code that rebinds/patches the checks       -> 0 for those exercises, full for the rest
+  looping      an exercise that never ends (per-cell timeout)   -> that exercise's points lost, the rest kept
+"""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+ASSIGNMENTS = ("01_attention", "02_multihead")  # autograded below
+RELEASED = ("00_setup", *ASSIGNMENTS)  # generated and checked for leaks
+
+pytestmark = pytest.mark.notebooks
+
+# Replacement solution code, keyed by (assignment, grade_id of the solution cell).
+WRONG = {
+    ("01_attention", "attention_scores"): "def attention_scores(q, k):\n    return q @ k.transpose(-2, -1)  # no scaling\n",
+    ("02_multihead", "merge_heads"): "def merge_heads(x):\n    B, H, T, d_k = x.shape\n    return x.reshape(B, T, H * d_k)\n",
+}
+# Each cheat pairs wrong code with a way of making the visible check pass.
+CHEATS = {
+    "01_attention": {
+        "attention_scores": WRONG[("01_attention", "attention_scores")]
+        + "check_attention_scores = lambda *args, **kwargs: print('passed')  # rebinding the name\n",
+        "causal_mask": "import torch, sys, tinylm_checks, tinylm_checks.masks\n"
+        "def causal_mask(T):\n    return torch.ones(T, T, dtype=torch.bool).triu()\n"
+        "tinylm_checks.check_causal_mask = lambda *a, **k: None  # monkeypatching the package\n"
+        "tinylm_checks.masks.check_causal_mask = lambda *a, **k: None\n"
+        "import tinylm_solutions.masks\n"
+        "tinylm_solutions.masks.causal_mask = causal_mask  # patching the reference\n",
+        "scaled_dot_product_attention": "import torch\n"
+        "def scaled_dot_product_attention(q, k, v, mask=None):\n"
+        "    w = torch.softmax(q @ k.transpose(-2, -1), dim=-2)\n    return w @ v, w\n"
+        "torch.allclose = lambda *a, **k: True  # patching the comparisons\n"
+        "torch.testing.assert_close = lambda *a, **k: None\n"
+        "torch.Tensor.abs = lambda self: self * 0\n",
+    },
+    "02_multihead": {
+        "split_heads": "import sys, types\n"
+        "def split_heads(x, num_heads):\n    B, T, D = x.shape\n    return x.view(B, num_heads, T, D // num_heads)\n"
+        "fake = types.ModuleType('tinylm_checks')\n"
+        "fake.check_split_heads = lambda *a, **k: None\n"
+        "sys.modules['tinylm_checks'] = fake  # replacing the module\n",
+    },
+}
+LOOPING = {"01_attention": "attention_scores", "02_multihead": "split_heads"}
+# Replacing `tinylm_checks` in sys.modules also breaks the imports of every later check cell: the
+# cheater loses those exercises too (the safe direction; no honest notebook touches sys.modules).
+BREAKS_LATER = {"02_multihead": "split_heads"}
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}  # nbgrader runs `alembic` by name
+    proc = subprocess.run([str(BIN / "nbgrader"), *args, "--log-level=WARN"], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=900)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def solution_cells(nb) -> dict[str, nbformat.NotebookNode]:
+    return {c.metadata.nbgrader["grade_id"]: c for c in nb.cells
+            if c.metadata.get("nbgrader", {}).get("solution")}
+
+
+def test_points(nb) -> dict[str, float]:
+    """grade_id of each autograded test cell -> its points."""
+    return {c.metadata.nbgrader["grade_id"]: c.metadata.nbgrader["points"] for c in nb.cells
+            if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"}
+
+
+test_points.__test__ = False  # a helper, not a test
+
+
+def submit(course: Path, student: str, assignment: str, nb) -> None:
+    folder = course / "submitted" / student / assignment
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nb, folder / f"{assignment}.ipynb")
+
+
+def with_cells(nb, replacements: dict[str, str]):
+    """A copy of ``nb`` whose solution cells (by grade id) have the given sources."""
+    nb = nbformat.from_dict(nb)
+    cells = solution_cells(nb)
+    for gid, source in replacements.items():
+        cells[gid].source = source
+    return nb
+
+
+@pytest.fixture(scope="module")
+def course(tmp_path_factory) -> Path:
+    """A course directory with every assignment generated and every submission autograded."""
+    course = tmp_path_factory.mktemp("course")
+    shutil.copy(ROOT / "nbgrader_config.py", course)
+    for a in RELEASED:
+        shutil.copytree(ROOT / "notebooks" / a, course / "notebooks" / a)
+        run("generate_assignment", a, "--force", cwd=course)
+    for a in ASSIGNMENTS:
+        source = nbformat.read(course / "notebooks" / a / f"{a}.ipynb", as_version=4)
+        release = nbformat.read(course / "release" / a / f"{a}.ipynb", as_version=4)
+        wrong_gid = next(gid for (aa, gid) in WRONG if aa == a)
+        submit(course, "perfect", a, source)
+        submit(course, "untouched", a, release)
+        submit(course, "one_wrong", a, with_cells(source, {wrong_gid: WRONG[(a, wrong_gid)]}))
+        submit(course, "cheater", a, with_cells(source, CHEATS[a]))
+        submit(course, "looping", a, with_cells(source, {LOOPING[a]: "while True:\n    pass\n"}))
+        run("autograde", a, "--force", "--Execute.timeout=20", cwd=course)
+    return course
+
+
+def scores(course: Path, assignment: str, student: str) -> dict[str, float]:
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        nb = gb.find_submission_notebook(assignment, assignment, student)
+        return {g.name: g.score for g in nb.grades}
+
+
+def source_nb(a: str):
+    return nbformat.read(ROOT / "notebooks" / a / f"{a}.ipynb", as_version=4)
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_solutions_score_full_marks(course, a):
+    assert scores(course, a, "perfect") == test_points(source_nb(a))
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_untouched_release_scores_zero(course, a):
+    got = scores(course, a, "untouched")
+    assert set(got) == set(test_points(source_nb(a))) and all(v == 0 for v in got.values()), got
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_one_known_mistake_loses_exactly_that_exercise(course, a):
+    wrong_gid = next(gid for (aa, gid) in WRONG if aa == a)
+    expected = {gid: (0 if gid == f"{wrong_gid}_check" else pts) for gid, pts in test_points(source_nb(a)).items()}
+    assert scores(course, a, "one_wrong") == expected
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_cheating_earns_nothing(course, a):
+    points = test_points(source_nb(a))
+    cheated = {f"{gid}_check" for gid in CHEATS[a]}
+    if a in BREAKS_LATER:
+        order = list(points)
+        cheated |= set(order[order.index(f"{BREAKS_LATER[a]}_check"):])
+    expected = {gid: (0 if gid in cheated else pts) for gid, pts in points.items()}
+    assert scores(course, a, "cheater") == expected
+
+
+@pytest.mark.parametrize("a", ASSIGNMENTS)
+def test_infinite_loop_is_ended_by_the_cell_timeout(course, a):
+    looping = f"{LOOPING[a]}_check"
+    expected = {gid: (0 if gid == looping else pts) for gid, pts in test_points(source_nb(a)).items()}
+    assert scores(course, a, "looping") == expected
+
+
+def test_feedback_and_export(course):
+    for a in ASSIGNMENTS:
+        run("generate_feedback", a, "--force", cwd=course)
+        html = (course / "feedback" / "one_wrong" / a / f"{a}.html").read_text()
+        assert "likely mistake" in html  # the check's diagnosis reaches the learner's feedback
+    run("export", cwd=course)
+    rows = (course / "grades.csv").read_text().splitlines()
+    assert len(rows) == 1 + 5 * len(ASSIGNMENTS)  # header + one row per (student, assignment)
+
+
+@pytest.mark.parametrize("a", RELEASED)
+def test_release_contains_no_solution_code(course, a):
+    release = nbformat.read(course / "release" / a / f"{a}.ipynb", as_version=4)
+    text = "\n".join(c.source for c in release.cells)
+    for marker in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "tinylm_checks.grading"):
+        assert marker not in text
+    for gid, cell in solution_cells(source_nb(a)).items():
+        for span in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell.source, re.S):
+            for line in span.splitlines():
+                if len(line.strip()) > 12 and not line.strip().startswith("#"):
+                    assert line not in text, f"solution line of {gid} in the release: {line!r}"
+    assert sum("raise NotImplementedError()" in c.source for c in release.cells) >= len(solution_cells(source_nb(a)))
+    assert not any(c.get("outputs") for c in release.cells if c.cell_type == "code")
