@@ -191,13 +191,16 @@ print("softmax(masked scores):", torch.softmax(masked, dim=-1))
 # Two tempting alternatives are wrong:
 
 # %%
-print("mask AFTER the softmax:  ", torch.softmax(scores, dim=-1) * mask, "<- the row no longer sums to 1")
+after = torch.softmax(scores, dim=-1) * mask
+print("mask AFTER the softmax:  ", after, f"<- the row sums to {after.sum().item():.3f}, not 1")
 print("scores MULTIPLIED by mask:", torch.softmax(scores * mask, dim=-1), "<- a score of 0 still gets weight")
 
 # %% [markdown]
 # One corner case: if **every** key of a row is masked, the row is all $-\infty$ and the softmax gives
-# $0/0$ = `NaN`. Causal masks never do that, but padding can (notebook 03). The reference turns such
-# rows into zero weights with `weights.nan_to_num(0.0)` after the softmax; do the same.
+# $0/0$ = `NaN`. Causal masks never do that, but padding can (notebook 03). The course's own
+# implementation (the *reference* the checks compare your code with) turns such rows into zero weights
+# with `weights.nan_to_num(0.0)` after the softmax; do the same. The check includes such a row and
+# fails on a `NaN`.
 #
 # ### Exercise: `scaled_dot_product_attention(q, k, v, mask=None)`
 #
@@ -421,7 +424,7 @@ print(torch.tril(torch.ones(4, 4, dtype=torch.bool)))
 #
 # Return a bool tensor of shape `(T, T)`, True on and below the diagonal. Use `torch.ones(T, T,
 # dtype=torch.bool)` and `torch.tril`. (Make it bool directly: a float mask of 0s and 1s is not a bool
-# mask, and `~` on it does not do what you want.)
+# mask, and `~` on it raises a TypeError.)
 
 # %% solution="causal_mask"
 def causal_mask(T: int) -> torch.Tensor:

@@ -79,14 +79,15 @@ def test_a_failing_check_shows_its_message_not_a_traceback(lab):
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"])
         page = browser.new_page()
         page.goto(f"{lab}/lab/tree/01_attention/01_attention.ipynb?token={TOKEN}")
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=60_000)
+        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
         page.get_by_role("menuitem", name="Run", exact=True).click()
         page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
         error = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
                              has_text="CheckFailure").first
-        error.wait_for(timeout=90_000)
-        text = error.inner_text()
+        error.wait_for(state="attached", timeout=180_000)  # generous: CI runs other tests beside this one
+        error.scroll_into_view_if_needed()
+        text = error.text_content()
         page.screenshot(path=str(ROOT / "assets" / ".browser-test.png") if os.environ.get("TINYLM_SCREENSHOT") else None)
         browser.close()
     assert "check_attention_scores failed: your code raised NotImplementedError" in text

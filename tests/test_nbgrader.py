@@ -10,6 +10,7 @@ Submissions graded (scores read from the gradebook with nbgrader.api.Gradebook):
 """
 from __future__ import annotations
 
+import csv
 import os
 import re
 import shutil
@@ -175,8 +176,13 @@ def test_feedback_and_export(course):
         html = (course / "feedback" / "one_wrong" / a / f"{a}.html").read_text()
         assert "likely mistake" in html  # the check's diagnosis reaches the learner's feedback
     run("export", cwd=course)
-    rows = (course / "grades.csv").read_text().splitlines()
-    assert len(rows) == 1 + 5 * len(ASSIGNMENTS)  # header + one row per (student, assignment)
+    with open(course / "grades.csv", newline="") as f:
+        rows = {(r["assignment"], r["student_id"]): r for r in csv.DictReader(f)}
+    assert len(rows) == 5 * len(RELEASED)  # every (assignment, student), submitted or not
+    for a in ASSIGNMENTS:
+        total = sum(test_points(source_nb(a)).values())
+        assert float(rows[(a, "perfect")]["score"]) == float(rows[(a, "perfect")]["max_score"]) == total
+        assert float(rows[(a, "untouched")]["score"]) == 0.0
 
 
 @pytest.mark.parametrize("a", RELEASED)

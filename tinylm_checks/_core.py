@@ -18,7 +18,9 @@ import torch
 from torch import nn
 
 ATOL = 1e-6
-"""Absolute tolerance of every float64 comparison (max abs difference allowed)."""
+RTOL = 1e-6
+"""Tolerances of every float64 comparison: |got - expected| <= ATOL + RTOL * |expected|, elementwise
+(the relative part lets a learner's float32 constant, e.g. torch.sqrt(torch.tensor(d_k)), pass)."""
 
 
 class CheckFailure(AssertionError):
@@ -75,7 +77,7 @@ class Ctx:
         self.gen = torch.Generator().manual_seed(self.seed)
 
     def fail(self, problem: str, **kw) -> None:
-        if kw.get("mistake") is None and _uses_dot_T(self.learner):
+        if kw.get("mistake") is None and _uses_dot_T(self.learner) and not isinstance(self.learner, type):
             kw["mistake"] = "batched_T"
             kw["hint"] = "swap the last two dimensions with k.transpose(-2, -1); .T reverses all of them"
         raise CheckFailure(self.name, problem, **kw) from None
@@ -98,7 +100,8 @@ class Ctx:
             raise
         except Exception as e:  # noqa: BLE001 - learner code may raise anything
             self.fail(f"your code raised {type(e).__name__} when {what}",
-                      tried=what, got=f"{type(e).__name__}: {_short(e)}", mistake=_mistake_from_exception(e),
+                      tried=what, got=type(e).__name__ + (f": {_short(e)}" if _short(e) else ""),
+                      mistake=_mistake_from_exception(e),
                       hint=_hint_from_exception(e) or
                       "run your code on a small input in a cell of its own and read the traceback")
         for i, (a, c) in enumerate(zip(args, copies)):
@@ -193,25 +196,26 @@ class Ctx:
     # ---- checking what came back
 
     def tensor(self, x, what: str, shape: tuple[int, ...], dtype: torch.dtype = torch.float64,
-               hint: str | None = None, mistake: str | None = None) -> torch.Tensor:
-        """Ensure ``x`` is a finite tensor of the given shape and dtype."""
+               hint: str | None = None, mistake: str | None = None, tried: str | None = None) -> torch.Tensor:
+        """Ensure ``x`` is a finite tensor of the given shape and dtype (``tried`` goes into messages)."""
+        fail = functools.partial(self.fail, tried=tried)
         if not isinstance(x, torch.Tensor):
             numpy = type(x).__module__.startswith("numpy")
-            self.fail(f"{what} is not a tensor", expected=f"a tensor of shape {fmt_shape(shape)}",
+            fail(f"{what} is not a tensor", expected=f"a tensor of shape {fmt_shape(shape)}",
                       got=type(x).__name__ if x is not None else "None (did you forget `return`?)",
                       mistake="missing_return" if x is None else "numpy_output" if numpy else None,
                       hint="end the function with `return ...`" if x is None else
                       "stay in PyTorch: numpy cuts the autograd graph" if numpy else None)
         if tuple(x.shape) != tuple(shape):
-            self.fail(f"{what} has the wrong shape", expected=fmt_shape(shape), got=fmt_shape(x.shape),
+            fail(f"{what} has the wrong shape", expected=fmt_shape(shape), got=fmt_shape(x.shape),
                       hint=hint, mistake=mistake)
         if x.dtype != dtype:
-            self.fail(f"{what} has dtype {x.dtype}", expected=f"{dtype} (the dtype of the inputs)", got=str(x.dtype),
+            fail(f"{what} has dtype {x.dtype}", expected=f"{dtype} (the dtype of the inputs)", got=str(x.dtype),
                       mistake="dtype_changed",
                       hint="don't create tensors with a fixed dtype; follow the inputs' dtype (e.g. torch.zeros_like)")
         if dtype.is_floating_point and not bool(torch.isfinite(x).all()):
             bad = (~torch.isfinite(x)).nonzero()[0].tolist()
-            self.fail(f"{what} contains NaN or inf", got=f"{x[tuple(bad)].item()} at index {bad}",
+            fail(f"{what} contains NaN or inf", got=f"{x[tuple(bad)].item()} at index {bad}",
                       hint="look for a division by zero, or a softmax over a row where every score is -inf")
         return x
 
@@ -230,8 +234,14 @@ def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> tuple[float, list[int]]:
     return float(d.max()), index
 
 
+def within(got: torch.Tensor, expected: torch.Tensor, atol: float = ATOL) -> bool:
+    """Elementwise |got - expected| <= atol + RTOL * |expected| (same shapes required)."""
+    g, e = got.detach().double(), expected.detach().double()
+    return bool(((g - e).abs() <= atol + RTOL * e.abs()).all())
+
+
 def close(a: torch.Tensor, b: torch.Tensor, atol: float = ATOL) -> bool:
-    return tuple(a.shape) == tuple(b.shape) and max_abs_diff(a, b)[0] <= atol
+    return tuple(a.shape) == tuple(b.shape) and within(a, b, atol)
 
 
 def diagnose(got: torch.Tensor, candidates, atol: float = ATOL) -> str | None:
@@ -250,14 +260,14 @@ def compare(ctx: Ctx, got: torch.Tensor, expected: torch.Tensor, what: str, trie
             candidates=None, hints: dict[str, str] | None = None,
             atol: float = ATOL) -> None:
     """Fail unless ``got`` equals ``expected`` within ``atol``; name the mistake when it is a known one."""
-    err, where = max_abs_diff(got, expected)
-    if err <= atol:
+    if within(got, expected, atol):
         return
+    err, where = max_abs_diff(got, expected)
     mistake = diagnose(got, candidates or {}, atol)
     idx = tuple(where)
     row = tuple(where[:-1])
     ctx.fail(f"{what}: not equal to the reference", tried=tried,
-             expected=f"{_fmt_row(expected[row])} (row {list(row)}), within {atol:g}",
+             expected=f"{_fmt_row(expected[row])} (row {list(row)}), within {atol:g} + {RTOL:g} x |expected|",
              got=f"{_fmt_row(got[row])}; max abs difference {err:.3g} at index {list(idx)}",
              mistake=mistake, hint=(hints or {}).get(mistake) if mistake else
              "print your result next to the expected one on a tiny input and compare step by step")

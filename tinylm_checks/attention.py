@@ -38,6 +38,10 @@ WEIGHTS_ARE_SCORES = known_mistake("weights_are_scores", "the returned weights a
 ALWAYS_CAUSAL = known_mistake("always_causal", "a causal mask is applied even when no mask is passed")
 WEIGHTS_NOT_RETURNED = known_mistake("weights_not_returned", "only the output is returned, not (out, weights)")
 SHARED_PROJECTION = known_mistake("shared_projection", "the projections are one shared layer, not separate layers")
+NAN_FULLY_MASKED = known_mistake("nan_fully_masked_row",
+                                 "a query whose keys are all masked gets NaN weights (softmax of a row of -inf)")
+DROPOUT_ON_WEIGHTS = known_mistake("dropout_on_weights",
+                                   "dropout is applied to the weights (some are 0, the rest scaled up by 1/(1-p))")
 EXTRA_PROJECTION = known_mistake("extra_output_projection",
                                  "SelfAttention has an output projection; in this course that is W_O, in stage 02")
 
@@ -49,6 +53,8 @@ HINTS = {
     D_K_WRONG_DIM: "d_k = q.shape[-1] (or q.size(-1)): the width of one query vector",
     WEIGHTS_ARE_SCORES: "return the softmax of the (masked) scores as the weights",
     ALWAYS_CAUSAL: "apply the mask you are given, and none when mask is None",
+    NAN_FULLY_MASKED: "after the softmax: weights = weights.nan_to_num(0.0)",
+    DROPOUT_ON_WEIGHTS: "no dropout in this exercise: the check compares exact values",
     SCALE_MULTIPLIED: "divide by math.sqrt(d_k); scaling keeps the scores' variance near 1",
     SCALE_BY_SQRT_D: "each head has width d_k = d_model // num_heads; take q.shape[-1] inside the attention function",
     TRANSPOSED_SCORES: "row i of the scores belongs to query i: q @ k.transpose(-2, -1)",
@@ -96,6 +102,7 @@ def _candidates(q, k, v, mask=None, extra=()):
         (INT_SQRT, variant(scale=1 / int(math.sqrt(d_k)))),
         (D_K_WRONG_DIM, variant(scale=1 / math.sqrt(T_q))),
         (D_K_WRONG_DIM, variant(scale=1 / math.sqrt(T_k))),
+        (D_K_WRONG_DIM, variant(scale=1 / math.sqrt(v.size(-1)))),
         (SOFTMAX_OVER_QUERIES, variant(softmax_dim=-2)),
         (WEIGHTS_ARE_SCORES, (None, scores)),
     ]
@@ -115,11 +122,12 @@ def _candidates(q, k, v, mask=None, extra=()):
 def _sizes(seed: int) -> dict[str, int]:
     """All different, so that a mixed-up dimension cannot go unnoticed (B, H, T_q, T_k, d_k, d_v)."""
     if seed == 0:
-        return dict(B=2, H=3, T_q=5, T_k=7, d_k=6, d_v=4)
+        return dict(B=2, H=4, T_q=5, T_k=7, d_k=6, d_v=3)  # sqrt(d_v) != int(sqrt(d_k)) = 2
     # d_k is never a perfect square, so sqrt(d_k) differs from d_k ** 1/2 (= d_k / 2) and int(sqrt(d_k)).
     g = torch.Generator().manual_seed(seed)
     d_k = (5, 6, 7)[int(torch.randint(0, 3, (1,), generator=g))]  # int(sqrt(d_k)) = 2, not 1
-    others = [int(x) + 2 for x in torch.randperm(7, generator=g) if int(x) + 2 != d_k][:5]
+    pool = [n for n in (2, 3, 5, 6, 7, 8, 10, 11) if n != d_k]  # no 4 or 9: sqrt(4) = int(sqrt(d_k)) = 2
+    others = [pool[int(i)] for i in torch.randperm(len(pool), generator=g)][:5]
     return dict(zip(("B", "H", "T_q", "T_k", "d_v"), others), d_k=d_k)
 
 
@@ -134,7 +142,7 @@ def _random_mask(ctx: Ctx, *shape: int) -> torch.Tensor:
     return m
 
 
-def _unpack_pair(ctx: Ctx, result, what: str, out_shape, w_shape, mask=None):
+def _unpack_pair(ctx: Ctx, result, what: str, out_shape, w_shape, mask=None, tried=None):
     """Learner returned (out, weights)? Check both shapes; name a swapped pair or an inverted mask's NaN."""
     if isinstance(result, torch.Tensor) and tuple(result.shape) == tuple(out_shape):
         ctx.fail(f"{what} returned one tensor", expected="a pair (out, weights)", got=f"a tensor {fmt_shape(result.shape)}",
@@ -159,8 +167,8 @@ def _unpack_pair(ctx: Ctx, result, what: str, out_shape, w_shape, mask=None):
         if bool(nan_rows.any()) and bool((nan_rows == full_rows).all()):
             ctx.fail("the weights are NaN exactly in the rows where the mask allows every key",
                      expected="True in the mask = may attend", mistake=MASK_INVERTED, hint=HINTS[MASK_INVERTED])
-    out = ctx.tensor(out, f"out returned by {what}", out_shape)
-    weights = ctx.tensor(weights, f"weights returned by {what}", w_shape)
+    out = ctx.tensor(out, f"out returned by {what}", out_shape, tried=tried)
+    weights = ctx.tensor(weights, f"weights returned by {what}", w_shape, tried=tried)
     return out, weights
 
 
@@ -180,6 +188,13 @@ def _check_pair(ctx: Ctx, out, weights, ref_out, ref_w, cands, tried, mask=None,
                          "; and every key the mask allows got weight 0" if inverted else ""),
                      mistake=MASK_INVERTED if inverted else diagnose(weights, w_cands),
                      hint=hints[MASK_INVERTED] if inverted else hints[MASK_IGNORED])
+    dropped = (weights == 0) & (ref_w > 1e-12)
+    if bool(dropped.any()) and bool((weights != 0).any()):
+        ratio = weights[weights != 0] / ref_w[weights != 0]
+        if float(ratio.min()) > 1 + 1e-6 and float(ratio.max() - ratio.min()) <= 1e-6:
+            ctx.fail("some attention weights are 0 and the others are scaled up", tried=tried,
+                     got=f"{int(dropped.sum())} weights set to 0, the rest multiplied by {float(ratio.mean()):.4f}",
+                     mistake=DROPOUT_ON_WEIGHTS, hint=hints[DROPOUT_ON_WEIGHTS])
     sums = weights.sum(-1)
     if not bool(((sums - 1).abs() <= 1e-6).all()):
         bad = ((sums - 1).abs() > 1e-6).nonzero()[0].tolist()
@@ -197,9 +212,9 @@ def check_attention_scores(ctx: Ctx, attention_scores) -> str:
     """Check ``attention_scores(q, k) -> q @ k^T / sqrt(d_k)`` on 3-D and 4-D inputs, T_q != T_k."""
     fn = ctx.function(attention_scores, "attention_scores")
     s = _sizes(ctx.seed)
-    for lead in ((s["B"],), (s["B"], s["H"])):
-        q = ctx.randn(*lead, s["T_q"], s["d_k"])
-        k = ctx.randn(*lead, s["T_k"], s["d_k"])
+    for lead, size in (((s["B"],), 1.0), ((s["B"], s["H"]), 1.0), ((s["B"],), 8.0)):  # 8.0: scores in the tens
+        q = ctx.randn(*lead, s["T_q"], s["d_k"]) * size
+        k = ctx.randn(*lead, s["T_k"], s["d_k"]) * size
         tried = f"q {fmt_shape(q.shape)}, k {fmt_shape(k.shape)}, float64, seed {ctx.seed}"
         got = ctx.call(fn, q, k, what=f"called with {tried}", names=("q", "k"))
         expected = ref.attention_scores(q, k)
@@ -231,7 +246,7 @@ def check_scaled_dot_product_attention(ctx: Ctx, scaled_dot_product_attention) -
 
     tried = f"{shapes}, no mask"
     res = ctx.call(fn, q, k, v, what=f"called with {tried}", names=("q", "k", "v"))
-    out, weights = _unpack_pair(ctx, res, "scaled_dot_product_attention", out_shape, w_shape)
+    out, weights = _unpack_pair(ctx, res, "scaled_dot_product_attention", out_shape, w_shape, tried=tried)
     _check_pair(ctx, out, weights, *ref.scaled_dot_product_attention(q, k, v), _candidates(q, k, v), tried)
     ctx.differentiable(fn, q, k, v, what=f"called with {tried}", names=("q", "k", "v"))
     ctx.dtype_follows(fn, q, k, v, what=f"called with {tried}", names=("q", "k", "v"))
@@ -239,10 +254,23 @@ def check_scaled_dot_product_attention(ctx: Ctx, scaled_dot_product_attention) -
     mask = _random_mask(ctx, s["B"], 1, s["T_q"], s["T_k"])  # broadcast over heads
     tried = f"{shapes}, bool mask {fmt_shape(mask.shape)} (True = may attend)"
     res = ctx.call(fn, q, k, v, mask, what=f"called with {tried}", names=("q", "k", "v", "mask"))
-    out, weights = _unpack_pair(ctx, res, "scaled_dot_product_attention", out_shape, w_shape, mask)
+    out, weights = _unpack_pair(ctx, res, "scaled_dot_product_attention", out_shape, w_shape, mask, tried)
     _check_pair(ctx, out, weights, *ref.scaled_dot_product_attention(q, k, v, mask),
                 _candidates(q, k, v, mask), tried, mask)
-    return "out and weights equal the reference, rows sum to 1, masked keys get weight 0"
+
+    mask[0, 0, 0] = False  # batch 0, query 0: every key masked (as padding can do)
+    tried = f"{shapes}, bool mask {fmt_shape(mask.shape)} in which query 0 of batch 0 may attend to no key"
+    res = ctx.call(fn, q, k, v, mask, what=f"called with {tried}", names=("q", "k", "v", "mask"))
+    if isinstance(res, (tuple, list)) and len(res) == 2 and all(isinstance(t, torch.Tensor) for t in res) \
+            and not all(bool(torch.isfinite(t).all()) for t in res):
+        ctx.fail("NaN in the output when a query may attend to no key", tried=tried,
+                 expected="finite values (the reference gives that query zero weights and a zero output)",
+                 got="NaN: the softmax of a row of -inf is 0/0", mistake=NAN_FULLY_MASKED, hint=HINTS[NAN_FULLY_MASKED])
+    out, weights = _unpack_pair(ctx, res, "scaled_dot_product_attention", out_shape, w_shape, None, tried)
+    ref_out, ref_w = ref.scaled_dot_product_attention(q, k, v, mask)
+    keep = mask.expand(w_shape).any(-1)  # rows with at least one key: compare those
+    compare(ctx, weights[keep], ref_w[keep], "the attention weights (rows with an allowed key)", tried)
+    return "out and weights equal the reference, rows sum to 1, masked keys get weight 0, no NaN"
 
 
 def _copy_linears(ctx: Ctx, learner, reference, names, D):
@@ -301,7 +329,7 @@ def check_self_attention(ctx: Ctx, SelfAttention) -> str:
     for mask, label in ((None, ""), (causal_mask(T), ", causal mask (T, T)"), (padding, ", key-padding mask (B, 1, T)")):
         tried = f"x {fmt_shape(x.shape)}, float64, seed {ctx.seed}{label}"
         res = ctx.call(learner, x, mask, what=f"forward was called with {tried}", names=("x", "mask"))
-        out, weights = _unpack_pair(ctx, res, "SelfAttention.forward", (B, T, D), (B, T, T), mask)
+        out, weights = _unpack_pair(ctx, res, "SelfAttention.forward", (B, T, D), (B, T, T), mask, tried)
         cands = _candidates(q, k, v, mask, extra=[
             (VALUES_NOT_PROJECTED, ref.scaled_dot_product_attention(q, k, x, mask)),
             (Q_K_SWAPPED, ref.scaled_dot_product_attention(k, q, v, mask))])

@@ -168,7 +168,7 @@ def check_multi_head_attention(ctx: Ctx, MultiHeadSelfAttention) -> str:
                 and tuple(res[1].shape) == (B, T, T):
             ctx.fail("the weights have shape (B, T, T)", tried=tried, expected=f"(B, H, T, T) = {fmt_shape((B, H, T, T))}",
                      got=fmt_shape(res[1].shape), mistake=WEIGHTS_AVERAGED, hint=HINTS[WEIGHTS_AVERAGED])
-        out, weights = _unpack_pair(ctx, res, "MultiHeadSelfAttention.forward", (B, T, D), (B, H, T, T), mask)
+        out, weights = _unpack_pair(ctx, res, "MultiHeadSelfAttention.forward", (B, T, D), (B, H, T, T), mask, tried)
         with torch.no_grad():
             ref_out, ref_w = reference(x, mask)
             cands = _mha_candidates(reference, x, H, mask)

@@ -446,3 +446,45 @@ def self_attention_function(x, mask=None):
 # An object where the class is expected: even a correct module, instantiated, is the wrong argument.
 self_attention_instance = _SelfAttentionBase(16)
 """An instance, SelfAttention(16), passed instead of the class SelfAttention."""
+
+
+# --------------------------------------------------------------------------- found by the second blind round
+
+def scores_clamped(q, k):
+    """Clamps the scores to [-5, 5] "for stability"."""
+    return (q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))).clamp(-5, 5)
+
+
+def sdpa_no_nan_to_num(q, k, v, mask=None):
+    """Masks with -inf but leaves NaN where a query may attend to no key."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def sdpa_scale_by_sqrt_d_v(q, k, v, mask=None):
+    """Takes the scale from the values' width."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(v.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+    return weights @ v, weights
+
+
+class SelfAttentionDropout(nn.Module):
+    """Adds dropout on the attention weights (and the check builds it in training mode)."""
+
+    def __init__(self, d_model):
+        super().__init__()
+        self.W_Q, self.W_K, self.W_V = (nn.Linear(d_model, d_model) for _ in range(3))
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, x, mask=None):
+        q, k, v = self.W_Q(x), self.W_K(x), self.W_V(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = self.dropout(torch.softmax(scores, dim=-1))
+        return weights @ v, weights
