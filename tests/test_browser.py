@@ -51,7 +51,8 @@ def lab(tmp_path_factory):
     server = subprocess.Popen(
         [str(BIN / "jupyter"), "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1", "--allow-root",
          f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={course / 'release'}",
-         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate"],
+         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+         "--LabApp.expose_app_in_browser=True"],
         env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     base = f"http://127.0.0.1:{port}"
     deadline = time.time() + 60
@@ -80,12 +81,19 @@ def test_a_failing_check_shows_its_message_not_a_traceback(lab):
         page = browser.new_page()
         page.goto(f"{lab}/lab/tree/01_attention/01_attention.ipynb?token={TOKEN}")
         page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
-        page.wait_for_selector(".jp-Notebook-ExecutionIndicator[data-status='idle']", timeout=120_000)
-        page.get_by_role("menuitem", name="Run", exact=True).click()
-        page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+        # The kernel must be up before "Run All Cells" (on a busy CI machine it takes a while to start).
+        page.wait_for_function("window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel"
+                               "?.status === 'idle'", timeout=180_000, polling=500)
+        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")  # the Run menu's command
         error = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
                              has_text="CheckFailure").first
-        error.wait_for(state="attached", timeout=180_000)  # generous: CI runs other tests beside this one
+        try:
+            error.wait_for(state="attached", timeout=180_000)  # generous: CI runs other tests beside this one
+        except Exception:
+            shot = Path(os.environ.get("TMPDIR", "/tmp")) / "tinylm-browser-failure.png"
+            page.screenshot(path=str(shot), full_page=True)
+            status = page.evaluate("window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status")
+            raise AssertionError(f"no CheckFailure output appeared (kernel status {status!r}; screenshot {shot})")
         error.scroll_into_view_if_needed()
         text = error.text_content()
         if os.environ.get("TINYLM_SCREENSHOT"):  # a path: look at what the learner sees
