@@ -30,8 +30,9 @@ release: venv
 	  else nbgrader generate_assignment $$s --log-level=WARN || exit 1; fi; \
 	done
 
+# Jupyter refuses to run as root unless told; containers often are root.
 lab: release
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=release
+	$(VENV)/bin/jupyter lab --ServerApp.root_dir=release $(if $(filter 0,$(shell id -u)),--allow-root)
 
 test: venv
 	$(PY) -m pytest -n 2 --dist loadfile $(PYTEST_ARGS)
