@@ -43,11 +43,12 @@ def first_call(name: str, obj: str) -> float:
 
 
 def warm(name: str, obj: str, repeats: int = 20) -> float:
-    import torch  # noqa: F401 - used by the evaluated lambdas
+    import torch
     import tinylm_checks
-    from tinylm_solutions import attention as ref  # noqa: F401
-    from tinylm_solutions.masks import causal_mask  # noqa: F401
-    fn, target = getattr(tinylm_checks, name), eval(obj)
+    from tinylm_solutions import attention as ref
+    from tinylm_solutions.masks import causal_mask
+    namespace = {"torch": torch, "ref": ref, "causal_mask": causal_mask}
+    fn, target = getattr(tinylm_checks, name), eval(obj, namespace)
     times = []
     for seed in range(repeats):
         t = time.perf_counter()

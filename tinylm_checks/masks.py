@@ -6,12 +6,12 @@ import torch
 from tinylm_solutions.masks import causal_mask as ref_causal_mask
 
 from ._core import Ctx, check, fmt_shape, known_mistake
+from .attention import MASK_INVERTED
 
 MASK_UPPER = known_mistake("causal_mask_upper",
                            "the mask is upper-triangular: position t may see the future and not the past")
 DIAGONAL_MASKED = known_mistake("diagonal_masked",
                                 "the diagonal is masked: a position must be allowed to attend to itself")
-MASK_INVERTED = known_mistake("mask_inverted", "the mask is inverted: True must mean 'may attend' (PyTorch's convention)")
 MASK_NOT_BOOL = known_mistake("mask_not_bool", "the mask is not a bool tensor")
 PEEKS_AHEAD = known_mistake("mask_peeks_ahead", "the mask lets position t see position t + 1 (tril with diagonal=1)")
 NO_MASKING = known_mistake("mask_all_true", "the mask allows every position: nothing is masked")
