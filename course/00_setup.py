@@ -13,6 +13,7 @@
 
 # %%
 import time
+import timeit
 
 import torch
 
@@ -242,11 +243,8 @@ def attention(x):
 
 
 for f in (rnn, attention):
-    f(x)  # warm up
-    start = time.perf_counter()
-    for _ in range(10):
-        f(x)
-    ms = (time.perf_counter() - start) / 10 * 1e3
+    # best of 7 rounds of 10 calls: the first calls (and a busy machine) are slower than the rest
+    ms = min(timeit.repeat(lambda: f(x), number=10, repeat=7)) / 10 * 1e3
     print(f"{f.__name__:>9}: {ms:6.2f} ms for T = {T} tokens")
 
 # %% [markdown]

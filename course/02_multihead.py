@@ -301,7 +301,7 @@ print(f"{n_params} parameters; 4 (D^2 + D) = {4 * (D * D + D)}")
 #
 # PyTorch's layer has the same four projections, stored differently: `in_proj_weight` is `W_Q`, `W_K`,
 # `W_V` stacked into one `(3D, D)` matrix (and `in_proj_bias` likewise, `(3D,)`), and `out_proj` is
-# `W_O`. Copy your weights in and the two layers should agree to float32 rounding.
+# `W_O`. Copy your weights in and the two layers should agree to within float32 rounding (often exactly).
 #
 # Two details: `batch_first=True` makes it take `(B, T, D)` like ours, and `average_attn_weights=False`
 # makes it return one map per head, `(B, H, T, T)`, instead of their average.

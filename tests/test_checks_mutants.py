@@ -52,6 +52,7 @@ ROWS = [
     (check_scaled_dot_product_attention, at.sdpa_no_nan_to_num, "nan_fully_masked_row", "NaN in the output"),
     (check_scaled_dot_product_attention, at.sdpa_scale_by_sqrt_d_v, "d_k_from_wrong_dim", "not equal to the reference"),
     (check_self_attention, at.SelfAttentionDropout, "dropout_on_weights", "scaled up"),
+    (check_self_attention, at.SelfAttentionNoSuperInit, "missing_super_init", "raised AttributeError"),
     (check_causal_mask, mk.causal_mask_cached_table, None, "wrong shape"),
     (check_attention_scores, at.scores_scale_by_d_k, "scale_by_d_k", "not equal to the reference"),
     (check_attention_scores, at.scores_scale_multiplied, "scale_multiplied", "not equal to the reference"),

@@ -303,6 +303,8 @@ def _mistake_from_exception(e: Exception) -> str | None:
         return "float_d_k"
     if "x.T" in msg or "x.mT" in msg:
         return "batched_T"
+    if "before Module.__init__() call" in msg:
+        return "missing_super_init"
     return None
 
 
@@ -318,8 +320,13 @@ def _hint_from_exception(e: Exception) -> str | None:
     if "must have the same dtype" in str(e) or "expected scalar type" in str(e):
         return ("the check runs your module in float64 (module.double()): create layers in __init__, not in "
                 "forward, and new tensors with dtype=x.dtype")
-    if "mat1 and mat2 shapes cannot be multiplied" in str(e) or "size of tensor a" in str(e):
+    if "size of tensor a" in str(e):
+        return ("two shapes don't line up: a .sum()/.max() without keepdim=True drops a dimension; "
+                "print the shape of every intermediate tensor")
+    if "mat1 and mat2 shapes cannot be multiplied" in str(e):
         return "print the shape of every intermediate tensor and compare with the shape comments in the notebook"
+    if "before Module.__init__() call" in str(e):
+        return "start __init__ with super().__init__()"
     return None
 
 
@@ -333,6 +340,7 @@ known_mistake("missing_return", "the function returns None: the `return` is miss
 known_mistake("numpy_output", "the result is a numpy array, not a torch tensor")
 known_mistake("attribute_name", "a layer has another name than the one the exercise asks for")
 known_mistake("linear_without_bias", "a projection is created with bias=False")
+known_mistake("missing_super_init", "__init__ does not call super().__init__() before creating layers")
 known_mistake("batched_T", "`.T` is used on a batched tensor; it reverses every dimension")
 
 

@@ -69,6 +69,10 @@ HINTS = {
 }
 
 
+MODULE_HINTS = {**HINTS, MASK_IGNORED: "forward(x, mask) must use its mask: pass it on to "
+                                       "scaled_dot_product_attention(q, k, v, mask)"}
+
+
 def _sdpa_variant(q, k, v, mask=None, *, scale=None, softmax_dim=-1, mask_mode="fill"):
     """The reference attention, with one deliberate change (used to name a learner's mistake)."""
     scale = 1 / math.sqrt(q.size(-1)) if scale is None else scale
@@ -142,14 +146,15 @@ def _random_mask(ctx: Ctx, *shape: int) -> torch.Tensor:
     return m
 
 
-def _unpack_pair(ctx: Ctx, result, what: str, out_shape, w_shape, mask=None, tried=None):
+def _unpack_pair(ctx: Ctx, result, what: str, out_shape, w_shape, mask=None, tried=None,
+                 returns="return weights @ v, weights"):
     """Learner returned (out, weights)? Check both shapes; name a swapped pair or an inverted mask's NaN."""
     if isinstance(result, torch.Tensor) and tuple(result.shape) == tuple(out_shape):
         ctx.fail(f"{what} returned one tensor", expected="a pair (out, weights)", got=f"a tensor {fmt_shape(result.shape)}",
-                 mistake=WEIGHTS_NOT_RETURNED, hint="end with `return weights @ v, weights`")
+                 mistake=WEIGHTS_NOT_RETURNED, hint=f"end with `{returns}`")
     if result is None:
         ctx.fail(f"{what} returned None", expected="a pair (out, weights)", mistake="missing_return",
-                 hint="end with `return weights @ v, weights`")
+                 hint=f"end with `{returns}`")
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         ctx.fail(f"{what} must return a pair (out, weights)",
                  got=f"{type(result).__name__}" + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""),
@@ -172,7 +177,8 @@ def _unpack_pair(ctx: Ctx, result, what: str, out_shape, w_shape, mask=None, tri
     return out, weights
 
 
-def _check_pair(ctx: Ctx, out, weights, ref_out, ref_w, cands, tried, mask=None, hints=HINTS):
+def _check_pair(ctx: Ctx, out, weights, ref_out, ref_w, cands, tried, mask=None, hints=HINTS,
+                out_what="the output (weights @ v)"):
     """Compare weights first (masked keys, row sums, values), then the output."""
     w_cands = [(n, w) for n, (_, w) in cands if w is not None]
     o_cands = [(n, o) for n, (o, _) in cands if o is not None]
@@ -204,7 +210,7 @@ def _check_pair(ctx: Ctx, out, weights, ref_out, ref_w, cands, tried, mask=None,
                  got=f"row {bad} sums to {sums[tuple(bad)].item():.4f}", mistake=mistake,
                  hint=hints.get(mistake) or hints[SOFTMAX_OVER_QUERIES] + "; mask before the softmax, not after")
     compare(ctx, weights, ref_w, "the attention weights", tried, w_cands, hints)
-    compare(ctx, out, ref_out, "the output (weights @ v)", tried, o_cands, hints)
+    compare(ctx, out, ref_out, out_what, tried, o_cands, hints)
 
 
 @check
@@ -219,7 +225,7 @@ def check_attention_scores(ctx: Ctx, attention_scores) -> str:
         got = ctx.call(fn, q, k, what=f"called with {tried}", names=("q", "k"))
         expected = ref.attention_scores(q, k)
         transposed = isinstance(got, torch.Tensor) and tuple(got.shape) == (*lead, s["T_k"], s["T_q"])
-        got = ctx.tensor(got, "the scores", expected.shape, mistake=TRANSPOSED_SCORES if transposed else None,
+        got = ctx.tensor(got, "the scores", expected.shape, tried=tried, mistake=TRANSPOSED_SCORES if transposed else None,
                          hint=HINTS[TRANSPOSED_SCORES] if transposed else
                          "scores have one row per query and one column per key: (..., T_q, T_k)")
         d_k = s["d_k"]
@@ -329,12 +335,13 @@ def check_self_attention(ctx: Ctx, SelfAttention) -> str:
     for mask, label in ((None, ""), (causal_mask(T), ", causal mask (T, T)"), (padding, ", key-padding mask (B, 1, T)")):
         tried = f"x {fmt_shape(x.shape)}, float64, seed {ctx.seed}{label}"
         res = ctx.call(learner, x, mask, what=f"forward was called with {tried}", names=("x", "mask"))
-        out, weights = _unpack_pair(ctx, res, "SelfAttention.forward", (B, T, D), (B, T, T), mask, tried)
+        out, weights = _unpack_pair(ctx, res, "SelfAttention.forward", (B, T, D), (B, T, T), mask, tried,
+                                    returns="return scaled_dot_product_attention(q, k, v, mask)")
         cands = _candidates(q, k, v, mask, extra=[
             (VALUES_NOT_PROJECTED, ref.scaled_dot_product_attention(q, k, x, mask)),
             (Q_K_SWAPPED, ref.scaled_dot_product_attention(k, q, v, mask))])
         with torch.no_grad():
             ref_out, ref_w = reference(x, mask)
-        _check_pair(ctx, out.detach(), weights.detach(), ref_out, ref_w, cands, tried, mask)
+        _check_pair(ctx, out.detach(), weights.detach(), ref_out, ref_w, cands, tried, mask, MODULE_HINTS)
     check_gradients(ctx, learner, out, names, tried)
     return f"3 (D^2 + D) = {n} parameters; out (B, T, D) and weights (B, T, T) equal the reference with copied weights"

@@ -9,7 +9,7 @@ from tinylm_solutions import attention as ref
 from tinylm_solutions.masks import causal_mask
 
 from ._core import Ctx, check, compare, fmt_shape, known_mistake
-from .attention import HINTS, SCALE_BY_SQRT_D, SHARED_PROJECTION, _candidates, _check_pair, _copy_linears, _randomise, \
+from .attention import MODULE_HINTS, SCALE_BY_SQRT_D, SHARED_PROJECTION, _candidates, _check_pair, _copy_linears, _randomise, \
     _sdpa_variant, _unpack_pair, check_gradients, count_params
 
 SPLIT_WITHOUT_TRANSPOSE = known_mistake(
@@ -32,7 +32,7 @@ MERGE_INTERLEAVED = known_mistake("merge_interleaved",
                                   "the heads are merged as (d_k, H) instead of (H, d_k), interleaving their features")
 SOFTMAX_OVER_HEADS = known_mistake("softmax_over_heads", "the softmax runs over the heads (dim=1) instead of the keys")
 
-HINTS = {**HINTS,
+HINTS = {**MODULE_HINTS,
          SPLIT_WITHOUT_TRANSPOSE: "x.view(B, T, H, d_k).transpose(1, 2): split the features, then move heads before time",
          SPLIT_NOT_TRANSPOSED: "add .transpose(1, 2) after the view: (B, T, H, d_k) -> (B, H, T, d_k)",
          MERGE_WITHOUT_TRANSPOSE: "x.transpose(1, 2).reshape(B, T, H * d_k): undo the transpose before merging",
@@ -67,7 +67,7 @@ def check_split_heads(ctx: Ctx, split_heads) -> str:
     tried = f"x {fmt_shape(x.shape)}, num_heads={H}, float64, seed {ctx.seed}"
     got = ctx.call(fn, x, H, what=f"called with {tried}", names=("x",))
     not_transposed = isinstance(got, torch.Tensor) and tuple(got.shape) == (B, T, H, d_k)
-    got = ctx.tensor(got, "the split", (B, H, T, d_k), mistake=SPLIT_NOT_TRANSPOSED if not_transposed else None,
+    got = ctx.tensor(got, "the split", (B, H, T, d_k), tried=tried, mistake=SPLIT_NOT_TRANSPOSED if not_transposed else None,
                      hint=HINTS[SPLIT_NOT_TRANSPOSED] if not_transposed else "(B, T, D) -> (B, H, T, d_k)")
     compare(ctx, got, ref.split_heads(x, H), "the split", tried, _split_candidates(x, H), HINTS)
     ctx.differentiable(fn, x, H, what=f"called with {tried}", names=("x",))
@@ -84,13 +84,14 @@ def check_merge_heads(ctx: Ctx, merge_heads) -> str:
     heads = ref.split_heads(x, H)  # (B, H, T, d_k), not contiguous: as it is inside attention
     tried = f"x {fmt_shape(heads.shape)} (the output of split_heads), float64, seed {ctx.seed}"
     got = ctx.call(fn, heads, what=f"called with {tried}", names=("x",))
-    got = ctx.tensor(got, "the merge", (B, T, H * d_k), hint="(B, H, T, d_k) -> (B, T, H * d_k)")
+    got = ctx.tensor(got, "the merge", (B, T, H * d_k), hint="(B, H, T, d_k) -> (B, T, H * d_k)", tried=tried)
     compare(ctx, got, x, "merge_heads(split_heads(x)) (it must give x back)", tried,
             {MERGE_WITHOUT_TRANSPOSE: heads.reshape(B, T, H * d_k),
              MERGE_INTERLEAVED: heads.permute(0, 2, 3, 1).reshape(B, T, H * d_k)}, HINTS)
     fresh = ctx.randn(B, H, T, d_k)  # contiguous, like the output of weights @ v
     tried = f"x {fmt_shape(fresh.shape)} (a new contiguous tensor), float64, seed {ctx.seed}"
-    got = ctx.tensor(ctx.call(fn, fresh, what=f"called with {tried}", names=("x",)), "the merge", (B, T, H * d_k))
+    got = ctx.tensor(ctx.call(fn, fresh, what=f"called with {tried}", names=("x",)), "the merge", (B, T, H * d_k),
+                     tried=tried)
     compare(ctx, got, ref.merge_heads(fresh), "the merge", tried,
             {MERGE_WITHOUT_TRANSPOSE: fresh.reshape(B, T, H * d_k)}, HINTS)
     ctx.differentiable(fn, fresh, what=f"called with {tried}", names=("x",))
@@ -168,11 +169,13 @@ def check_multi_head_attention(ctx: Ctx, MultiHeadSelfAttention) -> str:
                 and tuple(res[1].shape) == (B, T, T):
             ctx.fail("the weights have shape (B, T, T)", tried=tried, expected=f"(B, H, T, T) = {fmt_shape((B, H, T, T))}",
                      got=fmt_shape(res[1].shape), mistake=WEIGHTS_AVERAGED, hint=HINTS[WEIGHTS_AVERAGED])
-        out, weights = _unpack_pair(ctx, res, "MultiHeadSelfAttention.forward", (B, T, D), (B, H, T, T), mask, tried)
+        out, weights = _unpack_pair(ctx, res, "MultiHeadSelfAttention.forward", (B, T, D), (B, H, T, T), mask, tried,
+                                    returns="return self.W_O(merge_heads(out)), weights")
         with torch.no_grad():
             ref_out, ref_w = reference(x, mask)
             cands = _mha_candidates(reference, x, H, mask)
-        _check_pair(ctx, out.detach(), weights.detach(), ref_out, ref_w, cands, tried, mask, HINTS)
+        _check_pair(ctx, out.detach(), weights.detach(), ref_out, ref_w, cands, tried, mask, HINTS,
+                    out_what="the output W_O(merge_heads(weights @ v))")
     check_gradients(ctx, learner, out, names, tried)
     return (f"ValueError for d_model % num_heads != 0; 4 (D^2 + D) = {n} parameters; out (B, T, D) and "
             f"weights (B, H, T, T) equal the reference with copied weights, with and without a causal mask")

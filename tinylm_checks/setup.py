@@ -70,7 +70,7 @@ def check_softmax(ctx: Ctx, softmax) -> str:
             ctx.fail("the softmax of large scores contains NaN or inf", tried=tried,
                      expected=f"finite values in [0, 1], e.g. {torch.softmax(x, -1)[tuple(bad)].item():.4f} at {bad}",
                      got=f"{got[tuple(bad)].item()} at {bad}", mistake=SOFTMAX_UNSTABLE, hint=HINTS[SOFTMAX_UNSTABLE])
-        got = ctx.tensor(got, "the softmax", tuple(x.shape), hint="softmax keeps the shape of its input")
+        got = ctx.tensor(got, "the softmax", tuple(x.shape), hint="softmax keeps the shape of its input", tried=tried)
         e = x.exp()
         compare(ctx, got, torch.softmax(x, dim=-1), "the softmax", tried,
                 [(SOFTMAX_WRONG_DIM, torch.softmax(x, dim=0)), (SOFTMAX_WRONG_DIM, torch.softmax(x, dim=1)),

@@ -488,3 +488,13 @@ class SelfAttentionDropout(nn.Module):
             scores = scores.masked_fill(~mask, float("-inf"))
         weights = self.dropout(torch.softmax(scores, dim=-1))
         return weights @ v, weights
+
+
+class SelfAttentionNoSuperInit(nn.Module):
+    """Forgets super().__init__(), so assigning the first layer fails."""
+
+    def __init__(self, d_model):
+        self.W_Q, self.W_K, self.W_V = (nn.Linear(d_model, d_model) for _ in range(3))
+
+    def forward(self, x, mask=None):
+        raise AssertionError("never reached")
