@@ -13,7 +13,7 @@ PYTEST_ARGS ?=
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
-	$(PY) -m pip install --quiet --upgrade pip
+	$(PY) -m pip install --quiet pip==26.3  # pinned like everything else
 	$(PY) -m pip install --quiet -e '.[test]'
 	touch $@
 

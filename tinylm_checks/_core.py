@@ -11,9 +11,9 @@ from __future__ import annotations
 import functools
 import inspect
 import random
-import time
 from dataclasses import dataclass, field
 
+import numpy as np
 import torch
 from torch import nn
 
@@ -349,7 +349,7 @@ known_mistake("batched_T", "`.T` is used on a batched tensor; it reverses every 
 def check(fn):
     """Turn ``fn(ctx, obj, ...)`` into a public check ``check_x(obj, seed=0)``.
 
-    Adds what every check promises: a fresh seeded generator, the global RNG state (torch, Python),
+    Adds what every check promises: a fresh seeded generator, the global RNG states (torch, Python, NumPy),
     default dtype and grad mode restored afterwards, any stray exception turned into a CheckFailure,
     and one printed line on success.
     """
@@ -358,9 +358,8 @@ def check(fn):
     @functools.wraps(fn)
     def wrapper(obj, *args, seed: int = 0, quiet: bool = False, **kwargs):
         ctx = Ctx(name, seed)
-        torch_state, py_state = torch.get_rng_state(), random.getstate()
+        torch_state, py_state, np_state = torch.get_rng_state(), random.getstate(), np.random.get_state()
         dtype, grad = torch.get_default_dtype(), torch.is_grad_enabled()
-        start = time.perf_counter()
         try:
             torch.set_grad_enabled(True)  # the checks test gradients, whatever the notebook's mode
             ctx.learner = obj
@@ -373,14 +372,15 @@ def check(fn):
         finally:
             torch.set_rng_state(torch_state)
             random.setstate(py_state)
+            np.random.set_state(np_state)
             torch.set_default_dtype(dtype)
             torch.set_grad_enabled(grad)
         if not quiet:
             print(f"✔ {name} passed: {summary}")
-        wrapper.last_seconds = time.perf_counter() - start
         return None
 
     wrapper.__signature__ = inspect.Signature(
         [inspect.Parameter("obj", inspect.Parameter.POSITIONAL_ONLY),
-         inspect.Parameter("seed", inspect.Parameter.KEYWORD_ONLY, default=0)])
+         inspect.Parameter("seed", inspect.Parameter.KEYWORD_ONLY, default=0),
+         inspect.Parameter("quiet", inspect.Parameter.KEYWORD_ONLY, default=False)])
     return wrapper

@@ -236,7 +236,7 @@ def check_attention_scores(ctx: Ctx, attention_scores) -> str:
                  (D_K_WRONG_DIM, raw / math.sqrt(s["T_q"])), (D_K_WRONG_DIM, raw / math.sqrt(s["T_k"]))], HINTS)
     ctx.differentiable(fn, q, k, what=f"called with {tried}", names=("q", "k"))
     ctx.dtype_follows(fn, q, k, what=f"called with {tried}", names=("q", "k"))
-    return f"shape (..., T_q, T_k) and q @ k^T / sqrt(d_k) on 3-D and 4-D inputs with T_q != T_k"
+    return "shape (..., T_q, T_k) and q @ k^T / sqrt(d_k) on 3-D and 4-D inputs with T_q != T_k"
 
 
 @check
