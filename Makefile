@@ -15,6 +15,13 @@ $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet pip==26.3  # pinned like everything else
 	$(PY) -m pip install --quiet -e '.[test]'
+	@# Learners' JupyterLab: hide nbgrader's instructor panels (instructors use the shell) and the
+	@# "get Jupyter news?" pop-up. Both settings live inside .venv.
+	$(VENV)/bin/jupyter labextension disable --level=sys_prefix \
+	  @jupyter/nbgrader:create-assignment @jupyter/nbgrader:course-list > /dev/null 2>&1
+	mkdir -p $(VENV)/share/jupyter/lab/settings
+	echo '{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}' \
+	  > $(VENV)/share/jupyter/lab/settings/overrides.json
 	touch $@
 
 venv: $(VENV)/.installed

@@ -100,7 +100,7 @@ class Ctx:
             raise
         except Exception as e:  # noqa: BLE001 - learner code may raise anything
             self.fail(f"your code raised {type(e).__name__} when {what}",
-                      tried=what, got=type(e).__name__ + (f": {_short(e)}" if _short(e) else ""),
+                      got=type(e).__name__ + (f": {_short(e)}" if _short(e) else ""),
                       mistake=_mistake_from_exception(e),
                       hint=_hint_from_exception(e) or
                       "run your code on a small input in a cell of its own and read the traceback")
