@@ -14,6 +14,13 @@ spec.loader.exec_module(build_notebooks)
 GOOD = '''\
 # %% [markdown]
 # # A stage
+#
+# **Difficulty:** ★☆☆ · **Time:** about 5 min
+#
+# <details><summary>Hint</summary>
+#
+# return 1
+# </details>
 
 # %% solution="f"
 def f():
@@ -55,6 +62,14 @@ def test_good_source_gets_nbgrader_metadata(tmp_path):
     assert nb.metadata.kernelspec.name == "python3"
 
 
+def test_bonus_exercise_is_a_solution_with_an_ungraded_check(tmp_path):
+    source = GOOD.replace('solution="f"', 'solution="f" bonus=true').replace(
+        '# %% test="f_check" points=2\ncheck_f(f)', '# %%\ncheck_f(f)')
+    nb = build_notebooks.build(write(tmp_path, source))
+    assert nb.cells[1].metadata.nbgrader["solution"] is True
+    assert "nbgrader" not in nb.cells[2].metadata
+
+
 @pytest.mark.parametrize("change, message", [
     (lambda s: s.replace('test="f_check"', 'test="f"'), "not unique"),
     (lambda s: s.replace(" points=2", ""), "needs points"),
@@ -62,6 +77,9 @@ def test_good_source_gets_nbgrader_metadata(tmp_path):
     (lambda s: s.replace("    ### END SOLUTION\n", ""), "no BEGIN/END SOLUTION"),
     (lambda s: s.replace('# %% test="f_check" points=2', "# %%"), "not followed by a test cell"),
     (lambda s: s.replace("check_f(f)\n", ""), "no visible check call"),
+    (lambda s: s.replace("**Difficulty:** ★☆☆ · **Time:** about 5 min", ""), "Difficulty"),
+    (lambda s: s.replace("<details>", ""), "<details>"),
+    (lambda s: s.replace('solution="f"', 'solution="f" bonus=true'), "not followed by an ungraded check cell"),
 ])
 def test_lint_rejects_broken_metadata(tmp_path, change, message):
     with pytest.raises(build_notebooks.LintError, match=message):

@@ -6,42 +6,14 @@ import numpy as np
 import pytest
 import torch
 
-from tinylm_checks import (MISTAKES, CheckFailure, check_attention_scores, check_causal_mask, check_merge_heads,
-                           check_multi_head_attention, check_scaled_dot_product_attention, check_self_attention,
-                           check_softmax, check_split_heads)
-from tinylm_solutions import attention as ref
-from tinylm_solutions.masks import causal_mask
+from tinylm_checks import MISTAKES, CheckFailure, check_multi_head_attention, check_self_attention, check_softmax
 
+from mutants import LATE_FAILURE, REFERENCE, STUB
 from mutants import attention as at
-from mutants import masks as mk
 from mutants import multihead as mh
-from mutants import softmax as sm
 from test_checks_mutants import CHECK_BUGS, ROWS, _name, run_check
 from test_checks_mutants import single_thread  # noqa: F401 - autouse fixture: run the checks on one thread
 
-REFERENCE = {
-    check_softmax: lambda x: torch.softmax(x, dim=-1),
-    check_attention_scores: ref.attention_scores,
-    check_scaled_dot_product_attention: ref.scaled_dot_product_attention,
-    check_self_attention: ref.SelfAttention,
-    check_split_heads: ref.split_heads,
-    check_merge_heads: ref.merge_heads,
-    check_multi_head_attention: ref.MultiHeadSelfAttention,
-    check_causal_mask: causal_mask,
-}
-
-# One failing learner per check, chosen to fail late (after the check has used its generator, built
-# modules and run learner code) so that any state the check touches has been touched.
-LATE_FAILURE = {
-    check_softmax: sm.softmax_unstable,
-    check_attention_scores: at.scores_no_scaling,
-    check_scaled_dot_product_attention: at.sdpa_mask_ignored,
-    check_self_attention: at.SelfAttentionDetached,
-    check_split_heads: mh.split_view_no_transpose,
-    check_merge_heads: mh.merge_without_transpose,
-    check_multi_head_attention: mh.MHADetached,
-    check_causal_mask: mk.causal_mask_upper,
-}
 CHECKS = list(REFERENCE)
 IDS = [c.__name__ for c in CHECKS]
 
@@ -158,11 +130,7 @@ def test_check_does_not_touch_a_learner_instance(mutant):
 @pytest.mark.parametrize("check", CHECKS, ids=IDS)
 @pytest.mark.parametrize("kind", ["late_failure", "None", "stub"])
 def test_failure_renders_without_traceback(check, kind):
-    obj = {"late_failure": LATE_FAILURE[check], "None": None,
-           "stub": {check_softmax: sm.softmax_stub, check_attention_scores: at.scores_stub,
-                    check_scaled_dot_product_attention: at.sdpa_stub, check_self_attention: at.SelfAttentionStub,
-                    check_split_heads: mh.split_stub, check_merge_heads: mh.merge_stub,
-                    check_multi_head_attention: mh.MHAStub, check_causal_mask: mk.causal_mask_stub}[check]}[kind]
+    obj = {"late_failure": LATE_FAILURE[check], "None": None, "stub": STUB[check]}[kind]
     exc = run_check(check, obj)
     rendered = exc._render_traceback_()
     assert isinstance(rendered, list) and rendered and all(isinstance(line, str) for line in rendered)
@@ -182,7 +150,9 @@ def test_failure_renders_in_an_ipython_shell(capsys, monkeypatch):
     monkeypatch.setattr(sys, "excepthook", sys.excepthook)
     shell = InteractiveShell.instance()
     try:
-        shell.user_ns.update(check_causal_mask=check_causal_mask, causal_mask_upper=mk.causal_mask_upper)
+        from mutants.masks import causal_mask_upper
+        from tinylm_checks import check_causal_mask
+        shell.user_ns.update(check_causal_mask=check_causal_mask, causal_mask_upper=causal_mask_upper)
         shell.run_cell("check_causal_mask(causal_mask_upper)")
     finally:
         InteractiveShell.clear_instance()
@@ -196,16 +166,10 @@ def test_failure_renders_in_an_ipython_shell(capsys, monkeypatch):
 
 KNOWN = [(c, m, mistake) for c, m, mistake, _ in ROWS if mistake is not None
          and (c.__name__, _name(m)) not in CHECK_BUGS]
-HINT_BUGS: set[tuple[str, str]] = set()  # (check, mutant) whose named mistake has no hint (none known)
-HINT_BUG_REASON = ("_check_pair (attention.py) passes attention.HINTS to compare(); the multi-head hints live in "
-                   "multihead.HINTS, so these named mistakes come without a hint")
 
 
 @pytest.mark.parametrize("check, mutant, mistake", [
-    pytest.param(c, m, mistake, id=f"{c.__name__}-{_name(m)}",
-                 marks=[pytest.mark.xfail(strict=True, reason=HINT_BUG_REASON)]
-                 if (c.__name__, _name(m)) in HINT_BUGS else [])
-    for c, m, mistake in KNOWN])
+    pytest.param(c, m, mistake, id=f"{c.__name__}-{_name(m)}") for c, m, mistake in KNOWN])
 def test_known_mistake_message_has_likely_mistake_and_hint(check, mutant, mistake):
     exc = run_check(check, mutant)
     msg = str(exc)
@@ -224,8 +188,8 @@ def test_every_registered_mistake_is_exercised_by_a_mutant():
     import tinylm_checks
     root = Path(tinylm_checks.__file__).parent
     registered = set()
-    for module in ("_core", "setup", "attention", "multihead", "masks"):
-        registered |= set(re.findall(r'known_mistake\(\s*"(\w+)"', (root / f"{module}.py").read_text()))
+    for module in root.glob("*.py"):
+        registered |= set(re.findall(r'known_mistake\(\s*"(\w+)"', module.read_text()))
     assert registered and registered <= set(MISTAKES)
     expected = {mistake for _, _, mistake, _ in ROWS if mistake is not None}
     missing = registered - expected

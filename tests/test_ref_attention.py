@@ -8,7 +8,7 @@ from torch import nn
 
 from tinylm_solutions.attention import (MultiHeadSelfAttention, SelfAttention, attention_scores, merge_heads,
                                         scaled_dot_product_attention, split_heads)
-from tinylm_solutions.masks import causal_mask, combine_masks, key_padding_mask
+from tinylm_solutions.masks import causal_mask
 
 ATOL = 1e-6
 B, H, T_q, T_k, d_k, d_v = 2, 3, 5, 7, 4, 6
@@ -117,43 +117,3 @@ def test_multi_head_param_count_and_divisibility():
     assert sum(p.numel() for p in MultiHeadSelfAttention(D, 3).parameters()) == 4 * (D * D + D)
     with pytest.raises(ValueError, match="divisible"):
         MultiHeadSelfAttention(10, 3)
-
-
-def test_causal_mask():
-    m = causal_mask(4)
-    assert m.dtype == torch.bool
-    assert m.tolist() == [[True, False, False, False], [True, True, False, False],
-                          [True, True, True, False], [True, True, True, True]]
-    for bad in (0, -1, 2.0, True):
-        with pytest.raises(ValueError):
-            causal_mask(bad)
-
-
-def test_causal_attention_ignores_future_tokens():
-    torch.manual_seed(0)
-    m = MultiHeadSelfAttention(12, 3).double()
-    x = randn(1, 6, 12)
-    x2 = x.clone()
-    x2[:, 4:] = randn(1, 2, 12, seed=9)  # change tokens 4 and 5
-    out, _ = m(x, causal_mask(6))
-    out2, _ = m(x2, causal_mask(6))
-    assert max_diff(out[:, :4], out2[:, :4]) == 0.0
-    assert max_diff(out[:, 4:], out2[:, 4:]) > 1e-3
-
-
-def test_key_padding_mask_gives_padding_zero_weight():
-    mask = key_padding_mask(torch.tensor([3, 5]), 5)
-    assert mask.shape == (2, 1, 5)
-    assert mask[0, 0].tolist() == [True, True, True, False, False]
-    q = randn(2, 5, d_k)
-    _, w = scaled_dot_product_attention(q, q, q, combine_masks(mask, causal_mask(5)))
-    assert (w[0, :, 3:] == 0).all() and torch.isfinite(w).all()
-    with pytest.raises(ValueError):
-        key_padding_mask(torch.tensor([6]), 5)
-
-
-def test_combine_masks():
-    assert combine_masks(None, None) is None
-    a = causal_mask(3)
-    assert torch.equal(combine_masks(a, None), a)
-    assert torch.equal(combine_masks(a, a.T), torch.eye(3, dtype=torch.bool))

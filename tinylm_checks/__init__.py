@@ -4,18 +4,17 @@ Each check takes the learner's function or class, runs it on its own seeded inpu
 the reference implementation (``tinylm_solutions``) and either prints one line naming what it verified
 or raises :class:`CheckFailure` saying what was tried, what was expected, what came back and, for a
 known mistake, which one it is and what to look at.
-"""
-from ._core import ATOL, MISTAKES, CheckFailure
-from .attention import check_attention_scores, check_scaled_dot_product_attention, check_self_attention
-from .masks import check_causal_mask
-from .multihead import check_merge_heads, check_multi_head_attention, check_split_heads
-from .plots import plot_attention
-from .setup import check_environment, check_softmax
 
-__all__ = [
-    "ATOL", "MISTAKES", "CheckFailure", "plot_attention",
-    "check_environment", "check_softmax",
-    "check_attention_scores", "check_scaled_dot_product_attention", "check_self_attention",
-    "check_split_heads", "check_merge_heads", "check_multi_head_attention",
-    "check_causal_mask",
-]
+One module per stage (``setup`` 00, ``attention`` 01, ``multihead`` 02, ``masks`` 01/03, ``position`` 04,
+``ffn`` 05, ``norm`` 06, ``block`` 07) plus ``plots`` (the notebooks' figures and widgets); each lists
+its public names in ``__all__``, and they are all importable from here.
+"""
+from . import attention, block, ffn, masks, multihead, norm, plots, position, setup
+from ._core import ATOL, MISTAKE_HINTS, MISTAKES, CheckFailure
+
+_STAGES = (setup, attention, multihead, masks, position, ffn, norm, block, plots)
+for _module in _STAGES:
+    globals().update({name: getattr(_module, name) for name in _module.__all__})
+
+__all__ = ["ATOL", "MISTAKES", "MISTAKE_HINTS", "CheckFailure",
+           *(name for _module in _STAGES for name in _module.__all__)]

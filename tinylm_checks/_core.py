@@ -28,14 +28,16 @@ class CheckFailure(AssertionError):
 
     Subclasses ``AssertionError`` so that nbgrader scores the test cell 0. ``mistake`` is a short
     identifier of a known mistake (e.g. ``"softmax_over_queries"``) or ``None`` when the mistake is
-    not one the check recognises; tests use it to assert the diagnosis. In IPython/JupyterLab only
-    the message is shown, not a traceback through the checker (``_render_traceback_``).
+    not one the check recognises; tests use it to assert the diagnosis. ``hint_for`` is the mistake the
+    hint was written for (always ``mistake`` when one is named: see :meth:`Ctx.fail`). In
+    IPython/JupyterLab only the message is shown, not a traceback through the checker
+    (``_render_traceback_``).
     """
 
     def __init__(self, check: str, problem: str, *, tried: str | None = None,
                  expected: str | None = None, got: str | None = None,
-                 mistake: str | None = None, hint: str | None = None):
-        self.check, self.problem, self.mistake = check, problem, mistake
+                 mistake: str | None = None, hint: str | None = None, hint_for: str | None = None):
+        self.check, self.problem, self.mistake, self.hint_for = check, problem, mistake, hint_for
         self.tried, self.expected, self.got, self.hint = tried, expected, got, hint
         lines = [f"{check} failed: {problem}"]
         for label, text in (("tried", tried), ("expected", expected), ("got", got)):
@@ -56,9 +58,17 @@ class CheckFailure(AssertionError):
 MISTAKES: dict[str, str] = {}
 """Known mistakes: identifier -> the sentence a learner reads. Filled by the check modules."""
 
+MISTAKE_HINTS: dict[str, str] = {}
+"""Known mistakes: identifier -> the hint that goes with it wherever it is named (a check may give a
+version that fits its exercise better: see ``Ctx.hints``)."""
 
-def known_mistake(name: str, sentence: str) -> str:
+
+def known_mistake(name: str, sentence: str, hint: str) -> str:
+    """Register a mistake a check can name, with the sentence and the hint a learner reads."""
+    if not sentence or not hint:
+        raise ValueError(f"mistake {name!r} needs a sentence and a hint")
     MISTAKES[name] = sentence
+    MISTAKE_HINTS[name] = hint
     return name
 
 
@@ -72,25 +82,38 @@ class Ctx:
     seed: int
     gen: torch.Generator = field(init=False)
     learner: object = None  # what the learner passed (for diagnoses that look at how it was called)
+    hints: dict[str, str] = field(default_factory=dict)  # this exercise's own wording of some hints
 
     def __post_init__(self):
         self.gen = torch.Generator().manual_seed(self.seed)
 
-    def fail(self, problem: str, **kw) -> None:
-        if kw.get("mistake") is None and _uses_dot_T(self.learner) and not isinstance(self.learner, type):
-            kw["mistake"] = "batched_T"
-            kw["hint"] = "swap the last two dimensions with k.transpose(-2, -1); .T reverses all of them"
-        raise CheckFailure(self.name, problem, **kw) from None
+    def fail(self, problem: str, *, mistake: str | None = None, hint: str | None = None,
+             mistake_hint: str | None = None, **kw) -> None:
+        """Raise a CheckFailure. A named ``mistake`` always comes with *its own* hint: ``mistake_hint``
+        (a hint written for that mistake at the call site), else this exercise's wording
+        (``self.hints``), else the hint registered with the mistake. ``hint`` is the hint for a failure
+        no mistake is named for; it is never shown next to a named mistake."""
+        if mistake is None and _uses_dot_T(self.learner) and not isinstance(self.learner, type):
+            mistake = "batched_T"
+        if mistake is not None:
+            hint = mistake_hint or self.hints.get(mistake) or MISTAKE_HINTS[mistake]
+        elif mistake_hint is not None:
+            raise TypeError("mistake_hint needs a mistake")
+        raise CheckFailure(self.name, problem, mistake=mistake, hint=hint,
+                           hint_for=mistake, **kw) from None
 
     def randn(self, *shape: int) -> torch.Tensor:
         return torch.randn(*shape, generator=self.gen, dtype=torch.float64)
 
     # ---- calling learner code
 
-    def call(self, fn, *args, what: str, names: tuple[str, ...] = (), **kwargs):
+    def call(self, fn, *args, what: str, names: tuple[str, ...] = (), mistake_if_raises: str | None = None,
+             **kwargs):
         """Call learner code on copies of its tensor arguments.
 
-        Any exception becomes a CheckFailure that says where and what; a tensor argument changed in
+        Any exception becomes a CheckFailure that says where and what, naming the mistake when the
+        exception shows a known one, else ``mistake_if_raises`` (what the caller knows explains any
+        exception at this point, e.g. the same code worked on 3-D inputs). A tensor argument changed in
         place fails too (``names`` gives the arguments' names for that message).
         """
         copies = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
@@ -101,33 +124,29 @@ class Ctx:
         except Exception as e:  # noqa: BLE001 - learner code may raise anything
             self.fail(f"your code raised {type(e).__name__} when {what}",
                       got=type(e).__name__ + (f": {_short(e)}" if _short(e) else ""),
-                      mistake=_mistake_from_exception(e),
-                      hint=_hint_from_exception(e) or
-                      "run your code on a small input in a cell of its own and read the traceback")
+                      mistake=_mistake_from_exception(e) or mistake_if_raises,
+                      hint=_hint_from_exception(e))
         for i, (a, c) in enumerate(zip(args, copies)):
             if isinstance(a, torch.Tensor) and not (a.shape == c.shape and bool((a == c).all())):
                 name = names[i] if i < len(names) else f"argument {i + 1}"
                 self.fail(f"your code changed its input {name} in place", tried=what,
-                          mistake="input_modified_in_place",
-                          hint="don't use in-place operations (x /= ..., x.sub_(...), x[...] = ...) on the inputs; "
-                               "compute new tensors instead (x = x / ...)")
+                          mistake="input_modified_in_place")
         return result
 
     def differentiable(self, fn, *args, what: str, names: tuple[str, ...]) -> None:
         """Gradients must flow from the output back to every named tensor argument."""
-        inputs = [a.detach().clone().requires_grad_(True) if isinstance(a, torch.Tensor) else a for a in args]
+        inputs = [a.detach().clone().requires_grad_(True) if isinstance(a, torch.Tensor) and a.is_floating_point()
+                  else a for a in args]
         with torch.enable_grad():
             out = self.call(fn, *inputs, what=what, names=names)
             first = out[0] if isinstance(out, (tuple, list)) else out
             if not isinstance(first, torch.Tensor) or not first.requires_grad:
-                self.fail("the output carries no gradient", tried=what, mistake="no_gradient",
-                          hint="don't use torch.no_grad(), .detach(), .item(), .tolist() or numpy: "
-                               "training needs gradients through every operation")
+                self.fail("the output carries no gradient", tried=what, mistake="no_gradient")
             first.sum().backward()
         for name, a in zip(names, inputs):
-            if isinstance(a, torch.Tensor) and a.grad is None:
+            if isinstance(a, torch.Tensor) and a.requires_grad and a.grad is None:
                 self.fail(f"no gradient reaches {name}", tried=what, mistake="no_gradient",
-                          hint=f"compute the output from {name} with tensor operations (no .detach() or numpy)")
+                          mistake_hint=f"compute the output from {name} with tensor operations (no .detach() or numpy)")
 
     def dtype_follows(self, fn, *args, what: str, names: tuple[str, ...]) -> None:
         """Called with float32 tensors, the function must return float32."""
@@ -136,9 +155,7 @@ class Ctx:
         for t in (out if isinstance(out, (tuple, list)) else (out,)):
             if isinstance(t, torch.Tensor) and t.dtype != torch.float32:
                 self.fail(f"float32 inputs gave a {t.dtype} output", tried=what + " (in float32)",
-                          expected="torch.float32, the dtype of the inputs", got=str(t.dtype), mistake="dtype_changed",
-                          hint="don't convert with .double()/.float() or go through numpy; "
-                               "new tensors take dtype=x.dtype")
+                          expected="torch.float32, the dtype of the inputs", got=str(t.dtype), mistake="dtype_changed")
 
     def function(self, obj, expected_name: str):
         """Ensure ``obj`` is a plain function (not a class, not None)."""
@@ -159,69 +176,96 @@ class Ctx:
                       hint=f"define `class {expected_name}(nn.Module):` and pass the class itself")
         return obj
 
-    def build(self, cls, *args, what: str):
+    def build(self, cls, *args, what: str, **kwargs):
         """Instantiate a learner module with the check's sizes, in float64."""
-        module = self.call(cls, *args, what=what)
+        module = self.call(cls, *args, what=what, **kwargs)
         if not isinstance(module, nn.Module):
             self.fail(f"{what} did not return an nn.Module", got=type(module).__name__)
         return module.double()
 
     def linear(self, module: nn.Module, attr: str, d_in: int, d_out: int, bias: bool = True) -> nn.Linear:
         """Fetch ``module.<attr>`` and make sure it is ``nn.Linear(d_in, d_out)``."""
-        layer = getattr(module, attr, None)
+        layer = self.attribute(module, attr, f"nn.Linear({d_in}, {d_out})")
         cls = type(module).__name__
-        if layer is None and hasattr(module, attr.lower()):
-            self.fail(f"{cls} has no attribute {attr} (it has {attr.lower()})", mistake="attribute_name",
-                      hint=f"the check copies weights by name: call the layer self.{attr}")
-        if layer is None:
-            self.fail(f"{cls} has no attribute {attr}",
-                      expected=f"self.{attr} = nn.Linear({d_in}, {d_out}) in __init__",
-                      mistake="missing_projection" if attr == "W_O" else None,
-                      hint=f"create self.{attr} in __init__ (after super().__init__())")
         if not isinstance(layer, nn.Linear):
             self.fail(f"{cls}.{attr} is a {type(layer).__name__}, not an nn.Linear",
-                      expected=f"nn.Linear({d_in}, {d_out})")
+                      expected=f"nn.Linear({d_in}, {d_out})", hint=f"self.{attr} = nn.Linear({d_in}, {d_out})")
+        sizes = f"nn.Linear({layer.in_features}, {layer.out_features}, bias={layer.bias is not None})"
         if (layer.bias is not None) != bias and (layer.in_features, layer.out_features) == (d_in, d_out):
             self.fail(f"{cls}.{attr} " + ("has no bias" if bias else "has a bias it should not have"),
-                      expected=f"nn.Linear({d_in}, {d_out}, bias={bias})",
-                      got=f"nn.Linear({layer.in_features}, {layer.out_features}, bias={layer.bias is not None})",
-                      mistake="linear_without_bias" if bias else None,
-                      hint="nn.Linear has a bias unless you pass bias=False" if bias else None)
+                      expected=f"nn.Linear({d_in}, {d_out}, bias={bias})", got=sizes,
+                      mistake="linear_without_bias" if bias else "linear_with_bias")
         if (layer.in_features, layer.out_features) != (d_in, d_out):
-            self.fail(f"{cls}.{attr} has the wrong size",
-                      expected=f"nn.Linear({d_in}, {d_out}, bias={bias})",
-                      got=f"nn.Linear({layer.in_features}, {layer.out_features}, bias={layer.bias is not None})")
+            self.fail(f"{cls}.{attr} has the wrong size", expected=f"nn.Linear({d_in}, {d_out}, bias={bias})",
+                      got=sizes, hint="the sizes in the exercise's docstring are (in_features, out_features)")
+        return layer
+
+    def attribute(self, module: nn.Module, attr: str, expected: str):
+        """Fetch ``module.<attr>``, naming a near miss (another case, a missing layer)."""
+        layer = getattr(module, attr, None)
+        cls = type(module).__name__
+        if layer is None:
+            near = [a for a in dir(module) if a.lower() == attr.lower() and a != attr]
+            if near:
+                self.fail(f"{cls} has no attribute {attr} (it has {near[0]})", mistake="attribute_name",
+                          mistake_hint=f"the check copies weights by name: call the layer self.{attr}")
+            self.fail(f"{cls} has no attribute {attr}", expected=f"self.{attr} = {expected} in __init__",
+                      mistake="missing_projection" if attr == "W_O" else None,
+                      hint=f"create self.{attr} in __init__ (after super().__init__())")
         return layer
 
     # ---- checking what came back
 
     def tensor(self, x, what: str, shape: tuple[int, ...], dtype: torch.dtype = torch.float64,
                hint: str | None = None, mistake: str | None = None, tried: str | None = None) -> torch.Tensor:
-        """Ensure ``x`` is a finite tensor of the given shape and dtype (``tried`` goes into messages)."""
+        """Ensure ``x`` is a finite tensor of the given shape and dtype (``tried`` goes into messages).
+
+        ``mistake`` names what a wrong shape means (with its registered hint); ``hint`` is the hint for
+        a wrong shape no mistake is named for.
+        """
         fail = functools.partial(self.fail, tried=tried)
         if not isinstance(x, torch.Tensor):
             numpy = type(x).__module__.startswith("numpy")
             fail(f"{what} is not a tensor", expected=f"a tensor of shape {fmt_shape(shape)}",
-                      got=type(x).__name__ if x is not None else "None (did you forget `return`?)",
-                      mistake="missing_return" if x is None else "numpy_output" if numpy else None,
-                      hint="end the function with `return ...`" if x is None else
-                      "stay in PyTorch: numpy cuts the autograd graph" if numpy else None)
+                 got=type(x).__name__ if x is not None else "None (did you forget `return`?)",
+                 mistake="missing_return" if x is None else "numpy_output" if numpy else None,
+                 hint="return a torch tensor")
         if tuple(x.shape) != tuple(shape):
             fail(f"{what} has the wrong shape", expected=fmt_shape(shape), got=fmt_shape(x.shape),
-                      hint=hint, mistake=mistake)
+                 hint=hint, mistake=mistake)
         if x.dtype != dtype:
             fail(f"{what} has dtype {x.dtype}", expected=f"{dtype} (the dtype of the inputs)", got=str(x.dtype),
-                      mistake="dtype_changed",
-                      hint="don't create tensors with a fixed dtype; follow the inputs' dtype (e.g. torch.zeros_like)")
+                 mistake="dtype_changed")
         if dtype.is_floating_point and not bool(torch.isfinite(x).all()):
             bad = (~torch.isfinite(x)).nonzero()[0].tolist()
             fail(f"{what} contains NaN or inf", got=f"{x[tuple(bad)].item()} at index {bad}",
-                      hint="look for a division by zero, or a softmax over a row where every score is -inf")
+                 hint="look for a division by zero, or a softmax over a row where every score is -inf")
         return x
 
 
 def fmt_shape(shape) -> str:
     return "(" + ", ".join(str(int(s)) for s in shape) + ")"
+
+
+def where(index, axes: tuple[str, ...] | None) -> str:
+    """Name a position in a tensor by its axes: ``[0, 1, 2]`` with axes (batch, head, query, key) ->
+    "query 2 of head 1 in batch 0"; without axis names, "index [0, 1, 2]"."""
+    index = [int(i) for i in index]
+    if not index:
+        return "the whole tensor"
+    if axes is None or len(axes) < len(index):
+        return f"index {index}"
+    parts = [f"{name} {i}" for name, i in zip(axes, index)]
+    if len(parts) == 1 or axes[0] != "batch":
+        return " of ".join(reversed(parts))
+    inner = " of ".join(reversed(parts[1:]))
+    return f"{inner} in {parts[0]}"
+
+
+def tolerance(atol: float = None) -> str:
+    """The comparison's tolerance, in words."""
+    atol = ATOL if atol is None else atol
+    return f"equal up to rounding: |difference| at most {atol:g} + {RTOL:g} x |expected|"
 
 
 def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> tuple[float, list[int]]:
@@ -257,20 +301,24 @@ def diagnose(got: torch.Tensor, candidates, atol: float = ATOL) -> str | None:
 
 
 def compare(ctx: Ctx, got: torch.Tensor, expected: torch.Tensor, what: str, tried: str,
-            candidates=None, hints: dict[str, str] | None = None,
-            atol: float = ATOL) -> None:
-    """Fail unless ``got`` equals ``expected`` within ``atol``; name the mistake when it is a known one."""
+            candidates=None, atol: float = ATOL, axes: tuple[str, ...] | None = None,
+            fallback: str | None = None) -> None:
+    """Fail unless ``got`` equals ``expected`` within ``atol``; name the mistake when it is a known one.
+
+    ``axes`` names the dimensions (e.g. ("batch", "head", "query", "key")) for the message; ``fallback``
+    is the hint when no known mistake matches: it should say where to look, given what this comparison
+    shows.
+    """
     if within(got, expected, atol):
         return
-    err, where = max_abs_diff(got, expected)
-    mistake = diagnose(got, candidates or {}, atol)
-    idx = tuple(where)
-    row = tuple(where[:-1])
+    err, index = max_abs_diff(got, expected)
+    row = tuple(index[:-1])
     ctx.fail(f"{what}: not equal to the reference", tried=tried,
-             expected=f"{_fmt_row(expected[row])} (row {list(row)}), within {atol:g} + {RTOL:g} x |expected|",
-             got=f"{_fmt_row(got[row])}; max abs difference {err:.3g} at index {list(idx)}",
-             mistake=mistake, hint=(hints or {}).get(mistake) if mistake else
-             "print your result next to the expected one on a tiny input and compare step by step")
+             expected=f"{_fmt_row(expected[row])} at {where(row, axes)} ({tolerance(atol)})",
+             got=f"{_fmt_row(got[row])}; largest difference {err:.3g}, at {where(index, axes)}",
+             mistake=diagnose(got, candidates or {}, atol),
+             hint=fallback or "rebuild the tried: input in a cell of its own and print the shape and a few values "
+                              "after each line of your code")
 
 
 def _fmt_row(row: torch.Tensor, n: int = 5) -> str:
@@ -294,6 +342,7 @@ def _short(e: Exception, limit: int = 300) -> str:
 
 
 def _mistake_from_exception(e: Exception) -> str | None:
+    """The known mistake an exception shows by itself, whatever the exercise."""
     msg = str(e)
     if "view size is not compatible" in msg:
         return "view_after_transpose"
@@ -305,43 +354,59 @@ def _mistake_from_exception(e: Exception) -> str | None:
         return "batched_T"
     if "before Module.__init__() call" in msg:
         return "missing_super_init"
+    if isinstance(e, IndexError) and "shape of the mask" in msg:
+        return "bool_index_mask"
     return None
 
 
-def _hint_from_exception(e: Exception) -> str | None:
-    if isinstance(e, NotImplementedError) and not str(e).strip():
-        return "replace `raise NotImplementedError()` with your code"
-    if "view size is not compatible" in str(e):
-        return "after a transpose the tensor is not contiguous: use .reshape(...) or .contiguous().view(...)"
-    if "x.T" in str(e) or "x.mT" in str(e):
-        return "swap the last two dimensions with k.transpose(-2, -1); .T reverses all of them"
-    if "found element of type float" in str(e) or "must be tuple of ints" in str(e):
-        return "sizes must be ints: use // (integer division), e.g. d_k = d_model // num_heads"
-    if "must have the same dtype" in str(e) or "expected scalar type" in str(e):
+def _hint_from_exception(e: Exception) -> str:
+    """The hint for an exception that names no known mistake: what to look at, not a guess."""
+    msg = str(e)
+    if "must have the same dtype" in msg or "expected scalar type" in msg or "expected m1 and m2 to have the same" in msg:
         return ("the check runs your module in float64 (module.double()): create layers in __init__, not in "
                 "forward, and new tensors with dtype=x.dtype")
-    if "size of tensor a" in str(e):
-        return ("two shapes don't line up: a .sum()/.max() without keepdim=True drops a dimension; "
-                "print the shape of every intermediate tensor")
-    if "mat1 and mat2 shapes cannot be multiplied" in str(e):
-        return "print the shape of every intermediate tensor and compare with the shape comments in the notebook"
-    if "before Module.__init__() call" in str(e):
-        return "start __init__ with super().__init__()"
-    return None
+    if "size of tensor a" in msg or "mat1 and mat2 shapes" in msg or "shape" in msg and isinstance(e, RuntimeError):
+        return ("two shapes don't line up: rebuild the tried: input in a cell of its own and print the shape "
+                "after each line of your code; compare with the shape comments in the notebook")
+    return "run your code on the tried: input in a cell of its own and read the traceback"
 
 
-known_mistake("view_after_transpose", "calling .view() on a tensor that was just transposed (it is not contiguous)")
-known_mistake("not_implemented", "the exercise is not done yet (it still raises NotImplementedError)")
-known_mistake("missing_projection", "the output projection W_O is missing")
-known_mistake("input_modified_in_place", "an input tensor is modified in place")
-known_mistake("no_gradient", "the output is cut off from the autograd graph")
-known_mistake("dtype_changed", "the output's dtype differs from the inputs' dtype")
-known_mistake("missing_return", "the function returns None: the `return` is missing")
-known_mistake("numpy_output", "the result is a numpy array, not a torch tensor")
-known_mistake("attribute_name", "a layer has another name than the one the exercise asks for")
-known_mistake("linear_without_bias", "a projection is created with bias=False")
-known_mistake("missing_super_init", "__init__ does not call super().__init__() before creating layers")
-known_mistake("batched_T", "`.T` is used on a batched tensor; it reverses every dimension")
+known_mistake("view_after_transpose", "calling .view() on a tensor that was just transposed (it is not contiguous)",
+              "after a transpose the tensor is not contiguous: use .reshape(...) or .contiguous().view(...)")
+known_mistake("not_implemented", "the exercise is not done yet (it still raises NotImplementedError)",
+              "replace `raise NotImplementedError()` with your code, and run the exercise cell again")
+known_mistake("missing_projection", "the output projection W_O is missing",
+              "create self.W_O = nn.Linear(d_model, d_model) in __init__ and apply it to the merged heads")
+known_mistake("input_modified_in_place", "an input tensor is modified in place",
+              "don't use in-place operations (x /= ..., x.sub_(...), x[...] = ...) on the inputs; "
+              "compute new tensors instead (x = x / ...)")
+known_mistake("no_gradient", "the output is cut off from the autograd graph",
+              "don't use torch.no_grad(), .detach(), .item(), .tolist() or numpy: "
+              "training needs gradients through every operation")
+known_mistake("dtype_changed", "the output's dtype differs from the inputs' dtype",
+              "don't convert with .double()/.float() or create tensors with a fixed dtype; "
+              "follow the inputs' dtype (x.dtype, torch.zeros_like)")
+known_mistake("missing_return", "the function returns None: the `return` is missing",
+              "end the function with `return ...`")
+known_mistake("numpy_output", "the result is a numpy array, not a torch tensor",
+              "stay in PyTorch: numpy cuts the autograd graph")
+known_mistake("attribute_name", "a layer has another name than the one the exercise asks for",
+              "the check copies weights by name: use exactly the attribute names of the exercise")
+known_mistake("linear_without_bias", "a linear layer is created with bias=False",
+              "nn.Linear has a bias unless you pass bias=False: leave bias out")
+known_mistake("linear_with_bias", "a linear layer has a bias it should not have",
+              "pass bias=False to this nn.Linear")
+known_mistake("missing_super_init", "__init__ does not call super().__init__() before creating layers",
+              "start __init__ with super().__init__()")
+known_mistake("batched_T", "`.T` is used on a batched tensor; it reverses every dimension",
+              "swap the last two dimensions with k.transpose(-2, -1); .T reverses all of them")
+known_mistake("bool_index_mask", "the scores are masked by bool indexing (scores[~mask] = ...), which does not "
+              "broadcast the mask", "indexing with a bool mask needs the mask's exact shape; "
+              "scores.masked_fill(~mask, float('-inf')) broadcasts it and returns a new tensor")
+HARD_CODED_AXES = known_mistake("hard_coded_axes", "an axis is counted from the front (transpose(1, 2), dim=2): the code works for "
+              "one number of dimensions and breaks for another",
+              "count axes from the end, which works for any number of leading dimensions: "
+              "k.transpose(-2, -1), softmax(dim=-1)")
 
 
 # --------------------------------------------------------------------------- the decorator
@@ -367,8 +432,8 @@ def check(fn):
         except CheckFailure:
             raise
         except Exception as e:  # noqa: BLE001 - a crash inside learner code reached through a tensor op
-            raise CheckFailure(name, f"running your code raised {type(e).__name__}: {_short(e)}",
-                               mistake=_mistake_from_exception(e), hint=_hint_from_exception(e)) from None
+            ctx.fail(f"running your code raised {type(e).__name__}: {_short(e)}",
+                     mistake=_mistake_from_exception(e), hint=_hint_from_exception(e))
         finally:
             torch.set_rng_state(torch_state)
             random.setstate(py_state)

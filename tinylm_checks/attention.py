@@ -1,7 +1,12 @@
-"""Stage 01 checks: attention scores, scaled dot-product attention, single-head self-attention."""
+"""Stage 01 checks: attention scores, scaled dot-product attention, single-head self-attention.
+
+The attention machinery here (known variants of attention, comparing an (out, weights) pair) is shared
+with the multi-head check of stage 02.
+"""
 from __future__ import annotations
 
 import functools
+import itertools
 import math
 
 import torch
@@ -9,86 +14,164 @@ import torch
 from tinylm_solutions import attention as ref
 from tinylm_solutions.masks import causal_mask
 
-from ._core import Ctx, check, compare, diagnose, fmt_shape, known_mistake
+from ._core import HARD_CODED_AXES, Ctx, check, compare, diagnose, fmt_shape, known_mistake, where
 
-# ---- the mistakes these checks can name, with the hint a learner reads
-NO_SCALING = known_mistake("no_scaling", "the scores are not scaled: q @ k^T must be divided by sqrt(d_k)")
-SCALE_BY_D_K = known_mistake("scale_by_d_k", "the scores are divided by d_k instead of sqrt(d_k)")
-SCALE_MULTIPLIED = known_mistake("scale_multiplied", "the scores are multiplied by sqrt(d_k) instead of divided")
+__all__ = ["check_attention_scores", "check_scaled_dot_product_attention", "check_self_attention"]
+
+# ---- the mistakes these checks can name, each with the hint a learner reads when it is named
+NO_SCALING = known_mistake("no_scaling", "the scores are not scaled: q @ k^T must be divided by sqrt(d_k)",
+                           "divide the scores by math.sqrt(d_k), where d_k = q.shape[-1] (the width of a query)")
+SCALE_BY_D_K = known_mistake("scale_by_d_k", "the scores are divided by d_k instead of sqrt(d_k)",
+                             "use math.sqrt(d_k), not d_k")
+SCALE_MULTIPLIED = known_mistake("scale_multiplied", "the scores are multiplied by sqrt(d_k) instead of divided",
+                                 "divide by math.sqrt(d_k); scaling keeps the scores' variance near 1")
 SCALE_BY_SQRT_D = known_mistake("scale_by_sqrt_d_model",
-                                "the scores are divided by sqrt(d_model) instead of sqrt(d_k) = sqrt(d_model // num_heads)")
-TRANSPOSED_SCORES = known_mistake("transposed_scores", "the scores are k @ q^T (keys x queries) instead of q @ k^T")
+                                "the scores are divided by sqrt(d_model) instead of sqrt(d_k) = sqrt(d_model // num_heads)",
+                                "each head has width d_k = d_model // num_heads; take q.shape[-1] inside the "
+                                "attention function")
+TRANSPOSED_SCORES = known_mistake("transposed_scores", "the scores are k @ q^T (keys x queries) instead of q @ k^T",
+                                  "row i of the scores belongs to query i: q @ k.transpose(-2, -1)")
 SOFTMAX_OVER_QUERIES = known_mistake("softmax_over_queries",
-                                     "the softmax runs over the queries (dim=-2) instead of over the keys (dim=-1)")
+                                     "the softmax runs over the queries (dim=-2, which is dim=1 of 3-D scores) instead of over "
+                                     "the keys (dim=-1)",
+                                     "use torch.softmax(scores, dim=-1): each query's weights over the keys sum to 1")
+SOFTMAX_OVER_HEADS = known_mistake("softmax_over_heads", "the softmax runs over the heads (dim=1) instead of the keys",
+                                   "torch.softmax(scores, dim=-1): over the keys, the last axis, whatever the "
+                                   "leading axes are")
+SOFTMAX_OVER_BATCH = known_mistake("softmax_over_batch", "the softmax runs over the batch (dim=0) instead of the keys",
+                                   "torch.softmax(scores, dim=-1): over the keys, the last axis")
 MASK_AFTER_SOFTMAX = known_mistake("mask_after_softmax",
-                                   "the mask is applied after the softmax, so the remaining weights no longer sum to 1")
+                                   "the mask is applied after the softmax, so the remaining weights no longer sum to 1",
+                                   "set masked scores to float('-inf') with scores.masked_fill(~mask, float('-inf')) "
+                                   "before the softmax")
 MASK_MULTIPLIED = known_mistake("mask_multiplied",
                                 "masked scores are set to 0 (mask multiplied in, or filled with 0); "
-                                "a score of 0 still gets weight after the softmax")
-MASK_IGNORED = known_mistake("mask_ignored", "the mask argument is ignored")
-MASK_INVERTED = known_mistake("mask_inverted", "the mask is inverted: True must mean 'may attend' (PyTorch's convention)")
-MASK_ADDED = known_mistake("mask_added", "the bool mask is added to the scores instead of setting masked scores to -inf")
-SWAPPED_OUTPUTS = known_mistake("swapped_outputs", "the function returns (weights, out) instead of (out, weights)")
-VALUES_NOT_PROJECTED = known_mistake("values_not_projected", "the values are x itself: W_V is not applied")
-Q_K_SWAPPED = known_mistake("q_k_swapped", "queries and keys are swapped (W_K(x) used as the queries)")
-SQRT_PRECEDENCE = known_mistake("sqrt_precedence", "d_k ** 1/2 is (d_k ** 1) / 2 = d_k / 2, not sqrt(d_k)")
-INT_SQRT = known_mistake("int_sqrt", "sqrt(d_k) is rounded to an integer")
-D_K_WRONG_DIM = known_mistake("d_k_from_wrong_dim", "d_k is read from the wrong dimension (it is the last one: q.shape[-1])")
-WEIGHTS_ARE_SCORES = known_mistake("weights_are_scores", "the returned weights are the scores before the softmax")
-ALWAYS_CAUSAL = known_mistake("always_causal", "a causal mask is applied even when no mask is passed")
-WEIGHTS_NOT_RETURNED = known_mistake("weights_not_returned", "only the output is returned, not (out, weights)")
-SHARED_PROJECTION = known_mistake("shared_projection", "the projections are one shared layer, not separate layers")
+                                "a score of 0 still gets weight after the softmax",
+                                "a score of 0 is not 'no attention': use scores.masked_fill(~mask, float('-inf'))")
+MASK_IGNORED = known_mistake("mask_ignored", "the mask argument is ignored",
+                             "when mask is not None, fill the scores where mask is False with float('-inf') before "
+                             "the softmax")
+MASK_INVERTED = known_mistake("mask_inverted", "the mask is inverted: True must mean 'may attend' (PyTorch's convention)",
+                              "fill where the mask is False: scores.masked_fill(~mask, float('-inf'))")
+MASK_ADDED = known_mistake("mask_added", "the bool mask is added to the scores instead of setting masked scores to -inf",
+                           "use scores.masked_fill(~mask, float('-inf')) rather than adding the mask")
+MASK_TRANSPOSED = known_mistake("mask_transposed",
+                                "the mask is applied along the wrong axis (transposed): its rows must be the "
+                                "queries and its columns the keys",
+                                "use the mask as it comes, without .transpose or .T: it already broadcasts to "
+                                "(..., T_q, T_k), one row per query")
+MASK_RESHAPED = known_mistake("mask_reshaped",
+                              "the mask's shape is changed (unsqueeze, view, [:, None]) before it is used; "
+                              "it already broadcasts to the scores",
+                              "use the mask unchanged: a (T, T) causal mask and a padding mask with size-1 axes "
+                              "both broadcast to the scores as they are")
+FINITE_FILL = known_mistake("finite_fill",
+                            "masked scores are filled with a large negative number instead of -inf, so a query "
+                            "that may attend to no key gets uniform weights instead of zeros",
+                            "fill with float('-inf'), then weights.nan_to_num(0.0): a query with no allowed key "
+                            "then gets zero weights and a zero output")
+MASK_RENORMALISED = known_mistake("mask_renormalised_after_softmax",
+                                  "the softmax runs over every key, then the masked weights are zeroed and the rest "
+                                  "renormalised: when a masked key has the largest score, the allowed weights "
+                                  "underflow to 0 and the row becomes 0 / 0",
+                                  "mask the scores before the softmax: scores.masked_fill(~mask, float('-inf'))")
+FILL_TOO_WEAK = known_mistake("fill_too_weak",
+                              "masked scores are filled with a finite number (like -1e4) that large scores outweigh, "
+                              "so masked keys get weight",
+                              "fill with float('-inf'): no score can outweigh it")
+SWAPPED_OUTPUTS = known_mistake("swapped_outputs", "the function returns (weights, out) instead of (out, weights)",
+                                "return out first, then weights")
+VALUES_NOT_PROJECTED = known_mistake("values_not_projected", "the values are x itself: W_V is not applied",
+                                     "v = self.W_V(x)")
+Q_K_SWAPPED = known_mistake("q_k_swapped", "queries and keys are swapped (W_K(x) used as the queries)",
+                            "q = self.W_Q(x) and k = self.W_K(x); the scores are q @ k^T")
+PROJECTION_REUSED = known_mistake("projection_reused",
+                                  "one projection is used for two of q, k, v (e.g. k = self.W_Q(x) after a copy-paste)",
+                                  "q = self.W_Q(x), k = self.W_K(x), v = self.W_V(x): three different layers")
+SQRT_PRECEDENCE = known_mistake("sqrt_precedence", "d_k ** 1/2 is (d_k ** 1) / 2 = d_k / 2, not sqrt(d_k)",
+                                "write math.sqrt(d_k) or d_k ** 0.5")
+INT_SQRT = known_mistake("int_sqrt", "sqrt(d_k) is rounded to an integer", "keep the square root a float: math.sqrt(d_k)")
+D_K_WRONG_DIM = known_mistake("d_k_from_wrong_dim", "d_k is read from the wrong dimension (it is the last one: q.shape[-1])",
+                              "d_k = q.shape[-1] (or q.size(-1)): the width of one query vector")
+WEIGHTS_ARE_SCORES = known_mistake("weights_are_scores", "the returned weights are the scores before the softmax",
+                                   "return the softmax of the (masked) scores as the weights")
+ALWAYS_CAUSAL = known_mistake("always_causal", "a causal mask is applied even when no mask is passed",
+                              "apply the mask you are given, and none when mask is None")
+WEIGHTS_NOT_RETURNED = known_mistake("weights_not_returned", "only the output is returned, not (out, weights)",
+                                     "end with `return out, weights`")
+SHARED_PROJECTION = known_mistake("shared_projection", "the projections are one shared layer, not separate layers",
+                                  "create a separate nn.Linear(d_model, d_model) for each of W_Q, W_K, W_V")
 NAN_FULLY_MASKED = known_mistake("nan_fully_masked_row",
-                                 "a query whose keys are all masked gets NaN weights (softmax of a row of -inf)")
+                                 "a query whose keys are all masked gets NaN weights (softmax of a row of -inf)",
+                                 "after the softmax: weights = weights.nan_to_num(0.0)")
 DROPOUT_ON_WEIGHTS = known_mistake("dropout_on_weights",
-                                   "dropout is applied to the weights (some are 0, the rest scaled up by 1/(1-p))")
+                                   "dropout is applied to the weights (some are 0, the rest scaled up by 1/(1-p))",
+                                   "no dropout in this exercise: the check compares exact values")
 EXTRA_PROJECTION = known_mistake("extra_output_projection",
-                                 "SelfAttention has an output projection; in this course that is W_O, in stage 02")
+                                 "SelfAttention has an output projection; in this course that is W_O, in stage 02",
+                                 "SelfAttention holds exactly W_Q, W_K, W_V = nn.Linear(d_model, d_model); "
+                                 "no other parameters")
 
-HINTS = {
-    NO_SCALING: "divide the scores by math.sqrt(d_k), where d_k = q.shape[-1] (the width of a query)",
-    SCALE_BY_D_K: "use math.sqrt(d_k), not d_k",
-    SQRT_PRECEDENCE: "write math.sqrt(d_k) or d_k ** 0.5",
-    INT_SQRT: "keep the square root a float: math.sqrt(d_k)",
-    D_K_WRONG_DIM: "d_k = q.shape[-1] (or q.size(-1)): the width of one query vector",
-    WEIGHTS_ARE_SCORES: "return the softmax of the (masked) scores as the weights",
-    ALWAYS_CAUSAL: "apply the mask you are given, and none when mask is None",
-    NAN_FULLY_MASKED: "after the softmax: weights = weights.nan_to_num(0.0)",
-    DROPOUT_ON_WEIGHTS: "no dropout in this exercise: the check compares exact values",
-    SCALE_MULTIPLIED: "divide by math.sqrt(d_k); scaling keeps the scores' variance near 1",
-    SCALE_BY_SQRT_D: "each head has width d_k = d_model // num_heads; take q.shape[-1] inside the attention function",
-    TRANSPOSED_SCORES: "row i of the scores belongs to query i: q @ k.transpose(-2, -1)",
-    SOFTMAX_OVER_QUERIES: "use torch.softmax(scores, dim=-1): each query's weights over the keys sum to 1",
-    MASK_AFTER_SOFTMAX: "set masked scores to float('-inf') with scores.masked_fill(~mask, float('-inf')) before the softmax",
-    MASK_MULTIPLIED: "a score of 0 is not 'no attention': use scores.masked_fill(~mask, float('-inf'))",
-    MASK_IGNORED: "when mask is not None, fill the scores where mask is False with float('-inf') before the softmax",
-    MASK_INVERTED: "fill where the mask is False: scores.masked_fill(~mask, float('-inf'))",
-    MASK_ADDED: "use scores.masked_fill(~mask, float('-inf')) rather than adding the mask",
-    VALUES_NOT_PROJECTED: "v = self.W_V(x)",
-    Q_K_SWAPPED: "q = self.W_Q(x) and k = self.W_K(x); the scores are q @ k^T",
+# How a module (SelfAttention here, MultiHeadSelfAttention in stage 02) that calls the attention
+# function makes these mistakes: the wording of some hints for the module exercises.
+MODULE_HINTS = {
+    MASK_IGNORED: "forward(x, mask) must use its mask: pass it on to scaled_dot_product_attention(q, k, v, mask)",
+    MASK_INVERTED: "True = may attend: pass the mask on unchanged (no ~mask), and inside the attention fill where "
+                   "it is False: scores.masked_fill(~mask, float('-inf'))",
 }
 
+SCORE_AXES = {3: ("batch", "query", "key"), 4: ("batch", "head", "query", "key")}
+OUT_AXES = {3: ("batch", "query", "feature"), 4: ("batch", "head", "query", "feature")}
+SOFTMAX_AXIS_MISTAKE = {"batch": SOFTMAX_OVER_BATCH, "head": SOFTMAX_OVER_HEADS, "query": SOFTMAX_OVER_QUERIES}
+LARGE = 1000.0  # q and k times LARGE: scores around a million, where a -1e4 fill no longer masks
 
-MODULE_HINTS = {**HINTS, MASK_IGNORED: "forward(x, mask) must use its mask: pass it on to "
-                                       "scaled_dot_product_attention(q, k, v, mask)"}
+
+def _softmax(scores, mask, mode="fill", dim=-1):
+    """The masked softmax, done right (``mode="fill"``) or in one of the known wrong ways."""
+    if mask is None or mode == "ignored":
+        return torch.softmax(scores, dim=dim)
+    if mode == "after":
+        return torch.softmax(scores, dim=dim).masked_fill(~mask, 0.0)
+    if mode == "renormalised":  # zero the masked weights after the softmax, then divide by the new sum
+        w = torch.softmax(scores, dim=dim).masked_fill(~mask, 0.0)
+        return w / w.sum(dim=-1, keepdim=True)
+    filled = {"fill": lambda: scores.masked_fill(~mask, float("-inf")),
+              "inverted": lambda: scores.masked_fill(mask, float("-inf")),
+              "transposed": lambda: scores.masked_fill(~mask.transpose(-2, -1), float("-inf")),
+              "multiplied": lambda: scores * mask,
+              "added": lambda: scores + mask,
+              "finite": lambda: scores.masked_fill(~mask, -1e9),
+              "weak": lambda: scores.masked_fill(~mask, -1e4)}[mode]()
+    return torch.softmax(filled, dim=dim).nan_to_num(0.0)
 
 
-def _sdpa_variant(q, k, v, mask=None, *, scale=None, softmax_dim=-1, mask_mode="fill"):
-    """The reference attention, with one deliberate change (used to name a learner's mistake)."""
-    scale = 1 / math.sqrt(q.size(-1)) if scale is None else scale
-    scores = q @ k.transpose(-2, -1) * scale
+def _broadcasts(a: torch.Tensor, shape) -> bool:
+    try:
+        torch.broadcast_shapes(a.shape, tuple(shape))
+    except RuntimeError:
+        return False
+    return True
+
+
+def weight_variants(scores, mask):
+    """Known ways of turning (masked) scores into wrong weights: a list of (mistake, weights)."""
+    axes = SCORE_AXES.get(scores.dim(), ("batch",) * (scores.dim() - 2) + ("query", "key"))
+    cands = [(SOFTMAX_AXIS_MISTAKE[axis], _softmax(scores, mask, dim=dim)) for dim, axis in enumerate(axes[:-1])]
     if mask is not None:
-        if mask_mode == "fill":
-            scores = scores.masked_fill(~mask, float("-inf"))
-        elif mask_mode == "inverted":
-            scores = scores.masked_fill(mask, float("-inf"))
-        elif mask_mode == "multiplied":
-            scores = scores * mask
-        elif mask_mode == "added":
-            scores = scores + mask
-    weights = torch.softmax(scores, dim=softmax_dim)
-    if mask is not None and mask_mode == "after":
-        weights = weights.masked_fill(~mask, 0.0)
+        cands += [(MASK_AFTER_SOFTMAX, _softmax(scores, mask, "after")), (MASK_MULTIPLIED, _softmax(scores, mask, "multiplied")),
+                  (MASK_IGNORED, _softmax(scores, mask, "ignored")), (MASK_INVERTED, _softmax(scores, mask, "inverted")),
+                  (MASK_ADDED, _softmax(scores, mask, "added")), (FINITE_FILL, _softmax(scores, mask, "finite")),
+                  (FILL_TOO_WEAK, _softmax(scores, mask, "weak")),
+                  (MASK_RENORMALISED, _softmax(scores, mask, "renormalised"))]
+        if _broadcasts(mask.transpose(-2, -1), scores.shape):
+            cands.append((MASK_TRANSPOSED, _softmax(scores, mask, "transposed")))
+    return cands
+
+
+def _sdpa_variant(q, k, v, mask=None, *, scale=None, softmax_dim=-1):
+    """The reference attention, with another scale or softmax axis (used to name a learner's mistake)."""
+    scale = 1 / math.sqrt(q.size(-1)) if scale is None else scale
+    weights = _softmax(q @ k.transpose(-2, -1) * scale, mask, dim=softmax_dim)
     return weights @ v, weights
 
 
@@ -107,19 +190,10 @@ def _candidates(q, k, v, mask=None, extra=()):
         (D_K_WRONG_DIM, variant(scale=1 / math.sqrt(T_q))),
         (D_K_WRONG_DIM, variant(scale=1 / math.sqrt(T_k))),
         (D_K_WRONG_DIM, variant(scale=1 / math.sqrt(v.size(-1)))),
-        (SOFTMAX_OVER_QUERIES, variant(softmax_dim=-2)),
         (WEIGHTS_ARE_SCORES, (None, scores)),
-    ]
+    ] + [(name, (w @ v, w)) for name, w in weight_variants(scores, mask)]
     if mask is None and T_q == T_k:
         cands.append((ALWAYS_CAUSAL, _sdpa_variant(q, k, v, torch.ones(T_q, T_k, dtype=torch.bool).tril())))
-    if mask is not None:
-        cands += [
-            (MASK_AFTER_SOFTMAX, variant(mask_mode="after")),
-            (MASK_MULTIPLIED, variant(mask_mode="multiplied")),
-            (MASK_IGNORED, _sdpa_variant(q, k, v, None)),
-            (MASK_INVERTED, variant(mask_mode="inverted")),
-            (MASK_ADDED, variant(mask_mode="added")),
-        ]
     return cands + list(extra)
 
 
@@ -146,94 +220,152 @@ def _random_mask(ctx: Ctx, *shape: int) -> torch.Tensor:
     return m
 
 
+def padding_mask(lengths, T: int, heads: bool) -> torch.Tensor:
+    """A right-padding key mask, (B, 1, 1, T) with a head axis or (B, 1, T) without."""
+    m = torch.arange(T)[None, :] < torch.as_tensor(lengths)[:, None]  # (B, T)
+    return m[:, None, None, :] if heads else m[:, None, :]
+
+
 def _unpack_pair(ctx: Ctx, result, what: str, out_shape, w_shape, mask=None, tried=None,
                  returns="return weights @ v, weights"):
     """Learner returned (out, weights)? Check both shapes; name a swapped pair or an inverted mask's NaN."""
     if isinstance(result, torch.Tensor) and tuple(result.shape) == tuple(out_shape):
         ctx.fail(f"{what} returned one tensor", expected="a pair (out, weights)", got=f"a tensor {fmt_shape(result.shape)}",
-                 mistake=WEIGHTS_NOT_RETURNED, hint=f"end with `{returns}`")
+                 mistake=WEIGHTS_NOT_RETURNED, mistake_hint=f"end with `{returns}`")
     if result is None:
         ctx.fail(f"{what} returned None", expected="a pair (out, weights)", mistake="missing_return",
-                 hint=f"end with `{returns}`")
+                 mistake_hint=f"end with `{returns}`")
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         ctx.fail(f"{what} must return a pair (out, weights)",
                  got=f"{type(result).__name__}" + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""),
-                 hint="end with `return weights @ v, weights`")
+                 hint=f"end with `{returns}`")
     out, weights = result
     if (isinstance(out, torch.Tensor) and isinstance(weights, torch.Tensor)
             and tuple(out.shape) == tuple(w_shape) and tuple(weights.shape) == tuple(out_shape)
             and tuple(out_shape) != tuple(w_shape)):
         ctx.fail(f"{what} returned its outputs in the wrong order", expected=f"(out {fmt_shape(out_shape)}, "
                  f"weights {fmt_shape(w_shape)})", got=f"({fmt_shape(out.shape)}, {fmt_shape(weights.shape)})",
-                 mistake=SWAPPED_OUTPUTS, hint="return out first, then weights")
+                 mistake=SWAPPED_OUTPUTS)
     if mask is not None and isinstance(weights, torch.Tensor) and tuple(weights.shape) == tuple(w_shape):
         nan_rows = torch.isnan(weights).any(-1)
         full_rows = mask.expand(w_shape).all(-1)
         if bool(nan_rows.any()) and bool((nan_rows == full_rows).all()):
-            ctx.fail("the weights are NaN exactly in the rows where the mask allows every key",
-                     expected="True in the mask = may attend", mistake=MASK_INVERTED, hint=HINTS[MASK_INVERTED])
+            ctx.fail("the weights are NaN exactly in the rows where the mask allows every key", tried=tried,
+                     expected="True in the mask = may attend", mistake=MASK_INVERTED)
+    if mask is not None and isinstance(weights, torch.Tensor) and tuple(weights.shape) == tuple(w_shape):
+        nan_rows = torch.isnan(weights).any(-1)
+        empty_rows = ~mask.expand(w_shape).any(-1)
+        if bool(nan_rows.any()) and bool((nan_rows == empty_rows).all()):
+            i = empty_rows.nonzero()[0].tolist()
+            ctx.fail("NaN in the weights where a query may attend to no key", tried=tried,
+                     expected=f"finite values: the reference gives that query zero weights and a zero output",
+                     got=f"NaN at {where(i, SCORE_AXES.get(len(w_shape)))}: the softmax of a row of -inf is 0/0",
+                     mistake=NAN_FULLY_MASKED)
+    if isinstance(weights, torch.Tensor) and tuple(weights.shape) == tuple(w_shape) and len(w_shape) in SCORE_AXES \
+            and bool(torch.isnan(weights).any()):
+        bad = torch.isnan(weights).nonzero()[0].tolist()
+        ctx.fail("the attention weights contain NaN", tried=tried,
+                 got=f"NaN at {where(bad, SCORE_AXES[len(w_shape)])}",
+                 hint="NaN comes from 0/0 or inf - inf: a softmax over a row where every score is -inf, or a "
+                      "-inf multiplied by 0")
     out = ctx.tensor(out, f"out returned by {what}", out_shape, tried=tried)
     weights = ctx.tensor(weights, f"weights returned by {what}", w_shape, tried=tried)
     return out, weights
 
 
-def _check_pair(ctx: Ctx, out, weights, ref_out, ref_w, cands, tried, mask=None, hints=HINTS,
-                out_what="the output (weights @ v)"):
-    """Compare weights first (masked keys, row sums, values), then the output."""
-    w_cands = [(n, w) for n, (_, w) in cands if w is not None]
-    o_cands = [(n, o) for n, (o, _) in cands if o is not None]
+def check_weights(ctx: Ctx, weights, ref_w, w_cands, tried, mask=None, large=False,
+                  fallback="the weights come from the scores: look at how q and k are made and multiplied, the "
+                           "scale and the softmax"):
+    """Compare attention weights with the reference's: masked keys first, then rows with no allowed key,
+    dropout, row sums, values. ``w_cands`` are (mistake, weights) pairs; ``large`` says the scores are
+    large (a masked key that gets weight then shows a fill value that is too weak)."""
+    w_axes = SCORE_AXES.get(weights.dim())
     if mask is not None:
         allowed = mask.expand_as(weights)
-        leak = (weights.abs() > 1e-12) & ~allowed
+        full = ~allowed.any(-1)  # queries that may attend to no key: checked below
+        leak = (weights.abs() > 1e-12) & ~allowed & ~full[..., None]
         if bool(leak.any()):
             i = leak.nonzero()[0].tolist()
             inverted = bool((weights.masked_select(allowed).abs() <= 1e-12).all())
-            ctx.fail("a masked key got attention weight", tried=tried,
-                     expected=f"weight 0 where the mask is False (e.g. index {i})",
-                     got=f"weight {weights[tuple(i)].item():.4f}" + (
+            ctx.fail("a masked key got attention weight" + (" when the scores are large" if large else ""), tried=tried,
+                     expected=f"weight 0 where the mask is False (e.g. {where(i, w_axes)})",
+                     got=f"weight {weights[tuple(i)].item():.4g}" + (
                          "; and every key the mask allows got weight 0" if inverted else ""),
-                     mistake=MASK_INVERTED if inverted else diagnose(weights, w_cands),
-                     hint=hints[MASK_INVERTED] if inverted else hints[MASK_IGNORED])
+                     mistake=MASK_INVERTED if inverted else FILL_TOO_WEAK if large else diagnose(weights, w_cands),
+                     hint="masked keys must end up with weight 0: is the mask used (passed on, if your code calls "
+                          "the attention function), and are masked scores set to -inf before the softmax?")
+        if bool(full.any()):
+            rows = weights[full]
+            if not bool((rows == 0).all()):
+                i = full.nonzero()[0].tolist()
+                uniform = bool(((rows - 1 / weights.size(-1)).abs() <= 1e-9).all())
+                ctx.fail("a query that may attend to no key got non-zero weights", tried=tried,
+                         expected=f"all-zero weights at {where(i, w_axes)} (as torch.nn.functional."
+                                  "scaled_dot_product_attention gives)",
+                         got=f"{_fmt(weights[tuple(i)])}" + ("; uniform weights" if uniform else ""),
+                         mistake=FINITE_FILL if uniform else diagnose(weights, w_cands),
+                         hint="fill masked scores with float('-inf'), then weights.nan_to_num(0.0)")
     dropped = (weights == 0) & (ref_w > 1e-12)
     if bool(dropped.any()) and bool((weights != 0).any()):
         ratio = weights[weights != 0] / ref_w[weights != 0]
         if float(ratio.min()) > 1 + 1e-6 and float(ratio.max() - ratio.min()) <= 1e-6:
             ctx.fail("some attention weights are 0 and the others are scaled up", tried=tried,
                      got=f"{int(dropped.sum())} weights set to 0, the rest multiplied by {float(ratio.mean()):.4f}",
-                     mistake=DROPOUT_ON_WEIGHTS, hint=hints[DROPOUT_ON_WEIGHTS])
+                     mistake=DROPOUT_ON_WEIGHTS)
     sums = weights.sum(-1)
-    if not bool(((sums - 1).abs() <= 1e-6).all()):
-        bad = ((sums - 1).abs() > 1e-6).nonzero()[0].tolist()
-        mistake = diagnose(weights, w_cands)
+    expected_sums = (ref_w.sum(-1) > 0.5).to(sums.dtype)  # 1, or 0 for a query with no allowed key
+    if not bool(((sums - expected_sums).abs() <= 1e-6).all()):
+        bad = ((sums - expected_sums).abs() > 1e-6).nonzero()[0].tolist()
         ctx.fail("a row of the attention weights does not sum to 1", tried=tried,
-                 expected="each weights row (a query's weights over all keys) sums to 1",
-                 got=f"row {bad} sums to {sums[tuple(bad)].item():.4f}", mistake=mistake,
-                 hint=hints.get(mistake) or hints[SOFTMAX_OVER_QUERIES] + "; mask before the softmax, not after")
-    compare(ctx, weights, ref_w, "the attention weights", tried, w_cands, hints)
-    compare(ctx, out, ref_out, out_what, tried, o_cands, hints)
+                 expected="each row of weights (one query's weights over all keys) sums to 1",
+                 got=f"the row of {where(bad, w_axes)} sums to {sums[tuple(bad)].item():.4f}",
+                 mistake=diagnose(weights, w_cands),
+                 hint="the softmax must run over the keys (dim=-1)" + (
+                     ", and the mask must be applied to the scores before it" if mask is not None else ""))
+    compare(ctx, weights, ref_w, "the attention weights", tried, w_cands, axes=w_axes,
+            fallback=fallback + (" and the mask" if mask is not None else ""))
+
+
+def _check_pair(ctx: Ctx, out, weights, ref_out, ref_w, cands, tried, mask=None, large=False,
+                out_what="the output (weights @ v)", after_weights="the last step, out = weights @ v"):
+    """Compare weights first (:func:`check_weights`), then the output.
+
+    ``after_weights`` says, for this exercise, what turns right weights into the output: the place to
+    look when the weights are right and the output is not.
+    """
+    check_weights(ctx, weights, ref_w, [(n, w) for n, (_, w) in cands if w is not None], tried, mask, large)
+    compare(ctx, out, ref_out, out_what, tried, [(n, o) for n, (o, _) in cands if o is not None],
+            axes=OUT_AXES.get(out.dim()), fallback=f"the weights are right, so look after them: {after_weights}")
+
+
+def _fmt(row: torch.Tensor, n: int = 5) -> str:
+    vals = row.flatten().tolist()
+    return "[" + ", ".join(f"{v:.4f}" for v in vals[:n]) + (", ..." if len(vals) > n else "") + "]"
 
 
 @check
 def check_attention_scores(ctx: Ctx, attention_scores) -> str:
-    """Check ``attention_scores(q, k) -> q @ k^T / sqrt(d_k)`` on 3-D and 4-D inputs, T_q != T_k."""
+    """Check ``attention_scores(q, k) -> q @ k^T / sqrt(d_k)`` on 3-D, then 4-D inputs, T_q != T_k."""
     fn = ctx.function(attention_scores, "attention_scores")
     s = _sizes(ctx.seed)
     for lead, size in (((s["B"],), 1.0), ((s["B"], s["H"]), 1.0), ((s["B"],), 8.0)):  # 8.0: scores in the tens
         q = ctx.randn(*lead, s["T_q"], s["d_k"]) * size
         k = ctx.randn(*lead, s["T_k"], s["d_k"]) * size
         tried = f"q {fmt_shape(q.shape)}, k {fmt_shape(k.shape)}, float64, seed {ctx.seed}"
-        got = ctx.call(fn, q, k, what=f"called with {tried}", names=("q", "k"))
+        got = ctx.call(fn, q, k, what=f"called with {tried}", names=("q", "k"),
+                       mistake_if_raises=HARD_CODED_AXES if len(lead) == 2 else None)  # 3-D worked just before
         expected = ref.attention_scores(q, k)
         transposed = isinstance(got, torch.Tensor) and tuple(got.shape) == (*lead, s["T_k"], s["T_q"])
         got = ctx.tensor(got, "the scores", expected.shape, tried=tried, mistake=TRANSPOSED_SCORES if transposed else None,
-                         hint=HINTS[TRANSPOSED_SCORES] if transposed else
-                         "scores have one row per query and one column per key: (..., T_q, T_k)")
+                         hint="scores have one row per query and one column per key: (..., T_q, T_k)")
         d_k = s["d_k"]
         raw = q @ k.transpose(-2, -1)
         compare(ctx, got, expected, "the scores", tried,
                 [(NO_SCALING, raw), (SCALE_BY_D_K, raw / d_k), (SCALE_MULTIPLIED, raw * math.sqrt(d_k)),
                  (SQRT_PRECEDENCE, raw * 2 / d_k), (SQRT_PRECEDENCE, raw / (2 * d_k)), (INT_SQRT, raw / int(math.sqrt(d_k))),
-                 (D_K_WRONG_DIM, raw / math.sqrt(s["T_q"])), (D_K_WRONG_DIM, raw / math.sqrt(s["T_k"]))], HINTS)
+                 (D_K_WRONG_DIM, raw / math.sqrt(s["T_q"])), (D_K_WRONG_DIM, raw / math.sqrt(s["T_k"]))],
+                axes=SCORE_AXES[q.dim()], fallback="scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]): "
+                                                   "compare your expression with this, term by term")
     ctx.differentiable(fn, q, k, what=f"called with {tried}", names=("q", "k"))
     ctx.dtype_follows(fn, q, k, what=f"called with {tried}", names=("q", "k"))
     return "shape (..., T_q, T_k) and q @ k^T / sqrt(d_k) on 3-D and 4-D inputs with T_q != T_k"
@@ -241,42 +373,44 @@ def check_attention_scores(ctx: Ctx, attention_scores) -> str:
 
 @check
 def check_scaled_dot_product_attention(ctx: Ctx, scaled_dot_product_attention) -> str:
-    """Check ``(out, weights)`` without a mask, then with a random bool mask (True = may attend)."""
+    """Check ``(out, weights)`` on 3-D then 4-D inputs without a mask, then with masks: a padding mask, a
+    random mask, a query with no allowed key, and large scores."""
     fn = ctx.function(scaled_dot_product_attention, "scaled_dot_product_attention")
     s = _sizes(ctx.seed)
-    q = ctx.randn(s["B"], s["H"], s["T_q"], s["d_k"])
-    k = ctx.randn(s["B"], s["H"], s["T_k"], s["d_k"])
-    v = ctx.randn(s["B"], s["H"], s["T_k"], s["d_v"])
-    out_shape, w_shape = (s["B"], s["H"], s["T_q"], s["d_v"]), (s["B"], s["H"], s["T_q"], s["T_k"])
-    shapes = f"q {fmt_shape(q.shape)}, k {fmt_shape(k.shape)}, v {fmt_shape(v.shape)}, float64, seed {ctx.seed}"
+    B, H, T_q, T_k, d_k, d_v = (s[n] for n in ("B", "H", "T_q", "T_k", "d_k", "d_v"))
 
-    tried = f"{shapes}, no mask"
-    res = ctx.call(fn, q, k, v, what=f"called with {tried}", names=("q", "k", "v"))
-    out, weights = _unpack_pair(ctx, res, "scaled_dot_product_attention", out_shape, w_shape, tried=tried)
-    _check_pair(ctx, out, weights, *ref.scaled_dot_product_attention(q, k, v), _candidates(q, k, v), tried)
+    def run(q, k, v, mask, label, mistake_if_raises=None):
+        tried = f"q {fmt_shape(q.shape)}, k {fmt_shape(k.shape)}, v {fmt_shape(v.shape)}, float64, seed {ctx.seed}, {label}"
+        args = (q, k, v) if mask is None else (q, k, v, mask)
+        res = ctx.call(fn, *args, what=f"called with {tried}", names=("q", "k", "v", "mask"),
+                       mistake_if_raises=mistake_if_raises)
+        lead = q.shape[:-2]
+        out, weights = _unpack_pair(ctx, res, "scaled_dot_product_attention", (*lead, q.size(-2), v.size(-1)),
+                                    (*lead, q.size(-2), k.size(-2)), mask, tried)
+        _check_pair(ctx, out, weights, *ref.scaled_dot_product_attention(q, k, v, mask),
+                    _candidates(q, k, v, mask), tried, mask, large=label.startswith("large"))
+        return tried
+
+    q3, k3, v3 = ctx.randn(B, T_q, d_k), ctx.randn(B, T_k, d_k), ctx.randn(B, T_k, d_v)
+    run(q3, k3, v3, None, "no mask")
+    q, k, v = ctx.randn(B, H, T_q, d_k), ctx.randn(B, H, T_k, d_k), ctx.randn(B, H, T_k, d_v)
+    tried = run(q, k, v, None, "no mask", mistake_if_raises=HARD_CODED_AXES)  # the same code worked on 3-D
     ctx.differentiable(fn, q, k, v, what=f"called with {tried}", names=("q", "k", "v"))
     ctx.dtype_follows(fn, q, k, v, what=f"called with {tried}", names=("q", "k", "v"))
 
-    mask = _random_mask(ctx, s["B"], 1, s["T_q"], s["T_k"])  # broadcast over heads
-    tried = f"{shapes}, bool mask {fmt_shape(mask.shape)} (True = may attend)"
-    res = ctx.call(fn, q, k, v, mask, what=f"called with {tried}", names=("q", "k", "v", "mask"))
-    out, weights = _unpack_pair(ctx, res, "scaled_dot_product_attention", out_shape, w_shape, mask, tried)
-    _check_pair(ctx, out, weights, *ref.scaled_dot_product_attention(q, k, v, mask),
-                _candidates(q, k, v, mask), tried, mask)
-
+    # self-attention shapes (T_q = T_k) with a key-padding mask: a mask used on the wrong axis shows here
+    lengths = ([T_k - 2, T_k, 1, T_k - 1] + [T_k] * B)[:B]
+    pad = padding_mask(lengths, T_k, heads=True)  # (B, 1, 1, T_k)
+    run(ctx.randn(B, H, T_k, d_k), k, v, pad, f"key-padding mask {fmt_shape(pad.shape)} (True = real key)",
+        mistake_if_raises=MASK_RESHAPED)  # the same code worked without a mask
+    mask = _random_mask(ctx, B, 1, T_q, T_k)  # broadcast over heads
+    run(q, k, v, mask, f"bool mask {fmt_shape(mask.shape)} (True = may attend)", mistake_if_raises=MASK_RESHAPED)
     mask[0, 0, 0] = False  # batch 0, query 0: every key masked (as padding can do)
-    tried = f"{shapes}, bool mask {fmt_shape(mask.shape)} in which query 0 of batch 0 may attend to no key"
-    res = ctx.call(fn, q, k, v, mask, what=f"called with {tried}", names=("q", "k", "v", "mask"))
-    if isinstance(res, (tuple, list)) and len(res) == 2 and all(isinstance(t, torch.Tensor) for t in res) \
-            and not all(bool(torch.isfinite(t).all()) for t in res):
-        ctx.fail("NaN in the output when a query may attend to no key", tried=tried,
-                 expected="finite values (the reference gives that query zero weights and a zero output)",
-                 got="NaN: the softmax of a row of -inf is 0/0", mistake=NAN_FULLY_MASKED, hint=HINTS[NAN_FULLY_MASKED])
-    out, weights = _unpack_pair(ctx, res, "scaled_dot_product_attention", out_shape, w_shape, None, tried)
-    ref_out, ref_w = ref.scaled_dot_product_attention(q, k, v, mask)
-    keep = mask.expand(w_shape).any(-1)  # rows with at least one key: compare those
-    compare(ctx, weights[keep], ref_w[keep], "the attention weights (rows with an allowed key)", tried)
-    return "out and weights equal the reference, rows sum to 1, masked keys get weight 0, no NaN"
+    run(q, k, v, mask, f"bool mask {fmt_shape(mask.shape)} in which query 0 of batch 0 may attend to no key")
+    run(q * LARGE, k * LARGE, v, mask, f"large scores: q and k times {LARGE:g} (scores around 1e6), "
+        f"bool mask {fmt_shape(mask.shape)}")
+    return ("out and weights equal the reference on 3-D and 4-D inputs; rows sum to 1; masked keys get weight "
+            "exactly 0, also with large scores; a query with no allowed key gets zero weights and a zero output")
 
 
 def _copy_linears(ctx: Ctx, learner, reference, names, D):
@@ -298,22 +432,39 @@ def count_params(module) -> int:
 
 
 def check_gradients(ctx: Ctx, module, out, names, tried):
-    """The output must depend differentiably on each named projection."""
+    """The output must depend differentiably on each named layer (or parameter)."""
     module.zero_grad(set_to_none=True)
     if not out.requires_grad:
-        ctx.fail("the output carries no gradient", tried=tried, mistake="no_gradient",
-                 hint="don't use torch.no_grad(), .detach(), .item() or numpy inside forward")
+        ctx.fail("the output carries no gradient", tried=tried, mistake="no_gradient")
     out.sum().backward()
     for name in names:
-        grad = getattr(module, name).weight.grad
-        if grad is None or not bool((grad != 0).any()):
-            ctx.fail(f"no gradient reaches {name}.weight", tried=tried, mistake="no_gradient",
-                     hint=f"the output must be computed through self.{name}, without .detach() or numpy")
+        name = name if "." in name else f"{name}.weight"
+        p = module.get_parameter(name)
+        if p.grad is None or not bool((p.grad != 0).any()):
+            ctx.fail(f"no gradient reaches {name}", tried=tried, mistake="no_gradient",
+                     mistake_hint=f"the output must be computed through self.{name.split('.')[0]}, without "
+                                  ".detach() or numpy")
+
+
+def projection_mixups(x, layers, attend):
+    """Outputs of attention whose q, k, v come from the wrong layers, as (name, (out, weights)) pairs.
+
+    ``layers`` maps "W_Q", "W_K", "W_V" to the reference's layers; ``attend(q, k, v)`` runs the rest of
+    the module. Covers a reused layer (k = W_Q(x)), swapped queries and keys, and x used as the values.
+    """
+    proj = {n: layers[n](x) for n in ("W_Q", "W_K", "W_V")}
+    cands = [(VALUES_NOT_PROJECTED, attend(proj["W_Q"], proj["W_K"], x)),
+             (Q_K_SWAPPED, attend(proj["W_K"], proj["W_Q"], proj["W_V"]))]
+    for combo in itertools.product(proj, repeat=3):
+        if len(set(combo)) < 3:  # one layer used twice
+            cands.append((PROJECTION_REUSED, attend(*(proj[n] for n in combo))))
+    return cands
 
 
 @check
 def check_self_attention(ctx: Ctx, SelfAttention) -> str:
     """Check ``SelfAttention(d_model)``: W_Q, W_K, W_V sizes, 3(D^2+D) parameters, output with copied weights."""
+    ctx.hints = MODULE_HINTS
     cls = ctx.module_class(SelfAttention, "SelfAttention")
     B, T, D = (3, 5, 8) if ctx.seed == 0 else (2 + ctx.seed % 3, 4 + ctx.seed % 3, 10)
     learner = ctx.build(cls, D, what=f"SelfAttention(d_model={D}) was created")
@@ -325,23 +476,23 @@ def check_self_attention(ctx: Ctx, SelfAttention) -> str:
     if n != 3 * (D * D + D):
         ctx.fail("wrong number of parameters", expected=f"3 (D^2 + D) = {3 * (D * D + D)} for D = {D}", got=str(n),
                  mistake=SHARED_PROJECTION if n == D * D + D else EXTRA_PROJECTION if n == 4 * (D * D + D) else None,
-                 hint="are W_Q, W_K, W_V the same layer? they must be three separate nn.Linear(d_model, d_model)"
-                 if n == D * D + D else
-                 "SelfAttention holds exactly W_Q, W_K, W_V = nn.Linear(d_model, d_model); no other parameters")
+                 hint="SelfAttention holds exactly W_Q, W_K, W_V = nn.Linear(d_model, d_model); no other parameters")
 
     x = ctx.randn(B, T, D)
-    q, k, v = (getattr(reference, n)(x).detach() for n in names)
-    padding = torch.arange(T)[None, None, :] < torch.tensor([T, T - 2, 1] * B)[:B, None, None]  # (B, 1, T)
-    for mask, label in ((None, ""), (causal_mask(T), ", causal mask (T, T)"), (padding, ", key-padding mask (B, 1, T)")):
+    lengths = torch.tensor([T, T - 2, 1] * B)[:B]
+    for mask, label in ((None, ""), (causal_mask(T), ", causal mask (T, T)"),
+                        (padding_mask(lengths, T, heads=False), ", key-padding mask (B, 1, T)")):
         tried = f"x {fmt_shape(x.shape)}, float64, seed {ctx.seed}{label}"
-        res = ctx.call(learner, x, mask, what=f"forward was called with {tried}", names=("x", "mask"))
+        res = ctx.call(learner, x, mask, what=f"forward was called with {tried}", names=("x", "mask"),
+                       mistake_if_raises=MASK_RESHAPED if mask is not None else None)
         out, weights = _unpack_pair(ctx, res, "SelfAttention.forward", (B, T, D), (B, T, T), mask, tried,
                                     returns="return scaled_dot_product_attention(q, k, v, mask)")
-        cands = _candidates(q, k, v, mask, extra=[
-            (VALUES_NOT_PROJECTED, ref.scaled_dot_product_attention(q, k, x, mask)),
-            (Q_K_SWAPPED, ref.scaled_dot_product_attention(k, q, v, mask))])
         with torch.no_grad():
+            layers = {n_: getattr(reference, n_) for n_ in names}
+            cands = _candidates(*(layers[n_](x) for n_ in names), mask,
+                                extra=projection_mixups(x, layers, lambda q, k, v: ref.scaled_dot_product_attention(q, k, v, mask)))
             ref_out, ref_w = reference(x, mask)
-        _check_pair(ctx, out.detach(), weights.detach(), ref_out, ref_w, cands, tried, mask, MODULE_HINTS)
+        _check_pair(ctx, out.detach(), weights.detach(), ref_out, ref_w, cands, tried, mask,
+                    after_weights="out = weights @ v, with v = self.W_V(x)")
     check_gradients(ctx, learner, out, names, tried)
     return f"3 (D^2 + D) = {n} parameters; out (B, T, D) and weights (B, T, T) equal the reference with copied weights"

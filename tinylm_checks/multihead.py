@@ -9,40 +9,48 @@ from tinylm_solutions import attention as ref
 from tinylm_solutions.masks import causal_mask
 
 from ._core import Ctx, check, compare, fmt_shape, known_mistake
-from .attention import MODULE_HINTS, SCALE_BY_SQRT_D, SHARED_PROJECTION, _candidates, _check_pair, _copy_linears, _randomise, \
-    _sdpa_variant, _unpack_pair, check_gradients, count_params
+from .attention import (MASK_INVERTED, MASK_RESHAPED, MASK_TRANSPOSED, MODULE_HINTS, SCALE_BY_SQRT_D,
+                        SHARED_PROJECTION, _candidates, _check_pair, _copy_linears, _randomise, _sdpa_variant,
+                        _unpack_pair, check_gradients, count_params, padding_mask, projection_mixups)
+
+__all__ = ["check_split_heads", "check_merge_heads", "check_multi_head_attention"]
 
 SPLIT_WITHOUT_TRANSPOSE = known_mistake(
     "split_without_transpose",
-    "heads are split with .view(B, H, T, d_k) and no transpose, which mixes positions and features")
+    "heads are split with .view(B, H, T, d_k) and no transpose, which mixes positions and features",
+    "x.view(B, T, H, d_k).transpose(1, 2): split the features, then move heads before time")
 SPLIT_NOT_TRANSPOSED = known_mistake(
-    "split_not_transposed", "the split returns (B, T, H, d_k): heads must come before time")
+    "split_not_transposed", "the split returns (B, T, H, d_k): heads must come before time",
+    "add .transpose(1, 2) after the view: (B, T, H, d_k) -> (B, H, T, d_k)")
 MERGE_WITHOUT_TRANSPOSE = known_mistake(
     "merge_without_transpose",
-    "heads are merged with .reshape(B, T, D) without transposing (B, H, T, d_k) back to (B, T, H, d_k) first")
-W_O_NOT_APPLIED = known_mistake("w_o_not_applied", "the output projection W_O is never applied to the merged heads")
+    "heads are merged with .reshape(B, T, D) without transposing (B, H, T, d_k) back to (B, T, H, d_k) first",
+    "x.transpose(1, 2).reshape(B, T, H * d_k): undo the transpose before merging")
+W_O_NOT_APPLIED = known_mistake("w_o_not_applied", "the output projection W_O is never applied to the merged heads",
+                                "return self.W_O(merge_heads(out)), weights")
 WEIGHTS_AVERAGED = known_mistake(
-    "weights_averaged_over_heads", "the weights are averaged (or summed) over heads; return one (T, T) map per head")
+    "weights_averaged_over_heads", "the weights are averaged (or summed) over heads; return one (T, T) map per head",
+    "return the weights exactly as scaled_dot_product_attention gives them: (B, H, T, T)")
 NO_DIVISIBILITY_CHECK = known_mistake(
-    "no_divisibility_check", "no ValueError when d_model is not divisible by num_heads")
-FLOAT_D_K = known_mistake("float_d_k", "d_k is computed with / (a float) instead of // (an int)")
+    "no_divisibility_check", "no ValueError when d_model is not divisible by num_heads",
+    "in __init__: if d_model % num_heads != 0: raise ValueError(...), before building anything")
+FLOAT_D_K = known_mistake("float_d_k", "d_k is computed with / (a float) instead of // (an int)",
+                          "d_k = d_model // num_heads (integer division); .view() needs ints")
 SPLIT_INTERLEAVED = known_mistake("split_interleaved",
-                                  "the features are split as (d_k, H) instead of (H, d_k): each head gets every H-th feature")
+                                  "the features are split as (d_k, H) instead of (H, d_k): each head gets every H-th feature",
+                                  "x.view(B, T, H, d_k): head h takes the h-th block of d_k consecutive features")
 MERGE_INTERLEAVED = known_mistake("merge_interleaved",
-                                  "the heads are merged as (d_k, H) instead of (H, d_k), interleaving their features")
-SOFTMAX_OVER_HEADS = known_mistake("softmax_over_heads", "the softmax runs over the heads (dim=1) instead of the keys")
+                                  "the heads are merged as (d_k, H) instead of (H, d_k), interleaving their features",
+                                  "x.transpose(1, 2).reshape(B, T, H * d_k): heads first, then each head's d_k features")
 
+# In MultiHeadSelfAttention the learner calls the imported scaled_dot_product_attention and writes no
+# masked_fill: hints about the mask say what to do with it there.
 HINTS = {**MODULE_HINTS,
-         SPLIT_WITHOUT_TRANSPOSE: "x.view(B, T, H, d_k).transpose(1, 2): split the features, then move heads before time",
-         SPLIT_NOT_TRANSPOSED: "add .transpose(1, 2) after the view: (B, T, H, d_k) -> (B, H, T, d_k)",
-         MERGE_WITHOUT_TRANSPOSE: "x.transpose(1, 2).reshape(B, T, H * d_k): undo the transpose before merging",
-         W_O_NOT_APPLIED: "return self.W_O(merge_heads(out)), weights",
-         WEIGHTS_AVERAGED: "return the weights exactly as scaled_dot_product_attention gives them: (B, H, T, T)",
-         NO_DIVISIBILITY_CHECK: "in __init__: if d_model % num_heads != 0: raise ValueError(...)",
-         FLOAT_D_K: "d_k = d_model // num_heads (integer division); .view() needs ints",
-         SPLIT_INTERLEAVED: "x.view(B, T, H, d_k): head h takes the h-th block of d_k consecutive features",
-         MERGE_INTERLEAVED: "x.transpose(1, 2).reshape(B, T, H * d_k): heads first, then each head's d_k features",
-         SOFTMAX_OVER_HEADS: "torch.softmax(scores, dim=-1): over the keys"}
+         MASK_INVERTED: "pass the mask on unchanged to scaled_dot_product_attention: in this course True = may "
+                        "attend (nn.MultiheadAttention's attn_mask is the one where True = blocked)",
+         MASK_RESHAPED: "pass the mask on unchanged: a (T, T) causal mask and a (B, 1, 1, T) padding mask both "
+                        "broadcast to the scores (B, H, T, T) as they are",
+         MASK_TRANSPOSED: "pass the mask on unchanged (no .transpose): its rows are the queries, its columns the keys"}
 
 
 def _split_candidates(x, H):
@@ -58,6 +66,10 @@ def _sizes(seed: int) -> tuple[int, int, int, int]:
     return (3, 7, 4, 5) if seed % 2 else (4, 7, 2, 6)  # d_k never a square, D = H * d_k differs from all
 
 
+HEAD_AXES = ("batch", "head", "position", "feature")
+MERGED_AXES = ("batch", "position", "feature")
+
+
 @check
 def check_split_heads(ctx: Ctx, split_heads) -> str:
     """Check ``split_heads(x (B, T, D), num_heads) -> (B, H, T, d_k)`` against the reference."""
@@ -68,8 +80,10 @@ def check_split_heads(ctx: Ctx, split_heads) -> str:
     got = ctx.call(fn, x, H, what=f"called with {tried}", names=("x",))
     not_transposed = isinstance(got, torch.Tensor) and tuple(got.shape) == (B, T, H, d_k)
     got = ctx.tensor(got, "the split", (B, H, T, d_k), tried=tried, mistake=SPLIT_NOT_TRANSPOSED if not_transposed else None,
-                     hint=HINTS[SPLIT_NOT_TRANSPOSED] if not_transposed else "(B, T, D) -> (B, H, T, d_k)")
-    compare(ctx, got, ref.split_heads(x, H), "the split", tried, _split_candidates(x, H), HINTS)
+                     hint="(B, T, D) -> (B, H, T, d_k): print the shape after each step")
+    compare(ctx, got, ref.split_heads(x, H), "the split", tried, _split_candidates(x, H), axes=HEAD_AXES,
+            fallback="head h must hold features h*d_k ... (h+1)*d_k - 1 of every position: print split_heads of the "
+                     "small x of the demo above (x[0, t, f] = 10 t + f) and read where each number went")
     ctx.differentiable(fn, x, H, what=f"called with {tried}", names=("x",))
     ctx.dtype_follows(fn, x, H, what=f"called with {tried}", names=("x",))
     return "(B, T, D) -> (B, H, T, d_k) with head h holding features h*d_k ... (h+1)*d_k - 1"
@@ -82,18 +96,20 @@ def check_merge_heads(ctx: Ctx, merge_heads) -> str:
     B, T, H, d_k = _sizes(ctx.seed)
     x = ctx.randn(B, T, H * d_k)
     heads = ref.split_heads(x, H)  # (B, H, T, d_k), not contiguous: as it is inside attention
+    fallback = ("merge_heads must undo split_heads: merge_heads(split_heads(x, H)) gives x back; try it on the "
+                "small x of the demo above")
     tried = f"x {fmt_shape(heads.shape)} (the output of split_heads), float64, seed {ctx.seed}"
     got = ctx.call(fn, heads, what=f"called with {tried}", names=("x",))
     got = ctx.tensor(got, "the merge", (B, T, H * d_k), hint="(B, H, T, d_k) -> (B, T, H * d_k)", tried=tried)
     compare(ctx, got, x, "merge_heads(split_heads(x)) (it must give x back)", tried,
             {MERGE_WITHOUT_TRANSPOSE: heads.reshape(B, T, H * d_k),
-             MERGE_INTERLEAVED: heads.permute(0, 2, 3, 1).reshape(B, T, H * d_k)}, HINTS)
+             MERGE_INTERLEAVED: heads.permute(0, 2, 3, 1).reshape(B, T, H * d_k)}, axes=MERGED_AXES, fallback=fallback)
     fresh = ctx.randn(B, H, T, d_k)  # contiguous, like the output of weights @ v
     tried = f"x {fmt_shape(fresh.shape)} (a new contiguous tensor), float64, seed {ctx.seed}"
     got = ctx.tensor(ctx.call(fn, fresh, what=f"called with {tried}", names=("x",)), "the merge", (B, T, H * d_k),
                      tried=tried)
     compare(ctx, got, ref.merge_heads(fresh), "the merge", tried,
-            {MERGE_WITHOUT_TRANSPOSE: fresh.reshape(B, T, H * d_k)}, HINTS)
+            {MERGE_WITHOUT_TRANSPOSE: fresh.reshape(B, T, H * d_k)}, axes=MERGED_AXES, fallback=fallback)
     ctx.differentiable(fn, fresh, what=f"called with {tried}", names=("x",))
     ctx.dtype_follows(fn, fresh, what=f"called with {tried}", names=("x",))
     return "(B, H, T, d_k) -> (B, T, H * d_k), and merge_heads(split_heads(x)) == x"
@@ -110,14 +126,19 @@ def _mha_candidates(reference, x, H, mask):
     out, w = ref.scaled_dot_product_attention(q, k, v, mask)
     bad_split = _sdpa_variant(raw("W_Q"), raw("W_K"), raw("W_V"), mask)
     by_sqrt_d = _sdpa_variant(q, k, v, mask, scale=1 / math.sqrt(D))
-    over_heads = _sdpa_variant(q, k, v, mask, softmax_dim=1)
+
+    def attend(q_, k_, v_):  # the rest of the module, after the projections
+        o, w_ = ref.scaled_dot_product_attention(ref.split_heads(q_, H), ref.split_heads(k_, H),
+                                                 ref.split_heads(v_, H), mask)
+        return W_O(ref.merge_heads(o)), w_
+
+    layers = {n: getattr(reference, n) for n in ("W_Q", "W_K", "W_V")}
     cands = [(n, (project(o), w_)) for n, (o, w_) in _candidates(q, k, v, mask)] + [
         (SCALE_BY_SQRT_D, (project(by_sqrt_d[0]), by_sqrt_d[1])),
         (SPLIT_WITHOUT_TRANSPOSE, (W_O(bad_split[0].reshape(B, T, D)), bad_split[1])),
         (MERGE_WITHOUT_TRANSPOSE, (W_O(out.reshape(B, T, D)), w)),
         (W_O_NOT_APPLIED, (ref.merge_heads(out), w)),
-        (SOFTMAX_OVER_HEADS, (project(over_heads[0]), over_heads[1])),
-    ]
+    ] + projection_mixups(x, layers, attend)
     return [(n, (None if o is None else o.detach(), w_.detach())) for n, (o, w_) in cands]
 
 
@@ -125,7 +146,9 @@ def _mha_candidates(reference, x, H, mask):
 def check_multi_head_attention(ctx: Ctx, MultiHeadSelfAttention) -> str:
     """Check ``MultiHeadSelfAttention(d_model, num_heads)``: ValueError when D % H != 0, W_Q/W_K/W_V/W_O,
     4(D^2+D) parameters, out (B, T, D) and weights (B, H, T, T) equal to the reference with copied
-    weights, with and without a causal mask, and gradients reaching every projection."""
+    weights, without a mask, with a causal mask and with a key-padding mask, and gradients reaching
+    every projection."""
+    ctx.hints = HINTS
     cls = ctx.module_class(MultiHeadSelfAttention, "MultiHeadSelfAttention")
     B, T, H, d_k = _sizes(ctx.seed)
     D = H * d_k
@@ -139,12 +162,12 @@ def check_multi_head_attention(ctx: Ctx, MultiHeadSelfAttention) -> str:
     except Exception as e:  # noqa: BLE001
         ctx.fail(f"MultiHeadSelfAttention{bad} raised {type(e).__name__}, not ValueError",
                  tried=f"MultiHeadSelfAttention(d_model={bad[0]}, num_heads={bad[1]})", got=f"{type(e).__name__}: {e}",
-                 mistake=NO_DIVISIBILITY_CHECK, hint="raise ValueError yourself, with a message, before building anything")
+                 mistake=NO_DIVISIBILITY_CHECK,
+                 mistake_hint="raise ValueError yourself, with a message, before building anything")
     else:
         ctx.fail(f"MultiHeadSelfAttention{bad} was created without complaint",
                  tried=f"MultiHeadSelfAttention(d_model={bad[0]}, num_heads={bad[1]})",
-                 expected="ValueError: d_model must be divisible by num_heads", mistake=NO_DIVISIBILITY_CHECK,
-                 hint=HINTS[NO_DIVISIBILITY_CHECK])
+                 expected="ValueError: d_model must be divisible by num_heads", mistake=NO_DIVISIBILITY_CHECK)
 
     reference = ref.MultiHeadSelfAttention(D, H).double()
     _randomise(ctx, reference)
@@ -152,30 +175,34 @@ def check_multi_head_attention(ctx: Ctx, MultiHeadSelfAttention) -> str:
     _copy_linears(ctx, learner, reference, names, D)
     n = count_params(learner)
     if n != 4 * (D * D + D):
+        shared = n < 4 * (D * D + D) and n % (D * D + D) == 0
         ctx.fail("wrong number of parameters", expected=f"4 (D^2 + D) = {4 * (D * D + D)} for D = {D}", got=str(n),
-                 mistake=SHARED_PROJECTION if n < 4 * (D * D + D) and n % (D * D + D) == 0 else None,
-                 hint="are some of W_Q, W_K, W_V, W_O the same layer? they must be four separate layers"
-                 if n < 4 * (D * D + D) and n % (D * D + D) == 0 else
-                 "the module holds exactly W_Q, W_K, W_V, W_O = nn.Linear(d_model, d_model); "
-                 "heads share these layers and split their outputs")
+                 mistake=SHARED_PROJECTION if shared else None,
+                 mistake_hint="are some of W_Q, W_K, W_V, W_O the same layer? they must be four separate layers"
+                 if shared else None,
+                 hint="the module holds exactly W_Q, W_K, W_V, W_O = nn.Linear(d_model, d_model); "
+                      "heads share these layers and split their outputs")
 
     x = ctx.randn(B, T, D)
-    padding = torch.arange(T)[None, None, None, :] < torch.tensor([T, T - 2, 1] * B)[:B, None, None, None]
     for mask, label in ((None, ""), (causal_mask(T), ", causal mask (T, T)"),
-                        (padding, ", key-padding mask (B, 1, 1, T)")):
+                        (padding_mask(torch.tensor([T, T - 2, 1] * B)[:B], T, heads=True),
+                         ", key-padding mask (B, 1, 1, T)")):
         tried = f"d_model={D}, num_heads={H}, x {fmt_shape(x.shape)}, float64, seed {ctx.seed}{label}"
-        res = ctx.call(learner, x, mask, what=f"forward was called with {tried}", names=("x", "mask"))
+        res = ctx.call(learner, x, mask, what=f"forward was called with {tried}", names=("x", "mask"),
+                       mistake_if_raises=MASK_RESHAPED if mask is not None else None)
         if isinstance(res, (tuple, list)) and len(res) == 2 and isinstance(res[1], torch.Tensor) \
                 and tuple(res[1].shape) == (B, T, T):
             ctx.fail("the weights have shape (B, T, T)", tried=tried, expected=f"(B, H, T, T) = {fmt_shape((B, H, T, T))}",
-                     got=fmt_shape(res[1].shape), mistake=WEIGHTS_AVERAGED, hint=HINTS[WEIGHTS_AVERAGED])
+                     got=fmt_shape(res[1].shape), mistake=WEIGHTS_AVERAGED)
         out, weights = _unpack_pair(ctx, res, "MultiHeadSelfAttention.forward", (B, T, D), (B, H, T, T), mask, tried,
                                     returns="return self.W_O(merge_heads(out)), weights")
         with torch.no_grad():
             ref_out, ref_w = reference(x, mask)
             cands = _mha_candidates(reference, x, H, mask)
-        _check_pair(ctx, out.detach(), weights.detach(), ref_out, ref_w, cands, tried, mask, HINTS,
-                    out_what="the output W_O(merge_heads(weights @ v))")
+        _check_pair(ctx, out.detach(), weights.detach(), ref_out, ref_w, cands, tried, mask,
+                    out_what="the output W_O(merge_heads(weights @ v))",
+                    after_weights="the merge of the heads (transpose back, then reshape) and W_O")
     check_gradients(ctx, learner, out, names, tried)
     return (f"ValueError for d_model % num_heads != 0; 4 (D^2 + D) = {n} parameters; out (B, T, D) and "
-            f"weights (B, H, T, T) equal the reference with copied weights, with and without a causal mask")
+            f"weights (B, H, T, T) equal the reference with copied weights, without a mask and with causal "
+            f"and padding masks")

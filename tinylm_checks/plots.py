@@ -6,6 +6,8 @@ import seaborn as sns
 import torch
 
 
+__all__ = ["plot_attention"]
+
 def plot_attention(weights: torch.Tensor, tokens: list[str] | None = None, title: str = "attention weights",
                    ax=None):
     """Heatmap of one attention map.

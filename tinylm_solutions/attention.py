@@ -11,6 +11,8 @@ import math
 import torch
 from torch import nn
 
+from .masks import masked_softmax
+
 
 def attention_scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     """Scaled dot products between every query and every key.
@@ -37,8 +39,9 @@ def scaled_dot_product_attention(
         v: ``(..., T_k, d_v)`` values.
         mask: optional bool tensor broadcastable to ``(..., T_q, T_k)``; ``True`` = may attend
             (as in ``torch.nn.functional.scaled_dot_product_attention``). Masked scores are set to
-            ``-inf`` *before* the softmax. A query row with no allowed key gets all-zero weights
-            (and a zero output) instead of NaN.
+            ``-inf`` *before* the softmax (:func:`~tinylm_solutions.masks.masked_softmax`). A query row
+            with no allowed key gets all-zero weights and a zero output instead of NaN, as PyTorch's
+            function gives them.
 
     Returns:
         ``(out, weights)``: ``out`` is ``(..., T_q, d_v)``; ``weights`` is ``(..., T_q, T_k)`` and each
@@ -47,14 +50,7 @@ def scaled_dot_product_attention(
     Raises:
         TypeError: if ``mask`` is not a bool tensor.
     """
-    scores = attention_scores(q, k)  # (..., T_q, T_k)
-    if mask is not None:
-        if mask.dtype != torch.bool:
-            raise TypeError(f"mask must be a bool tensor (True = may attend), got dtype {mask.dtype}")
-        scores = scores.masked_fill(~mask, float("-inf"))
-    weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k), softmax over the keys
-    if mask is not None:
-        weights = weights.nan_to_num(0.0)  # rows with every key masked: 0/0 -> 0
+    weights = masked_softmax(attention_scores(q, k), mask)  # (..., T_q, T_k), softmax over the keys
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
 
 

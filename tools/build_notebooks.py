@@ -1,18 +1,24 @@
 """Build the nbgrader source notebooks from the jupytext sources, and lint them.
 
-    python tools/build_notebooks.py          # course/NN_name.py -> notebooks/NN_name/NN_name.ipynb
-    python tools/build_notebooks.py --check  # exit 1 if a notebook is missing or differs from its source
+    python tools/build_notebooks.py              # course/NN_name.py -> notebooks/NN_name/NN_name.ipynb
+    python tools/build_notebooks.py --check      # exit 1 if a notebook is missing or differs from its source
+    python tools/build_notebooks.py --only 04    # build (or check) the stages whose name starts with 04
 
 The sources are jupytext "percent" files. Cell markers carry the grading metadata, so no one edits
 nbgrader JSON by hand:
 
     # %% solution="attention_scores"               an exercise: nbgrader solution cell
     # %% test="attention_scores_check" points=2    its check: nbgrader autograder test cell (locked)
+    # %% solution="apply_rope" bonus=true           a bonus exercise: stripped from the release like any
+                                                    solution; its check cell is an ordinary, ungraded cell
     # %% tags=["raises-exception"]                  a cell meant to fail (nbval accepts its error)
 
 Lint rules (errors stop the build): grade ids unique and lowercase; every solution cell has a
-``### BEGIN SOLUTION`` / ``### END SOLUTION`` span and is followed by a test cell; every test cell has
-points, a visible check call and a hidden block that re-runs the check from a fresh copy of the checks.
+``### BEGIN SOLUTION`` / ``### END SOLUTION`` span and is followed by a test cell (a bonus exercise by a
+cell with a visible check call); every test cell has points, a visible check call and a hidden block
+that re-runs the check from a fresh copy of the checks; the markdown that introduces each exercise
+gives its difficulty and time (``**Difficulty:** ★★☆ · **Time:** about 10 min``) and hints in collapsed
+``<details>`` blocks, so that a learner can choose to struggle first.
 """
 from __future__ import annotations
 
@@ -30,6 +36,7 @@ SOURCES = ROOT / "course"
 NOTEBOOKS = ROOT / "notebooks"
 FRESH_CALL = 'runpy.run_module("tinylm_checks.grading")["fresh"]()'
 GRADE_ID = re.compile(r"^[a-z0-9_]+$")
+DIFFICULTY = re.compile(r"\*\*Difficulty:\*\* [★☆]{3} · \*\*Time:\*\* about \d+ min")
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 
 
@@ -53,6 +60,7 @@ def build(source: Path) -> nbformat.NotebookNode:
         meta = cell.metadata
         meta.pop("lines_to_next_cell", None)
         solution, test, points = meta.pop("solution", None), meta.pop("test", None), meta.pop("points", None)
+        bonus = meta.pop("bonus", False)
         where = f"{source.name}, cell {i}"
         cell.id = hashlib.sha1(f"{stem}:{i}".encode()).hexdigest()[:12]
         if cell.cell_type == "code":
@@ -66,8 +74,15 @@ def build(source: Path) -> nbformat.NotebookNode:
             if "### BEGIN SOLUTION" not in cell.source or "### END SOLUTION" not in cell.source:
                 problems.append(f"{where}: solution cell {solution!r} has no BEGIN/END SOLUTION span")
             nxt = next((c for c in nb.cells[i + 1:] if c.cell_type == "code"), None)
-            if nxt is None or "test" not in nxt.metadata:
+            if bonus:
+                if nxt is None or "test" in nxt.metadata or not re.search(r"^check_\w+\(", nxt.source, re.M):
+                    problems.append(f"{where}: bonus exercise {solution!r} is not followed by an ungraded check cell")
+            elif nxt is None or "test" not in nxt.metadata:
                 problems.append(f"{where}: solution cell {solution!r} is not followed by a test cell")
+            intro = next((c for c in reversed(nb.cells[:i]) if c.cell_type == "markdown"), None)
+            if intro is None or not DIFFICULTY.search(intro.source) or "<details>" not in intro.source:
+                problems.append(f"{where}: the markdown before exercise {solution!r} needs a "
+                                "'**Difficulty:** ★★☆ · **Time:** about N min' line and hints in <details> blocks")
             meta["nbgrader"] = nbgrader_meta(str(solution), solution=True, grade=False, locked=False)
         if test is not None:
             if not isinstance(points, int) or points <= 0:
@@ -96,9 +111,12 @@ def target(source: Path) -> Path:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if a built notebook is missing or stale")
+    parser.add_argument("--only", metavar="PREFIX", help="only the stages whose name starts with PREFIX (e.g. 04)")
     args = parser.parse_args(argv)
     stale = []
-    for source in sorted(SOURCES.glob("[0-9][0-9]_*.py")):
+    for source in sorted(SOURCES.glob(f"{args.only or ''}*.py")):
+        if not re.match(r"^\d\d_", source.name):
+            continue
         try:
             text = nbformat.writes(build(source)) + "\n"
         except LintError as e:

@@ -1,6 +1,30 @@
-"""Wrong implementations of the course exercises, one module per check family.
+"""Wrong implementations of the course exercises, one module per stage's checks.
 
-Each is a small, realistic learner mistake, written the way a learner would write it; its docstring
-names the mistake in one line. ``tests/test_checks_mutants.py`` feeds them to the checks and asserts
-the diagnosis.
+Each mutant is a small, realistic learner mistake, written the way a learner would write it; its
+docstring names the mistake in one line. Each module ends with what the tests feed the checks:
+
+- ``ROWS``: ``(check, mutant, expected mistake id or None, key phrase of the problem)``;
+  ``tests/test_checks_mutants.py`` asserts the diagnosis of every row;
+- ``REFERENCE``: check -> the object that must pass it (the reference implementation);
+- ``LATE_FAILURE``: check -> a mutant that fails late, after the check did most of its work;
+- ``STUB``: check -> the untouched learner stub.
 """
+import importlib
+
+MODULES = ("softmax", "attention", "multihead", "masks", "position", "ffn", "norm", "block")
+
+
+def _collect(name: str):
+    modules = [importlib.import_module(f"mutants.{m}") for m in MODULES]
+    if name == "ROWS":
+        return [row for m in modules for row in m.ROWS]
+    out = {}
+    for m in modules:
+        out.update(getattr(m, name))
+    return out
+
+
+ROWS = _collect("ROWS")
+REFERENCE = _collect("REFERENCE")
+LATE_FAILURE = _collect("LATE_FAILURE")
+STUB = _collect("STUB")

@@ -4,6 +4,9 @@ import math
 import torch
 from torch import nn
 
+from tinylm_checks import check_attention_scores, check_scaled_dot_product_attention, check_self_attention
+from tinylm_solutions import attention as ref
+
 
 # --------------------------------------------------------------------------- attention_scores
 
@@ -498,3 +501,181 @@ class SelfAttentionNoSuperInit(nn.Module):
 
     def forward(self, x, mask=None):
         raise AssertionError("never reached")
+
+
+def scores_transpose_1_2(q, k):
+    """Transposes with k.transpose(1, 2): right for 3-D keys, wrong axes for 4-D (B, H, T, d_k)."""
+    return q @ k.transpose(1, 2) / math.sqrt(q.size(-1))
+
+
+def _masked(scores, mask):
+    return scores if mask is None else scores.masked_fill(~mask, float("-inf"))
+
+
+def sdpa_softmax_dim_1(q, k, v, mask=None):
+    """Softmax over dim=1: the queries of 3-D scores, the heads of 4-D ones."""
+    weights = torch.softmax(_masked(q @ k.transpose(-2, -1) / math.sqrt(q.size(-1)), mask), dim=1).nan_to_num(0.0)
+    return weights @ v, weights
+
+
+def sdpa_softmax_dim_0(q, k, v, mask=None):
+    """Softmax over dim=0: the batch."""
+    weights = torch.softmax(_masked(q @ k.transpose(-2, -1) / math.sqrt(q.size(-1)), mask), dim=0).nan_to_num(0.0)
+    return weights @ v, weights
+
+
+def sdpa_bool_index(q, k, v, mask=None):
+    """Masks by bool indexing, scores[~mask] = -inf, which does not broadcast a (B, 1, T_q, T_k) mask."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores[~mask] = float("-inf")
+    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+    return weights @ v, weights
+
+
+def sdpa_fill_minus_1e9(q, k, v, mask=None):
+    """Fills masked scores with -1e9 (a common habit): a query with no allowed key gets uniform weights."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, -1e9)
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+def sdpa_fill_minus_1e4_rows_zeroed(q, k, v, mask=None):
+    """Fills with -1e4 (the fp16 habit) and zeroes the rows with no allowed key: large scores outweigh -1e4."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask, -1e4)
+    weights = torch.softmax(scores, dim=-1)
+    if mask is not None:
+        weights = weights.masked_fill(~mask.any(-1, keepdim=True), 0.0)
+    return weights @ v, weights
+
+
+def sdpa_mask_transposed(q, k, v, mask=None):
+    """Uses the mask transposed (~mask.transpose(-2, -1)), as if its rows were the keys."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(~mask.transpose(-2, -1), float("-inf"))
+    weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+    return weights @ v, weights
+
+
+class SelfAttentionMaskMultiplied(_SelfAttentionBase):
+    """Multiplies the scores by the mask inside forward (a masked score becomes 0, not -inf)."""
+
+    def forward(self, x, mask=None):
+        q, k, v = self.W_Q(x), self.W_K(x), self.W_V(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        if mask is not None:
+            scores = scores * mask
+        weights = torch.softmax(scores, dim=-1)
+        return weights @ v, weights
+
+
+class SelfAttentionMaskTransposed(_SelfAttentionBase):
+    """Masks with ~mask.transpose(-2, -1): a (B, 1, T) padding mask then hides queries, not keys."""
+
+    def forward(self, x, mask=None):
+        q, k, v = self.W_Q(x), self.W_K(x), self.W_V(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        if mask is not None:
+            scores = scores.masked_fill(~mask.transpose(-2, -1), float("-inf"))
+        weights = torch.softmax(scores, dim=-1).nan_to_num(0.0)
+        return weights @ v, weights
+
+
+class SelfAttentionKeysFromWQ(_SelfAttentionBase):
+    """Copy-pastes the query line for the keys: k = self.W_Q(x)."""
+
+    def forward(self, x, mask=None):
+        return _attend(self.W_Q(x), self.W_Q(x), self.W_V(x), mask)
+
+
+# --------------------------------------------------------------------------- what the tests feed the checks
+# (check, mutant, expected mistake id or None, key phrase of the problem): see tests/test_checks_mutants.py
+ROWS = [
+    # ---- attention_scores: named mistakes
+    (check_attention_scores, scores_no_scaling, "no_scaling", "not equal to the reference"),
+    (check_attention_scores, scores_clamped, None, "not equal to the reference"),
+    (check_scaled_dot_product_attention, sdpa_no_nan_to_num, "nan_fully_masked_row", "NaN in the weights"),
+    (check_scaled_dot_product_attention, sdpa_scale_by_sqrt_d_v, "d_k_from_wrong_dim", "not equal to the reference"),
+    (check_self_attention, SelfAttentionDropout, "dropout_on_weights", "scaled up"),
+    (check_self_attention, SelfAttentionNoSuperInit, "missing_super_init", "raised AttributeError"),
+    (check_attention_scores, scores_scale_by_d_k, "scale_by_d_k", "not equal to the reference"),
+    (check_attention_scores, scores_scale_multiplied, "scale_multiplied", "not equal to the reference"),
+    (check_attention_scores, scores_sqrt_precedence, "sqrt_precedence", "not equal to the reference"),
+    (check_attention_scores, scores_sqrt_precedence_inline, "sqrt_precedence", "not equal to the reference"),
+    (check_attention_scores, scores_int_sqrt, "int_sqrt", "not equal to the reference"),
+    (check_attention_scores, scores_d_k_from_wrong_dim, "d_k_from_wrong_dim", "not equal to the reference"),
+    (check_attention_scores, scores_transposed, "transposed_scores", "has the wrong shape"),
+    (check_attention_scores, scores_dot_T, "batched_T", "raised RuntimeError"),
+    (check_attention_scores, scores_scales_q_in_place, "input_modified_in_place", "changed its input q in place"),
+    (check_attention_scores, scores_under_no_grad, "no_gradient", "carries no gradient"),
+    # ---- attention_scores: robustness
+    (check_attention_scores, None, None, "expected the function attention_scores, got None"),
+    (check_attention_scores, SelfAttentionNoScaling, None, "expected the function attention_scores, got a class"),
+    (check_attention_scores, scores_stub, "not_implemented", "raised NotImplementedError"),
+    (check_attention_scores, scores_float32, "dtype_changed", "has dtype torch.float32"),
+    (check_attention_scores, scores_numpy, "numpy_output", "is not a tensor"),
+    (check_attention_scores, scores_no_return, "missing_return", "is not a tensor"),
+    # ---- scaled_dot_product_attention: named mistakes
+    (check_scaled_dot_product_attention, sdpa_softmax_over_queries, "softmax_over_queries", "does not sum to 1"),
+    (check_scaled_dot_product_attention, sdpa_no_scaling, "no_scaling", "not equal to the reference"),
+    (check_scaled_dot_product_attention, sdpa_scale_by_d_k, "scale_by_d_k", "not equal to the reference"),
+    (check_scaled_dot_product_attention, sdpa_d_k_from_wrong_dim, "d_k_from_wrong_dim", "not equal to the reference"),
+    (check_scaled_dot_product_attention, sdpa_weights_are_scores, "weights_are_scores", "does not sum to 1"),
+    (check_scaled_dot_product_attention, sdpa_mask_after_softmax, "mask_after_softmax", "does not sum to 1"),
+    (check_scaled_dot_product_attention, sdpa_mask_multiplied, "mask_multiplied", "masked key got attention"),
+    (check_scaled_dot_product_attention, sdpa_mask_filled_with_zero, "mask_multiplied", "masked key got attention"),
+    (check_scaled_dot_product_attention, sdpa_mask_ignored, "mask_ignored", "masked key got attention"),
+    (check_scaled_dot_product_attention, sdpa_mask_inverted, "mask_inverted", "NaN exactly in the rows"),
+    (check_scaled_dot_product_attention, sdpa_mask_added, "mask_added", "masked key got attention"),
+    (check_scaled_dot_product_attention, sdpa_swapped_outputs, "swapped_outputs", "in the wrong order"),
+    (check_scaled_dot_product_attention, sdpa_only_out, "weights_not_returned", "returned one tensor"),
+    (check_scaled_dot_product_attention, sdpa_scales_q_in_place, "input_modified_in_place", "changed its input q"),
+    (check_scaled_dot_product_attention, sdpa_softmax_in_float64, "dtype_changed", "float32 inputs gave a torch.float64"),
+    # ---- scaled_dot_product_attention: robustness
+    (check_scaled_dot_product_attention, None, None, "expected the function scaled_dot_product_attention, got None"),
+    (check_scaled_dot_product_attention, SelfAttentionMaskIgnored, None, "got a class"),
+    (check_scaled_dot_product_attention, sdpa_stub, "not_implemented", "raised NotImplementedError"),
+    (check_scaled_dot_product_attention, sdpa_mask_assumed_2d, "mask_reshaped", "raised RuntimeError"),
+    (check_scaled_dot_product_attention, sdpa_nan, None, "weights contain NaN"),
+    (check_scaled_dot_product_attention, sdpa_float32, "dtype_changed", "has dtype torch.float32"),
+    (check_scaled_dot_product_attention, sdpa_no_return, "missing_return", "returned None"),
+    # ---- SelfAttention: named mistakes
+    (check_self_attention, SelfAttentionValuesNotProjected, "values_not_projected", "not equal to the reference"),
+    (check_self_attention, SelfAttentionQKSwapped, "q_k_swapped", "not equal to the reference"),
+    (check_self_attention, SelfAttentionNoScaling, "no_scaling", "not equal to the reference"),
+    (check_self_attention, SelfAttentionMaskIgnored, "mask_ignored", "masked key got attention"),
+    (check_self_attention, SelfAttentionAlwaysCausal, "always_causal", "not equal to the reference"),
+    (check_self_attention, SelfAttentionSharedProjection, "shared_projection", "wrong number of parameters"),
+    (check_self_attention, SelfAttentionExtraOutputLayer, "extra_output_projection", "wrong number of parameters"),
+    (check_self_attention, SelfAttentionLowercaseNames, "attribute_name", "has no attribute W_Q (it has w_q)"),
+    (check_self_attention, SelfAttentionNoBias, "linear_without_bias", "W_Q has no bias"),
+    (check_self_attention, SelfAttentionDetached, "no_gradient", "the output carries no gradient"),
+    (check_self_attention, SelfAttentionValuesDetached, "no_gradient", "no gradient reaches W_V"),
+    # ---- SelfAttention: robustness
+    (check_self_attention, None, None, "expected the class SelfAttention (a subclass of nn.Module), got None"),
+    (check_self_attention, self_attention_function, None, "got function"),
+    (check_self_attention, self_attention_instance, None, "got an instance of"),
+    (check_self_attention, SelfAttentionNotAModule, None, "(a subclass of nn.Module)"),
+    (check_self_attention, SelfAttentionNoMaskParameter, None, "raised TypeError when forward was called"),
+    (check_self_attention, SelfAttentionStub, "not_implemented", "raised NotImplementedError when SelfAttention("),
+    (check_self_attention, SelfAttentionForwardStub, "not_implemented", "raised NotImplementedError when forward"),
+    # ---- reported by learners: each must be named, with the hint of the mistake it names
+    (check_self_attention, SelfAttentionMaskMultiplied, "mask_multiplied", "masked key got attention"),
+    (check_self_attention, SelfAttentionMaskTransposed, "mask_transposed", "masked key got attention"),
+    (check_self_attention, SelfAttentionKeysFromWQ, "projection_reused", "not equal to the reference"),
+    (check_attention_scores, scores_transpose_1_2, "hard_coded_axes", "raised RuntimeError"),
+    (check_scaled_dot_product_attention, sdpa_softmax_dim_1, "softmax_over_queries", "does not sum to 1"),
+    (check_scaled_dot_product_attention, sdpa_softmax_dim_0, "softmax_over_batch", "does not sum to 1"),
+    (check_scaled_dot_product_attention, sdpa_bool_index, "bool_index_mask", "raised IndexError"),
+    (check_scaled_dot_product_attention, sdpa_fill_minus_1e9, "finite_fill", "may attend to no key got non-zero"),
+    (check_scaled_dot_product_attention, sdpa_fill_minus_1e4_rows_zeroed, "fill_too_weak", "when the scores are large"),
+    (check_scaled_dot_product_attention, sdpa_mask_transposed, "mask_transposed", "masked key got attention"),
+]
+REFERENCE = {check_attention_scores: ref.attention_scores, check_scaled_dot_product_attention: ref.scaled_dot_product_attention, check_self_attention: ref.SelfAttention}  # check -> the object that must pass it
+LATE_FAILURE = {check_attention_scores: scores_no_scaling, check_scaled_dot_product_attention: sdpa_mask_ignored, check_self_attention: SelfAttentionDetached}  # fails late, after the check did most of its work
+STUB = {check_attention_scores: scores_stub, check_scaled_dot_product_attention: sdpa_stub, check_self_attention: SelfAttentionStub}  # check -> the untouched learner stub

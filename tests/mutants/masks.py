@@ -2,6 +2,9 @@
 import numpy as np
 import torch
 
+from tinylm_checks import check_causal_mask
+from tinylm_solutions import masks as ref
+
 
 def causal_mask_upper(T):
     """Uses torch.triu (upper triangle): a position sees the future, not the past."""
@@ -82,3 +85,30 @@ _TABLE = torch.ones(16, 16, dtype=torch.bool).tril()
 def causal_mask_cached_table(T):
     """Slices a precomputed 16 x 16 table (nanoGPT's block_size), wrong for T > 16."""
     return _TABLE[:T, :T]
+
+
+# --------------------------------------------------------------------------- what the tests feed the checks
+# (check, mutant, expected mistake id or None, key phrase of the problem): see tests/test_checks_mutants.py
+ROWS = [
+    (check_causal_mask, causal_mask_cached_table, None, "wrong shape"),
+    # ---- causal_mask: named mistakes
+    (check_causal_mask, causal_mask_upper, "causal_mask_upper", "the mask is wrong"),
+    (check_causal_mask, causal_mask_diagonal_masked, "diagonal_masked", "the mask is wrong"),
+    (check_causal_mask, causal_mask_inverted, "mask_inverted", "the mask is wrong"),
+    (check_causal_mask, causal_mask_peeks_ahead, "mask_peeks_ahead", "the mask is wrong"),
+    (check_causal_mask, causal_mask_all_true, "mask_all_true", "the mask is wrong"),
+    (check_causal_mask, causal_mask_float, "mask_not_bool", "has dtype torch.float32"),
+    (check_causal_mask, causal_mask_int, "mask_not_bool", "has dtype torch.int64"),
+    (check_causal_mask, causal_mask_additive, "additive_float_mask", "has dtype torch.float32"),
+    # ---- causal_mask: robustness
+    (check_causal_mask, None, None, "expected the function causal_mask, got None"),
+    (check_causal_mask, CausalMask, None, "expected the function causal_mask, got a class"),
+    (check_causal_mask, causal_mask_stub, "not_implemented", "raised NotImplementedError"),
+    (check_causal_mask, causal_mask_wrong_arg, None, "raised TypeError"),
+    (check_causal_mask, causal_mask_wrong_shape, None, "has the wrong shape"),
+    (check_causal_mask, causal_mask_numpy, "numpy_output", "is not a tensor"),
+    (check_causal_mask, causal_mask_no_return, "missing_return", "is not a tensor"),
+]
+REFERENCE = {check_causal_mask: ref.causal_mask}  # check -> the object that must pass it
+LATE_FAILURE = {check_causal_mask: causal_mask_upper}  # fails late, after the check did most of its work
+STUB = {check_causal_mask: causal_mask_stub}  # check -> the untouched learner stub

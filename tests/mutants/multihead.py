@@ -4,6 +4,9 @@ import math
 import torch
 from torch import nn
 
+from tinylm_checks import check_split_heads, check_merge_heads, check_multi_head_attention
+from tinylm_solutions import attention as ref
+
 
 # --------------------------------------------------------------------------- split_heads
 
@@ -362,3 +365,96 @@ def multi_head_attention_function(x, num_heads, mask=None):
 # An object where the class is expected.
 multi_head_attention_instance = _MHABase(12, 3)
 """An instance, MultiHeadSelfAttention(12, 3), passed instead of the class."""
+
+
+class MHAMaskInverted(_MHABase):
+    """Passes ~mask on, reading True as 'blocked' (nn.MultiheadAttention's attn_mask convention)."""
+
+    def forward(self, x, mask=None):
+        out, weights = _attend(*self.qkv(x), None if mask is None else ~mask)
+        return self.W_O(_merge(out)), weights
+
+
+class MHAMaskUnsqueezed(_MHABase):
+    """Adds a head axis to the mask (mask.unsqueeze(1)), which it already broadcasts over."""
+
+    def forward(self, x, mask=None):
+        out, weights = _attend(*self.qkv(x), None if mask is None else mask.unsqueeze(1))
+        return self.W_O(_merge(out)), weights
+
+
+class MHAKeysFromWQ(_MHABase):
+    """Copy-pastes the query line for the keys: k from self.W_Q(x)."""
+
+    def forward(self, x, mask=None):
+        q, _, v = self.qkv(x)
+        out, weights = _attend(q, _split(self.W_Q(x), self.num_heads), v, mask)
+        return self.W_O(_merge(out)), weights
+
+
+class MHAMaskMultiplied(_MHABase):
+    """Multiplies the scores by the mask (a masked score becomes 0, not -inf)."""
+
+    def forward(self, x, mask=None):
+        q, k, v = self.qkv(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(self.d_k)
+        weights = torch.softmax(scores if mask is None else scores * mask, dim=-1)
+        return self.W_O(_merge(weights @ v)), weights
+
+
+# --------------------------------------------------------------------------- what the tests feed the checks
+# (check, mutant, expected mistake id or None, key phrase of the problem): see tests/test_checks_mutants.py
+ROWS = [
+    # ---- split_heads
+    (check_split_heads, split_view_no_transpose, "split_without_transpose", "not equal to the reference"),
+    (check_split_heads, split_forgets_transpose, "split_not_transposed", "has the wrong shape"),
+    (check_split_heads, split_d_k_before_heads, "split_interleaved", "not equal to the reference"),
+    (check_split_heads, split_float_d_k, "float_d_k", "raised TypeError"),
+    (check_split_heads, split_detached, "no_gradient", "carries no gradient"),
+    (check_split_heads, split_wrong_transpose, None, "has the wrong shape"),
+    (check_split_heads, None, None, "expected the function split_heads, got None"),
+    (check_split_heads, split_stub, "not_implemented", "raised NotImplementedError"),
+    (check_split_heads, split_no_return, "missing_return", "is not a tensor"),
+    (check_split_heads, split_numpy, "numpy_output", "is not a tensor"),
+    # ---- merge_heads
+    (check_merge_heads, merge_without_transpose, "merge_without_transpose", "not equal to the reference"),
+    (check_merge_heads, merge_view_after_transpose, "view_after_transpose", "raised RuntimeError"),
+    (check_merge_heads, merge_interleaved, "merge_interleaved", "not equal to the reference"),
+    (check_merge_heads, merge_wrong_transpose, None, "not equal to the reference"),
+    (check_merge_heads, merge_takes_num_heads, None, "raised TypeError"),
+    (check_merge_heads, None, None, "expected the function merge_heads, got None"),
+    (check_merge_heads, merge_stub, "not_implemented", "raised NotImplementedError"),
+    (check_merge_heads, merge_float32, "dtype_changed", "has dtype torch.float32"),
+    # ---- MultiHeadSelfAttention: named mistakes
+    (check_multi_head_attention, MHANoScaling, "no_scaling", "not equal to the reference"),
+    (check_multi_head_attention, MHAScaleBySqrtDModel, "scale_by_sqrt_d_model", "not equal to the reference"),
+    (check_multi_head_attention, MHAScaleByDK, "scale_by_d_k", "not equal to the reference"),
+    (check_multi_head_attention, MHASoftmaxOverQueries, "softmax_over_queries", "does not sum to 1"),
+    (check_multi_head_attention, MHASoftmaxOverHeads, "softmax_over_heads", "does not sum to 1"),
+    (check_multi_head_attention, MHASplitWithoutTranspose, "split_without_transpose", "not equal to the reference"),
+    (check_multi_head_attention, MHAMergeWithoutTranspose, "merge_without_transpose", "not equal to the reference"),
+    (check_multi_head_attention, MHAMergeViewAfterTranspose, "view_after_transpose", "raised RuntimeError"),
+    (check_multi_head_attention, MHAMissingWO, "missing_projection", "has no attribute W_O"),
+    (check_multi_head_attention, MHAWONotApplied, "w_o_not_applied", "not equal to the reference"),
+    (check_multi_head_attention, MHASharedProjection, "shared_projection", "wrong number of parameters"),
+    (check_multi_head_attention, MHAWeightsAveraged, "weights_averaged_over_heads", "weights have shape (B, T, T)"),
+    (check_multi_head_attention, MHAMaskIgnored, "mask_ignored", "masked key got attention"),
+    (check_multi_head_attention, MHANoDivisibilityCheck, "no_divisibility_check", "created without complaint"),
+    (check_multi_head_attention, MHAAssertInsteadOfValueError, "no_divisibility_check", "raised AssertionError, not ValueError"),
+    (check_multi_head_attention, MHAFloatDK, "float_d_k", "raised TypeError"),
+    (check_multi_head_attention, MHADetached, "no_gradient", "the output carries no gradient"),
+    # ---- MultiHeadSelfAttention: robustness
+    (check_multi_head_attention, None, None, "expected the class MultiHeadSelfAttention (a subclass of nn.Module), got None"),
+    (check_multi_head_attention, multi_head_attention_function, None, "got function"),
+    (check_multi_head_attention, multi_head_attention_instance, None, "got an instance of"),
+    (check_multi_head_attention, MHAStub, "not_implemented", "raised NotImplementedError when MultiHeadSelfAttention("),
+    (check_multi_head_attention, MHAForwardStub, "not_implemented", "raised NotImplementedError when forward"),
+    # ---- reported by a new learner on stage 02: named, with a hint that fits this exercise
+    (check_multi_head_attention, MHAMaskInverted, "mask_inverted", "NaN exactly in the rows"),
+    (check_multi_head_attention, MHAMaskUnsqueezed, "mask_reshaped", "raised RuntimeError"),
+    (check_multi_head_attention, MHAKeysFromWQ, "projection_reused", "not equal to the reference"),
+    (check_multi_head_attention, MHAMaskMultiplied, "mask_multiplied", "masked key got attention"),
+]
+REFERENCE = {check_split_heads: ref.split_heads, check_merge_heads: ref.merge_heads, check_multi_head_attention: ref.MultiHeadSelfAttention}  # check -> the object that must pass it
+LATE_FAILURE = {check_split_heads: split_view_no_transpose, check_merge_heads: merge_without_transpose, check_multi_head_attention: MHADetached}  # fails late, after the check did most of its work
+STUB = {check_split_heads: split_stub, check_merge_heads: merge_stub, check_multi_head_attention: MHAStub}  # check -> the untouched learner stub
