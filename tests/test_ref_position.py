@@ -31,13 +31,22 @@ def test_bad_sizes_raise(max_len, d_model):
         sinusoidal_position_encoding(max_len, d_model)
 
 
-def test_buffer_not_parameter_nor_state():
+def test_buffer_not_parameter_but_in_state_dict():
     m = PositionalEncoding(16, max_len=32)
     assert m.pe.shape == (1, 32, 16)
     assert list(m.parameters()) == []
-    assert "pe" not in m.state_dict()
     assert dict(m.named_buffers())["pe"] is m.pe
+    assert set(m.state_dict()) == {"pe"}  # persistent: saved with the model
+    torch.testing.assert_close(m.state_dict()["pe"], sinusoidal_position_encoding(32, 16)[None], **TOL)
     assert m.double().pe.dtype == torch.float64  # buffers follow the module
+
+
+def test_state_dict_round_trip():
+    a, b = PositionalEncoding(8, max_len=10), PositionalEncoding(8, max_len=10)
+    with torch.no_grad():
+        b.pe.zero_()
+    b.load_state_dict(a.state_dict())
+    assert torch.equal(a.pe, b.pe)
 
 
 def test_forward_adds_sliced_table_for_short_T():
@@ -64,12 +73,51 @@ def test_order_sensitivity():
 
 def test_learned_positional_embedding():
     torch.manual_seed(0)
-    m = LearnedPositionalEmbedding(10, 6).double()
+    m = LearnedPositionalEmbedding(6, 10).double()  # (d_model, max_len), like PositionalEncoding
+    assert isinstance(m.emb, torch.nn.Embedding) and m.emb.weight.shape == (10, 6)
     assert sum(p.numel() for p in m.parameters()) == 60
     x = torch.randn(2, 4, 6, dtype=torch.float64)
     torch.testing.assert_close(m(x), x + m.emb.weight[:4], **TOL)
     with pytest.raises(ValueError):
         m(torch.zeros(1, 11, 6, dtype=torch.float64))
+
+
+def test_learned_positions_equal_nn_embedding_with_copied_weights():
+    """PyTorch's own nn.Embedding, looked up at positions 0..T-1, with the same weights."""
+    torch.manual_seed(0)
+    m = LearnedPositionalEmbedding(5, 9)
+    emb = torch.nn.Embedding(9, 5)
+    with torch.no_grad():
+        emb.weight.copy_(m.emb.weight)
+    x = torch.randn(3, 7, 5)
+    torch.testing.assert_close(m(x), x + emb(torch.arange(7))[None], **TOL)
+    m(x).sum().backward()
+    assert bool((m.emb.weight.grad[:7] == 3).all()) and bool((m.emb.weight.grad[7:] == 0).all())
+
+
+def test_table_equals_the_pytorch_tutorial_formula():
+    """The exp/log form of the PyTorch tutorial's PositionalEncoding (interleaved, same frequencies)."""
+    L, D = 40, 18
+    position = torch.arange(L, dtype=torch.float64)[:, None]
+    div_term = torch.exp(torch.arange(0, D, 2, dtype=torch.float64) * (-math.log(10000.0) / D))
+    expected = torch.zeros(L, D, dtype=torch.float64)
+    expected[:, 0::2] = torch.sin(position * div_term)
+    expected[:, 1::2] = torch.cos(position * div_term)
+    torch.testing.assert_close(sinusoidal_position_encoding(L, D, torch.float64), expected, atol=1e-12, rtol=0.0)
+
+
+def test_offset_is_a_rotation_of_each_pair():
+    """PE[pos + k] pair i = R(k w_i) PE[pos] pair i: the reason relative offsets are easy to read."""
+    L, D, k = 30, 8, 5
+    pe = sinusoidal_position_encoding(L, D, torch.float64)
+    w = 10000.0 ** (-torch.arange(0, D, 2, dtype=torch.float64) / D)  # (D/2,)
+    c, s = torch.cos(k * w), torch.sin(k * w)
+    sin_, cos_ = pe[:-k, 0::2], pe[:-k, 1::2]
+    torch.testing.assert_close(pe[k:, 0::2], sin_ * c + cos_ * s, **TOL)  # sin(a + b)
+    torch.testing.assert_close(pe[k:, 1::2], cos_ * c - sin_ * s, **TOL)  # cos(a + b)
+    dots = pe @ pe.T  # (L, L): depends only on the offset
+    torch.testing.assert_close(torch.diagonal(dots, k), torch.full((L - k,), float(torch.cos(k * w).sum()),
+                                                                   dtype=torch.float64), **TOL)
 
 
 def test_rope_frequencies_match_table():
@@ -110,3 +158,14 @@ def test_rope_relative_positions_and_norm():
     torch.testing.assert_close(apply_rope(q, pos).norm(dim=-1), q.norm(dim=-1), **TOL)
     with pytest.raises(ValueError):
         apply_rope(q, torch.arange(3))
+
+
+def test_rope_matches_complex_multiplication():
+    """RoFormer's complex form: pair (x_2i, x_2i+1) as x_2i + i x_2i+1, multiplied by exp(i m theta_i)."""
+    torch.manual_seed(0)
+    x = torch.randn(2, 7, 10, dtype=torch.float64)  # (B, T, d_k)
+    pos = torch.tensor([0, 1, 2, 5, 8, 13, 21])
+    z = torch.view_as_complex(x.reshape(2, 7, 5, 2).contiguous())  # (B, T, d_k/2)
+    rot = torch.polar(torch.ones(7, 5, dtype=torch.float64), pos[:, None] * rope_frequencies(10, dtype=torch.float64))
+    expected = torch.view_as_real(z * rot).reshape(2, 7, 10)
+    torch.testing.assert_close(apply_rope(x, pos), expected, **TOL)

@@ -356,6 +356,8 @@ def _mistake_from_exception(e: Exception) -> str | None:
         return "missing_super_init"
     if isinstance(e, IndexError) and "shape of the mask" in msg:
         return "bool_index_mask"
+    if "doesn't match the broadcast shape" in msg:
+        return "in_place_broadcast"
     return None
 
 
@@ -403,6 +405,9 @@ known_mistake("batched_T", "`.T` is used on a batched tensor; it reverses every 
 known_mistake("bool_index_mask", "the scores are masked by bool indexing (scores[~mask] = ...), which does not "
               "broadcast the mask", "indexing with a bool mask needs the mask's exact shape; "
               "scores.masked_fill(~mask, float('-inf')) broadcasts it and returns a new tensor")
+known_mistake("in_place_broadcast", "an in-place operation (&=, +=, masked_fill_, ...) writes its result into a "
+              "tensor smaller than the broadcast result", "use the out-of-place form, e.g. out = out & m: it builds a "
+              "new tensor of the broadcast shape and leaves the inputs as they are")
 HARD_CODED_AXES = known_mistake("hard_coded_axes", "an axis is counted from the front (transpose(1, 2), dim=2): the code works for "
               "one number of dimensions and breaks for another",
               "count axes from the end, which works for any number of leading dimensions: "

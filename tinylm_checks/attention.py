@@ -123,7 +123,7 @@ MODULE_HINTS = {
 SCORE_AXES = {3: ("batch", "query", "key"), 4: ("batch", "head", "query", "key")}
 OUT_AXES = {3: ("batch", "query", "feature"), 4: ("batch", "head", "query", "feature")}
 SOFTMAX_AXIS_MISTAKE = {"batch": SOFTMAX_OVER_BATCH, "head": SOFTMAX_OVER_HEADS, "query": SOFTMAX_OVER_QUERIES}
-LARGE = 1000.0  # q and k times LARGE: scores around a million, where a -1e4 fill no longer masks
+LARGE = 1000.0  # q and k times LARGE: scores in the millions, beyond any finite fill value a learner might pick
 
 
 def _softmax(scores, mask, mode="fill", dim=-1):
@@ -134,7 +134,7 @@ def _softmax(scores, mask, mode="fill", dim=-1):
         return torch.softmax(scores, dim=dim).masked_fill(~mask, 0.0)
     if mode == "renormalised":  # zero the masked weights after the softmax, then divide by the new sum
         w = torch.softmax(scores, dim=dim).masked_fill(~mask, 0.0)
-        return w / w.sum(dim=-1, keepdim=True)
+        return (w / w.sum(dim=-1, keepdim=True)).nan_to_num(0.0)
     filled = {"fill": lambda: scores.masked_fill(~mask, float("-inf")),
               "inverted": lambda: scores.masked_fill(mask, float("-inf")),
               "transposed": lambda: scores.masked_fill(~mask.transpose(-2, -1), float("-inf")),
@@ -142,7 +142,8 @@ def _softmax(scores, mask, mode="fill", dim=-1):
               "added": lambda: scores + mask,
               "finite": lambda: scores.masked_fill(~mask, -1e9),
               "weak": lambda: scores.masked_fill(~mask, -1e4)}[mode]()
-    return torch.softmax(filled, dim=dim).nan_to_num(0.0)
+    weights = torch.softmax(filled, dim=dim).nan_to_num(0.0)
+    return weights.masked_fill(~mask.any(-1, keepdim=True), 0.0) if mode == "weak" else weights
 
 
 def _broadcasts(a: torch.Tensor, shape) -> bool:
@@ -158,11 +159,11 @@ def weight_variants(scores, mask):
     axes = SCORE_AXES.get(scores.dim(), ("batch",) * (scores.dim() - 2) + ("query", "key"))
     cands = [(SOFTMAX_AXIS_MISTAKE[axis], _softmax(scores, mask, dim=dim)) for dim, axis in enumerate(axes[:-1])]
     if mask is not None:
-        cands += [(MASK_AFTER_SOFTMAX, _softmax(scores, mask, "after")), (MASK_MULTIPLIED, _softmax(scores, mask, "multiplied")),
+        cands += [(MASK_RENORMALISED, _softmax(scores, mask, "renormalised")),
+                  (MASK_AFTER_SOFTMAX, _softmax(scores, mask, "after")), (MASK_MULTIPLIED, _softmax(scores, mask, "multiplied")),
                   (MASK_IGNORED, _softmax(scores, mask, "ignored")), (MASK_INVERTED, _softmax(scores, mask, "inverted")),
                   (MASK_ADDED, _softmax(scores, mask, "added")), (FINITE_FILL, _softmax(scores, mask, "finite")),
-                  (FILL_TOO_WEAK, _softmax(scores, mask, "weak")),
-                  (MASK_RENORMALISED, _softmax(scores, mask, "renormalised"))]
+                  (FILL_TOO_WEAK, _softmax(scores, mask, "weak"))]
         if _broadcasts(mask.transpose(-2, -1), scores.shape):
             cands.append((MASK_TRANSPOSED, _softmax(scores, mask, "transposed")))
     return cands
@@ -291,7 +292,9 @@ def check_weights(ctx: Ctx, weights, ref_w, w_cands, tried, mask=None, large=Fal
                      expected=f"weight 0 where the mask is False (e.g. {where(i, w_axes)})",
                      got=f"weight {weights[tuple(i)].item():.4g}" + (
                          "; and every key the mask allows got weight 0" if inverted else ""),
-                     mistake=MASK_INVERTED if inverted else FILL_TOO_WEAK if large else diagnose(weights, w_cands),
+                     # with large scores (tried last, after small ones passed) only a scale-dependent mistake is
+                     # left that lets masked keys through: a finite fill value that real scores outweigh
+                     mistake=FILL_TOO_WEAK if large else diagnose(weights, w_cands) or (MASK_INVERTED if inverted else None),
                      hint="masked keys must end up with weight 0: is the mask used (passed on, if your code calls "
                           "the attention function), and are masked scores set to -inf before the softmax?")
         if bool(full.any()):
@@ -407,8 +410,9 @@ def check_scaled_dot_product_attention(ctx: Ctx, scaled_dot_product_attention) -
     run(q, k, v, mask, f"bool mask {fmt_shape(mask.shape)} (True = may attend)", mistake_if_raises=MASK_RESHAPED)
     mask[0, 0, 0] = False  # batch 0, query 0: every key masked (as padding can do)
     run(q, k, v, mask, f"bool mask {fmt_shape(mask.shape)} in which query 0 of batch 0 may attend to no key")
-    run(q * LARGE, k * LARGE, v, mask, f"large scores: q and k times {LARGE:g} (scores around 1e6), "
-        f"bool mask {fmt_shape(mask.shape)}")
+    # every score large and negative: a finite fill value (-1e4, -1e9 / scale...) is then above every real score
+    run((q.abs() + 1) * LARGE, -(k.abs() + 1) * LARGE, v, mask,
+        f"large negative scores (q > 0, k < 0, both times {LARGE:g}), bool mask {fmt_shape(mask.shape)}")
     return ("out and weights equal the reference on 3-D and 4-D inputs; rows sum to 1; masked keys get weight "
             "exactly 0, also with large scores; a query with no allowed key gets zero weights and a zero output")
 

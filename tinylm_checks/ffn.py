@@ -1,16 +1,329 @@
-"""Stage 05 checks: the feed-forward network. (Skeleton: being written.)"""
+"""Stage 05 checks: the position-wise feed-forward network (``FeedForward``) and the ``SwiGLU`` bonus.
+
+Both checks build the learner's class with their own sizes (``B``, ``T``, ``D``, ``d_ff`` all different,
+and ``d_ff != 4 D`` so that a hard-coded ``4 * d_model`` shows), copy the randomised weights of the
+reference (:mod:`tinylm_solutions.ffn`) into it by name and compare outputs in float64. The reference
+GELU is the exact (erf) form; the tanh approximation (``F.gelu(h, approximate="tanh")``, at most 5e-4
+away) is accepted too: the output must equal one of the two versions within the usual tolerance.
+"""
 from __future__ import annotations
 
-from ._core import Ctx, check
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tinylm_solutions import ffn as ref
+
+from ._core import ATOL, HARD_CODED_AXES, Ctx, check, compare, fmt_shape, known_mistake, where, within
+from .attention import _randomise, check_gradients, count_params
 
 __all__ = ["check_feed_forward", "check_swiglu"]
 
+# ---- the mistakes these checks can name, each with the hint a learner reads when it is named
+NO_NONLINEARITY = known_mistake(
+    "no_nonlinearity",
+    "there is no nonlinearity: the module is affine (f(a) + f(b) - f(0) = f(a + b)), and two linear layers in a "
+    "row are no more expressive than one",
+    "apply GELU to the hidden layer, between the two linear layers: self.linear2(F.gelu(self.linear1(x)))")
+RELU_NOT_GELU = known_mistake(
+    "relu_not_gelu", "the activation is ReLU; this exercise asks for GELU",
+    "use F.gelu(h) or nn.GELU() (the tanh approximation, F.gelu(h, approximate='tanh'), is accepted too)")
+OTHER_ACTIVATION = known_mistake(
+    "other_activation", "the activation is another function (SiLU, sigmoid, tanh, ELU, softplus, ...) instead of GELU",
+    "use F.gelu(h) or nn.GELU(): GELU(h) = h * Phi(h), Phi the standard normal CDF")
+GELU_SIGMOID_APPROX = known_mistake(
+    "gelu_sigmoid_approximation",
+    "GELU is approximated as h * sigmoid(1.702 h), which is off by up to 0.02",
+    "use F.gelu(h), the exact form; the tanh approximation F.gelu(h, approximate='tanh') is accepted too")
+D_FF_IGNORED = known_mistake(
+    "d_ff_ignored", "the hidden width is not the d_ff argument (4 * d_model or d_model is used instead)",
+    "nn.Linear(d_model, d_ff) and nn.Linear(d_ff, d_model): the hidden width comes from the d_ff argument")
+DROPOUT_LEFT_ON = known_mistake(
+    "dropout_left_on",
+    "dropout is on in training mode: two calls on the same input give different outputs",
+    "no dropout in this exercise (the check compares exact values, in training mode): remove nn.Dropout "
+    "or F.dropout, or give it p=0.0")
+ACTIVATION_MISPLACED = known_mistake(
+    "activation_misplaced",
+    "the activation is applied after linear2 (too), or before linear1: it belongs between the two layers only",
+    "exactly one activation, on the hidden layer: self.linear2(F.gelu(self.linear1(x)))")
+TOKEN_MIXING = known_mistake(
+    "token_mixing", "information moves between positions: changing one token changes the output at other tokens",
+    "the FFN treats every token on its own: only the two nn.Linear layers and the activation, no mean, sum, "
+    "softmax or reshape across positions (in a (B, T, D) input, dim=1 is the positions)")
+RESIDUAL_INSIDE = known_mistake(
+    "residual_inside_ffn",
+    "the FFN adds its input back (x + ...): the residual connection belongs to the Transformer block "
+    "(notebook 07), not to the FFN",
+    "return self.linear2(F.gelu(self.linear1(x))) without adding x")
+LINEAR2_NOT_APPLIED = known_mistake(
+    "linear2_not_applied", "linear2 is never applied: the output has d_ff features instead of d_model",
+    "return self.linear2(F.gelu(self.linear1(x))): linear2 maps the d_ff hidden features back to d_model")
+
+GATE_WRONG_BRANCH = known_mistake(
+    "gate_wrong_branch",
+    "SiLU is applied to up_proj(x) instead of gate_proj(x): the gate is on the wrong branch",
+    "h = F.silu(self.gate_proj(x)) * self.up_proj(x): the activation goes on gate_proj's branch")
+SILU_BOTH = known_mistake(
+    "silu_on_both_branches", "SiLU is applied to both branches; only the gate gets it",
+    "h = F.silu(self.gate_proj(x)) * self.up_proj(x): up_proj's branch stays linear")
+SWIGLU_NOT_SILU = known_mistake(
+    "swiglu_not_silu",
+    "the gate's activation is not SiLU (GELU, sigmoid, ReLU or none give GEGLU, GLU, ReGLU or a bilinear layer)",
+    "F.silu(self.gate_proj(x)): SiLU(z) = z * sigmoid(z), also called Swish")
+NO_GATE = known_mistake(
+    "no_gate",
+    "the two branches are not multiplied: the output uses only one of gate_proj(x) and up_proj(x), or adds them",
+    "multiply the branches elementwise, then project down: self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))")
+
+# This exercise's wording of shared hints.
+HINTS = {HARD_CODED_AXES: "nn.Linear and F.gelu work on any number of leading dimensions: apply them to x as it "
+                          "comes, without reading B, T = x.shape or reshaping to 3-D"}
+
+AXES = ("batch", "position", "feature")
+ROWS_AXES = ("row", "feature")
+
+
+def _sizes(seed: int) -> tuple[int, int, int, int]:
+    """(B, T, D, d_ff): all different, d_ff never 4 D (nor D), so that each size is told apart."""
+    return [(2, 5, 6, 20), (3, 4, 7, 18), (4, 3, 5, 14)][seed % 3]
+
+
+N_ROWS = 11  # rows of the 2-D input: differs from every size above
+
+
+def _layer(ctx: Ctx, module: nn.Module, attr: str, d_in: int, d_out: int, *, all_names: tuple[str, ...],
+           made: str, d_ff: int | None = None, bias: bool = True, ignored: tuple[int, ...] = ()) -> nn.Linear:
+    """``module.<attr>``, an ``nn.Linear(d_in, d_out)``: names layers kept under other names (or in an
+    nn.Sequential) and a hidden width that is not ``d_ff`` (``ignored`` lists the widths a hard-coded
+    hidden width gives)."""
+    cls = type(module).__name__
+    if getattr(module, attr, None) is None:
+        linears = [f"{n} ({type(m).__name__}({m.in_features}, {m.out_features}))"
+                   for n, m in module.named_modules() if isinstance(m, nn.Linear)]
+        if linears:
+            ctx.fail(f"{cls} has no attribute {attr}", expected=f"self.{attr} = nn.Linear({d_in}, {d_out}"
+                     + ("" if bias else ", bias=False") + ")", got="linear layers named " + ", ".join(linears),
+                     mistake="attribute_name",
+                     mistake_hint="the check copies weights by name: create " + ", ".join(f"self.{a}" for a in all_names)
+                     + " directly in __init__ (not inside an nn.Sequential or under other names)")
+    layer = ctx.attribute(module, attr, f"nn.Linear({d_in}, {d_out})")
+    if isinstance(layer, nn.Linear) and d_ff is not None:
+        width = layer.out_features if d_out == d_ff else layer.in_features
+        if width != d_ff and width in ignored:
+            ctx.fail(f"{cls}.{attr} has hidden width {width}, not d_ff = {d_ff}",
+                     tried=made,
+                     expected=f"nn.Linear({d_in}, {d_out}" + ("" if bias else ", bias=False") + ")",
+                     got=f"nn.Linear({layer.in_features}, {layer.out_features})", mistake=D_FF_IGNORED)
+    return ctx.linear(module, attr, d_in, d_out, bias=bias)
+
+
+def _forward(ctx: Ctx, module, x, tried: str, shape, axes_note: str = "", wide: int | None = None,
+             mistake_if_raises: str | None = None) -> torch.Tensor:
+    """Call ``module(x)`` and check the output is a finite float64 tensor of ``shape``; a result with
+    ``wide`` (= d_ff) features instead of D means linear2 was not applied."""
+    got = ctx.call(module, x, what=f"forward was called with {tried}", names=("x",),
+                   mistake_if_raises=mistake_if_raises)
+    unprojected = (wide is not None and isinstance(got, torch.Tensor)
+                   and tuple(got.shape) == (*shape[:-1], wide))
+    return ctx.tensor(got, "the output", shape, tried=tried, mistake=LINEAR2_NOT_APPLIED if unprojected else None,
+                      hint="the output has the shape of the input" + axes_note)
+
+
+def _activations(h: torch.Tensor):
+    """Wrong activations for the hidden layer ``h``: a list of (mistake, activation(h))."""
+    return [(RELU_NOT_GELU, F.relu(h)),
+            (GELU_SIGMOID_APPROX, h * torch.sigmoid(1.702 * h)),
+            *((OTHER_ACTIVATION, act(h)) for act in (F.silu, torch.sigmoid, torch.tanh, F.elu, F.softplus,
+                                                      F.leaky_relu, F.relu6, F.mish, F.selu, F.celu)),
+            (NO_NONLINEARITY, h)]
+
+
+def _ffn_candidates(reference, x):
+    """Known FeedForward mistakes on input ``x``, with the reference's weights: (mistake, output) pairs."""
+    lin1, lin2 = reference.linear1, reference.linear2
+    h = lin1(x)  # (..., d_ff)
+    good = lin2(F.gelu(h))  # (..., D)
+    cands = [(name, lin2(a)) for name, a in _activations(h)]
+    cands += [(ACTIVATION_MISPLACED, act(lin2(act(h)))) for act in (F.gelu, F.relu)]  # after linear2 too
+    cands += [(ACTIVATION_MISPLACED, F.gelu(lin2(h))),  # after linear2 instead
+              (ACTIVATION_MISPLACED, lin2(lin1(F.gelu(x)))),  # before linear1
+              (RESIDUAL_INSIDE, x + good), (RESIDUAL_INSIDE, x + lin2(F.relu(h)))]
+    return [(n, o.detach()) for n, o in cands]
+
+
+def _is_affine(ctx: Ctx, module, shape, tried: str) -> bool:
+    """The linearity probe: f(a) + f(b) - f(0) = f(a + b) holds for an affine map (and for no FFN with a
+    nonlinearity, on random a and b)."""
+    a, b = ctx.randn(*shape), ctx.randn(*shape)
+    with torch.no_grad():
+        outs = [ctx.call(module, t, what=f"forward was called with {tried}", names=("x",))
+                for t in (a, b, torch.zeros_like(a), a + b)]
+    if not all(isinstance(o, torch.Tensor) and o.shape == outs[0].shape for o in outs):
+        return False
+    fa, fb, f0, fab = (o.double() for o in outs)
+    return within(fa + fb - f0, fab, atol=1e-9)
+
+
+def _copy(module, reference, names):
+    with torch.no_grad():
+        for name in names:
+            for p in ("weight", "bias"):
+                src = getattr(getattr(reference, name), p)
+                if src is not None:
+                    getattr(getattr(module, name), p).copy_(src)
+
+
+def _position_wise(ctx: Ctx, module, x, out, tried: str) -> None:
+    """Change one token of ``x``: the outputs at every other token (of every sequence) must not move."""
+    B, T, D = x.shape
+    b, t = B - 1, T // 2
+    x2 = x.clone()
+    x2[b, t] = ctx.randn(D) * 2
+    out2 = _forward(ctx, module, x2, tried + f", token {t} of batch {b} replaced", tuple(x.shape))
+    moved = ((out2.detach() - out.detach()).abs() > ATOL + 1e-6 * out.detach().abs()).any(-1)  # (B, T)
+    moved[b, t] = False
+    if bool(moved.any()):
+        i = moved.nonzero()[0].tolist()
+        change = float((out2.detach() - out.detach())[tuple(i)].abs().max())
+        ctx.fail(f"changing the input at {where((b, t), AXES[:2])} changed the output at {where(i, AXES[:2])}",
+                 tried=tried + f"; then the same x with position {t} of batch {b} replaced by new random values",
+                 expected="only the output at the changed position moves (position-wise: no token mixing)",
+                 got=f"the output at {where(i, AXES[:2])} moved by up to {change:.3g}", mistake=TOKEN_MIXING)
+
 
 @check
-def check_feed_forward(ctx: Ctx, obj) -> str:
-    raise NotImplementedError("check_feed_forward is being written")
+def check_feed_forward(ctx: Ctx, FeedForward) -> str:
+    """Check ``FeedForward(d_model, d_ff)``: ``linear1 = nn.Linear(D, d_ff)``, ``linear2 = nn.Linear(d_ff, D)``,
+    ``2 D d_ff + d_ff + D`` parameters; built in training mode, on (B, T, D): shape kept, two calls equal
+    (no dropout), position-wise (changing one token moves no other output), equal to the reference
+    ``linear2(GELU(linear1(x)))`` with copied weights (exact or tanh GELU); shape and values on a 2-D
+    input; gradients reach both layers. Known mistakes are named by behaviour: the output they would give
+    on the same input, and a linearity probe for a missing nonlinearity (Vaswani et al. 2017, §3.3;
+    GELU: Hendrycks & Gimpel 2016)."""
+    ctx.hints = HINTS
+    cls = ctx.module_class(FeedForward, "FeedForward")
+    B, T, D, d_ff = _sizes(ctx.seed)
+    made = f"FeedForward(d_model={D}, d_ff={d_ff})"
+    learner = ctx.build(cls, D, d_ff, what=f"{made} was created")
+    learner.train()  # the check's own module: training mode, as a learner's model is while it trains
+    names = ("linear1", "linear2")
+    _layer(ctx, learner, "linear1", D, d_ff, all_names=names, made=made, d_ff=d_ff, ignored=(D, 4 * D))
+    _layer(ctx, learner, "linear2", d_ff, D, all_names=names, made=made, d_ff=d_ff, ignored=(D, 4 * D))
+    n, expected_n = count_params(learner), 2 * D * d_ff + d_ff + D
+    if n != expected_n:
+        extra = [f"{name} {fmt_shape(p.shape)}" for name, p in learner.named_parameters()
+                 if name not in ("linear1.weight", "linear1.bias", "linear2.weight", "linear2.bias")]
+        ctx.fail("wrong number of parameters", tried=made,
+                 expected=f"2 D d_ff + d_ff + D = {expected_n} for D = {D}, d_ff = {d_ff}",
+                 got=f"{n}" + (f"; parameters besides linear1 and linear2: {', '.join(extra)}" if extra else ""),
+                 hint="FeedForward holds exactly linear1 = nn.Linear(d_model, d_ff) and linear2 = "
+                      "nn.Linear(d_ff, d_model); the activation has no parameters")
+
+    reference = ref.FeedForward(D, d_ff).double()
+    _randomise(ctx, reference)
+    _copy(learner, reference, names)
+    x = ctx.randn(B, T, D)
+    tried = f"{made} in training mode, weights copied from the reference, x {fmt_shape(x.shape)}, float64, seed {ctx.seed}"
+    out = _forward(ctx, learner, x, tried, (B, T, D), wide=d_ff)
+    again = _forward(ctx, learner, x, tried + " (second call)", (B, T, D))
+    if not within(again, out):
+        err, i = _largest(again, out)
+        ctx.fail("two calls on the same input gave different outputs", tried=tried + ", called twice",
+                 expected="the same output both times", got=f"outputs differ by up to {err:.3g}, at {where(i, AXES)}",
+                 mistake=DROPOUT_LEFT_ON)
+    _position_wise(ctx, learner, x, out, tried)
+
+    with torch.no_grad():
+        expected = reference(x)  # (B, T, D), exact GELU
+        tanh_gelu = reference.linear2(F.gelu(reference.linear1(x), approximate="tanh"))  # also accepted
+    if not within(out, tanh_gelu) and not within(out, expected):
+        if _is_affine(ctx, learner, (B, T, D), tried):
+            ctx.fail("the output is an affine function of the input: f(a) + f(b) - f(0) = f(a + b) for random "
+                     "inputs a, b", tried=tried + "; then random a, b, 0 and a + b",
+                     expected="a nonlinear function: GELU between linear1 and linear2", mistake=NO_NONLINEARITY)
+        with torch.no_grad():
+            cands = _ffn_candidates(reference, x)
+        compare(ctx, out.detach(), expected, "the output", tried + " (the exact GELU and its tanh approximation "
+                "both pass)", cands, axes=AXES,
+                fallback="shapes, parameters and position-wise behaviour are right, so look at the computation "
+                         "itself: out = linear2(GELU(linear1(x))), nothing else")
+
+    xs = ctx.randn(N_ROWS, D)  # (N, D): a 2-D input (tokens without a batch axis)
+    tried2 = f"{made}, weights copied from the reference, x {fmt_shape(xs.shape)} (2-D), float64, seed {ctx.seed}"
+    out2 = _forward(ctx, learner, xs, tried2, (N_ROWS, D), mistake_if_raises=HARD_CODED_AXES)  # 3-D worked
+    with torch.no_grad():
+        expected2 = reference(xs)
+        tanh2 = reference.linear2(F.gelu(reference.linear1(xs), approximate="tanh"))
+    if not within(out2, tanh2):
+        compare(ctx, out2.detach(), expected2, "the output on a 2-D input", tried2, _ffn_candidates(reference, xs),
+                axes=ROWS_AXES, fallback="the same module was right on a (B, T, D) input: look for code that "
+                                         "assumes three dimensions (reshape, view, dim=1, dim=2)")
+    check_gradients(ctx, learner, out, names, tried)
+    return (f"linear1 {D}->{d_ff}, linear2 {d_ff}->{D}, 2 D d_ff + d_ff + D = {n} parameters; shape kept on "
+            f"(B, T, D) and (N, D); deterministic in training mode; position-wise; equal to "
+            f"linear2(GELU(linear1(x))) with copied weights; gradients reach both layers")
+
+
+def _largest(a: torch.Tensor, b: torch.Tensor):
+    d = (a.detach() - b.detach()).abs()
+    i = int(d.argmax())
+    index = []
+    for size in reversed(d.shape):
+        i, r = divmod(i, size)
+        index.insert(0, r)
+    return float(d.max()), index
+
+
+# --------------------------------------------------------------------------- bonus: SwiGLU
+
+def _swiglu_candidates(reference, x):
+    """Known SwiGLU mistakes on input ``x``, with the reference's weights: (mistake, output) pairs."""
+    g, u, down = reference.gate_proj(x), reference.up_proj(x), reference.down_proj
+    cands = [(GATE_WRONG_BRANCH, down(F.silu(u) * g)),
+             (SILU_BOTH, down(F.silu(g) * F.silu(u)))]
+    for act in (F.gelu, lambda z: F.gelu(z, approximate="tanh"), torch.sigmoid, F.relu, lambda z: z):
+        cands += [(SWIGLU_NOT_SILU, down(act(g) * u)), (SWIGLU_NOT_SILU, down(act(u) * g))]
+    cands += [(NO_GATE, down(F.silu(g))), (NO_GATE, down(F.silu(u))), (NO_GATE, down(F.silu(g) + u)),
+              (NO_GATE, down(F.silu(u) + g)), (NO_GATE, down(g)), (NO_GATE, down(u))]
+    return [(n, o.detach()) for n, o in cands]
 
 
 @check
-def check_swiglu(ctx: Ctx, obj) -> str:
-    raise NotImplementedError("check_swiglu is being written")
+def check_swiglu(ctx: Ctx, SwiGLU) -> str:
+    """Check ``SwiGLU(d_model, d_ff)`` (bonus): ``gate_proj, up_proj = nn.Linear(D, d_ff, bias=False)``,
+    ``down_proj = nn.Linear(d_ff, D, bias=False)``, ``3 D d_ff`` parameters, output
+    ``down_proj(SiLU(gate_proj(x)) * up_proj(x))`` equal to the reference with copied weights on (B, T, D),
+    position-wise, and gradients reaching all three layers (Shazeer 2020, "GLU Variants Improve
+    Transformer", eq. 6)."""
+    ctx.hints = HINTS
+    cls = ctx.module_class(SwiGLU, "SwiGLU")
+    B, T, D, d_ff = _sizes(ctx.seed + 1)  # other sizes than FeedForward's at the same seed
+    made = f"SwiGLU(d_model={D}, d_ff={d_ff})"
+    learner = ctx.build(cls, D, d_ff, what=f"{made} was created")
+    learner.train()
+    names = ("gate_proj", "up_proj", "down_proj")
+    for name in names:
+        d_in, d_out = (d_ff, D) if name == "down_proj" else (D, d_ff)
+        _layer(ctx, learner, name, d_in, d_out, all_names=names, made=made, d_ff=d_ff, bias=False,
+               ignored=(D, 4 * D))
+    n, expected_n = count_params(learner), 3 * D * d_ff
+    if n != expected_n:
+        ctx.fail("wrong number of parameters", tried=made, expected=f"3 D d_ff = {expected_n} for D = {D}, d_ff = {d_ff}",
+                 got=str(n), hint="SwiGLU holds exactly gate_proj, up_proj and down_proj, without biases")
+    reference = ref.SwiGLU(D, d_ff).double()
+    _randomise(ctx, reference)
+    _copy(learner, reference, names)
+    x = ctx.randn(B, T, D)
+    tried = f"{made}, weights copied from the reference, x {fmt_shape(x.shape)}, float64, seed {ctx.seed}"
+    out = _forward(ctx, learner, x, tried, (B, T, D))
+    _position_wise(ctx, learner, x, out, tried)
+    with torch.no_grad():
+        expected = reference(x)
+        cands = _swiglu_candidates(reference, x)
+    compare(ctx, out.detach(), expected, "the output", tried, cands, axes=AXES,
+            fallback="look at the three lines of forward: SiLU on gate_proj(x), times up_proj(x), then down_proj")
+    check_gradients(ctx, learner, out, names, tried)
+    return (f"gate_proj, up_proj {D}->{d_ff} and down_proj {d_ff}->{D} without biases, 3 D d_ff = {n} parameters; "
+            f"down_proj(SiLU(gate_proj(x)) * up_proj(x)) equal to the reference with copied weights; "
+            f"position-wise; gradients reach all three layers")

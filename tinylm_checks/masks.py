@@ -254,8 +254,9 @@ def check_combine_masks(ctx: Ctx, combine_masks) -> str:
     causal = ref.causal_mask(T)  # (T, T)
     extra = torch.rand(1, 1, T, T, generator=ctx.gen) < 0.8  # (1, 1, T, T)
     extra |= torch.eye(T, dtype=torch.bool)
+    full = (torch.rand(B, 1, T, T, generator=ctx.gen) < 0.7) | torch.eye(T, dtype=torch.bool)  # (B, 1, T, T)
     labels = {id(pad): f"left-padding mask {fmt_shape(pad.shape)}", id(causal): f"causal mask {fmt_shape(causal.shape)}",
-              id(extra): f"random mask {fmt_shape(extra.shape)}"}
+              id(extra): f"random mask {fmt_shape(extra.shape)}", id(full): f"random mask {fmt_shape(full.shape)}"}
 
     def run(*masks, mistake_if_raises=None):
         tried = "combine_masks(" + ", ".join("None" if m is None else labels[id(m)] for m in masks) + f"), B = {B}, T = {T}"
@@ -269,6 +270,11 @@ def check_combine_masks(ctx: Ctx, combine_masks) -> str:
                          got=fmt_shape(got.shape) + " tensor" if isinstance(got, torch.Tensor) else repr(got),
                          mistake=COMBINE_ALL_NONE)
             return None
+        if isinstance(got, torch.Tensor) and tuple(got.shape) != tuple(expected.shape) \
+                and any(tuple(got.shape) == tuple(m.shape) and bool((got == m).all()) for m in real):
+            ctx.fail("combine_masks returned one of its masks unchanged", tried=tried,
+                     expected=f"their AND, of the broadcast shape {fmt_shape(expected.shape)}",
+                     got=f"a mask of shape {fmt_shape(got.shape)} equal to one of the inputs", mistake=COMBINE_DROPS_MASK)
         got = ctx.tensor(got, "the combined mask", expected.shape, dtype=got.dtype if isinstance(got, torch.Tensor)
                          else torch.bool, tried=tried, hint="the masks broadcast together: (B, 1, 1, T) and (T, T) "
                                                             "give (B, 1, T, T); & does that")
@@ -293,6 +299,7 @@ def check_combine_masks(ctx: Ctx, combine_masks) -> str:
                      got=str(bool(got[tuple(i)])), mistake=mistake, hint="combine with & (and), skipping None")
         return got
 
+    run(full, causal)  # same shape as the result: an in-place & would change the caller's mask
     run(pad, causal)
     run(None, causal, mistake_if_raises=COMBINE_NONE)
     run(pad, None, mistake_if_raises=COMBINE_NONE)
@@ -348,9 +355,9 @@ def check_masked_softmax(ctx: Ctx, masked_softmax) -> str:
              (None, "mask=None", 1.0),
              (ref.combine_masks(left, ref.causal_mask(T)), "left padding & causal (padded queries may attend to no "
                                                            "key; sequence 0 is all padding)", 1.0),
-             (random, "random mask, large scores (times 1e4)", 1e4)]
+             (random, "random mask, large negative scores (around -1e7)", 1e6)]
     for mask, label, scale in cases:
-        s = scores * scale
+        s = scores if scale == 1 else scores * scale - 1e7  # below any finite fill value a learner might pick
         tried = (f"scores {fmt_shape(s.shape)}, float64, seed {ctx.seed}, "
                  + (f"bool mask {fmt_shape(mask.shape)}: {label}" if mask is not None else label))
         got = ctx.call(fn, s, *([] if mask is None else [mask]), what=f"called with {tried}", names=("scores", "mask"),

@@ -9,6 +9,11 @@ residual connection and a LayerNorm.
 Both equal ``torch.nn.TransformerEncoderLayer(d_model, nhead, d_ff, dropout=0.0, activation="gelu",
 batch_first=True, norm_first=...)`` given the same weights (its ``in_proj_weight`` is ``W_Q, W_K, W_V``
 stacked; ``out_proj`` is ``W_O``).
+
+Parameters per block (:func:`block_parameter_counts` counts them): attention ``4 (D^2 + D)``, FFN
+``2 D d_ff + d_ff + D`` (``8 D^2 + 5 D`` at ``d_ff = 4 D``), two LayerNorms ``2 x 2 D``: ``12 D^2 + 13 D`` at
+``d_ff = 4 D``, "about 12 D^2 per layer" (the rule of Kaplan et al. 2020, §2.1, which leaves out biases and
+norms).
 """
 from __future__ import annotations
 
@@ -62,3 +67,31 @@ class TransformerBlock(nn.Module):
             x = self.norm1(x + self._attend(x, mask))  # (B, T, D)
             x = self.norm2(x + self.dropout(self.ffn(x)))  # (B, T, D)
         return x
+
+
+def _count(params) -> int:
+    """Elements of the given parameters, each tensor counted once (a shared tensor is one tensor)."""
+    return sum(p.numel() for p in {id(p): p for p in params}.values())
+
+
+def block_parameter_counts(block: nn.Module) -> dict[str, int]:
+    """Count a block's parameters by part, from the module itself (not from a formula).
+
+    Args:
+        block: a module with submodules ``attn``, ``ffn``, ``norm1`` and ``norm2`` (a
+            :class:`TransformerBlock`, or any block with those attributes).
+
+    Returns:
+        ``{"attn": ..., "ffn": ..., "norms": ..., "total": ...}`` as ints: the elements (``numel``) of the
+        parameters of ``attn``, of ``ffn``, of ``norm1`` and ``norm2`` together, and of the whole block. Every
+        parameter counts, trainable or frozen; a tensor shared by two submodules counts once (as in
+        ``block.parameters()``). ``total`` covers everything the block holds, so it can exceed the sum of
+        the parts.
+
+    Raises:
+        AttributeError: if ``block`` lacks one of the four submodules.
+    """
+    return {"attn": _count(block.attn.parameters()),
+            "ffn": _count(block.ffn.parameters()),
+            "norms": _count([*block.norm1.parameters(), *block.norm2.parameters()]),
+            "total": _count(block.parameters())}

@@ -51,9 +51,9 @@ class PositionalEncoding(nn.Module):
         d_model: model width ``D`` (even).
         max_len: longest sequence supported.
 
-    The table is a buffer ``pe`` of shape ``(1, max_len, D)`` registered with ``persistent=False``:
-    it moves with ``.to()``/``.double()`` but is neither a parameter nor part of ``state_dict()``
-    (it is recomputed on construction). ``forward(x (B, T, D)) -> (B, T, D)``.
+    The table is a buffer ``pe`` of shape ``(1, max_len, D)`` registered with ``register_buffer`` (persistent):
+    it moves with ``.to()``/``.double()``, is saved in ``state_dict()`` and is not a parameter (nothing to
+    train). The leading axis of size 1 broadcasts over the batch. ``forward(x (B, T, D)) -> (B, T, D)``.
 
     Raises:
         ValueError: (forward) if ``T > max_len`` or ``x.size(-1) != d_model``.
@@ -62,7 +62,7 @@ class PositionalEncoding(nn.Module):
     def __init__(self, d_model: int, max_len: int = 512):
         super().__init__()
         self.d_model, self.max_len = d_model, max_len
-        self.register_buffer("pe", sinusoidal_position_encoding(max_len, d_model)[None], persistent=False)  # (1, L, D)
+        self.register_buffer("pe", sinusoidal_position_encoding(max_len, d_model)[None])  # (1, L, D)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         T = x.size(-2)
@@ -70,26 +70,27 @@ class PositionalEncoding(nn.Module):
             raise ValueError(f"sequence length {T} exceeds max_len={self.max_len} of the positional table")
         if x.size(-1) != self.d_model:
             raise ValueError(f"expected last dimension d_model={self.d_model}, got shape {tuple(x.shape)}")
-        return x + self.pe[:, :T]  # (B, T, D)
+        return x + self.pe[:, :T]  # (B, T, D) + (1, T, D)
 
 
 class LearnedPositionalEmbedding(nn.Module):
     """Learned absolute positions (GPT-2 style): ``x + emb(arange(T))``.
 
     Args:
-        max_len: number of positions (rows of the ``nn.Embedding``).
         d_model: model width ``D``.
+        max_len: number of positions (rows of the ``nn.Embedding``).
 
-    Attribute ``emb = nn.Embedding(max_len, d_model)``: ``max_len * D`` parameters.
+    The same argument order as :class:`PositionalEncoding`. Attribute ``emb = nn.Embedding(max_len, d_model)``:
+    ``max_len * D`` parameters, of which a sequence of length ``T`` uses (and trains) the first ``T`` rows.
     ``forward(x (B, T, D)) -> (B, T, D)``.
 
     Raises:
         ValueError: (forward) if ``T > max_len``.
     """
 
-    def __init__(self, max_len: int, d_model: int):
+    def __init__(self, d_model: int, max_len: int = 512):
         super().__init__()
-        self.max_len = max_len
+        self.d_model, self.max_len = d_model, max_len
         self.emb = nn.Embedding(max_len, d_model)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
