@@ -50,6 +50,10 @@ check_environment()
 # 2. run the check cell under it with **Shift+Enter** again;
 # 3. read what the check printed.
 #
+# Above each exercise you'll find its difficulty (★☆☆ to ★★★) and about how long it takes, and hints
+# folded away under **Hint 1** (a nudge) and **Hint 2** (the key line): click one open only when you
+# want it. Trying first, even for a few minutes, is how the ideas stick.
+#
 # When the check passes it prints one line starting with ✔ that says what it verified. When it fails it
 # raises a `CheckFailure` with a message made of these lines:
 #
@@ -151,14 +155,29 @@ check_softmax(softmax_naive)
 # ### Exercise: `softmax(x)`
 #
 # Write a numerically stable softmax over the last dimension, **without** `torch.softmax` (that's the
-# point of the exercise). You'll need:
+# point of the exercise). `x` has shape `(..., N)` (any number of leading dimensions); return a tensor of
+# the same shape in which every row (the last dimension) is positive and sums to 1.
 #
-# - `x.max(dim=-1, keepdim=True).values`: the maximum of each row, shape `(..., 1)`;
-# - `torch.exp(x)`;
-# - `t.sum(dim=-1, keepdim=True)`: the sum of each row, shape `(..., 1)`.
+# The check compares your function with `torch.softmax(x, dim=-1)` on random scores and on large ones
+# (rows around 1000, -1000 and 0, and one row spanning -1000 to 1000), checks that gradients flow
+# through it, and that float32 inputs give float32 outputs.
 #
-# `keepdim=True` keeps the reduced dimension with size 1, so that `x - row_max` and `e / row_sum`
-# broadcast row by row. Without it, `(2, 3) - (2,)` would fail or, worse, pair the wrong numbers.
+# **Difficulty:** ★☆☆ · **Time:** about 5 min
+#
+# <details><summary>Hint 1: what you need</summary>
+#
+# Three operations, all over the last dimension: the maximum of each row,
+# `x.max(dim=-1, keepdim=True).values`; `torch.exp`; and the sum of each row,
+# `t.sum(dim=-1, keepdim=True)`. `keepdim=True` keeps the reduced dimension with size 1, so that
+# `x - row_max` and `e / row_sum` broadcast row by row. (Without it, `(2, 3) - (2,)` fails or, worse,
+# pairs the wrong numbers.)
+# </details>
+#
+# <details><summary>Hint 2: the key lines</summary>
+#
+# `x = x - x.max(dim=-1, keepdim=True).values`, then `e = torch.exp(x)`, then
+# `return e / e.sum(dim=-1, keepdim=True)`.
+# </details>
 
 # %% solution="softmax"
 def softmax(x: torch.Tensor) -> torch.Tensor:

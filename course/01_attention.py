@@ -117,13 +117,25 @@ print("scores with variance 1024:", torch.softmax(s * math.sqrt(1024), dim=-1))
 #
 # ### Exercise: `attention_scores(q, k)`
 #
-# Return the scaled scores `q @ kᵀ / sqrt(d_k)`.
+# Return the scaled scores `q @ kᵀ / sqrt(d_k)`. `q` has shape `(..., T_q, d_k)` and `k` has shape
+# `(..., T_k, d_k)`, where `...` is any number of leading dimensions (none, `B`, or `B, H`); the result
+# has shape `(..., T_q, T_k)`: one row per query, one column per key.
 #
-# - `q` has shape `(..., T_q, d_k)` and `k` has shape `(..., T_k, d_k)`; `...` is any number of leading
-#   dimensions (none, `B`, or `B, H`).
-# - `d_k` is the width of a query: `q.shape[-1]`. Use `math.sqrt(d_k)`.
-# - Use `k.transpose(-2, -1)`, not `.T`.
-# - The result has shape `(..., T_q, T_k)`: one row per query, one column per key.
+# The check tries 3-D inputs, then 4-D ones (the same code must work for both), with `T_q != T_k` so
+# that a mix-up of queries and keys shows in the shape, and scores in the tens.
+#
+# **Difficulty:** ★☆☆ · **Time:** about 5 min
+#
+# <details><summary>Hint 1: a nudge</summary>
+#
+# `d_k` is the width of one query, the last dimension of `q`. The transpose must swap only the last two
+# dimensions of `k`, whatever comes before them.
+# </details>
+#
+# <details><summary>Hint 2: the key line</summary>
+#
+# `q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])`
+# </details>
 
 # %% solution="attention_scores"
 def attention_scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
@@ -204,16 +216,30 @@ print("scores MULTIPLIED by mask:", torch.softmax(scores * mask, dim=-1), "<- a 
 #
 # ### Exercise: `scaled_dot_product_attention(q, k, v, mask=None)`
 #
-# Return the pair `(out, weights)`:
+# Return the pair `(out, weights)`: `weights` is the softmax of the scaled scores over the keys,
+# shape `(..., T_q, T_k)`, with masked keys (where `mask` is False) at exactly 0; `out = weights @ v`,
+# shape `(..., T_q, d_v)`. A query whose keys are all masked gets all-zero weights (and so a zero
+# output), never `NaN`. `mask` is optional, bool, and broadcasts to the scores.
 #
-# - `scores = q @ kᵀ / sqrt(d_k)`: `(..., T_q, T_k)`; call your `attention_scores(q, k)` or write the one
-#   line again;
-# - if `mask is not None`: `scores = scores.masked_fill(~mask, float("-inf"))`;
-# - `weights = torch.softmax(scores, dim=-1)`, then
-#   `weights.nan_to_num(0.0)` when there is a mask;
-# - `out = weights @ v`: `(..., T_q, d_v)`.
+# The check tries 3-D and 4-D inputs without a mask, then a key-padding mask `(B, 1, 1, T_k)`, a random
+# mask `(B, 1, T_q, T_k)` (broadcast over the heads), a mask in which one query may attend to no key,
+# and very large scores (where only $-\infty$ still masks).
 #
-# Return `out` first, then `weights`.
+# **Difficulty:** ★★☆ · **Time:** about 10 min
+#
+# <details><summary>Hint 1: a nudge</summary>
+#
+# Four steps: the scores (your `attention_scores`, or its one line again); if there is a mask, the
+# masked scores to $-\infty$; the softmax over the keys; the weighted sum of the values. Then the
+# corner case: a row of $-\infty$ comes out of the softmax as `NaN`.
+# </details>
+#
+# <details><summary>Hint 2: the key lines</summary>
+#
+# `scores = scores.masked_fill(~mask, float("-inf"))` when `mask is not None`;
+# `weights = torch.softmax(scores, dim=-1)`, then `weights = weights.nan_to_num(0.0)` when there is a
+# mask; `return weights @ v, weights`.
+# </details>
 
 # %% solution="scaled_dot_product_attention"
 def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
@@ -253,10 +279,11 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_scaled_dot_product_at
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# **If the check fails**, it first tests without a mask, then with a random mask of shape
-# `(B, 1, T_q, T_k)` (broadcast over the `H` dimension). The `tried:` line says which. "A row of the
-# attention weights does not sum to 1" usually means the softmax runs over the wrong dimension or the mask is applied after it;
-# "a masked key got attention weight" means the mask is ignored, inverted or multiplied in.
+# **If the check fails**, the `tried:` line says which of its inputs failed. "A row of the attention
+# weights does not sum to 1" usually means the softmax runs over the wrong dimension or the mask is
+# applied after it; "a masked key got attention weight" means the mask is ignored, inverted, used on
+# the wrong axis or multiplied in; "a query that may attend to no key got non-zero weights" is about
+# the corner case above.
 #
 # ### Compare with PyTorch
 #
@@ -291,11 +318,29 @@ print("with mask: max abs diff =", (mine - F.scaled_dot_product_attention(q, k, 
 #
 # ### Exercise: `SelfAttention(d_model)`
 #
-# - `__init__(self, d_model)`: call `super().__init__()` first, then create `self.W_Q`, `self.W_K`,
-#   `self.W_V`, each `nn.Linear(d_model, d_model)` (with the default bias). No other parameters.
-# - `forward(self, x, mask=None)`: compute `q, k, v` from `x` with the three layers, then attention as
-#   in section 3, and return `(out (B, T, D), weights (B, T, T))`. The simplest way is
-#   `return scaled_dot_product_attention(q, k, v, mask)`, once that function passes its check.
+# A module with three layers `W_Q`, `W_K`, `W_V`, each `nn.Linear(d_model, d_model)` with its default
+# bias, and no other parameters. `forward(x, mask=None)` takes `x` of shape `(B, T, D)` and returns
+# `(out (B, T, D), weights (B, T, T))`: attention over the queries, keys and values it computes from
+# `x`, with the mask (if any) applied as in section 3.
+#
+# The check builds `SelfAttention(D)` itself, copies its own weights into your three layers (so the
+# names must be exactly these) and compares the outputs without a mask, with a causal mask and with a
+# key-padding mask; it also counts the parameters and checks that gradients reach every layer.
+#
+# **Difficulty:** ★★☆ · **Time:** about 10 min
+#
+# <details><summary>Hint 1: a nudge</summary>
+#
+# `__init__` must call `super().__init__()` before it creates any layer. In `forward`, the three
+# projections of `x` are the `q`, `k`, `v` of section 3; you don't need to write attention again.
+# </details>
+#
+# <details><summary>Hint 2: the key lines</summary>
+#
+# `self.W_Q = nn.Linear(d_model, d_model)` (and the same for `W_K`, `W_V`);
+# `return scaled_dot_product_attention(self.W_Q(x), self.W_K(x), self.W_V(x), mask)` once that function
+# passes its check.
+# </details>
 
 # %% solution="self_attention"
 class SelfAttention(nn.Module):
@@ -422,9 +467,22 @@ print(torch.tril(torch.ones(4, 4, dtype=torch.bool)))
 #
 # ### Exercise: `causal_mask(T)`
 #
-# Return a bool tensor of shape `(T, T)`, True on and below the diagonal. Use `torch.ones(T, T,
-# dtype=torch.bool)` and `torch.tril`. (Make it bool directly: a float mask of 0s and 1s is not a bool
-# mask, and `~` on it raises a TypeError.)
+# Return a bool tensor of shape `(T, T)` that is True on and below the diagonal. It must be a `bool`
+# tensor: a float mask of 0s and 1s is not a bool mask, and `~` on it raises a TypeError.
+#
+# The check tries `T = 5`, `T = 1` and a long `T = 40`.
+#
+# **Difficulty:** ★☆☆ · **Time:** about 3 min
+#
+# <details><summary>Hint 1: a nudge</summary>
+#
+# Start from a `(T, T)` tensor of `True` and keep its lower triangle, as in the cell above.
+# </details>
+#
+# <details><summary>Hint 2: the key line</summary>
+#
+# `torch.tril(torch.ones(T, T, dtype=torch.bool))`
+# </details>
 
 # %% solution="causal_mask"
 def causal_mask(T: int) -> torch.Tensor:

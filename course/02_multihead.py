@@ -103,11 +103,25 @@ print("head 1:\n", wrong[0, 1])
 #
 # ### Exercise: `split_heads(x, num_heads)`
 #
-# `(B, T, D) -> (B, H, T, d_k)` with `d_k = D // num_heads`:
+# Return `x` of shape `(B, T, D)` cut into heads: shape `(B, H, T, d_k)` with `d_k = D // num_heads`,
+# where head `h` holds features `h*d_k ... (h+1)*d_k - 1` of every token, exactly as the `view` +
+# `transpose` of the demo above.
 #
-# - read the sizes with `B, T, D = x.shape`;
-# - `x.view(B, T, num_heads, d_k)` cuts each token's features into heads: `(B, T, H, d_k)`;
-# - `.transpose(1, 2)` swaps the `T` and `H` dimensions: `(B, H, T, d_k)`.
+# The check compares your split with the reference on a random `x` whose sizes all differ
+# (`B != T != H != d_k`), so that a mix-up of axes cannot hide.
+#
+# **Difficulty:** ★☆☆ · **Time:** about 5 min
+#
+# <details><summary>Hint 1: a nudge</summary>
+#
+# Two steps, as in the demo: first cut the last dimension into `(H, d_k)`, then move the head axis in
+# front of time. Read the sizes with `B, T, D = x.shape`.
+# </details>
+#
+# <details><summary>Hint 2: the key line</summary>
+#
+# `x.view(B, T, num_heads, D // num_heads).transpose(1, 2)`
+# </details>
 
 # %% solution="split_heads"
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
@@ -164,13 +178,24 @@ print(back.reshape(1, 3, 8))  # (B, T, D): reshape copies when it has to
 #
 # ### Exercise: `merge_heads(x)`
 #
-# `(B, H, T, d_k) -> (B, T, H * d_k)`:
+# Undo `split_heads`: `(B, H, T, d_k) -> (B, T, H * d_k)`, so that `merge_heads(split_heads(x, H))`
+# gives `x` back.
 #
-# - `B, H, T, d_k = x.shape`;
-# - `x.transpose(1, 2)`: `(B, T, H, d_k)`;
-# - `.reshape(B, T, H * d_k)`: `(B, T, D)`.
+# The check merges the output of the reference `split_heads` (not contiguous, as inside attention) and
+# a fresh contiguous tensor (like the output of `weights @ v`).
 #
-# It must undo `split_heads`: `merge_heads(split_heads(x, H))` gives `x` back.
+# **Difficulty:** ★☆☆ · **Time:** about 5 min
+#
+# <details><summary>Hint 1: a nudge</summary>
+#
+# Put time back in front of the heads first, then glue the last two dimensions together. Mind the
+# warning about `.view` just above.
+# </details>
+#
+# <details><summary>Hint 2: the key line</summary>
+#
+# `x.transpose(1, 2).reshape(B, T, H * d_k)` with `B, H, T, d_k = x.shape`
+# </details>
 
 # %% solution="merge_heads"
 def merge_heads(x: torch.Tensor) -> torch.Tensor:
@@ -210,22 +235,71 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_merge_heads(merge_hea
 #    The scale is `1 / sqrt(d_k)`, the width of **one head**, and the function takes it from `q` itself;
 # 3. `merge_heads(out)`: `(B, T, D)`; then `W_O`: `(B, T, D)`.
 #
-# A mask of shape `(T, T)` (e.g. `causal_mask(T)`) broadcasts to `(B, H, T, T)` as is: every head of
-# every sequence gets the same mask.
+# A mask of shape `(T, T)` (e.g. `causal_mask(T)`) broadcasts to `(B, H, T, T)` as is: broadcasting
+# lines shapes up from the right, so the mask's two axes meet the query and key axes, and every head of
+# every sequence gets the same mask. You pass it on unchanged:
+
+# %%
+B, H, T = 2, 3, 4
+scores = torch.zeros(B, H, T, T)  # (B, H, T, T): one (T, T) map per head and sequence
+mask = causal_mask(T)  # (T, T)
+print("(T, T) against (B, H, T, T) ->", tuple(torch.broadcast_shapes(mask.shape, scores.shape)))
+masked = scores.masked_fill(~mask, float("-inf"))  # (B, H, T, T)
+print("sequence 1, head 2 after masking:\n", masked[1, 2])
+print("every head of every sequence got the same mask:", bool((masked.isinf() == ~mask).all()))
+
+# %% [markdown]
+# (Notebook 03 builds masks that differ per sequence, for padding: `(B, 1, 1, T)`, with size-1 axes
+# where they must broadcast.)
 #
+# **Why `W_O`?** After the merge, features `h*d_k ... (h+1)*d_k - 1` of each token come from head `h`
+# alone: the heads sit side by side but have not talked to each other. `W_O` mixes them, so that every
+# output feature can draw on every head. Written per head, `W_O(merge(heads))` is a sum over heads,
+# $\sum_h \mathrm{head}_h W_O^{(h)}$, where $W_O^{(h)}$ is the slice of `W_O` that reads head `h`'s
+# features:
+
+# %%
+D, H = 6, 3
+d_k = D // H
+W_O = nn.Linear(D, D, bias=False)
+heads = torch.randn(1, H, 1, d_k)  # (B, H, T, d_k): one token, three heads
+merged = heads.transpose(1, 2).reshape(1, 1, D)  # (B, T, D)
+per_head = sum(heads[0, h, 0] @ W_O.weight[:, h * d_k:(h + 1) * d_k].T for h in range(H))  # (D,)
+print("W_O(merged)            :", W_O(merged)[0, 0].detach())
+print("sum over heads of parts:", per_head.detach())
+
+# %% [markdown]
 # Four `nn.Linear(D, D)` layers: $4(D^2 + D)$ parameters, whatever `H` is. Heads don't add parameters,
 # they split the existing ones.
 #
 # ### Exercise: `MultiHeadSelfAttention(d_model, num_heads)`
 #
-# - `__init__(self, d_model, num_heads)`: call `super().__init__()`; if `d_model % num_heads != 0`,
-#   `raise ValueError(...)` with a message saying so; store `self.num_heads` and
-#   `self.d_k = d_model // num_heads`; create `self.W_Q`, `self.W_K`, `self.W_V`, `self.W_O`, each
-#   `nn.Linear(d_model, d_model)`.
-# - `forward(self, x, mask=None)`: the three steps above, with the imported
-#   `scaled_dot_product_attention`. For the split and the merge, call your `split_heads` and
-#   `merge_heads` once they pass their checks (or write their one-liners again). Return
-#   `(out (B, T, D), weights (B, H, T, T))`: the weights of every head, not averaged.
+# A module with four layers `W_Q`, `W_K`, `W_V`, `W_O`, each `nn.Linear(d_model, d_model)`, that raises
+# `ValueError` (with a message) when `d_model % num_heads != 0`. `forward(x, mask=None)` takes `x` of
+# shape `(B, T, D)` and returns `(out (B, T, D), weights (B, H, T, T))`: the three steps above, with the
+# imported `scaled_dot_product_attention`, and the weights of every head (not averaged).
+#
+# The check builds your class with its own sizes, expects `MultiHeadSelfAttention(D + 1, H)` to raise
+# `ValueError`, copies its weights into your four layers and compares the outputs without a mask, with a
+# causal mask `(T, T)` and with a key-padding mask `(B, 1, 1, T)`; it also counts the parameters and
+# checks that gradients reach every layer.
+#
+# **Difficulty:** ★★★ · **Time:** about 20 min
+#
+# <details><summary>Hint 1: a nudge</summary>
+#
+# In `__init__`: `super().__init__()`, then the divisibility test, then store `self.num_heads` and
+# `self.d_k = d_model // num_heads` (an int) and create the four layers. In `forward`: project, split,
+# attend, merge, project. Your `split_heads` and `merge_heads` do the reshaping (or write their
+# one-liners again). Pass the mask on as it is: it already broadcasts to `(B, H, T, T)`.
+# </details>
+#
+# <details><summary>Hint 2: the key lines</summary>
+#
+# `q = split_heads(self.W_Q(x), self.num_heads)` (and `k`, `v` likewise);
+# `out, weights = scaled_dot_product_attention(q, k, v, mask)`;
+# `return self.W_O(merge_heads(out)), weights`
+# </details>
 
 # %% solution="multi_head_attention"
 class MultiHeadSelfAttention(nn.Module):
@@ -282,11 +356,12 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_multi_head_attention(
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# **If the check fails:** the check expects `MultiHeadSelfAttention(D + 1, H)` to raise a `ValueError`;
-# it copies its own weights into your four layers and compares outputs without a mask and with masks
-# (the `tried:` line says which). `likely mistake:` recognises, among others, a missing `W_O`, weights averaged over heads,
-# dividing by `sqrt(d_model)` instead of `sqrt(d_k)`, and split/merge without the transpose. If the
-# error is a `view` failure, look at `merge_heads` (section 3).
+# **If the check fails:** the `tried:` line says which input failed (no mask, causal or padding).
+# `likely mistake:` recognises, among others, a missing `W_O`, weights averaged over heads, dividing by
+# `sqrt(d_model)` instead of `sqrt(d_k)`, split or merge without the transpose, and a mask inverted or
+# reshaped on its way to `scaled_dot_product_attention`. When the weights are right and the output is
+# not, the problem is after the attention: the merge or `W_O`. If the error is a `view` failure, look
+# at `merge_heads` (section 3).
 #
 # The parameter count, for `D = 16`, `H = 4`:
 
