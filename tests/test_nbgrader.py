@@ -7,6 +7,7 @@ Submissions graded (scores read from the gradebook with nbgrader.api.Gradebook):
   one_wrong    one exercise with a known mistake                -> exactly that exercise's points lost
   cheater      wrong code that rebinds/patches the checks       -> 0 for those exercises, full for the rest
   looping      an exercise that never ends (per-cell timeout)   -> that exercise's points lost, the rest kept
+               (stages 01 and 02 only: the timeout costs 20 s per notebook)
 """
 from __future__ import annotations
 
@@ -24,27 +25,37 @@ from nbgrader.api import Gradebook
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-ASSIGNMENTS = ("01_attention", "02_multihead")  # autograded below
-RELEASED = ("00_setup", *ASSIGNMENTS)  # generated and checked for leaks
 
-pytestmark = pytest.mark.notebooks
-
-# Replacement solution code, keyed by (assignment, grade_id of the solution cell).
+# Per graded stage: one exercise replaced by a known mistake (grade id of the solution cell -> new source),
+# and the cheats: wrong code plus a way of making the visible check pass (grade id -> new source).
 WRONG = {
-    ("01_attention", "attention_scores"): "def attention_scores(q, k):\n    return q @ k.transpose(-2, -1)  # no scaling\n",
-    ("02_multihead", "merge_heads"): "def merge_heads(x):\n    B, H, T, d_k = x.shape\n    return x.reshape(B, T, H * d_k)\n",
+    "01_attention": ("attention_scores", "def attention_scores(q, k):\n    return q @ k.transpose(-2, -1)  # no scaling\n"),
+    "02_multihead": ("merge_heads", "def merge_heads(x):\n    B, H, T, d_k = x.shape\n    return x.reshape(B, T, H * d_k)\n"),
+    "03_masks": ("key_padding_mask", "import torch\n"
+                 "def key_padding_mask(lengths, T, padding_side='right'):\n"
+                 "    real = torch.arange(T)[None, :] <= lengths[:, None]  # one too many\n"
+                 "    return real[:, None, None, :]\n"),
 }
-# Each cheat pairs wrong code with a way of making the visible check pass.
+
+
+def rebinding(check: str, wrong: str) -> str:
+    """Wrong code, then the check's name rebound to something that always passes."""
+    return wrong + f"{check} = lambda *args, **kwargs: print('passed')  # rebinding the name\n"
+
+
+def patching(module: str, check: str, wrong: str) -> str:
+    """Wrong code, then the checks package and the reference patched to pass it."""
+    return (wrong + f"import tinylm_checks, tinylm_checks.{module}\n"
+            f"tinylm_checks.{check} = lambda *a, **k: None  # monkeypatching the package\n"
+            f"tinylm_checks.{module}.{check} = lambda *a, **k: None\n")
+
+
 CHEATS = {
     "01_attention": {
-        "attention_scores": WRONG[("01_attention", "attention_scores")]
-        + "check_attention_scores = lambda *args, **kwargs: print('passed')  # rebinding the name\n",
-        "causal_mask": "import torch, sys, tinylm_checks, tinylm_checks.masks\n"
-        "def causal_mask(T):\n    return torch.ones(T, T, dtype=torch.bool).triu()\n"
-        "tinylm_checks.check_causal_mask = lambda *a, **k: None  # monkeypatching the package\n"
-        "tinylm_checks.masks.check_causal_mask = lambda *a, **k: None\n"
-        "import tinylm_solutions.masks\n"
-        "tinylm_solutions.masks.causal_mask = causal_mask  # patching the reference\n",
+        "attention_scores": rebinding("check_attention_scores", WRONG["01_attention"][1]),
+        "causal_mask": patching("masks", "check_causal_mask", "import torch\n"
+                                "def causal_mask(T):\n    return torch.ones(T, T, dtype=torch.bool).triu()\n")
+        + "import tinylm_solutions.masks\ntinylm_solutions.masks.causal_mask = causal_mask  # patching the reference\n",
         "scaled_dot_product_attention": "import torch\n"
         "def scaled_dot_product_attention(q, k, v, mask=None):\n"
         "    w = torch.softmax(q @ k.transpose(-2, -1), dim=-2)\n    return w @ v, w\n"
@@ -59,8 +70,16 @@ CHEATS = {
         "fake.check_split_heads = lambda *a, **k: None\n"
         "sys.modules['tinylm_checks'] = fake  # replacing the module\n",
     },
+    "03_masks": {
+        "key_padding_mask": rebinding("check_key_padding_mask", WRONG["03_masks"][1]),
+        "masked_softmax": patching("masks", "check_masked_softmax", "import torch\n"
+                                   "def masked_softmax(scores, mask=None):\n"
+                                   "    return torch.softmax(scores if mask is None else scores.masked_fill(~mask, -1e9), -1)\n"),
+    },
 }
-LOOPING = {"01_attention": "attention_scores", "02_multihead": "split_heads"}
+ASSIGNMENTS = tuple(WRONG)  # autograded below
+RELEASED = ("00_setup", *ASSIGNMENTS)  # generated and checked for leaks
+LOOPING = {"01_attention": "attention_scores", "02_multihead": "split_heads"}  # a cell that never ends
 # Replacing `tinylm_checks` in sys.modules also breaks the imports of every later check cell: the
 # cheater loses those exercises too (the safe direction; no honest notebook touches sys.modules).
 BREAKS_LATER = {"02_multihead": "split_heads"}
@@ -114,12 +133,13 @@ def course(tmp_path_factory) -> Path:
     for a in ASSIGNMENTS:
         source = nbformat.read(course / "notebooks" / a / f"{a}.ipynb", as_version=4)
         release = nbformat.read(course / "release" / a / f"{a}.ipynb", as_version=4)
-        wrong_gid = next(gid for (aa, gid) in WRONG if aa == a)
+        wrong_gid, wrong_source = WRONG[a]
         submit(course, "perfect", a, source)
         submit(course, "untouched", a, release)
-        submit(course, "one_wrong", a, with_cells(source, {wrong_gid: WRONG[(a, wrong_gid)]}))
+        submit(course, "one_wrong", a, with_cells(source, {wrong_gid: wrong_source}))
         submit(course, "cheater", a, with_cells(source, CHEATS[a]))
-        submit(course, "looping", a, with_cells(source, {LOOPING[a]: "while True:\n    pass\n"}))
+        if a in LOOPING:
+            submit(course, "looping", a, with_cells(source, {LOOPING[a]: "while True:\n    pass\n"}))
         run("autograde", a, "--force", "--Execute.timeout=20", cwd=course)
     return course
 
@@ -147,7 +167,7 @@ def test_untouched_release_scores_zero(course, a):
 
 @pytest.mark.parametrize("a", ASSIGNMENTS)
 def test_one_known_mistake_loses_exactly_that_exercise(course, a):
-    wrong_gid = next(gid for (aa, gid) in WRONG if aa == a)
+    wrong_gid = WRONG[a][0]
     expected = {gid: (0 if gid == f"{wrong_gid}_check" else pts) for gid, pts in test_points(source_nb(a)).items()}
     assert scores(course, a, "one_wrong") == expected
 
@@ -163,7 +183,7 @@ def test_cheating_earns_nothing(course, a):
     assert scores(course, a, "cheater") == expected
 
 
-@pytest.mark.parametrize("a", ASSIGNMENTS)
+@pytest.mark.parametrize("a", LOOPING)
 def test_infinite_loop_is_ended_by_the_cell_timeout(course, a):
     looping = f"{LOOPING[a]}_check"
     expected = {gid: (0 if gid == looping else pts) for gid, pts in test_points(source_nb(a)).items()}
