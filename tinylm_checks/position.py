@@ -1,26 +1,682 @@
-"""Stage 04 checks: positions. (Skeleton: being written.)"""
+"""Stage 04 checks: the sinusoidal table, ``PositionalEncoding``, learned positions and (bonus) RoPE.
+
+Where a table or a rotation is wrong, the checks read the frequencies back from what the learner's code
+returns (the angle of each (sin, cos) pair at position 1, or how far position 1 rotates a pair) and say
+what is off as a *kind*: the layout, the base, the exponent's scale or sign, an integer division,
+positions counted from 1. The formulas are those of :mod:`tinylm_solutions.position` (Vaswani et al.
+2017, §3.5; RoFormer, Su et al. 2021, §3.4).
+"""
 from __future__ import annotations
 
-from ._core import Ctx, check
+import math
 
-__all__ = ["check_sinusoidal_position_encoding", "check_positional_encoding", "check_learned_positional_embedding", "check_apply_rope"]
+import torch
+from torch import nn
+
+from tinylm_solutions import position as ref
+
+from ._core import (HARD_CODED_AXES, CheckFailure, Ctx, _fmt_row, check, close, compare, diagnose, fmt_shape,
+                    known_mistake, max_abs_diff, tolerance, where, within)
+
+__all__ = ["check_sinusoidal_position_encoding", "check_positional_encoding", "check_learned_positional_embedding",
+           "check_apply_rope"]
+
+F64 = torch.float64
+BASE = 10000.0
+TABLE_ATOL = 1e-5
+"""Tolerance for a table built in float32 (the default dtype): float32 rounding of angles up to ~30 rad."""
+
+# ---- the sinusoidal table
+SIN_COS_SWAPPED = known_mistake(
+    "sin_cos_swapped", "sin and cos are swapped: the even columns (0, 2, 4, ...) must hold the sines, the odd ones "
+    "the cosines", "PE[:, 0::2] = torch.sin(angles) and PE[:, 1::2] = torch.cos(angles)")
+CONCATENATED = known_mistake(
+    "concatenated_layout", "the table is laid out as [sin, ..., sin, cos, ..., cos] (all sines, then all cosines): "
+    "a valid layout (tensor2tensor uses it), but not the interleaved one this course uses",
+    "interleave: column 2i holds sin(angle_i) and column 2i+1 holds cos(angle_i): PE[:, 0::2] = torch.sin(angles), "
+    "PE[:, 1::2] = torch.cos(angles)")
+EXPONENT_I_OVER_D = known_mistake(
+    "exponent_i_over_d", "the exponent is i/D instead of 2i/D for pair i (columns 2i and 2i+1), so the frequencies "
+    "fall too slowly",
+    "the 2i in 10000^(2i/D) is the column index of the sin: looping over pairs i = 0, 1, 2, ..., write "
+    "2 * i / d_model; looping over even columns c = 0, 2, 4, ..., write c / d_model")
+EXPONENT_DOUBLED = known_mistake(
+    "exponent_doubled", "the exponent is doubled: 2c/D with c the even column index (c = 2i already), i.e. 4i/D for "
+    "pair i, so the frequencies fall too fast",
+    "torch.arange(0, d_model, 2) already gives 2i (0, 2, 4, ...): divide it by d_model without multiplying by 2 again")
+WRONG_BASE = known_mistake(
+    "wrong_base", "the frequencies fall geometrically, but with another base than 10000",
+    "the frequency of pair i is 1 / 10000^(2i/D): check the constant 10000 (10_000, 1e4), and log(10000) if you use "
+    "the exp/log form")
+EXPONENT_SIGN = known_mistake(
+    "exponent_sign", "the frequencies grow with i instead of falling: the position is multiplied by 10000^(2i/D) "
+    "instead of divided (or the minus sign of exp(-2i ln(10000) / D) is missing)",
+    "angle = pos / 10000^(2i/D) = pos * exp(-2i * math.log(10000) / D): the frequencies go from 1 down to 1/10000")
+INTEGER_DIVISION = known_mistake(
+    "integer_division", "an integer division (//, or int()) rounds the exponent 2i/D or the angle down to a whole "
+    "number", "use / (true division) everywhere and keep positions and exponents float: 2 * i / d_model, "
+    "pos / 10000 ** (...)")
+COS_OWN_FREQUENCY = known_mistake(
+    "cos_own_frequency", "the sin and the cos of a pair use different frequencies (e.g. column 2i+1 with exponent "
+    "(2i+1)/D): both must use the angle of pair i, pos / 10000^(2i/D)",
+    "compute one angle per pair, angles = pos / 10000^(2i/D) of shape (max_len, D/2), then take sin and cos of "
+    "that same tensor")
+POSITIONS_FROM_ONE = known_mistake(
+    "positions_from_one", "positions are counted from 1; the first token is at position 0",
+    "positions are torch.arange(max_len) (or arange(T)): 0, 1, ..., not 1, 2, ...")
+WRONG_FREQUENCIES = known_mistake(
+    "wrong_frequencies", "the frequencies are not 10000^(-2i/D) for pair i",
+    "pair i (columns 2i, 2i+1) turns by 1 / 10000^(2i/D) radians per position: 1 for pair 0, then smaller and smaller")
+TABLE_DTYPE = known_mistake(
+    "table_dtype", "the table is not in torch's default float dtype (float32 unless you changed it)",
+    "build it with torch.zeros(max_len, d_model) and float positions (torch.arange(max_len).float()); don't pass "
+    "dtype= anywhere")
+TABLE_TRANSPOSED = known_mistake(
+    "table_transposed", "the table has shape (d_model, max_len): it is transposed, or max_len and d_model are "
+    "swapped somewhere", "one row per position, one column per feature: shape (max_len, d_model); the arguments come "
+    "in the order (max_len, d_model)")
+
+# ---- PositionalEncoding and learned positions
+POSITIONS_NOT_SLICED = known_mistake(
+    "positions_not_sliced", "all max_len positions are added, not the first T: the positions are not cut to the "
+    "sequence's length", "cut the positions to T = x.size(1): x + self.pe[:, :T]")
+PE_PARAMETER = known_mistake(
+    "pe_parameter", "the table is an nn.Parameter: it would be trained by the optimizer and is counted in "
+    "parameters(); a fixed table is a buffer",
+    "self.register_buffer('pe', table) instead of nn.Parameter(table)")
+PE_PLAIN_ATTRIBUTE = known_mistake(
+    "pe_plain_attribute", "self.pe is a plain tensor attribute, not a registered buffer: .to(device) and .double() "
+    "leave it behind and state_dict() does not save it",
+    "self.register_buffer('pe', table) in __init__, after super().__init__()")
+PE_NOT_PERSISTENT = known_mistake(
+    "pe_not_persistent", "the buffer is registered with persistent=False, so state_dict() leaves it out; this "
+    "exercise asks for it in the state_dict", "self.register_buffer('pe', table), without persistent=False")
+PE_NO_BATCH_AXIS = known_mistake(
+    "pe_no_batch_axis", "pe is stored as (max_len, d_model), without the leading batch axis of size 1",
+    "store table[None] (or table.unsqueeze(0)), shape (1, max_len, d_model); forward then adds self.pe[:, :T]")
+POSITIONS_MULTIPLIED = known_mistake(
+    "positions_multiplied", "the positions are multiplied into x instead of added", "return x + ..., not x * ...")
+SCALED_BY_SQRT_D = known_mistake(
+    "scaled_by_sqrt_d_model", "x (or the positions) is multiplied by sqrt(d_model); that scaling belongs to the "
+    "token embedding (stage 08), not to this module", "add the positions to x as they are, with no scale factor")
+POSITIONS_DROPOUT = known_mistake(
+    "positions_dropout", "the module applies dropout after adding the positions (the PyTorch tutorial's "
+    "PositionalEncoding and nanoGPT do); this exercise's module only adds them", "leave out the nn.Dropout: the check compares exact values")
+T_FROM_WRONG_AXIS = known_mistake(
+    "t_from_wrong_axis", "the sequence length T is read from the wrong axis of x", "x is (B, T, D): T = x.size(1)")
+POSITIONS_ALONE = known_mistake(
+    "positions_returned_alone", "only the positions are returned: x is not added to them",
+    "return x + (the positions of the first T tokens)")
+EMBEDDING_SWAPPED = known_mistake(
+    "embedding_sizes_swapped", "the embedding is nn.Embedding(d_model, max_len): its sizes are swapped",
+    "one row per position: nn.Embedding(num_embeddings=max_len, embedding_dim=d_model); the module's arguments come "
+    "in the order LearnedPositionalEmbedding(d_model, max_len)")
+
+# ---- RoPE (bonus)
+ROPE_ROTATE_HALF = known_mistake(
+    "rope_rotate_half", "the pairs are (i, i + d_k/2) (\"rotate half\", as GPT-NeoX and Hugging Face's LLaMA "
+    "implement RoPE): a valid layout, but not the interleaved pairs (2i, 2i+1) of this course (RoFormer's)",
+    "pair feature 2i with feature 2i+1: x_even, x_odd = x[..., 0::2], x[..., 1::2], then interleave the results: "
+    "torch.stack((out_even, out_odd), dim=-1).flatten(-2)")
+ROPE_WRONG_DIRECTION = known_mistake(
+    "rope_wrong_direction", "the pairs are rotated in the wrong direction (by -m theta_i): the signs of the two sin "
+    "terms are swapped", "out_2i = x_2i cos - x_2i+1 sin and out_2i+1 = x_2i sin + x_2i+1 cos")
+ROPE_POSITIONS_IGNORED = known_mistake(
+    "rope_positions_ignored", "the positions argument is ignored: the rotation always uses 0, 1, ..., T-1",
+    "use arange(T) only when positions is None: `if positions is None: positions = torch.arange(T)`")
+ROPE_ADDED = known_mistake(
+    "rope_added", "positions are added to x (like the sinusoidal table) instead of rotating its pairs",
+    "RoPE multiplies: each pair (x_2i, x_2i+1) is rotated by the angle m theta_i; nothing is added")
+
+PE_HINTS = {POSITIONS_NOT_SLICED: "slice the positions axis, the second: x + self.pe[:, :T] with T = x.size(1) "
+                                  "(self.pe[:T] slices the batch axis, of size 1, and keeps all max_len rows)"}
+LEARNED_HINTS = {POSITIONS_NOT_SLICED: "look up only the sequence's positions: self.emb(torch.arange(T, "
+                                       "device=x.device)) with T = x.size(1)",
+                 POSITIONS_FROM_ONE: "the positions are torch.arange(T): 0, 1, ..., T-1"}
+ROPE_HINTS = {
+    POSITIONS_FROM_ONE: "when positions is None, use torch.arange(T): the first token is at position 0 and is "
+                        "not rotated",
+    EXPONENT_I_OVER_D: "theta_i = 10000 ** (-2 * i / d_k) for pair i = 0, 1, ..., d_k/2 - 1 (or "
+                       "10000 ** (-torch.arange(0, d_k, 2) / d_k))",
+    EXPONENT_DOUBLED: "torch.arange(0, d_k, 2) already gives 2i: theta = 10000 ** (-torch.arange(0, d_k, 2) / d_k)",
+    WRONG_BASE: "theta_i = 10000 ** (-2 * i / d_k): check the constant 10000",
+    EXPONENT_SIGN: "theta_i = 10000 ** (-2 * i / d_k), with the minus sign: from 1 down to about 1/10000",
+    INTEGER_DIVISION: "keep the exponent a float: -2 * i / d_k with /, not //",
+    WRONG_FREQUENCIES: "theta_i = 10000 ** (-2 * i / d_k) for pair i, the same frequencies as the sinusoidal table",
+    HARD_CODED_AXES: "read the sizes from the end, T, d_k = x.shape[-2], x.shape[-1], and slice with x[..., 0::2]: "
+                     "that works for (B, T, d_k) and (B, H, T, d_k) alike",
+}
+
+TABLE_AXES = ("position", "feature")
+X_AXES = ("batch", "position", "feature")
+ROPE_AXES = {3: ("batch", "position", "feature"), 4: ("batch", "head", "position", "feature")}
+
+
+# --------------------------------------------------------------------------- shared helpers
+
+def _fmt(values, n: int = 5, digits: int = 4) -> str:
+    vals = torch.as_tensor(values).flatten().tolist()
+    return "[" + ", ".join(f"{v:.{digits}g}" for v in vals[:n]) + (", ..." if len(vals) > n else "") + "]"
+
+
+def _wrap(a: torch.Tensor) -> torch.Tensor:
+    """Angles wrapped to (-pi, pi]: frequencies read from integer positions are only known modulo 2 pi."""
+    return torch.atan2(torch.sin(a), torch.cos(a))
+
+
+def _expected_frequencies(d: int) -> torch.Tensor:
+    return ref.rope_frequencies(d, BASE, dtype=F64)  # (d/2,): 10000^(-2i/d), the table's and RoPE's
+
+
+def _frequency_kind(w: torch.Tensor, d: int, negated: str | None) -> tuple[str, str]:
+    """Name what is off in per-pair frequencies ``w`` (d/2,), read back from a table or a rotation.
+
+    Returns (mistake, what the frequencies are, in words). ``negated`` is the mistake to name when every
+    frequency has the wrong sign (for RoPE, a rotation in the wrong direction).
+    """
+    w = w.double()
+    h = w.numel()
+    expected = _expected_frequencies(d)
+    r_exp = BASE ** (-2 / d)
+    said = f"pair frequencies {_fmt(w)} (radians per position)"
+    tol = 1e-4
+    if close(w, -expected, tol):
+        return negated or WRONG_FREQUENCIES, said + ": every one has the wrong sign"
+    if within(_wrap(w - 1 / expected), torch.zeros_like(w), 2e-3):  # float32 angles near 10^3 round to ~1e-4
+        return EXPONENT_SIGN, said + f": 10000^(+2i/D), growing (read modulo 2 pi), instead of falling by {r_exp:.4g} per pair"
+    if bool(((w - w[0]).abs() <= tol).all()):
+        if abs(float(w[0]) - 1) <= tol:
+            return INTEGER_DIVISION, said + ": every pair has frequency 1, as if the exponent 2i/D were rounded to 0"
+        return WRONG_FREQUENCIES, said + ": every pair has the same frequency; they must fall from pair to pair"
+    if h >= 3 and bool((w > 0).all()):
+        r = w[1:] / w[:-1]
+        if float(r.max() - r.min()) <= 1e-3 * float(r.mean()):
+            ratio = float(r.mean())
+            if abs(float(w[0]) - 1) > tol:
+                return WRONG_FREQUENCIES, said + (f": geometric, each {ratio:.4g} times the previous (expected "
+                                                  f"{r_exp:.4g}), but pair 0 turns by {float(w[0]):.4g} instead of 1")
+            base = ratio ** (-d / 2)
+            scale = math.log(base) / math.log(BASE)
+            if ratio > 1:
+                return EXPONENT_SIGN, said + f": growing, each {ratio:.4g} times the previous"
+            if abs(scale - 0.5) < 0.01:
+                return EXPONENT_I_OVER_D, said + (f": each {ratio:.4g} times the previous instead of {r_exp:.4g}, "
+                                                  "i.e. 10000^(-i/D) (the same as base 100 with 2i/D)")
+            if abs(scale - 2) < 0.01:
+                return EXPONENT_DOUBLED, said + (f": each {ratio:.4g} times the previous instead of {r_exp:.4g}, "
+                                                 "i.e. 10000^(-4i/D) (the same as base 1e8 with 2i/D)")
+            return WRONG_BASE, said + (f": each {ratio:.4g} times the previous instead of {r_exp:.4g}, i.e. base "
+                                       f"{base:.4g} instead of 10000")
+    if bool(((w - w.round()).abs() <= tol).all()):
+        return INTEGER_DIVISION, said + ": whole numbers, as if the angles were rounded down"
+    return WRONG_FREQUENCIES, said
+
+
+def _fail_values(ctx: Ctx, got: torch.Tensor, expected: torch.Tensor, what: str, tried: str, mistake: str | None,
+                 note: str | None, atol: float, axes, fallback: str) -> None:
+    """compare()'s message, with a diagnosis (and a note on what the learner's values are) worked out here."""
+    err, index = max_abs_diff(got, expected)
+    row = tuple(index[:-1])
+    ctx.fail(f"{what}: not equal to the reference", tried=tried,
+             expected=f"{_fmt_row(expected[row])} at {where(row, axes)} ({tolerance(atol)})",
+             got=f"{_fmt_row(got[row])}; largest difference {err:.3g}, at {where(index, axes)}"
+                 + (f"; {note}" if note else ""),
+             mistake=mistake, hint=fallback)
+
+
+def _dropout_like(got: torch.Tensor, expected: torch.Tensor) -> bool:
+    """Some entries zeroed and the others scaled by one common factor > 1 (what nn.Dropout does)."""
+    nz = expected.abs() > 1e-9
+    kept = nz & (got != 0)
+    if not bool(kept.any()):
+        return False
+    c = float((got[kept] / expected[kept]).median())
+    return c > 1 + 1e-3 and float((got[kept] - c * expected[kept]).abs().max()) <= 1e-4 and \
+        bool((got[~kept] == 0).all())
+
+
+# --------------------------------------------------------------------------- the sinusoidal table
+
+def _table_variant(L: int, D: int, *, base: float = BASE, exponent: float = 1.0, start: int = 0, swap=False,
+                   layout: str = "interleaved", floor_exponent=False, floor_angle=False, cos_own=False,
+                   growing=False) -> torch.Tensor:
+    """The table (float64), made right or in one of the known wrong ways."""
+    pos = torch.arange(start, start + L, dtype=F64)[:, None]  # (L, 1)
+    two_i = torch.arange(0, D, 2, dtype=F64)  # (D/2,)
+    e = exponent * two_i / D
+    if floor_exponent:
+        e = torch.floor(e)
+    w = base ** (e if growing else -e)  # (D/2,)
+    angles = pos * w  # (L, D/2)
+    if floor_angle:
+        angles = torch.floor(angles)
+    s, c = torch.sin(angles), torch.cos(angles)
+    if cos_own:
+        c = torch.cos(pos * base ** (-(two_i + 1) / D))
+    if swap:
+        s, c = c, s
+    if layout == "concatenated":
+        return torch.cat((s, c), dim=-1)  # (L, D)
+    return torch.stack((s, c), dim=-1).flatten(-2)  # (L, D), interleaved
+
+
+def _table_candidates(L: int, D: int):
+    v = lambda **kw: _table_variant(L, D, **kw)  # noqa: E731
+    return [(SIN_COS_SWAPPED, v(swap=True)), (CONCATENATED, v(layout="concatenated")),
+            (CONCATENATED, v(layout="concatenated", swap=True)), (EXPONENT_I_OVER_D, v(exponent=0.5)),
+            (EXPONENT_DOUBLED, v(exponent=2.0)), (WRONG_BASE, v(base=1000.0)), (WRONG_BASE, v(base=100000.0)),
+            (EXPONENT_SIGN, v(growing=True)), (INTEGER_DIVISION, v(floor_exponent=True)),
+            (INTEGER_DIVISION, v(floor_angle=True)), (COS_OWN_FREQUENCY, v(cos_own=True)),
+            (POSITIONS_FROM_ONE, v(start=1))]
+
+
+def _table_sizes(seed: int) -> tuple[tuple[int, int], tuple[int, int]]:
+    """Two (max_len, D): the first with max_len > D (many positions to read frequencies from), the second
+    with max_len < D; D even, never a power of two, never equal to max_len."""
+    if seed == 0:
+        return (24, 14), (5, 20)
+    g = torch.Generator().manual_seed(seed)
+    pick = lambda n: int(torch.randint(0, n, (1,), generator=g))  # noqa: E731
+    D1 = (10, 14, 18, 22)[pick(4)]
+    D2 = (12, 20, 26, 30)[pick(4)]
+    return (D1 + 5 + pick(7), D1), (3 + pick(5), D2)
+
+
+def _row0_mistake(table: torch.Tensor, L: int, D: int) -> str | None:
+    """Name what row 0 shows, by kind: swapped, concatenated, or positions counted from 1."""
+    h = D // 2
+    row0 = table[0]
+    zeros_ones = torch.tensor([0.0, 1.0], dtype=F64)
+    for mistake, pattern in ((SIN_COS_SWAPPED, zeros_ones.flip(0).repeat(h)),
+                             (CONCATENATED, zeros_ones.repeat_interleave(h)),
+                             (CONCATENATED, zeros_ones.flip(0).repeat_interleave(h))):
+        if close(row0, pattern, TABLE_ATOL):
+            return mistake
+    if L >= 2:
+        s, c = table[:2, 0::2], table[:2, 1::2]  # (2, D/2) each
+        if within(s ** 2 + c ** 2, torch.ones_like(s), 1e-4):
+            theta = torch.atan2(s, c)  # (2, D/2): the angles at rows 0 and 1
+            if within(_wrap(theta[1] - theta[0] - theta[0]), torch.zeros(h, dtype=F64), 1e-4):
+                return POSITIONS_FROM_ONE  # row p holds the angles of position p + 1, whatever the frequencies
+    return diagnose(table, _table_candidates(L, D), TABLE_ATOL)
 
 
 @check
-def check_sinusoidal_position_encoding(ctx: Ctx, obj) -> str:
-    raise NotImplementedError("check_sinusoidal_position_encoding is being written")
+def check_sinusoidal_position_encoding(ctx: Ctx, sinusoidal_position_encoding) -> str:
+    """Check ``sinusoidal_position_encoding(max_len, d_model) -> (max_len, d_model)``, in torch's default
+    float dtype: row 0 is [0, 1, 0, 1, ...], every (sin, cos) pair of columns has sin^2 + cos^2 = 1, the
+    frequencies read from row 1 are 10000^(-2i/D) (geometric), the values equal the closed form, for two
+    sizes (max_len > d_model and max_len < d_model)."""
+    fn = ctx.function(sinusoidal_position_encoding, "sinusoidal_position_encoding")
+    ctx.learner = None  # the table is 2-D, where .T is fine: never blame a failure on it
+    default = torch.get_default_dtype()
+    for n, (L, D) in enumerate(_table_sizes(ctx.seed)):
+        tried = f"sinusoidal_position_encoding(max_len={L}, d_model={D}), seed {ctx.seed}"
+        got = ctx.call(fn, L, D, what=f"called as {tried}")
+        if isinstance(got, torch.Tensor) and tuple(got.shape) != (L, D):
+            ctx.fail("the table has the wrong shape", tried=tried, expected=f"(max_len, d_model) = {fmt_shape((L, D))}",
+                     got=fmt_shape(got.shape), mistake=TABLE_TRANSPOSED if tuple(got.shape) == (D, L) else None,
+                     hint="one row per position and one column per feature: torch.zeros(max_len, d_model)")
+        if isinstance(got, torch.Tensor) and got.dtype != default:
+            as_int = not got.dtype.is_floating_point
+            ctx.fail(f"the table has dtype {got.dtype}", tried=tried,
+                     expected=f"{default}, torch's default float dtype (like torch.zeros(max_len, d_model))",
+                     got=str(got.dtype), mistake=TABLE_DTYPE,
+                     mistake_hint="an integer table truncates every sin and cos: create it with torch.zeros(max_len, "
+                                  "d_model) and use float positions (torch.arange(max_len).float())" if as_int else
+                                  "a float64 table would turn float32 embeddings into float64 when added: don't pass "
+                                  "dtype=torch.float64 (or end with .to(torch.get_default_dtype()))")
+        got = ctx.tensor(got, "the table", (L, D), dtype=default, tried=tried).detach().double()
+        expected = ref.sinusoidal_position_encoding(L, D, dtype=F64)
+        if n == 0:
+            _check_table_structure(ctx, got, expected, L, D, tried)
+        _fail_if_different(ctx, got, expected, L, D, tried,
+                           fallback="it worked for the first size: look for a number written where max_len or "
+                                    "d_model belongs" if n else None)
+    return ("(max_len, d_model) in the default dtype; row 0 is [0, 1, 0, 1, ...]; sin^2 + cos^2 = 1 for every pair; "
+            "frequencies 10000^(-2i/D); values equal the closed form")
+
+
+def _check_table_structure(ctx: Ctx, got, expected, L: int, D: int, tried: str) -> None:
+    """Row 0, the pairs, the frequencies: the steps that say *what kind* of table the learner built."""
+    h = D // 2
+    row0 = torch.tensor([0.0, 1.0], dtype=F64).repeat(h)
+    if not within(got[0], row0, TABLE_ATOL):
+        ctx.fail("row 0 (position 0) is not [0, 1, 0, 1, ...]", tried=tried,
+                 expected="[0, 1, 0, 1, ...]: position 0 has angle 0 in every pair, sin 0 = 0 in the even columns "
+                          "and cos 0 = 1 in the odd ones",
+                 got=_fmt_row(got[0], 8), mistake=_row0_mistake(got, L, D),
+                 hint="column 2i is sin(pos / 10000^(2i/D)) and column 2i+1 is cos(pos / 10000^(2i/D)), with "
+                      "positions 0, 1, ..., max_len - 1")
+    s, c = got[:, 0::2], got[:, 1::2]  # (L, D/2) each
+    norm = s ** 2 + c ** 2
+    if not within(norm, torch.ones_like(norm), 1e-4):
+        p, i = max_abs_diff(norm, torch.ones_like(norm))[1]
+        ctx.fail("sin^2 + cos^2 is not 1 for every pair of columns (2i, 2i+1)", tried=tried,
+                 expected="PE[pos, 2i]^2 + PE[pos, 2i+1]^2 = 1: columns 2i and 2i+1 are the sin and the cos of one angle",
+                 got=f"{float(norm[p, i]):.4f} for pair {i} (columns {2 * i}, {2 * i + 1}) at position {p}",
+                 mistake=diagnose(got, _table_candidates(L, D), TABLE_ATOL) or (
+                     COS_OWN_FREQUENCY if within(got[:, 0::2], expected[:, 0::2], TABLE_ATOL)
+                     != within(got[:, 1::2], expected[:, 1::2], TABLE_ATOL) else None),
+                 hint="compute one angle per pair, pos / 10000^(2i/D), and put its sin in column 2i and its cos in "
+                      "column 2i+1")
+    w = torch.atan2(s[1], c[1])  # (D/2,): the angle of each pair at position 1 = its frequency
+    w_exp = _expected_frequencies(D)
+    if not within(w, w_exp, 1e-5):
+        mistake, said = _frequency_kind(w, D, negated=None)
+        i = int((w - w_exp).abs().argmax())
+        ctx.fail("the frequencies (the angle of each pair at position 1) are wrong", tried=tried,
+                 expected=f"{_fmt(w_exp)}: 10000^(-2i/D) for pair i, geometric, each {BASE ** (-2 / D):.4g} times "
+                          "the previous",
+                 got=f"{said}; the largest difference is at pair {i} (columns {2 * i}, {2 * i + 1})",
+                 mistake=mistake)
+
+
+def _fail_if_different(ctx: Ctx, got, expected, L: int, D: int, tried: str, fallback: str | None) -> None:
+    if within(got, expected, TABLE_ATOL):
+        return
+    compare(ctx, got, expected, "the table", tried, _table_candidates(L, D), atol=TABLE_ATOL, axes=TABLE_AXES,
+            fallback=fallback or "the angle of pair i at position pos is pos / 10000^(2i/D): build a (max_len, 1) "
+                                 "column of positions and a (D/2,) row of frequencies and multiply them")
+
+
+# --------------------------------------------------------------------------- PositionalEncoding, learned positions
+
+def _module_sizes(seed: int) -> tuple[int, int, int, int]:
+    """(B, T, max_len, D), all different, with B < T < max_len and D < max_len, D and max_len even."""
+    return ((2, 5, 12, 8), (3, 4, 14, 10), (4, 7, 10, 6))[seed % 3]  # even max_len: (max_len, D) swapped still builds
+
+
+def _forward(ctx: Ctx, module, x: torch.Tensor, what: str, max_len: int):
+    """Call ``module(x)``. When it raises, try other shapes of x to see why: it works when B = T or T = D
+    (T read from the wrong axis), or only when T = max_len (the positions are not sliced)."""
+    try:
+        return ctx.call(module, x, what=what, names=("x",))
+    except CheckFailure as exc:
+        if exc.mistake is not None or not exc.problem.startswith("your code raised"):
+            raise  # already named, or not an exception (e.g. x changed in place): other shapes tell nothing
+        B, T, D = x.shape
+        probes = (((T, T, D), T_FROM_WRONG_AXIS), ((B, D, D), T_FROM_WRONG_AXIS), ((B, max_len, D), POSITIONS_NOT_SLICED))
+        for shape, mistake in probes:
+            if shape == tuple(x.shape):
+                continue
+            try:
+                ctx.call(module, torch.zeros(shape, dtype=x.dtype), what=f"forward was called with x {fmt_shape(shape)}")
+            except CheckFailure:
+                continue
+            ctx.fail(exc.problem, tried=exc.tried, got=exc.got, mistake=mistake,
+                     mistake_hint=None if mistake == POSITIONS_NOT_SLICED else
+                     f"it works when x is {fmt_shape(shape)}: x is (B, T, D), so T = x.size(1) (or x.size(-2))")
+        raise
+
+
+def _check_output(ctx: Ctx, out, x, expected, positions, tried: str, extra_cands=(), fallback: str = ""):
+    """The module's output: shape (naming positions returned alone), then values (naming the known
+    ways of combining x and the positions wrongly). ``positions`` is what must be added, (T, D)."""
+    B, T, D = x.shape
+    if isinstance(out, torch.Tensor) and tuple(out.shape) in ((1, T, D), (T, D)) and out.shape != x.shape:
+        ctx.fail("the output has the wrong shape", tried=tried, expected=f"(B, T, D) = {fmt_shape(x.shape)}, like x",
+                 got=fmt_shape(out.shape), mistake=POSITIONS_ALONE)
+    out = ctx.tensor(out, "the output", tuple(x.shape), tried=tried,
+                     hint="the output has the shape of x, (B, T, D): x plus the positions, broadcast over the batch")
+    if within(out, expected):
+        return out
+    if _dropout_like(out.detach(), expected):
+        ctx.fail("some outputs are 0 and the others are scaled up", tried=tried, mistake=POSITIONS_DROPOUT,
+                 got=f"{int(((out == 0) & (expected != 0)).sum())} of {out.numel()} values set to 0")
+    root = math.sqrt(D)
+    cands = [(POSITIONS_MULTIPLIED, x * positions), (SCALED_BY_SQRT_D, x * root + positions),
+             (SCALED_BY_SQRT_D, x + positions * root), (SCALED_BY_SQRT_D, (x + positions) * root),
+             *extra_cands]
+    compare(ctx, out.detach(), expected, "the output", tried, cands, axes=X_AXES, fallback=fallback)
+    return out
+
+
+def _check_pe_buffer(ctx: Ctx, module: nn.Module, L: int, D: int, made: str) -> None:
+    """``pe`` is a persistent buffer (1, max_len, D) holding the table, and the module has no parameters."""
+    params, buffers = dict(module.named_parameters()), dict(module.named_buffers())
+    pe = getattr(module, "pe", None)
+    if pe is None:
+        tensors = {**{n: p for n, p in params.items()}, **buffers,
+                   **{n: v for n, v in vars(module).items() if isinstance(v, torch.Tensor)}}
+        near = [n for n, t in tensors.items() if "." not in n and t.numel() == L * D]
+        if near:
+            ctx.fail(f"PositionalEncoding has no attribute pe (the table seems to be {near[0]})", tried=made,
+                     mistake="attribute_name", mistake_hint="the check reads the table by name: call it self.pe")
+        ctx.fail("PositionalEncoding has no attribute pe", tried=made,
+                 expected="self.register_buffer('pe', table) in __init__",
+                 hint="create the table in __init__ and register it as the buffer pe")
+    if not isinstance(pe, torch.Tensor):
+        ctx.fail(f"self.pe is a {type(pe).__name__}, not a tensor", tried=made,
+                 hint="self.register_buffer('pe', table) with table a tensor of shape (1, max_len, d_model)")
+    if "pe" in params:
+        ctx.fail("pe is a parameter", tried=made, expected="a buffer: in named_buffers(), not in parameters()",
+                 got=f"parameters(): {sorted(params)}", mistake=PE_PARAMETER)
+    if "pe" not in buffers:
+        ctx.fail("pe is not a registered buffer", tried=made, expected="'pe' in dict(module.named_buffers())",
+                 got=f"buffers: {sorted(buffers) or 'none'}; pe is a plain {type(pe).__name__} attribute",
+                 mistake=PE_PLAIN_ATTRIBUTE)
+    if params:
+        ctx.fail("PositionalEncoding has parameters", tried=made, expected="no parameters: the table is fixed",
+                 got=", ".join(f"{n} {fmt_shape(p.shape)}" for n, p in params.items()),
+                 hint="the sinusoidal table needs nothing trained: no nn.Parameter, nn.Embedding or nn.Linear here")
+    if "pe" not in module.state_dict():
+        ctx.fail("pe is not in state_dict()", tried=made, expected="state_dict() == {'pe': ...}",
+                 got=f"state_dict() keys: {sorted(module.state_dict()) or 'none'}", mistake=PE_NOT_PERSISTENT)
+    if tuple(pe.shape) != (1, L, D):
+        ctx.fail("pe has the wrong shape", tried=made, expected=f"(1, max_len, d_model) = {fmt_shape((1, L, D))}",
+                 got=fmt_shape(pe.shape), mistake=PE_NO_BATCH_AXIS if tuple(pe.shape) == (L, D) else None,
+                 hint="table[None] has shape (1, max_len, d_model); the arguments are PositionalEncoding(d_model, "
+                      "max_len), in that order")
+    table = ref.sinusoidal_position_encoding(L, D, dtype=F64)[None]  # (1, L, D)
+    got = pe.detach().double()
+    if not within(got, table, TABLE_ATOL):
+        _fail_values(ctx, got, table, "the buffer pe", made, diagnose(got[0], _table_candidates(L, D), TABLE_ATOL),
+                     None, TABLE_ATOL, X_AXES,
+                     fallback="fill pe with the table of exercise 1: sinusoidal_position_encoding(max_len, d_model)[None]")
 
 
 @check
-def check_positional_encoding(ctx: Ctx, obj) -> str:
-    raise NotImplementedError("check_positional_encoding is being written")
+def check_positional_encoding(ctx: Ctx, PositionalEncoding) -> str:
+    """Check ``PositionalEncoding(d_model, max_len)``: a persistent buffer ``pe`` (1, max_len, D) holding the
+    table (not a parameter, in state_dict(), moved by .double()), no parameters, and ``forward(x (B, T, D))
+    = x + pe[:, :T]`` for T = max_len and T < max_len, with B != T; gradients reach x."""
+    ctx.hints = PE_HINTS
+    cls = ctx.module_class(PositionalEncoding, "PositionalEncoding")
+    B, T, L, D = _module_sizes(ctx.seed)
+    made = f"PositionalEncoding(d_model={D}, max_len={L})"
+    module = ctx.call(cls, D, L, what=f"{made} was created")
+    if not isinstance(module, nn.Module):
+        ctx.fail(f"{made} did not return an nn.Module", got=type(module).__name__)
+    _check_pe_buffer(ctx, module, L, D, made)
+    module = module.double()
+    if module.pe.dtype != F64:
+        ctx.fail("pe did not follow .double()", tried=f"{made}.double()", expected="torch.float64",
+                 got=str(module.pe.dtype), mistake=PE_PLAIN_ATTRIBUTE)
+    table = ref.sinusoidal_position_encoding(L, D, dtype=F64)  # (L, D)
+    for t, label in ((T, "T < max_len"), (L, "T = max_len")):
+        x = ctx.randn(B, t, D)
+        tried = f"{made}.double(), x {fmt_shape(x.shape)} ({label}), float64, seed {ctx.seed}"
+        res = _forward(ctx, module, x, f"forward was called with {tried}", L)
+        pos = table[:t]  # (T, D)
+        _check_output(ctx, res, x, x + pos, pos, tried,
+                      fallback="forward returns x + self.pe[:, :T]: print the shapes of x, self.pe and self.pe[:, :T] "
+                               "in a cell of its own")
+    ctx.differentiable(module, x, what=f"forward was called with {tried}", names=("x",))
+    return (f"pe is a persistent buffer {fmt_shape((1, L, D))} (in state_dict, not a parameter); forward adds "
+            "pe[:, :T] for T = max_len and T < max_len, with B != T")
 
 
 @check
-def check_learned_positional_embedding(ctx: Ctx, obj) -> str:
-    raise NotImplementedError("check_learned_positional_embedding is being written")
+def check_learned_positional_embedding(ctx: Ctx, LearnedPositionalEmbedding) -> str:
+    """Check ``LearnedPositionalEmbedding(d_model, max_len)``: ``emb = nn.Embedding(max_len, d_model)``,
+    max_len * D parameters, ``forward(x) = x + emb(arange(T))`` with the reference's (random) weights copied
+    in, for T = max_len and T < max_len, and gradients reaching exactly the first T rows of emb.weight."""
+    ctx.hints = LEARNED_HINTS
+    cls = ctx.module_class(LearnedPositionalEmbedding, "LearnedPositionalEmbedding")
+    B, T, L, D = _module_sizes(ctx.seed)
+    made = f"LearnedPositionalEmbedding(d_model={D}, max_len={L})"
+    module = ctx.build(cls, D, L, what=f"{made} was created")
+    emb = ctx.attribute(module, "emb", f"nn.Embedding({L}, {D})")
+    if not isinstance(emb, nn.Embedding):
+        ctx.fail(f"emb is a {type(emb).__name__}, not an nn.Embedding", tried=made, expected=f"nn.Embedding({L}, {D})",
+                 hint=f"self.emb = nn.Embedding(max_len, d_model): one trainable row of d_model numbers per position")
+    sizes = (emb.num_embeddings, emb.embedding_dim)
+    if sizes != (L, D):
+        ctx.fail("emb has the wrong size", tried=made, expected=f"nn.Embedding(max_len, d_model) = nn.Embedding({L}, {D})",
+                 got=f"nn.Embedding({sizes[0]}, {sizes[1]})", mistake=EMBEDDING_SWAPPED if sizes == (D, L) else None,
+                 hint="the arguments are LearnedPositionalEmbedding(d_model, max_len), in that order, and the "
+                      "embedding has one row per position: nn.Embedding(max_len, d_model)")
+    n = sum(p.numel() for p in module.parameters())
+    if n != L * D:
+        ctx.fail("wrong number of parameters", tried=made, expected=f"max_len * d_model = {L * D}", got=str(n),
+                 hint="the module holds exactly self.emb = nn.Embedding(max_len, d_model); no other parameters")
+    reference = ref.LearnedPositionalEmbedding(D, L).double()
+    with torch.no_grad():
+        reference.emb.weight.copy_(ctx.randn(L, D) * 0.5)  # random, non-zero rows
+        emb.weight.copy_(reference.emb.weight)
+    weights = reference.emb.weight.detach()  # (L, D)
+    outs = {}
+    for t, label in ((T, "T < max_len"), (L, "T = max_len")):
+        x = ctx.randn(B, t, D)
+        tried = f"{made}.double(), emb.weight set to random values, x {fmt_shape(x.shape)} ({label}), float64, seed {ctx.seed}"
+        res = _forward(ctx, module, x, f"forward was called with {tried}", L)
+        pos = weights[:t]  # (T, D)
+        with torch.no_grad():
+            expected = reference(x)  # (B, T, D)
+        extra = [(POSITIONS_FROM_ONE, x + weights[1:t + 1])] if t < L else []
+        outs[t] = (_check_output(ctx, res, x, expected, pos, tried, extra,
+                                 fallback="forward returns x + self.emb(torch.arange(T)): row t of emb.weight is "
+                                          "added to the token at position t"), tried)
+    out, tried = outs[T]  # gradients from a sequence shorter than max_len
+    module.zero_grad(set_to_none=True)
+    if out.requires_grad:
+        out.sum().backward()
+    grad = emb.weight.grad
+    if grad is None or not bool((grad[:T] != 0).all()):
+        ctx.fail("no gradient reaches emb.weight", tried=tried, mistake="no_gradient",
+                 mistake_hint="compute the positions with self.emb(...) (or self.emb.weight[:T]), without .detach(), "
+                              ".data or torch.no_grad()")
+    if bool((grad[T:] != 0).any()):
+        ctx.fail(f"rows {T} and after of emb.weight got a gradient from a sequence of length {T}", tried=tried,
+                 hint="only the first T positions take part: rows T ... max_len - 1 must not be used")
+    return (f"nn.Embedding({L}, {D}), {L * D} parameters; forward adds emb(arange(T)) for T = max_len and T < max_len; "
+            "gradients reach exactly the first T rows")
+
+
+# --------------------------------------------------------------------------- RoPE (bonus)
+
+def _rope_rotate_half(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """GPT-NeoX / LLaMA layout: pairs (i, i + d/2)."""
+    d = x.size(-1)
+    angles = positions.to(x.dtype)[:, None] * _expected_frequencies(d).to(x.dtype)  # (T, d/2)
+    cos, sin = torch.cos(angles).repeat(1, 2), torch.sin(angles).repeat(1, 2)  # (T, d)
+    x1, x2 = x[..., : d // 2], x[..., d // 2:]
+    return x * cos + torch.cat((-x2, x1), dim=-1) * sin
+
+
+def _rope_candidates(x: torch.Tensor, positions: torch.Tensor):
+    T = x.size(-2)
+    return [(ROPE_ROTATE_HALF, _rope_rotate_half(x, positions)),
+            (ROPE_WRONG_DIRECTION, ref.apply_rope(x, -positions)),
+            (POSITIONS_FROM_ONE, ref.apply_rope(x, positions + 1)),
+            (ROPE_ADDED, x + ref.sinusoidal_position_encoding(int(positions.max()) + 1, x.size(-1), dtype=F64)[positions]),
+            (ROPE_POSITIONS_IGNORED, ref.apply_rope(x, torch.arange(T)))]
+
+
+def _rope_sizes(seed: int) -> tuple[int, int, int, int]:
+    """(B, H, T, d_k): all different, d_k even and not a power of two, d_k / 2 >= 3."""
+    return ((2, 3, 7, 10), (3, 2, 6, 14), (2, 4, 9, 6))[seed % 3]
+
+
+def _rope_frequency_probe(ctx: Ctx, fn, T: int, d: int, shape) -> tuple[str | None, str | None]:
+    """Rotate the vector (1, 0, 1, 0, ...) at every position: the learner's rotation turns pair i by its
+    frequency per position, which names a wrong-frequency kind."""
+    u = torch.tensor([1.0, 0.0], dtype=F64).repeat(d // 2).expand(*shape[:-2], T, d).contiguous()
+    try:
+        out = ctx.call(fn, u, what="called with (1, 0, 1, 0, ...) at every position")
+    except CheckFailure:  # the check already failed and says why
+        return None, None
+    if not (isinstance(out, torch.Tensor) and out.shape == u.shape):
+        return None, None
+    out = out.detach().double().reshape(-1, T, d)[0]  # (T, d)
+    c, s = out[:, 0::2], out[:, 1::2]  # (T, d/2): cos and sin of each pair's angle, if it is a rotation
+    w = torch.atan2(s[1], c[1])
+    positions = torch.arange(T, dtype=F64)[:, None]
+    is_rotation = within(c, torch.cos(positions * w), 1e-6) and within(s, torch.sin(positions * w), 1e-6)
+    if not is_rotation or within(w, _expected_frequencies(d), 1e-6):
+        return None, None
+    if within(w, torch.zeros_like(w), 1e-9):
+        return None, "x comes back unrotated at every position"
+    return _frequency_kind(w, d, negated=ROPE_WRONG_DIRECTION)
 
 
 @check
-def check_apply_rope(ctx: Ctx, obj) -> str:
-    raise NotImplementedError("check_apply_rope is being written")
+def check_apply_rope(ctx: Ctx, apply_rope) -> str:
+    """Check ``apply_rope(x (..., T, d_k), positions=None)``: position 0 unchanged, norms preserved, scores
+    between rotated queries and keys depend only on the offset m - n, values equal the reference on 4-D
+    and 3-D inputs and with explicit positions; differentiable, float32 in -> float32 out."""
+    ctx.hints = ROPE_HINTS
+    fn = ctx.function(apply_rope, "apply_rope")
+    B, H, T, d = _rope_sizes(ctx.seed)
+    axes = ROPE_AXES[4]
+    x = ctx.randn(B, H, T, d)
+    tried = f"x {fmt_shape(x.shape)} (B, H, T, d_k), positions=None, float64, seed {ctx.seed}"
+    out = ctx.tensor(ctx.call(fn, x, what=f"called with {tried}", names=("x",)), "the result", tuple(x.shape),
+                     tried=tried, hint="a rotation keeps the shape of x")
+    arange = torch.arange(T)
+    cands = _rope_candidates(x, arange)
+    if not within(out[..., 0, :], x[..., 0, :]):
+        i = max_abs_diff(out[..., 0, :], x[..., 0, :])[1]
+        ctx.fail("position 0 changed", tried=tried,
+                 expected="out[..., 0, :] == x[..., 0, :]: the angle at position 0 is 0, a rotation by 0 changes nothing",
+                 got=f"{float(out[(*i[:-1], 0, i[-1])]):.4f} instead of {float(x[(*i[:-1], 0, i[-1])]):.4f} at "
+                     f"{where([*i[:-1], 0, i[-1]], axes)}", mistake=diagnose(out, cands),
+                 hint="rotate each pair by the angle m theta_i: cos(0) = 1 and sin(0) = 0 leave position 0 as it is")
+    norms, x_norms = out.norm(dim=-1), x.norm(dim=-1)
+    if not within(norms, x_norms):
+        i = max_abs_diff(norms, x_norms)[1]
+        ctx.fail("the rotation changed the length of a vector", tried=tried,
+                 expected=f"|out[..., t, :]| == |x[..., t, :]| (a rotation keeps lengths); {float(x_norms[tuple(i)]):.4f} "
+                          f"at {where(i, axes[:-1])}",
+                 got=f"{float(norms[tuple(i)]):.4f}", mistake=diagnose(out, cands),
+                 hint="both entries of a pair must turn by the same angle: out_2i = x_2i cos - x_2i+1 sin, "
+                      "out_2i+1 = x_2i sin + x_2i+1 cos, with one cos and one sin per pair")
+    # the same query and key at every position: the score between positions m and n may depend only on m - n
+    q0, k0 = ctx.randn(d), ctx.randn(d)
+    q, k = q0.expand(1, T, d).contiguous(), k0.expand(1, T, d).contiguous()
+    rel_tried = f"q and k {fmt_shape(q.shape)}: the same vector at every position, seed {ctx.seed}"
+    rq = ctx.tensor(ctx.call(fn, q, what=f"called with {rel_tried}", names=("x",), mistake_if_raises=HARD_CODED_AXES),
+                    "the result", tuple(q.shape), tried=rel_tried)
+    rk = ctx.tensor(ctx.call(fn, k, what=f"called with {rel_tried}", names=("x",)), "the result", tuple(k.shape),
+                    tried=rel_tried)
+    scores = (rq @ rk.transpose(-2, -1))[0]  # (T, T): score[m, n] = <rope(q, m), rope(k, n)>
+    if not within(scores[1:, 1:], scores[:-1, :-1]):
+        m, n = max_abs_diff(scores[1:, 1:], scores[:-1, :-1])[1]
+        ctx.fail("the scores between rotated queries and keys depend on more than the offset m - n", tried=rel_tried,
+                 expected=f"<rope(q, {m + 1}), rope(k, {n + 1})> == <rope(q, {m}), rope(k, {n})> (same offset {m - n})",
+                 got=f"{float(scores[m + 1, n + 1]):.4f} and {float(scores[m, n]):.4f}",
+                 mistake=diagnose(out, cands),
+                 hint="the angle must be position x theta_i, proportional to the position, the same theta_i for "
+                      "queries and keys")
+    if not within(out, ref.apply_rope(x)):
+        mistake = diagnose(out, cands)
+        note = None
+        if mistake is None:
+            mistake, note = _rope_frequency_probe(ctx, fn, T, d, tuple(x.shape))
+        _fail_values(ctx, out, ref.apply_rope(x), "the rotated x", tried, mistake, note, 1e-6, axes,
+                     fallback="out_2i = x_2i cos(m theta_i) - x_2i+1 sin(m theta_i), out_2i+1 = x_2i sin(m theta_i) + "
+                              "x_2i+1 cos(m theta_i), theta_i = 10000^(-2i/d_k), m the position")
+    # explicit positions, and a 3-D input
+    positions = torch.randperm(3 * T, generator=ctx.gen)[:T]  # (T,) distinct positions, in any order
+    x3 = ctx.randn(B, T, d)
+    tried = f"x {fmt_shape(x3.shape)} (B, T, d_k), positions={positions.tolist()}, float64, seed {ctx.seed}"
+    got = ctx.call(fn, x3, positions, what=f"called with {tried}", names=("x", "positions"))
+    got = ctx.tensor(got, "the result", tuple(x3.shape), tried=tried)
+    compare(ctx, got, ref.apply_rope(x3, positions), "the rotated x", tried, _rope_candidates(x3, positions),
+            axes=ROPE_AXES[3], fallback="the token at index t is at position positions[t]: its angle is "
+                                        "positions[t] * theta_i")
+    ctx.differentiable(fn, x3, positions, what=f"called with {tried}", names=("x", "positions"))
+    ctx.dtype_follows(fn, x3, positions, what=f"called with {tried}", names=("x", "positions"))
+    return ("position 0 unchanged, norms preserved, scores depend only on m - n; equal to the reference on "
+            "(B, H, T, d_k) and (B, T, d_k), with and without positions")
