@@ -67,3 +67,37 @@ def test_swiglu_hidden_size_rounding():
     assert swiglu_hidden_size(4 * 4096, multiple_of=256) == 11008  # LLaMA-7B
     with pytest.raises(ValueError):
         swiglu_hidden_size(0)
+
+
+def test_equals_feed_forward_part_of_nn_transformer_encoder_layer():
+    """PyTorch's own FFN: in a Pre-LN nn.TransformerEncoderLayer whose attention output is zeroed,
+    layer(x) = x + linear2(gelu(linear1(norm2(x)))); ours with the same weights gives the same."""
+    torch.manual_seed(0)
+    D, d_ff = 8, 24
+    layer = torch.nn.TransformerEncoderLayer(D, 2, d_ff, dropout=0.0, activation="gelu", batch_first=True,
+                                             norm_first=True).double().eval()
+    with torch.no_grad():
+        layer.self_attn.out_proj.weight.zero_()
+        layer.self_attn.out_proj.bias.zero_()
+        layer.norm2.weight.copy_(torch.rand(D) + 0.5)
+        layer.norm2.bias.copy_(torch.randn(D))
+    ffn = FeedForward(D, d_ff).double()
+    ffn.linear1.load_state_dict(layer.linear1.state_dict())
+    ffn.linear2.load_state_dict(layer.linear2.state_dict())
+    x = torch.randn(3, 5, D, dtype=torch.float64)
+    with torch.no_grad():
+        torch.testing.assert_close(x + ffn(layer.norm2(x)), layer(x), **TOL)
+
+
+def test_param_count_is_about_8_d_squared():
+    D = 64
+    assert n_params(FeedForward(D, 4 * D)) == 8 * D * D + 5 * D
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_check_accepts_other_correct_spellings(seed):
+    """The check's reference GELU is the exact one; the tanh approximation and a hand-written erf pass too."""
+    from mutants.ffn import ACCEPTED
+    from tinylm_checks import check_feed_forward
+    for cls in ACCEPTED[check_feed_forward]:
+        check_feed_forward(cls, seed=seed, quiet=True)

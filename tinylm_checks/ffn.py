@@ -14,7 +14,7 @@ from torch import nn
 
 from tinylm_solutions import ffn as ref
 
-from ._core import ATOL, HARD_CODED_AXES, Ctx, check, compare, fmt_shape, known_mistake, where, within
+from ._core import ATOL, HARD_CODED_AXES, Ctx, check, compare, fmt_shape, known_mistake, max_abs_diff, where, within
 from .attention import _randomise, check_gradients, count_params
 
 __all__ = ["check_feed_forward", "check_swiglu"]
@@ -36,7 +36,8 @@ GELU_SIGMOID_APPROX = known_mistake(
     "GELU is approximated as h * sigmoid(1.702 h), which is off by up to 0.02",
     "use F.gelu(h), the exact form; the tanh approximation F.gelu(h, approximate='tanh') is accepted too")
 D_FF_IGNORED = known_mistake(
-    "d_ff_ignored", "the hidden width is not the d_ff argument (4 * d_model or d_model is used instead)",
+    "hidden_width_not_d_ff", "the hidden width is not the d_ff argument: a width computed from d_model (4 * d_model, "
+    "d_model, 8 * d_model / 3) is used instead",
     "nn.Linear(d_model, d_ff) and nn.Linear(d_ff, d_model): the hidden width comes from the d_ff argument")
 DROPOUT_LEFT_ON = known_mistake(
     "dropout_left_on",
@@ -89,6 +90,11 @@ def _sizes(seed: int) -> tuple[int, int, int, int]:
     return [(2, 5, 6, 20), (3, 4, 7, 18), (4, 3, 5, 14)][seed % 3]
 
 
+def _swiglu_sizes(seed: int) -> tuple[int, int, int, int]:
+    """(B, T, D, d_ff) for SwiGLU: all different, d_ff none of 4 D, D, int(8 D / 3), round(8 D / 3)."""
+    return [(3, 4, 7, 16), (4, 3, 5, 12), (2, 5, 6, 20)][seed % 3]
+
+
 N_ROWS = 11  # rows of the 2-D input: differs from every size above
 
 
@@ -109,8 +115,9 @@ def _layer(ctx: Ctx, module: nn.Module, attr: str, d_in: int, d_out: int, *, all
                      + " directly in __init__ (not inside an nn.Sequential or under other names)")
     layer = ctx.attribute(module, attr, f"nn.Linear({d_in}, {d_out})")
     if isinstance(layer, nn.Linear) and d_ff is not None:
-        width = layer.out_features if d_out == d_ff else layer.in_features
-        if width != d_ff and width in ignored:
+        width, other = ((layer.out_features, layer.in_features == d_in) if d_out == d_ff
+                        else (layer.in_features, layer.out_features == d_out))
+        if width != d_ff and width in ignored and other:  # only the hidden width is off
             ctx.fail(f"{cls}.{attr} has hidden width {width}, not d_ff = {d_ff}",
                      tried=made,
                      expected=f"nn.Linear({d_in}, {d_out}" + ("" if bias else ", bias=False") + ")",
@@ -118,7 +125,7 @@ def _layer(ctx: Ctx, module: nn.Module, attr: str, d_in: int, d_out: int, *, all
     return ctx.linear(module, attr, d_in, d_out, bias=bias)
 
 
-def _forward(ctx: Ctx, module, x, tried: str, shape, axes_note: str = "", wide: int | None = None,
+def _forward(ctx: Ctx, module, x, tried: str, shape, wide: int | None = None,
              mistake_if_raises: str | None = None) -> torch.Tensor:
     """Call ``module(x)`` and check the output is a finite float64 tensor of ``shape``; a result with
     ``wide`` (= d_ff) features instead of D means linear2 was not applied."""
@@ -127,7 +134,8 @@ def _forward(ctx: Ctx, module, x, tried: str, shape, axes_note: str = "", wide: 
     unprojected = (wide is not None and isinstance(got, torch.Tensor)
                    and tuple(got.shape) == (*shape[:-1], wide))
     return ctx.tensor(got, "the output", shape, tried=tried, mistake=LINEAR2_NOT_APPLIED if unprojected else None,
-                      hint="the output has the shape of the input" + axes_note)
+                      hint="the output has the shape of the input, (..., d_model): the last layer maps the hidden "
+                           "width back to d_model")
 
 
 def _activations(h: torch.Tensor):
@@ -228,7 +236,7 @@ def check_feed_forward(ctx: Ctx, FeedForward) -> str:
     out = _forward(ctx, learner, x, tried, (B, T, D), wide=d_ff)
     again = _forward(ctx, learner, x, tried + " (second call)", (B, T, D))
     if not within(again, out):
-        err, i = _largest(again, out)
+        err, i = max_abs_diff(again, out)
         ctx.fail("two calls on the same input gave different outputs", tried=tried + ", called twice",
                  expected="the same output both times", got=f"outputs differ by up to {err:.3g}, at {where(i, AXES)}",
                  mistake=DROPOUT_LEFT_ON)
@@ -265,16 +273,6 @@ def check_feed_forward(ctx: Ctx, FeedForward) -> str:
             f"linear2(GELU(linear1(x))) with copied weights; gradients reach both layers")
 
 
-def _largest(a: torch.Tensor, b: torch.Tensor):
-    d = (a.detach() - b.detach()).abs()
-    i = int(d.argmax())
-    index = []
-    for size in reversed(d.shape):
-        i, r = divmod(i, size)
-        index.insert(0, r)
-    return float(d.max()), index
-
-
 # --------------------------------------------------------------------------- bonus: SwiGLU
 
 def _swiglu_candidates(reference, x):
@@ -298,7 +296,7 @@ def check_swiglu(ctx: Ctx, SwiGLU) -> str:
     Transformer", eq. 6)."""
     ctx.hints = HINTS
     cls = ctx.module_class(SwiGLU, "SwiGLU")
-    B, T, D, d_ff = _sizes(ctx.seed + 1)  # other sizes than FeedForward's at the same seed
+    B, T, D, d_ff = _swiglu_sizes(ctx.seed)
     made = f"SwiGLU(d_model={D}, d_ff={d_ff})"
     learner = ctx.build(cls, D, d_ff, what=f"{made} was created")
     learner.train()
@@ -306,7 +304,7 @@ def check_swiglu(ctx: Ctx, SwiGLU) -> str:
     for name in names:
         d_in, d_out = (d_ff, D) if name == "down_proj" else (D, d_ff)
         _layer(ctx, learner, name, d_in, d_out, all_names=names, made=made, d_ff=d_ff, bias=False,
-               ignored=(D, 4 * D))
+               ignored=(D, 4 * D, int(8 * D / 3), round(8 * D / 3), ref.swiglu_hidden_size(4 * D)))
     n, expected_n = count_params(learner), 3 * D * d_ff
     if n != expected_n:
         ctx.fail("wrong number of parameters", tried=made, expected=f"3 D d_ff = {expected_n} for D = {D}, d_ff = {d_ff}",
