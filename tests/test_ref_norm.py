@@ -53,3 +53,41 @@ def test_gradients_match_nn_layernorm():
 def test_wrong_width_raises():
     with pytest.raises(ValueError):
         LayerNorm(4)(torch.zeros(2, 5))
+
+
+@pytest.mark.parametrize("D", [2, 3, 5, 8])
+def test_small_width_constant_and_spread_rows_tight(D):
+    """At small D the biased variance matters most; constant rows (variance 0) and tiny spreads test eps."""
+    torch.manual_seed(D)
+    ours, ref = LayerNorm(D).double(), nn.LayerNorm(D).double()
+    with torch.no_grad():
+        ref.weight.copy_(1 + 0.5 * torch.randn(D))
+        ref.bias.copy_(0.5 * torch.randn(D))
+    ours.load_state_dict(ref.state_dict())
+    z = torch.randn(5, D, dtype=torch.float64)
+    x = torch.stack([z[0], 30 * z[1] - 40, 1e-3 * z[2] + 3, torch.full((D,), 2.5, dtype=torch.float64), 4 * z[4] + 10])
+    out = ours(x)
+    assert torch.isfinite(out).all()
+    torch.testing.assert_close(out, ref(x), atol=1e-9, rtol=1e-9)
+    torch.testing.assert_close(out[3], ref.bias.detach(), atol=0.0, rtol=0.0)  # a constant row gives the bias
+
+
+def test_same_in_train_and_eval_and_independent_of_the_batch():
+    """Unlike BatchNorm: no running statistics, and a token's output does not depend on its neighbours."""
+    torch.manual_seed(0)
+    ln = LayerNorm(6).double()
+    x = torch.randn(4, 3, 6, dtype=torch.float64)
+    out_train = ln.train()(x)
+    torch.testing.assert_close(ln.eval()(x), out_train, atol=0.0, rtol=0.0)
+    padded = torch.cat([x, torch.zeros(4, 2, 6, dtype=torch.float64)], dim=1)  # (B, T + 2, D)
+    torch.testing.assert_close(ln(padded)[:, :3], out_train, atol=0.0, rtol=0.0)
+    assert list(ln.buffers()) == []
+
+
+@pytest.mark.parametrize("seed", [0, 1, 2])
+def test_check_accepts_other_correct_spellings(seed):
+    """x.var(unbiased=False) and nn.LayerNorm itself pass the check."""
+    from mutants.norm import ACCEPTED
+    from tinylm_checks import check_layer_norm
+    for cls in ACCEPTED[check_layer_norm]:
+        check_layer_norm(cls, seed=seed, quiet=True)

@@ -1,11 +1,301 @@
-"""Stage 06 checks: LayerNorm. (Skeleton: being written.)"""
+"""Stage 06 checks: LayerNorm from scratch.
+
+The check compares the learner's ``LayerNorm(d_model, eps)`` with PyTorch's ``nn.LayerNorm`` at a small
+width (``D <= 8``, where dividing by ``D - 1`` instead of ``D`` changes the result by 7 to 15 %), in float64
+with the usual tight tolerance, on rows chosen to separate the known mistakes: a non-zero mean and a
+large spread (no centring, wrong axis), a tiny spread of about 1e-3 (eps inside or outside the square
+root), a constant row (variance 0: eps keeps it finite), with randomised weight and bias copied in, and
+with an eps other than the default (a hard-coded 1e-5 fails).
+"""
 from __future__ import annotations
 
-from ._core import Ctx, check
+import itertools
+
+import torch
+from torch import nn
+
+from ._core import (HARD_CODED_AXES, CheckFailure, Ctx, check, compare, fmt_shape, known_mistake, max_abs_diff,
+                    where, within)
 
 __all__ = ["check_layer_norm"]
 
+# ---- the mistakes this check can name, each with the hint a learner reads when it is named
+UNBIASED_VARIANCE = known_mistake(
+    "unbiased_variance", "the variance is the unbiased one (divided by D - 1); LayerNorm divides by D",
+    "torch.var and torch.std divide by D - 1 unless told otherwise: x.var(dim=-1, keepdim=True, unbiased=False), "
+    "or ((x - mean) ** 2).mean(dim=-1, keepdim=True)")
+EPS_OUTSIDE_SQRT = known_mistake(
+    "eps_outside_sqrt", "eps is added outside the square root: (x - mean) / (std + eps) instead of "
+    "(x - mean) / sqrt(var + eps)", "(x - mean) / torch.sqrt(var + self.eps): eps goes inside the square root")
+EPS_IGNORED = known_mistake(
+    "eps_ignored", "eps is missing from the denominator: a constant row (variance 0) gives 0 / 0 = NaN",
+    "divide by torch.sqrt(var + self.eps): eps keeps the denominator away from 0")
+EPS_HARD_CODED = known_mistake(
+    "eps_hard_coded", "the eps argument is not used: 1e-5 is written into the code (or __init__ takes no eps)",
+    "def __init__(self, d_model, eps=1e-5): store self.eps = eps and use self.eps in forward")
+WRONG_AXIS = known_mistake(
+    "norm_wrong_axis",
+    "the mean and variance are taken over the wrong axis (the positions, the batch, or more than the features of "
+    "one token)", "one mean and one variance per token, over its features: dim=-1, keepdim=True")
+NO_CENTRING = known_mistake(
+    "no_centring", "the mean is not subtracted (from x, or inside the variance)",
+    "x_hat = (x - mean) / torch.sqrt(var + self.eps), with var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)")
+NO_SQRT = known_mistake(
+    "no_sqrt", "x - mean is divided by the variance, not by its square root (the standard deviation)",
+    "(x - mean) / torch.sqrt(var + self.eps)")
+NO_KEEPDIM = known_mistake(
+    "no_keepdim", "the mean or variance is computed without keepdim=True, so it no longer lines up with x",
+    "x.mean(dim=-1, keepdim=True): the statistics keep a size-1 last axis, (..., 1), and broadcast over the features")
+WEIGHT_BIAS_SWAPPED = known_mistake(
+    "weight_bias_swapped", "weight and bias are swapped: x_hat * bias + weight",
+    "x_hat * self.weight + self.bias: weight scales, bias shifts")
+WEIGHT_BIAS_NOT_APPLIED = known_mistake(
+    "weight_bias_not_applied", "weight or bias is created but not applied to the normalised x",
+    "return x_hat * self.weight + self.bias")
+NOT_PARAMETERS = known_mistake(
+    "weight_bias_not_parameters",
+    "weight or bias is a plain tensor (or a buffer), not an nn.Parameter: the optimiser never sees it, so it "
+    "never learns", "self.weight = nn.Parameter(torch.ones(d_model)) and self.bias = nn.Parameter(torch.zeros(d_model))")
+WRONG_INIT = known_mistake(
+    "weight_bias_init",
+    "weight and bias are initialised wrong: weight starts at ones and bias at zeros, so that a new LayerNorm "
+    "only normalises", "nn.Parameter(torch.ones(d_model)) for weight, nn.Parameter(torch.zeros(d_model)) for bias")
+
+HINTS = {HARD_CODED_AXES: "LayerNorm works on any number of leading dimensions: reduce over dim=-1 and don't read "
+                          "B, T = x.shape or reshape to 3-D"}
+AXES = ("batch", "position", "feature")
+DEFAULT_EPS = 1e-5
+
+
+def _sizes(seed: int) -> tuple[int, int, int, float]:
+    """(B, T, D, eps): all different, T != D (a missing keepdim then raises), D <= 8, eps not the default."""
+    return [(2, 4, 6, 0.1), (3, 5, 4, 0.01), (4, 3, 7, 0.5)][seed % 3]
+
+
+N_ROWS = 9  # rows of the 2-D input: differs from every D above
+
+# Row kinds (scale, shift): each separates some mistakes from the right answer.
+ROW_KINDS = ((1.0, 0.5),     # ordinary
+             (30.0, -40.0),  # non-zero mean, large spread: no centring, wrong axis
+             (1e-3, 3.0),    # tiny spread (variance about 1e-6, near eps): eps inside or outside the sqrt
+             (0.0, 2.5),     # constant row (variance exactly 0): eps keeps it finite
+             (4.0, 10.0))    # large mean, moderate spread
+
+ROW_WORDS = "mean 0.5 and spread 1; mean -40, spread 30; mean 3, spread 1e-3; constant 2.5; mean 10, spread 4"
+
+
+def _inputs(ctx: Ctx, *lead: int, D: int) -> torch.Tensor:
+    """Random rows of every kind in ROW_KINDS, cycling over the rows (positions) of a (*lead, D) tensor."""
+    z = ctx.randn(*lead, D).reshape(-1, D)
+    kinds = torch.tensor([ROW_KINDS[r % len(ROW_KINDS)] for r in range(z.shape[0])], dtype=torch.float64)
+    return (z * kinds[:, :1] + kinds[:, 1:]).reshape(*lead, D)  # (*lead, D)
+
+
+def _row_kind(x: torch.Tensor) -> str:
+    """Words for a row of the input, from its statistics (for messages)."""
+    std = float(x.std(unbiased=False))
+    return ("a constant row (variance 0)" if std == 0 else f"a row with spread about {std:.1g}, mean {float(x.mean()):.3g}")
+
+
+def _variants(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, eps: float):
+    """Known LayerNorm mistakes on input ``x`` (``(..., D)``) with weight ``w`` and bias ``b``:
+    a list of (mistake, output) pairs."""
+    D = x.size(-1)
+    affine = lambda xh: xh * w + b  # noqa: E731
+    mean = x.mean(-1, keepdim=True)  # (..., 1)
+    xc = x - mean  # (..., D)
+    var = (xc ** 2).mean(-1, keepdim=True)  # (..., 1), biased
+    var_u = var * D / (D - 1)  # unbiased
+    msq = (x ** 2).mean(-1, keepdim=True)  # not centred
+    xh = xc / torch.sqrt(var + eps)
+    cands = [(UNBIASED_VARIANCE, affine(xc / torch.sqrt(var_u + eps))),
+             (UNBIASED_VARIANCE, affine(xc / (torch.sqrt(var_u) + eps))),
+             (EPS_OUTSIDE_SQRT, affine(xc / (torch.sqrt(var) + eps))),
+             (NO_SQRT, affine(xc / (var + eps))), (NO_SQRT, affine(xc / (var_u + eps))),
+             (NO_CENTRING, affine(x / torch.sqrt(var + eps))), (NO_CENTRING, affine(x / torch.sqrt(msq + eps))),
+             (NO_CENTRING, affine(xc / torch.sqrt(msq + eps))), (NO_CENTRING, affine(x / torch.sqrt(var_u + eps))),
+             (WEIGHT_BIAS_SWAPPED, xh * b + w),
+             (WEIGHT_BIAS_NOT_APPLIED, xh), (WEIGHT_BIAS_NOT_APPLIED, xh * w), (WEIGHT_BIAS_NOT_APPLIED, xh + b)]
+    if eps != DEFAULT_EPS:
+        cands += [(EPS_HARD_CODED, affine(xc / torch.sqrt(var + DEFAULT_EPS))),
+                  (EPS_HARD_CODED, affine(xc / torch.sqrt(var_u + DEFAULT_EPS))),
+                  (EPS_HARD_CODED, affine(xc / (torch.sqrt(var) + DEFAULT_EPS)))]
+    dims = range(x.dim())
+    for k in range(1, x.dim() + 1):
+        for axes in itertools.combinations(dims, k):
+            if axes == (x.dim() - 1,):
+                continue
+            m = x.mean(axes, keepdim=True)
+            n = x[..., :].numel() // m.numel()
+            v = ((x - m) ** 2).mean(axes, keepdim=True)
+            cands += [(WRONG_AXIS, affine((x - m) / torch.sqrt(v + eps))),
+                      (WRONG_AXIS, affine((x - m) / torch.sqrt(v * n / (n - 1) + eps)))]
+    return [(name, out.detach()) for name, out in cands]
+
+
+def _parameters(ctx: Ctx, module: nn.Module, D: int, made: str) -> None:
+    """``weight`` and ``bias``: nn.Parameters of shape (D,), initialised to ones and zeros, 2 D in all."""
+    params = dict(module.named_parameters())
+    buffers = dict(module.named_buffers())
+    for name, init in (("weight", "torch.ones(d_model)"), ("bias", "torch.zeros(d_model)")):
+        if name in params:
+            continue
+        value = getattr(module, name, None)
+        if isinstance(value, torch.Tensor):
+            kind = "a buffer" if name in buffers else "a plain tensor"
+            ctx.fail(f"LayerNorm.{name} is {kind}, not an nn.Parameter", tried=made,
+                     expected=f"self.{name} = nn.Parameter({init})",
+                     got=f"{kind} of shape {fmt_shape(value.shape)}; parameters: {sorted(params) or 'none'}",
+                     mistake=NOT_PARAMETERS)
+        others = [f"{n} {fmt_shape(p.shape)}" for n, p in params.items() if tuple(p.shape) == (D,)]
+        if others:
+            ctx.fail(f"LayerNorm has no parameter {name}", tried=made, expected=f"self.{name} = nn.Parameter({init})",
+                     got="parameters " + ", ".join(others), mistake="attribute_name",
+                     mistake_hint="call them weight and bias, like nn.LayerNorm: the check (and load_state_dict "
+                                  "of a model that uses your LayerNorm) finds them by name")
+        ctx.fail(f"LayerNorm has no parameter {name}", tried=made, expected=f"self.{name} = nn.Parameter({init}) in __init__",
+                 got=f"parameters: {sorted(params) or 'none'}",
+                 hint=f"create self.{name} = nn.Parameter({init}) in __init__, after super().__init__()")
+    for name in ("weight", "bias"):
+        if tuple(params[name].shape) != (D,):
+            ctx.fail(f"LayerNorm.{name} has the wrong shape", tried=made, expected=f"(d_model,) = {fmt_shape((D,))}",
+                     got=fmt_shape(params[name].shape),
+                     hint="one value per feature: torch.ones(d_model); broadcasting lines it up with (..., D)")
+    n = sum(p.numel() for p in params.values())
+    if n != 2 * D:
+        extra = [f"{k} {fmt_shape(p.shape)}" for k, p in params.items() if k not in ("weight", "bias")]
+        ctx.fail("wrong number of parameters", tried=made, expected=f"2 D = {2 * D} for D = {D}",
+                 got=f"{n}; besides weight and bias: {', '.join(extra)}",
+                 hint="LayerNorm holds exactly weight and bias; mean and variance are computed in forward, not stored")
+    w, b = params["weight"].detach(), params["bias"].detach()
+    if not (bool((w == 1).all()) and bool((b == 0).all())):
+        ctx.fail("weight and bias do not start at ones and zeros", tried=made,
+                 expected="weight = [1, 1, ...], bias = [0, 0, ...] (like nn.LayerNorm)",
+                 got=f"weight = {_fmt(w)}, bias = {_fmt(b)}", mistake=WRONG_INIT)
+
+
+def _fmt(t: torch.Tensor, n: int = 5) -> str:
+    vals = t.flatten().tolist()
+    return "[" + ", ".join(f"{v:.4g}" for v in vals[:n]) + (", ..." if len(vals) > n else "") + "]"
+
+
+def _forward(ctx: Ctx, module, x, tried: str, mistake_if_raises: str | None = None) -> torch.Tensor:
+    """``module(x)``: a missing keepdim shows as a broadcast error; NaN exactly on the constant rows means
+    eps is missing; then a finite float64 tensor of x's shape."""
+    try:
+        got = ctx.call(module, x, what=f"forward was called with {tried}", names=("x",),
+                       mistake_if_raises=mistake_if_raises)
+    except CheckFailure as e:
+        if e.mistake is None and "must match the size of tensor" in (e.got or ""):
+            ctx.fail(e.problem, tried=e.tried, got=e.got, mistake=NO_KEEPDIM)
+        raise
+    if isinstance(got, torch.Tensor) and got.shape == x.shape and got.is_floating_point():
+        bad = ~torch.isfinite(got.detach()).all(-1)  # rows with NaN or inf
+        constant = (x == x[..., :1]).all(-1)
+        if bool(bad.any()):
+            i = bad.nonzero()[0].tolist()
+            ctx.fail(f"the output contains NaN or inf, at {where(i, AXES[:-1])}", tried=tried,
+                     expected="finite values: the reference gives a constant row the output bias "
+                              "(x - mean = 0 there, divided by sqrt(0 + eps))",
+                     got=f"{_fmt(got[tuple(i)].detach())} for {_row_kind(x[tuple(i)])}",
+                     mistake=EPS_IGNORED if bool((bad == constant).all()) else None,
+                     hint="NaN or inf comes from a division by 0: what is the variance of this row, and what keeps "
+                          "the denominator away from 0?")
+    return ctx.tensor(got, "the output", tuple(x.shape), tried=tried,
+                      hint="LayerNorm keeps the shape of its input: the statistics have shape (..., 1) and "
+                           "broadcast over the features")
+
+
+def _reference(D: int, eps: float, w: torch.Tensor, b: torch.Tensor) -> nn.LayerNorm:
+    ln = nn.LayerNorm(D, eps=eps).double()
+    with torch.no_grad():
+        ln.weight.copy_(w)
+        ln.bias.copy_(b)
+    return ln
+
+
+def _compare(ctx: Ctx, out, x, ln: nn.LayerNorm, tried: str, axes) -> None:
+    with torch.no_grad():
+        expected = ln(x)
+        cands = _variants(x, ln.weight, ln.bias, ln.eps)
+    compare(ctx, out.detach(), expected, "the output", tried, cands, axes=axes,
+            fallback="per token: mean and biased variance over the last dimension (keepdim=True), "
+                     "x_hat = (x - mean) / sqrt(var + eps), then x_hat * weight + bias; the tried: line says which "
+                     "kinds of rows the input has")
+
 
 @check
-def check_layer_norm(ctx: Ctx, obj) -> str:
-    raise NotImplementedError("check_layer_norm is being written")
+def check_layer_norm(ctx: Ctx, LayerNorm) -> str:
+    """Check ``LayerNorm(d_model, eps=1e-5)``: parameters ``weight`` (ones) and ``bias`` (zeros), ``2 D`` in all;
+    output equal to ``nn.LayerNorm(d_model, eps)`` with randomised weight and bias copied in, at ``D <= 8``,
+    on (B, T, D) rows with non-zero mean and large spread, a tiny spread, and constant rows; again with
+    another eps; on a 2-D input; gradients of weight, bias and x equal to nn.LayerNorm's (Ba, Kiros & Hinton
+    2016, §3; PyTorch's nn.LayerNorm documentation: biased variance, eps inside the square root)."""
+    ctx.hints = HINTS
+    cls = ctx.module_class(LayerNorm, "LayerNorm")
+    B, T, D, eps = _sizes(ctx.seed)
+    made = f"LayerNorm(d_model={D})"
+    learner = ctx.build(cls, D, what=f"{made} was created")
+    _parameters(ctx, learner, D, made)
+
+    w = 1 + 0.5 * ctx.randn(D)  # (D,), non-zero, not ones
+    b = 0.5 * ctx.randn(D)  # (D,)
+    with torch.no_grad():
+        learner.weight.copy_(w)
+        learner.bias.copy_(b)
+    x = _inputs(ctx, B, T, D=D)  # (B, T, D)
+    tried = (f"{made}, weight and bias random (copied into nn.LayerNorm too), x {fmt_shape(x.shape)}, float64, "
+             f"seed {ctx.seed}; the rows (tokens) of x take turns, batch by batch: {ROW_WORDS}")
+    out = _forward(ctx, learner, x, tried)
+    _compare(ctx, out, x, _reference(D, DEFAULT_EPS, w, b), tried, AXES)
+
+    made_eps = f"LayerNorm(d_model={D}, eps={eps:g})"
+    try:
+        other = ctx.build(cls, D, eps=eps, what=f"{made_eps} was created")
+    except CheckFailure as e:
+        if e.mistake is None and "eps" in (e.got or "") and "TypeError" in (e.got or ""):
+            ctx.fail(e.problem, tried=made_eps, got=e.got, mistake=EPS_HARD_CODED,
+                     mistake_hint="the signature is __init__(self, d_model, eps=1e-5), like nn.LayerNorm: store "
+                                  "self.eps = eps and use it in forward")
+        raise
+    _parameters(ctx, other, D, made_eps)
+    with torch.no_grad():
+        other.weight.copy_(w)
+        other.bias.copy_(b)
+    tried_eps = tried.replace(made, made_eps)
+    out_eps = _forward(ctx, other, x, tried_eps)
+    _compare(ctx, out_eps, x, _reference(D, eps, w, b), tried_eps, AXES)
+
+    xs = _inputs(ctx, N_ROWS, D=D)  # (N, D): tokens without a batch axis
+    tried2 = tried.replace(f"x {fmt_shape(x.shape)}", f"x {fmt_shape(xs.shape)} (2-D)")
+    out2 = _forward(ctx, learner, xs, tried2, mistake_if_raises=HARD_CODED_AXES)  # the same code worked on 3-D
+    _compare(ctx, out2, xs, _reference(D, DEFAULT_EPS, w, b), tried2, ("row", "feature"))
+
+    # gradients: weight, bias and x, against nn.LayerNorm's
+    ln = _reference(D, DEFAULT_EPS, w, b)
+    r = ctx.randn(B, T, D)  # a random upstream gradient
+    x_learner, x_ref = x.clone().requires_grad_(True), x.clone().requires_grad_(True)
+    learner.zero_grad(set_to_none=True)
+    got = ctx.call(learner, x_learner, what=f"forward was called with {tried}", names=("x",))
+    if not (isinstance(got, torch.Tensor) and got.requires_grad):
+        ctx.fail("the output carries no gradient", tried=tried, mistake="no_gradient")
+    (got * r).sum().backward()
+    (ln(x_ref) * r).sum().backward()
+    for what, g, e, axes in (("weight", learner.weight.grad, ln.weight.grad, ("feature",)),
+                             ("bias", learner.bias.grad, ln.bias.grad, ("feature",)),
+                             ("the input x", x_learner.grad, x_ref.grad, AXES)):
+        if g is None:
+            ctx.fail(f"no gradient reaches {what}", tried=tried + ", (out * random).sum().backward()",
+                     mistake="no_gradient", mistake_hint="compute the output from x, weight and bias with tensor "
+                                                         "operations (no .detach(), .item() or numpy)")
+        if not within(g, e):
+            err, i = max_abs_diff(g, e)
+            ctx.fail(f"the gradient of {what} differs from nn.LayerNorm's", tried=tried + "; then (out * r).sum()"
+                     ".backward() with a random r of the same shape",
+                     expected=f"{e[tuple(i)].item():.4f} at {where(i, axes)} (nn.LayerNorm's gradient)",
+                     got=f"{g[tuple(i)].item():.4f}; largest difference {err:.3g}",
+                     hint="the outputs are right, so part of the computation is cut from the gradient: look for "
+                          ".detach(), .item() or .data on the mean or the variance")
+    return (f"weight (ones) and bias (zeros), 2 D = {2 * D} parameters; equal to nn.LayerNorm(d_model={D}) with "
+            f"copied weight and bias on rows with large mean and spread, tiny spread and constant rows, with "
+            f"eps=1e-5 and eps={eps:g}, on (B, T, D) and (N, D); gradients equal nn.LayerNorm's")

@@ -1,0 +1,348 @@
+# %% [markdown]
+# # 06 · LayerNorm and residual connections
+#
+# A Transformer block is attention and a feed-forward network, plus two pieces of plumbing that make a
+# deep stack of them trainable: **layer normalisation** and **residual connections**. By the end of this
+# notebook you can:
+#
+# 1. write `LayerNorm(d_model, eps=1e-5)` from scratch, equal to PyTorch's `nn.LayerNorm`, including the
+#    two details most versions get wrong (the biased variance and where `eps` goes);
+# 2. explain why Transformers normalise each token on its own (LayerNorm) rather than each feature
+#    over the batch (BatchNorm), with a batch of one and with padding;
+# 3. wire a residual connection, Post-LN or Pre-LN, and see what it does to the gradients of a 32-layer
+#    stack.
+
+# %%
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+from tinylm_checks import check_layer_norm
+from tinylm_checks import plot_changes, plot_depth_profile, plot_token_vectors
+from tinylm_solutions.ffn import FeedForward  # notebook 05's module (the course's version)
+from tinylm_solutions.norm import LayerNorm as ReferenceLayerNorm  # the course's version, for the demos
+
+_ = torch.manual_seed(0)
+
+# %% [markdown]
+# **About the imports.** `FeedForward` is the course's version of the module you wrote in notebook 05
+# (same signature), so this notebook stands on its own. The demos after the exercise use the reference
+# LayerNorm, `ReferenceLayerNorm`, so they run whatever state your exercise is in.
+#
+# ## 1. What LayerNorm computes
+#
+# Each layer of a deep network changes the scale of what passes through it, and over many layers those
+# changes multiply: activations drift towards huge or tiny values, and so do the gradients. LayerNorm
+# (Ba, Kiros & Hinton, 2016) resets the scale of **every token vector** on its own. For one token
+# $x \in \mathbb{R}^D$:
+#
+# $$\mu = \frac{1}{D}\sum_{i=1}^{D} x_i, \qquad
+#   \sigma^2 = \frac{1}{D}\sum_{i=1}^{D} (x_i - \mu)^2, \qquad
+#   \hat{x}_i = \frac{x_i - \mu}{\sqrt{\sigma^2 + \epsilon}}, \qquad
+#   y_i = \mathrm{weight}_i\,\hat{x}_i + \mathrm{bias}_i$$
+#
+# $\hat{x}$ has mean 0 and variance (almost) 1. Then the learned `weight` and `bias` (the paper's gain
+# $\gamma$ and bias $\beta$, one per feature) let the model pick whatever scale and shift it needs; they
+# start at ones and zeros, so a new LayerNorm only normalises. Parameters: $2D$.
+#
+# ```
+# x                          (B, T, D)
+# mean, var over dim=-1      (B, T, 1)   keepdim=True: one mean and one variance per token
+# x_hat                      (B, T, D)   (x - mean) / sqrt(var + eps)
+# x_hat * weight + bias      (B, T, D)   weight, bias: (D,), broadcast over B and T
+# ```
+
+# %%
+x = torch.tensor([[[-10.0, 20.0, 35.0, 70.0, 40.0, 75.0]]])  # (B=1, T=1, D=6): mean 40, spread about 30
+ln = nn.LayerNorm(6)
+with torch.no_grad():
+    y = ln(x)  # (1, 1, 6)
+print("x:    ", x[0, 0].tolist())
+print("y:    ", [round(v, 3) for v in y[0, 0].tolist()])
+print(f"y has mean {y.mean().item():.2e} and variance (divided by D) {y.var(unbiased=False).item():.5f}")
+
+# %% [markdown]
+# ## 2. Two details that must match `nn.LayerNorm`
+#
+# **The variance divides by D, not D − 1.** `torch.var` and `torch.std` default to the *unbiased*
+# estimate, which divides by `D − 1`. LayerNorm uses the plain average, dividing by `D` (PyTorch's
+# documentation says so: "the variance is calculated via the biased estimator"). At `D = 768` the two
+# differ by 0.07 %; at small `D` by a lot, which is why the check tests at `D ≤ 8`:
+
+# %%
+x = torch.tensor([[1.0, 2.0, 4.0, 9.0]])  # (1, D=4): one token
+mean = x.mean(dim=-1, keepdim=True)  # (1, 1)
+print("x.var(dim=-1)                 =", x.var(dim=-1).item(), "  divides by D - 1 (unbiased)")
+print("x.var(dim=-1, unbiased=False) =", x.var(dim=-1, unbiased=False).item(), " divides by D: what LayerNorm uses")
+with torch.no_grad():
+    print("nn.LayerNorm(4):      ", nn.LayerNorm(4)(x)[0].tolist())
+for name, var in (("biased", x.var(dim=-1, keepdim=True, unbiased=False)), ("unbiased", x.var(dim=-1, keepdim=True))):
+    print(f"with the {name + ' variance:':18s}", ((x - mean) / torch.sqrt(var + 1e-5))[0].tolist())
+
+# %% [markdown]
+# **`eps` goes inside the square root.** It is there for rows whose variance is 0 or nearly 0: a
+# constant row (all features equal) would otherwise give 0 / 0. `nn.LayerNorm` divides by
+# $\sqrt{\sigma^2 + \epsilon}$; a common variant, $(x - \mu) / (\sigma + \epsilon)$, gives the same on
+# ordinary rows but not when $\sigma^2$ is near $\epsilon$:
+
+# %%
+rows = torch.tensor([[2.5, 2.5, 2.5, 2.5],           # constant: variance exactly 0
+                     [3.0, 3.001, 2.999, 3.0004],     # nearly constant: variance about 5e-7, below eps
+                     [1.0, 2.0, 4.0, 9.0]],           # ordinary
+                    dtype=torch.float64)  # (3, D=4)
+eps = 1e-5
+mean = rows.mean(dim=-1, keepdim=True)  # (3, 1)
+var = ((rows - mean) ** 2).mean(dim=-1, keepdim=True)  # (3, 1), biased
+with torch.no_grad():
+    reference = nn.LayerNorm(4, eps=eps).double()(rows)
+torch.set_printoptions(precision=4, sci_mode=False)
+print("nn.LayerNorm:\n", reference)
+print("(x - mean) / sqrt(var + eps), eps inside:\n", (rows - mean) / torch.sqrt(var + eps))
+print("(x - mean) / (sqrt(var) + eps), eps outside:\n", (rows - mean) / (torch.sqrt(var) + eps))
+print("(x - mean) / sqrt(var), no eps:\n", (rows - mean) / torch.sqrt(var))
+torch.set_printoptions(profile="default")
+
+# %% [markdown]
+# Inside: equal to `nn.LayerNorm` on every row. Outside: the nearly constant row is blown up to the
+# size of an ordinary one. No eps: the constant row is `nan`, and a single `nan` spreads through every
+# later layer.
+#
+# **`keepdim=True`.** `x.mean(dim=-1)` of a `(B, T, D)` tensor is `(B, T)`, which doesn't line up with `x`
+# for broadcasting (trailing dimensions `T` vs `D`); `x.mean(dim=-1, keepdim=True)` is `(B, T, 1)` and
+# broadcasts over the features.
+#
+# ### Exercise: `LayerNorm(d_model, eps=1e-5)`
+#
+# - `__init__(self, d_model, eps=1e-5)`: call `super().__init__()`; store `self.eps = eps`; create
+#   `self.weight = nn.Parameter(torch.ones(d_model))` and `self.bias = nn.Parameter(torch.zeros(d_model))`
+#   (`nn.Parameter` registers them, so `model.parameters()` and the optimiser see them).
+# - `forward(self, x)`: `(..., D) -> (..., D)`: mean and biased variance over the last dimension with
+#   `keepdim=True`, `x_hat = (x - mean) / torch.sqrt(var + self.eps)`, return `x_hat * self.weight + self.bias`.
+#
+# The check builds your class with `D ≤ 8`, copies random `weight` and `bias` into it and into
+# `nn.LayerNorm`, and compares outputs (in float64, to about 1e-6) on rows with a large mean and spread,
+# a tiny spread of about 1e-3, and constant rows; again with `eps` other than the default (so `1e-5`
+# written into `forward` fails); on a 2-D input `(N, D)`; and compares the gradients of `weight`, `bias`
+# and `x` with `nn.LayerNorm`'s. It also checks the parameters: names, shapes `(D,)`, ones and zeros at
+# the start, `2D` in all.
+#
+# **Difficulty:** ★★☆ · **Time:** about 15 min
+#
+# <details><summary>Hint 1: the statistics</summary>
+#
+# `mean = x.mean(dim=-1, keepdim=True)` and `var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)`, both
+# `(..., 1)`. If you prefer `x.var`, pass `unbiased=False`.
+# </details>
+#
+# <details><summary>Hint 2: the key line</summary>
+#
+# `return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias  # (..., D)`
+# </details>
+
+# %% solution="layer_norm"
+class LayerNorm(nn.Module):
+    """Layer normalisation over the last dimension, equal to nn.LayerNorm(d_model, eps).
+
+    Args:
+        d_model: the size D of the normalised (last) dimension.
+        eps: added to the variance inside the square root (default 1e-5, as nn.LayerNorm).
+
+    Attributes:
+        weight: nn.Parameter (D,), starts at ones; bias: nn.Parameter (D,), starts at zeros. 2 D parameters.
+
+    forward(x): x (..., D) -> (..., D); mean and biased variance over the last dimension of each token.
+    """
+
+    def __init__(self, d_model: int, eps: float = 1e-5):
+        ### BEGIN SOLUTION
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d_model))  # (D,)
+        self.bias = nn.Parameter(torch.zeros(d_model))  # (D,)
+        ### END SOLUTION
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ### BEGIN SOLUTION
+        mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
+        var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)  # (..., 1), biased: divided by D
+        x_hat = (x - mean) / torch.sqrt(var + self.eps)  # (..., D)
+        return x_hat * self.weight + self.bias  # (..., D)
+        ### END SOLUTION
+
+
+# %% test="layer_norm_check" points=3
+from tinylm_checks import check_layer_norm
+check_layer_norm(LayerNorm)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_layer_norm(LayerNorm, seed=1)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **If the check fails:** the `tried:` line lists the kinds of rows in the input, in the order they take
+# turns, so the position in `expected:` tells you which kind of row went wrong. `likely mistake:`
+# recognises, among others, the unbiased variance, `eps` outside the square root or missing, a
+# hard-coded `1e-5`, statistics over the wrong axis, no centring, `weight` and `bias` swapped or not
+# applied, and parameters that are plain tensors or start at the wrong values.
+#
+# ## 3. Per token, not per batch: LayerNorm vs BatchNorm
+#
+# BatchNorm (Ioffe & Szegedy, 2015), the normalisation of convolutional networks, works the other way
+# round: it normalises each **feature** with a mean and variance taken **over the batch** (for sequences,
+# over the batch and the positions). In training it uses the current batch's statistics and keeps running
+# averages of them; in eval mode it uses those running averages. For a language model that means three
+# problems, which LayerNorm (statistics over one token's own features) doesn't have.
+#
+# `nn.BatchNorm1d(D)` expects the features in dimension 1, `(B, D, T)`, so we transpose in and out.
+#
+# **1. A batch of one token.** Generating text one token at a time, the batch may be a single token.
+# BatchNorm in training mode can't estimate a variance from one value per feature:
+
+# %%
+D = 8
+bn = nn.BatchNorm1d(D)  # normalises each of the D features over the batch and the positions
+ln = ReferenceLayerNorm(D)  # normalises each token over its D features
+
+
+def batch_norm_tokens(bn: nn.BatchNorm1d, x: torch.Tensor) -> torch.Tensor:
+    """Apply BatchNorm1d to tokens: (B, T, D) -> (B, D, T), the layout it expects, and back to (B, T, D)."""
+    return bn(x.transpose(1, 2)).transpose(1, 2)  # (B, T, D)
+
+
+one_token = torch.randn(1, 1, D)  # (B=1, T=1, D)
+bn.train()
+try:
+    batch_norm_tokens(bn, one_token)
+except ValueError as e:
+    print("BatchNorm1d (training mode):", e)
+with torch.no_grad():
+    print("LayerNorm:", tuple(ln(one_token).shape), "- fine: it only needs the token's own features")
+
+# %% [markdown]
+# **2. Padding.** Sentences of different lengths are batched by padding the short ones (notebook 03).
+# BatchNorm's statistics then include the padding, so a sentence's output depends on what it is batched
+# with. **3. Train vs eval.** BatchNorm switches from batch statistics to running averages, so the same
+# sentence gives another output when the model generates than when it trained. Below, a 3-token
+# sentence alone, and the same sentence padded to 6 tokens in a batch with a 6-token sentence:
+
+# %%
+torch.manual_seed(1)
+short = torch.randn(1, 3, D) * 2 + 1  # (1, 3, D): a sentence of 3 tokens
+long = torch.randn(1, 6, D) * 2 + 1  # (1, 6, D): a sentence of 6 tokens
+padded = torch.cat([torch.cat([short, torch.zeros(1, 3, D)], dim=1), long])  # (2, 6, D): short + 3 padding tokens
+
+with torch.no_grad():
+    bn.train()
+    bn_alone = batch_norm_tokens(bn, short)[0]  # (3, D)
+    bn_padded = batch_norm_tokens(bn, padded)[0, :3]  # (3, D): the same 3 real tokens, inside the padded batch
+    bn.eval()
+    bn_eval = batch_norm_tokens(bn, short)[0]  # (3, D): with the running averages
+    ln.train()
+    ln_alone, ln_padded = ln(short)[0], ln(padded)[0, :3]  # (3, D) each
+    ln.eval()
+    ln_eval = ln(short)[0]  # (3, D)
+
+fig, axes = plt.subplots(1, 3, figsize=(16, 3.8))
+plot_token_vectors({"alone (train)": bn_alone[0], "padded batch (train)": bn_padded[0], "alone (eval)": bn_eval[0]},
+                   "BatchNorm1d: token 0 of the short sentence", ax=axes[0])
+plot_token_vectors({"alone (train)": ln_alone[0], "padded batch (train)": ln_padded[0], "alone (eval)": ln_eval[0]},
+                   "LayerNorm: token 0 of the short sentence", ax=axes[1])
+plot_changes({"BatchNorm: alone vs padded batch": (bn_alone - bn_padded).abs().max(),
+              "BatchNorm: train vs eval": (bn_alone - bn_eval).abs().max(),
+              "LayerNorm: alone vs padded batch": (ln_alone - ln_padded).abs().max(),
+              "LayerNorm: train vs eval": (ln_alone - ln_eval).abs().max()},
+             "largest change at the 3 real tokens", ax=axes[2])
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# LayerNorm's three lines are one line, and its changes are exactly 0: each token's statistics come from
+# that token alone, so neither the batch, the padding nor the mode can change them. That is why every
+# Transformer in this course (and GPT, BERT, LLaMA, which uses its cousin RMSNorm) normalises per token.
+#
+# ## 4. Residual connections
+#
+# A residual connection (He et al., 2016) adds a sublayer's input to its output: `x = x + f(x)`. Its
+# derivative is $I + \partial f/\partial x$: besides the path **through** `f`, the gradient has a path
+# **around** it. In a stack of $L$ layers without residuals, the gradient at the bottom is a product of
+# $L$ Jacobians; if each one shrinks vectors a little, the product shrinks exponentially and the lower
+# layers stop learning. With residuals there is always the identity term.
+#
+# Transformers combine the residual with a LayerNorm in one of two ways:
+#
+# - **Post-LN** (the original Transformer, Vaswani et al. 2017): `x = norm(x + f(x))`;
+# - **Pre-LN** (GPT-2 and most models since): `x = x + f(norm(x))`: the residual path itself is never
+#   normalised, so it runs unchanged from the embeddings to the output.
+#
+# Let's measure it: 32 layers of `FeedForward(64, 256)` with PyTorch's default initialisation, wired five
+# ways. We record the spread (std) of the activations after each layer and the norm of the gradient that
+# reaches each layer's `linear1.weight`, for a loss whose gradient at the top is the same random tensor
+# for every wiring. In float64, so that tiny gradients stay visible instead of rounding to 0.
+
+# %%
+L, D, d_ff = 32, 64, 256
+torch.manual_seed(0)
+ffns = [FeedForward(D, d_ff).double() for _ in range(L)]
+norms = [ReferenceLayerNorm(D).double() for _ in range(L)]  # try your LayerNorm here once it passes
+x0 = torch.randn(8, 16, D, dtype=torch.float64)  # (B, T, D)
+r = torch.randn(8, 16, D, dtype=torch.float64)  # the gradient arriving at the top (up to a constant)
+
+
+def layer(x: torch.Tensor, f: nn.Module, norm: nn.Module, wiring: str) -> torch.Tensor:
+    """One layer of the stack, (B, T, D) -> (B, T, D), wired one of five ways."""
+    if wiring == "plain":
+        return f(x)
+    if wiring == "LayerNorm, no residual":
+        return norm(f(x))
+    if wiring == "residual, no norm":
+        return x + f(x)
+    if wiring == "Post-LN":
+        return norm(x + f(x))
+    if wiring == "Pre-LN":
+        return x + f(norm(x))
+    raise ValueError(f"unknown wiring {wiring!r}")
+
+
+activation_std, grad_norm = {}, {}
+for wiring in ("plain", "LayerNorm, no residual", "residual, no norm", "Post-LN", "Pre-LN"):
+    x, activation_std[wiring] = x0, []
+    for f, norm in zip(ffns, norms):
+        x = layer(x, f, norm, wiring)  # (B, T, D)
+        activation_std[wiring].append(x.std().item())
+    for f in ffns:
+        f.zero_grad()
+    (x * r).mean().backward()
+    grad_norm[wiring] = [f.linear1.weight.grad.norm().item() for f in ffns]
+
+plot_depth_profile(activation_std, grad_norm)
+plt.tight_layout()
+plt.show()
+for wiring, g in grad_norm.items():
+    print(f"{wiring:24s} gradient norm at layer 0: {g[0]:.1e}, at layer {L - 1}: {g[-1]:.1e}")
+
+# %% [markdown]
+# What the plot shows, at initialisation:
+#
+# - **plain**: each layer shrinks its input (PyTorch's default init and GELU both do), so the activations
+#   fade to what the biases alone produce, and the gradient loses a factor of about 5 per layer on its
+#   way down: layer 0 gets more than 20 orders of magnitude less than layer 31. Its weights would not move.
+# - **residual, no norm**: the identity path carries the gradient down unchanged; every layer gets a
+#   gradient of the same size. The activations grow instead, since each layer adds to them.
+# - **Pre-LN**: the same flat gradients, with each `f` seeing a normalised input.
+# - **Post-LN** and **LayerNorm, no residual**: the norm after each layer keeps the activations at
+#   std 1 and the gradients within a small factor, here. Post-LN's known troubles (Xiong et al., 2020)
+#   show up in training: it needs a learning-rate warm-up where Pre-LN doesn't. Notebook 11 measures
+#   that with a learning-rate sweep.
+#
+# ## Summary
+#
+# - `LayerNorm`: per token, over the last dimension: `(x - mean) / sqrt(var + eps) * weight + bias` with the
+#   **biased** variance (divide by `D`) and `eps` **inside** the square root; statistics `(B, T, 1)` with
+#   `keepdim=True`; `weight`, `bias` of shape `(D,)`, ones and zeros at the start: `2D` parameters.
+# - Per-token statistics make LayerNorm independent of the batch size, of padding and of train/eval
+#   mode; BatchNorm is none of these.
+# - A residual `x + f(x)` gives the gradient a path around `f`; without it, gradients vanish through a
+#   deep stack. Post-LN: `norm(x + f(x))`; Pre-LN: `x + f(norm(x))`.
+#
+# **Next:** notebook 07 puts attention, the FFN, two LayerNorms and two residuals into one
+# `TransformerBlock`, with `4(D² + D) + 8D² + 5D + 4D = 12D² + 13D` parameters at `d_ff = 4D`.
