@@ -1,10 +1,11 @@
-"""tinylm_solutions.block.TransformerBlock against nn.TransformerEncoderLayer with copied weights."""
+"""tinylm_solutions.block: TransformerBlock against nn.TransformerEncoderLayer with copied weights, and
+block_parameter_counts against the formulas and PyTorch's own layer."""
 import pytest
 import torch
 from torch import nn
 
 from tinylm_solutions.attention import MultiHeadSelfAttention
-from tinylm_solutions.block import TransformerBlock
+from tinylm_solutions.block import TransformerBlock, block_parameter_counts
 from tinylm_solutions.ffn import FeedForward
 from tinylm_solutions.masks import causal_mask
 from tinylm_solutions.norm import LayerNorm
@@ -89,3 +90,44 @@ def test_last_attn_weights_exposed():
     assert w.triu(1).abs().max().item() == 0.0
     _, expected = ours.attn(ours.norm1(x), causal_mask(T))
     torch.testing.assert_close(w, expected.detach(), **TOL)
+
+
+# ---- block_parameter_counts
+
+def test_parameter_counts_at_d_128():
+    """The numbers the notebook quotes: at D = 128, d_ff = 4 D."""
+    counts = block_parameter_counts(TransformerBlock(128, 4, 512))
+    assert counts == {"attn": 66_048, "ffn": 131_712, "norms": 512, "total": 198_272}
+    assert counts["total"] == 12 * 128 ** 2 + 13 * 128
+
+
+@pytest.mark.parametrize("D_, H_, d_ff", [(12, 3, 20), (16, 4, 64), (10, 2, 7)])
+def test_parameter_counts_match_formulas_and_pytorch(D_, H_, d_ff):
+    counts = block_parameter_counts(TransformerBlock(D_, H_, d_ff))
+    assert counts == {"attn": 4 * (D_ * D_ + D_), "ffn": 2 * D_ * d_ff + d_ff + D_, "norms": 4 * D_,
+                      "total": 4 * (D_ * D_ + D_) + 2 * D_ * d_ff + d_ff + D_ + 4 * D_}
+    layer = nn.TransformerEncoderLayer(D_, H_, d_ff, batch_first=True)
+    assert counts["total"] == sum(p.numel() for p in layer.parameters())
+    assert all(type(v) is int for v in counts.values())
+
+
+def test_parameter_counts_every_tensor_once_frozen_or_not():
+    blk = TransformerBlock(8, 2, 24)
+    plain = block_parameter_counts(blk)
+    blk.scale = nn.Parameter(torch.ones(8))  # outside the parts: only in total
+    blk.attn.requires_grad_(False)  # frozen: still counted
+    assert block_parameter_counts(blk) == {**plain, "total": plain["total"] + 8}
+    blk.norm2 = blk.norm1  # shared: counted once, in norms and in total
+    assert block_parameter_counts(blk) == {**plain, "norms": 16, "total": plain["total"] + 8 - 16}
+
+
+# ---- the check accepts blocks built from PyTorch's own parts
+
+def test_check_accepts_pytorch_parts(capsys):
+    """nn.LayerNorm, nn.MultiheadAttention(batch_first=True) and an nn.Sequential FFN are accepted (the check
+    copies weights into them by their own names), at every seed."""
+    from mutants.block import _TorchBlock
+    from tinylm_checks import check_transformer_block
+    for seed in range(3):
+        check_transformer_block(_TorchBlock, seed=seed)
+    assert capsys.readouterr().out.count("✔ check_transformer_block passed") == 3

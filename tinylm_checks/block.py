@@ -1,16 +1,673 @@
-"""Stage 07 checks: the Transformer block. (Skeleton: being written.)"""
+"""Stage 07 checks: the Transformer block (Pre-LN and Post-LN), and counting its parameters.
+
+``check_transformer_block`` compares the learner's block with PyTorch's own
+``nn.TransformerEncoderLayer(d_model, nhead, d_ff, dropout=0.0, activation="gelu", batch_first=True,
+norm_first=...)`` holding the same (random) weights: its ``in_proj_weight`` is ``W_Q, W_K, W_V`` stacked,
+``out_proj`` is ``W_O``, and its bool ``src_mask`` means True = *blocked* (so it gets ``~mask``).
+
+What the check needs from the learner's block (it copies its weights in by these names):
+
+- ``norm1``, ``norm2``: two separate LayerNorms, each with parameters ``weight`` and ``bias`` of shape
+  ``(D,)``: the course's ``LayerNorm`` or ``nn.LayerNorm(d_model)``;
+- ``attn``: the course's ``MultiHeadSelfAttention`` (any module with ``W_Q, W_K, W_V, W_O =
+  nn.Linear(D, D)`` that returns ``(out, weights)``), or ``nn.MultiheadAttention(d_model, num_heads,
+  batch_first=True)``;
+- ``ffn``: the course's ``FeedForward`` (``linear1 = nn.Linear(D, d_ff)``, ``linear2 = nn.Linear(d_ff, D)``,
+  exact GELU between), or an ``nn.Sequential`` holding exactly those two ``nn.Linear`` layers and a GELU.
+
+Classes are recognised by their attributes, not by ``isinstance`` against ``tinylm_solutions`` (graded runs
+reload that package, so the learner's imported classes are other class objects).
+"""
 from __future__ import annotations
 
-from ._core import Ctx, check
+import inspect
+import operator
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tinylm_solutions import block as ref
+from tinylm_solutions.masks import causal_mask
+
+from ._core import CheckFailure, Ctx, check, close, compare, fmt_shape, known_mistake, where, within
+from .attention import ALWAYS_CAUSAL, MASK_INVERTED, SHARED_PROJECTION
 
 __all__ = ["check_transformer_block", "check_block_parameter_counts"]
 
+# ---- exercise 1: TransformerBlock
+RESIDUAL_FROM_NORMED = known_mistake(
+    "residual_from_normalised",
+    "the residual adds the normalised tensor instead of the block's input: h = norm1(x); x = h + attn(h)",
+    "keep x and add to it: x = x + attn(norm1(x)); the LayerNorm only feeds the sublayer, the residual "
+    "stream itself is never normalised in a Pre-LN block")
+NO_RESIDUAL = known_mistake(
+    "missing_residual", "neither sublayer adds its input back: both residual connections are missing",
+    "each sublayer's output is added to what went in: Pre-LN x = x + attn(norm1(x)), then "
+    "x = x + ffn(norm2(x)); Post-LN x = norm1(x + attn(x)), then x = norm2(x + ffn(x))")
+ATTN_RESIDUAL_MISSING = known_mistake(
+    "attn_residual_missing", "the attention sublayer has no residual: its input x is not added back",
+    "Pre-LN: x = x + attn(norm1(x)); Post-LN: x = norm1(x + attn(x)). The FFN line already has its '+'")
+FFN_RESIDUAL_MISSING = known_mistake(
+    "ffn_residual_missing", "the feed-forward sublayer has no residual: its input is not added back",
+    "Pre-LN: x = x + ffn(norm2(x)); Post-LN: x = norm2(x + ffn(x)). The attention line already has its '+'")
+SHARED_NORM = known_mistake(
+    "shared_layer_norm", "one LayerNorm is used for both sublayers; each sublayer needs its own",
+    "create two: self.norm1 = LayerNorm(d_model) goes with the attention, self.norm2 = LayerNorm(d_model) "
+    "with the FFN, each with its own weight and bias")
+NORMS_SWAPPED = known_mistake(
+    "norms_swapped", "norm1 and norm2 are used in each other's place",
+    "norm1 goes with the attention, norm2 with the FFN (the names nn.TransformerEncoderLayer uses)")
+PRE_POST_SWAPPED = known_mistake(
+    "pre_post_swapped", "Pre-LN and Post-LN are swapped: norm_first=True gives the Post-LN wiring and False the "
+    "Pre-LN one",
+    "norm_first=True is Pre-LN, the norm *first*: x = x + attn(norm1(x)); norm_first=False is Post-LN: "
+    "x = norm1(x + attn(x))")
+NORM_FIRST_IGNORED = known_mistake(
+    "norm_first_ignored", "norm_first is ignored: the block is wired the same way for True and False",
+    "store self.norm_first = norm_first in __init__ and branch on it in forward: `if self.norm_first:` "
+    "Pre-LN, `else:` Post-LN")
+MASK_NOT_PASSED = known_mistake(
+    "mask_not_passed_on", "the mask is not passed on to the attention, so every position sees the future",
+    "forward(x, mask) must hand its mask to the attention: self.attn(h, mask)")
+DROPOUT = known_mistake(
+    "dropout_in_block", "the block applies dropout: two calls on the same input give different outputs",
+    "no dropout in this exercise (the check compares with nn.TransformerEncoderLayer(dropout=0.0)): remove "
+    "nn.Dropout, and create FeedForward(d_model, d_ff) without a dropout argument")
+EXTRA_FINAL_NORM = known_mistake(
+    "extra_final_norm", "the output is normalised once more at the end of the block",
+    "a Pre-LN block returns the residual stream as it is, x = x + ffn(norm2(x)); the model adds one final "
+    "LayerNorm after the last block (stage 08), not each block")
+FFN_READS_INPUT = known_mistake(
+    "ffn_reads_block_input",
+    "the FFN sublayer reads the block's input x instead of the output of the attention sublayer",
+    "the sublayers run one after the other: update x with the attention line first, then the FFN line "
+    "reads that new x")
+NORM_INSIDE_RESIDUAL = known_mistake(
+    "norm_inside_residual",
+    "the LayerNorm is applied to the sublayer's output inside the residual, x + norm(attn(x)), instead of "
+    "to the sum (Post-LN) or to the sublayer's input (Pre-LN)",
+    "Post-LN normalises the sum: x = norm1(x + attn(x)); Pre-LN normalises the input: x = x + attn(norm1(x))")
+ATTN_PAIR = known_mistake(
+    "attn_pair_not_unpacked", "the attention returns a pair (out, weights) and the block uses the pair as a tensor",
+    "unpack it: out, _ = self.attn(h, mask) (or self.attn(h, mask)[0]), then add out")
+BLOCK_RETURNS_PAIR = known_mistake(
+    "block_returns_pair", "forward returns a pair; a block returns one tensor (B, T, D)",
+    "return x alone; the attention weights stay inside the block")
+D_FF_IGNORED = known_mistake(
+    "d_ff_ignored", "the FFN's hidden width is 4 * d_model instead of the d_ff argument",
+    "pass d_ff on: self.ffn = FeedForward(d_model, d_ff)")
+FFN_ACTIVATION = known_mistake(
+    "ffn_activation", "the FFN's activation is not the exact GELU",
+    "use nn.GELU() (the exact, erf form: nn.TransformerEncoderLayer's activation='gelu'), or simply the "
+    "course's FeedForward(d_model, d_ff)")
+
+HINTS = {MASK_INVERTED: "pass the mask on unchanged, self.attn(h, mask): in this course True = may attend "
+                        "(nn.TransformerEncoderLayer's src_mask is the one where True = blocked)",
+         ALWAYS_CAUSAL: "apply the mask you are given (pass it on to self.attn), and none when mask is None: the "
+                        "model (stage 08) builds the causal mask and hands it to every block"}
+TORCH_MHA_HINTS = {MASK_INVERTED: "nn.MultiheadAttention's bool attn_mask means True = blocked, the opposite of "
+                                  "this course: call self.attn(h, h, h, attn_mask=~mask)[0] (and attn_mask=None "
+                                  "when mask is None)"}
+
+OUT_AXES = ("batch", "position", "feature")
+PRE = "Pre-LN (norm_first=True)"
+POST = "Post-LN (norm_first=False)"
+WIRING = {True: "x = x + attn(norm1(x)), then x = x + ffn(norm2(x))",
+          False: "x = norm1(x + attn(x)), then x = norm2(x + ffn(x))"}
+
+
+def _sizes(seed: int) -> tuple[int, int, int, int, int]:
+    """(B, T, H, d_k, d_ff): B, T, H, d_k, D = H * d_k and d_ff all different, and d_ff != 4 D."""
+    if seed == 0:
+        return 3, 6, 2, 5, 16  # D = 10
+    return (2, 7, 3, 4, 20) if seed % 2 else (4, 5, 2, 7, 22)  # D = 12, 14
+
+
+def _count(params) -> int:
+    return sum(p.numel() for p in {id(p): p for p in params}.values())
+
+
+# --------------------------------------------------------------------------- the learner's layout
+
+def _submodule(ctx: Ctx, blk: nn.Module, name: str, expected: str) -> nn.Module:
+    """``blk.<name>``; a missing one is reported with the submodules the block does have."""
+    sub = getattr(blk, name, None)
+    if isinstance(sub, nn.Module):
+        return sub
+    cls = type(blk).__name__
+    children = [n for n, _ in blk.named_children()]
+    if sub is not None:
+        ctx.fail(f"{cls}.{name} is a {type(sub).__name__}, not a module", expected=f"self.{name} = {expected}",
+                 hint=f"create self.{name} = {expected} in __init__")
+    if name in ("norm1", "norm2"):
+        norms = [n for n, m in blk.named_children() if _is_norm(m)]
+        if len(norms) == 1:
+            ctx.fail(f"{cls} has no attribute {name}: it has one LayerNorm, {norms[0]}", mistake=SHARED_NORM,
+                     expected="self.norm1 and self.norm2, two LayerNorm(d_model)")
+    renamed = [n for n in children if n not in ("norm1", "attn", "norm2", "ffn")]  # another name for the part?
+    ctx.fail(f"{cls} has no attribute {name}" + (f" (its submodules: {', '.join(children)})" if children else ""),
+             expected=f"self.{name} = {expected} in __init__",
+             mistake="attribute_name" if renamed else None,
+             mistake_hint="the check copies weights by name: call the submodules norm1, attn, norm2, ffn"
+             if renamed else None,
+             hint=f"create self.{name} = {expected} in __init__ (after super().__init__())")
+
+
+def _is_norm(m: nn.Module) -> bool:
+    w, b = getattr(m, "weight", None), getattr(m, "bias", None)
+    return isinstance(w, torch.Tensor) and w.dim() == 1 and isinstance(b, torch.Tensor) and b.shape == w.shape \
+        and not isinstance(m, nn.Linear)
+
+
+def _layout(ctx: Ctx, blk: nn.Module, D: int, H: int, d_ff: int) -> tuple[dict[str, torch.Tensor], str]:
+    """Where each of the reference block's parameters lives in the learner's block.
+
+    Returns ``(targets, attn_kind)``: ``targets`` maps a reference parameter name (``"attn.W_Q.weight"``)
+    to the learner's tensor (a view, for nn.MultiheadAttention's stacked ``in_proj_weight``) that the
+    check writes that value into; ``attn_kind`` is "course" or "torch".
+    """
+    cls = type(blk).__name__
+    targets: dict[str, torch.Tensor] = {}
+    norm1 = _submodule(ctx, blk, "norm1", "LayerNorm(d_model)")
+    attn = _submodule(ctx, blk, "attn", "MultiHeadSelfAttention(d_model, num_heads)")
+    norm2 = _submodule(ctx, blk, "norm2", "LayerNorm(d_model)")
+    ffn = _submodule(ctx, blk, "ffn", "FeedForward(d_model, d_ff)")
+    if norm1 is norm2:
+        ctx.fail(f"{cls}.norm1 and {cls}.norm2 are the same module", mistake=SHARED_NORM,
+                 expected="two LayerNorm(d_model), created separately")
+    for name, norm in (("norm1", norm1), ("norm2", norm2)):
+        if not _is_norm(norm) or norm.weight.shape != (D,):
+            ctx.fail(f"{cls}.{name} is not a LayerNorm over d_model = {D} features with a weight and a bias",
+                     expected=f"LayerNorm({D}): parameters weight ({D},) and bias ({D},)",
+                     got=f"{type(norm).__name__} with " + ", ".join(f"{n} {fmt_shape(p.shape)}" for n, p in
+                                                                  norm.named_parameters()) or "no parameters",
+                     hint=f"self.{name} = LayerNorm(d_model) (the course's, imported above) or nn.LayerNorm(d_model)")
+        targets[f"{name}.weight"], targets[f"{name}.bias"] = norm.weight, norm.bias
+
+    if isinstance(attn, nn.MultiheadAttention):
+        kind = "torch"
+        if not attn.batch_first:
+            ctx.fail(f"{cls}.attn is nn.MultiheadAttention without batch_first=True", expected="(B, T, D) inputs",
+                     got="batch_first=False: it reads x as (T, B, D)",
+                     hint="nn.MultiheadAttention(d_model, num_heads, batch_first=True), or the course's "
+                          "MultiHeadSelfAttention(d_model, num_heads)")
+        if attn.in_proj_weight is None or attn.in_proj_bias is None or attn.embed_dim != D:
+            ctx.fail(f"{cls}.attn is not nn.MultiheadAttention({D}, num_heads) with biases",
+                     hint="nn.MultiheadAttention(d_model, num_heads, batch_first=True)")
+        if attn.num_heads != H:
+            ctx.fail(f"{cls}.attn has {attn.num_heads} heads", expected=f"num_heads = {H}",
+                     hint="pass num_heads on to the attention")
+        for i, n in enumerate(("W_Q", "W_K", "W_V")):
+            targets[f"attn.{n}.weight"] = attn.in_proj_weight[i * D:(i + 1) * D]
+            targets[f"attn.{n}.bias"] = attn.in_proj_bias[i * D:(i + 1) * D]
+        targets["attn.W_O.weight"], targets["attn.W_O.bias"] = attn.out_proj.weight, attn.out_proj.bias
+    elif all(hasattr(attn, n) for n in ("W_Q", "W_K", "W_V", "W_O")):
+        kind = "course"
+        heads = getattr(attn, "num_heads", H)
+        if isinstance(heads, int) and heads != H:
+            ctx.fail(f"{cls}.attn has {heads} heads", expected=f"num_heads = {H}",
+                     hint="pass num_heads on: MultiHeadSelfAttention(d_model, num_heads)")
+        for n in ("W_Q", "W_K", "W_V", "W_O"):
+            layer = ctx.linear(attn, n, D, D)
+            targets[f"attn.{n}.weight"], targets[f"attn.{n}.bias"] = layer.weight, layer.bias
+    else:
+        ctx.fail(f"{cls}.attn is a {type(attn).__name__} without W_Q, W_K, W_V, W_O",
+                 expected="MultiHeadSelfAttention(d_model, num_heads) (the course's, imported above), or "
+                          "nn.MultiheadAttention(d_model, num_heads, batch_first=True)",
+                 hint="self.attn = MultiHeadSelfAttention(d_model, num_heads)")
+
+    if hasattr(ffn, "linear1") and hasattr(ffn, "linear2"):
+        names = ("linear1", "linear2")
+    else:
+        names = tuple(n for n, m in ffn.named_children() if isinstance(m, nn.Linear))
+        if not isinstance(ffn, nn.Sequential) or len(names) != 2:
+            ctx.fail(f"{cls}.ffn is a {type(ffn).__name__} without linear1 and linear2",
+                     expected="FeedForward(d_model, d_ff) (the course's, imported above), or nn.Sequential("
+                              "nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))",
+                     hint="self.ffn = FeedForward(d_model, d_ff)")
+    first = getattr(ffn, names[0])
+    if isinstance(first, nn.Linear) and first.out_features == 4 * D != d_ff:
+        ctx.fail(f"{cls}.ffn has hidden width {first.out_features} = 4 * d_model", mistake=D_FF_IGNORED,
+                 tried=f"TransformerBlock(d_model={D}, num_heads={H}, d_ff={d_ff})",
+                 expected=f"hidden width d_ff = {d_ff}")
+    for n, (d_in, d_out), key in zip(names, ((D, d_ff), (d_ff, D)), ("linear1", "linear2")):
+        layer = ctx.linear(ffn, n, d_in, d_out)
+        targets[f"ffn.{key}.weight"], targets[f"ffn.{key}.bias"] = layer.weight, layer.bias
+    return targets, kind
+
+
+def _reference(ctx: Ctx, D: int, H: int, d_ff: int) -> nn.Module:
+    """The reference block with the check's weights: every parameter random and non-zero, LayerNorm
+    weights around 1."""
+    blk = ref.TransformerBlock(D, H, d_ff).double()
+    with torch.no_grad():
+        for name, p in blk.named_parameters():
+            p.copy_((1.0 if name.startswith("norm") and name.endswith("weight") else 0.0) + ctx.randn(*p.shape) * 0.4)
+    return blk
+
+
+def _load(ctx: Ctx, blk: nn.Module, targets: dict[str, torch.Tensor], reference: nn.Module) -> None:
+    """Write the reference's weights into the learner's block; fail when two names share one tensor."""
+    params = dict(reference.named_parameters())
+    with torch.no_grad():
+        for name, t in targets.items():
+            t.copy_(params[name])
+    for name, t in targets.items():
+        if not torch.equal(t, params[name]):
+            other = next((n for n, u in targets.items() if n != name and u.data_ptr() == t.data_ptr()), "another one")
+            part = name.split(".")[0]
+            ctx.fail(f"{name} and {other} are the same tensor: writing one changes the other",
+                     mistake=SHARED_NORM if part.startswith("norm") else SHARED_PROJECTION if part == "attn" else None,
+                     hint="create each layer separately in __init__")
+
+
+def _torch_layer(reference: nn.Module, D: int, H: int, d_ff: int, norm_first: bool) -> nn.Module:
+    """nn.TransformerEncoderLayer holding the reference block's weights."""
+    tel = nn.TransformerEncoderLayer(D, H, d_ff, dropout=0.0, activation="gelu", batch_first=True,
+                                     norm_first=norm_first).double()
+    a = reference.attn
+    with torch.no_grad():
+        tel.self_attn.in_proj_weight.copy_(torch.cat([a.W_Q.weight, a.W_K.weight, a.W_V.weight]))  # (3D, D)
+        tel.self_attn.in_proj_bias.copy_(torch.cat([a.W_Q.bias, a.W_K.bias, a.W_V.bias]))  # (3D,)
+        tel.self_attn.out_proj.load_state_dict(a.W_O.state_dict())
+        tel.linear1.load_state_dict(reference.ffn.linear1.state_dict())
+        tel.linear2.load_state_dict(reference.ffn.linear2.state_dict())
+        tel.norm1.load_state_dict(reference.norm1.state_dict())
+        tel.norm2.load_state_dict(reference.norm2.state_dict())
+    return tel
+
+
+def _expected(tel: nn.Module, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+    with torch.no_grad():
+        return tel(x, src_mask=None if mask is None else ~mask)  # src_mask: True = blocked
+
+
+def _wirings(blk: nn.Module, x: torch.Tensor, mask: torch.Tensor | None, norm_first: bool):
+    """Known wrong wirings, as (mistake, output) pairs, computed with the reference's weights."""
+    A = lambda h, m=mask: blk.attn(h, m)[0]  # noqa: E731 - the attention's output (B, T, D)
+    ffn, N1, N2 = blk.ffn, blk.norm1, blk.norm2
+    relu = lambda h: ffn.linear2(torch.relu(ffn.linear1(h)))  # noqa: E731
+    tanh = lambda h: ffn.linear2(F.gelu(ffn.linear1(h), approximate="tanh"))  # noqa: E731
+    T = x.size(1)
+    with torch.no_grad():
+        if norm_first:
+            def wire(n1=N1, n2=N2, m=mask, f=ffn):
+                x1 = x + A(n1(x), m)
+                return x1 + f(n2(x1))
+
+            h = N1(x)
+            a = A(h)  # (B, T, D)
+            x1 = x + a
+            normed1 = h + a  # residual from norm1(x)
+            inside = x + N1(A(x))
+            right = wire()
+            cands = [(RESIDUAL_FROM_NORMED, N2(normed1) + ffn(N2(normed1))),
+                     (RESIDUAL_FROM_NORMED, normed1 + ffn(N2(normed1))),
+                     (RESIDUAL_FROM_NORMED, N2(x1) + ffn(N2(x1))),
+                     (NO_RESIDUAL, ffn(N2(a))), (ATTN_RESIDUAL_MISSING, a + ffn(N2(a))),
+                     (FFN_RESIDUAL_MISSING, ffn(N2(x1))),
+                     (FFN_READS_INPUT, x1 + ffn(N2(x))), (FFN_READS_INPUT, x1 + ffn(h)),
+                     (EXTRA_FINAL_NORM, F.layer_norm(right, right.shape[-1:])), (EXTRA_FINAL_NORM, N2(right)),
+                     (EXTRA_FINAL_NORM, N1(right)),
+                     (NORM_INSIDE_RESIDUAL, inside + N2(ffn(inside)))]
+        else:
+            def wire(n1=N1, n2=N2, m=mask, f=ffn):
+                x1 = n1(x + A(x, m))
+                return n2(x1 + f(x1))
+
+            a = A(x)
+            x1 = N1(x + a)
+            inside = x + N1(a)
+            cands = [(NO_RESIDUAL, N2(ffn(N1(a)))), (ATTN_RESIDUAL_MISSING, N2(N1(a) + ffn(N1(a)))),
+                     (FFN_RESIDUAL_MISSING, N2(ffn(x1))), (FFN_READS_INPUT, N2(x1 + ffn(x))),
+                     (NORM_INSIDE_RESIDUAL, inside + N2(ffn(inside)))]
+        cands += [(SHARED_NORM, wire(n2=N1)), (SHARED_NORM, wire(n1=N2)), (NORMS_SWAPPED, wire(n1=N2, n2=N1)),
+                  (FFN_ACTIVATION, wire(f=relu)), (FFN_ACTIVATION, wire(f=tanh))]
+        if mask is None:
+            cands.append((ALWAYS_CAUSAL, wire(m=causal_mask(T))))
+        else:
+            cands += [(MASK_NOT_PASSED, wire(m=None)), (MASK_INVERTED, wire(m=~mask))]
+    return cands
+
+
+# --------------------------------------------------------------------------- running the learner's block
+
+def _run(ctx: Ctx, blk: nn.Module, x: torch.Tensor, mask: torch.Tensor | None, tried: str) -> torch.Tensor:
+    """The block's output on ``x`` (and ``mask``), checked to be a finite (B, T, D) float64 tensor."""
+    args = (x,) if mask is None else (x, mask)
+    try:
+        out = ctx.call(blk, *args, what=f"forward was called with {tried}", names=("x", "mask"))
+    except CheckFailure as e:
+        if e.mistake is None and "tuple" in (e.got or ""):
+            ctx.fail(e.problem, tried=e.tried, got=e.got, mistake=ATTN_PAIR)
+        if e.mistake is None and mask is not None and "positional argument" in (e.got or ""):
+            ctx.fail(e.problem, tried=e.tried, got=e.got, hint="forward must take the mask and hand it to the "
+                     "attention: def forward(self, x, mask=None)")
+        raise
+    if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor) and out[0].shape == x.shape:
+        ctx.fail("forward returned a pair", tried=tried, expected=f"one tensor {fmt_shape(x.shape)}",
+                 got=f"a {type(out).__name__} of {len(out)}", mistake=BLOCK_RETURNS_PAIR)
+    if mask is not None and isinstance(out, torch.Tensor) and out.shape == x.shape and bool(torch.isnan(out).any()):
+        nan_positions = torch.isnan(out).any(-1).any(0)  # (T,)
+        if bool((nan_positions == mask.all(-1)).all()):  # NaN exactly where the inverted mask leaves no key
+            ctx.fail("the output is NaN exactly at the positions whose mask row allows every key", tried=tried,
+                     expected="True in the mask = may attend", mistake=MASK_INVERTED)
+    return ctx.tensor(out, "the block's output", tuple(x.shape), tried=tried,
+                      hint="a block keeps the shape of its input: (B, T, D) in, (B, T, D) out")
+
+
+def _check_causal(ctx: Ctx, blk, x, mask, out, tried, reference, norm_first) -> None:
+    """With a causal mask, changing the tokens after t changes nothing at t; changing t - 1 changes t."""
+    B, T, D = x.shape
+    t = T // 2
+    later = x.clone()
+    later[:, t + 1:] = ctx.randn(B, T - t - 1, D) + 1.0
+    earlier = x.clone()
+    earlier[:, t - 1] = ctx.randn(B, D) + 1.0
+    with torch.no_grad():
+        out_later = _run(ctx, blk, later, mask, tried + f", tokens after position {t} changed")
+        out_earlier = _run(ctx, blk, earlier, mask, tried + f", token {t - 1} changed")
+
+    def mistake():
+        cands = [(n, o) for n, o in _wirings(reference, x, mask, norm_first) if n in (MASK_NOT_PASSED, MASK_INVERTED)]
+        return next((n for n, o in cands if close(out, o)), None)
+    leak = (out_later[:, : t + 1] - out[:, : t + 1]).abs().amax(-1)  # (B, t + 1)
+    if bool((leak > 1e-9).any()):
+        b, s = (int(i) for i in (leak > 1e-9).nonzero()[0])
+        ctx.fail(f"changing the tokens after position {t} changed the output at position {s}", tried=tried,
+                 expected=f"no change at positions 0 .. {t}: the causal mask hides later tokens",
+                 got=f"a change of {float(leak[b, s]):.3g} at {where([b, s], OUT_AXES)}", mistake=mistake(),
+                 hint="the block must pass its mask to the attention, unchanged")
+    moved = (out_earlier[:, t] - out[:, t]).abs().amax(-1)  # (B,)
+    if not bool((moved > 1e-9).all()):
+        ctx.fail(f"changing the token at position {t - 1} did not change the output at position {t}", tried=tried,
+                 expected="position t sees the tokens before it", mistake=mistake(),
+                 hint="the causal mask allows keys 0 .. t: pass it unchanged, True = may attend")
+
+
+def _check_gradients(ctx: Ctx, blk: nn.Module, x: torch.Tensor, mask, targets, tried) -> None:
+    """Every weight matrix and LayerNorm weight the check loaded gets a non-zero gradient (not the biases:
+    the key bias gets none, softmax ignores a constant added to a row of scores)."""
+    blk.zero_grad(set_to_none=True)
+    out = _run(ctx, blk, x, mask, tried)
+    if not out.requires_grad:
+        ctx.fail("the output carries no gradient", tried=tried, mistake="no_gradient")
+    (out * ctx.randn(*out.shape)).sum().backward()
+    names = {id(p): n for n, p in blk.named_parameters()}
+    for name, t in targets.items():
+        if not name.endswith("weight"):
+            continue
+        p = t if t._base is None else t._base  # a slice of in_proj_weight: its parameter
+        grad = p.grad
+        if grad is None or not bool((grad != 0).any()):
+            learner_name = names.get(id(p), name)
+            ctx.fail(f"no gradient reaches {learner_name}", tried=tried, mistake="no_gradient",
+                     mistake_hint=f"compute the output through self.{learner_name.split('.')[0]}, without .detach(), "
+                                  "torch.no_grad() or numpy")
+    blk.zero_grad(set_to_none=True)
+
+
+def _build(ctx: Ctx, cls, D, H, d_ff, **kw) -> nn.Module:
+    args = ", ".join([f"d_model={D}", f"num_heads={H}", f"d_ff={d_ff}"] + [f"{k}={v}" for k, v in kw.items()])
+    return ctx.build(cls, D, H, d_ff, what=f"TransformerBlock({args}) was created", **kw)
+
 
 @check
-def check_transformer_block(ctx: Ctx, obj) -> str:
-    raise NotImplementedError("check_transformer_block is being written")
+def check_transformer_block(ctx: Ctx, TransformerBlock) -> str:
+    """Check ``TransformerBlock(d_model, num_heads, d_ff, norm_first=True)`` against
+    ``nn.TransformerEncoderLayer`` with the same weights, Pre-LN and Post-LN, without a mask and with a
+    causal mask (perturbing later tokens changes nothing earlier); the default is Pre-LN; parameter
+    count ``4(D^2+D) + 2 D d_ff + d_ff + D + 4D`` (``12 D^2 + 13 D`` at ``d_ff = 4 D``); gradients reach
+    every weight."""
+    ctx.hints = dict(HINTS)
+    cls = ctx.module_class(TransformerBlock, "TransformerBlock")
+    try:
+        params = inspect.signature(cls).parameters
+    except (TypeError, ValueError):
+        params = {}
+    if params and "norm_first" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
+        ctx.fail("TransformerBlock has no argument norm_first", expected="__init__(self, d_model, num_heads, d_ff, "
+                 "norm_first=True)", got=f"__init__(self, {', '.join(params)})",
+                 hint="add norm_first=True to __init__'s arguments and store it: self.norm_first = norm_first")
+    B, T, H, d_k, d_ff = _sizes(ctx.seed)
+    D = H * d_k
+    reference = _reference(ctx, D, H, d_ff)
+    x = ctx.randn(B, T, D) * 1.5 + ctx.randn(D) + 2.0  # (B, T, D), mean far from 0
+    blocks, outs, expected, layouts, tels = {}, {}, {}, {}, {}
+    for nf in (True, False):
+        blocks[nf] = _build(ctx, cls, D, H, d_ff, norm_first=nf)
+        layouts[nf] = _layout(ctx, blocks[nf], D, H, d_ff)
+        if layouts[nf][1] == "torch":
+            ctx.hints.update(TORCH_MHA_HINTS)
+        _load(ctx, blocks[nf], layouts[nf][0], reference)
+        tels[nf] = _torch_layer(reference, D, H, d_ff, nf)
+    sizes = f"d_model={D}, num_heads={H}, d_ff={d_ff}, x {fmt_shape(x.shape)} (mean about 2), float64, seed {ctx.seed}"
+
+    # ---- no mask: both wirings (compared together first, to tell a swap from a single wrong wiring)
+    for nf in (True, False):
+        tried = f"{PRE if nf else POST}, {sizes}, no mask"
+        with torch.no_grad():
+            outs[nf] = _run(ctx, blocks[nf], x, None, tried)
+            again = _run(ctx, blocks[nf], x, None, tried + ", called a second time")
+        if not torch.equal(outs[nf], again):
+            err = float((outs[nf] - again).abs().max())
+            ctx.fail("two calls on the same input gave different outputs", tried=tried,
+                     got=f"largest difference between the calls {err:.3g}", mistake=DROPOUT)
+        expected[nf] = _expected(tels[nf], x, None)
+    if not (within(outs[True], expected[True]) and within(outs[False], expected[False])):
+        tried = f"{PRE} and {POST}, {sizes}, no mask"
+        if close(outs[True], expected[False]) and close(outs[False], expected[True]):
+            ctx.fail("norm_first=True gave the Post-LN output and norm_first=False the Pre-LN one", tried=tried,
+                     mistake=PRE_POST_SWAPPED)
+        for nf in (True, False):
+            if close(outs[True], outs[False]) and close(outs[True], expected[nf]):
+                ctx.fail(f"norm_first=True and norm_first=False gave the same output, the {PRE if nf else POST} one",
+                         tried=tried, mistake=NORM_FIRST_IGNORED)
+    for nf in (True, False):
+        tried = f"{PRE if nf else POST}, {sizes}, no mask"
+        if within(outs[nf], expected[nf]):
+            continue
+        cands = _wirings(reference, x, None, nf) + [(PRE_POST_SWAPPED, expected[not nf])]
+        compare(ctx, outs[nf], expected[nf], f"the {PRE if nf else POST} output",
+                tried + "; the reference is nn.TransformerEncoderLayer holding the same weights", cands, axes=OUT_AXES,
+                fallback=f"{'Pre' if nf else 'Post'}-LN is {WIRING[nf]}: check which tensor each line reads, "
+                         "normalises and adds")
+
+    # ---- the default is Pre-LN
+    default = _build(ctx, cls, D, H, d_ff)
+    _load(ctx, default, _layout(ctx, default, D, H, d_ff)[0], reference)
+    tried = (f"TransformerBlock(d_model={D}, num_heads={H}, d_ff={d_ff}) without norm_first, x {fmt_shape(x.shape)}, "
+             f"seed {ctx.seed}, no mask")
+    with torch.no_grad():
+        got = _run(ctx, default, x, None, tried)
+    if not within(got, expected[True]):
+        ctx.fail("a block created without norm_first is not Pre-LN", tried=tried,
+                 expected="the Pre-LN output: norm_first defaults to True",
+                 got="the Post-LN output" if close(got, expected[False]) else "another output",
+                 hint="give norm_first the default True: def __init__(self, d_model, num_heads, d_ff, norm_first=True)")
+
+    # ---- a causal mask: causal by perturbation, then equal to PyTorch's layer
+    mask = causal_mask(T)
+    for nf in (True, False):
+        tried = f"{PRE if nf else POST}, {sizes}, causal mask {fmt_shape(mask.shape)} (True = may attend)"
+        with torch.no_grad():
+            out = _run(ctx, blocks[nf], x, mask, tried)
+        _check_causal(ctx, blocks[nf], x, mask, out, tried, reference, nf)
+        want = _expected(tels[nf], x, mask)
+        if not within(out, want):
+            cands = _wirings(reference, x, mask, nf) + [(PRE_POST_SWAPPED, _expected(tels[not nf], x, mask))]
+            compare(ctx, out, want, f"the {PRE if nf else POST} output with a causal mask",
+                    tried + "; the reference is nn.TransformerEncoderLayer holding the same weights", cands,
+                    axes=OUT_AXES,
+                    fallback="the output without a mask was right, so look at the mask: pass it to self.attn unchanged")
+        _check_gradients(ctx, blocks[nf], x, mask, layouts[nf][0], tried)
+
+    # ---- parameter counts: the general formula at this d_ff, 12 D^2 + 13 D at d_ff = 4 D
+    for ff in (d_ff, 4 * D):
+        blk = blocks[True] if ff == d_ff else _build(ctx, cls, D, H, ff, norm_first=True)
+        n = _count(blk.parameters())
+        want = 4 * (D * D + D) + 2 * D * ff + ff + D + 4 * D
+        if n != want:
+            parts = {name: _count(getattr(blk, name).parameters()) for name in ("norm1", "attn", "norm2", "ffn")}
+            known = {id(p) for name in parts for p in getattr(blk, name).parameters()}
+            others = [f"{name} {fmt_shape(p.shape)}" for name, p in blk.named_parameters() if id(p) not in known]
+            formula = "12 D^2 + 13 D" if ff == 4 * D else "4 (D^2 + D) + 2 D d_ff + d_ff + D + 4 D"
+            ctx.fail("wrong number of parameters", tried=f"TransformerBlock(d_model={D}, num_heads={H}, d_ff={ff})",
+                     expected=f"{formula} = {want:,}: attn {4 * (D * D + D):,}, ffn {2 * D * ff + ff + D:,}, "
+                              f"norms {4 * D}",
+                     got=f"{n:,}: " + ", ".join(f"{k} {v:,}" for k, v in parts.items())
+                     + (f"; outside them: {', '.join(others)}" if others else ""),
+                     hint="the block holds exactly norm1, attn, norm2, ffn" + (
+                         f": remove {', '.join(o.split()[0] for o in others)}" if others else ""))
+    return (f"equal to nn.TransformerEncoderLayer with the same weights, Pre-LN and Post-LN, without a mask and "
+            f"with a causal mask (later tokens change nothing earlier); Pre-LN by default; 12 D^2 + 13 D = "
+            f"{12 * D * D + 13 * D:,} parameters at d_ff = 4 D; gradients reach every weight")
+
+
+# --------------------------------------------------------------------------- exercise 2: counting parameters
+
+KEYS = ("attn", "ffn", "norms", "total")
+COUNT_FROM_FORMULA = known_mistake(
+    "count_from_formula", "a count comes from a formula (such as 12 D^2 + 13 D at d_ff = 4 D) instead of from the "
+    "block's parameters",
+    "count what the module holds: sum(p.numel() for p in block.attn.parameters()), and so on; the check "
+    "uses d_ff != 4 D, where the formulas for d_ff = 4 D do not hold")
+BIASES_NOT_COUNTED = known_mistake(
+    "biases_not_counted", "only the weight matrices are counted: the biases (and LayerNorm parameters) are left out",
+    "count every parameter: block.attn.parameters() yields the biases too; don't filter by name or dimension")
+ONE_NORM_COUNTED = known_mistake(
+    "one_norm_counted", "norms counts only one of the two LayerNorms",
+    "norms is norm1 and norm2 together: 4 D for a block of width D")
+COUNT_NOT_NUMEL = known_mistake(
+    "count_not_numel", "counts tensors (or their rows) instead of their elements",
+    "the number of parameters in a tensor p is p.numel() (all its elements), not 1 and not len(p)")
+TOTAL_NOT_SUM = known_mistake(
+    "total_not_sum", "total is not the number of all the block's parameters",
+    "total = sum(p.numel() for p in block.parameters()): every parameter of the block, also those outside "
+    "attn, ffn and the norms")
+SHARED_COUNTED_TWICE = known_mistake(
+    "shared_counted_twice", "a tensor shared by two submodules is counted twice",
+    "count each tensor once: block.parameters() already does; for norms, nn.ModuleList([block.norm1, "
+    "block.norm2]).parameters() yields a shared LayerNorm's tensors once")
+TRAINABLE_ONLY = known_mistake(
+    "trainable_only", "only trainable parameters (requires_grad=True) are counted",
+    "count every parameter, frozen or not: drop the `if p.requires_grad` filter")
+NORM_COUNTED_IN_SUBLAYER = known_mistake(
+    "norm_counted_in_sublayer", "a LayerNorm is counted with its sublayer (attn includes norm1, or ffn norm2)",
+    "attn is block.attn alone and ffn is block.ffn alone; the two norms are counted under norms")
+
+
+def _numel(params) -> int:
+    return sum(p.numel() for p in params)
+
+
+def _count_variants(block: nn.Module) -> list[tuple[str, dict[str, int]]]:
+    """Known wrong ways of counting, as (mistake, counts) pairs for this block."""
+    D = block.norm1.weight.numel()
+    attn, ffn, norm1, norm2 = (getattr(block, n) for n in ("attn", "ffn", "norm1", "norm2"))
+    right = ref.block_parameter_counts(block)
+
+    def by(select):  # only the parameters select() keeps, each tensor once
+        parts = {"attn": _count(p for p in attn.parameters() if select(p)),
+                 "ffn": _count(p for p in ffn.parameters() if select(p)),
+                 "norms": _count(p for m in (norm1, norm2) for p in m.parameters() if select(p))}
+        return {**parts, "total": _count(p for p in block.parameters() if select(p))}
+
+    def sized(size):
+        parts = {k: sum(size(p) for p in m.parameters()) for k, m in (("attn", attn), ("ffn", ffn))}
+        parts["norms"] = sum(size(p) for m in (norm1, norm2) for p in m.parameters())
+        return {**parts, "total": sum(size(p) for p in block.parameters())}
+
+    formula = {"attn": 4 * (D * D + D), "ffn": 8 * D * D + 5 * D, "norms": 4 * D, "total": 12 * D * D + 13 * D}
+    weight_names = {id(p) for n, p in block.named_parameters() if n.endswith("weight")}
+    twice = {"norms": _numel([*norm1.parameters(), *norm2.parameters()]),
+             "total": right["attn"] + right["ffn"] + _numel([*norm1.parameters(), *norm2.parameters()])}
+    return [
+        (COUNT_FROM_FORMULA, formula), (COUNT_FROM_FORMULA, {**formula, "total": 12 * D * D}),
+        (BIASES_NOT_COUNTED, by(lambda p: p.dim() >= 2)), (BIASES_NOT_COUNTED, by(lambda p: id(p) in weight_names)),
+        (ONE_NORM_COUNTED, {**right, "norms": _numel(norm1.parameters())}),
+        (ONE_NORM_COUNTED, {**right, "norms": _numel(norm2.parameters())}),
+        (COUNT_NOT_NUMEL, sized(lambda p: 1)), (COUNT_NOT_NUMEL, sized(lambda p: len(p))),
+        (TOTAL_NOT_SUM, {**right, "total": right["attn"] + right["ffn"] + right["norms"]}),
+        (TOTAL_NOT_SUM, {**right, "total": right["attn"] + right["ffn"]}),
+        (SHARED_COUNTED_TWICE, {**right, **twice}),
+        (SHARED_COUNTED_TWICE,
+         {**right, "total": _numel(p for _, p in block.named_parameters(remove_duplicate=False))}),
+        (TRAINABLE_ONLY, by(lambda p: p.requires_grad)),
+        (NORM_COUNTED_IN_SUBLAYER, {**right, "attn": right["attn"] + _numel(norm1.parameters()),
+                                    "ffn": right["ffn"] + _numel(norm2.parameters())}),
+    ]
+
+
+def _count_cases(seed: int):
+    """(label, block) pairs: plain blocks of two sizes with d_ff != 4 D, then a block with a parameter outside
+    the parts, one whose attention is frozen, one whose norms share one LayerNorm."""
+    sizes = [(12, 3, 20), (8, 2, 24)] if seed == 0 else [(10 + 2 * (seed % 3), 2, 18), (6, 3, 30 + seed % 2 * 4)]
+    (D1, H1, f1), (D2, H2, f2) = sizes  # d_ff != 4 D; the weights' values don't matter here
+    cases = [(f"TransformerBlock(d_model={D1}, num_heads={H1}, d_ff={f1})", ref.TransformerBlock(D1, H1, f1)),
+             (f"TransformerBlock(d_model={D2}, num_heads={H2}, d_ff={f2}, norm_first=False)",
+              ref.TransformerBlock(D2, H2, f2, norm_first=False))]
+    extra = ref.TransformerBlock(D2, H2, f2)
+    extra.scale = nn.Parameter(torch.ones(D2))  # (D,): a learned scale outside attn, ffn and the norms
+    cases.append((f"TransformerBlock(d_model={D2}, num_heads={H2}, d_ff={f2}) with one more parameter, "
+                  f"block.scale ({D2},), outside attn, ffn and the norms", extra))
+    frozen = ref.TransformerBlock(D2, H2, f2)
+    frozen.attn.requires_grad_(False)
+    cases.append((f"TransformerBlock(d_model={D2}, num_heads={H2}, d_ff={f2}) whose attention is frozen "
+                  "(block.attn.requires_grad_(False))", frozen))
+    shared = ref.TransformerBlock(D1, H1, f1)
+    shared.norm2 = shared.norm1
+    cases.append((f"TransformerBlock(d_model={D1}, num_heads={H1}, d_ff={f1}) whose norm2 is norm1 (one "
+                  "LayerNorm shared by both sublayers)", shared))
+    return cases
+
+
+def _diagnose_counts(values: dict[str, int], wrong: list[str], variants) -> str | None:
+    """The first variant that gives exactly these counts; else the first that explains every wrong one."""
+    for name, counts in variants:
+        if all(counts[k] == values[k] for k in KEYS):
+            return name
+    return next((name for name, counts in variants if all(counts[k] == values[k] for k in wrong)), None)
 
 
 @check
-def check_block_parameter_counts(ctx: Ctx, obj) -> str:
-    raise NotImplementedError("check_block_parameter_counts is being written")
+def check_block_parameter_counts(ctx: Ctx, block_parameter_counts) -> str:
+    """Check ``block_parameter_counts(block) -> {"attn", "ffn", "norms", "total"}`` on blocks of several
+    widths with d_ff != 4 D (where the d_ff = 4 D formulas fail), a block with a parameter outside the
+    parts, one with a frozen attention, and one with a shared LayerNorm."""
+    fn = ctx.function(block_parameter_counts, "block_parameter_counts")
+    for label, block in _count_cases(ctx.seed):
+        tried = f"block = {label}"
+        got = ctx.call(fn, block, what=f"called with {tried}")
+        if not isinstance(got, dict):
+            ctx.fail("the result is not a dict", tried=tried,
+                     expected='a dict with keys "attn", "ffn", "norms", "total"',
+                     got="None (did you forget `return`?)" if got is None else type(got).__name__,
+                     mistake="missing_return" if got is None else None,
+                     hint='return {"attn": ..., "ffn": ..., "norms": ..., "total": ...}')
+        missing = [k for k in KEYS if k not in got]
+        if missing:
+            ctx.fail(f"the dict has no key {', '.join(repr(k) for k in missing)}", tried=tried,
+                     expected='keys "attn", "ffn", "norms", "total"', got=f"keys {', '.join(map(repr, got))}",
+                     hint="use exactly these four keys (lowercase, plural norms)")
+        values = {}
+        for k in KEYS:
+            try:
+                values[k] = operator.index(got[k])
+            except TypeError:
+                ctx.fail(f"the count for {k!r} is not an int", tried=tried, got=f"{got[k]!r} ({type(got[k]).__name__})",
+                         hint="p.numel() is an int; add them with sum(...), without converting to float or tensor")
+        expected = ref.block_parameter_counts(block)
+        wrong = [k for k in KEYS if values[k] != expected[k]]
+        if wrong:
+            k = wrong[0]
+            where_ = {"total": "block", "norms": "block.norm1 and block.norm2"}.get(k, f"block.{k}")
+            ctx.fail(f"the count for {k!r} is wrong", tried=tried,
+                     expected=", ".join(f"{n} {expected[n]:,}" for n in KEYS),
+                     got=", ".join(f"{n} {values[n]:,}" for n in KEYS),
+                     mistake=_diagnose_counts(values, wrong, _count_variants(block)),
+                     hint=f"count the elements of the tensors in {where_}: sum(p.numel() for p in "
+                          "...parameters()), each tensor once")
+    return ('"attn", "ffn", "norms", "total" counted from the parameters, for blocks of two widths with d_ff != 4 D, '
+            "one with an extra parameter, one with a frozen attention and one with a shared LayerNorm")

@@ -1,7 +1,669 @@
-"""Wrong implementations of stage 07's exercises (the Transformer block). (Skeleton: being written.)"""
+"""Wrong ``TransformerBlock`` and ``block_parameter_counts`` (stage 07, the Transformer block).
+
+The blocks are built, as the notebook asks, from the course's LayerNorm, MultiHeadSelfAttention and
+FeedForward (imported from tinylm_solutions), unless the mutant is about another choice of parts.
+"""
+import torch
+from torch import nn
+
+from tinylm_checks import check_block_parameter_counts, check_transformer_block
+from tinylm_solutions import block as ref
+from tinylm_solutions.attention import MultiHeadSelfAttention
+from tinylm_solutions.ffn import FeedForward
+from tinylm_solutions.masks import causal_mask
+from tinylm_solutions.norm import LayerNorm
+
+
+# --------------------------------------------------------------------------- TransformerBlock
+
+class _Block(nn.Module):
+    """Correct __init__ (and forward) shared by the mutants that change one thing."""
+
+    def __init__(self, d_model, num_heads, d_ff, norm_first=True):
+        super().__init__()
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model)
+        self.attn = MultiHeadSelfAttention(d_model, num_heads)
+        self.norm2 = LayerNorm(d_model)
+        self.ffn = FeedForward(d_model, d_ff)
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            x = x + self.attn(self.norm1(x), mask)[0]
+            x = x + self.ffn(self.norm2(x))
+        else:
+            x = self.norm1(x + self.attn(x, mask)[0])
+            x = self.norm2(x + self.ffn(x))
+        return x
+
+
+class BlockResidualFromNormed(_Block):
+    """Pre-LN that overwrites x with norm1(x) first, so the residual adds the normalised tensor."""
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            x = self.norm1(x)
+            x = x + self.attn(x, mask)[0]
+            x = self.norm2(x)
+            x = x + self.ffn(x)
+            return x
+        return super().forward(x, mask)
+
+
+class BlockNoResidual(_Block):
+    """Chains the sublayers without adding their inputs back (no residual connections)."""
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            x = self.attn(self.norm1(x), mask)[0]
+            return self.ffn(self.norm2(x))
+        x = self.norm1(self.attn(x, mask)[0])
+        return self.norm2(self.ffn(x))
+
+
+class BlockAttnResidualMissing(_Block):
+    """Forgets the '+ x' around the attention sublayer; the FFN's residual is there."""
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            x = self.attn(self.norm1(x), mask)[0]
+            return x + self.ffn(self.norm2(x))
+        x = self.norm1(self.attn(x, mask)[0])
+        return self.norm2(x + self.ffn(x))
+
+
+class BlockFFNResidualMissing(_Block):
+    """Forgets the '+ x' around the FFN sublayer; the attention's residual is there."""
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            x = x + self.attn(self.norm1(x), mask)[0]
+            return self.ffn(self.norm2(x))
+        x = self.norm1(x + self.attn(x, mask)[0])
+        return self.norm2(self.ffn(x))
+
+
+class BlockSharedNormModule(_Block):
+    """Creates one LayerNorm and assigns it to both names: self.norm1 = self.norm2 = LayerNorm(d_model)."""
+
+    def __init__(self, d_model, num_heads, d_ff, norm_first=True):
+        super().__init__(d_model, num_heads, d_ff, norm_first)
+        self.norm1 = self.norm2 = LayerNorm(d_model)
+
+
+class BlockOneNorm(nn.Module):
+    """Has a single self.norm, used before (or after) both sublayers."""
+
+    def __init__(self, d_model, num_heads, d_ff, norm_first=True):
+        super().__init__()
+        self.norm_first = norm_first
+        self.norm = LayerNorm(d_model)
+        self.attn = MultiHeadSelfAttention(d_model, num_heads)
+        self.ffn = FeedForward(d_model, d_ff)
+
+    def forward(self, x, mask=None):
+        x = x + self.attn(self.norm(x), mask)[0]
+        return x + self.ffn(self.norm(x))
+
+
+class BlockNorm1Twice(_Block):
+    """Creates norm1 and norm2 but uses norm1 for both sublayers (a copy-paste)."""
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            x = x + self.attn(self.norm1(x), mask)[0]
+            return x + self.ffn(self.norm1(x))
+        x = self.norm1(x + self.attn(x, mask)[0])
+        return self.norm1(x + self.ffn(x))
+
+
+class BlockNormsSwapped(_Block):
+    """Uses norm2 with the attention and norm1 with the FFN."""
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            x = x + self.attn(self.norm2(x), mask)[0]
+            return x + self.ffn(self.norm1(x))
+        x = self.norm2(x + self.attn(x, mask)[0])
+        return self.norm1(x + self.ffn(x))
+
+
+class BlockPrePostSwapped(_Block):
+    """Reads norm_first backwards: `if not self.norm_first:` for the Pre-LN branch."""
+
+    def forward(self, x, mask=None):
+        if not self.norm_first:
+            x = x + self.attn(self.norm1(x), mask)[0]
+            x = x + self.ffn(self.norm2(x))
+        else:
+            x = self.norm1(x + self.attn(x, mask)[0])
+            x = self.norm2(x + self.ffn(x))
+        return x
+
+
+class BlockAlwaysPreLN(_Block):
+    """Accepts norm_first but always does Pre-LN."""
+
+    def forward(self, x, mask=None):
+        x = x + self.attn(self.norm1(x), mask)[0]
+        return x + self.ffn(self.norm2(x))
+
+
+class BlockAlwaysPostLN(_Block):
+    """Accepts norm_first but always does Post-LN (the wiring of the 2017 paper)."""
+
+    def forward(self, x, mask=None):
+        x = self.norm1(x + self.attn(x, mask)[0])
+        return self.norm2(x + self.ffn(x))
+
+
+class BlockNormFirstString(_Block):
+    """Stores norm_first but tests `if self.norm_first is not None:`, which is True for False too."""
+
+    def forward(self, x, mask=None):
+        if self.norm_first is not None:
+            x = x + self.attn(self.norm1(x), mask)[0]
+            return x + self.ffn(self.norm2(x))
+        return super().forward(x, mask)
+
+
+class BlockMaskNotPassed(_Block):
+    """Calls self.attn(h) without the mask."""
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            x = x + self.attn(self.norm1(x))[0]
+            return x + self.ffn(self.norm2(x))
+        x = self.norm1(x + self.attn(x)[0])
+        return self.norm2(x + self.ffn(x))
+
+
+class BlockMaskInverted(_Block):
+    """Passes ~mask to the attention, reading True as 'blocked' (nn.TransformerEncoderLayer's src_mask)."""
+
+    def forward(self, x, mask=None):
+        return super().forward(x, None if mask is None else ~mask)
+
+
+class BlockAlwaysCausal(_Block):
+    """Builds its own causal mask when none is given."""
+
+    def forward(self, x, mask=None):
+        if mask is None:
+            mask = causal_mask(x.size(1))
+        return super().forward(x, mask)
+
+
+class BlockDropout(_Block):
+    """Adds residual dropout, nn.Dropout(0.1), after each sublayer (as GPT-2 does when training)."""
+
+    def __init__(self, d_model, num_heads, d_ff, norm_first=True):
+        super().__init__(d_model, num_heads, d_ff, norm_first)
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            x = x + self.dropout(self.attn(self.norm1(x), mask)[0])
+            return x + self.dropout(self.ffn(self.norm2(x)))
+        x = self.norm1(x + self.dropout(self.attn(x, mask)[0]))
+        return self.norm2(x + self.dropout(self.ffn(x)))
+
+
+class BlockFFNDropout(_Block):
+    """Creates the FFN with dropout: FeedForward(d_model, d_ff, 0.1)."""
+
+    def __init__(self, d_model, num_heads, d_ff, norm_first=True):
+        super().__init__(d_model, num_heads, d_ff, norm_first)
+        self.ffn = FeedForward(d_model, d_ff, 0.1)
+
+
+class BlockExtraFinalNorm(_Block):
+    """Pre-LN that normalises its output at the end with a third LayerNorm (the model's final norm, per block)."""
+
+    def __init__(self, d_model, num_heads, d_ff, norm_first=True):
+        super().__init__(d_model, num_heads, d_ff, norm_first)
+        self.norm3 = LayerNorm(d_model)
+
+    def forward(self, x, mask=None):
+        x = super().forward(x, mask)
+        return self.norm3(x) if self.norm_first else x
+
+
+class BlockNormAtEnd(_Block):
+    """Pre-LN that ends with norm2 once more: return self.norm2(x)."""
+
+    def forward(self, x, mask=None):
+        x = super().forward(x, mask)
+        return self.norm2(x) if self.norm_first else x
+
+
+class BlockParallel(_Block):
+    """Computes both sublayers from the block's input (x + attn(...) + ffn(norm2(x))): the FFN never sees
+    the attention's output."""
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            return x + self.attn(self.norm1(x), mask)[0] + self.ffn(self.norm2(x))
+        h = self.norm1(x + self.attn(x, mask)[0])
+        return self.norm2(h + self.ffn(x))
+
+
+class BlockNormInsideResidual(_Block):
+    """Post-LN written as x + norm(sublayer(x)): the norm on the sublayer's output, inside the residual."""
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            return super().forward(x, mask)
+        x = x + self.norm1(self.attn(x, mask)[0])
+        return x + self.norm2(self.ffn(x))
+
+
+class BlockAttnPairNotUnpacked(_Block):
+    """Adds self.attn(...) to x directly: the attention returns (out, weights)."""
+
+    def forward(self, x, mask=None):
+        x = x + self.attn(self.norm1(x), mask)
+        return x + self.ffn(self.norm2(x))
+
+
+class BlockReturnsPair(_Block):
+    """Returns (x, weights) like the attention does."""
+
+    def forward(self, x, mask=None):
+        out, weights = self.attn(self.norm1(x), mask)
+        x = x + out
+        return x + self.ffn(self.norm2(x)), weights
+
+
+class BlockHardCodedDff(_Block):
+    """Creates the FFN with 4 * d_model hidden units, ignoring d_ff."""
+
+    def __init__(self, d_model, num_heads, d_ff, norm_first=True):
+        super().__init__(d_model, num_heads, d_ff, norm_first)
+        self.ffn = FeedForward(d_model, 4 * d_model)
+
+
+class BlockSequentialReLU(_Block):
+    """Writes its own FFN, nn.Sequential(Linear, ReLU, Linear): ReLU instead of GELU."""
+
+    def __init__(self, d_model, num_heads, d_ff, norm_first=True):
+        super().__init__(d_model, num_heads, d_ff, norm_first)
+        self.ffn = nn.Sequential(nn.Linear(d_model, d_ff), nn.ReLU(), nn.Linear(d_ff, d_model))
+
+
+class BlockTanhGELU(_Block):
+    """Writes its own FFN with nn.GELU(approximate="tanh") (GPT-2's approximation)."""
+
+    def __init__(self, d_model, num_heads, d_ff, norm_first=True):
+        super().__init__(d_model, num_heads, d_ff, norm_first)
+        self.ffn = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(approximate="tanh"), nn.Linear(d_ff, d_model))
+
+
+class BlockInPlaceResidual(_Block):
+    """Adds the residual in place, x += ..., which changes the caller's tensor."""
+
+    def forward(self, x, mask=None):
+        x += self.attn(self.norm1(x), mask)[0]
+        x += self.ffn(self.norm2(x))
+        return x
+
+
+class BlockNoNormFirst(nn.Module):
+    """__init__(d_model, num_heads, d_ff) without norm_first; always Pre-LN."""
+
+    def __init__(self, d_model, num_heads, d_ff):
+        super().__init__()
+        self.norm1 = LayerNorm(d_model)
+        self.attn = MultiHeadSelfAttention(d_model, num_heads)
+        self.norm2 = LayerNorm(d_model)
+        self.ffn = FeedForward(d_model, d_ff)
+
+    def forward(self, x, mask=None):
+        x = x + self.attn(self.norm1(x), mask)[0]
+        return x + self.ffn(self.norm2(x))
+
+
+class BlockForwardWithoutMask(_Block):
+    """forward(self, x) takes no mask (and attends to every position)."""
+
+    def forward(self, x):
+        return super().forward(x)
+
+
+class BlockNormsNotCreated(nn.Module):
+    """Forgets to create the LayerNorms in __init__ (forward would use them)."""
+
+    def __init__(self, d_model, num_heads, d_ff, norm_first=True):
+        super().__init__()
+        self.attn = MultiHeadSelfAttention(d_model, num_heads)
+        self.ffn = FeedForward(d_model, d_ff)
+
+
+class BlockDefaultPostLN(_Block):
+    """Correct wiring, but norm_first defaults to False."""
+
+    def __init__(self, d_model, num_heads, d_ff, norm_first=False):
+        super().__init__(d_model, num_heads, d_ff, norm_first)
+
+
+class BlockDetached(_Block):
+    """Detaches the attention's output (out.detach()) before adding it."""
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            x = x + self.attn(self.norm1(x), mask)[0].detach()
+            return x + self.ffn(self.norm2(x))
+        x = self.norm1(x + self.attn(x, mask)[0].detach())
+        return self.norm2(x + self.ffn(x))
+
+
+class BlockGPT2Names(nn.Module):
+    """Names its parts as GPT-2 does (ln_1, attn, ln_2, mlp)."""
+
+    def __init__(self, d_model, num_heads, d_ff, norm_first=True):
+        super().__init__()
+        self.ln_1 = LayerNorm(d_model)
+        self.attn = MultiHeadSelfAttention(d_model, num_heads)
+        self.ln_2 = LayerNorm(d_model)
+        self.mlp = FeedForward(d_model, d_ff)
+
+    def forward(self, x, mask=None):
+        x = x + self.attn(self.ln_1(x), mask)[0]
+        return x + self.mlp(self.ln_2(x))
+
+
+class BlockFloat32(_Block):
+    """Casts its output to float32 (x.float())."""
+
+    def forward(self, x, mask=None):
+        return super().forward(x, mask).float()
+
+
+class BlockNoReturn(_Block):
+    """Computes the block and forgets `return`."""
+
+    def forward(self, x, mask=None):
+        x = super().forward(x, mask)  # noqa: F841
+
+
+class BlockExtraUnusedNorm(_Block):
+    """Correct forward, but keeps an unused LayerNorm (self.final_norm) from an earlier attempt."""
+
+    def __init__(self, d_model, num_heads, d_ff, norm_first=True):
+        super().__init__(d_model, num_heads, d_ff, norm_first)
+        self.final_norm = LayerNorm(d_model)
+
+
+class BlockStub(nn.Module):
+    """The untouched learner stub."""
+
+    def __init__(self, d_model, num_heads, d_ff, norm_first=True):
+        super().__init__()
+        # YOUR CODE HERE
+        raise NotImplementedError()
+
+    def forward(self, x, mask=None):
+        # YOUR CODE HERE
+        raise NotImplementedError()
+
+
+class BlockForwardStub(_Block):
+    """__init__ done, forward still the untouched stub."""
+
+    def forward(self, x, mask=None):
+        # YOUR CODE HERE
+        raise NotImplementedError()
+
+
+def block_function(x, mask=None):
+    """A function passed where the class TransformerBlock is expected."""
+    return x
+
+
+transformer_block_instance = _Block(12, 3, 20)
+"""An instance, TransformerBlock(12, 3, 20), passed instead of the class."""
+
+
+# ---- built from PyTorch's parts
+
+class _TorchBlock(nn.Module):
+    """A correct block from nn.LayerNorm, nn.MultiheadAttention and an nn.Sequential FFN (passes the check)."""
+
+    def __init__(self, d_model, num_heads, d_ff, norm_first=True):
+        super().__init__()
+        self.norm_first = norm_first
+        self.norm1 = nn.LayerNorm(d_model)
+        self.attn = nn.MultiheadAttention(d_model, num_heads, batch_first=True)
+        self.norm2 = nn.LayerNorm(d_model)
+        self.ffn = nn.Sequential(nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))
+
+    def sa(self, h, mask):
+        return self.attn(h, h, h, attn_mask=None if mask is None else ~mask)[0]
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            x = x + self.sa(self.norm1(x), mask)
+            return x + self.ffn(self.norm2(x))
+        x = self.norm1(x + self.sa(x, mask))
+        return self.norm2(x + self.ffn(x))
+
+
+class TorchBlockMaskNotInverted(_TorchBlock):
+    """nn.MultiheadAttention given attn_mask=mask: there True means blocked, so the mask is inverted."""
+
+    def sa(self, h, mask):
+        return self.attn(h, h, h, attn_mask=mask)[0]
+
+
+class TorchBlockNotBatchFirst(_TorchBlock):
+    """nn.MultiheadAttention without batch_first=True: it reads (B, T, D) as (T, B, D)."""
+
+    def __init__(self, d_model, num_heads, d_ff, norm_first=True):
+        super().__init__(d_model, num_heads, d_ff, norm_first)
+        self.attn = nn.MultiheadAttention(d_model, num_heads)
+
+
+class TorchBlockNoNormBias(_TorchBlock):
+    """nn.LayerNorm(d_model, bias=False): the LayerNorms have no bias."""
+
+    def __init__(self, d_model, num_heads, d_ff, norm_first=True):
+        super().__init__(d_model, num_heads, d_ff, norm_first)
+        self.norm1 = nn.LayerNorm(d_model, bias=False)
+        self.norm2 = nn.LayerNorm(d_model, bias=False)
+
+
+# --------------------------------------------------------------------------- block_parameter_counts
+
+def _n(module):
+    return sum(p.numel() for p in module.parameters())
+
+
+def counts_formula(block):
+    """Returns the d_ff = 4 D formulas, with D read from the block."""
+    D = block.norm1.weight.numel()
+    return {"attn": 4 * (D * D + D), "ffn": 8 * D * D + 5 * D, "norms": 4 * D, "total": 12 * D * D + 13 * D}
+
+
+def counts_12_d_squared(block):
+    """Counts the parts, but reports the rule of thumb 12 D^2 as the total."""
+    D = block.norm1.weight.numel()
+    return {"attn": _n(block.attn), "ffn": _n(block.ffn), "norms": _n(block.norm1) + _n(block.norm2),
+            "total": 12 * D * D}
+
+
+def counts_weights_only(block):
+    """Counts only the matrices (p.dim() == 2): biases and LayerNorm parameters are left out."""
+    n = lambda m: sum(p.numel() for p in m.parameters() if p.dim() == 2)  # noqa: E731
+    return {"attn": n(block.attn), "ffn": n(block.ffn), "norms": n(block.norm1) + n(block.norm2), "total": n(block)}
+
+
+def counts_weights_by_name(block):
+    """Counts only the parameters whose name ends in 'weight'."""
+    n = lambda m: sum(p.numel() for name, p in m.named_parameters() if name.endswith("weight"))  # noqa: E731
+    return {"attn": n(block.attn), "ffn": n(block.ffn), "norms": n(block.norm1) + n(block.norm2), "total": n(block)}
+
+
+def counts_one_norm(block):
+    """Counts norm1 only under norms."""
+    return {"attn": _n(block.attn), "ffn": _n(block.ffn), "norms": _n(block.norm1), "total": _n(block)}
+
+
+def counts_tensors(block):
+    """Counts parameter tensors, len(list(m.parameters())), instead of their elements."""
+    n = lambda m: len(list(m.parameters()))  # noqa: E731
+    return {"attn": n(block.attn), "ffn": n(block.ffn), "norms": n(block.norm1) + n(block.norm2), "total": n(block)}
+
+
+def counts_rows(block):
+    """Adds len(p), the first dimension of each tensor, instead of p.numel()."""
+    n = lambda m: sum(len(p) for p in m.parameters())  # noqa: E731
+    return {"attn": n(block.attn), "ffn": n(block.ffn), "norms": n(block.norm1) + n(block.norm2), "total": n(block)}
+
+
+def counts_total_from_parts(block):
+    """Adds up the three parts as the total (misses anything else the block holds)."""
+    c = {"attn": _n(block.attn), "ffn": _n(block.ffn), "norms": _n(block.norm1) + _n(block.norm2)}
+    return {**c, "total": c["attn"] + c["ffn"] + c["norms"]}
+
+
+def counts_total_forgets_norms(block):
+    """total = attn + ffn: the norms are left out of the total."""
+    c = {"attn": _n(block.attn), "ffn": _n(block.ffn), "norms": _n(block.norm1) + _n(block.norm2)}
+    return {**c, "total": c["attn"] + c["ffn"]}
+
+
+def counts_shared_twice(block):
+    """Adds norm1's and norm2's counts (a shared LayerNorm counts twice), and the parts plus the rest into the total."""
+    c = {"attn": _n(block.attn), "ffn": _n(block.ffn), "norms": _n(block.norm1) + _n(block.norm2)}
+    parts = ("attn", "ffn", "norm1", "norm2")
+    rest = sum(p.numel() for n, p in block.named_parameters() if n.split(".")[0] not in parts)
+    return {**c, "total": c["attn"] + c["ffn"] + c["norms"] + rest}
+
+
+def counts_no_dedup(block):
+    """Counts the total with named_parameters(remove_duplicate=False): a shared tensor counts twice."""
+    norms = sum(p.numel() for p in nn.ModuleList([block.norm1, block.norm2]).parameters())
+    return {"attn": _n(block.attn), "ffn": _n(block.ffn), "norms": norms,
+            "total": sum(p.numel() for _, p in block.named_parameters(remove_duplicate=False))}
+
+
+def counts_trainable_only(block):
+    """The usual snippet: sum(p.numel() for p in m.parameters() if p.requires_grad)."""
+    n = lambda m: sum(p.numel() for p in m.parameters() if p.requires_grad)  # noqa: E731
+    return {"attn": n(block.attn), "ffn": n(block.ffn), "norms": n(block.norm1) + n(block.norm2), "total": n(block)}
+
+
+def counts_norm_with_sublayer(block):
+    """Counts each sublayer with its LayerNorm (attn = norm1 + attn, ffn = norm2 + ffn)."""
+    return {"attn": _n(block.attn) + _n(block.norm1), "ffn": _n(block.ffn) + _n(block.norm2),
+            "norms": _n(block.norm1) + _n(block.norm2), "total": _n(block)}
+
+
+def counts_wrong_key(block):
+    """Uses the key "norm" instead of "norms"."""
+    return {"attn": _n(block.attn), "ffn": _n(block.ffn), "norm": _n(block.norm1) + _n(block.norm2), "total": _n(block)}
+
+
+def counts_tuple(block):
+    """Returns a tuple (attn, ffn, norms, total) instead of a dict."""
+    return _n(block.attn), _n(block.ffn), _n(block.norm1) + _n(block.norm2), _n(block)
+
+
+def counts_tensor_values(block):
+    """Adds the counts as float tensors: torch.tensor(p.shape).prod() in float."""
+    n = lambda m: sum(torch.tensor(p.shape, dtype=torch.float32).prod() for p in m.parameters())  # noqa: E731
+    return {"attn": n(block.attn), "ffn": n(block.ffn), "norms": n(block.norm1) + n(block.norm2), "total": n(block)}
+
+
+def counts_no_return(block):
+    """Builds the dict and forgets `return`."""
+    counts = {"attn": _n(block.attn), "ffn": _n(block.ffn), "norms": _n(block.norm1) + _n(block.norm2),  # noqa: F841
+              "total": _n(block)}
+
+
+def counts_stub(block):
+    """The untouched learner stub."""
+    # YOUR CODE HERE
+    raise NotImplementedError()
+
 
 # --------------------------------------------------------------------------- what the tests feed the checks
-ROWS = []
-REFERENCE = {}
-LATE_FAILURE = {}
-STUB = {}
+# (check, mutant, expected mistake id or None, key phrase of the problem): see tests/test_checks_mutants.py
+ROWS = [
+    # ---- TransformerBlock: the issue's named mistakes
+    (check_transformer_block, BlockResidualFromNormed, "residual_from_normalised", "not equal to the reference"),
+    (check_transformer_block, BlockNoResidual, "missing_residual", "not equal to the reference"),
+    (check_transformer_block, BlockSharedNormModule, "shared_layer_norm", "are the same module"),
+    (check_transformer_block, BlockOneNorm, "shared_layer_norm", "has no attribute norm1: it has one LayerNorm"),
+    (check_transformer_block, BlockNorm1Twice, "shared_layer_norm", "not equal to the reference"),
+    (check_transformer_block, BlockPrePostSwapped, "pre_post_swapped", "norm_first=True gave the Post-LN output"),
+    (check_transformer_block, BlockMaskNotPassed, "mask_not_passed_on", "changing the tokens after position"),
+    # ---- TransformerBlock: more named mistakes
+    (check_transformer_block, BlockAttnResidualMissing, "attn_residual_missing", "not equal to the reference"),
+    (check_transformer_block, BlockFFNResidualMissing, "ffn_residual_missing", "not equal to the reference"),
+    (check_transformer_block, BlockNormsSwapped, "norms_swapped", "not equal to the reference"),
+    (check_transformer_block, BlockAlwaysPreLN, "norm_first_ignored", "gave the same output, the Pre-LN"),
+    (check_transformer_block, BlockAlwaysPostLN, "norm_first_ignored", "gave the same output, the Post-LN"),
+    (check_transformer_block, BlockNormFirstString, "norm_first_ignored", "gave the same output"),
+    (check_transformer_block, BlockMaskInverted, "mask_inverted", "changing the tokens after position"),
+    (check_transformer_block, BlockAlwaysCausal, "always_causal", "not equal to the reference"),
+    (check_transformer_block, BlockDropout, "dropout_in_block", "two calls on the same input"),
+    (check_transformer_block, BlockFFNDropout, "dropout_in_block", "two calls on the same input"),
+    (check_transformer_block, BlockExtraFinalNorm, "extra_final_norm", "not equal to the reference"),
+    (check_transformer_block, BlockNormAtEnd, "extra_final_norm", "not equal to the reference"),
+    (check_transformer_block, BlockParallel, "ffn_reads_block_input", "not equal to the reference"),
+    (check_transformer_block, BlockNormInsideResidual, "norm_inside_residual", "Post-LN (norm_first=False) output"),
+    (check_transformer_block, BlockAttnPairNotUnpacked, "attn_pair_not_unpacked", "raised TypeError"),
+    (check_transformer_block, BlockReturnsPair, "block_returns_pair", "forward returned a pair"),
+    (check_transformer_block, BlockHardCodedDff, "d_ff_ignored", "hidden width"),
+    (check_transformer_block, BlockSequentialReLU, "ffn_activation", "not equal to the reference"),
+    (check_transformer_block, BlockTanhGELU, "ffn_activation", "not equal to the reference"),
+    (check_transformer_block, BlockInPlaceResidual, "input_modified_in_place", "changed its input x in place"),
+    (check_transformer_block, BlockDetached, "no_gradient", "no gradient reaches norm1.weight"),
+    (check_transformer_block, BlockGPT2Names, "attribute_name", "has no attribute norm1 (its submodules: ln_1"),
+    (check_transformer_block, BlockFloat32, "dtype_changed", "has dtype torch.float32"),
+    (check_transformer_block, BlockNoReturn, "missing_return", "is not a tensor"),
+    (check_transformer_block, TorchBlockMaskNotInverted, "mask_inverted", "output is NaN exactly at the positions"),
+    # ---- TransformerBlock: unnamed, with a hint that says where to look
+    (check_transformer_block, BlockNoNormFirst, None, "has no argument norm_first"),
+    (check_transformer_block, BlockDefaultPostLN, None, "created without norm_first is not Pre-LN"),
+    (check_transformer_block, BlockForwardWithoutMask, None, "raised TypeError when forward was called"),
+    (check_transformer_block, BlockNormsNotCreated, None, "has no attribute norm1 (its submodules: attn, ffn)"),
+    (check_transformer_block, BlockExtraUnusedNorm, None, "wrong number of parameters"),
+    (check_transformer_block, TorchBlockNotBatchFirst, None, "without batch_first=True"),
+    (check_transformer_block, TorchBlockNoNormBias, None, "is not a LayerNorm over d_model"),
+    # ---- TransformerBlock: robustness
+    (check_transformer_block, None, None, "expected the class TransformerBlock (a subclass of nn.Module), got None"),
+    (check_transformer_block, block_function, None, "got function"),
+    (check_transformer_block, transformer_block_instance, None, "got an instance of"),
+    (check_transformer_block, BlockStub, "not_implemented", "raised NotImplementedError when TransformerBlock("),
+    (check_transformer_block, BlockForwardStub, "not_implemented", "raised NotImplementedError when forward"),
+    # ---- block_parameter_counts: named mistakes
+    (check_block_parameter_counts, counts_formula, "count_from_formula", "the count for 'ffn' is wrong"),
+    (check_block_parameter_counts, counts_12_d_squared, "count_from_formula", "the count for 'total' is wrong"),
+    (check_block_parameter_counts, counts_weights_only, "biases_not_counted", "the count for 'attn' is wrong"),
+    (check_block_parameter_counts, counts_weights_by_name, "biases_not_counted", "the count for 'attn' is wrong"),
+    (check_block_parameter_counts, counts_one_norm, "one_norm_counted", "the count for 'norms' is wrong"),
+    (check_block_parameter_counts, counts_tensors, "count_not_numel", "the count for 'attn' is wrong"),
+    (check_block_parameter_counts, counts_rows, "count_not_numel", "the count for 'attn' is wrong"),
+    (check_block_parameter_counts, counts_total_from_parts, "total_not_sum", "the count for 'total' is wrong"),
+    (check_block_parameter_counts, counts_total_forgets_norms, "total_not_sum", "the count for 'total' is wrong"),
+    (check_block_parameter_counts, counts_shared_twice, "shared_counted_twice", "the count for 'norms' is wrong"),
+    (check_block_parameter_counts, counts_no_dedup, "shared_counted_twice", "the count for 'total' is wrong"),
+    (check_block_parameter_counts, counts_trainable_only, "trainable_only", "the count for 'attn' is wrong"),
+    (check_block_parameter_counts, counts_norm_with_sublayer, "norm_counted_in_sublayer",
+     "the count for 'attn' is wrong"),
+    # ---- block_parameter_counts: robustness
+    (check_block_parameter_counts, counts_wrong_key, None, "the dict has no key 'norms'"),
+    (check_block_parameter_counts, counts_tuple, None, "the result is not a dict"),
+    (check_block_parameter_counts, counts_tensor_values, None, "is not an int"),
+    (check_block_parameter_counts, counts_no_return, "missing_return", "the result is not a dict"),
+    (check_block_parameter_counts, counts_stub, "not_implemented", "raised NotImplementedError"),
+    (check_block_parameter_counts, None, None, "expected the function block_parameter_counts, got None"),
+    (check_block_parameter_counts, ref.TransformerBlock, None, "got a class"),
+]
+REFERENCE = {check_transformer_block: ref.TransformerBlock,
+             check_block_parameter_counts: ref.block_parameter_counts}  # check -> the object that must pass it
+LATE_FAILURE = {check_transformer_block: BlockExtraUnusedNorm,
+                check_block_parameter_counts: counts_trainable_only}  # fails late, after the check did most of its work
+STUB = {check_transformer_block: BlockStub, check_block_parameter_counts: counts_stub}  # check -> the untouched stub

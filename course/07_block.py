@@ -1,0 +1,432 @@
+# %% [markdown]
+# # 07 · The Transformer block
+#
+# You have built every part of a Transformer layer: multi-head attention (02), masks (03), the
+# feed-forward network (05), LayerNorm and the residual connection (06). A **block** puts them together,
+# and a language model is little more than a stack of identical blocks. By the end of this notebook you
+# will be able to:
+#
+# 1. write `TransformerBlock(d_model, num_heads, d_ff, norm_first=True)`, wired either way: **Pre-LN**
+#    (GPT-2 and most models since) or **Post-LN** (the original Transformer);
+# 2. say why today's models put the LayerNorm first (Xiong et al., 2020);
+# 3. show that your block computes exactly what PyTorch's `nn.TransformerEncoderLayer` computes;
+# 4. count a block's parameters, part by part, and use the rule of thumb **"about 12 D² per layer"**.
+
+# %%
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tinylm_checks import check_block_parameter_counts, check_transformer_block
+from tinylm_checks import plot_depth_profile, plot_parameter_ratio
+from tinylm_solutions.attention import MultiHeadSelfAttention  # the course's versions (see below)
+from tinylm_solutions.block import TransformerBlock as ReferenceBlock  # for the demos (see below)
+from tinylm_solutions.block import block_parameter_counts as reference_counts
+from tinylm_solutions.ffn import FeedForward
+from tinylm_solutions.masks import causal_mask
+from tinylm_solutions.norm import LayerNorm
+
+_ = torch.manual_seed(0)
+
+# %% [markdown]
+# **About the imports.** The parts come from the course's reference package, `tinylm_solutions`, so that
+# this notebook stands on its own: a bug left in an earlier notebook can't block this one. They behave
+# exactly like the ones you wrote:
+#
+# | part | made with | holds | call | returns |
+# |---|---|---|---|---|
+# | attention | `MultiHeadSelfAttention(d_model, num_heads)` | `W_Q, W_K, W_V, W_O` | `attn(x, mask)` | a **pair** `(out (B, T, D), weights (B, H, T, T))` |
+# | feed-forward | `FeedForward(d_model, d_ff)` | `linear1, linear2` (GELU between) | `ffn(x)` | `(B, T, D)` |
+# | LayerNorm | `LayerNorm(d_model)` | `weight, bias` | `norm(x)` | `(B, T, D)` |
+# | mask | `causal_mask(T)` | | | bool `(T, T)`, True = may attend |
+#
+# `ReferenceBlock` and `reference_counts` are the course's answers to this notebook's two exercises. The
+# demos use them, so that every demo runs even before your exercises pass.
+#
+# ## 1. What a block does
+#
+# A block has two **sublayers**, and they do different jobs:
+#
+# - **attention** is the only place where positions exchange information: token `t` gathers what it needs
+#   from the tokens it may see;
+# - the **feed-forward network** then transforms each position on its own (no mixing between positions).
+#
+# Each sublayer is wrapped in a **residual connection**: its output is *added* to its input instead of
+# replacing it. Think of a stream of vectors `x (B, T, D)` flowing through the model (the **residual
+# stream**): each sublayer reads the stream and adds a correction to it. Each sublayer also gets a
+# **LayerNorm**, which keeps the numbers it sees at a steady scale. Every tensor in a block is `(B, T, D)`,
+# so a block's output has the shape of its input, and blocks can be stacked as deep as you like.
+#
+# ## 2. Where the LayerNorm goes: Post-LN and Pre-LN
+#
+# There are two ways to combine the residual and the norm. Write $\mathrm{Attn}(h)$ for the attention's
+# output (the first element of the pair) and $\mathrm{LN}_1, \mathrm{LN}_2$ for the two LayerNorms.
+#
+# **Post-LN**, the original Transformer (Vaswani et al., 2017, §3.1), normalises *after* adding:
+#
+# $$x' = \mathrm{LN}_1\big(x + \mathrm{Attn}(x)\big), \qquad y = \mathrm{LN}_2\big(x' + \mathrm{FFN}(x')\big)$$
+#
+# **Pre-LN** (GPT-2 and most language models since) normalises only what goes *into* each sublayer; the
+# stream itself is never normalised:
+#
+# $$x' = x + \mathrm{Attn}\big(\mathrm{LN}_1(x)\big), \qquad y = x' + \mathrm{FFN}\big(\mathrm{LN}_2(x')\big)$$
+#
+# ```
+#  Post-LN (norm_first=False)                     Pre-LN (norm_first=True)
+#
+#  x ──┬──────────────────┐                       x ──┬────────────────────────────┐
+#      └──> attn ──────> (+) ──> norm1 ──> x'         └──> norm1 ──> attn ──────> (+) ──> x'
+#  x'──┬──────────────────┐                       x'──┬────────────────────────────┐
+#      └──> ffn ───────> (+) ──> norm2 ──> y          └──> norm2 ──> ffn ───────> (+) ──> y
+# ```
+#
+# In Pre-LN there is a clean path from the block's input to its output: `x` reaches `y` through two
+# additions and nothing else. Stack 12 blocks and the input still reaches the output through additions
+# only. In Post-LN every path, including the residual one, goes through a LayerNorm in every block.
+#
+# **Why it matters.** Xiong et al. (2020), *On Layer Normalization in the Transformer Architecture*,
+# show that at initialisation a Post-LN Transformer has large gradients for the parameters near its
+# output. That is why Post-LN models need a learning-rate **warm-up** (a tiny learning rate at first,
+# increased over thousands of steps) to train at all. Pre-LN's gradients are well behaved from the start,
+# and Pre-LN trains without warm-up. The price: in Pre-LN the stream grows with depth, since every block
+# adds to it, so a Pre-LN model applies **one final LayerNorm** after its last block (you will add it in
+# notebook 08).
+#
+# Let's look at both in an untrained stack of 12 blocks (the course's reference blocks, with their default
+# initialisation): the size of the stream after each block, and the size of each block's gradients for a
+# language-model-like loss (a random readout to 100 "words" and a cross-entropy).
+
+# %%
+D, H, L, B, T, V = 64, 4, 12, 16, 32, 100
+x = torch.randn(B, T, D)  # (B, T, D)
+readout = torch.randn(D, V) / D ** 0.5  # (D, V): stands in for the model's output layer
+targets = torch.randint(V, (B, T))  # (B, T)
+
+stream, grads = {}, {}
+for name, norm_first in (("Post-LN", False), ("Pre-LN", True)):
+    torch.manual_seed(1)  # the same initial weights for both wirings
+    blocks = [ReferenceBlock(D, H, 4 * D, norm_first=norm_first) for _ in range(L)]
+    h, sizes = x, []
+    for blk in blocks:
+        h = blk(h, causal_mask(T))  # (B, T, D)
+        sizes.append(h.norm(dim=-1).mean().item())  # mean length of one token's vector
+    if norm_first:
+        h = F.layer_norm(h, (D,))  # the final LayerNorm a Pre-LN model adds after its last block
+    loss = F.cross_entropy((h @ readout).flatten(0, 1), targets.flatten())
+    loss.backward()
+    stream[name] = sizes
+    grads[name] = [torch.cat([p.grad.flatten() for p in blk.parameters()]).norm().item() for blk in blocks]
+    print(f"{name}: stream size after blocks 1, 6, 12 = {sizes[0]:.1f}, {sizes[5]:.1f}, {sizes[11]:.1f}; "
+          f"gradient norm of blocks 1, 6, 12 = {grads[name][0]:.3f}, {grads[name][5]:.3f}, {grads[name][11]:.3f}")
+
+plot_depth_profile(stream, grads, forward_label="mean norm of a token's vector",
+                   backward_label="gradient norm of the block's parameters", log=False,
+                   hline=(D ** 0.5, f"sqrt(D) = {D ** 0.5:.0f}"))
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# In Post-LN every block ends with a LayerNorm (weight 1, bias 0 at initialisation), so the stream's size
+# is pinned at $\sqrt{D} = 8$; its gradients are larger than Pre-LN's, most of all near the output. In
+# Pre-LN the stream grows block after block, and the gradients are smaller and even shrink a little
+# towards the output. This small untrained stack only hints at the effect the paper analyses; notebook 11
+# trains both wirings over a range of learning rates and shows where Post-LN breaks down.
+#
+# `nn.TransformerEncoderLayer` can do both: `norm_first=False` (its default) is Post-LN,
+# `norm_first=True` is Pre-LN. Your block takes the same flag, with the default of language models:
+# Pre-LN.
+#
+# ## 3. Exercise: `TransformerBlock`
+#
+# Write `TransformerBlock(d_model, num_heads, d_ff, norm_first=True)`:
+#
+# - `__init__`: call `super().__init__()`, store `self.norm_first = norm_first`, and create the four parts
+#   under exactly these names (the check copies weights into them by name):
+#   `self.norm1 = LayerNorm(d_model)`, `self.attn = MultiHeadSelfAttention(d_model, num_heads)`,
+#   `self.norm2 = LayerNorm(d_model)`, `self.ffn = FeedForward(d_model, d_ff)`. Two separate LayerNorms:
+#   each has its own weight and bias.
+# - `forward(x, mask=None)`: `x (B, T, D)`; `mask` is `None` or a bool mask that broadcasts to
+#   `(B, H, T, T)` (True = may attend), handed to the attention unchanged. Wire the block as Pre-LN when
+#   `self.norm_first` is True and as Post-LN otherwise (the equations of section 2), and return one tensor
+#   `(B, T, D)`. The attention returns a pair `(out, weights)`: add `out`, not the pair.
+#
+# Norm 1 belongs to the attention, norm 2 to the FFN, in both wirings. No dropout here: the check compares
+# exact values.
+#
+# **What the check tries:** it builds your block with its own sizes (`d_ff ≠ 4 D`), writes random weights
+# into it (LayerNorm weights and biases too) and the same weights into
+# `nn.TransformerEncoderLayer(d_model, num_heads, d_ff, dropout=0.0, activation="gelu", batch_first=True,
+# norm_first=...)`, and compares the outputs for inputs whose mean is far from 0, with `norm_first=True`,
+# `False` and left out, without a mask and with `causal_mask(T)`. With the causal mask it also changes the
+# tokens after a position and expects no change at or before it. Then it counts parameters and checks
+# that gradients reach every weight. If you prefer PyTorch's own parts, `nn.LayerNorm(d_model)`,
+# `nn.MultiheadAttention(d_model, num_heads, batch_first=True)` and an `nn.Sequential(nn.Linear, nn.GELU(),
+# nn.Linear)` are accepted too, under the same four names (mind `nn.MultiheadAttention`'s mask convention:
+# True = *blocked*).
+#
+# **Difficulty:** ★★☆ · **Time:** about 20 min
+#
+# <details><summary>Hint 1: the shape of forward</summary>
+#
+# `if self.norm_first:` two lines, one per sublayer, each of the form `x = x + ...`; `else:` two lines of
+# the form `x = norm(x + ...)`; then `return x`. Each line reads the `x` the line before produced.
+# </details>
+#
+# <details><summary>Hint 2: Pre-LN, the key lines</summary>
+#
+# `x = x + self.attn(self.norm1(x), mask)[0]` then `x = x + self.ffn(self.norm2(x))`. Don't overwrite `x`
+# with `self.norm1(x)` first: the residual adds the block's input, not its normalised copy.
+# </details>
+#
+# <details><summary>Hint 3: Post-LN, the key lines</summary>
+#
+# `x = self.norm1(x + self.attn(x, mask)[0])` then `x = self.norm2(x + self.ffn(x))`.
+# </details>
+
+# %% solution="transformer_block"
+class TransformerBlock(nn.Module):
+    """One Transformer block: attention and a feed-forward network, each with a residual and a LayerNorm.
+
+    Args:
+        d_model: the width D of a token vector.
+        num_heads: attention heads H (D must be divisible by H).
+        d_ff: the feed-forward hidden width (4 * D in most models).
+        norm_first: True for Pre-LN, x = x + attn(norm1(x)); False for Post-LN, x = norm1(x + attn(x)).
+
+    Attributes:
+        norm1, norm2: LayerNorm(d_model); attn: MultiHeadSelfAttention(d_model, num_heads);
+        ffn: FeedForward(d_model, d_ff).
+
+    forward(x, mask=None):
+        x: (B, T, D); mask: optional bool, broadcastable to (B, H, T, T), True = may attend.
+        Returns (B, T, D).
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, norm_first: bool = True):
+        ### BEGIN SOLUTION
+        super().__init__()
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model)
+        self.attn = MultiHeadSelfAttention(d_model, num_heads)
+        self.norm2 = LayerNorm(d_model)
+        self.ffn = FeedForward(d_model, d_ff)
+        ### END SOLUTION
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        ### BEGIN SOLUTION
+        if self.norm_first:  # Pre-LN
+            x = x + self.attn(self.norm1(x), mask)[0]  # (B, T, D)
+            x = x + self.ffn(self.norm2(x))  # (B, T, D)
+        else:  # Post-LN
+            x = self.norm1(x + self.attn(x, mask)[0])  # (B, T, D)
+            x = self.norm2(x + self.ffn(x))  # (B, T, D)
+        return x
+        ### END SOLUTION
+
+
+# %% test="transformer_block_check" points=4
+from tinylm_checks import check_transformer_block
+check_transformer_block(TransformerBlock)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_transformer_block(TransformerBlock, seed=1)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **If the check fails:** read the `tried:` line first. "no mask" failures are about the wiring; the
+# `likely mistake:` line recognises, among others, a residual that adds the normalised tensor, a missing
+# residual, one LayerNorm used twice, Pre-LN and Post-LN swapped, a mask that is not passed on, dropout,
+# and an extra LayerNorm at the end.
+#
+# ## 4. The same as PyTorch's `nn.TransformerEncoderLayer`
+#
+# PyTorch's encoder layer is this very block. Its attention stores `W_Q, W_K, W_V` stacked into one
+# `in_proj_weight (3D, D)` (and `in_proj_bias (3D,)`), with `out_proj` as `W_O`; its FFN is `linear1`,
+# `linear2`; its norms are `norm1`, `norm2`. Three arguments must be set to match the course's block:
+# `dropout=0.0` (its default is 0.1), `activation="gelu"` (its default is ReLU) and `batch_first=True`.
+#
+# **Watch the mask.** Its bool `src_mask` means True = **blocked**, the opposite of this course, so it
+# gets `~causal_mask(T)`.
+#
+# The cell below uses the reference block; put `TransformerBlock` in its place to try yours.
+
+# %%
+D, H, d_ff, B, T = 16, 4, 48, 2, 6
+x = torch.randn(B, T, D) + 1.0  # (B, T, D), mean 1
+for norm_first in (True, False):
+    ours = ReferenceBlock(D, H, d_ff, norm_first=norm_first)  # or: TransformerBlock(D, H, d_ff, norm_first)
+    with torch.no_grad():  # random LayerNorm parameters too, so that nothing matches by luck
+        for p in ours.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    torch_layer = nn.TransformerEncoderLayer(D, H, d_ff, dropout=0.0, activation="gelu", batch_first=True,
+                                             norm_first=norm_first)
+    a = ours.attn
+    with torch.no_grad():
+        torch_layer.self_attn.in_proj_weight.copy_(torch.cat([a.W_Q.weight, a.W_K.weight, a.W_V.weight]))  # (3D, D)
+        torch_layer.self_attn.in_proj_bias.copy_(torch.cat([a.W_Q.bias, a.W_K.bias, a.W_V.bias]))  # (3D,)
+        torch_layer.self_attn.out_proj.load_state_dict(a.W_O.state_dict())
+        for name in ("linear1", "linear2"):
+            getattr(torch_layer, name).load_state_dict(getattr(ours.ffn, name).state_dict())
+        for name in ("norm1", "norm2"):
+            getattr(torch_layer, name).load_state_dict(getattr(ours, name).state_dict())
+        no_mask = (ours(x) - torch_layer(x)).abs().max().item()
+        causal = (ours(x, causal_mask(T)) - torch_layer(x, src_mask=~causal_mask(T))).abs().max().item()
+    label = "Pre-LN " if norm_first else "Post-LN"
+    print(f"{label}: max abs difference {no_mask:.1e} without a mask, {causal:.1e} with a causal mask")
+print("parameters:", sum(p.numel() for p in torch_layer.parameters()), "(PyTorch) vs",
+      sum(p.numel() for p in ours.parameters()), "(ours)")
+
+# %% [markdown]
+# Differences below `1e-6` are float32 rounding: the two compute the same function.
+#
+# ## 5. Causal, when given a causal mask
+#
+# A block mixes positions only inside the attention, so with a causal mask the output at position `t`
+# depends on tokens `0 .. t` only. Change the tokens from position 4 on and see which outputs move:
+
+# %%
+D, H, T = 16, 4, 8
+blk = ReferenceBlock(D, H, 4 * D)  # or: TransformerBlock(D, H, 4 * D)
+x = torch.randn(1, T, D)  # (1, T, D)
+x_changed = x.clone()
+x_changed[:, 4:] = torch.randn(1, T - 4, D)  # new tokens at positions 4 .. 7
+with torch.no_grad():
+    for mask, label in ((causal_mask(T), "causal mask"), (None, "no mask   ")):
+        change = (blk(x_changed, mask) - blk(x, mask)).abs().amax(-1)[0]  # (T,): largest change per position
+        print(f"{label}: change of the output at positions 0 .. {T - 1}:", [f"{c:.2f}" for c in change.tolist()])
+
+# %% [markdown]
+# With the causal mask, positions 0–3 don't move at all: they can't see the future. Without a mask, every
+# position sees every token and everything changes. The block builds no mask of its own: the model does,
+# once, and hands it to every block (notebook 08).
+#
+# ## 6. Counting parameters
+#
+# Where are a block's parameters? An `nn.Linear(n_in, n_out)` holds `n_in × n_out` weights and `n_out`
+# biases; a LayerNorm over `D` features holds a weight and a bias of `D` each.
+#
+# | part | holds | parameters | at `d_ff = 4 D` |
+# |---|---|---|---|
+# | `attn` | `W_Q, W_K, W_V, W_O`, each `nn.Linear(D, D)` | $4(D^2 + D)$ | $4D^2 + 4D$ |
+# | `ffn` | `linear1 = nn.Linear(D, d_ff)`, `linear2 = nn.Linear(d_ff, D)` | $2 D\, d_\text{ff} + d_\text{ff} + D$ | $8D^2 + 5D$ |
+# | norms | `norm1`, `norm2`, weight and bias each | $2 \times 2D = 4D$ | $4D$ |
+# | **block** | | | $12D^2 + 13D$ |
+#
+# The formulas hold for *this* block. A program that reports parameter counts (or a memory estimate)
+# should count what a module actually holds: a model may have another `d_ff`, extra parameters, a
+# shared tensor, or frozen parts. `p.numel()` is the number of elements of a tensor `p`, and
+# `module.parameters()` yields every parameter tensor of a module and its submodules, each tensor once
+# even when two submodules share it.
+#
+# ### Exercise: `block_parameter_counts(block)`
+#
+# Return a dict of plain ints, counted from the block's parameters (not from the formulas):
+#
+# - `"attn"`: the parameters of `block.attn`; `"ffn"`: those of `block.ffn`;
+# - `"norms"`: those of `block.norm1` and `block.norm2` together;
+# - `"total"`: every parameter of the whole block.
+#
+# Every parameter counts, trainable or frozen (`requires_grad=False`), and a tensor counts once even if two
+# submodules share it. `"total"` is *not* simply the sum of the three parts: a block may hold parameters
+# outside them.
+#
+# **What the check tries:** reference blocks of two widths with `d_ff ≠ 4 D` (so the formulas for
+# `d_ff = 4 D` won't pass), a block with one extra parameter `block.scale (D,)`, a block whose attention is
+# frozen, and a block whose `norm2` *is* `norm1` (one LayerNorm shared by both sublayers: its tensors count
+# once).
+#
+# **Difficulty:** ★☆☆ · **Time:** about 10 min
+#
+# <details><summary>Hint 1: one helper does most of it</summary>
+#
+# Write `count = lambda m: sum(p.numel() for p in m.parameters())` and apply it to the parts and to the
+# block. No `if p.requires_grad` filter.
+# </details>
+#
+# <details><summary>Hint 2: the two norms, each tensor once</summary>
+#
+# `count(nn.ModuleList([block.norm1, block.norm2]))`: an `nn.ModuleList` yields a shared LayerNorm's tensors
+# once, where `count(block.norm1) + count(block.norm2)` would count them twice.
+# </details>
+
+# %% solution="block_parameter_counts"
+def block_parameter_counts(block: nn.Module) -> dict[str, int]:
+    """Count a block's parameters by part, from the module itself.
+
+    Args:
+        block: a module with submodules attn, ffn, norm1, norm2 (such as a TransformerBlock).
+
+    Returns:
+        {"attn": ..., "ffn": ..., "norms": ..., "total": ...}: the number of parameter elements in block.attn,
+        in block.ffn, in block.norm1 and block.norm2 together, and in the whole block. Every parameter
+        counts (trainable or not), each tensor once.
+    """
+    ### BEGIN SOLUTION
+    def count(module: nn.Module) -> int:
+        return sum(p.numel() for p in module.parameters())  # parameters() yields each tensor once
+
+    return {"attn": count(block.attn), "ffn": count(block.ffn),
+            "norms": count(nn.ModuleList([block.norm1, block.norm2])), "total": count(block)}
+    ### END SOLUTION
+
+
+# %% test="block_parameter_counts_check" points=2
+from tinylm_checks import check_block_parameter_counts
+check_block_parameter_counts(block_parameter_counts)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_block_parameter_counts(block_parameter_counts, seed=1)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **If the check fails:** the `tried:` line says which block it counted, and `expected:` / `got:` show all
+# four counts side by side, so you can see which part is off and by how much.
+#
+# ## 7. About 12 D² per layer
+#
+# Now the table for widths from 32 to 512, with `d_ff = 4 D`, next to the formula $12D^2 + 13D$ and the
+# ratio to $12D^2$ (the reference counter is used, so this runs before your exercise passes; put
+# `block_parameter_counts` in its place to see your own numbers).
+
+# %%
+widths = (32, 64, 128, 256, 512)
+totals = []
+print(f"{'D':>5} {'attn':>10} {'ffn':>10} {'norms':>7} {'total':>10} {'12D²+13D':>10} {'total/12D²':>11}")
+for D in widths:
+    counts = reference_counts(ReferenceBlock(D, 4, 4 * D))  # or: block_parameter_counts(...)
+    totals.append(counts["total"])
+    print(f"{D:>5} {counts['attn']:>10,} {counts['ffn']:>10,} {counts['norms']:>7,} {counts['total']:>10,} "
+          f"{12 * D * D + 13 * D:>10,} {counts['total'] / (12 * D * D):>11.4f}")
+
+plot_parameter_ratio(widths, totals)
+plt.show()
+
+# %% [markdown]
+# At `D = 128`: attention 66,048, FFN 131,712, norms 512, in all 198,272 parameters. The ratio to $12D^2$
+# is $1 + 13/(12D)$: 1.034 at `D = 32`, 1.002 at `D = 512`. The `13D` (biases and norms) fades as `D`
+# grows, which is why people say a block has **about 12 D² parameters**: a third in the attention
+# ($4D^2$), two thirds in the FFN ($8D^2$). Kaplan et al. (2020, §2.1) count a model's non-embedding
+# parameters as $N \approx 12\, n_\text{layer} D^2$. GPT-2 small, for instance, has `D = 768` and 12
+# blocks: $12 \times 12 \times 768^2 \approx 85$ million parameters in its blocks (the rest of its 124
+# million are the embeddings).
+#
+# Note that the count does not depend on `num_heads` (heads split the projections, they don't add to
+# them) nor on the sequence length `T`.
+#
+# ## Summary
+#
+# - A block is attention (positions exchange information) then a position-wise FFN, each wrapped in a
+#   residual connection and a LayerNorm; `(B, T, D)` in, `(B, T, D)` out, so blocks stack.
+# - Post-LN: `x = norm1(x + attn(x))`, `x = norm2(x + ffn(x))`. Pre-LN: `x = x + attn(norm1(x))`,
+#   `x = x + ffn(norm2(x))`: the stream is never normalised, gradients behave at initialisation and no
+#   warm-up is needed (Xiong et al., 2020), and the model adds a final LayerNorm.
+# - It is `nn.TransformerEncoderLayer(..., dropout=0.0, activation="gelu", batch_first=True,
+#   norm_first=...)`, whose bool `src_mask` means True = blocked.
+# - The mask comes from outside and is passed on unchanged; with a causal mask, later tokens change
+#   nothing earlier.
+# - Parameters: attention $4(D^2 + D)$, FFN $2 D d_\text{ff} + d_\text{ff} + D$, norms $4D$; at
+#   `d_ff = 4 D`, $12D^2 + 13D$, **about 12 D² per layer**.
+#
+# **Next:** notebook 08 stacks `num_layers` blocks between token and position embeddings and an output
+# layer, and makes a language model, TinyLM.
