@@ -16,7 +16,8 @@ import matplotlib.pyplot as plt
 import torch
 from torch import nn
 
-from tinylm_checks import check_merge_heads, check_multi_head_attention, check_split_heads, plot_attention
+from tinylm_checks import (check_merge_heads, check_multi_head_attention, check_split_heads, plot_attention,
+                           plot_heads_split)
 from tinylm_solutions.attention import scaled_dot_product_attention  # the course's version (see below)
 from tinylm_solutions.masks import causal_mask  # the course's version (see below)
 
@@ -43,6 +44,14 @@ _ = torch.manual_seed(0)
 # the heads' outputs are glued back into a vector of width `D`, and one more linear layer, `W_O`, mixes
 # them.
 #
+# Here is one token of width `D = 12` cut into `H = 3` heads of `d_k = 4` features, and glued back.
+# Feature `f` keeps its place; each head sees only its own slice:
+
+# %%
+plot_heads_split(d_model=12, num_heads=3)
+plt.show()
+
+# %% [markdown]
 # ## 2. The shape flow
 #
 # ```

@@ -67,6 +67,8 @@ def known_mistake(name: str, sentence: str, hint: str) -> str:
     """Register a mistake a check can name, with the sentence and the hint a learner reads."""
     if not sentence or not hint:
         raise ValueError(f"mistake {name!r} needs a sentence and a hint")
+    if MISTAKES.get(name, sentence) != sentence or MISTAKE_HINTS.get(name, hint) != hint:
+        raise ValueError(f"mistake {name!r} is registered twice with different words: give one of them another id")
     MISTAKES[name] = sentence
     MISTAKE_HINTS[name] = hint
     return name

@@ -1,12 +1,19 @@
-"""Plotting helpers the notebooks use (seaborn heatmaps of attention weights)."""
+"""Plotting helpers the notebooks use: seaborn heatmaps (attention weights, the positional table), the
+picture of a token cut into heads, the ipywidgets explorer of the positional table, and the figures of
+stages 05 and 06."""
 from __future__ import annotations
+
+import math
+from collections.abc import Sequence
 
 import matplotlib.pyplot as plt
 import seaborn as sns
 import torch
+import torch.nn.functional as F
 
 
-__all__ = ["plot_attention"]
+__all__ = ["plot_attention", "plot_heads_split", "plot_position_encoding", "position_explorer", "plot_activations",
+           "plot_token_vectors", "plot_changes", "plot_depth_profile", "plot_parameter_ratio"]
 
 def plot_attention(weights: torch.Tensor, tokens: list[str] | None = None, title: str = "attention weights",
                    ax=None):
@@ -40,4 +47,299 @@ def plot_attention(weights: torch.Tensor, tokens: list[str] | None = None, title
     ax.set_xlabel("key position (attended to)")
     ax.set_ylabel("query position (attending)")
     ax.set_title(title)
+    return ax
+
+
+def plot_heads_split(d_model: int = 12, num_heads: int = 3):
+    """Draw one token vector cut into heads and glued back (``split_heads`` then ``merge_heads``).
+
+    Top: the token's ``d_model`` features, numbered and coloured by the head they go to. Middle: the
+    ``(num_heads, d_k)`` slices, one row per head, each attended on its own. Bottom: the merged vector,
+    the same features in the same places.
+
+    Returns:
+        The matplotlib Figure.
+
+    Raises:
+        ValueError: if ``d_model`` is not divisible by ``num_heads``.
+    """
+    if d_model % num_heads:
+        raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+    d_k = d_model // num_heads
+    features = torch.arange(d_model)
+    head_of = (features // d_k).float()
+    fig, axes = plt.subplots(3, 1, figsize=(0.55 * d_model + 1.5, 1.2 + 0.45 * (num_heads + 2)),
+                             gridspec_kw={"height_ratios": [1, num_heads, 1]})
+    panels = [(head_of[None], features[None], "one token: (D,) features"),
+              (head_of.view(num_heads, d_k), features.view(num_heads, d_k),
+               f"split_heads: {num_heads} heads x d_k = {d_k} features each"),
+              (head_of[None], features[None], "merge_heads: glued back, (D,)")]
+    for ax, (colour, label, title) in zip(axes, panels):
+        ax.imshow(colour.numpy(), cmap="tab10", vmin=0, vmax=9, aspect="auto")
+        for (r, c), f in zip(torch.cartesian_prod(torch.arange(label.shape[0]), torch.arange(label.shape[1])).tolist(),
+                             label.flatten().tolist()):
+            ax.text(c, r, f"f{f}", ha="center", va="center", color="white", fontsize=9)
+        ax.set_xticks([])
+        ax.set_yticks(range(label.shape[0]) if label.shape[0] > 1 else [])
+        ax.set_yticklabels([f"head {h}" for h in range(label.shape[0])] if label.shape[0] > 1 else [])
+        ax.set_title(title, fontsize=10)
+    fig.tight_layout()
+    return fig
+
+
+def _table(pe) -> torch.Tensor:
+    """A positional table as a 2-D float tensor (max_len, D), from (max_len, D) or (1, max_len, D)."""
+    t = torch.as_tensor(pe).detach().float().cpu()
+    if t.dim() == 3 and t.shape[0] == 1:
+        t = t[0]
+    if t.dim() != 2 or t.shape[1] % 2:
+        raise ValueError(f"expected a table (max_len, d_model) with d_model even, or (1, max_len, d_model); got shape "
+                         f"{tuple(torch.as_tensor(pe).shape)}")
+    return t
+
+
+def plot_position_encoding(pe, title: str = "sinusoidal position encoding", ax=None):
+    """Heatmap of a positional table: one row per position, one column per feature.
+
+    Args:
+        pe: ``(max_len, d_model)`` table, or a ``(1, max_len, d_model)`` buffer.
+        title: the plot's title.
+        ax: a matplotlib Axes to draw on; a new figure when None.
+
+    Returns:
+        The matplotlib Axes.
+
+    Raises:
+        ValueError: if ``pe`` is not such a table.
+    """
+    t = _table(pe)
+    L, D = t.shape
+    if ax is None:
+        _, ax = plt.subplots(figsize=(min(12, 2 + 0.18 * D), min(8, 1.5 + 0.1 * L)))
+    sns.heatmap(t.numpy(), ax=ax, cmap="RdBu_r", vmin=-1.0, vmax=1.0, center=0.0, cbar=True,
+                xticklabels=max(1, D // 16), yticklabels=max(1, L // 16))
+    ax.set_xlabel("feature (even: sin, odd: cos; frequency falls to the right)")
+    ax.set_ylabel("position")
+    ax.set_title(title)
+    return ax
+
+
+def position_explorer(pe):
+    """An interactive view of a positional table, with two sliders, ``position`` and ``dimension``.
+
+    Left: feature ``dimension`` across all positions (a sine or cosine wave), with the chosen position
+    marked; the title gives the pair's frequency, read from the table (the angle of its pair at
+    position 1), and its wavelength. Right: the dot product ``PE[position] . PE[p]`` of the chosen
+    position with every position ``p``, against their distance ``p - position``: with a sinusoidal table
+    its shape depends only on the distance. Both plots are drawn again whenever a slider moves.
+
+    Args:
+        pe: ``(max_len, d_model)`` table, or a ``(1, max_len, d_model)`` buffer.
+
+    Returns:
+        The ``ipywidgets.interactive`` widget (display it, or leave it as the cell's last expression).
+
+    Raises:
+        ValueError: if ``pe`` is not such a table.
+    """
+    import ipywidgets as widgets
+
+    t = _table(pe)
+    L, D = t.shape
+    dots = t @ t.T  # (L, L): PE[m] . PE[n]
+    freq = torch.atan2(t[1, 0::2], t[1, 1::2]) if L > 1 else torch.zeros(D // 2)  # (D/2,): angle of pair i at pos 1
+    limit = float(dots.abs().max()) * 1.05 or 1.0
+
+    def draw(position: int, dimension: int):
+        fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.4))
+        pair = dimension // 2
+        w = float(freq[pair])
+        wave = "sin" if dimension % 2 == 0 else "cos"
+        left.plot(range(L), t[:, dimension].numpy(), color="tab:blue")
+        left.plot([position], [float(t[position, dimension])], "o", color="tab:red")
+        left.axvline(position, color="tab:red", lw=0.8, ls=":")
+        length = f"{2 * torch.pi / abs(w):.4g} positions" if abs(w) > 1e-12 else "infinite"
+        left.set_title(f"feature {dimension} = {wave}(pos x {w:.4g}): wavelength {length}", fontsize=10)
+        left.set_xlabel("position")
+        left.set_ylim(-1.1, 1.1)
+        distance = torch.arange(L) - position
+        right.plot(distance.numpy(), dots[position].numpy(), color="tab:green")
+        right.axvline(0, color="tab:red", lw=0.8, ls=":")
+        right.set_xlim(-(L - 1), L - 1)
+        right.set_ylim(-limit, limit)
+        right.set_title(f"PE[{position}] . PE[p]  against the distance p - {position}", fontsize=10)
+        right.set_xlabel("distance p - position")
+        fig.tight_layout()
+        plt.show()
+
+    position = widgets.IntSlider(value=min(L - 1, L // 2), min=0, max=L - 1, description="position",
+                                 continuous_update=False)
+    dimension = widgets.IntSlider(value=0, min=0, max=D - 1, description="dimension", continuous_update=False)
+    return widgets.interactive(draw, position=position, dimension=dimension)
+
+
+# ---- stages 05 (feed-forward) and 06 (normalisation and residuals): each helper only draws what the
+# notebook computed, so the computation stays in the notebook where the learner reads it.
+
+def plot_activations(lo: float = -4.0, hi: float = 3.0, axes=None):
+    """Left: ReLU, GELU (exact) and SiLU on ``[lo, hi]``. Right: GELU's tanh approximation minus the exact
+    GELU, on the same range.
+
+    GELU(x) = x * Phi(x) with Phi the standard normal CDF (Hendrycks & Gimpel 2016); its tanh form is
+    ``0.5 x (1 + tanh(sqrt(2/pi) (x + 0.044715 x^3)))``; SiLU(x) = x * sigmoid(x).
+
+    Args:
+        lo, hi: the input range.
+        axes: two matplotlib Axes; a new 1 x 2 figure when None.
+
+    Returns:
+        The two Axes.
+
+    Raises:
+        ValueError: if ``lo >= hi``.
+    """
+    if not lo < hi:
+        raise ValueError(f"need lo < hi, got {lo}, {hi}")
+    x = torch.linspace(lo, hi, 401, dtype=torch.float64)
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [3, 2]})
+    ax, err = axes
+    ax.plot(x.numpy(), F.relu(x).numpy(), color="0.55", ls="--", label="ReLU")
+    ax.plot(x.numpy(), F.gelu(x).numpy(), color="C0", lw=2.5, label="GELU (exact, erf)")
+    ax.plot(x.numpy(), F.silu(x).numpy(), color="C2", ls=":", label="SiLU")
+    for a in (ax, err):
+        a.axhline(0, color="0.85", lw=0.8, zorder=0)
+        a.axvline(0, color="0.85", lw=0.8, zorder=0)
+        a.set_xlabel("input h")
+    ax.set_ylabel("activation(h)")
+    ax.set_title("activations")
+    ax.legend(loc="upper left")
+    err.plot(x.numpy(), (F.gelu(x, approximate="tanh") - F.gelu(x)).numpy(), color="C1")
+    err.set_ylabel("difference")
+    err.set_title("GELU: tanh approximation - exact")
+    return axes
+
+
+def plot_token_vectors(vectors: dict[str, torch.Tensor], title: str, ax=None):
+    """One line per labelled ``(D,)`` vector, against the feature index: e.g. one token's normalised
+    vector computed alone and inside a padded batch. Identical vectors draw on top of each other, so
+    later lines are dashed.
+
+    Raises:
+        ValueError: if a vector is not 1-D or the vectors differ in length.
+    """
+    vs = {k: torch.as_tensor(v).detach().double().cpu() for k, v in vectors.items()}
+    if any(v.dim() != 1 for v in vs.values()) or len({v.numel() for v in vs.values()}) > 1:
+        raise ValueError("plot_token_vectors expects (D,) vectors of one length: index the batch and position first, "
+                         "e.g. out[0, 1]")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(5, 3.5))
+    for i, (label, v) in enumerate(vs.items()):
+        ax.plot(range(v.numel()), v.numpy(), marker="o", ms=4, lw=1.5 + 1.5 * (i == 0),
+                ls="-" if i == 0 else "--", label=label)
+    ax.set_xlabel("feature")
+    ax.set_ylabel("normalised value")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_changes(changes: dict[str, float], title: str = "largest change at the real tokens", ax=None):
+    """Horizontal bars, one per labelled number (e.g. the largest change in a token's output between two
+    settings); every bar is labelled with its value, so a bar of exactly 0 is visible as "0".
+
+    Raises:
+        ValueError: if a value is negative or not finite.
+    """
+    vals = {k: float(v) for k, v in changes.items()}
+    if any(not math.isfinite(v) or v < 0 for v in vals.values()):
+        raise ValueError(f"expected finite non-negative numbers, got {vals}")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 0.5 + 0.45 * len(vals)))
+    labels = list(vals)[::-1]
+    ax.barh(labels, [vals[k] for k in labels], color=["C3" if vals[k] > 0 else "C2" for k in labels])
+    top = max(vals.values(), default=1.0) or 1.0
+    for i, k in enumerate(labels):
+        ax.text(vals[k] + 0.01 * top, i, f"{vals[k]:.3g}", va="center")
+    ax.set_xlim(0, 1.2 * top)
+    ax.set_xlabel("max |difference|")
+    ax.set_title(title)
+    return ax
+
+
+def plot_depth_profile(forward: dict[str, list[float]], backward: dict[str, list[float]], *,
+                       forward_label: str = "std of the activations", backward_label: str = "gradient norm",
+                       log: bool = True, hline: tuple[float, str] | None = None, axes=None):
+    """Two panels against the layer index, one line per wiring (same label in both): what the forward pass
+    carries after each layer, and the gradient that reaches each layer.
+
+    Args:
+        forward: wiring -> one float per layer (e.g. the std of layer l's output, or a token's mean norm).
+        backward: wiring -> one float per layer (e.g. ||d loss / d W|| of layer l).
+        forward_label, backward_label: the panels' y labels.
+        log: log-scale y axes (every value must then be > 0).
+        hline: optional ``(value, label)`` drawn as a dotted line on the forward panel.
+        axes: two matplotlib Axes; a new 1 x 2 figure when None.
+
+    Returns:
+        The two Axes.
+
+    Raises:
+        ValueError: if the two dicts name different wirings, a wiring's lists differ in length, or a value
+            is not > 0 on a log scale.
+    """
+    if set(forward) != set(backward):
+        raise ValueError(f"forward names {sorted(forward)}, backward names {sorted(backward)}: they must match")
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    for label in forward:
+        if len(forward[label]) != len(backward[label]):
+            raise ValueError(f"{label}: {len(forward[label])} forward values but {len(backward[label])} backward ones")
+    for ax, data, ylabel, title in ((axes[0], forward, forward_label, "forward"),
+                                    (axes[1], backward, backward_label, "backward")):
+        for label, values in data.items():
+            if log and any(not v > 0 for v in values):
+                raise ValueError(f"{label}: every value must be > 0 for a log scale (run in float64 so tiny "
+                                 "numbers do not underflow to 0)")
+            ax.plot(range(len(values)), values, marker=".", label=label)
+        if log:
+            ax.set_yscale("log")
+        ax.set_xlabel("layer l (0 = closest to the input)")
+        ax.set_ylabel(ylabel)
+        ax.set_title(title)
+        ax.grid(True, which="major", alpha=0.3)
+    if hline is not None:
+        axes[0].axhline(hline[0], color="grey", linestyle=":", label=hline[1])
+    for ax in axes:
+        ax.legend(fontsize=8)
+    return axes
+
+
+def plot_parameter_ratio(d_models: Sequence[int], totals: Sequence[int], ax=None):
+    """Parameters per block divided by 12 D^2, against D (log scale): the ratio tends to 1.
+
+    Args:
+        d_models: the widths D.
+        totals: the parameter count of one block at each width (with d_ff = 4 D).
+        ax: a matplotlib Axes to draw on; a new figure when None.
+
+    Returns:
+        The matplotlib Axes.
+
+    Raises:
+        ValueError: if the two sequences differ in length.
+    """
+    if len(d_models) != len(totals):
+        raise ValueError(f"{len(d_models)} widths but {len(totals)} totals")
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6, 3.5))
+    ratios = [n / (12 * d * d) for d, n in zip(d_models, totals)]
+    ax.plot(d_models, ratios, marker="o", label="parameters / 12 D^2")
+    ax.plot(d_models, [1 + 13 / (12 * d) for d in d_models], linestyle="--", label="1 + 13 / (12 D)")
+    ax.axhline(1.0, color="grey", linestyle=":")
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(list(d_models), [str(d) for d in d_models])
+    ax.set(xlabel="d_model D", ylabel="ratio", title="one block's parameters / 12 D^2")
+    ax.legend()
+    ax.grid(alpha=0.3)
     return ax
