@@ -1,6 +1,9 @@
-"""A learner's view in a real JupyterLab: open the released (solutions stripped) notebook of stage 01 in
-headless Chromium, run all cells, and read what the first check cell shows: the check's message, not a
-traceback through the checker's internals.
+"""A learner's view in a real JupyterLab, in headless Chromium:
+
+- open the released (solutions stripped) notebook of stage 01, run all cells, and read what the first
+  check cell shows: the check's message, not a traceback through the checker's internals;
+- open stage 04, run it, move the "position" slider of the positional-table explorer, and see the plot
+  drawn again (ipywidgets render and talk to the kernel).
 
 Needs Debian's Chromium (/usr/bin/chromium). Without it the test is skipped, unless
 TINYLM_REQUIRE_BROWSER=1 (set by .ci/run), where a missing browser is a failure.
@@ -39,14 +42,15 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """JupyterLab serving the release of stage 01, as `make lab` does."""
+    """JupyterLab serving the releases of stages 01 and 04, as `make lab` does."""
     course = tmp_path_factory.mktemp("course")
     shutil.copy(ROOT / "nbgrader_config.py", course)
-    shutil.copytree(ROOT / "notebooks" / "01_attention", course / "notebooks" / "01_attention")
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
            "JUPYTER_CONFIG_DIR": str(course / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(course / ".runtime")}
-    subprocess.run([str(BIN / "nbgrader"), "generate_assignment", "01_attention", "--log-level=WARN"],
-                   cwd=course, env=env, check=True, capture_output=True)
+    for stage in ("01_attention", "04_positions"):
+        shutil.copytree(ROOT / "notebooks" / stage, course / "notebooks" / stage)
+        subprocess.run([str(BIN / "nbgrader"), "generate_assignment", stage, "--log-level=WARN"],
+                       cwd=course, env=env, check=True, capture_output=True)
     port = free_port()
     server = subprocess.Popen(
         [str(BIN / "jupyter"), "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1", "--allow-root",
@@ -70,37 +74,92 @@ def lab(tmp_path_factory):
     server.wait(timeout=20)
 
 
-def test_a_failing_check_shows_its_message_not_a_traceback(lab):
+@pytest.fixture(scope="module")
+def browser():
     from playwright.sync_api import sync_playwright
 
     with sync_playwright() as p:
-        browser = p.chromium.launch(
+        chromium = p.chromium.launch(
             executable_path=CHROMIUM, headless=True,
             args=["--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
                   "--disable-background-networking", "--disable-component-update", "--disable-sync"])
-        page = browser.new_page()
-        page.goto(f"{lab}/lab/tree/01_attention/01_attention.ipynb?token={TOKEN}")
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
-        # The kernel must be up before "Run All Cells" (on a busy CI machine it takes a while to start).
-        page.wait_for_function("window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel"
-                               "?.status === 'idle'", timeout=180_000, polling=500)
-        page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")  # the Run menu's command
-        error = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
-                             has_text="CheckFailure").first
-        try:
-            error.wait_for(state="attached", timeout=180_000)  # generous: CI runs other tests beside this one
-        except Exception:
-            shot = Path(os.environ.get("TMPDIR", "/tmp")) / "tinylm-browser-failure.png"
-            page.screenshot(path=str(shot), full_page=True)
-            status = page.evaluate("window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status")
-            raise AssertionError(f"no CheckFailure output appeared (kernel status {status!r}; screenshot {shot})")
-        error.scroll_into_view_if_needed()
-        text = error.text_content()
-        if os.environ.get("TINYLM_SCREENSHOT"):  # a path: look at what the learner sees
-            page.screenshot(path=os.environ["TINYLM_SCREENSHOT"])
-        browser.close()
+        yield chromium
+        chromium.close()
+
+
+def open_notebook(browser, lab: str, path: str):
+    """A page with the notebook open and its kernel idle."""
+    page = browser.new_page()
+    page.goto(f"{lab}/lab/tree/{path}?token={TOKEN}")
+    page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
+    # The kernel must be up before "Run All Cells" (on a busy CI machine it takes a while to start).
+    page.wait_for_function("window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel"
+                           "?.status === 'idle'", timeout=180_000, polling=500)
+    return page
+
+
+def screenshot_on_failure(page, name: str) -> Path:
+    shot = Path(os.environ.get("TMPDIR", "/tmp")) / f"tinylm-browser-{name}.png"
+    page.screenshot(path=str(shot), full_page=True)
+    return shot
+
+
+def test_a_failing_check_shows_its_message_not_a_traceback(lab, browser):
+    page = open_notebook(browser, lab, "01_attention/01_attention.ipynb")
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")  # the Run menu's command
+    error = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
+                         has_text="CheckFailure").first
+    try:
+        error.wait_for(state="attached", timeout=180_000)  # generous: CI runs other tests beside this one
+    except Exception:
+        shot = screenshot_on_failure(page, "check-message")
+        status = page.evaluate("window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status")
+        raise AssertionError(f"no CheckFailure output appeared (kernel status {status!r}; screenshot {shot})")
+    error.scroll_into_view_if_needed()
+    text = error.text_content()
+    if os.environ.get("TINYLM_SCREENSHOT"):  # a path: look at what the learner sees
+        page.screenshot(path=os.environ["TINYLM_SCREENSHOT"])
+    page.close()
     assert "check_attention_scores failed: your code raised NotImplementedError" in text
     assert "likely mistake: the exercise is not done yet" in text
     assert "hint:" in text
     assert "Traceback" not in text and "_core.py" not in text and 'File "' not in text
     assert len(text.splitlines()) <= 8
+
+
+def test_the_position_explorer_redraws_when_a_slider_moves(lab, browser):
+    """Stage 04's explorer uses the course's table, so it works in the release while the exercises are
+    stubs. Run every cell in order, then move the slider with the keyboard, as a learner can, and wait
+    for a new picture."""
+    page = open_notebook(browser, lab, "04_positions/04_positions.ipynb")
+    # One cell at a time, as Shift+Enter does: "Run All" would stop at the first failing check cell.
+    page.evaluate("""async () => {
+        const nb = window.jupyterapp.shell.currentWidget.content;
+        for (let i = 0; i < nb.widgets.length; i++) {
+            nb.activeCellIndex = i;
+            await window.jupyterapp.commands.execute('notebook:run-cell');
+        }
+    }""")
+    slider = page.locator(".widget-slider", has=page.locator(".widget-label", has_text="position")).first
+    try:
+        slider.wait_for(state="visible", timeout=180_000)
+    except Exception:
+        raise AssertionError(f"the explorer's position slider did not appear (screenshot "
+                             f"{screenshot_on_failure(page, 'explorer')})")
+    slider.scroll_into_view_if_needed()
+    explorer = page.locator(".widget-interact", has=slider).first
+    picture = explorer.locator(".jp-OutputArea-output img").first
+    picture.wait_for(state="visible", timeout=120_000)
+    before = picture.get_attribute("src")
+    readout = slider.locator(".widget-readout").text_content()
+    handle = slider.locator(".noUi-handle").first
+    handle.focus()
+    for _ in range(3):
+        handle.press("ArrowRight")
+    page.wait_for_function(
+        "([el, old]) => { const img = el.querySelector('.jp-OutputArea-output img'); "
+        "return img && img.getAttribute('src') !== old; }",
+        arg=[explorer.element_handle(), before], timeout=120_000, polling=500)
+    after = slider.locator(".widget-readout").text_content()
+    page.close()
+    assert int(after) == int(readout) + 3, (readout, after)

@@ -35,6 +35,49 @@ WRONG = {
                  "def key_padding_mask(lengths, T, padding_side='right'):\n"
                  "    real = torch.arange(T)[None, :] <= lengths[:, None]  # one too many\n"
                  "    return real[:, None, None, :]\n"),
+    "04_positions": ("sinusoidal_position_encoding", "import torch\n"
+                     "def sinusoidal_position_encoding(max_len, d_model):\n"
+                     "    pos = torch.arange(max_len)[:, None]\n"
+                     "    angles = pos / 10000 ** (torch.arange(0, d_model, 2) / d_model)\n"
+                     "    pe = torch.zeros(max_len, d_model)\n"
+                     "    pe[:, 0::2] = torch.cos(angles)  # sin and cos swapped\n"
+                     "    pe[:, 1::2] = torch.sin(angles)\n"
+                     "    return pe\n"),
+    "05_ffn": ("feed_forward", "class FeedForward(nn.Module):\n"
+               "    def __init__(self, d_model, d_ff):\n"
+               "        super().__init__()\n"
+               "        self.linear1 = nn.Linear(d_model, d_ff)\n"
+               "        self.linear2 = nn.Linear(d_ff, d_model)\n\n"
+               "    def forward(self, x):\n"
+               "        return self.linear2(torch.relu(self.linear1(x)))  # ReLU, not GELU\n"),
+    "06_norm": ("layer_norm", "class LayerNorm(nn.Module):\n"
+                "    def __init__(self, d_model, eps=1e-5):\n"
+                "        super().__init__()\n"
+                "        self.eps = eps\n"
+                "        self.weight = nn.Parameter(torch.ones(d_model))\n"
+                "        self.bias = nn.Parameter(torch.zeros(d_model))\n\n"
+                "    def forward(self, x):\n"
+                "        mean = x.mean(dim=-1, keepdim=True)\n"
+                "        var = x.var(dim=-1, keepdim=True)  # unbiased: divides by D - 1\n"
+                "        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias\n"),
+    "07_block": ("transformer_block", "class TransformerBlock(nn.Module):\n"
+                 "    def __init__(self, d_model, num_heads, d_ff, norm_first=True):\n"
+                 "        super().__init__()\n"
+                 "        self.norm_first = norm_first\n"
+                 "        self.norm1 = LayerNorm(d_model)\n"
+                 "        self.attn = MultiHeadSelfAttention(d_model, num_heads)\n"
+                 "        self.norm2 = LayerNorm(d_model)\n"
+                 "        self.ffn = FeedForward(d_model, d_ff)\n\n"
+                 "    def forward(self, x, mask=None):\n"
+                 "        if self.norm_first:\n"
+                 "            x = self.norm1(x)  # the residual now adds the normalised tensor\n"
+                 "            x = x + self.attn(x, mask)[0]\n"
+                 "            x = self.norm2(x)\n"
+                 "            x = x + self.ffn(x)\n"
+                 "        else:\n"
+                 "            x = self.norm1(x + self.attn(x, mask)[0])\n"
+                 "            x = self.norm2(x + self.ffn(x))\n"
+                 "        return x\n"),
 }
 
 
@@ -69,6 +112,21 @@ CHEATS = {
         "fake = types.ModuleType('tinylm_checks')\n"
         "fake.check_split_heads = lambda *a, **k: None\n"
         "sys.modules['tinylm_checks'] = fake  # replacing the module\n",
+    },
+    "04_positions": {
+        "sinusoidal_position_encoding": patching("position", "check_sinusoidal_position_encoding",
+                                                 WRONG["04_positions"][1]),
+    },
+    "05_ffn": {"feed_forward": rebinding("check_feed_forward", WRONG["05_ffn"][1])},
+    "06_norm": {"layer_norm": patching("norm", "check_layer_norm", WRONG["06_norm"][1])
+                + "import torch\ntorch.allclose = lambda *a, **k: True  # patching a comparison\n"},
+    "07_block": {
+        "transformer_block": rebinding("check_transformer_block", WRONG["07_block"][1]),
+        "block_parameter_counts": patching("block", "check_block_parameter_counts",
+                                           "def block_parameter_counts(block):\n"
+                                           "    D = block.norm1.weight.numel()  # formulas, not counts\n"
+                                           "    return {'attn': 4 * (D * D + D), 'ffn': 8 * D * D + 5 * D, "
+                                           "'norms': 4 * D, 'total': 12 * D * D + 13 * D}\n"),
     },
     "03_masks": {
         "key_padding_mask": rebinding("check_key_padding_mask", WRONG["03_masks"][1]),
