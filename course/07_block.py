@@ -117,8 +117,8 @@ for name, norm_first in (("Post-LN", False), ("Pre-LN", True)):
     loss.backward()
     stream[name] = sizes
     grads[name] = [torch.cat([p.grad.flatten() for p in blk.parameters()]).norm().item() for blk in blocks]
-    print(f"{name}: stream size after blocks 1, 6, 12 = {sizes[0]:.1f}, {sizes[5]:.1f}, {sizes[11]:.1f}; "
-          f"gradient norm of blocks 1, 6, 12 = {grads[name][0]:.3f}, {grads[name][5]:.3f}, {grads[name][11]:.3f}")
+    print(f"{name}: stream size after blocks 0, 5, 11 = {sizes[0]:.1f}, {sizes[5]:.1f}, {sizes[11]:.1f}; "
+          f"gradient norm of blocks 0, 5, 11 = {grads[name][0]:.3f}, {grads[name][5]:.3f}, {grads[name][11]:.3f}")
 
 plot_depth_profile(stream, grads, forward_label="mean norm of a token's vector",
                    backward_label="gradient norm of the block's parameters", log=False,
@@ -130,7 +130,8 @@ plt.show()
 # In Post-LN every block ends with a LayerNorm (weight 1, bias 0 at initialisation), so the stream's size
 # is pinned at $\sqrt{D} = 8$; its gradients are larger than Pre-LN's, most of all near the output. In
 # Pre-LN the stream grows block after block, and the gradients are smaller and even shrink a little
-# towards the output. This small untrained stack only hints at the effect the paper analyses; notebook 11
+# towards the output. The differences are modest (about 20 %; mind the y axes, which do not start at 0):
+# this small untrained stack only hints at the effect the paper analyses; notebook 11
 # trains both wirings over a range of learning rates and shows where Post-LN breaks down.
 #
 # `nn.TransformerEncoderLayer` can do both: `norm_first=False` (its default) is Post-LN,
@@ -328,7 +329,8 @@ with torch.no_grad():
 # - `"total"`: every parameter of the whole block.
 #
 # Every parameter counts, trainable or frozen (`requires_grad=False`), and a tensor counts once even if two
-# submodules share it. `"total"` is *not* simply the sum of the three parts: a block may hold parameters
+# submodules share it: when `norm2` *is* `norm1`, adding a count of `norm1` to a count of `norm2` counts the
+# same tensors twice. `"total"` is *not* simply the sum of the three parts: a block may hold parameters
 # outside them.
 #
 # **What the check tries:** reference blocks of two widths with `d_ff ≠ 4 D` (so the formulas for

@@ -84,6 +84,7 @@ class Ctx:
     seed: int
     gen: torch.Generator = field(init=False)
     learner: object = None  # what the learner passed (for diagnoses that look at how it was called)
+    batched: bool = True  # the learner's code works on batched (3-D and up) tensors, where .T is a mistake
     hints: dict[str, str] = field(default_factory=dict)  # this exercise's own wording of some hints
 
     def __post_init__(self):
@@ -95,7 +96,7 @@ class Ctx:
         (a hint written for that mistake at the call site), else this exercise's wording
         (``self.hints``), else the hint registered with the mistake. ``hint`` is the hint for a failure
         no mistake is named for; it is never shown next to a named mistake."""
-        if mistake is None and _uses_dot_T(self.learner) and not isinstance(self.learner, type):
+        if mistake is None and self.batched and _uses_dot_T(self.learner) and not isinstance(self.learner, type):
             mistake = "batched_T"
         if mistake is not None:
             hint = mistake_hint or self.hints.get(mistake) or MISTAKE_HINTS[mistake]
@@ -360,6 +361,8 @@ def _mistake_from_exception(e: Exception) -> str | None:
         return "bool_index_mask"
     if "doesn't match the broadcast shape" in msg:
         return "in_place_broadcast"
+    if "Boolean value of Tensor with more than one value is ambiguous" in msg:
+        return "tensor_truth_value"
     return None
 
 
@@ -410,8 +413,12 @@ known_mistake("bool_index_mask", "the scores are masked by bool indexing (scores
 known_mistake("in_place_broadcast", "an in-place operation (&=, +=, masked_fill_, ...) writes its result into a "
               "tensor smaller than the broadcast result", "use the out-of-place form, e.g. out = out & m: it builds a "
               "new tensor of the broadcast shape and leaves the inputs as they are")
-HARD_CODED_AXES = known_mistake("hard_coded_axes", "an axis is counted from the front (transpose(1, 2), dim=2): the code works for "
-              "one number of dimensions and breaks for another",
+known_mistake("tensor_truth_value", "a tensor is used where Python needs one True or False (`and`, `or`, `not`, "
+              "`if t:`), which is ambiguous for a tensor of many values",
+              "use the elementwise operators &, |, ~ on tensors, and `if t is not None` to test for None")
+HARD_CODED_AXES = known_mistake("hard_coded_axes", "the code assumes a number of dimensions (an axis counted from the front, "
+              "like transpose(1, 2) or dim=2, or sizes unpacked with B, T, D = x.shape): it works for one and "
+              "breaks for another",
               "count axes from the end, which works for any number of leading dimensions: "
               "k.transpose(-2, -1), softmax(dim=-1)")
 

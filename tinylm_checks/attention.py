@@ -15,6 +15,7 @@ from tinylm_solutions import attention as ref
 from tinylm_solutions.masks import causal_mask
 
 from ._core import HARD_CODED_AXES, Ctx, check, compare, diagnose, fmt_shape, known_mistake, where
+from .setup import SOFTMAX_UNSTABLE
 
 __all__ = ["check_attention_scores", "check_scaled_dot_product_attention", "check_self_attention"]
 
@@ -51,7 +52,8 @@ MASK_MULTIPLIED = known_mistake("mask_multiplied",
 MASK_IGNORED = known_mistake("mask_ignored", "the mask argument is ignored",
                              "when mask is not None, fill the scores where mask is False with float('-inf') before "
                              "the softmax")
-MASK_INVERTED = known_mistake("mask_inverted", "the mask is inverted: True must mean 'may attend' (PyTorch's convention)",
+MASK_INVERTED = known_mistake("mask_inverted", "the mask is inverted: in this course True means 'may attend', as in "
+                              "F.scaled_dot_product_attention (nn.MultiheadAttention's attn_mask is the opposite)",
                               "fill where the mask is False: scores.masked_fill(~mask, float('-inf'))")
 MASK_ADDED = known_mistake("mask_added", "the bool mask is added to the scores instead of setting masked scores to -inf",
                            "use scores.masked_fill(~mask, float('-inf')) rather than adding the mask")
@@ -158,6 +160,8 @@ def weight_variants(scores, mask):
     """Known ways of turning (masked) scores into wrong weights: a list of (mistake, weights)."""
     axes = SCORE_AXES.get(scores.dim(), ("batch",) * (scores.dim() - 2) + ("query", "key"))
     cands = [(SOFTMAX_AXIS_MISTAKE[axis], _softmax(scores, mask, dim=dim)) for dim, axis in enumerate(axes[:-1])]
+    if mask is None:
+        cands.append((WEIGHTS_ARE_SCORES, scores))
     if mask is not None:
         cands += [(MASK_RENORMALISED, _softmax(scores, mask, "renormalised")),
                   (MASK_AFTER_SOFTMAX, _softmax(scores, mask, "after")), (MASK_MULTIPLIED, _softmax(scores, mask, "multiplied")),
@@ -322,7 +326,9 @@ def check_weights(ctx: Ctx, weights, ref_w, w_cands, tried, mask=None, large=Fal
         ctx.fail("a row of the attention weights does not sum to 1", tried=tried,
                  expected="each row of weights (one query's weights over all keys) sums to 1",
                  got=f"the row of {where(bad, w_axes)} sums to {sums[tuple(bad)].item():.4f}",
-                 mistake=diagnose(weights, w_cands),
+                 # large scores come last: a softmax that passed with small scores and loses its rows here
+                 # is not shift-invariant, i.e. exp() of the raw scores
+                 mistake=diagnose(weights, w_cands) or (SOFTMAX_UNSTABLE if large else None),
                  hint="the softmax must run over the keys (dim=-1)" + (
                      ", and the mask must be applied to the scores before it" if mask is not None else ""))
     compare(ctx, weights, ref_w, "the attention weights", tried, w_cands, axes=w_axes,

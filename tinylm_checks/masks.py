@@ -5,13 +5,16 @@ Every mask is bool, True = may attend, and broadcasts to multi-head scores ``(B,
 """
 from __future__ import annotations
 
+import itertools
+
 import torch
 
 from tinylm_solutions import attention as ref_attention
 from tinylm_solutions import masks as ref
 
 from ._core import Ctx, check, fmt_shape, known_mistake, where
-from .attention import (MASK_INVERTED, MASK_RENORMALISED, NAN_FULLY_MASKED, SCORE_AXES, _randomise, check_weights,
+from .setup import SOFTMAX_UNSTABLE
+from .attention import (MASK_INVERTED, MASK_RENORMALISED, MASK_RESHAPED, NAN_FULLY_MASKED, SCORE_AXES, _randomise, check_weights,
                         weight_variants)
 
 __all__ = ["check_causal_mask", "check_key_padding_mask", "check_combine_masks", "check_masked_softmax"]
@@ -40,9 +43,13 @@ PAD_QUERY_AXIS = known_mistake("padding_on_query_axis",
                                "padding hides keys, the last axis of the scores: index it as [:, None, None, :] -> "
                                "(B, 1, 1, T)")
 PAD_2D = known_mistake("padding_mask_2d",
-                       "the padding mask is (B, T): against scores (B, H, T, T) its batch axis lines up with the "
-                       "queries, so it only works when B == T",
+                       "the padding mask's batch axis lines up with the queries ((B, T), or (1, 1, B, T), against "
+                       "scores (B, H, T, T)), so it only works when B == T",
                        "add the two size-1 axes for heads and queries: mask[:, None, None, :] -> (B, 1, 1, T)")
+PAD_EXPANDED = known_mistake("padding_mask_expanded",
+                             "the padding mask is expanded to (B, 1, T, T): it broadcasts, but only to T queries; the "
+                             "exercise asks for (B, 1, 1, T), which fits any number of queries",
+                             "leave the query axis at size 1: real[:, None, None, :] -> (B, 1, 1, T)")
 PAD_3D = known_mistake("padding_mask_3d",
                        "the padding mask is (B, 1, T): against scores (B, H, T, T) its batch axis lines up with the "
                        "heads, so it only works for single-head scores or when B == H",
@@ -59,6 +66,10 @@ PAD_SIDE_IGNORED = known_mistake("padding_side_ignored",
                                  "padding_side='left' gives the right-padding mask: with left padding the real tokens "
                                  "are the last lengths[b] positions",
                                  "for padding_side='left', real positions are those >= T - lengths[b]")
+PAD_LEFT_FROM_LENGTHS = known_mistake("left_padding_from_lengths",
+                                      "with left padding the real tokens are taken to start at position lengths[b]; "
+                                      "they start at T - lengths[b]",
+                                      "for padding_side='left', real positions are those >= T - lengths[b]")
 PAD_SIDE_SWAPPED = known_mistake("padding_sides_swapped",
                                  "'left' and 'right' are swapped: right padding means the padding comes after the "
                                  "real tokens",
@@ -73,23 +84,36 @@ COMBINE_OR = known_mistake("combine_or",
                            "a key may be attended to only if every mask allows it: combine with & (and)")
 COMBINE_XOR = known_mistake("combine_xor", "the masks are combined with ^ (exclusive or)",
                             "a key may be attended to only if every mask allows it: combine with & (and)")
-COMBINE_DROPS_MASK = known_mistake("combine_drops_a_mask", "only one of the masks is returned; the others are dropped",
-                                   "AND every mask that is not None into the result, not just the first or the last")
+COMBINE_DROPS_MASK = known_mistake("combine_drops_a_mask",
+                                   "a mask is dropped: the result combines only some of the masks (the first, the last, "
+                                   "or the first two)",
+                                   "loop over every mask in *masks and AND each one that is not None into the result")
 COMBINE_NONE = known_mistake("combine_none_not_skipped",
                              "a None mask is not skipped: None means 'no mask', and & with None raises TypeError",
                              "skip the masks that are None: `if m is None: continue`")
+COMBINE_STOPS_AT_NONE = known_mistake("combine_stops_at_none",
+                                      "combining stops at the first None (break or return) instead of skipping it, so "
+                                      "the masks after it are dropped",
+                                      "skip a None with `continue` and keep combining the masks after it")
 COMBINE_ALL_NONE = known_mistake("combine_all_none",
                                  "with every mask None the result must be None (no mask at all)",
                                  "start from out = None, and return out unchanged when every mask is None")
 COMBINE_TWO_ONLY = known_mistake("combine_two_masks_only",
                                  "combine_masks takes exactly two masks; it must take any number (*masks)",
                                  "def combine_masks(*masks): loop over masks")
+MASK_TIMES_INF = known_mistake("mask_times_inf",
+                               "the mask is turned into scores by multiplying it with -inf ((~mask) * -inf): the allowed "
+                               "keys get 0 x -inf = NaN",
+                               "set the masked scores with scores.masked_fill(~mask, float('-inf')) (or torch.where), "
+                               "which never multiplies by infinity")
 MASK_NONE_NOT_HANDLED = known_mistake("mask_none_not_handled",
                                       "masked_softmax(scores) without a mask raises: mask=None must give the plain "
                                       "softmax",
                                       "start with `if mask is None: return torch.softmax(scores, dim=-1)`")
 
 HINTS = {MASK_INVERTED: "True on and below the diagonal: torch.tril(...), not its complement"}
+LEFT_OFF_BY_ONE = ("with left padding sequence b's real tokens are the last lengths[b]: positions T - lengths[b] .. T - 1, "
+                   "i.e. positions >= T - lengths[b]")
 
 
 def _diagnose_causal(got: torch.Tensor, T: int) -> str | None:
@@ -154,7 +178,7 @@ def _pad_variants(lengths: torch.Tensor, T: int, side: str) -> list[tuple[str, t
              (PAD_OFF_BY_ONE, pos < L - 1 if side == "right" else pos > T - L),
              (PAD_OFF_BY_ONE, pos < L + 1 if side == "right" else pos >= T - L - 1)]
     if side == "left":
-        cands += [(PAD_SIDE_IGNORED, right), (PAD_INVERTED, ~right)]
+        cands += [(PAD_SIDE_IGNORED, right), (PAD_LEFT_FROM_LENGTHS, pos >= L)]
     else:
         cands.append((PAD_SIDE_SWAPPED, left))
     return cands
@@ -164,8 +188,10 @@ def _padding_shape_mistake(shape, B: int, T: int) -> str | None:
     shape = tuple(shape)
     if shape in ((B, 1, T, 1), (B, T, 1)):
         return PAD_QUERY_AXIS
-    if shape == (B, T):
+    if shape in ((B, T), (1, 1, B, T)):
         return PAD_2D
+    if shape == (B, 1, T, T):
+        return PAD_EXPANDED
     if shape == (B, 1, T):
         return PAD_3D
     if len(shape) in (2, 3, 4) and shape[0] == B and shape[-1] < T and all(s == 1 for s in shape[1:-1]):
@@ -204,16 +230,19 @@ def check_key_padding_mask(ctx: Ctx, key_padding_mask) -> str:
             ctx.fail("the mask is wrong", tried=tried,
                      expected=f"sequence {b} (length {lens[b]}): {expected[b, 0, 0].int().tolist()} (1 = real token)",
                      got=f"sequence {b}: {got[b, 0, 0].int().tolist()}", mistake=mistake,
+                     mistake_hint=LEFT_OFF_BY_ONE if mistake == PAD_OFF_BY_ONE and side == "left" else None,
                      hint="True for the lengths[b] real tokens of sequence b: the first ones with right padding, "
                           "the last ones with left padding")
         masks[side] = got
-    tried = f"lengths={[0] + lens[1:]}, T={T} (a sequence with no real token)"
-    got = ctx.call(fn, torch.tensor([0] + lens[1:]), T, what=f"called with {tried}", names=("lengths",))
-    if not (isinstance(got, torch.Tensor) and tuple(got.shape) == (B, 1, 1, T) and not bool(got[0].any())):
-        ctx.fail("a sequence of length 0 must be all padding", tried=tried,
-                 expected=f"sequence 0: {[0] * T}", got=str(got[0].int().flatten().tolist())
-                 if isinstance(got, torch.Tensor) and got.dim() >= 1 else repr(got),
-                 hint="positions < 0 is False everywhere: check how lengths of 0 are handled")
+    for side in ("right", "left"):
+        tried = f"lengths={[0] + lens[1:]}, T={T}, padding_side={side!r} (sequence 0 has no real token)"
+        got = ctx.call(fn, torch.tensor([0] + lens[1:]), T, side, what=f"called with {tried}", names=("lengths",))
+        if not (isinstance(got, torch.Tensor) and tuple(got.shape) == (B, 1, 1, T) and not bool(got[0].any())):
+            ctx.fail("a sequence of length 0 must be all padding", tried=tried,
+                     expected=f"sequence 0: {[0] * T}", got=str(got[0].int().flatten().tolist())
+                     if isinstance(got, torch.Tensor) and got.dim() >= 1 else repr(got),
+                     hint="a length of 0 needs no special case with a comparison (positions < 0 and positions >= T "
+                          "are False everywhere); with slicing, x[-0:] is the whole tensor, not an empty one")
 
     # in multi-head attention: padded keys get weight 0; changing padded tokens changes nothing real
     H, D = 2, 6
@@ -258,6 +287,8 @@ def check_combine_masks(ctx: Ctx, combine_masks) -> str:
     labels = {id(pad): f"left-padding mask {fmt_shape(pad.shape)}", id(causal): f"causal mask {fmt_shape(causal.shape)}",
               id(extra): f"random mask {fmt_shape(extra.shape)}", id(full): f"random mask {fmt_shape(full.shape)}"}
 
+    returned = []  # whether an earlier call gave a tensor: then a None result is not a missing `return`
+
     def run(*masks, mistake_if_raises=None):
         tried = "combine_masks(" + ", ".join("None" if m is None else labels[id(m)] for m in masks) + f"), B = {B}, T = {T}"
         got = ctx.call(fn, *masks, what=f"called as {tried}", names=tuple(f"mask {i + 1}" for i in range(len(masks))),
@@ -270,11 +301,19 @@ def check_combine_masks(ctx: Ctx, combine_masks) -> str:
                          got=fmt_shape(got.shape) + " tensor" if isinstance(got, torch.Tensor) else repr(got),
                          mistake=COMBINE_ALL_NONE)
             return None
+        if got is None and any(returned):  # it has a `return`: this path gives None
+            ctx.fail("combine_masks returned None although some masks are not None", tried=tried,
+                     expected=f"the AND of the masks that are not None, shape {fmt_shape(expected.shape)}",
+                     got="None", mistake=COMBINE_STOPS_AT_NONE if any(m is None for m in masks) else None,
+                     hint="every path through the function must return the combined mask")
+        returned.append(isinstance(got, torch.Tensor))
+        partial = [ref.combine_masks(*subset) for n in range(1, len(real))
+                   for subset in itertools.combinations(real, n)]  # the AND of some of the masks only
         if isinstance(got, torch.Tensor) and tuple(got.shape) != tuple(expected.shape) \
-                and any(tuple(got.shape) == tuple(m.shape) and bool((got == m).all()) for m in real):
-            ctx.fail("combine_masks returned one of its masks unchanged", tried=tried,
-                     expected=f"their AND, of the broadcast shape {fmt_shape(expected.shape)}",
-                     got=f"a mask of shape {fmt_shape(got.shape)} equal to one of the inputs", mistake=COMBINE_DROPS_MASK)
+                and any(tuple(got.shape) == tuple(m.shape) and bool((got == m).all()) for m in partial):
+            ctx.fail("combine_masks dropped a mask", tried=tried,
+                     expected=f"the AND of every mask, of the broadcast shape {fmt_shape(expected.shape)}",
+                     got=f"a mask of shape {fmt_shape(got.shape)}: the AND of only some of them", mistake=COMBINE_DROPS_MASK)
         got = ctx.tensor(got, "the combined mask", expected.shape, dtype=got.dtype if isinstance(got, torch.Tensor)
                          else torch.bool, tried=tried, hint="the masks broadcast together: (B, 1, 1, T) and (T, T) "
                                                             "give (B, 1, T, T); & does that")
@@ -291,12 +330,13 @@ def check_combine_masks(ctx: Ctx, combine_masks) -> str:
                     acc = op(acc, m)
                 if bool((got == acc).all()):
                     mistake = name
-            if mistake is None and any(bool((got == m.expand_as(got)).all()) for m in real):
+            if mistake is None and any(bool((got == m.expand_as(got)).all()) for m in partial):
                 mistake = COMBINE_DROPS_MASK
             ctx.fail("the combined mask is wrong", tried=tried,
                      expected=f"{bool(expected[tuple(i)])} at {where(i, ('batch', 'head', 'query', 'key'))}: a key "
                               "is allowed only where every mask allows it",
-                     got=str(bool(got[tuple(i)])), mistake=mistake, hint="combine with & (and), skipping None")
+                     got=str(bool(got[tuple(i)])), mistake=mistake,
+                     hint="a key is allowed only where every mask allows it: AND every mask that is not None")
         return got
 
     run(full, causal)  # same shape as the result: an in-place & would change the caller's mask
@@ -344,6 +384,8 @@ def check_masked_softmax(ctx: Ctx, masked_softmax) -> str:
     """Check ``masked_softmax(scores, mask=None)``: the softmax over the keys with masked keys at exactly 0,
     a query with no allowed key all zeros, no mask a plain softmax, and large scores (where a finite
     fill value stops masking)."""
+    ctx.hints = {SOFTMAX_UNSTABLE: "use torch.softmax on the masked scores: it subtracts each row's maximum for you, "
+                                   "so exp() neither overflows nor underflows to all zeros"}
     fn = ctx.function(masked_softmax, "masked_softmax")
     B, T, lens = _pad_sizes(ctx.seed)
     H = 2
@@ -368,9 +410,13 @@ def check_masked_softmax(ctx: Ctx, masked_softmax) -> str:
             i = nan_rows.nonzero()[0].tolist()
             ctx.fail("the weights contain NaN", tried=tried, got=f"NaN in the row of {where(i, SCORE_AXES[4])}",
                      mistake=NAN_FULLY_MASKED if bool((nan_rows == empty).all())
+                     else MASK_TIMES_INF if bool(nan_rows.all())
                      else MASK_RENORMALISED if scale > 1 else None,
-                     hint="NaN comes from 0 / 0: a row whose weights are all 0 before dividing")
-        got = ctx.tensor(got, "the weights", s.shape, tried=tried)
+                     hint="NaN comes from 0 / 0 (a row whose weights are all 0 before dividing) or from 0 x inf (a "
+                          "mask multiplied by -inf)")
+        reshaped = mask is not None and isinstance(got, torch.Tensor) and got.dim() > s.dim()
+        got = ctx.tensor(got, "the weights", s.shape, tried=tried, mistake=MASK_RESHAPED if reshaped else None,
+                         hint="the weights have the shape of the scores")
         check_weights(ctx, got, ref.masked_softmax(s, mask), weight_variants(s, mask), tried, mask, large=scale > 1,
                       fallback="fill the masked scores with float('-inf'), softmax over the keys (dim=-1), then "
                                "turn the NaN of rows with no allowed key into 0")

@@ -352,6 +352,103 @@ def msm_stub(scores, mask=None):
     raise NotImplementedError()
 
 
+# ---- found by a blind round (a tester who wrote mistakes from the release notebook, never seeing the checks)
+
+def kpm_left_negative_slice(lengths, T, padding_side="right"):
+    """Fills left padding with mask[b, -n:] = True: for n = 0, -0: is every position."""
+    mask = torch.zeros(len(lengths), 1, 1, T, dtype=torch.bool)
+    for b, n in enumerate(torch.as_tensor(lengths).tolist()):
+        if padding_side == "right":
+            mask[b, 0, 0, :n] = True
+        else:
+            mask[b, 0, 0, -n:] = True
+    return mask
+
+
+def kpm_left_from_lengths(lengths, T, padding_side="right"):
+    """For left padding compares positions with lengths instead of T - lengths."""
+    pos, L = _positions(lengths, T)
+    return (pos < L if padding_side == "right" else pos >= L)[:, None, None, :]
+
+
+def kpm_left_off_by_one(lengths, T, padding_side="right"):
+    """Left padding with > T - lengths instead of >=: the first real token is lost."""
+    pos, L = _positions(lengths, T)
+    return (pos < L if padding_side == "right" else pos > T - L)[:, None, None, :]
+
+
+def combine_breaks_at_none(*masks):
+    """Stops at the first None with break instead of continue."""
+    out = None
+    for m in masks:
+        if m is None:
+            break
+        out = m if out is None else out & m
+    return out
+
+
+def combine_first_two(*masks):
+    """Combines only the first two arguments (it always gets padding and causal, doesn't it?)."""
+    a = masks[0] if len(masks) > 0 else None
+    b = masks[1] if len(masks) > 1 else None
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a & b
+
+
+def msm_mask_times_inf(scores, mask=None):
+    """Adds (~mask) * -inf to the scores: 0 * -inf = NaN on the allowed keys."""
+    if mask is None:
+        return torch.softmax(scores, dim=-1)
+    return torch.softmax(scores + (~mask) * float("-inf"), dim=-1)
+
+
+def msm_naive_exp(scores, mask=None):
+    """Hand-written exp(s) * mask / sum without subtracting the row maximum."""
+    e = torch.exp(scores)
+    if mask is not None:
+        e = e * mask
+    return (e / e.sum(dim=-1, keepdim=True)).nan_to_num(0.0)
+
+
+def msm_scores_without_mask(scores, mask=None):
+    """Returns the raw scores when mask is None (forgets the softmax on that path)."""
+    if mask is None:
+        return scores
+    return torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1).nan_to_num(0.0)
+
+
+def kpm_axes_in_front(lengths, T, padding_side="right"):
+    """Adds the two size-1 axes in front, (1, 1, B, T), instead of in the middle."""
+    pos, L = _positions(lengths, T)
+    return (pos < L if padding_side == "right" else pos >= T - L)[None, None]
+
+
+def kpm_expanded(lengths, T, padding_side="right"):
+    """Expands the mask to (B, 1, T, T) instead of leaving the query axis at size 1."""
+    pos, L = _positions(lengths, T)
+    real = pos < L if padding_side == "right" else pos >= T - L
+    return real[:, None, None, :].expand(len(L), 1, T, T)
+
+
+def combine_python_and(*masks):
+    """Combines with Python's `and` instead of &."""
+    out = None
+    for m in masks:
+        if m is not None:
+            out = m if out is None else (out and m)
+    return out
+
+
+def msm_mask_unsqueezed(scores, mask=None):
+    """Adds a head axis to the mask (mask.unsqueeze(1)), which breaks masks that already have one."""
+    if mask is None:
+        return torch.softmax(scores, dim=-1)
+    return torch.softmax(scores.masked_fill(~mask.unsqueeze(1), float("-inf")), dim=-1).nan_to_num(0.0)
+
+
 # --------------------------------------------------------------------------- what the tests feed the checks
 # (check, mutant, expected mistake id or None, key phrase of the problem): see tests/test_checks_mutants.py
 ROWS = [
@@ -413,6 +510,19 @@ ROWS = [
     (check_masked_softmax, msm_wrong_dim, "softmax_over_queries", "does not sum to 1"),
     (check_masked_softmax, msm_stub, "not_implemented", "raised NotImplementedError"),
     (check_masked_softmax, None, None, "expected the function masked_softmax, got None"),
+    # ---- found by a blind round
+    (check_key_padding_mask, kpm_left_negative_slice, None, "length 0 must be all padding"),
+    (check_key_padding_mask, kpm_left_from_lengths, "left_padding_from_lengths", "the mask is wrong"),
+    (check_key_padding_mask, kpm_left_off_by_one, "padding_off_by_one", "the mask is wrong"),
+    (check_combine_masks, combine_breaks_at_none, "combine_stops_at_none", "returned None although"),
+    (check_combine_masks, combine_first_two, "combine_drops_a_mask", "dropped a mask"),
+    (check_masked_softmax, msm_mask_times_inf, "mask_times_inf", "weights contain NaN"),
+    (check_masked_softmax, msm_naive_exp, "softmax_unstable", "does not sum to 1"),
+    (check_masked_softmax, msm_scores_without_mask, "weights_are_scores", "does not sum to 1"),
+    (check_key_padding_mask, kpm_axes_in_front, "padding_mask_2d", "wrong shape"),
+    (check_key_padding_mask, kpm_expanded, "padding_mask_expanded", "wrong shape"),
+    (check_combine_masks, combine_python_and, "tensor_truth_value", "raised RuntimeError"),
+    (check_masked_softmax, msm_mask_unsqueezed, "mask_reshaped", "wrong shape"),
 ]
 REFERENCE = {check_causal_mask: ref.causal_mask, check_key_padding_mask: ref.key_padding_mask,
              check_combine_masks: ref.combine_masks, check_masked_softmax: ref.masked_softmax}  # check -> the object that must pass it
