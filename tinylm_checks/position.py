@@ -2,9 +2,11 @@
 
 Where a table or a rotation is wrong, the checks read the frequencies back from what the learner's code
 returns (the angle of each (sin, cos) pair at position 1, or how far position 1 rotates a pair) and say
-what is off as a *kind*: the layout, the base, the exponent's scale or sign, an integer division,
-positions counted from 1. The formulas are those of :mod:`tinylm_solutions.position` (Vaswani et al.
-2017, §3.5; RoFormer, Su et al. 2021, §3.4).
+what is off as a *kind*: the layout, the base, the exponent's scale, sign or denominator, an integer
+division, positions counted from 1. A wrong base and a wrong denominator look alike at one size; the
+checks read the frequencies at a second size (another d_model or d_k) to tell them apart: a wrong
+constant gives the same error whatever the width, a wrong denominator does not follow it. The formulas
+are those of :mod:`tinylm_solutions.position` (Vaswani et al. 2017, §3.5; RoFormer, Su et al. 2021, §3.4).
 """
 from __future__ import annotations
 
@@ -48,6 +50,12 @@ WRONG_BASE = known_mistake(
     "wrong_base", "the frequencies fall geometrically, but with another base than 10000",
     "the frequency of pair i is 1 / 10000^(2i/D): check the constant 10000 (10_000, 1e4), and log(10000) if you use "
     "the exp/log form")
+EXPONENT_DENOMINATOR = known_mistake(
+    "exponent_denominator", "the exponent 2i/D is divided by something other than the width D (d_model; d_k in "
+    "RoPE): by max_len, by a number written in (like the paper's 512), or by a size read from another axis; the "
+    "constant 10000 is right",
+    "the exponent is 2i / d_model, with the d_model the function was given: 10000 ** (torch.arange(0, d_model, 2) / "
+    "d_model), no max_len and no number written in its place")
 EXPONENT_SIGN = known_mistake(
     "exponent_sign", "the frequencies grow with i instead of falling: the position is multiplied by 10000^(2i/D) "
     "instead of divided (or the minus sign of exp(-2i ln(10000) / D) is missing)",
@@ -107,6 +115,23 @@ T_FROM_WRONG_AXIS = known_mistake(
 POSITIONS_ALONE = known_mistake(
     "positions_returned_alone", "only the positions are returned: x is not added to them",
     "return x + (the positions of the first T tokens)")
+PE_NOT_STORED = known_mistake(
+    "pe_not_stored", "the table is computed in forward, at every call, instead of once in __init__ and kept as the "
+    "buffer pe", "build the table in __init__ and keep it with self.register_buffer('pe', table[None]); forward only "
+    "slices it and adds it: x + self.pe[:, :T]")
+POSITIONS_REVERSED = known_mistake(
+    "positions_reversed", "the positions run backwards (T-1 down to 0): the first token gets the last position",
+    "the token at index t is at position t: use torch.arange(T) (0, 1, ..., T-1) as it is, without flipping it")
+PADDING_IDX = known_mistake(
+    "embedding_padding_idx", "the embedding is created with padding_idx: that row starts at zero and never gets a "
+    "gradient, so its position can never learn a vector",
+    "padding_idx is for token ids, where a padding token must stay zero; every position is a real position here: "
+    "nn.Embedding(max_len, d_model), without padding_idx")
+EMB_RAW_PARAMETER = known_mistake(
+    "emb_raw_parameter", "emb is a raw tensor (an nn.Parameter table, as ViT stores its positions), not an "
+    "nn.Embedding: this exercise asks for the layer the model of stage 08 uses, whose table is emb.weight",
+    "self.emb = nn.Embedding(max_len, d_model) holds the same (max_len, d_model) table, as self.emb.weight; "
+    "forward looks the rows up with self.emb(torch.arange(T))")
 EMBEDDING_SWAPPED = known_mistake(
     "embedding_sizes_swapped", "the embedding is nn.Embedding(d_model, max_len): its sizes are swapped",
     "one row per position: nn.Embedding(num_embeddings=max_len, embedding_dim=d_model); the module's arguments come "
@@ -124,12 +149,37 @@ ROPE_WRONG_DIRECTION = known_mistake(
 ROPE_POSITIONS_IGNORED = known_mistake(
     "rope_positions_ignored", "the positions argument is ignored: the rotation always uses 0, 1, ..., T-1",
     "use arange(T) only when positions is None: `if positions is None: positions = torch.arange(T)`")
+ROPE_NOT_INTERLEAVED = known_mistake(
+    "rope_not_interleaved", "the rotated pairs are put back concatenated, not interleaved: all the rotated even "
+    "features first, then all the odd ones, instead of each pair back in its columns (2i, 2i+1)",
+    "put each rotated pair back where it came from: torch.stack((out_even, out_odd), dim=-1).flatten(-2) (or write "
+    "out[..., 0::2] = out_even and out[..., 1::2] = out_odd into a new tensor), not torch.cat")
+ROPE_SIN_SIGN = known_mistake(
+    "rope_sin_sign", "one of the two sin terms has the wrong sign: each pair is reflected, not rotated, so vector "
+    "lengths change", "out_2i = x_2i cos - x_2i+1 sin and out_2i+1 = x_2i sin + x_2i+1 cos: one minus sign, in the "
+    "first line only")
+ROPE_OVERWRITTEN = known_mistake(
+    "rope_overwritten_before_read", "one line of the rotation reads a value the other line has already overwritten "
+    "(e.g. x_2i is replaced by its rotated value before the line for x_2i+1 uses it)",
+    "compute both rotated halves from the original x before writing anything: out_even = x_even * cos - x_odd * sin, "
+    "out_odd = x_even * sin + x_odd * cos, then interleave them into a new tensor")
+ROPE_SIN_COS_SWAPPED = known_mistake(
+    "rope_sin_cos_swapped", "cos and sin are swapped in the rotation formula: each pair turns by 90 degrees minus "
+    "the angle, so even position 0 is turned", "cos multiplies the entry itself and sin the other one of the pair: "
+    "out_2i = x_2i cos(m theta_i) - x_2i+1 sin(m theta_i), out_2i+1 = x_2i sin(m theta_i) + x_2i+1 cos(m theta_i)")
+ROPE_ANGLES_TRANSPOSED = known_mistake(
+    "rope_angles_transposed", "the angles are built as (d_k/2, T) (theta[:, None] * positions) instead of (T, d_k/2): "
+    "the code only runs when T = d_k/2, and then pair i at position t turns by i * theta_t instead of t * theta_i",
+    "one row per position, one column per pair: angles = positions[:, None] * theta[None, :], shape (T, d_k/2)")
 ROPE_ADDED = known_mistake(
     "rope_added", "positions are added to x (like the sinusoidal table) instead of rotating its pairs",
     "RoPE multiplies: each pair (x_2i, x_2i+1) is rotated by the angle m theta_i; nothing is added")
 
 PE_HINTS = {POSITIONS_NOT_SLICED: "slice the positions axis, the second: x + self.pe[:, :T] with T = x.size(1) "
-                                  "(self.pe[:T] slices the batch axis, of size 1, and keeps all max_len rows)"}
+                                  "(self.pe[:T] slices the batch axis, of size 1, and keeps all max_len rows)",
+            TABLE_TRANSPOSED: "pe must be (1, max_len, d_model): the class is PositionalEncoding(d_model, max_len) and "
+                              "the table sinusoidal_position_encoding(max_len, d_model), two different orders; "
+                              "check both, and that nothing transposes the table"}
 LEARNED_HINTS = {POSITIONS_NOT_SLICED: "look up only the sequence's positions: self.emb(torch.arange(T, "
                                        "device=x.device)) with T = x.size(1)",
                  POSITIONS_FROM_ONE: "the positions are torch.arange(T): 0, 1, ..., T-1"}
@@ -140,6 +190,8 @@ ROPE_HINTS = {
                        "10000 ** (-torch.arange(0, d_k, 2) / d_k))",
     EXPONENT_DOUBLED: "torch.arange(0, d_k, 2) already gives 2i: theta = 10000 ** (-torch.arange(0, d_k, 2) / d_k)",
     WRONG_BASE: "theta_i = 10000 ** (-2 * i / d_k): check the constant 10000",
+    EXPONENT_DENOMINATOR: "d_k is the size of the last axis, d_k = x.shape[-1], whatever the number of dimensions of x "
+                          "((B, T, d_k) or (B, H, T, d_k)): theta_i = 10000 ** (-2 * i / d_k), no number written in",
     EXPONENT_SIGN: "theta_i = 10000 ** (-2 * i / d_k), with the minus sign: from 1 down to about 1/10000",
     INTEGER_DIVISION: "keep the exponent a float: -2 * i / d_k with /, not //",
     WRONG_FREQUENCIES: "theta_i = 10000 ** (-2 * i / d_k) for pair i, the same frequencies as the sinusoidal table",
@@ -168,14 +220,30 @@ def _expected_frequencies(d: int) -> torch.Tensor:
     return ref.rope_frequencies(d, BASE, dtype=F64)  # (d/2,): 10000^(-2i/d), the table's and RoPE's
 
 
-def _frequency_kind(w: torch.Tensor, d: int, negated: str | None) -> tuple[str, str]:
+def _geometric_ratio(w: torch.Tensor) -> float | None:
+    """The common ratio r of positive frequencies ``w`` (d/2,) with w_i = w_0 r^i, or None when they are not
+    geometric. Frequencies that underflowed (|w| <= 1e-30, in a float32 table) are left out where they end the row."""
+    big = w.abs() > 1e-30
+    n = int(big.sum())
+    if n < 3 or not bool(big[:n].all()) or not bool((w[:n] > 0).all()):
+        return None
+    r = w[1:n] / w[:n - 1]
+    if float(r.max() - r.min()) > 1e-3 * float(r.mean()):
+        return None
+    return float(r.mean())
+
+
+def _frequency_kind(w: torch.Tensor, d: int, negated: str | None, dname: str = "D", sizes: dict | None = None,
+                    more=None) -> tuple[str, str]:
     """Name what is off in per-pair frequencies ``w`` (d/2,), read back from a table or a rotation.
 
     Returns (mistake, what the frequencies are, in words). ``negated`` is the mistake to name when every
-    frequency has the wrong sign (for RoPE, a rotation in the wrong direction).
+    frequency has the wrong sign (for RoPE, a rotation in the wrong direction). When the frequencies are
+    10000^(-2i/N) with N != d, one reading cannot tell a wrong constant from a wrong denominator N: ``more()``
+    gives further readings ``[(w, d, sizes), ...]`` taken at other sizes, and ``sizes`` names the other sizes
+    the learner's code could have used in place of d (e.g. {"max_len": 24}); see :func:`_exponent_kind`.
     """
     w = w.double()
-    h = w.numel()
     expected = _expected_frequencies(d)
     r_exp = BASE ** (-2 / d)
     said = f"pair frequencies {_fmt(w)} (radians per position)"
@@ -188,28 +256,56 @@ def _frequency_kind(w: torch.Tensor, d: int, negated: str | None) -> tuple[str, 
         if abs(float(w[0]) - 1) <= tol:
             return INTEGER_DIVISION, said + ": every pair has frequency 1, as if the exponent 2i/D were rounded to 0"
         return WRONG_FREQUENCIES, said + ": every pair has the same frequency; they must fall from pair to pair"
-    if h >= 3 and bool((w > 0).all()):
-        r = w[1:] / w[:-1]
-        if float(r.max() - r.min()) <= 1e-3 * float(r.mean()):
-            ratio = float(r.mean())
-            if abs(float(w[0]) - 1) > tol:
-                return WRONG_FREQUENCIES, said + (f": geometric, each {ratio:.4g} times the previous (expected "
-                                                  f"{r_exp:.4g}), but pair 0 turns by {float(w[0]):.4g} instead of 1")
-            base = ratio ** (-d / 2)
-            scale = math.log(base) / math.log(BASE)
-            if ratio > 1:
-                return EXPONENT_SIGN, said + f": growing, each {ratio:.4g} times the previous"
-            if abs(scale - 0.5) < 0.01:
-                return EXPONENT_I_OVER_D, said + (f": each {ratio:.4g} times the previous instead of {r_exp:.4g}, "
-                                                  "i.e. 10000^(-i/D) (the same as base 100 with 2i/D)")
-            if abs(scale - 2) < 0.01:
-                return EXPONENT_DOUBLED, said + (f": each {ratio:.4g} times the previous instead of {r_exp:.4g}, "
-                                                 "i.e. 10000^(-4i/D) (the same as base 1e8 with 2i/D)")
-            return WRONG_BASE, said + (f": each {ratio:.4g} times the previous instead of {r_exp:.4g}, i.e. base "
-                                       f"{base:.4g} instead of 10000")
+    ratio = _geometric_ratio(w)
+    if ratio is not None:
+        if abs(float(w[0]) - 1) > tol:
+            return WRONG_FREQUENCIES, said + (f": geometric, each {ratio:.4g} times the previous (expected "
+                                              f"{r_exp:.4g}), but pair 0 turns by {float(w[0]):.4g} instead of 1")
+        if ratio > 1:
+            return EXPONENT_SIGN, said + f": growing, each {ratio:.4g} times the previous"
+        readings = [(_denominator(ratio), d, sizes or {})]
+        for w_k, d_k, sizes_k in (more() if more is not None else []):
+            r_k = _geometric_ratio(w_k.double())
+            if r_k is not None and 0 < r_k < 1 and abs(float(w_k[0]) - 1) <= tol:
+                readings.append((_denominator(r_k), d_k, sizes_k))
+        return _exponent_kind(said + f": each {ratio:.4g} times the previous instead of {r_exp:.4g}", readings, dname)
     if bool(((w - w.round()).abs() <= tol).all()):
         return INTEGER_DIVISION, said + ": whole numbers, as if the angles were rounded down"
     return WRONG_FREQUENCIES, said
+
+
+def _denominator(ratio: float) -> float:
+    """The N of frequencies 10000^(-2i/N) that fall by ``ratio`` from pair to pair (N = d when right)."""
+    return -2 * math.log(BASE) / math.log(ratio)
+
+
+def _exponent_kind(said: str, readings, dname: str) -> tuple[str, str]:
+    """Name the kind of frequencies 10000^(-2i/N) with N != d, from readings ``[(N, d, sizes), ...]`` taken at
+    different d (the first is the failing one). N proportional to d (the same N/d in every reading) is a
+    constant off: the exponent's factor (i/d, 4i/d) or the base. N that does not follow d is the denominator:
+    one of the other sizes (the same name in every reading), or a fixed number. One reading only (the learner's
+    code failed at the other size) cannot tell them apart: it is read as the constant."""
+    n, d, sizes = readings[0]
+    scales = [d_k / n_k for n_k, d_k, _ in readings]
+    if all(abs(s_k - scales[0]) <= 0.01 * scales[0] for s_k in scales):
+        scale = scales[0]
+        alike = (f", for {dname} = " + " and ".join(str(d_k) for _, d_k, _ in readings) + " alike"
+                 if len(readings) > 1 else "")
+        if abs(scale - 0.5) < 0.01:
+            return EXPONENT_I_OVER_D, said + f", i.e. 10000^(-i/D) (the same as base 100 with 2i/D){alike}"
+        if abs(scale - 2) < 0.01:
+            return EXPONENT_DOUBLED, said + f", i.e. 10000^(-4i/D) (the same as base 1e8 with 2i/D){alike}"
+        return WRONG_BASE, said + f", i.e. base {BASE ** scale:.4g} instead of 10000{alike}"
+    ns = " and ".join(f"{n_k:.4g}" for n_k, _, _ in readings)
+    ds = " and ".join(str(d_k) for _, d_k, _ in readings)
+    denominators = f", i.e. 10000^(-2i/N) with N = {ns} where {dname} = {ds}"
+    for name in sizes:
+        if all(name in s_k and abs(n_k - s_k[name]) <= 0.01 * n_k for n_k, _, s_k in readings):
+            return EXPONENT_DENOMINATOR, said + f"{denominators}: N is {name}, not {dname}"
+    if all(abs(n_k - n) <= 0.01 * n for n_k, _, _ in readings):
+        return EXPONENT_DENOMINATOR, said + (f", i.e. 10000^(-2i/N) with N = {n:.4g} for {dname} = {ds} alike: a fixed "
+                                             f"number where {dname} belongs")
+    return WRONG_FREQUENCIES, said + denominators
 
 
 def _fail_values(ctx: Ctx, got: torch.Tensor, expected: torch.Tensor, what: str, tried: str, mistake: str | None,
@@ -308,9 +404,10 @@ def check_sinusoidal_position_encoding(ctx: Ctx, sinusoidal_position_encoding) -
     frequencies read from row 1 are 10000^(-2i/D) (geometric), the values equal the closed form, for two
     sizes (max_len > d_model and max_len < d_model)."""
     fn = ctx.function(sinusoidal_position_encoding, "sinusoidal_position_encoding")
-    ctx.learner = None  # the table is 2-D, where .T is fine: never blame a failure on it
+    ctx.batched = False  # the table is 2-D, where .T is fine: never blame a failure on it
     default = torch.get_default_dtype()
-    for n, (L, D) in enumerate(_table_sizes(ctx.seed)):
+    sizes = _table_sizes(ctx.seed)
+    for n, (L, D) in enumerate(sizes):
         tried = f"sinusoidal_position_encoding(max_len={L}, d_model={D}), seed {ctx.seed}"
         got = ctx.call(fn, L, D, what=f"called as {tried}")
         if isinstance(got, torch.Tensor) and tuple(got.shape) != (L, D):
@@ -329,7 +426,7 @@ def check_sinusoidal_position_encoding(ctx: Ctx, sinusoidal_position_encoding) -
         got = ctx.tensor(got, "the table", (L, D), dtype=default, tried=tried).detach().double()
         expected = ref.sinusoidal_position_encoding(L, D, dtype=F64)
         if n == 0:
-            _check_table_structure(ctx, got, expected, L, D, tried)
+            _check_table_structure(ctx, got, expected, L, D, tried, more=lambda: _table_readings(ctx, fn, sizes[1:]))
         _fail_if_different(ctx, got, expected, L, D, tried,
                            fallback="it worked for the first size: look for a number written where max_len or "
                                     "d_model belongs" if n else None)
@@ -337,8 +434,38 @@ def check_sinusoidal_position_encoding(ctx: Ctx, sinusoidal_position_encoding) -
             "frequencies 10000^(-2i/D); values equal the closed form")
 
 
-def _check_table_structure(ctx: Ctx, got, expected, L: int, D: int, tried: str) -> None:
-    """Row 0, the pairs, the frequencies: the steps that say *what kind* of table the learner built."""
+def _table_frequencies(table: torch.Tensor) -> torch.Tensor | None:
+    """The frequency of each pair (D/2,), read from a table that has the interleaved sin/cos structure (row 0 is
+    [0, 1, 0, 1, ...], sin^2 + cos^2 = 1 at position 1) as the angle at position 1; None for any other table."""
+    L, D = table.shape
+    if L < 2 or D % 2:
+        return None
+    s, c = table[:2, 0::2], table[:2, 1::2]  # (2, D/2) each
+    if not (within(s[0], torch.zeros_like(s[0]), TABLE_ATOL) and within(c[0], torch.ones_like(c[0]), TABLE_ATOL)
+            and within(s[1] ** 2 + c[1] ** 2, torch.ones_like(s[1]), 1e-4)):
+        return None
+    return torch.atan2(s[1], c[1])
+
+
+def _table_readings(ctx: Ctx, fn, sizes) -> list:
+    """The learner's table at other sizes, read back as [(pair frequencies, d_model, {"max_len": L}), ...]
+    (only the sizes where the code runs and returns a table with the sin/cos structure)."""
+    readings = []
+    for L, D in sizes:
+        try:
+            table = ctx.call(fn, L, D, what=f"called as sinusoidal_position_encoding(max_len={L}, d_model={D})")
+        except CheckFailure:
+            continue
+        if isinstance(table, torch.Tensor) and tuple(table.shape) == (L, D) and table.dtype.is_floating_point:
+            w = _table_frequencies(table.detach().double())
+            if w is not None:
+                readings.append((w, D, {"max_len": L}))
+    return readings
+
+
+def _check_table_structure(ctx: Ctx, got, expected, L: int, D: int, tried: str, more=None) -> None:
+    """Row 0, the pairs, the frequencies: the steps that say *what kind* of table the learner built.
+    ``more()`` reads the learner's table at the other sizes (to tell a wrong constant from a wrong denominator)."""
     h = D // 2
     row0 = torch.tensor([0.0, 1.0], dtype=F64).repeat(h)
     if not within(got[0], row0, TABLE_ATOL):
@@ -363,7 +490,7 @@ def _check_table_structure(ctx: Ctx, got, expected, L: int, D: int, tried: str) 
     w = torch.atan2(s[1], c[1])  # (D/2,): the angle of each pair at position 1 = its frequency
     w_exp = _expected_frequencies(D)
     if not within(w, w_exp, 1e-5):
-        mistake, said = _frequency_kind(w, D, negated=None)
+        mistake, said = _frequency_kind(w, D, negated=None, dname="d_model", sizes={"max_len": L}, more=more)
         i = int((w - w_exp).abs().argmax())
         ctx.fail("the frequencies (the angle of each pair at position 1) are wrong", tried=tried,
                  expected=f"{_fmt(w_exp)}: 10000^(-2i/D) for pair i, geometric, each {BASE ** (-2 / D):.4g} times "
@@ -427,13 +554,25 @@ def _check_output(ctx: Ctx, out, x, expected, positions, tried: str, extra_cands
     root = math.sqrt(D)
     cands = [(POSITIONS_MULTIPLIED, x * positions), (SCALED_BY_SQRT_D, x * root + positions),
              (SCALED_BY_SQRT_D, x + positions * root), (SCALED_BY_SQRT_D, (x + positions) * root),
-             *extra_cands]
+             (POSITIONS_ALONE, positions.expand_as(x)), (POSITIONS_REVERSED, x + positions.flip(0)), *extra_cands]
     compare(ctx, out.detach(), expected, "the output", tried, cands, axes=X_AXES, fallback=fallback)
     return out
 
 
-def _check_pe_buffer(ctx: Ctx, module: nn.Module, L: int, D: int, made: str) -> None:
-    """``pe`` is a persistent buffer (1, max_len, D) holding the table, and the module has no parameters."""
+def _adds_table_in_forward(ctx: Ctx, module: nn.Module, B: int, T: int, L: int, D: int) -> bool:
+    """Does forward return x + the table's first T rows, though the module stores no table?"""
+    x = ctx.randn(B, T, D).to(torch.get_default_dtype())  # the module is still in the default dtype
+    try:
+        out = ctx.call(module, x, what=f"forward was called with x {fmt_shape(x.shape)}", names=("x",))
+    except CheckFailure:
+        return False
+    table = ref.sinusoidal_position_encoding(L, D, dtype=F64)[:T]  # (T, D)
+    return isinstance(out, torch.Tensor) and close(out.detach().double(), x.double() + table, TABLE_ATOL)
+
+
+def _check_pe_buffer(ctx: Ctx, module: nn.Module, B: int, T: int, L: int, D: int, made: str) -> None:
+    """``pe`` is a persistent buffer (1, max_len, D) in the default dtype holding the table, and the module has
+    no parameters. (B, T) is the shape forward is tried with when there is no table to read."""
     params, buffers = dict(module.named_parameters()), dict(module.named_buffers())
     pe = getattr(module, "pe", None)
     if pe is None:
@@ -443,6 +582,11 @@ def _check_pe_buffer(ctx: Ctx, module: nn.Module, L: int, D: int, made: str) -> 
         if near:
             ctx.fail(f"PositionalEncoding has no attribute pe (the table seems to be {near[0]})", tried=made,
                      mistake="attribute_name", mistake_hint="the check reads the table by name: call it self.pe")
+        if not tensors and _adds_table_in_forward(ctx, module, B, T, L, D):
+            ctx.fail("PositionalEncoding has no attribute pe", tried=made,
+                     expected="self.register_buffer('pe', table) in __init__",
+                     got=f"no tensor attribute at all, yet forward adds the right table to x {fmt_shape((B, T, D))}",
+                     mistake=PE_NOT_STORED)
         ctx.fail("PositionalEncoding has no attribute pe", tried=made,
                  expected="self.register_buffer('pe', table) in __init__",
                  hint="create the table in __init__ and register it as the buffer pe")
@@ -464,10 +608,24 @@ def _check_pe_buffer(ctx: Ctx, module: nn.Module, L: int, D: int, made: str) -> 
         ctx.fail("pe is not in state_dict()", tried=made, expected="state_dict() == {'pe': ...}",
                  got=f"state_dict() keys: {sorted(module.state_dict()) or 'none'}", mistake=PE_NOT_PERSISTENT)
     if tuple(pe.shape) != (1, L, D):
+        shape = tuple(pe.shape)
         ctx.fail("pe has the wrong shape", tried=made, expected=f"(1, max_len, d_model) = {fmt_shape((1, L, D))}",
-                 got=fmt_shape(pe.shape), mistake=PE_NO_BATCH_AXIS if tuple(pe.shape) == (L, D) else None,
+                 got=fmt_shape(pe.shape), mistake=PE_NO_BATCH_AXIS if shape == (L, D) else
+                 TABLE_TRANSPOSED if shape in ((1, D, L), (D, L)) else None,
                  hint="table[None] has shape (1, max_len, d_model); the arguments are PositionalEncoding(d_model, "
                       "max_len), in that order")
+    default = torch.get_default_dtype()
+    if pe.dtype != default:
+        ctx.fail(f"pe has dtype {pe.dtype}", tried=made,
+                 expected=f"{default}, torch's default float dtype (the dtype of the embeddings it is added to)",
+                 got=str(pe.dtype), mistake=TABLE_DTYPE,
+                 mistake_hint="an integer table truncates every sin and cos: build it with torch.zeros(max_len, "
+                              "d_model) and float positions (torch.arange(max_len).float())"
+                 if not pe.dtype.is_floating_point else
+                 f"x + pe takes the wider dtype of the two: a {pe.dtype} buffer turns the model's {default} "
+                 f"embeddings into {pe.dtype}. Build the table in the default dtype (torch.zeros(max_len, d_model), "
+                 "no dtype=torch.float64, no numpy float64 array), or convert it with .to(torch.get_default_dtype()) "
+                 "before register_buffer")
     table = ref.sinusoidal_position_encoding(L, D, dtype=F64)[None]  # (1, L, D)
     got = pe.detach().double()
     if not within(got, table, TABLE_ATOL):
@@ -476,11 +634,22 @@ def _check_pe_buffer(ctx: Ctx, module: nn.Module, L: int, D: int, made: str) -> 
                      fallback="fill pe with the table of exercise 1: sinusoidal_position_encoding(max_len, d_model)[None]")
 
 
+def _dtype_follows_x(ctx: Ctx, module: nn.Module, B: int, T: int, D: int, made: str) -> None:
+    """The module moved to float32 (``.float()``, as a model in the default dtype is) returns float32 for a float32
+    x: nothing in forward may turn it into float64."""
+    module.float()
+    x = ctx.randn(B, T, D).float()
+    tried = f"{made}.float(), x {fmt_shape(x.shape)} float32, seed {ctx.seed}"
+    out = ctx.call(module, x, what=f"forward was called with {tried}", names=("x",))
+    ctx.tensor(out, "the output", tuple(x.shape), dtype=torch.float32, tried=tried)
+
+
 @check
 def check_positional_encoding(ctx: Ctx, PositionalEncoding) -> str:
     """Check ``PositionalEncoding(d_model, max_len)``: a persistent buffer ``pe`` (1, max_len, D) holding the
-    table (not a parameter, in state_dict(), moved by .double()), no parameters, and ``forward(x (B, T, D))
-    = x + pe[:, :T]`` for T = max_len and T < max_len, with B != T; gradients reach x."""
+    table in torch's default dtype (not a parameter, in state_dict(), moved by .double()), no parameters, and
+    ``forward(x (B, T, D)) = x + pe[:, :T]`` for T = max_len and T < max_len, with B != T, in float64; gradients
+    reach x; after ``.float()``, a float32 x gives a float32 output."""
     ctx.hints = PE_HINTS
     cls = ctx.module_class(PositionalEncoding, "PositionalEncoding")
     B, T, L, D = _module_sizes(ctx.seed)
@@ -488,7 +657,7 @@ def check_positional_encoding(ctx: Ctx, PositionalEncoding) -> str:
     module = ctx.call(cls, D, L, what=f"{made} was created")
     if not isinstance(module, nn.Module):
         ctx.fail(f"{made} did not return an nn.Module", got=type(module).__name__)
-    _check_pe_buffer(ctx, module, L, D, made)
+    _check_pe_buffer(ctx, module, B, T, L, D, made)
     module = module.double()
     if module.pe.dtype != F64:
         ctx.fail("pe did not follow .double()", tried=f"{made}.double()", expected="torch.float64",
@@ -503,21 +672,33 @@ def check_positional_encoding(ctx: Ctx, PositionalEncoding) -> str:
                       fallback="forward returns x + self.pe[:, :T]: print the shapes of x, self.pe and self.pe[:, :T] "
                                "in a cell of its own")
     ctx.differentiable(module, x, what=f"forward was called with {tried}", names=("x",))
-    return (f"pe is a persistent buffer {fmt_shape((1, L, D))} (in state_dict, not a parameter); forward adds "
-            "pe[:, :T] for T = max_len and T < max_len, with B != T")
+    _dtype_follows_x(ctx, module, B, T, D, made)
+    return (f"pe is a persistent buffer {fmt_shape((1, L, D))} (in state_dict, not a parameter) in the default "
+            "dtype; forward adds pe[:, :T] for T = max_len and T < max_len, with B != T; float32 in, float32 out")
 
 
 @check
 def check_learned_positional_embedding(ctx: Ctx, LearnedPositionalEmbedding) -> str:
     """Check ``LearnedPositionalEmbedding(d_model, max_len)``: ``emb = nn.Embedding(max_len, d_model)``,
     max_len * D parameters, ``forward(x) = x + emb(arange(T))`` with the reference's (random) weights copied
-    in, for T = max_len and T < max_len, and gradients reaching exactly the first T rows of emb.weight."""
+    in, for T = max_len and T < max_len, gradients reaching exactly the first T rows of emb.weight (each of
+    them), and, after ``.float()``, a float32 output for a float32 x."""
     ctx.hints = LEARNED_HINTS
     cls = ctx.module_class(LearnedPositionalEmbedding, "LearnedPositionalEmbedding")
     B, T, L, D = _module_sizes(ctx.seed)
     made = f"LearnedPositionalEmbedding(d_model={D}, max_len={L})"
     module = ctx.build(cls, D, L, what=f"{made} was created")
+    if getattr(module, "emb", None) is None:
+        others = [n for n, m in module.named_children() if isinstance(m, nn.Embedding)]
+        if len(others) == 1:
+            ctx.fail(f"{type(module).__name__} has no attribute emb (the embedding seems to be {others[0]})",
+                     tried=made, mistake="attribute_name",
+                     mistake_hint=f"the check copies the weights by name: call the embedding self.emb, not "
+                                  f"self.{others[0]}")
     emb = ctx.attribute(module, "emb", f"nn.Embedding({L}, {D})")
+    if isinstance(emb, torch.Tensor):
+        ctx.fail(f"emb is a {type(emb).__name__} {fmt_shape(emb.shape)}, not an nn.Embedding", tried=made,
+                 expected=f"nn.Embedding({L}, {D})", mistake=EMB_RAW_PARAMETER)
     if not isinstance(emb, nn.Embedding):
         ctx.fail(f"emb is a {type(emb).__name__}, not an nn.Embedding", tried=made, expected=f"nn.Embedding({L}, {D})",
                  hint=f"self.emb = nn.Embedding(max_len, d_model): one trainable row of d_model numbers per position")
@@ -525,11 +706,15 @@ def check_learned_positional_embedding(ctx: Ctx, LearnedPositionalEmbedding) -> 
     if sizes != (L, D):
         ctx.fail("emb has the wrong size", tried=made, expected=f"nn.Embedding(max_len, d_model) = nn.Embedding({L}, {D})",
                  got=f"nn.Embedding({sizes[0]}, {sizes[1]})", mistake=EMBEDDING_SWAPPED if sizes == (D, L) else None,
-                 hint="the arguments are LearnedPositionalEmbedding(d_model, max_len), in that order, and the "
+                 hint="one row per position, max_len rows for positions 0 ... max_len - 1 (no extra row: nothing is "
+                      "padded here): nn.Embedding(max_len, d_model)" if sizes == (L + 1, D) else
+                      "the arguments are LearnedPositionalEmbedding(d_model, max_len), in that order, and the "
                       "embedding has one row per position: nn.Embedding(max_len, d_model)")
     n = sum(p.numel() for p in module.parameters())
     if n != L * D:
-        ctx.fail("wrong number of parameters", tried=made, expected=f"max_len * d_model = {L * D}", got=str(n),
+        extra = [f"{name} {fmt_shape(p.shape)}" for name, p in module.named_parameters() if name != "emb.weight"]
+        ctx.fail("wrong number of parameters", tried=made, expected=f"max_len * d_model = {L * D}, all in emb.weight",
+                 got=f"{n}" + (f"; besides emb.weight: {', '.join(extra)}" if extra else ""),
                  hint="the module holds exactly self.emb = nn.Embedding(max_len, d_model); no other parameters")
     reference = ref.LearnedPositionalEmbedding(D, L).double()
     with torch.no_grad():
@@ -548,20 +733,34 @@ def check_learned_positional_embedding(ctx: Ctx, LearnedPositionalEmbedding) -> 
         outs[t] = (_check_output(ctx, res, x, expected, pos, tried, extra,
                                  fallback="forward returns x + self.emb(torch.arange(T)): row t of emb.weight is "
                                           "added to the token at position t"), tried)
-    out, tried = outs[T]  # gradients from a sequence shorter than max_len
-    module.zero_grad(set_to_none=True)
-    if out.requires_grad:
-        out.sum().backward()
-    grad = emb.weight.grad
-    if grad is None or not bool((grad[:T] != 0).all()):
-        ctx.fail("no gradient reaches emb.weight", tried=tried, mistake="no_gradient",
-                 mistake_hint="compute the positions with self.emb(...) (or self.emb.weight[:T]), without .detach(), "
-                              ".data or torch.no_grad()")
-    if bool((grad[T:] != 0).any()):
-        ctx.fail(f"rows {T} and after of emb.weight got a gradient from a sequence of length {T}", tried=tried,
-                 hint="only the first T positions take part: rows T ... max_len - 1 must not be used")
+    for t in (T, L):  # gradients from a sequence shorter than max_len, then from one of length max_len
+        out, tried = outs[t]
+        module.zero_grad(set_to_none=True)
+        if out.requires_grad:
+            out.sum().backward()
+        grad = emb.weight.grad
+        if grad is None or not bool((grad[:t] != 0).any()):
+            ctx.fail("no gradient reaches emb.weight", tried=tried, mistake="no_gradient",
+                     mistake_hint="compute the positions with self.emb(...) (or self.emb.weight[:T]), without "
+                                  ".detach(), .data or torch.no_grad()")
+        missing = [r for r in range(t) if not bool((grad[r] != 0).any())]  # rows used but never trained
+        if missing:
+            pad = emb.padding_idx
+            named = len(missing) == 1 and pad is not None and pad % L == missing[0]
+            ctx.fail(f"row {missing[0]} of emb.weight (position {missing[0]}) gets no gradient" if len(missing) == 1
+                     else f"rows {missing} of emb.weight get no gradient", tried=tried,
+                     expected=f"a gradient in each of rows 0 ... {t - 1}: every position of the sequence is trained",
+                     got=f"zero gradient in {len(missing)} of {t} rows"
+                         + (f"; emb.padding_idx = {pad}" if pad is not None else ""),
+                     mistake=PADDING_IDX if named else None,
+                     hint="a row without gradient is a position that never learns: look for .detach(), .data, or a "
+                          "row set to a constant in forward")
+        if bool((grad[t:] != 0).any()):
+            ctx.fail(f"rows {t} and after of emb.weight got a gradient from a sequence of length {t}", tried=tried,
+                     hint="only the first T positions take part: rows T ... max_len - 1 must not be used")
+    _dtype_follows_x(ctx, module, B, T, D, made)
     return (f"nn.Embedding({L}, {D}), {L * D} parameters; forward adds emb(arange(T)) for T = max_len and T < max_len; "
-            "gradients reach exactly the first T rows")
+            "gradients reach exactly the first T rows; float32 in, float32 out")
 
 
 # --------------------------------------------------------------------------- RoPE (bonus)
@@ -575,9 +774,24 @@ def _rope_rotate_half(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
     return x * cos + torch.cat((-x2, x1), dim=-1) * sin
 
 
+def _rope_slips(x: torch.Tensor, positions: torch.Tensor):
+    """The reference's own rotation (its angles, its pairs), with one slip in how the two lines are written or put
+    back: each a (mistake, output) candidate."""
+    d = x.size(-1)
+    angles = positions.to(x.dtype)[:, None] * _expected_frequencies(d).to(x.dtype)  # (T, d/2)
+    c, s = torch.cos(angles), torch.sin(angles)  # (T, d/2) each
+    e, o = x[..., 0::2], x[..., 1::2]  # (..., T, d/2) each
+    even, odd = e * c - o * s, e * s + o * c  # the right rotated halves
+    pairs = lambda a, b: torch.stack((a, b), dim=-1).flatten(-2)  # noqa: E731 - interleave two halves
+    return [(ROPE_NOT_INTERLEAVED, torch.cat((even, odd), dim=-1)),
+            (ROPE_SIN_SIGN, pairs(even, -e * s + o * c)), (ROPE_SIN_SIGN, pairs(e * c + o * s, odd)),
+            (ROPE_OVERWRITTEN, pairs(even, even * s + o * c)), (ROPE_OVERWRITTEN, pairs(e * c - odd * s, odd)),
+            (ROPE_SIN_COS_SWAPPED, pairs(e * s - o * c, e * c + o * s))]
+
+
 def _rope_candidates(x: torch.Tensor, positions: torch.Tensor):
     T = x.size(-2)
-    return [(ROPE_ROTATE_HALF, _rope_rotate_half(x, positions)),
+    return [(ROPE_ROTATE_HALF, _rope_rotate_half(x, positions)), *_rope_slips(x, positions),
             (ROPE_WRONG_DIRECTION, ref.apply_rope(x, -positions)),
             (POSITIONS_FROM_ONE, ref.apply_rope(x, positions + 1)),
             (ROPE_ADDED, x + ref.sinusoidal_position_encoding(int(positions.max()) + 1, x.size(-1), dtype=F64)[positions]),
@@ -589,26 +803,74 @@ def _rope_sizes(seed: int) -> tuple[int, int, int, int]:
     return ((2, 3, 7, 10), (3, 2, 6, 14), (2, 4, 9, 6))[seed % 3]
 
 
-def _rope_frequency_probe(ctx: Ctx, fn, T: int, d: int, shape) -> tuple[str | None, str | None]:
-    """Rotate the vector (1, 0, 1, 0, ...) at every position: the learner's rotation turns pair i by its
-    frequency per position, which names a wrong-frequency kind."""
-    u = torch.tensor([1.0, 0.0], dtype=F64).repeat(d // 2).expand(*shape[:-2], T, d).contiguous()
+def _rope_reading(ctx: Ctx, fn, shape) -> torch.Tensor | None:
+    """Rotate the vector (1, 0, 1, 0, ...) at every position of an input of ``shape`` (..., T, d_k): a rotation
+    by position x frequency turns pair i by w_i per position. Returns those frequencies (d_k/2,) when the
+    learner's result is such a rotation, else None."""
+    *lead, T, d = shape
+    u = torch.tensor([1.0, 0.0], dtype=F64).repeat(d // 2).expand(*lead, T, d).contiguous()
     try:
-        out = ctx.call(fn, u, what="called with (1, 0, 1, 0, ...) at every position")
+        out = ctx.call(fn, u, what=f"called with x {fmt_shape(shape)}, (1, 0, 1, 0, ...) at every position")
     except CheckFailure:  # the check already failed and says why
-        return None, None
-    if not (isinstance(out, torch.Tensor) and out.shape == u.shape):
-        return None, None
+        return None
+    if not (isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(shape) and out.dtype.is_floating_point):
+        return None
     out = out.detach().double().reshape(-1, T, d)[0]  # (T, d)
     c, s = out[:, 0::2], out[:, 1::2]  # (T, d/2): cos and sin of each pair's angle, if it is a rotation
     w = torch.atan2(s[1], c[1])
     positions = torch.arange(T, dtype=F64)[:, None]
     is_rotation = within(c, torch.cos(positions * w), 1e-6) and within(s, torch.sin(positions * w), 1e-6)
-    if not is_rotation or within(w, _expected_frequencies(d), 1e-6):
+    return w if is_rotation else None
+
+
+def _rope_named_sizes(shape) -> dict[str, int]:
+    """The sizes of x other than d_k, by name: what a learner's code may have used in place of d_k."""
+    names = ["the batch size B = x.shape[0]"] + (["the number of heads H = x.shape[1]"] if len(shape) == 4 else [])
+    return {**{name: int(shape[k]) for k, name in enumerate(names)},
+            "the sequence length T = x.shape[-2]": int(shape[-2])}
+
+
+def _rope_frequency_probe(ctx: Ctx, fn, shape) -> tuple[str | None, str | None]:
+    """Read the learner's frequencies from a rotation of (1, 0, 1, 0, ...) at ``shape`` (B, H, T, d_k) and name
+    their kind; for a wrong exponent, a second reading at other sizes tells a wrong constant from a wrong d_k."""
+    d = shape[-1]
+    w = _rope_reading(ctx, fn, shape)
+    if w is None or within(w, _expected_frequencies(d), 1e-6):
         return None, None
     if within(w, torch.zeros_like(w), 1e-9):
         return None, "x comes back unrotated at every position"
-    return _frequency_kind(w, d, negated=ROPE_WRONG_DIRECTION)
+    B, H, T, _ = shape
+    other = (B + 3, H + 3, T + 2, d + 4)  # all sizes different from each other and from the first reading's
+
+    def more():
+        w2 = _rope_reading(ctx, fn, other)
+        return [] if w2 is None else [(w2, other[-1], _rope_named_sizes(other))]
+
+    return _frequency_kind(w, d, negated=ROPE_WRONG_DIRECTION, dname="d_k", sizes=_rope_named_sizes(shape), more=more)
+
+
+def _explain_rope_crash(ctx: Ctx, fn, exc: CheckFailure, shape) -> None:
+    """The learner's code raised on x of ``shape`` (..., T, d_k), for no reason named yet. If it runs when
+    T = d_k/2 and then turns pair i at position t by i * theta_t, the angles were built as (d_k/2, T): name it."""
+    if exc.mistake is not None or not exc.problem.startswith("your code raised"):
+        return
+    *lead, T, d = shape
+    h = d // 2
+    if h == T or h < 2:
+        return
+    x = ctx.randn(*lead, h, d)  # (..., d_k/2, d_k): T = d_k/2, where a (d_k/2, T) angle table has the right shape
+    try:
+        out = ctx.call(fn, x, what=f"called with x {fmt_shape(x.shape)}")
+    except CheckFailure:
+        return
+    theta = _expected_frequencies(d)  # (d/2,)
+    angles = theta[:, None] * torch.arange(h, dtype=F64)[None, :]  # (d/2, T) read as (T, d/2): row t is i * theta_t
+    c, s = torch.cos(angles), torch.sin(angles)
+    e, o = x[..., 0::2], x[..., 1::2]
+    transposed = torch.stack((e * c - o * s, e * s + o * c), dim=-1).flatten(-2)
+    if isinstance(out, torch.Tensor) and close(out.detach().double(), transposed):
+        ctx.fail(exc.problem, tried=exc.tried, got=f"{exc.got}; with x {fmt_shape(x.shape)} (T = d_k/2 = {h}) it runs",
+                 mistake=ROPE_ANGLES_TRANSPOSED)
 
 
 @check
@@ -622,8 +884,12 @@ def check_apply_rope(ctx: Ctx, apply_rope) -> str:
     axes = ROPE_AXES[4]
     x = ctx.randn(B, H, T, d)
     tried = f"x {fmt_shape(x.shape)} (B, H, T, d_k), positions=None, float64, seed {ctx.seed}"
-    out = ctx.tensor(ctx.call(fn, x, what=f"called with {tried}", names=("x",)), "the result", tuple(x.shape),
-                     tried=tried, hint="a rotation keeps the shape of x")
+    try:
+        out = ctx.call(fn, x, what=f"called with {tried}", names=("x",))
+    except CheckFailure as exc:
+        _explain_rope_crash(ctx, fn, exc, tuple(x.shape))
+        raise
+    out = ctx.tensor(out, "the result", tuple(x.shape), tried=tried, hint="a rotation keeps the shape of x")
     arange = torch.arange(T)
     cands = _rope_candidates(x, arange)
     if not within(out[..., 0, :], x[..., 0, :]):
@@ -663,7 +929,7 @@ def check_apply_rope(ctx: Ctx, apply_rope) -> str:
         mistake = diagnose(out, cands)
         note = None
         if mistake is None:
-            mistake, note = _rope_frequency_probe(ctx, fn, T, d, tuple(x.shape))
+            mistake, note = _rope_frequency_probe(ctx, fn, tuple(x.shape))
         _fail_values(ctx, out, ref.apply_rope(x), "the rotated x", tried, mistake, note, 1e-6, axes,
                      fallback="out_2i = x_2i cos(m theta_i) - x_2i+1 sin(m theta_i), out_2i+1 = x_2i sin(m theta_i) + "
                               "x_2i+1 cos(m theta_i), theta_i = 10000^(-2i/d_k), m the position")

@@ -153,6 +153,33 @@ def table_hard_coded_width(max_len, d_model):
     return _interleave(torch.sin(angles), torch.cos(angles))
 
 
+def table_exponent_over_max_len(max_len, d_model):
+    """Copy-paste slip: divides the exponent by max_len instead of d_model."""
+    pos = torch.arange(max_len)[:, None]
+    angles = pos / 10000 ** (torch.arange(0, d_model, 2) / max_len)
+    pe = torch.zeros(max_len, d_model)
+    pe[:, 0::2] = torch.sin(angles)
+    pe[:, 1::2] = torch.cos(angles)
+    return pe
+
+
+def table_exponent_over_512(max_len, d_model):
+    """Hard-codes the paper's d_model = 512 in the exponent."""
+    pos = torch.arange(max_len)[:, None]
+    angles = pos / 10000 ** (torch.arange(0, d_model, 2) / 512)
+    pe = torch.zeros(max_len, d_model)
+    pe[:, 0::2] = torch.sin(angles)
+    pe[:, 1::2] = torch.cos(angles)
+    return pe
+
+
+def table_base_e(max_len, d_model):
+    """The exp form without log(10000): exp(-2i/D), i.e. base e."""
+    pos = torch.arange(max_len, dtype=torch.float32)[:, None]
+    omega = torch.exp(-torch.arange(0, d_model, 2, dtype=torch.float32) / d_model)
+    return _interleave(torch.sin(pos * omega), torch.cos(pos * omega))
+
+
 def table_numpy(max_len, d_model):
     """Builds the table in numpy and returns the numpy array."""
     pos = np.arange(max_len)[:, None]
@@ -325,6 +352,54 @@ class PEDetached(_PE):
         return x.detach() + self.pe[:, :x.size(1)]
 
 
+class PEFloat64Table(_PE):
+    """Builds the table in float32, then stores it as float64 (.double()): float32 x comes back float64."""
+
+    def __init__(self, d_model, max_len=512):
+        nn.Module.__init__(self)
+        self.register_buffer("pe", ref.sinusoidal_position_encoding(max_len, d_model).double()[None])
+
+
+class PEFloat64Forward(_PE):
+    """Casts the positions to float64 in forward "for precision": float32 x comes back float64."""
+
+    def forward(self, x):
+        return x + self.pe[:, :x.size(1)].double()
+
+
+class PETableArgsSwapped(_PE):
+    """Calls the table builder with (d_model, max_len): the buffer is (1, D, max_len)."""
+
+    def __init__(self, d_model, max_len=512):
+        nn.Module.__init__(self)
+        self.register_buffer("pe", ref.sinusoidal_position_encoding(d_model, max_len)[None])
+
+
+class PEReturnsTableExpanded(_PE):
+    """Returns the table expanded to x's shape and forgets to add x."""
+
+    def forward(self, x):
+        return self.pe[:, :x.size(1)].expand_as(x)
+
+
+class PEReversed(_PE):
+    """Adds the positions backwards (T-1 down to 0), 'distance from the end'."""
+
+    def forward(self, x):
+        return x + self.pe[:, :x.size(1)].flip(1)
+
+
+class PETableInForward(nn.Module):
+    """Stores nothing and rebuilds the table in every forward."""
+
+    def __init__(self, d_model, max_len=512):
+        super().__init__()
+        self.d_model, self.max_len = d_model, max_len
+
+    def forward(self, x):
+        return x + ref.sinusoidal_position_encoding(x.size(1), self.d_model).to(x)[None]
+
+
 class PEStub(nn.Module):
     """The untouched learner stub."""
 
@@ -449,6 +524,58 @@ class LearnedWithPE(_Learned):
         return x + self.emb(torch.arange(T)) + ref.sinusoidal_position_encoding(T, D, dtype=x.dtype)
 
 
+class LearnedPaddingIdx(_Learned):
+    """Creates nn.Embedding(max_len, d_model, padding_idx=0) by habit: position 0 never gets a gradient."""
+
+    def __init__(self, d_model, max_len=512):
+        nn.Module.__init__(self)
+        self.emb = nn.Embedding(max_len, d_model, padding_idx=0)
+
+
+class LearnedReturnsPositionsExpanded(_Learned):
+    """Returns the position vectors expanded to x's shape and forgets to add x."""
+
+    def forward(self, x):
+        return self.emb(torch.arange(x.size(1))).expand_as(x)
+
+
+class LearnedReversed(_Learned):
+    """Looks the positions up backwards, T-1 down to 0."""
+
+    def forward(self, x):
+        return x + self.emb(torch.arange(x.size(1) - 1, -1, -1))
+
+
+class LearnedExtraBias(_Learned):
+    """Adds a bias parameter of its own on top of the positions."""
+
+    def __init__(self, d_model, max_len=512):
+        super().__init__(d_model, max_len)
+        self.bias = nn.Parameter(torch.zeros(d_model))
+
+    def forward(self, x):
+        return x + self.emb(torch.arange(x.size(1))) + self.bias
+
+
+class LearnedExtraRow(_Learned):
+    """Makes max_len + 1 rows to 'reserve a padding position'."""
+
+    def __init__(self, d_model, max_len=512):
+        nn.Module.__init__(self)
+        self.emb = nn.Embedding(max_len + 1, d_model)
+
+
+class LearnedOtherName(nn.Module):
+    """Names the embedding self.pos_emb instead of self.emb."""
+
+    def __init__(self, d_model, max_len=512):
+        super().__init__()
+        self.pos_emb = nn.Embedding(max_len, d_model)
+
+    def forward(self, x):
+        return x + self.pos_emb(torch.arange(x.size(1)))
+
+
 class LearnedStub(nn.Module):
     """The untouched learner stub."""
 
@@ -567,6 +694,76 @@ def rope_identity(x, positions=None):
     return x.clone()
 
 
+def rope_d_k_from_axis_1(x, positions=None):
+    """Reads d_k from x.shape[1] (thinking of (B, d_k)) in the exponent, instead of x.shape[-1]."""
+    d_k = x.shape[1]
+    theta = 10000.0 ** (-torch.arange(0, x.shape[-1], 2, dtype=torch.float64) / d_k)
+    return _rope(x, positions, theta=theta)
+
+
+def rope_d_k_64(x, positions=None):
+    """Hard-codes d_k = 64 (GPT-2's head size) in the exponent."""
+    return _rope(x, positions, theta=10000.0 ** (-torch.arange(0, x.shape[-1], 2, dtype=torch.float64) / 64))
+
+
+def rope_halves_concatenated(x, positions=None):
+    """Puts the rotated halves back with torch.cat (all evens, then all odds) instead of interleaving them."""
+    T, d = x.shape[-2], x.shape[-1]
+    if positions is None:
+        positions = torch.arange(T)
+    angles = positions[:, None].to(x.dtype) * _theta(d).to(x.dtype)
+    cos, sin = torch.cos(angles), torch.sin(angles)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.cat((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1)
+
+
+def rope_odd_sign_slip(x, positions=None):
+    """Copy-paste sign slip in the odd line: x_odd * cos - x_even * sin."""
+    T, d = x.shape[-2], x.shape[-1]
+    if positions is None:
+        positions = torch.arange(T)
+    angles = positions[:, None].to(x.dtype) * _theta(d).to(x.dtype)
+    cos, sin = torch.cos(angles), torch.sin(angles)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.stack((x1 * cos - x2 * sin, x2 * cos - x1 * sin), dim=-1).flatten(-2)
+
+
+def rope_reads_overwritten_evens(x, positions=None):
+    """Writes into a copy through views of it: the odd line reads the evens already rotated."""
+    T, d = x.shape[-2], x.shape[-1]
+    if positions is None:
+        positions = torch.arange(T)
+    angles = positions[:, None].to(x.dtype) * _theta(d).to(x.dtype)
+    cos, sin = torch.cos(angles), torch.sin(angles)
+    out = x.clone()
+    x1, x2 = out[..., 0::2], out[..., 1::2]
+    out[..., 0::2] = x1 * cos - x2 * sin
+    out[..., 1::2] = x1 * sin + x2 * cos
+    return out
+
+
+def rope_angles_transposed(x, positions=None):
+    """Builds the angles as theta[:, None] * positions, (d_k/2, T), and forgets to transpose them."""
+    T, d = x.shape[-2], x.shape[-1]
+    if positions is None:
+        positions = torch.arange(T)
+    angles = _theta(d).to(x.dtype)[:, None] * positions[None, :].to(x.dtype)  # (d/2, T)
+    cos, sin = torch.cos(angles), torch.sin(angles)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.stack((x1 * cos - x2 * sin, x1 * sin + x2 * cos), dim=-1).flatten(-2)
+
+
+def rope_sin_cos_swapped(x, positions=None):
+    """Swaps cos and sin in the formula: x_even * sin - x_odd * cos, x_even * cos + x_odd * sin."""
+    T, d = x.shape[-2], x.shape[-1]
+    if positions is None:
+        positions = torch.arange(T)
+    angles = positions[:, None].to(x.dtype) * _theta(d).to(x.dtype)
+    cos, sin = torch.cos(angles), torch.sin(angles)
+    x1, x2 = x[..., 0::2], x[..., 1::2]
+    return torch.stack((x1 * sin - x2 * cos, x1 * cos + x2 * sin), dim=-1).flatten(-2)
+
+
 def rope_stub(x, positions=None):
     """The untouched learner stub."""
     # YOUR CODE HERE
@@ -583,6 +780,9 @@ ROWS = [
     (check_sinusoidal_position_encoding, table_exponent_doubled, "exponent_doubled", "frequencies"),
     (check_sinusoidal_position_encoding, table_base_1000, "wrong_base", "frequencies"),
     (check_sinusoidal_position_encoding, table_log10, "wrong_base", "frequencies"),
+    (check_sinusoidal_position_encoding, table_base_e, "wrong_base", "frequencies"),
+    (check_sinusoidal_position_encoding, table_exponent_over_max_len, "exponent_denominator", "frequencies"),
+    (check_sinusoidal_position_encoding, table_exponent_over_512, "exponent_denominator", "frequencies"),
     (check_sinusoidal_position_encoding, table_exp_without_minus, "exponent_sign", "frequencies"),
     (check_sinusoidal_position_encoding, table_integer_exponent, "integer_division", "frequencies"),
     (check_sinusoidal_position_encoding, table_floor_angle, "integer_division", "frequencies"),
@@ -614,7 +814,13 @@ ROWS = [
     (check_positional_encoding, PEOwnTableSwapped, "sin_cos_swapped", "the buffer pe: not equal to the reference"),
     (check_positional_encoding, PEInPlace, "input_modified_in_place", "changed its input x in place"),
     (check_positional_encoding, PEOtherName, "attribute_name", "has no attribute pe"),
-    (check_positional_encoding, PEArgsSwapped, None, "pe has the wrong shape"),
+    (check_positional_encoding, PEArgsSwapped, "table_transposed", "pe has the wrong shape"),
+    (check_positional_encoding, PETableArgsSwapped, "table_transposed", "pe has the wrong shape"),
+    (check_positional_encoding, PEFloat64Table, "table_dtype", "pe has dtype torch.float64"),
+    (check_positional_encoding, PEFloat64Forward, "dtype_changed", "the output has dtype torch.float64"),
+    (check_positional_encoding, PEReturnsTableExpanded, "positions_returned_alone", "not equal to the reference"),
+    (check_positional_encoding, PEReversed, "positions_reversed", "not equal to the reference"),
+    (check_positional_encoding, PETableInForward, "pe_not_stored", "has no attribute pe"),
     (check_positional_encoding, PENoSuperInit, "missing_super_init", "raised AttributeError"),
     (check_positional_encoding, PEDetached, "no_gradient", "carries no gradient"),
     (check_positional_encoding, PEStub, "not_implemented", "raised NotImplementedError when PositionalEncoding("),
@@ -628,7 +834,14 @@ ROWS = [
     (check_learned_positional_embedding, LearnedSizesSwapped, "embedding_sizes_swapped", "emb has the wrong size"),
     (check_learned_positional_embedding, LearnedOldArgumentOrder, "embedding_sizes_swapped", "emb has the wrong size"),
     (check_learned_positional_embedding, LearnedDetached, "no_gradient", "no gradient reaches emb.weight"),
-    (check_learned_positional_embedding, LearnedRawParameter, None, "not an nn.Embedding"),
+    (check_learned_positional_embedding, LearnedRawParameter, "emb_raw_parameter", "not an nn.Embedding"),
+    (check_learned_positional_embedding, LearnedPaddingIdx, "embedding_padding_idx", "gets no gradient"),
+    (check_learned_positional_embedding, LearnedReturnsPositionsExpanded, "positions_returned_alone",
+     "not equal to the reference"),
+    (check_learned_positional_embedding, LearnedReversed, "positions_reversed", "not equal to the reference"),
+    (check_learned_positional_embedding, LearnedExtraBias, None, "wrong number of parameters"),
+    (check_learned_positional_embedding, LearnedExtraRow, None, "emb has the wrong size"),
+    (check_learned_positional_embedding, LearnedOtherName, "attribute_name", "has no attribute emb"),
     (check_learned_positional_embedding, LearnedTFromBatch, "t_from_wrong_axis", "raised RuntimeError"),
     (check_learned_positional_embedding, LearnedReturnsPositions, "positions_returned_alone", "wrong shape"),
     (check_learned_positional_embedding, LearnedDropout, "positions_dropout", "are 0 and the others are scaled up"),
@@ -641,6 +854,13 @@ ROWS = [
     (check_apply_rope, rope_wrong_direction, "rope_wrong_direction", "not equal to the reference"),
     (check_apply_rope, rope_exponent_i_over_d, "exponent_i_over_d", "not equal to the reference"),
     (check_apply_rope, rope_base_1000, "wrong_base", "not equal to the reference"),
+    (check_apply_rope, rope_d_k_from_axis_1, "exponent_denominator", "not equal to the reference"),
+    (check_apply_rope, rope_d_k_64, "exponent_denominator", "not equal to the reference"),
+    (check_apply_rope, rope_halves_concatenated, "rope_not_interleaved", "position 0 changed"),
+    (check_apply_rope, rope_odd_sign_slip, "rope_sin_sign", "changed the length of a vector"),
+    (check_apply_rope, rope_reads_overwritten_evens, "rope_overwritten_before_read", "changed the length of a vector"),
+    (check_apply_rope, rope_angles_transposed, "rope_angles_transposed", "raised RuntimeError"),
+    (check_apply_rope, rope_sin_cos_swapped, "rope_sin_cos_swapped", "position 0 changed"),
     (check_apply_rope, rope_integer_exponent, "integer_division", "not equal to the reference"),
     (check_apply_rope, rope_positions_from_one, "positions_from_one", "position 0 changed"),
     (check_apply_rope, rope_positions_ignored, "rope_positions_ignored", "not equal to the reference"),
