@@ -245,7 +245,8 @@ for D_ in (64, 256, 768):
 # Attributes `gate_proj`, `up_proj` (`nn.Linear(d_model, d_ff, bias=False)`) and `down_proj`
 # (`nn.Linear(d_ff, d_model, bias=False)`); `forward(x)` as above, with `d_ff` used as the hidden width
 # `h` as given. The check copies weights in by name, compares outputs, and tells the branches apart: SiLU
-# belongs on `gate_proj`'s branch. Not graded.
+# belongs on `gate_proj`'s branch. Like the FFN's check, it also calls your module twice in training mode
+# (no dropout), changes one token (no other token may move), and tries a 2-D input `(N, D)`. Not graded.
 #
 # **Difficulty:** ★★☆ · **Time:** about 10 min
 #

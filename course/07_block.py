@@ -335,8 +335,10 @@ with torch.no_grad():
 #
 # **What the check tries:** reference blocks of two widths with `d_ff ≠ 4 D` (so the formulas for
 # `d_ff = 4 D` won't pass), a block with one extra parameter `block.scale (D,)`, a block whose attention is
-# frozen, and a block whose `norm2` *is* `norm1` (one LayerNorm shared by both sublayers: its tensors count
-# once).
+# frozen, a block whose `norm2` *is* `norm1` (one LayerNorm shared by both sublayers: its tensors count
+# once), and a block whose LayerNorms have no bias (`nn.LayerNorm(d_model, bias=False)`), where the formulas
+# don't hold either. Every block must come back unchanged: count, don't touch (no `requires_grad_()`,
+# `eval()`, ...).
 #
 # **Difficulty:** ★☆☆ · **Time:** about 10 min
 #

@@ -21,7 +21,6 @@ reload that package, so the learner's imported classes are other class objects).
 from __future__ import annotations
 
 import inspect
-import operator
 
 import torch
 import torch.nn.functional as F
@@ -55,6 +54,14 @@ SHARED_NORM = known_mistake(
     "shared_layer_norm", "one LayerNorm is used for both sublayers; each sublayer needs its own",
     "create two: self.norm1 = LayerNorm(d_model) goes with the attention, self.norm2 = LayerNorm(d_model) "
     "with the FFN, each with its own weight and bias")
+NORM2_UNUSED = known_mistake(
+    "norm2_unused", "norm2 is created but never used: forward applies norm1 where norm2 belongs (a copy-paste)",
+    "the FFN's line uses self.norm2, the attention's self.norm1 (each norm used once): Pre-LN x = x + ffn(norm2(x)); "
+    "Post-LN x = norm2(x + ffn(x))")
+NORM1_UNUSED = known_mistake(
+    "norm1_unused", "norm1 is created but never used: forward applies norm2 where norm1 belongs (a copy-paste)",
+    "the attention's line uses self.norm1, the FFN's self.norm2 (each norm used once): Pre-LN x = x + attn(norm1(x)); "
+    "Post-LN x = norm1(x + attn(x))")
 NORMS_SWAPPED = known_mistake(
     "norms_swapped", "norm1 and norm2 are used in each other's place",
     "norm1 goes with the attention, norm2 with the FFN (the names nn.TransformerEncoderLayer uses)")
@@ -91,6 +98,17 @@ NORM_INSIDE_RESIDUAL = known_mistake(
 ATTN_PAIR = known_mistake(
     "attn_pair_not_unpacked", "the attention returns a pair (out, weights) and the block uses the pair as a tensor",
     "unpack it: out, _ = self.attn(h, mask) (or self.attn(h, mask)[0]), then add out")
+ATTN_WEIGHTS_USED = known_mistake(
+    "attn_weights_used", "the block uses the attention weights, element [1] of the pair (out, weights) the attention "
+    "returns, instead of its output, element [0]",
+    "the attention returns (out, weights): unpack it, out, _ = self.attn(...), or take [0], and add out, the "
+    "(B, T, D) output; the weights stay unused in the block")
+FFN_RESIDUAL_FROM_INPUT = known_mistake(
+    "ffn_residual_adds_block_input",
+    "the FFN sublayer's residual adds the block's input x instead of the stream after the attention sublayer: "
+    "the attention's contribution is lost",
+    "keep one running x: x = x + attn(norm1(x)), then x = x + ffn(norm2(x)), each line reading and adding the x "
+    "the line before produced (Post-LN: x = norm1(x + attn(x)), then x = norm2(x + ffn(x)))")
 BLOCK_RETURNS_PAIR = known_mistake(
     "block_returns_pair", "forward returns a pair; a block returns one tensor (B, T, D)",
     "return x alone; the attention weights stay inside the block")
@@ -308,6 +326,7 @@ def _wirings(blk: nn.Module, x: torch.Tensor, mask: torch.Tensor | None, norm_fi
                      (NO_RESIDUAL, ffn(N2(a))), (ATTN_RESIDUAL_MISSING, a + ffn(N2(a))),
                      (FFN_RESIDUAL_MISSING, ffn(N2(x1))),
                      (FFN_READS_INPUT, x1 + ffn(N2(x))), (FFN_READS_INPUT, x1 + ffn(h)),
+                     (FFN_RESIDUAL_FROM_INPUT, x + ffn(N2(x1))),
                      (EXTRA_FINAL_NORM, F.layer_norm(right, right.shape[-1:])), (EXTRA_FINAL_NORM, N2(right)),
                      (EXTRA_FINAL_NORM, N1(right)),
                      (NORM_INSIDE_RESIDUAL, inside + N2(ffn(inside)))]
@@ -321,8 +340,10 @@ def _wirings(blk: nn.Module, x: torch.Tensor, mask: torch.Tensor | None, norm_fi
             inside = x + N1(a)
             cands = [(NO_RESIDUAL, N2(ffn(N1(a)))), (ATTN_RESIDUAL_MISSING, N2(N1(a) + ffn(N1(a)))),
                      (FFN_RESIDUAL_MISSING, N2(ffn(x1))), (FFN_READS_INPUT, N2(x1 + ffn(x))),
+                     (FFN_RESIDUAL_FROM_INPUT, N2(x + ffn(x1))),
                      (NORM_INSIDE_RESIDUAL, inside + N2(ffn(inside)))]
-        cands += [(SHARED_NORM, wire(n2=N1)), (SHARED_NORM, wire(n1=N2)), (NORMS_SWAPPED, wire(n1=N2, n2=N1)),
+        # the learner's norm1 and norm2 are two modules here (_layout and _load fail a shared one first)
+        cands += [(NORM2_UNUSED, wire(n2=N1)), (NORM1_UNUSED, wire(n1=N2)), (NORMS_SWAPPED, wire(n1=N2, n2=N1)),
                   (FFN_ACTIVATION, wire(f=relu)), (FFN_ACTIVATION, wire(f=tanh))]
         if mask is None:
             cands.append((ALWAYS_CAUSAL, wire(m=causal_mask(T))))
@@ -333,12 +354,38 @@ def _wirings(blk: nn.Module, x: torch.Tensor, mask: torch.Tensor | None, norm_fi
 
 # --------------------------------------------------------------------------- running the learner's block
 
-def _run(ctx: Ctx, blk: nn.Module, x: torch.Tensor, mask: torch.Tensor | None, tried: str) -> torch.Tensor:
-    """The block's output on ``x`` (and ``mask``), checked to be a finite (B, T, D) float64 tensor."""
+def _uses_weights(blk: nn.Module, args, expected: torch.Tensor) -> bool:
+    """Does the block give the expected output when its attention returns (weights, out) instead of
+    (out, weights)? Then it takes element [1] of the pair. (The check's own block; restored afterwards.)"""
+    attn = getattr(blk, "attn", None)
+    if not isinstance(attn, nn.Module) or "forward" in vars(attn):
+        return False
+    original = attn.forward
+
+    def swapped(*a, **k):
+        r = original(*a, **k)
+        return (r[1], r[0]) if isinstance(r, tuple) and len(r) == 2 else r
+    attn.forward = swapped
+    try:
+        with torch.no_grad():
+            out = blk(*(a.clone() for a in args))
+        return isinstance(out, torch.Tensor) and close(out, expected)
+    except Exception:  # noqa: BLE001 - a block that fails this way too is not this mistake
+        return False
+    finally:
+        del attn.forward
+
+
+def _run(ctx: Ctx, blk: nn.Module, x: torch.Tensor, mask: torch.Tensor | None, tried: str,
+         expected: torch.Tensor | None = None) -> torch.Tensor:
+    """The block's output on ``x`` (and ``mask``), checked to be a finite (B, T, D) float64 tensor;
+    ``expected`` (the right output) lets a failure be traced to the attention's weights used as its output."""
     args = (x,) if mask is None else (x, mask)
     try:
         out = ctx.call(blk, *args, what=f"forward was called with {tried}", names=("x", "mask"))
     except CheckFailure as e:
+        if e.mistake is None and expected is not None and _uses_weights(blk, args, expected):
+            ctx.fail(e.problem, tried=e.tried, got=e.got, mistake=ATTN_WEIGHTS_USED)
         if e.mistake is None and "tuple" in (e.got or ""):
             ctx.fail(e.problem, tried=e.tried, got=e.got, mistake=ATTN_PAIR)
         if e.mistake is None and mask is not None and "positional argument" in (e.got or ""):
@@ -447,14 +494,14 @@ def check_transformer_block(ctx: Ctx, TransformerBlock) -> str:
     # ---- no mask: both wirings (compared together first, to tell a swap from a single wrong wiring)
     for nf in (True, False):
         tried = f"{PRE if nf else POST}, {sizes}, no mask"
+        expected[nf] = _expected(tels[nf], x, None)
         with torch.no_grad():
-            outs[nf] = _run(ctx, blocks[nf], x, None, tried)
+            outs[nf] = _run(ctx, blocks[nf], x, None, tried, expected=expected[nf])
             again = _run(ctx, blocks[nf], x, None, tried + ", called a second time")
         if not torch.equal(outs[nf], again):
             err = float((outs[nf] - again).abs().max())
             ctx.fail("two calls on the same input gave different outputs", tried=tried,
                      got=f"largest difference between the calls {err:.3g}", mistake=DROPOUT)
-        expected[nf] = _expected(tels[nf], x, None)
     if not (within(outs[True], expected[True]) and within(outs[False], expected[False])):
         tried = f"{PRE} and {POST}, {sizes}, no mask"
         if close(outs[True], expected[False]) and close(outs[False], expected[True]):
@@ -532,7 +579,7 @@ COUNT_FROM_FORMULA = known_mistake(
     "count_from_formula", "a count comes from a formula (such as 12 D^2 + 13 D at d_ff = 4 D) instead of from the "
     "block's parameters",
     "count what the module holds: sum(p.numel() for p in block.attn.parameters()), and so on; the check "
-    "uses d_ff != 4 D, where the formulas for d_ff = 4 D do not hold")
+    "uses d_ff != 4 D, where the formulas for d_ff = 4 D do not hold, and blocks that differ from the formulas")
 BIASES_NOT_COUNTED = known_mistake(
     "biases_not_counted", "only the weight matrices are counted: the biases (and LayerNorm parameters) are left out",
     "count every parameter: block.attn.parameters() yields the biases too; don't filter by name or dimension")
@@ -540,8 +587,9 @@ ONE_NORM_COUNTED = known_mistake(
     "one_norm_counted", "norms counts only one of the two LayerNorms",
     "norms is norm1 and norm2 together: 4 D for a block of width D")
 COUNT_NOT_NUMEL = known_mistake(
-    "count_not_numel", "counts tensors (or their rows) instead of their elements",
-    "the number of parameters in a tensor p is p.numel() (all its elements), not 1 and not len(p)")
+    "count_not_numel", "a tensor's size is not counted as its number of elements (1 per tensor, len(p), "
+    "p.size(0) * p.size(-1), ...): right for some shapes, wrong for others",
+    "the number of parameters in a tensor p is p.numel() (all its elements), whatever its number of dimensions")
 TOTAL_NOT_SUM = known_mistake(
     "total_not_sum", "total is not the number of all the block's parameters",
     "total = sum(p.numel() for p in block.parameters()): every parameter of the block, also those outside "
@@ -556,6 +604,15 @@ TRAINABLE_ONLY = known_mistake(
 NORM_COUNTED_IN_SUBLAYER = known_mistake(
     "norm_counted_in_sublayer", "a LayerNorm is counted with its sublayer (attn includes norm1, or ffn norm2)",
     "attn is block.attn alone and ffn is block.ffn alone; the two norms are counted under norms")
+COUNT_NOT_INT = known_mistake(
+    "count_not_int", "a count is not a plain Python int (a tensor, a float or a numpy number)",
+    "p.numel() is an int and sum(...) of ints is an int; torch.tensor(p.shape).prod(), numpy or / give other "
+    "types (use p.numel(), or int(...) at the end)")
+BLOCK_CHANGED = known_mistake(
+    "block_changed", "the function changes the block it is given (requires_grad flags, parameters, train/eval mode): "
+    "counting must only read it",
+    "don't call requires_grad_(), train(), eval(), .double() or change parameters in the function; to count frozen "
+    "parameters too, drop the `if p.requires_grad` filter instead of unfreezing them")
 
 
 def _numel(params) -> int:
@@ -563,83 +620,172 @@ def _numel(params) -> int:
 
 
 def _count_variants(block: nn.Module) -> list[tuple[str, dict[str, int]]]:
-    """Known wrong ways of counting, as (mistake, counts) pairs for this block."""
+    """Known wrong ways of counting, as (mistake, counts) pairs for this block: always the same mistakes in
+    the same order, so that the pairs of several blocks line up."""
     D = block.norm1.weight.numel()
     attn, ffn, norm1, norm2 = (getattr(block, n) for n in ("attn", "ffn", "norm1", "norm2"))
     right = ref.block_parameter_counts(block)
 
-    def by(select):  # only the parameters select() keeps, each tensor once
+    # Each way of counting comes twice: norms as norm1's count + norm2's (a shared LayerNorm twice, as
+    # count(block.norm1) + count(block.norm2) does), and with each tensor once (as nn.ModuleList does).
+    def by(select, each=False):  # only the parameters select() keeps
         parts = {"attn": _count(p for p in attn.parameters() if select(p)),
                  "ffn": _count(p for p in ffn.parameters() if select(p)),
-                 "norms": _count(p for m in (norm1, norm2) for p in m.parameters() if select(p))}
+                 "norms": (sum(_count(p for p in m.parameters() if select(p)) for m in (norm1, norm2)) if each
+                           else _count(p for m in (norm1, norm2) for p in m.parameters() if select(p)))}
         return {**parts, "total": _count(p for p in block.parameters() if select(p))}
 
-    def sized(size):
+    def sized(size, each=False):  # every tensor counted as size(p) elements
         parts = {k: sum(size(p) for p in m.parameters()) for k, m in (("attn", attn), ("ffn", ffn))}
-        parts["norms"] = sum(size(p) for m in (norm1, norm2) for p in m.parameters())
+        once = {id(p): p for m in (norm1, norm2) for p in m.parameters()}.values()
+        parts["norms"] = sum(size(p) for m in (norm1, norm2) for p in m.parameters()) if each else sum(map(size, once))
         return {**parts, "total": sum(size(p) for p in block.parameters())}
 
+    def both(name, make, *args):
+        return [(name, make(*args)), (name, make(*args, each=True))]
+
+    d_ff = next((m.out_features for m in ffn.modules() if isinstance(m, nn.Linear)), 4 * D)
     formula = {"attn": 4 * (D * D + D), "ffn": 8 * D * D + 5 * D, "norms": 4 * D, "total": 12 * D * D + 13 * D}
+    general = {"attn": 4 * (D * D + D), "ffn": 2 * D * d_ff + d_ff + D, "norms": 4 * D}  # with the block's d_ff
+    general["total"] = sum(general.values())
     weight_names = {id(p) for n, p in block.named_parameters() if n.endswith("weight")}
-    twice = {"norms": _numel([*norm1.parameters(), *norm2.parameters()]),
-             "total": right["attn"] + right["ffn"] + _numel([*norm1.parameters(), *norm2.parameters()])}
+    a, f = right["attn"], right["ffn"]
+    each = _numel(norm1.parameters()) + _numel(norm2.parameters())  # norm1's count + norm2's: a shared one twice
+    with_duplicates = _numel(p for _, p in block.named_parameters(remove_duplicate=False))
     return [
-        (COUNT_FROM_FORMULA, formula), (COUNT_FROM_FORMULA, {**formula, "total": 12 * D * D}),
-        (BIASES_NOT_COUNTED, by(lambda p: p.dim() >= 2)), (BIASES_NOT_COUNTED, by(lambda p: id(p) in weight_names)),
+        (COUNT_FROM_FORMULA, formula), (COUNT_FROM_FORMULA, general),
+        (COUNT_FROM_FORMULA, {**formula, "total": 12 * D * D}),
+        (COUNT_FROM_FORMULA, {**right, "total": 12 * D * D}),
+        (COUNT_FROM_FORMULA, {**right, "total": formula["total"]}),
+        *both(BIASES_NOT_COUNTED, by, lambda p: p.dim() >= 2),
+        *both(BIASES_NOT_COUNTED, by, lambda p: id(p) in weight_names),
         (ONE_NORM_COUNTED, {**right, "norms": _numel(norm1.parameters())}),
         (ONE_NORM_COUNTED, {**right, "norms": _numel(norm2.parameters())}),
-        (COUNT_NOT_NUMEL, sized(lambda p: 1)), (COUNT_NOT_NUMEL, sized(lambda p: len(p))),
-        (TOTAL_NOT_SUM, {**right, "total": right["attn"] + right["ffn"] + right["norms"]}),
-        (TOTAL_NOT_SUM, {**right, "total": right["attn"] + right["ffn"]}),
-        (SHARED_COUNTED_TWICE, {**right, **twice}),
-        (SHARED_COUNTED_TWICE,
-         {**right, "total": _numel(p for _, p in block.named_parameters(remove_duplicate=False))}),
-        (TRAINABLE_ONLY, by(lambda p: p.requires_grad)),
-        (NORM_COUNTED_IN_SUBLAYER, {**right, "attn": right["attn"] + _numel(norm1.parameters()),
-                                    "ffn": right["ffn"] + _numel(norm2.parameters())}),
+        *both(COUNT_NOT_NUMEL, sized, lambda p: 1), *both(COUNT_NOT_NUMEL, sized, lambda p: len(p)),
+        *both(COUNT_NOT_NUMEL, sized, lambda p: p.size(0) * p.size(-1)),
+        *both(COUNT_NOT_NUMEL, sized, lambda p: p.size(-1)),
+        (TOTAL_NOT_SUM, {**right, "total": a + f + right["norms"]}), (TOTAL_NOT_SUM, {**right, "total": a + f}),
+        (TOTAL_NOT_SUM, {**right, "norms": each, "total": a + f + each}),
+        (SHARED_COUNTED_TWICE, {**right, "norms": each}),
+        (SHARED_COUNTED_TWICE, {**right, "norms": each, "total": with_duplicates}),
+        (SHARED_COUNTED_TWICE, {**right, "total": with_duplicates}),
+        *both(TRAINABLE_ONLY, by, lambda p: p.requires_grad),
+        (NORM_COUNTED_IN_SUBLAYER, {**right, "attn": a + _numel(norm1.parameters()),
+                                    "ffn": f + _numel(norm2.parameters())}),
     ]
 
 
 def _count_cases(seed: int):
-    """(label, block) pairs: plain blocks of two sizes with d_ff != 4 D, then a block with a parameter outside
-    the parts, one whose attention is frozen, one whose norms share one LayerNorm."""
+    """(label, short label, block) triples: plain blocks of two sizes with d_ff != 4 D, then a block with a
+    parameter outside the parts, one whose attention is frozen, one whose norms share one LayerNorm, and
+    one whose LayerNorms have no bias (so that its counts differ from the formulas)."""
     sizes = [(12, 3, 20), (8, 2, 24)] if seed == 0 else [(10 + 2 * (seed % 3), 2, 18), (6, 3, 30 + seed % 2 * 4)]
     (D1, H1, f1), (D2, H2, f2) = sizes  # d_ff != 4 D; the weights' values don't matter here
-    cases = [(f"TransformerBlock(d_model={D1}, num_heads={H1}, d_ff={f1})", ref.TransformerBlock(D1, H1, f1)),
-             (f"TransformerBlock(d_model={D2}, num_heads={H2}, d_ff={f2}, norm_first=False)",
+    block1 = f"TransformerBlock(d_model={D1}, num_heads={H1}, d_ff={f1})"
+    block2 = f"TransformerBlock(d_model={D2}, num_heads={H2}, d_ff={f2})"
+    cases = [(block1, "the first block", ref.TransformerBlock(D1, H1, f1)),
+             (block2[:-1] + ", norm_first=False)", "the Post-LN block",
               ref.TransformerBlock(D2, H2, f2, norm_first=False))]
     extra = ref.TransformerBlock(D2, H2, f2)
     extra.scale = nn.Parameter(torch.ones(D2))  # (D,): a learned scale outside attn, ffn and the norms
-    cases.append((f"TransformerBlock(d_model={D2}, num_heads={H2}, d_ff={f2}) with one more parameter, "
-                  f"block.scale ({D2},), outside attn, ffn and the norms", extra))
+    cases.append((f"{block2} with one more parameter, block.scale ({D2},), outside attn, ffn and the norms",
+                  "the block with block.scale", extra))
     frozen = ref.TransformerBlock(D2, H2, f2)
     frozen.attn.requires_grad_(False)
-    cases.append((f"TransformerBlock(d_model={D2}, num_heads={H2}, d_ff={f2}) whose attention is frozen "
-                  "(block.attn.requires_grad_(False))", frozen))
+    cases.append((f"{block2} whose attention is frozen (block.attn.requires_grad_(False))", "the frozen block", frozen))
     shared = ref.TransformerBlock(D1, H1, f1)
     shared.norm2 = shared.norm1
-    cases.append((f"TransformerBlock(d_model={D1}, num_heads={H1}, d_ff={f1}) whose norm2 is norm1 (one "
-                  "LayerNorm shared by both sublayers)", shared))
+    cases.append((f"{block1} whose norm2 is norm1 (one LayerNorm shared by both sublayers)", "the shared-norm block",
+                  shared))
+    no_bias = ref.TransformerBlock(D1, H1, f1)
+    no_bias.norm1, no_bias.norm2 = nn.LayerNorm(D1, bias=False), nn.LayerNorm(D1, bias=False)
+    cases.append((f"{block1} whose LayerNorms have no bias (nn.LayerNorm(d_model, bias=False))",
+                  "the block with bias-free norms", no_bias))
     return cases
 
 
-def _diagnose_counts(values: dict[str, int], wrong: list[str], variants) -> str | None:
-    """The first variant that gives exactly these counts; else the first that explains every wrong one."""
-    for name, counts in variants:
-        if all(counts[k] == values[k] for k in KEYS):
-            return name
-    return next((name for name, counts in variants if all(counts[k] == values[k] for k in wrong)), None)
+def _diagnose_counts(results) -> tuple[str | None, int | None]:
+    """The mistake that explains the learner's counts on all the blocks together, and the index of the first
+    result it explains.
+
+    ``results`` holds ``(values, expected, variants)`` per block. A variant that gives a wrong count where
+    the learner's is right is not the learner's mistake; of the others, the one that explains the most
+    wrong counts (over every block) wins, the earlier in the list on a tie.
+    """
+    best, best_score, first = None, 0, None
+    for i in range(len(results[0][2])):
+        score, hits = 0, []
+        for r, (values, expected, variants) in enumerate(results):
+            counts = variants[i][1]
+            if any(values[k] == expected[k] != counts[k] for k in KEYS):
+                break  # predicts a mistake the learner did not make
+            n = sum(values[k] != expected[k] and values[k] == counts[k] for k in KEYS)
+            score += n
+            if n:
+                hits.append(r)
+        else:
+            if score > best_score:
+                best, best_score, first = results[0][2][i][0], score, hits[0]
+    return best, first
+
+
+def _snapshot(block: nn.Module):
+    """What the learner's function must leave as it is: parameters (identity, value, requires_grad) and modes."""
+    params = {n: (p, p.detach().clone(), p.requires_grad) for n, p in block.named_parameters(remove_duplicate=False)}
+    modes = {n: m.training for n, m in block.named_modules(remove_duplicate=False)}
+    return params, modes
+
+
+def _changes(before, block: nn.Module) -> list[str]:
+    """How ``block`` differs from its snapshot ``before``, in words."""
+    params, modes = before
+    now = dict(block.named_parameters(remove_duplicate=False))
+    out = [f"parameter {n} was removed" for n in params if n not in now]
+    out += [f"parameter {n} was added" for n in now if n not in params]
+    for n, (p, value, grad) in params.items():
+        q = now.get(n)
+        if q is None:
+            continue
+        if q is not p:
+            out.append(f"parameter {n} was replaced by another tensor")
+        elif q.requires_grad != grad:
+            out.append(f"{n}.requires_grad went from {grad} to {q.requires_grad}")
+        elif q.dtype != value.dtype or q.shape != value.shape or not torch.equal(q.detach(), value):
+            out.append(f"the values (or dtype) of {n} changed")
+    now_modes = dict(block.named_modules(remove_duplicate=False))
+    for n, training in modes.items():
+        m = now_modes.get(n)
+        if m is not None and m.training != training:
+            out.append(f"{n or 'the block'} went from {'train' if training else 'eval'} to "
+                       f"{'train' if m.training else 'eval'} mode")
+    return out
+
+
+def _as_int(value):
+    """The count as an int, or None when it is not a plain int (bool is not a count)."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 @check
 def check_block_parameter_counts(ctx: Ctx, block_parameter_counts) -> str:
-    """Check ``block_parameter_counts(block) -> {"attn", "ffn", "norms", "total"}`` on blocks of several
-    widths with d_ff != 4 D (where the d_ff = 4 D formulas fail), a block with a parameter outside the
-    parts, one with a frozen attention, and one with a shared LayerNorm."""
+    """Check ``block_parameter_counts(block) -> {"attn", "ffn", "norms", "total"}`` (plain ints) on blocks of
+    several widths with d_ff != 4 D (where the d_ff = 4 D formulas fail), a block with a parameter outside
+    the parts, one with a frozen attention, one with a shared LayerNorm and one whose LayerNorms have no
+    bias; the blocks must come back unchanged. A wrong count is diagnosed from all the blocks' counts
+    together."""
     fn = ctx.function(block_parameter_counts, "block_parameter_counts")
-    for label, block in _count_cases(ctx.seed):
+    results, labels = [], []
+    for label, short, block in _count_cases(ctx.seed):
         tried = f"block = {label}"
+        before = _snapshot(block)
         got = ctx.call(fn, block, what=f"called with {tried}")
+        changed = _changes(before, block)
+        if changed:
+            ctx.fail("your function changed the block it was given", tried=tried,
+                     expected="the block exactly as it was: counting only reads it",
+                     got="; ".join(changed[:3])
+                     + (f" (and {len(changed) - 3} more changes)" if len(changed) > 3 else ""),
+                     mistake=BLOCK_CHANGED)
         if not isinstance(got, dict):
             ctx.fail("the result is not a dict", tried=tried,
                      expected='a dict with keys "attn", "ffn", "norms", "total"',
@@ -653,21 +799,34 @@ def check_block_parameter_counts(ctx: Ctx, block_parameter_counts) -> str:
                      hint="use exactly these four keys (lowercase, plural norms)")
         values = {}
         for k in KEYS:
-            try:
-                values[k] = operator.index(got[k])
-            except TypeError:
-                ctx.fail(f"the count for {k!r} is not an int", tried=tried, got=f"{got[k]!r} ({type(got[k]).__name__})",
+            values[k] = _as_int(got[k])
+            if values[k] is None:
+                kind = type(got[k])
+                numeric = (isinstance(got[k], (float, torch.Tensor)) or kind.__module__.startswith("numpy"))
+                ctx.fail(f"the count for {k!r} is not an int", tried=tried,
+                         expected="plain Python ints", got=f"{got[k]!r} ({kind.__module__}.{kind.__name__})"
+                         if kind.__module__ != "builtins" else f"{got[k]!r} ({kind.__name__})",
+                         mistake=COUNT_NOT_INT if numeric else None,
                          hint="p.numel() is an int; add them with sum(...), without converting to float or tensor")
-        expected = ref.block_parameter_counts(block)
-        wrong = [k for k in KEYS if values[k] != expected[k]]
-        if wrong:
-            k = wrong[0]
-            where_ = {"total": "block", "norms": "block.norm1 and block.norm2"}.get(k, f"block.{k}")
-            ctx.fail(f"the count for {k!r} is wrong", tried=tried,
-                     expected=", ".join(f"{n} {expected[n]:,}" for n in KEYS),
-                     got=", ".join(f"{n} {values[n]:,}" for n in KEYS),
-                     mistake=_diagnose_counts(values, wrong, _count_variants(block)),
-                     hint=f"count the elements of the tensors in {where_}: sum(p.numel() for p in "
-                          "...parameters()), each tensor once")
-    return ('"attn", "ffn", "norms", "total" counted from the parameters, for blocks of two widths with d_ff != 4 D, '
-            "one with an extra parameter, one with a frozen attention and one with a shared LayerNorm")
+        results.append((values, ref.block_parameter_counts(block), _count_variants(block)))
+        labels.append((tried, short))
+    wrong = [r for r, (values, expected, _) in enumerate(results) if values != expected]
+    if wrong:
+        mistake, first = _diagnose_counts(results)
+        r = first if first is not None else wrong[0]
+        values, expected, _ = results[r]
+        k = next(k for k in KEYS if values[k] != expected[k])
+        where_ = {"total": "block", "norms": "block.norm1 and block.norm2"}.get(k, f"block.{k}")
+        others = [labels[i][1] for i in wrong if i != r]
+        others = ("every other block" if len(others) == len(labels) - 1 and len(others) > 1
+                  else " and ".join(filter(None, [", ".join(others[:-1]), *others[-1:]])))
+        ctx.fail(f"the count for {k!r} is wrong", tried=labels[r][0],
+                 expected=", ".join(f"{n} {expected[n]:,}" for n in KEYS),
+                 got=", ".join(f"{n} {values[n]:,}" for n in KEYS)
+                 + (f"; the counts are also wrong for {others}" if others else ""),
+                 mistake=mistake,
+                 hint=f"count the elements of the tensors in {where_}: sum(p.numel() for p in "
+                      "...parameters()), each tensor once")
+    return ('"attn", "ffn", "norms", "total" counted from the parameters, as ints, for blocks of two widths with '
+            "d_ff != 4 D, one with an extra parameter, one with a frozen attention, one with a shared LayerNorm and "
+            "one with bias-free LayerNorms; the blocks left unchanged")

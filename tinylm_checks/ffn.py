@@ -36,9 +36,22 @@ GELU_SIGMOID_APPROX = known_mistake(
     "GELU is approximated as h * sigmoid(1.702 h), which is off by up to 0.02",
     "use F.gelu(h), the exact form; the tanh approximation F.gelu(h, approximate='tanh') is accepted too")
 D_FF_IGNORED = known_mistake(
-    "hidden_width_not_d_ff", "the hidden width is not the d_ff argument: a width computed from d_model (4 * d_model, "
-    "d_model, 8 * d_model / 3) is used instead",
-    "nn.Linear(d_model, d_ff) and nn.Linear(d_ff, d_model): the hidden width comes from the d_ff argument")
+    "hidden_width_not_d_ff", "the hidden width is not the d_ff argument as given: the layers use a width of their "
+    "own (4 * d_model, d_model, 2/3 of d_ff, ...)",
+    "nn.Linear(d_model, d_ff) and nn.Linear(d_ff, d_model): the hidden width is the d_ff argument, used as it comes")
+SIZES_SWAPPED = known_mistake(
+    "linear_sizes_swapped", "a layer has its two sizes the wrong way round: nn.Linear(d_ff, d_model) where "
+    "nn.Linear(d_model, d_ff) belongs, or the reverse (swapped arguments, or two layers' names swapped)",
+    "nn.Linear(in_features, out_features): the layer applied first maps d_model -> d_ff, the last d_ff -> d_model")
+LAYERS_IN_FORWARD = known_mistake(
+    "layers_created_in_forward", "the layers are created in forward, so every call makes new random layers "
+    "(the check cannot copy weights into them, and an optimiser would never train them)",
+    "create the layers once, in __init__ (self.linear1 = nn.Linear(...)); forward only applies them")
+EXTRA_SCALE = known_mistake(
+    "extra_scale_factor", "the hidden activations (or the output) are multiplied by an extra constant factor "
+    "(such as 1/sqrt(d_ff)): the FFN has no scaling",
+    "remove the factor: out = linear2(GELU(linear1(x))); the 1/sqrt(d_k) scale belongs to the attention scores, "
+    "not to the FFN")
 DROPOUT_LEFT_ON = known_mistake(
     "dropout_left_on",
     "dropout is on in training mode: two calls on the same input give different outputs",
@@ -72,14 +85,38 @@ SWIGLU_NOT_SILU = known_mistake(
     "swiglu_not_silu",
     "the gate's activation is not SiLU (GELU, sigmoid, ReLU or none give GEGLU, GLU, ReGLU or a bilinear layer)",
     "F.silu(self.gate_proj(x)): SiLU(z) = z * sigmoid(z), also called Swish")
+SILU_MISPLACED = known_mistake(
+    "silu_misplaced", "SiLU is applied in the wrong place (to the product gate * up, after down_proj, or to x "
+    "before the projections): it belongs on gate_proj(x) alone",
+    "h = F.silu(self.gate_proj(x)) * self.up_proj(x), then self.down_proj(h) with nothing after it")
+PROJECTION_REUSED = known_mistake(
+    "branch_projection_reused", "one projection is used on both branches (gate_proj(x) twice, or up_proj(x) twice): "
+    "the other one is never used",
+    "each branch has its own layer: F.silu(self.gate_proj(x)) * self.up_proj(x)")
 NO_GATE = known_mistake(
     "no_gate",
     "the two branches are not multiplied: the output uses only one of gate_proj(x) and up_proj(x), or adds them",
     "multiply the branches elementwise, then project down: self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))")
 
-# This exercise's wording of shared hints.
+# Each exercise's wording of shared hints.
 HINTS = {HARD_CODED_AXES: "nn.Linear and F.gelu work on any number of leading dimensions: apply them to x as it "
-                          "comes, without reading B, T = x.shape or reshaping to 3-D"}
+                          "comes, without reading B, T, D = x.shape or reshaping to 3-D",
+         SIZES_SWAPPED: "linear1 = nn.Linear(d_model, d_ff) is applied first and linear2 = nn.Linear(d_ff, d_model) "
+                        "second (nn.Linear(in_features, out_features)): forward is linear2(GELU(linear1(x)))"}
+SWIGLU_HINTS = {
+    HARD_CODED_AXES: "nn.Linear, F.silu and * work on any number of leading dimensions: apply them to x as it "
+                     "comes, without reading B, T, D = x.shape or reshaping to 3-D",
+    TOKEN_MIXING: "SwiGLU treats every token on its own: only gate_proj, up_proj, down_proj, SiLU and the "
+                  "elementwise product, no mean, sum, softmax or reshape across positions (in a (B, T, D) input, "
+                  "dim=1 is the positions)",
+    D_FF_IGNORED: "gate_proj and up_proj = nn.Linear(d_model, d_ff, bias=False), down_proj = nn.Linear(d_ff, "
+                  "d_model, bias=False): d_ff is the hidden width as given (the 2/3 rescaling, swiglu_hidden_size, "
+                  "happens outside the class, when d_ff is chosen)",
+    SIZES_SWAPPED: "gate_proj and up_proj = nn.Linear(d_model, d_ff, bias=False) map d_model -> d_ff, down_proj = "
+                   "nn.Linear(d_ff, d_model, bias=False) maps back (nn.Linear(in_features, out_features))",
+    LAYERS_IN_FORWARD: "create gate_proj, up_proj and down_proj once, in __init__; forward only applies them",
+    EXTRA_SCALE: "remove the factor: self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x)), nothing else",
+}
 
 AXES = ("batch", "position", "feature")
 ROWS_AXES = ("row", "feature")
@@ -99,29 +136,43 @@ N_ROWS = 11  # rows of the 2-D input: differs from every size above
 
 
 def _layer(ctx: Ctx, module: nn.Module, attr: str, d_in: int, d_out: int, *, all_names: tuple[str, ...],
-           made: str, d_ff: int | None = None, bias: bool = True, ignored: tuple[int, ...] = ()) -> nn.Linear:
-    """``module.<attr>``, an ``nn.Linear(d_in, d_out)``: names layers kept under other names (or in an
-    nn.Sequential) and a hidden width that is not ``d_ff`` (``ignored`` lists the widths a hard-coded
-    hidden width gives)."""
+           made: str, d_ff: int, bias: bool = True) -> nn.Linear:
+    """``module.<attr>``, an ``nn.Linear(d_in, d_out)`` (one side is d_model, the other d_ff). Names layers
+    kept under other names (or in an nn.Sequential), layers created in forward, a hidden width that is not
+    ``d_ff`` (the d_model side right, the d_ff side not), and sizes the wrong way round."""
     cls = type(module).__name__
+    D = d_out if d_in == d_ff else d_in  # the module's input width, d_model
+    expected = f"nn.Linear({d_in}, {d_out}" + ("" if bias else ", bias=False") + ")"
     if getattr(module, attr, None) is None:
         linears = [f"{n} ({type(m).__name__}({m.in_features}, {m.out_features}))"
                    for n, m in module.named_modules() if isinstance(m, nn.Linear)]
         if linears:
-            ctx.fail(f"{cls} has no attribute {attr}", expected=f"self.{attr} = nn.Linear({d_in}, {d_out}"
-                     + ("" if bias else ", bias=False") + ")", got="linear layers named " + ", ".join(linears),
-                     mistake="attribute_name",
+            ctx.fail(f"{cls} has no attribute {attr}", expected=f"self.{attr} = {expected}",
+                     got="linear layers named " + ", ".join(linears), mistake="attribute_name",
                      mistake_hint="the check copies weights by name: create " + ", ".join(f"self.{a}" for a in all_names)
                      + " directly in __init__ (not inside an nn.Sequential or under other names)")
+        try:  # does forward create it? (on the check's own module: nothing the learner holds)
+            with torch.no_grad():
+                module(ctx.randn(2, 3, D))
+        except Exception:  # noqa: BLE001 - only what forward leaves behind matters here
+            pass
+        if isinstance(getattr(module, attr, None), nn.Module):
+            ctx.fail(f"{cls} has no attribute {attr} after __init__; forward creates it",
+                     tried=f"{made}, then forward on a random x (2, 3, {D})",
+                     expected=f"self.{attr} = {expected} in __init__", got=f"{cls}.{attr} appears only after a call "
+                     "of forward", mistake=LAYERS_IN_FORWARD)
     layer = ctx.attribute(module, attr, f"nn.Linear({d_in}, {d_out})")
-    if isinstance(layer, nn.Linear) and d_ff is not None:
-        width, other = ((layer.out_features, layer.in_features == d_in) if d_out == d_ff
-                        else (layer.in_features, layer.out_features == d_out))
-        if width != d_ff and width in ignored and other:  # only the hidden width is off
-            ctx.fail(f"{cls}.{attr} has hidden width {width}, not d_ff = {d_ff}",
-                     tried=made,
-                     expected=f"nn.Linear({d_in}, {d_out}" + ("" if bias else ", bias=False") + ")",
-                     got=f"nn.Linear({layer.in_features}, {layer.out_features})", mistake=D_FF_IGNORED)
+    if isinstance(layer, nn.Linear):
+        got = (f"nn.Linear({layer.in_features}, {layer.out_features}"
+               + (", bias=False" if layer.bias is None else "") + ")")
+        if (layer.in_features, layer.out_features) == (d_out, d_in):
+            ctx.fail(f"{cls}.{attr} has the wrong size: in and out are swapped", tried=made, expected=expected,
+                     got=got, mistake=SIZES_SWAPPED)
+        width, other = ((layer.out_features, layer.in_features == D) if d_out == d_ff
+                        else (layer.in_features, layer.out_features == D))
+        if width != d_ff and other:  # the d_model side is right: only the hidden width is off
+            ctx.fail(f"{cls}.{attr} has hidden width {width}, not d_ff = {d_ff}", tried=made, expected=expected,
+                     got=got, mistake=D_FF_IGNORED)
     return ctx.linear(module, attr, d_in, d_out, bias=bias)
 
 
@@ -158,6 +209,45 @@ def _ffn_candidates(reference, x):
               (ACTIVATION_MISPLACED, lin2(lin1(F.gelu(x)))),  # before linear1
               (RESIDUAL_INSIDE, x + good), (RESIDUAL_INSIDE, x + lin2(F.relu(h)))]
     return [(n, o.detach()) for n, o in cands]
+
+
+def _scale_candidates(got: torch.Tensor, expected: torch.Tensor, bias: torch.Tensor | None):
+    """An extra constant factor c, on the hidden layer (out = bias + c (expected - bias)) or on the whole
+    output (out = c expected), with c fitted to ``got`` by least squares: (EXTRA_SCALE, output) pairs; a fit
+    that does not reproduce ``got`` names nothing."""
+    cands = []
+    for b in ([bias] if bias is not None else []) + [torch.zeros(())]:
+        g, e = got - b, expected - b
+        c = float((g * e).sum() / (e * e).sum())
+        if abs(c - 1) > 1e-4 and abs(c) > 1e-3:
+            cands.append((EXTRA_SCALE, (c * e + b).detach()))
+    return cands
+
+
+def _deterministic(ctx: Ctx, module, x, out, tried: str) -> None:
+    """A second call on the same input (training mode) must give the same output: no dropout."""
+    again = _forward(ctx, module, x, tried + " (second call)", tuple(out.shape))
+    if not within(again, out):
+        err, i = max_abs_diff(again, out)
+        ctx.fail("two calls on the same input gave different outputs", tried=tried + ", called twice",
+                 expected="the same output both times", got=f"outputs differ by up to {err:.3g}, at {where(i, AXES)}",
+                 mistake=DROPOUT_LEFT_ON)
+
+
+def _two_d(ctx: Ctx, module, reference, made: str, D: int, candidates, accepted=None, bias=None) -> None:
+    """On a 2-D input (N, D) (tokens without a batch axis) the same module must give the reference's output;
+    it worked on (B, T, D), so an exception here shows code that assumes three dimensions."""
+    xs = ctx.randn(N_ROWS, D)  # (N, D)
+    tried = f"{made}, weights copied from the reference, x {fmt_shape(xs.shape)} (2-D), float64, seed {ctx.seed}"
+    out = _forward(ctx, module, xs, tried, (N_ROWS, D), mistake_if_raises=HARD_CODED_AXES)
+    with torch.no_grad():
+        expected = reference(xs)  # (N, D)
+        if accepted is not None and within(out, accepted(xs)):
+            return
+        cands = candidates(reference, xs) + _scale_candidates(out.detach(), expected, bias)
+    compare(ctx, out.detach(), expected, "the output on a 2-D input", tried, cands, axes=ROWS_AXES,
+            fallback="the same module was right on a (B, T, D) input: look for code that assumes three dimensions "
+                     "(B, T, D = x.shape, reshape, view, dim=1, dim=2)")
 
 
 def _is_affine(ctx: Ctx, module, shape, tried: str) -> bool:
@@ -216,8 +306,8 @@ def check_feed_forward(ctx: Ctx, FeedForward) -> str:
     learner = ctx.build(cls, D, d_ff, what=f"{made} was created")
     learner.train()  # the check's own module: training mode, as a learner's model is while it trains
     names = ("linear1", "linear2")
-    _layer(ctx, learner, "linear1", D, d_ff, all_names=names, made=made, d_ff=d_ff, ignored=(D, 4 * D))
-    _layer(ctx, learner, "linear2", d_ff, D, all_names=names, made=made, d_ff=d_ff, ignored=(D, 4 * D))
+    _layer(ctx, learner, "linear1", D, d_ff, all_names=names, made=made, d_ff=d_ff)
+    _layer(ctx, learner, "linear2", d_ff, D, all_names=names, made=made, d_ff=d_ff)
     n, expected_n = count_params(learner), 2 * D * d_ff + d_ff + D
     if n != expected_n:
         extra = [f"{name} {fmt_shape(p.shape)}" for name, p in learner.named_parameters()
@@ -234,12 +324,7 @@ def check_feed_forward(ctx: Ctx, FeedForward) -> str:
     x = ctx.randn(B, T, D)
     tried = f"{made} in training mode, weights copied from the reference, x {fmt_shape(x.shape)}, float64, seed {ctx.seed}"
     out = _forward(ctx, learner, x, tried, (B, T, D), wide=d_ff)
-    again = _forward(ctx, learner, x, tried + " (second call)", (B, T, D))
-    if not within(again, out):
-        err, i = max_abs_diff(again, out)
-        ctx.fail("two calls on the same input gave different outputs", tried=tried + ", called twice",
-                 expected="the same output both times", got=f"outputs differ by up to {err:.3g}, at {where(i, AXES)}",
-                 mistake=DROPOUT_LEFT_ON)
+    _deterministic(ctx, learner, x, out, tried)
     _position_wise(ctx, learner, x, out, tried)
 
     with torch.no_grad():
@@ -251,22 +336,13 @@ def check_feed_forward(ctx: Ctx, FeedForward) -> str:
                      "inputs a, b", tried=tried + "; then random a, b, 0 and a + b",
                      expected="a nonlinear function: GELU between linear1 and linear2", mistake=NO_NONLINEARITY)
         with torch.no_grad():
-            cands = _ffn_candidates(reference, x)
+            cands = _ffn_candidates(reference, x) + _scale_candidates(out.detach(), expected, reference.linear2.bias)
         compare(ctx, out.detach(), expected, "the output", tried + " (the exact GELU and its tanh approximation "
                 "both pass)", cands, axes=AXES,
                 fallback="shapes, parameters and position-wise behaviour are right, so look at the computation "
                          "itself: out = linear2(GELU(linear1(x))), nothing else")
-
-    xs = ctx.randn(N_ROWS, D)  # (N, D): a 2-D input (tokens without a batch axis)
-    tried2 = f"{made}, weights copied from the reference, x {fmt_shape(xs.shape)} (2-D), float64, seed {ctx.seed}"
-    out2 = _forward(ctx, learner, xs, tried2, (N_ROWS, D), mistake_if_raises=HARD_CODED_AXES)  # 3-D worked
-    with torch.no_grad():
-        expected2 = reference(xs)
-        tanh2 = reference.linear2(F.gelu(reference.linear1(xs), approximate="tanh"))
-    if not within(out2, tanh2):
-        compare(ctx, out2.detach(), expected2, "the output on a 2-D input", tried2, _ffn_candidates(reference, xs),
-                axes=ROWS_AXES, fallback="the same module was right on a (B, T, D) input: look for code that "
-                                         "assumes three dimensions (reshape, view, dim=1, dim=2)")
+    _two_d(ctx, learner, reference, made, D, _ffn_candidates, bias=reference.linear2.bias,
+           accepted=lambda xs: reference.linear2(F.gelu(reference.linear1(xs), approximate="tanh")))
     check_gradients(ctx, learner, out, names, tried)
     return (f"linear1 {D}->{d_ff}, linear2 {d_ff}->{D}, 2 D d_ff + d_ff + D = {n} parameters; shape kept on "
             f"(B, T, D) and (N, D); deterministic in training mode; position-wise; equal to "
@@ -284,17 +360,25 @@ def _swiglu_candidates(reference, x):
         cands += [(SWIGLU_NOT_SILU, down(act(g) * u)), (SWIGLU_NOT_SILU, down(act(u) * g))]
     cands += [(NO_GATE, down(F.silu(g))), (NO_GATE, down(F.silu(u))), (NO_GATE, down(F.silu(g) + u)),
               (NO_GATE, down(F.silu(u) + g)), (NO_GATE, down(g)), (NO_GATE, down(u))]
+    good = down(F.silu(g) * u)  # (..., D)
+    sx = F.silu(x)
+    cands += [(SILU_MISPLACED, down(F.silu(g * u))),  # on the product instead of the gate
+              (SILU_MISPLACED, F.silu(good)),  # after down_proj too
+              (SILU_MISPLACED, F.silu(down(g * u))),  # after down_proj instead
+              (SILU_MISPLACED, down(reference.gate_proj(sx) * reference.up_proj(sx))),  # on x, before the projections
+              (SILU_MISPLACED, down(reference.gate_proj(sx) * u))]
+    cands += [(PROJECTION_REUSED, down(F.silu(g) * g)), (PROJECTION_REUSED, down(F.silu(u) * u))]
     return [(n, o.detach()) for n, o in cands]
 
 
 @check
 def check_swiglu(ctx: Ctx, SwiGLU) -> str:
     """Check ``SwiGLU(d_model, d_ff)`` (bonus): ``gate_proj, up_proj = nn.Linear(D, d_ff, bias=False)``,
-    ``down_proj = nn.Linear(d_ff, D, bias=False)``, ``3 D d_ff`` parameters, output
-    ``down_proj(SiLU(gate_proj(x)) * up_proj(x))`` equal to the reference with copied weights on (B, T, D),
-    position-wise, and gradients reaching all three layers (Shazeer 2020, "GLU Variants Improve
-    Transformer", eq. 6)."""
-    ctx.hints = HINTS
+    ``down_proj = nn.Linear(d_ff, D, bias=False)``, ``3 D d_ff`` parameters; built in training mode, on
+    (B, T, D): two calls equal (no dropout), position-wise, output ``down_proj(SiLU(gate_proj(x)) * up_proj(x))``
+    equal to the reference with copied weights; the same on a 2-D input (N, D); gradients reaching all three
+    layers (Shazeer 2020, "GLU Variants Improve Transformer", eq. 6)."""
+    ctx.hints = SWIGLU_HINTS
     cls = ctx.module_class(SwiGLU, "SwiGLU")
     B, T, D, d_ff = _swiglu_sizes(ctx.seed)
     made = f"SwiGLU(d_model={D}, d_ff={d_ff})"
@@ -303,8 +387,7 @@ def check_swiglu(ctx: Ctx, SwiGLU) -> str:
     names = ("gate_proj", "up_proj", "down_proj")
     for name in names:
         d_in, d_out = (d_ff, D) if name == "down_proj" else (D, d_ff)
-        _layer(ctx, learner, name, d_in, d_out, all_names=names, made=made, d_ff=d_ff, bias=False,
-               ignored=(D, 4 * D, int(8 * D / 3), round(8 * D / 3), ref.swiglu_hidden_size(4 * D)))
+        _layer(ctx, learner, name, d_in, d_out, all_names=names, made=made, d_ff=d_ff, bias=False)
     n, expected_n = count_params(learner), 3 * D * d_ff
     if n != expected_n:
         ctx.fail("wrong number of parameters", tried=made, expected=f"3 D d_ff = {expected_n} for D = {D}, d_ff = {d_ff}",
@@ -315,13 +398,16 @@ def check_swiglu(ctx: Ctx, SwiGLU) -> str:
     x = ctx.randn(B, T, D)
     tried = f"{made}, weights copied from the reference, x {fmt_shape(x.shape)}, float64, seed {ctx.seed}"
     out = _forward(ctx, learner, x, tried, (B, T, D))
+    _deterministic(ctx, learner, x, out, tried)
     _position_wise(ctx, learner, x, out, tried)
     with torch.no_grad():
         expected = reference(x)
-        cands = _swiglu_candidates(reference, x)
+        cands = _swiglu_candidates(reference, x) + _scale_candidates(out.detach(), expected, None)
     compare(ctx, out.detach(), expected, "the output", tried, cands, axes=AXES,
             fallback="look at the three lines of forward: SiLU on gate_proj(x), times up_proj(x), then down_proj")
+    _two_d(ctx, learner, reference, made, D, _swiglu_candidates)
     check_gradients(ctx, learner, out, names, tried)
     return (f"gate_proj, up_proj {D}->{d_ff} and down_proj {d_ff}->{D} without biases, 3 D d_ff = {n} parameters; "
+            f"shape kept on (B, T, D) and (N, D); deterministic in training mode; position-wise; "
             f"down_proj(SiLU(gate_proj(x)) * up_proj(x)) equal to the reference with copied weights; "
-            f"position-wise; gradients reach all three layers")
+            f"gradients reach all three layers")

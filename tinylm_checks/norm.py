@@ -25,8 +25,16 @@ UNBIASED_VARIANCE = known_mistake(
     "torch.var and torch.std divide by D - 1 unless told otherwise: x.var(dim=-1, keepdim=True, unbiased=False), "
     "or ((x - mean) ** 2).mean(dim=-1, keepdim=True)")
 EPS_OUTSIDE_SQRT = known_mistake(
-    "eps_outside_sqrt", "eps is added outside the square root: (x - mean) / (std + eps) instead of "
-    "(x - mean) / sqrt(var + eps)", "(x - mean) / torch.sqrt(var + self.eps): eps goes inside the square root")
+    "eps_outside_sqrt", "eps is added outside the square root: (x - mean) / (std + eps), or std + sqrt(eps), instead "
+    "of (x - mean) / sqrt(var + eps)", "(x - mean) / torch.sqrt(var + self.eps): eps goes inside the square root "
+    "(sqrt(var) + sqrt(eps) is not sqrt(var + eps))")
+EPS_DEFAULT = known_mistake(
+    "eps_default", "eps does not default to 1e-5 (another default, or none): LayerNorm(d_model) must equal "
+    "nn.LayerNorm(d_model)", "def __init__(self, d_model, eps=1e-5): the default of nn.LayerNorm")
+AFFINE_BEFORE_NORM = known_mistake(
+    "affine_before_normalising", "weight and bias are applied before normalising, normalise(x * weight + bias), "
+    "instead of to the normalised x", "normalise first, then scale and shift: x_hat = (x - mean) / "
+    "torch.sqrt(var + self.eps); return x_hat * self.weight + self.bias")
 EPS_IGNORED = known_mistake(
     "eps_ignored", "eps is missing from the denominator: a constant row (variance 0) gives 0 / 0 = NaN",
     "divide by torch.sqrt(var + self.eps): eps keeps the denominator away from 0")
@@ -108,14 +116,23 @@ def _variants(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, eps: float):
     var_u = var * D / (D - 1)  # unbiased
     msq = (x ** 2).mean(-1, keepdim=True)  # not centred
     xh = xc / torch.sqrt(var + eps)
+
+    def normalise(z):  # (..., D) -> (..., D), right
+        zc = z - z.mean(-1, keepdim=True)
+        return zc / torch.sqrt((zc ** 2).mean(-1, keepdim=True) + eps)
+
     cands = [(UNBIASED_VARIANCE, affine(xc / torch.sqrt(var_u + eps))),
              (UNBIASED_VARIANCE, affine(xc / (torch.sqrt(var_u) + eps))),
+             (UNBIASED_VARIANCE, affine(xc / (torch.sqrt(var_u) + eps ** 0.5))),
              (EPS_OUTSIDE_SQRT, affine(xc / (torch.sqrt(var) + eps))),
+             (EPS_OUTSIDE_SQRT, affine(xc / (torch.sqrt(var) + eps ** 0.5))),
              (NO_SQRT, affine(xc / (var + eps))), (NO_SQRT, affine(xc / (var_u + eps))),
              (NO_CENTRING, affine(x / torch.sqrt(var + eps))), (NO_CENTRING, affine(x / torch.sqrt(msq + eps))),
              (NO_CENTRING, affine(xc / torch.sqrt(msq + eps))), (NO_CENTRING, affine(x / torch.sqrt(var_u + eps))),
              (WEIGHT_BIAS_SWAPPED, xh * b + w),
-             (WEIGHT_BIAS_NOT_APPLIED, xh), (WEIGHT_BIAS_NOT_APPLIED, xh * w), (WEIGHT_BIAS_NOT_APPLIED, xh + b)]
+             (WEIGHT_BIAS_NOT_APPLIED, xh), (WEIGHT_BIAS_NOT_APPLIED, xh * w), (WEIGHT_BIAS_NOT_APPLIED, xh + b),
+             (AFFINE_BEFORE_NORM, normalise(x * w + b)), (AFFINE_BEFORE_NORM, normalise(x * w) + b),
+             (AFFINE_BEFORE_NORM, normalise(x + b) * w), (AFFINE_BEFORE_NORM, normalise(x * w + b) * w + b)]
     if eps != DEFAULT_EPS:
         cands += [(EPS_HARD_CODED, affine(xc / torch.sqrt(var + DEFAULT_EPS))),
                   (EPS_HARD_CODED, affine(xc / torch.sqrt(var_u + DEFAULT_EPS))),
@@ -224,6 +241,28 @@ def _compare(ctx: Ctx, out, x, ln: nn.LayerNorm, tried: str, axes) -> None:
                      "kinds of rows the input has")
 
 
+def _default_eps(ctx: Ctx, cls, learner, x, ln: nn.LayerNorm, D: int, w, b, tried: str, made: str) -> None:
+    """LayerNorm(d_model) is off: if LayerNorm(d_model, eps=1e-5) is right, the default of eps is wrong."""
+    made_eps = f"LayerNorm(d_model={D}, eps=1e-05)"
+    try:
+        explicit = cls(D, eps=DEFAULT_EPS)
+        if not isinstance(explicit, nn.Module):
+            return
+        explicit = explicit.double()
+        with torch.no_grad():
+            explicit.weight.copy_(w)
+            explicit.bias.copy_(b)
+            out = explicit(x.clone())
+    except Exception:  # noqa: BLE001 - no eps argument, no weight: other steps of the check say so
+        return
+    if isinstance(out, torch.Tensor) and out.shape == x.shape and within(out, ln(x).detach()):
+        eps = getattr(learner, "eps", None)
+        ctx.fail(f"{made} is not equal to nn.LayerNorm(d_model={D}), but {made_eps} is", tried=tried,
+                 expected="eps = 1e-5 when no eps is given (nn.LayerNorm's default)",
+                 got=f"self.eps = {eps:g}" if isinstance(eps, float) else "another default",
+                 mistake=EPS_DEFAULT)
+
+
 @check
 def check_layer_norm(ctx: Ctx, LayerNorm) -> str:
     """Check ``LayerNorm(d_model, eps=1e-5)``: parameters ``weight`` (ones) and ``bias`` (zeros), ``2 D`` in all;
@@ -235,7 +274,12 @@ def check_layer_norm(ctx: Ctx, LayerNorm) -> str:
     cls = ctx.module_class(LayerNorm, "LayerNorm")
     B, T, D, eps = _sizes(ctx.seed)
     made = f"LayerNorm(d_model={D})"
-    learner = ctx.build(cls, D, what=f"{made} was created")
+    try:
+        learner = ctx.build(cls, D, what=f"{made} was created")
+    except CheckFailure as e:
+        if e.mistake is None and "TypeError" in (e.got or "") and "'eps'" in (e.got or ""):
+            ctx.fail(e.problem, tried=made, got=e.got, mistake=EPS_DEFAULT)  # eps has no default
+        raise
     _parameters(ctx, learner, D, made)
 
     w = 1 + 0.5 * ctx.randn(D)  # (D,), non-zero, not ones
@@ -247,7 +291,10 @@ def check_layer_norm(ctx: Ctx, LayerNorm) -> str:
     tried = (f"{made}, weight and bias random (copied into nn.LayerNorm too), x {fmt_shape(x.shape)}, float64, "
              f"seed {ctx.seed}; the rows (tokens) of x take turns, batch by batch: {ROW_WORDS}")
     out = _forward(ctx, learner, x, tried)
-    _compare(ctx, out, x, _reference(D, DEFAULT_EPS, w, b), tried, AXES)
+    ln = _reference(D, DEFAULT_EPS, w, b)
+    if not within(out, ln(x).detach()):
+        _default_eps(ctx, cls, learner, x, ln, D, w, b, tried, made)
+    _compare(ctx, out, x, ln, tried, AXES)
 
     made_eps = f"LayerNorm(d_model={D}, eps={eps:g})"
     try:

@@ -117,6 +117,17 @@ class BlockNorm1Twice(_Block):
         return self.norm1(x + self.ffn(x))
 
 
+class BlockNorm2Twice(_Block):
+    """Creates norm1 and norm2 but uses norm2 for both sublayers (a copy-paste the other way round)."""
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            x = x + self.attn(self.norm2(x), mask)[0]
+            return x + self.ffn(self.norm2(x))
+        x = self.norm2(x + self.attn(x, mask)[0])
+        return self.norm2(x + self.ffn(x))
+
+
 class BlockNormsSwapped(_Block):
     """Uses norm2 with the attention and norm1 with the FFN."""
 
@@ -264,6 +275,37 @@ class BlockAttnPairNotUnpacked(_Block):
     def forward(self, x, mask=None):
         x = x + self.attn(self.norm1(x), mask)
         return x + self.ffn(self.norm2(x))
+
+
+class BlockAttnWeights(_Block):
+    """Takes element [1] of the attention's pair (the weights) instead of [0] (the output)."""
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            x = x + self.attn(self.norm1(x), mask)[1]
+            return x + self.ffn(self.norm2(x))
+        x = self.norm1(x + self.attn(x, mask)[1])
+        return self.norm2(x + self.ffn(x))
+
+
+class BlockFFNResidualFromInput(_Block):
+    """Pre-LN whose FFN residual adds the block's input x instead of the updated stream x1."""
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            x1 = x + self.attn(self.norm1(x), mask)[0]
+            return x + self.ffn(self.norm2(x1))
+        return super().forward(x, mask)
+
+
+class BlockPostFFNResidualFromInput(_Block):
+    """Post-LN whose FFN residual adds the block's input: norm2(x + ffn(x1)) with x1 = norm1(x + attn(x))."""
+
+    def forward(self, x, mask=None):
+        if self.norm_first:
+            return super().forward(x, mask)
+        x1 = self.norm1(x + self.attn(x, mask)[0])
+        return self.norm2(x + self.ffn(x1))
 
 
 class BlockReturnsPair(_Block):
@@ -455,6 +497,13 @@ class TorchBlockMaskNotInverted(_TorchBlock):
         return self.attn(h, h, h, attn_mask=mask)[0]
 
 
+class TorchBlockAttnWeights(_TorchBlock):
+    """nn.MultiheadAttention's pair indexed with [1]: the averaged weights (B, T, T), not the output."""
+
+    def sa(self, h, mask):
+        return self.attn(h, h, h, attn_mask=None if mask is None else ~mask)[1]
+
+
 class TorchBlockNotBatchFirst(_TorchBlock):
     """nn.MultiheadAttention without batch_first=True: it reads (B, T, D) as (T, B, D)."""
 
@@ -518,6 +567,53 @@ def counts_rows(block):
     """Adds len(p), the first dimension of each tensor, instead of p.numel()."""
     n = lambda m: sum(len(p) for p in m.parameters())  # noqa: E731
     return {"attn": n(block.attn), "ffn": n(block.ffn), "norms": n(block.norm1) + n(block.norm2), "total": n(block)}
+
+
+def counts_general_formula(block):
+    """Uses the general formulas with the real d_ff read from ffn.linear1 (not the block's parameters)."""
+    D, d_ff = block.ffn.linear1.in_features, block.ffn.linear1.out_features
+    c = {"attn": 4 * (D * D + D), "ffn": 2 * D * d_ff + d_ff + D, "norms": 4 * D}
+    return {**c, "total": sum(c.values())}
+
+
+def counts_size_product(block):
+    """Counts each tensor as p.size(0) * p.size(-1), which squares the size of a 1-D tensor."""
+    n = lambda m: sum(p.size(0) * p.size(-1) for p in m.parameters())  # noqa: E731
+    norms = nn.ModuleList([block.norm1, block.norm2])
+    return {"attn": n(block.attn), "ffn": n(block.ffn), "norms": n(norms), "total": n(block)}
+
+
+def counts_norms_each(block):
+    """Adds count(norm1) + count(norm2), so a shared LayerNorm counts twice; total from block.parameters()."""
+    return {"attn": _n(block.attn), "ffn": _n(block.ffn), "norms": _n(block.norm1) + _n(block.norm2),
+            "total": _n(block)}
+
+
+def counts_norm1_doubled(block):
+    """Counts norm1 and doubles it, since the two norms have the same size."""
+    return {"attn": _n(block.attn), "ffn": _n(block.ffn), "norms": 2 * _n(block.norm1), "total": _n(block)}
+
+
+def counts_unfreezes(block):
+    """Calls block.requires_grad_(True) 'so nothing is skipped', then counts the trainable parameters."""
+    block.requires_grad_(True)
+    n = lambda m: sum(p.numel() for p in m.parameters() if p.requires_grad)  # noqa: E731
+    norms = nn.ModuleList([block.norm1, block.norm2])
+    return {"attn": n(block.attn), "ffn": n(block.ffn), "norms": n(norms), "total": n(block)}
+
+
+def counts_sets_eval(block):
+    """Calls block.eval() first, as before an inference, which changes the block's mode."""
+    block.eval()
+    norms = nn.ModuleList([block.norm1, block.norm2])
+    return {"attn": _n(block.attn), "ffn": _n(block.ffn), "norms": _n(norms), "total": _n(block)}
+
+
+def counts_int_tensors(block):
+    """Computes numel as torch.tensor(p.shape).prod(): the counts are 0-d int tensors, not ints."""
+    n = lambda m: sum(torch.tensor(p.shape).prod() for p in m.parameters())  # noqa: E731
+    norms = nn.ModuleList([block.norm1, block.norm2])
+    return {"attn": n(block.attn), "ffn": n(block.ffn), "norms": n(norms), "total": n(block)}
 
 
 def counts_total_from_parts(block):
@@ -595,7 +691,8 @@ ROWS = [
     (check_transformer_block, BlockNoResidual, "missing_residual", "not equal to the reference"),
     (check_transformer_block, BlockSharedNormModule, "shared_layer_norm", "are the same module"),
     (check_transformer_block, BlockOneNorm, "shared_layer_norm", "has no attribute norm1: it has one LayerNorm"),
-    (check_transformer_block, BlockNorm1Twice, "shared_layer_norm", "not equal to the reference"),
+    (check_transformer_block, BlockNorm1Twice, "norm2_unused", "not equal to the reference"),
+    (check_transformer_block, BlockNorm2Twice, "norm1_unused", "not equal to the reference"),
     (check_transformer_block, BlockPrePostSwapped, "pre_post_swapped", "norm_first=True gave the Post-LN output"),
     (check_transformer_block, BlockMaskNotPassed, "mask_not_passed_on", "changing the tokens after position"),
     # ---- TransformerBlock: more named mistakes
@@ -615,6 +712,12 @@ ROWS = [
     (check_transformer_block, BlockNormInsideResidual, "norm_inside_residual", "Post-LN (norm_first=False) output"),
     (check_transformer_block, BlockAttnPairNotUnpacked, "attn_pair_not_unpacked", "raised TypeError"),
     (check_transformer_block, BlockReturnsPair, "block_returns_pair", "forward returned a pair"),
+    (check_transformer_block, BlockAttnWeights, "attn_weights_used", "raised RuntimeError"),
+    (check_transformer_block, TorchBlockAttnWeights, "attn_weights_used", "raised RuntimeError"),
+    (check_transformer_block, BlockFFNResidualFromInput, "ffn_residual_adds_block_input",
+     "Pre-LN (norm_first=True) output"),
+    (check_transformer_block, BlockPostFFNResidualFromInput, "ffn_residual_adds_block_input",
+     "Post-LN (norm_first=False) output"),
     (check_transformer_block, BlockHardCodedDff, "d_ff_ignored", "hidden width"),
     (check_transformer_block, BlockSequentialReLU, "ffn_activation", "not equal to the reference"),
     (check_transformer_block, BlockTanhGELU, "ffn_activation", "not equal to the reference"),
@@ -653,10 +756,17 @@ ROWS = [
     (check_block_parameter_counts, counts_trainable_only, "trainable_only", "the count for 'attn' is wrong"),
     (check_block_parameter_counts, counts_norm_with_sublayer, "norm_counted_in_sublayer",
      "the count for 'attn' is wrong"),
+    (check_block_parameter_counts, counts_general_formula, "count_from_formula", "the count for 'total' is wrong"),
+    (check_block_parameter_counts, counts_size_product, "count_not_numel", "the count for 'attn' is wrong"),
+    (check_block_parameter_counts, counts_norms_each, "shared_counted_twice", "the count for 'norms' is wrong"),
+    (check_block_parameter_counts, counts_norm1_doubled, "shared_counted_twice", "the count for 'norms' is wrong"),
+    (check_block_parameter_counts, counts_unfreezes, "block_changed", "changed the block it was given"),
+    (check_block_parameter_counts, counts_sets_eval, "block_changed", "changed the block it was given"),
+    (check_block_parameter_counts, counts_int_tensors, "count_not_int", "is not an int"),
+    (check_block_parameter_counts, counts_tensor_values, "count_not_int", "is not an int"),
     # ---- block_parameter_counts: robustness
     (check_block_parameter_counts, counts_wrong_key, None, "the dict has no key 'norms'"),
     (check_block_parameter_counts, counts_tuple, None, "the result is not a dict"),
-    (check_block_parameter_counts, counts_tensor_values, None, "is not an int"),
     (check_block_parameter_counts, counts_no_return, "missing_return", "the result is not a dict"),
     (check_block_parameter_counts, counts_stub, "not_implemented", "raised NotImplementedError"),
     (check_block_parameter_counts, None, None, "expected the function block_parameter_counts, got None"),

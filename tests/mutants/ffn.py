@@ -182,6 +182,42 @@ class FFNSwappedSizes(nn.Module):
         return self.linear2(F.gelu(self.linear1(x)))
 
 
+class FFNSwappedNames(nn.Module):
+    """Swaps the names: linear1 is the d_ff -> d_model layer and linear2 the first one (applied in the right order)."""
+
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.linear2 = nn.Linear(d_model, d_ff)
+        self.linear1 = nn.Linear(d_ff, d_model)
+
+    def forward(self, x):
+        return self.linear1(F.gelu(self.linear2(x)))
+
+
+class FFNLayersInForward(nn.Module):
+    """Creates the layers inside forward: new random layers at every call."""
+
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.d_model, self.d_ff = d_model, d_ff
+
+    def forward(self, x):
+        self.linear1 = nn.Linear(self.d_model, self.d_ff)
+        self.linear2 = nn.Linear(self.d_ff, self.d_model)
+        return self.linear2(F.gelu(self.linear1(x)))
+
+
+class FFNScaledHidden(_FFNBase):
+    """Divides the hidden activations by sqrt(d_ff), like attention scores, 'to keep it stable'."""
+
+    def __init__(self, d_model, d_ff):
+        super().__init__(d_model, d_ff)
+        self.d_ff = d_ff
+
+    def forward(self, x):
+        return self.linear2(F.gelu(self.linear1(x)) / math.sqrt(self.d_ff))
+
+
 class FFNExtraNorm(_FFNBase):
     """Adds a LayerNorm inside the FFN (parameters the exercise does not have)."""
 
@@ -347,6 +383,105 @@ class SwiGLUHidden(nn.Module):
         return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
 
 
+class SwiGLUHandWrittenSilu(_SwiGLUBase):
+    """Not a mistake: SiLU written by hand as g * sigmoid(g)."""
+
+    def forward(self, x):
+        g = self.gate_proj(x)
+        return self.down_proj(g * torch.sigmoid(g) * self.up_proj(x))
+
+
+class SwiGLUInPlaceSilu(_SwiGLUBase):
+    """Not a mistake: an in-place SiLU on a tensor of its own, F.silu(gate_proj(x), inplace=True)."""
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x), inplace=True) * self.up_proj(x))
+
+
+class SwiGLUSiluOnProduct(_SwiGLUBase):
+    """Applies SiLU to the product gate * up instead of to the gate alone."""
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x) * self.up_proj(x)))
+
+
+class SwiGLUSiluAtEnd(_SwiGLUBase):
+    """Puts a SiLU on the output of down_proj too, as if it were another layer."""
+
+    def forward(self, x):
+        return F.silu(self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x)))
+
+
+class SwiGLUTwoThirds(nn.Module):
+    """Shrinks the hidden width to int(2 * d_ff / 3) inside the class, though d_ff is the hidden width as given."""
+
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        h = int(2 * d_ff / 3)
+        self.gate_proj = nn.Linear(d_model, h, bias=False)
+        self.up_proj = nn.Linear(d_model, h, bias=False)
+        self.down_proj = nn.Linear(h, d_model, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
+class SwiGLUGateTwice(_SwiGLUBase):
+    """Uses gate_proj on both branches (a copy-paste): up_proj is never used."""
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.gate_proj(x))
+
+
+class SwiGLUReshape3D(_SwiGLUBase):
+    """Reads B, T, D = x.shape and reshapes to (B * T, D): breaks on a 2-D input."""
+
+    def forward(self, x):
+        B, T, D = x.shape
+        x2 = x.reshape(B * T, D)
+        return self.down_proj(F.silu(self.gate_proj(x2)) * self.up_proj(x2)).reshape(B, T, D)
+
+
+class SwiGLUDropout(_SwiGLUBase):
+    """Adds nn.Dropout(0.1) on the hidden product, as some LLaMA ports do: in training mode the output is random."""
+
+    def __init__(self, d_model, d_ff):
+        super().__init__(d_model, d_ff)
+        self.dropout = nn.Dropout(0.1)
+
+    def forward(self, x):
+        return self.down_proj(self.dropout(F.silu(self.gate_proj(x)) * self.up_proj(x)))
+
+
+class SwiGLUScaled(_SwiGLUBase):
+    """Divides the hidden product by sqrt(d_ff) 'to keep it stable'."""
+
+    def forward(self, x):
+        h = F.silu(self.gate_proj(x)) * self.up_proj(x)
+        return self.down_proj(h / math.sqrt(h.size(-1)))
+
+
+class SwiGLUMeanOverDim1(_SwiGLUBase):
+    """Centres the hidden product over dim=1, meaning the features, which in (B, T, d_ff) are the positions."""
+
+    def forward(self, x):
+        h = F.silu(self.gate_proj(x)) * self.up_proj(x)
+        return self.down_proj(h - h.mean(dim=1, keepdim=True))
+
+
+class SwiGLUDownSwapped(nn.Module):
+    """Writes down_proj = nn.Linear(d_model, d_ff, bias=False), copying the line above (arguments swapped)."""
+
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.gate_proj = nn.Linear(d_model, d_ff, bias=False)
+        self.up_proj = nn.Linear(d_model, d_ff, bias=False)
+        self.down_proj = nn.Linear(d_model, d_ff, bias=False)
+
+    def forward(self, x):
+        return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))
+
+
 class SwiGLUStub(nn.Module):
     """The untouched learner stub."""
 
@@ -391,8 +526,11 @@ ROWS = [
     (check_feed_forward, FFNDetached, "no_gradient", "no gradient reaches linear1"),
     (check_feed_forward, FFNNoGrad, "no_gradient", "carries no gradient"),
     (check_feed_forward, FFNNoSuperInit, "missing_super_init", "raised AttributeError"),
+    (check_feed_forward, FFNSwappedSizes, "linear_sizes_swapped", "linear1 has the wrong size"),
+    (check_feed_forward, FFNSwappedNames, "linear_sizes_swapped", "linear1 has the wrong size"),
+    (check_feed_forward, FFNLayersInForward, "layers_created_in_forward", "forward creates it"),
+    (check_feed_forward, FFNScaledHidden, "extra_scale_factor", "not equal to the reference"),
     # ---- FeedForward: no mistake named
-    (check_feed_forward, FFNSwappedSizes, None, "linear1 has the wrong size"),
     (check_feed_forward, FFNExtraNorm, None, "wrong number of parameters"),
     # ---- FeedForward: robustness
     (check_feed_forward, None, None, "expected the class FeedForward (a subclass of nn.Module), got None"),
@@ -411,10 +549,21 @@ ROWS = [
     (check_swiglu, SwiGLUBiases, "linear_with_bias", "has a bias it should not have"),
     (check_swiglu, SwiGLUHidden, "hidden_width_not_d_ff", "not d_ff"),
     (check_swiglu, SwiGLUDetachedGate, "no_gradient", "no gradient reaches gate_proj"),
+    (check_swiglu, SwiGLUSiluOnProduct, "silu_misplaced", "not equal to the reference"),
+    (check_swiglu, SwiGLUSiluAtEnd, "silu_misplaced", "not equal to the reference"),
+    (check_swiglu, SwiGLUTwoThirds, "hidden_width_not_d_ff", "has hidden width"),
+    (check_swiglu, SwiGLUGateTwice, "branch_projection_reused", "not equal to the reference"),
+    (check_swiglu, SwiGLUReshape3D, "hard_coded_axes", "raised ValueError"),
+    (check_swiglu, SwiGLUDropout, "dropout_left_on", "two calls on the same input"),
+    (check_swiglu, SwiGLUScaled, "extra_scale_factor", "not equal to the reference"),
+    (check_swiglu, SwiGLUMeanOverDim1, "token_mixing", "changed the output at"),
+    (check_swiglu, SwiGLUDownSwapped, "linear_sizes_swapped", "down_proj has the wrong size"),
     (check_swiglu, None, None, "expected the class SwiGLU (a subclass of nn.Module), got None"),
     (check_swiglu, SwiGLUStub, "not_implemented", "raised NotImplementedError when SwiGLU("),
 ]
 REFERENCE = {check_feed_forward: ref.FeedForward, check_swiglu: ref.SwiGLU}  # check -> the object that must pass it
 LATE_FAILURE = {check_feed_forward: FFNDetached, check_swiglu: SwiGLUDetachedGate}  # fails late, after most of the work
 STUB = {check_feed_forward: FFNStub, check_swiglu: SwiGLUStub}  # check -> the untouched learner stub
-ACCEPTED = {check_feed_forward: [FFNTanhGelu, FFNHandWrittenGelu]}  # correct in another spelling: must pass (test_ref_ffn)
+# correct in another spelling: must pass (test_ref_ffn)
+ACCEPTED = {check_feed_forward: [FFNTanhGelu, FFNHandWrittenGelu],
+            check_swiglu: [SwiGLUHandWrittenSilu, SwiGLUInPlaceSilu]}

@@ -84,6 +84,49 @@ class LNNoEpsArgument(nn.Module):
         return (x - mean) / torch.sqrt(var + 1e-5) * self.weight + self.bias
 
 
+class LNEpsDefault(_LNBase):
+    """Gives eps the default 1e-6 (as some models do) instead of nn.LayerNorm's 1e-5."""
+
+    def __init__(self, d_model, eps=1e-6):
+        super().__init__(d_model, eps)
+
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
+        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias
+
+
+class LNEpsNoDefault(_LNBase):
+    """Makes eps a required argument: __init__(self, d_model, eps), so LayerNorm(d_model) raises."""
+
+    def __init__(self, d_model, eps):
+        super().__init__(d_model, eps)
+
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
+        return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias
+
+
+class LNSqrtEpsOutside(_LNBase):
+    """Divides by sqrt(var) + sqrt(eps), taking it for sqrt(var + eps) (eps outside the root, another spelling)."""
+
+    def forward(self, x):
+        mean = x.mean(dim=-1, keepdim=True)
+        var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
+        return (x - mean) / (torch.sqrt(var) + self.eps ** 0.5) * self.weight + self.bias
+
+
+class LNAffineFirst(_LNBase):
+    """Applies weight and bias before normalising: normalise(x * weight + bias)."""
+
+    def forward(self, x):
+        x = x * self.weight + self.bias
+        mean = x.mean(dim=-1, keepdim=True)
+        var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)
+        return (x - mean) / torch.sqrt(var + self.eps)
+
+
 class LNOverPositions(_LNBase):
     """Normalises over dim=1, meaning the features, which in (B, T, D) are the positions."""
 
@@ -318,6 +361,10 @@ ROWS = [
     (check_layer_norm, LNNoEps, "eps_ignored", "contains NaN or inf"),
     (check_layer_norm, LNEpsHardCoded, "eps_hard_coded", "not equal to the reference"),
     (check_layer_norm, LNNoEpsArgument, "eps_hard_coded", "raised TypeError"),
+    (check_layer_norm, LNEpsDefault, "eps_default", "but LayerNorm(d_model="),
+    (check_layer_norm, LNEpsNoDefault, "eps_default", "raised TypeError"),
+    (check_layer_norm, LNSqrtEpsOutside, "eps_outside_sqrt", "not equal to the reference"),
+    (check_layer_norm, LNAffineFirst, "affine_before_normalising", "not equal to the reference"),
     (check_layer_norm, LNOverPositions, "norm_wrong_axis", "not equal to the reference"),
     (check_layer_norm, LNOverBatch, "norm_wrong_axis", "not equal to the reference"),
     (check_layer_norm, LNOverTokenAndFeatures, "norm_wrong_axis", "not equal to the reference"),
