@@ -94,8 +94,9 @@ print("max difference after un-permuting:", (out_b[:, perm] - out_a).abs().max()
 #   the **same** angle. (Some libraries put all sines first and all cosines after: a valid layout, but not
 #   this course's.)
 # - The frequencies are **geometric**: $\omega_0 = 1$ radian per position (a full turn every $2\pi \approx 6.3$
-#   positions), and each next hand is $10000^{-2/D}$ times slower, down to nearly $1/10000$ for the last
-#   one (a full turn takes tens of thousands of positions).
+#   positions), and each next hand turns at $10000^{-2/D}$ times the speed of the one before (a factor
+#   below 1: slower and slower), down to $\omega_{D/2-1} = 10000^{-(D-2)/D}$, close to $1/10000$ when `D` is
+#   large (a full turn then takes tens of thousands of positions).
 # - Row 0 (position 0, every angle 0) is `[0, 1, 0, 1, ...]`, since $\sin 0 = 0$ and $\cos 0 = 1$.
 # - Every value is in $[-1, 1]$, whatever the position.
 #
@@ -273,11 +274,12 @@ print("dtypes after .double():", demo.weight.dtype, demo.table.dtype, demo.plain
 #
 # ### Exercise: `PositionalEncoding(d_model, max_len)`
 #
-# - `__init__(self, d_model, max_len=512)`: call `super().__init__()`; build the `(max_len, d_model)` table
-#   and register it as the buffer `pe` with shape `(1, max_len, d_model)`. Build it with
+# - `__init__(self, d_model, max_len=512)`: build the `(max_len, d_model)` table and keep it in the module
+#   as a **buffer** named `pe`, of shape `(1, max_len, d_model)`. Build it with
 #   `reference.sinusoidal_position_encoding(max_len, d_model)` (the course's version of exercise 1, so a bug
 #   left there can't cost you this exercise), or with yours once its check passes.
-# - `forward(self, x)`: `x` is `(B, T, D)` with `T <= max_len`; return `x + self.pe[:, :T]`, `(B, T, D)`.
+# - `forward(self, x)`: `x` is `(B, T, D)` with `T <= max_len`; add the first `T` rows of the table to it
+#   and return the `(B, T, D)` result.
 #
 # The check builds your module with its own sizes, then checks that `pe` is a buffer, not a parameter,
 # that it is in `state_dict()` and follows `.double()`, its shape and values, and the output for
@@ -287,14 +289,20 @@ print("dtypes after .double():", demo.weight.dtype, demo.table.dtype, demo.plain
 #
 # **Difficulty:** ★★☆ · **Time:** about 10 min
 #
-# <details><summary>Hint 1: where the table goes</summary>
+# <details><summary>Hint 1: a nudge</summary>
 #
-# In `__init__`, after `super().__init__()`: `table = reference.sinusoidal_position_encoding(max_len, d_model)`,
-# then `self.register_buffer("pe", table[None])`; `table[None]` (or `table.unsqueeze(0)`) adds the leading
-# axis of size 1.
+# The table above shows how a module keeps a tensor as a buffer. The batch axis of size 1 is one
+# indexing away (`table[None]`). In `forward`, the first `T` rows are a slice of the **second** axis of
+# `pe`: its first axis is that batch axis.
 # </details>
 #
-# <details><summary>Hint 2: the key line of forward</summary>
+# <details><summary>Hint 2: the key line of __init__</summary>
+#
+# After `super().__init__()`: `self.register_buffer("pe", reference.sinusoidal_position_encoding(max_len,
+# d_model)[None])  # (1, max_len, D)`
+# </details>
+#
+# <details><summary>Hint 3: the key line of forward</summary>
 #
 # `return x + self.pe[:, :x.size(1)]  # (B, T, D) + (1, T, D)`
 # </details>
@@ -378,10 +386,10 @@ print("max difference after un-permuting:", (out_b[:, perm] - out_a).abs().max()
 #
 # ### Exercise: `LearnedPositionalEmbedding(d_model, max_len)`
 #
-# - `__init__(self, d_model, max_len=512)`: `super().__init__()`, then `self.emb = nn.Embedding(max_len, d_model)`:
-#   one row of `d_model` numbers per position, `max_len * d_model` parameters.
-# - `forward(self, x)`: `x` is `(B, T, D)`; return `x + self.emb(positions)` with
-#   `positions = torch.arange(T, device=x.device)`: `(T, D)`, broadcast over the batch.
+# - `__init__(self, d_model, max_len=512)`: one learned vector of `d_model` numbers per position, held in an
+#   `nn.Embedding` named `emb`: `max_len * d_model` parameters.
+# - `forward(self, x)`: `x` is `(B, T, D)`; add the vectors of positions `0 .. T-1` to it and return the
+#   `(B, T, D)` result. (The embedding is indexed by positions, not by `x`.)
 #
 # The arguments come in the same order as `PositionalEncoding`'s. The check counts the parameters,
 # copies random values into `emb.weight`, compares your output with the reference for `T < max_len` and
@@ -461,6 +469,11 @@ for module in (reference.PositionalEncoding(64, 512), reference.LearnedPositiona
 # use RoPE. (Many implementations, GPT-NeoX's and Hugging Face's LLaMA among them, pair feature `i` with
 # `i + d_k/2`, the "rotate half" layout: the same idea with the features in another order. This course
 # pairs `2i` with `2i+1`, as RoFormer writes it.)
+#
+# **Careful with section 3's matrix.** There a pair was written (sin, cos), i.e. (y, x), which is why its
+# matrix looks like a rotation the other way. With a pair written $(x_{2i}, x_{2i+1})$, turning by the angle
+# $\alpha$ is $\begin{pmatrix} \cos\alpha & -\sin\alpha \\ \sin\alpha & \cos\alpha \end{pmatrix}$: exactly the
+# two lines above.
 #
 # ### Bonus exercise: `apply_rope(x, positions=None)`
 #

@@ -62,8 +62,8 @@ EXPONENT_SIGN = known_mistake(
     "angle = pos / 10000^(2i/D) = pos * exp(-2i * math.log(10000) / D): the frequencies go from 1 down to 1/10000")
 INTEGER_DIVISION = known_mistake(
     "integer_division", "an integer division (//, or int()) rounds the exponent 2i/D or the angle down to a whole "
-    "number", "use / (true division) everywhere and keep positions and exponents float: 2 * i / d_model, "
-    "pos / 10000 ** (...)")
+    "number", "use / (true division) everywhere and keep positions and exponents float: with "
+    "two_i = torch.arange(0, d_model, 2), the exponent is two_i / d_model, and the angle pos / 10000 ** (...)")
 COS_OWN_FREQUENCY = known_mistake(
     "cos_own_frequency", "the sin and the cos of a pair use different frequencies (e.g. column 2i+1 with exponent "
     "(2i+1)/D): both must use the angle of pair i, pos / 10000^(2i/D)",
@@ -193,7 +193,7 @@ ROPE_HINTS = {
     EXPONENT_DENOMINATOR: "d_k is the size of the last axis, d_k = x.shape[-1], whatever the number of dimensions of x "
                           "((B, T, d_k) or (B, H, T, d_k)): theta_i = 10000 ** (-2 * i / d_k), no number written in",
     EXPONENT_SIGN: "theta_i = 10000 ** (-2 * i / d_k), with the minus sign: from 1 down to about 1/10000",
-    INTEGER_DIVISION: "keep the exponent a float: -2 * i / d_k with /, not //",
+    INTEGER_DIVISION: "keep the exponent a float: with two_i = torch.arange(0, d_k, 2), -two_i / d_k with /, not //",
     WRONG_FREQUENCIES: "theta_i = 10000 ** (-2 * i / d_k) for pair i, the same frequencies as the sinusoidal table",
     HARD_CODED_AXES: "read the sizes from the end, T, d_k = x.shape[-2], x.shape[-1], and slice with x[..., 0::2]: "
                      "that works for (B, T, d_k) and (B, H, T, d_k) alike",

@@ -770,6 +770,17 @@ def rope_stub(x, positions=None):
     raise NotImplementedError()
 
 
+class LearnedEmbedsX(nn.Module):
+    """Looks up the embedding with x itself instead of the positions (a new learner's first try)."""
+
+    def __init__(self, d_model, max_len=512):
+        super().__init__()
+        self.emb = nn.Embedding(max_len, d_model)
+
+    def forward(self, x):
+        return x + self.emb(x)
+
+
 # --------------------------------------------------------------------------- what the tests feed the checks
 # (check, mutant, expected mistake id or None, key phrase of the problem): see tests/test_checks_mutants.py
 ROWS = [
@@ -873,6 +884,7 @@ ROWS = [
     (check_apply_rope, rope_identity, None, "not equal to the reference"),
     (check_apply_rope, rope_stub, "not_implemented", "raised NotImplementedError"),
     (check_apply_rope, None, None, "expected the function apply_rope, got None"),
+    (check_learned_positional_embedding, LearnedEmbedsX, "embedding_of_floats", "raised RuntimeError"),
 ]
 REFERENCE = {check_sinusoidal_position_encoding: ref.sinusoidal_position_encoding,
              check_positional_encoding: ref.PositionalEncoding,
