@@ -26,7 +26,8 @@ BIN = Path(sys.executable).parent
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 TOKEN = "tinylm-test"
 
-pytestmark = pytest.mark.browser
+# A hung browser must fail the run, not block CI: each test gets at most 10 minutes.
+pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
 
 if not Path(CHROMIUM).exists():
     if os.environ.get("TINYLM_REQUIRE_BROWSER") == "1":
@@ -88,13 +89,16 @@ def browser():
 
 
 def open_notebook(browser, lab: str, path: str):
-    """A page with the notebook open and its kernel idle."""
+    """A page with the notebook open, in a workspace of its own (so that JupyterLab does not restore the
+    notebooks of an earlier page), as the current widget, with its kernel idle."""
     page = browser.new_page()
-    page.goto(f"{lab}/lab/tree/{path}?token={TOKEN}")
+    workspace = path.split("/")[0]
+    page.goto(f"{lab}/lab/workspaces/{workspace}/tree/{path}?token={TOKEN}&reset")
     page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=120_000)
-    # The kernel must be up before "Run All Cells" (on a busy CI machine it takes a while to start).
-    page.wait_for_function("window.jupyterapp?.shell.currentWidget?.sessionContext?.session?.kernel"
-                           "?.status === 'idle'", timeout=180_000, polling=500)
+    # The kernel must be up before running cells (on a busy CI machine it takes a while to start).
+    page.wait_for_function("([path]) => { const w = window.jupyterapp?.shell.currentWidget; "
+                           "return w?.context?.path === path && w.sessionContext?.session?.kernel?.status === 'idle'; }",
+                           arg=[path], timeout=180_000, polling=500)
     return page
 
 
