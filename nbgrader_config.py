@@ -23,3 +23,7 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 # course takes a few seconds on 2 CPU cores.
 c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True
+
+# nbclient sometimes misses a cell's execute_reply after ipywidgets output (stage 04's explorer) and waits
+# for the whole timeout; this kernel manager's client polls in short slices instead (tinylm_checks/kernel.py).
+c.Execute.kernel_manager_class = "tinylm_checks.kernel.SlicedPollKernelManager"

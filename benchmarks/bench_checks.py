@@ -45,11 +45,14 @@ def warm(check, obj, repeats: int = 20) -> float:
 def notebooks() -> None:
     import nbformat
     from nbclient import NotebookClient
+
+    from tinylm_checks.kernel import SlicedPollKernelManager
     print(f"\n{'notebook':<40} {'seconds':>8}")
     for path in sorted((ROOT / "notebooks").glob("*/*.ipynb")):
         nb = nbformat.read(path, as_version=4)
         t = time.perf_counter()
         NotebookClient(nb, timeout=600, kernel_name="python3", allow_errors=True,
+                       kernel_manager_class=SlicedPollKernelManager,
                        resources={"metadata": {"path": str(path.parent)}}).execute()
         print(f"{path.relative_to(ROOT).as_posix():<40} {time.perf_counter() - t:8.2f}")
 
