@@ -24,6 +24,33 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True
 
-# nbclient sometimes misses a cell's execute_reply after ipywidgets output (stage 04's explorer) and waits
-# for the whole timeout; this kernel manager's client polls in short slices instead (tinylm_checks/kernel.py).
-c.Execute.kernel_manager_class = "tinylm_checks.kernel.SlicedPollKernelManager"
+# One learner's notebook never stops the others' grading (tinylm_grading/preprocessors.py): a copy-pasted
+# exercise cell is graded on its first copy (nbgrader's DeduplicateIds would abort the run), a deleted test
+# cell is put back from the gradebook, a kernel that dies or cannot be interrupted costs the cell it was
+# running (a new kernel replays the cells before it), and a test cell that shows an error scores 0.
+c.Autograde.sanitize_preprocessors = [
+    "nbgrader.preprocessors.ClearOutput",
+    "tinylm_grading.preprocessors.FirstCopyWins",
+    "nbgrader.preprocessors.OverwriteKernelspec",
+    "nbgrader.preprocessors.OverwriteCells",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.Autograde.autograde_preprocessors = [
+    "tinylm_grading.preprocessors.GradingExecute",
+    "nbgrader.preprocessors.IgnorePattern",
+    "nbconvert.preprocessors.ClearMetadataPreprocessor",
+    "nbgrader.preprocessors.LimitOutput",
+    "nbgrader.preprocessors.SaveAutoGrades",
+    "nbgrader.preprocessors.AssignLatePenalties",
+    "nbgrader.preprocessors.CheckCellMetadata",
+]
+c.OverwriteCells.add_missing_cells = True
+
+# Every autograded notebook's kernel runs in a bubblewrap sandbox: read-only files, a scratch copy of the
+# submission's folder, no view of the gradebook, other submissions, the source notebooks or the exchange,
+# its own PID and network namespaces, limits on memory, processes and CPU (tinylm_grading/sandbox.py,
+# docs/grading.md). Its client also polls in short slices, so that widget output (stage 04's explorer)
+# does not stall nbclient for a whole timeout (tinylm_grading/kernel.py).
+c.Execute.kernel_manager_class = "tinylm_grading.sandbox.SandboxKernelManager"
+# For a trusted, single-user context only (your own notebooks on your own machine):
+# c.SandboxKernelManager.sandbox = False

@@ -46,7 +46,7 @@ def notebooks() -> None:
     import nbformat
     from nbclient import NotebookClient
 
-    from tinylm_checks.kernel import SlicedPollKernelManager
+    from tinylm_grading.kernel import SlicedPollKernelManager
     print(f"\n{'notebook':<40} {'seconds':>8}")
     for path in sorted((ROOT / "notebooks").glob("*/*.ipynb")):
         nb = nbformat.read(path, as_version=4)

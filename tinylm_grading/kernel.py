@@ -47,5 +47,5 @@ class SlicedPollKernelClient(AsyncKernelClient):
 class SlicedPollKernelManager(AsyncKernelManager):
     """The default async kernel manager, handing out :class:`SlicedPollKernelClient` clients."""
 
-    client_class = DottedObjectName("tinylm_checks.kernel.SlicedPollKernelClient")
+    client_class = DottedObjectName("tinylm_grading.kernel.SlicedPollKernelClient")
     client_factory = Type(SlicedPollKernelClient)  # AsyncKernelManager sets both: override both

