@@ -1,0 +1,161 @@
+"""A class, end to end, with the instructor's and the learners' real nbgrader commands (stage 01).
+
+- The exchange flow: release_assignment -> fetch_assignment (three learners) -> submit -> collect ->
+  autograde -> generate_feedback -> export, in a temporary exchange.
+- A class simulation: 30 synthetic learners, each with a random set of known mistakes (wrong
+  implementations from tests/mutants that the checks name), whose predicted scores must equal the
+  gradebook's exactly.
+"""
+from __future__ import annotations
+
+import csv
+import inspect
+import os
+import random
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbgrader.api import Gradebook
+
+from mutants import attention as attention_mutants
+from mutants import masks as masks_mutants
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+A = "01_attention"
+pytestmark = pytest.mark.notebooks
+
+
+def nbgrader(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    proc = subprocess.run([str(BIN / "nbgrader"), *args, "--log-level=WARN"], cwd=cwd, env=env,
+                          capture_output=True, text=True, timeout=1500)
+    assert proc.returncode == 0, f"nbgrader {' '.join(args)}:\n{proc.stderr[-3000:]}"
+    return proc
+
+
+def points(nb) -> dict[str, float]:
+    return {c.metadata.nbgrader["grade_id"]: c.metadata.nbgrader["points"] for c in nb.cells
+            if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"}
+
+
+def scores(course: Path, student: str) -> dict[str, float]:
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        return {g.name: g.score for g in gb.find_submission_notebook(A, A, student).grades}
+
+
+def new_course(tmp: Path, exchange: Path | None = None) -> Path:
+    course = tmp / "course"
+    course.mkdir()
+    config = (ROOT / "nbgrader_config.py").read_text()
+    if exchange is not None:
+        config += f"\nc.Exchange.root = {str(exchange)!r}\n"
+    (course / "nbgrader_config.py").write_text(config)
+    shutil.copytree(ROOT / "notebooks" / A, course / "notebooks" / A)
+    nbgrader("generate_assignment", A, "--force", cwd=course)
+    return course
+
+
+def solve(nb, replacements: dict[str, str]):
+    """The learner's work: the solution notebook's cells for every exercise, some replaced."""
+    nb = nbformat.from_dict(nb)
+    for cell in nb.cells:
+        gid = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if gid in replacements:
+            cell.source = replacements[gid]
+    return nb
+
+
+# ---------------------------------------------------------------- the exchange flow
+
+def test_release_fetch_submit_collect_autograde_feedback_export(tmp_path):
+    exchange = tmp_path / "exchange"
+    exchange.mkdir()
+    exchange.chmod(0o777)
+    course = new_course(tmp_path, exchange)
+    source = nbformat.read(course / "notebooks" / A / f"{A}.ipynb", as_version=4)
+    nbgrader("release_assignment", A, cwd=course)
+    work = {"alice": {}, "bob": {"attention_scores": "def attention_scores(q, k):\n    return q @ k.transpose(-2, -1)\n"},
+            "carol": None}  # carol submits the release untouched
+    for learner, wrong in work.items():
+        home = tmp_path / learner
+        home.mkdir()
+        nbgrader("fetch_assignment", A, "--course", "tinylm", f"--Exchange.root={exchange}", cwd=home)
+        path = home / A / f"{A}.ipynb"
+        fetched = nbformat.read(path, as_version=4)
+        assert "BEGIN SOLUTION" not in "".join(c.source for c in fetched.cells)
+        if wrong is not None:
+            nbformat.write(solve(source, wrong), path)
+        # on a hub each learner is their own login; here one login submits for three (--student)
+        nbgrader("submit", A, "--course", "tinylm", f"--Exchange.root={exchange}", f"--student={learner}", cwd=home)
+    nbgrader("collect", A, cwd=course)
+    assert sorted(p.name for p in (course / "submitted").iterdir()) == ["alice", "bob", "carol"]
+    nbgrader("autograde", A, cwd=course)
+    full = points(source)
+    assert scores(course, "alice") == full
+    assert scores(course, "bob") == {**full, "attention_scores_check": 0}
+    assert set(scores(course, "carol").values()) == {0}
+    nbgrader("generate_feedback", A, cwd=course)
+    html = (course / "feedback" / "bob" / A / f"{A}.html").read_text()
+    assert "likely mistake" in html and "scal" in html  # the diagnosis of the unscaled scores
+    nbgrader("export", cwd=course)
+    with open(course / "grades.csv", newline="") as f:
+        rows = {r["student_id"]: float(r["score"]) for r in csv.DictReader(f) if r["assignment"] == A}
+    assert rows == {"alice": sum(full.values()), "bob": sum(full.values()) - 1, "carol": 0.0}
+
+
+# ---------------------------------------------------------------- the class simulation
+
+EXERCISES = {  # solution cell -> (its check cell, the mutant modules' rows for its check, the function's name)
+    "attention_scores": ("attention_scores_check", attention_mutants, "check_attention_scores", "attention_scores"),
+    "scaled_dot_product_attention": ("scaled_dot_product_attention_check", attention_mutants,
+                                     "check_scaled_dot_product_attention", "scaled_dot_product_attention"),
+    "causal_mask": ("causal_mask_check", masks_mutants, "check_causal_mask", "causal_mask"),
+}
+
+
+def known_mistakes(module, check_name: str, name: str) -> list[str]:
+    """Sources of the module's wrong functions that its check names, renamed to the exercise's name and
+    self-contained (they run in the notebook with only its imports)."""
+    out = []
+    for check, wrong, mistake, _ in module.ROWS:
+        if check.__name__ != check_name or mistake is None or not inspect.isfunction(wrong):
+            continue
+        src = inspect.getsource(wrong)
+        src = re.sub(rf"^def {wrong.__name__}\(", f"def {name}(", src, count=1)
+        namespace = {}
+        try:  # self-contained: the notebook's imports are enough
+            exec("import math\nimport torch\nimport numpy as np\nfrom torch import nn\n" + src, namespace)
+            check(namespace[name], quiet=True)
+        except AssertionError as e:
+            if getattr(e, "mistake", None) == mistake:
+                out.append(src)
+        except Exception:  # noqa: BLE001 - needs a helper of the mutants module: not for a notebook
+            continue
+    return out
+
+
+def test_thirty_learners_scores_equal_the_prediction(tmp_path):
+    course = new_course(tmp_path)
+    source = nbformat.read(course / "notebooks" / A / f"{A}.ipynb", as_version=4)
+    full = points(source)
+    pools = {gid: known_mistakes(*spec[1:]) for gid, spec in EXERCISES.items()}
+    assert all(len(pool) >= 3 for pool in pools.values()), {g: len(p) for g, p in pools.items()}
+    rng = random.Random(2026)
+    predicted = {}
+    for i in range(30):
+        learner = f"learner{i:02d}"
+        wrong = {gid: rng.choice(pool) for gid, pool in pools.items() if rng.random() < 0.4}
+        folder = course / "submitted" / learner / A
+        folder.mkdir(parents=True)
+        nbformat.write(solve(source, wrong), folder / f"{A}.ipynb")
+        predicted[learner] = {gid: (0 if gid in {EXERCISES[w][0] for w in wrong} else pts) for gid, pts in full.items()}
+    nbgrader("autograde", A, cwd=course)
+    got = {learner: scores(course, learner) for learner in predicted}
+    assert got == predicted
+    assert len({tuple(sorted(p.items())) for p in predicted.values()}) > 4  # the mistakes do vary
