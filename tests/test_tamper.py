@@ -37,7 +37,27 @@ ATTACKS = {  # student -> the attack, run after the wrong code in the exercise's
     "m_loop": "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass\n",
     "m_leftover": f"import subprocess\nsubprocess.Popen(['sh', '-c', 'exec -a {MARKER} sleep 600'], start_new_session=True)\n",
     "m_partial_credit": "ip = get_ipython()\nip.events.register('pre_run_cell', lambda info: ip.displayhook(1.0))\n",
+    # full marks for wrong code, as the in-kernel defence (fresh()) cannot see: the verdict is computed outside
+    "m_runpy": "import runpy, types\ncheck_attention_scores = lambda *a, **k: None\n"
+               "runpy.run_module = lambda *a, **k: {'fresh': lambda: types.SimpleNamespace(\n"
+               "    check_attention_scores=lambda *a, **k: print('passed'))}\n",
+    "m_import": "import builtins, types\n_real_import = builtins.__import__\n"
+                "_fake = types.SimpleNamespace(check_attention_scores=lambda *a, **k: None,\n"
+                "    run_module=lambda *a, **k: {'fresh': lambda: _fake})\n"
+                "def _import(name, *a, **k):\n"
+                "    return _fake if name in ('tinylm_checks', 'runpy') else _real_import(name, *a, **k)\n"
+                "builtins.__import__ = _import\n",
+    "m_agent": "import builtins, json\n_real_exec = builtins.exec\n"
+               "class _Liar:\n    def __init__(self, ns): pass\n"
+               "    def handle(self, request):\n        return json.dumps({'kind': 'function', 'name': 'f', 'co_names': [],\n"
+               "                           'result': True, 'args_after': {'tuple': []}, 'grad_outputs': []})\n"
+               "def _exec(source, ns=None, *rest):\n    _real_exec(source, ns, *rest)\n"
+               "    if isinstance(ns, dict) and 'Agent' in ns:\n        ns['Agent'] = _Liar  # the grader's agent, replaced\n"
+               "builtins.exec = _exec\n",
 }
+# Attacks that break the grader's agent in their kernel lose the later exercises too (the safe direction).
+ALSO_LOST = {  # the agent it replaced answers every later check with its lies
+    "m_agent": {"scaled_dot_product_attention_check", "self_attention_check", "causal_mask_check"}}
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -127,7 +147,8 @@ def test_honest_work_keeps_full_marks(graded, student):
 @pytest.mark.parametrize("student", sorted(ATTACKS))
 def test_each_attack_loses_its_exercise_only(graded, student):
     course, source = graded[:2]
-    expected = {gid: (0 if gid == f"{EXERCISE}_check" else pts) for gid, pts in points(source).items()}
+    lost = {f"{EXERCISE}_check"} | ALSO_LOST.get(student, set())
+    expected = {gid: (0 if gid in lost else pts) for gid, pts in points(source).items()}
     assert scores(course, student) == expected
 
 
@@ -139,6 +160,17 @@ def test_nothing_outside_autograded_changed(graded):
 
 def test_no_process_outlives_grading(graded):
     assert graded[5] == []
+
+
+def test_every_verdict_was_computed_outside_the_kernel(graded):
+    course = graded[0]
+    for student in ["a_honest", "m_runpy", "m_import", "m_partial_credit"]:
+        nb = nbformat.read(course / "autograded" / student / A / f"{A}.ipynb", as_version=4)
+        tests = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"
+                 and not c.metadata["nbgrader"].get("solution")]
+        for cell in tests:
+            text = "".join(o.get("text", "") + "\n".join(o.get("traceback", [])) for o in cell.outputs)
+            assert "computed by the grader, outside" in text, (student, cell.metadata.nbgrader["grade_id"])
 
 
 def test_feedback_says_which_copy_was_graded(graded):

@@ -7,7 +7,9 @@ Wired in ``nbgrader_config.py`` in place of nbgrader's own ``DeduplicateIds`` an
   empty nbgrader metadata, which ``CheckCellMetadata`` then rejects as "an old version of the nbgrader
   metadata format": the whole ``autograde`` run stops. Here the first copy keeps the id, later copies
   become ordinary cells, and a note under each says so in the feedback.
-- :class:`GradingExecute` — nbgrader's ``Execute`` with three changes. A kernel that dies (``os._exit``,
+- :class:`GradingExecute` — nbgrader's ``Execute`` with four changes. Each test cell's verdict is computed
+  in this (the grader's) process by :mod:`tinylm_grading.remote`, on the learner's objects reached through
+  an agent in the kernel, and replaces what the cell showed in the kernel. A kernel that dies (``os._exit``,
   a crash, killed for memory) or that an interrupt cannot stop costs only the cell it was running: the
   cell gets an error, a new kernel replays the cells that had run before it, and execution goes on. In an
   autograded test cell an error always scores 0: nbgrader reads the first ``execute_result`` of a test
@@ -15,15 +17,28 @@ Wired in ``nbgrader_config.py`` in place of nbgrader's own ``DeduplicateIds`` an
 """
 from __future__ import annotations
 
+import ast
 import asyncio
 import copy
+import json
+import queue
+import re
+from pathlib import Path
 
 from jupyter_client.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.v4 import new_markdown_cell, new_output
 from nbgrader import utils
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
-from traitlets import Integer
+from traitlets import Bool, Integer
+
+from . import agent, remote
+
+HIDDEN_CHECK = re.compile(r'runpy\.run_module\("tinylm_checks\.grading"\)\["fresh"\]\(\)\.(check_\w+)\((\w+), seed=1\)')
+GRADED_OUTSIDE = "(this verdict was computed by the grader, outside your notebook's kernel)"
+AGENT_SETUP = ("import types as _tinylm_types\n_tinylm_module = _tinylm_types.ModuleType('tinylm_agent')\n"
+               "exec({source!r}, _tinylm_module.__dict__)\n__tinylm_agent__ = _tinylm_module.Agent(globals())\n"
+               "del _tinylm_types, _tinylm_module\n")
 
 DUPLICATE_NOTE = ("**Note from the grader:** the cell above is a copy of `{grade_id}` (same grade id). It ran as "
                   "ordinary code; `{grade_id}` was graded on its first copy.")
@@ -53,14 +68,38 @@ def _error(ename: str, evalue: str):
     return new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
 
+class KernelTransport:
+    """Requests to the agent in the kernel, as ``user_expressions`` of silent executions; the answer is the
+    repr of a JSON string, read with ``ast.literal_eval`` and ``json.loads`` (data, never code)."""
+
+    def __init__(self, executor: "GradingExecute"):
+        self.executor = executor
+        self.timed_out = False  # a request got no answer: the kernel is busy with learner code
+
+    def request(self, payload: dict) -> dict:
+        if self.timed_out:  # nothing more is asked of a kernel that stopped answering
+            raise TimeoutError("the kernel stopped answering")
+        try:
+            text = self.executor._evaluate(f"__tinylm_agent__.handle({json.dumps(payload)!r})")
+        except TimeoutError:
+            self.timed_out = True
+            raise
+        return json.loads(ast.literal_eval(text))
+
+
 class GradingExecute(Execute):
-    """nbgrader's ``Execute``, where a dead or stuck kernel costs one cell and test cells score errors 0."""
+    """nbgrader's ``Execute``, where a dead or stuck kernel costs one cell, test cells score errors 0, and
+    each check's verdict is computed here, outside the learner's kernel (:mod:`tinylm_grading.remote`)."""
+
+    trusted_verdict = Bool(True, help="Compute each test cell's verdict in the grader's process, on the "
+                                      "learner's objects reached through the kernel's agent.").tag(config=True)
 
     responsive_timeout = Integer(15, help="Seconds a kernel has to answer after a timed-out cell before it is "
                                           "replaced by a new one.").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
         self._completed = []  # indices of the cells that ran to the end: replayed in a new kernel
+        self._agent_ready = False
         return super().preprocess(nb, resources, km=km)
 
     def preprocess_cell(self, cell, resources, index):
@@ -88,24 +127,81 @@ class GradingExecute(Execute):
             self._completed.append(index)
         if test_cell:
             cell.outputs = [o for o in cell.outputs if o.output_type != "execute_result"]
+            if self.trusted_verdict and not stuck:
+                self._judge(cell)
         return cell, resources
+
+    # ---- the verdict, computed here
+
+    def _judge(self, cell) -> None:
+        """Replace a test cell's outputs with the verdict of its check run here (when the object is carried)."""
+        found = HIDDEN_CHECK.search(cell.source)
+        if found is None:
+            return
+        check_name, name = found.groups()
+        import tinylm_checks
+        check = getattr(tinylm_checks, check_name, None)
+        if check is None:
+            return
+        transport = KernelTransport(self)
+        try:
+            if not self._agent_ready:
+                self._evaluate("None", code=AGENT_SETUP.format(source=Path(agent.__file__).read_text()))
+                self._agent_ready = True
+            result = remote.verdict(check, transport, name)
+        except (TimeoutError, RuntimeError) as e:
+            transport.timed_out |= isinstance(e, TimeoutError)
+            result = (False, f"{type(e).__name__}: {e}")
+        if transport.timed_out:
+            result = (False, f"CellTimeoutError: your code did not finish within {self.timeout} s while "
+                             f"{check_name} ran it")
+            self._replace_kernel()
+        if result is None:  # not carried (a class): the in-kernel result stands
+            return
+        passed, text = result
+        if passed:
+            cell.outputs = [new_output("stream", name="stdout", text=text + GRADED_OUTSIDE + "\n")]
+        else:
+            ename, _, evalue = text.partition(": ")
+            cell.outputs = [new_output("error", ename=ename, evalue=evalue,
+                                       traceback=[*text.splitlines(), GRADED_OUTSIDE])]
+
+    def _evaluate(self, expression: str, code: str = "") -> str:
+        """Run ``code`` silently in the kernel, then evaluate ``expression``; its text/plain repr.
+        Raises TimeoutError after ``timeout`` seconds, RuntimeError when the kernel reports an error."""
+        msg_id = self.kc.execute(code, silent=True, store_history=False, user_expressions={"r": expression})
+        content = run_sync(self._reply)(msg_id, self.timeout)
+        if content.get("status") != "ok":
+            raise RuntimeError(f"{content.get('ename')}: {content.get('evalue')}")
+        value = content.get("user_expressions", {}).get("r", {})
+        if value.get("status") != "ok":
+            raise RuntimeError(f"{value.get('ename')}: {value.get('evalue')}")
+        return value["data"]["text/plain"]
 
     def _responsive(self) -> bool:
         """Does the kernel answer a kernel_info request within ``responsive_timeout`` seconds?"""
-        async def ask():
-            msg_id = self.kc.kernel_info()
-            while True:
-                msg = await self.kc.shell_channel.get_msg(timeout=self.responsive_timeout)
-                if msg["parent_header"].get("msg_id") == msg_id:
-                    return True
         try:
-            return run_sync(lambda: asyncio.wait_for(ask(), self.responsive_timeout + 1))()
-        except Exception:  # noqa: BLE001 - queue.Empty, a timeout, a dead channel: not responsive
+            run_sync(self._reply)(self.kc.kernel_info(), self.responsive_timeout)
+            return True
+        except Exception:  # noqa: BLE001 - no answer, a dead channel: not responsive
             return False
+
+    async def _reply(self, msg_id: str, timeout: float) -> dict:
+        """The shell reply to ``msg_id``; TimeoutError after ``timeout`` seconds."""
+        async def wait():
+            while True:
+                msg = await self.kc.shell_channel.get_msg(timeout=timeout)
+                if msg["parent_header"].get("msg_id") == msg_id:
+                    return msg["content"]
+        try:
+            return await asyncio.wait_for(wait(), timeout + 1)
+        except (asyncio.TimeoutError, queue.Empty):
+            raise TimeoutError(f"no answer within {timeout} s") from None
 
     def _replace_kernel(self) -> None:
         """End this kernel, start a new one and run again the cells that completed before."""
         run_sync(self._async_cleanup_kernel)()
+        self._agent_ready = False
         self.km = self.create_kernel_manager()
         path = (self.resources or {}).get("metadata", {}).get("path") or None
         run_sync(self.async_start_new_kernel)(cwd=path)

@@ -1,0 +1,103 @@
+"""tinylm_grading.remote: a check run in the grader's process on a learner's function or class that stays in an
+agent (reached through JSON text, the same data path as a kernel's) reaches the same verdict as a check run on
+the object itself: every row of the mutant suite fails with the same name and problem (two named
+exceptions, REMOTE_DIFFERS), and the reference passes."""
+import inspect
+
+import pytest
+import torch
+
+from tinylm_checks import CheckFailure
+from tinylm_grading.remote import LoopbackTransport, RemoteFunction, stand_in, verdict
+
+from mutants import REFERENCE, ROWS
+
+pytestmark = pytest.mark.filterwarnings("ignore:The use of `x.T`:UserWarning")
+FUNCTION_ROWS = ROWS
+SEEDS = (0, 1)
+# Diagnoses that change a module of the learner's in place (a probe that swaps a submodule's forward) do not
+# reach the kernel: the remote verdict still fails, with a less specific name.
+REMOTE_DIFFERS = {("check_transformer_block", "BlockAttnWeights"), ("check_transformer_block", "TorchBlockAttnWeights")}
+
+
+def remote(obj, name="learner_object"):
+    return stand_in(LoopbackTransport({name: obj}), name)
+
+
+def outcome(check, obj, seed):
+    try:
+        check(obj, seed=seed, quiet=True)
+    except CheckFailure as e:
+        return ("fail", e.mistake, e.problem.split(":")[0])
+    except Exception as e:  # noqa: BLE001
+        return ("crash", type(e).__name__, "")
+    return ("pass", None, "")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def single_thread():
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("row", FUNCTION_ROWS, ids=lambda r: f"{r[0].__name__}-{getattr(r[1], '__name__', type(r[1]).__name__)}")
+def test_remote_verdict_equals_direct(row):
+    check, wrong = row[0], row[1]
+    if check.__name__ == "check_block_parameter_counts":  # called with the course's modules: not carried
+        v = verdict(check, LoopbackTransport({"f": wrong}), "f")  # (unless it fails before: not a function)
+        assert v is None or v[0] is False and outcome(check, wrong, 0)[0] == "fail"
+        return
+    for seed in SEEDS:
+        got, direct = outcome(check, remote(wrong), seed), outcome(check, wrong, seed)
+        if (check.__name__, getattr(wrong, "__name__", "")) in REMOTE_DIFFERS:
+            assert got[0] == direct[0] == "fail" and direct[1] is not None and got[1] is None
+        else:
+            assert got == direct
+
+
+@pytest.mark.parametrize("check", [c for c in REFERENCE if c.__name__ != "check_block_parameter_counts"],
+                         ids=lambda c: c.__name__)
+def test_the_reference_passes_remotely(check):
+    passed, text = verdict(check, LoopbackTransport({"f": REFERENCE[check]}), "f")
+    assert passed, text
+    assert text.count("✔") == 2
+
+
+def test_names_the_learner_does_not_have_score_nothing():
+    passed, text = verdict(REFERENCE.__iter__().__next__(), LoopbackTransport({}), "softmax")
+    assert not passed and text.startswith("NameError")
+
+
+def test_a_lying_tensor_subclass_arrives_as_a_plain_tensor():
+    class Liar(torch.Tensor):
+        def __eq__(self, other):
+            return torch.ones_like(self, dtype=torch.bool)
+    fn = remote(lambda x: torch.Tensor._make_subclass(Liar, x * 0))
+    out = fn(torch.ones(3))
+    assert type(out) is torch.Tensor and torch.equal(out, torch.zeros(3))
+
+
+def test_exceptions_come_back_as_the_builtin_of_the_same_name():
+    def raises(x):
+        raise IndexError("shape of the mask [2] does not match")
+    with pytest.raises(IndexError, match="shape of the mask"):
+        remote(raises)(torch.ones(2))
+    class Custom(Exception):
+        pass
+    def raises_custom(x):
+        raise Custom("mine")
+    with pytest.raises(Exception) as e:
+        remote(raises_custom)(torch.ones(2))
+    assert type(e.value).__name__ == "Custom" and not isinstance(e.value, IndexError)
+
+
+def test_gradients_flow_back_through_the_remote_call():
+    fn = remote(lambda a, b: (a * b).sum(-1))
+    a = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
+    b = torch.randn(2, 3, dtype=torch.float64, requires_grad=True)
+    fn(a, b).sum().backward()
+    assert torch.equal(a.grad, b.detach()) and torch.equal(b.grad, a.detach())
+    cut = remote(lambda a: a.detach() * 2)
+    assert not cut(torch.ones(2, requires_grad=True)).requires_grad

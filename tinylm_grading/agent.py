@@ -1,0 +1,270 @@
+"""The grading agent: runs inside the learner's (sandboxed) kernel and answers requests with plain data.
+
+The trusted grader never runs learner code. It sends this file's source to the kernel once, then
+requests such as "call the learner's ``attention_scores`` on these tensors", and reads the answers
+back as data: JSON, with tensors as ``torch.save`` bytes that the grader loads with
+``torch.load(weights_only=True)`` and accepts only as plain ``torch.Tensor`` (never an unpickled
+object, never a tensor subclass). A learner who changes this agent in their kernel changes only what
+comes back, which is what their own code could have returned anyway.
+
+The same encoding runs on both sides: :func:`encode` and :func:`decode` (the grader imports them from
+this file, as trusted code). Requests (``op``):
+
+- ``describe`` ``{name}`` -> what the learner's global ``name`` is: ``missing``, ``none``, ``function``
+  (with the names its code reads, for hints), ``class`` or another type's name;
+- ``call`` ``{name, args, kwargs, grad}`` -> ``{result, args_after, grad_outputs}`` or ``{error}``: calls it
+  on the arguments; ``grad`` lists the tensor arguments that require grad, and the call is kept for a
+  ``backward`` request;
+- ``backward`` ``{call, grads}`` -> the gradients of the kept call's tensor inputs.
+"""
+from __future__ import annotations
+
+import base64
+import io
+import json
+
+import torch
+
+MIME = "application/vnd.tinylm.reply+json"
+
+
+def _tensor_bytes(t: torch.Tensor) -> str:
+    buf = io.BytesIO()
+    torch.save(t.detach().clone(), buf)  # clone keeps a dense layout (a transposed tensor stays transposed)
+    return base64.b64encode(buf.getvalue()).decode()
+
+
+def encode(value, depth: int = 0):
+    """A value as JSON-able data: tensors, numbers, strings, None, tuples, lists, dicts, dtypes, numpy arrays;
+    anything else becomes its type's name (``{"opaque": ...}``)."""
+    if depth > 20:
+        return {"opaque": "deeply nested value", "module": "builtins"}
+    if value is None or isinstance(value, (bool, int, float, str)) and type(value) in (bool, int, float, str):
+        return value
+    if type(value) is torch.Tensor or isinstance(value, torch.nn.Parameter):
+        return {"tensor": _tensor_bytes(value), "requires_grad": bool(value.requires_grad)}
+    if isinstance(value, torch.Tensor):  # a subclass: sent as the plain tensor it holds, marked
+        return {"tensor": _tensor_bytes(torch.Tensor._make_subclass(torch.Tensor, value.detach())),
+                "requires_grad": bool(value.requires_grad), "subclass": type(value).__name__}
+    if isinstance(value, torch.dtype):
+        return {"dtype": str(value).removeprefix("torch.")}
+    if isinstance(value, tuple):
+        return {"tuple": [encode(v, depth + 1) for v in value]}
+    if isinstance(value, list):
+        return [encode(v, depth + 1) for v in value]
+    if isinstance(value, dict):
+        return {"dict": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
+    if type(value).__module__ == "numpy" and hasattr(value, "dtype") and hasattr(value, "shape"):
+        try:
+            return {"ndarray": _tensor_bytes(torch.as_tensor(value))}
+        except Exception:  # noqa: BLE001 - an object array, say
+            pass
+    return {"opaque": type(value).__name__, "module": type(value).__module__}
+
+
+class Opaque:
+    """Stands for a value the wire does not carry (its type's name and module are kept for messages)."""
+
+
+def decode(data):
+    """The inverse of :func:`encode`; tensors are loaded with ``weights_only=True`` and must be plain tensors."""
+    if data is None or isinstance(data, (bool, int, float, str)):
+        return data
+    if isinstance(data, list):
+        return [decode(v) for v in data]
+    if not isinstance(data, dict):
+        raise ValueError(f"unexpected data of type {type(data).__name__}")
+    if "tensor" in data:
+        t = torch.load(io.BytesIO(base64.b64decode(data["tensor"])), weights_only=True)
+        if type(t) is not torch.Tensor:
+            raise ValueError(f"expected a tensor, got {type(t).__name__}")
+        return t.requires_grad_(True) if data.get("requires_grad") and t.is_floating_point() else t
+    if "dtype" in data:
+        dtype = getattr(torch, str(data["dtype"]), None)
+        if not isinstance(dtype, torch.dtype):
+            raise ValueError(f"unknown dtype {data['dtype']!r}")
+        return dtype
+    if "tuple" in data:
+        return tuple(decode(v) for v in data["tuple"])
+    if "dict" in data:
+        return {_key(decode(k)): decode(v) for k, v in data["dict"]}
+    if "ndarray" in data:
+        import numpy as np
+        t = torch.load(io.BytesIO(base64.b64decode(data["ndarray"])), weights_only=True)
+        if type(t) is not torch.Tensor:
+            raise ValueError("expected an array")
+        return np.asarray(t.numpy())
+    if "opaque" in data:
+        cls = type(str(data["opaque"])[:100], (Opaque,), {"__module__": str(data.get("module", ""))[:100]})
+        return cls()
+    raise ValueError(f"unexpected data with keys {sorted(data)[:5]}")
+
+
+def _key(k):
+    return k if isinstance(k, (str, int, float, bool, tuple)) or k is None else repr(k)
+
+
+# ---------------------------------------------------------------- the kernel side
+
+PLAIN = (bool, int, float, str, type(None))
+
+
+def _plain(value, depth: int = 0) -> bool:
+    if isinstance(value, PLAIN):
+        return True
+    if isinstance(value, (tuple, list)) and depth < 3:
+        return all(_plain(v, depth + 1) for v in value)
+    return False
+
+
+def _signature(cls) -> list:
+    import inspect
+    try:
+        params = inspect.signature(cls).parameters.values()
+    except (TypeError, ValueError):
+        return []
+    return [[p.name, p.kind.name, p.default is not inspect.Parameter.empty,
+             encode(p.default) if _plain(p.default) else None] for p in params]
+
+
+def _structure(module) -> list:
+    return [(id(m), tuple(m._modules), tuple(id(p) for p in m._parameters.values())) for m in module.modules()]
+
+
+def _describe_module(m) -> dict:
+    """A module as data: its class, nearest torch.nn class, children, parameters, buffers, plain attributes."""
+    base = next((c.__name__ for c in type(m).__mro__ if c.__module__.startswith("torch.nn.modules")
+                 and c is not torch.nn.Module), None)
+    builtin = type(m).__module__.startswith("torch.nn.modules")
+    plain = {k: encode(v) for k, v in vars(m).items() if not k.startswith("_") and _plain(v)}
+    tensors = {k: encode(v) for k, v in vars(m).items() if not k.startswith("_") and isinstance(v, torch.Tensor)}
+    return {"id": id(m), "class": type(m).__name__, "base": base, "builtin": builtin, "training": m.training,
+            "children": [[n, id(c) if c is not None else None] for n, c in m._modules.items()],
+            "params": [[n, id(p) if p is not None else None, encode(p) if p is not None else None]
+                       for n, p in m._parameters.items()],
+            "buffers": [[n, encode(b) if b is not None else None, n not in m._non_persistent_buffers_set]
+                        for n, b in m._buffers.items()],
+            "plain": plain, "tensors": tensors}
+
+class Agent:
+    """Answers requests about the objects in ``namespace`` (the learner's globals)."""
+
+    def __init__(self, namespace: dict):
+        self.namespace = namespace
+        self.calls: dict[int, tuple] = {}  # call id -> (inputs, outputs, which outputs need grad), for backward
+        self.modules: dict[int, object] = {}  # id -> every module built or adopted (kept alive: ids stay unique)
+        self.params: dict[int, object] = {}
+
+    def _keep(self, call) -> int:
+        key = len(self.calls) and max(self.calls) + 1 or 1
+        self.calls[key] = call
+        for old in sorted(self.calls)[:-64]:  # a check keeps a few graphs at a time
+            del self.calls[old]
+        return key
+
+    def handle(self, request_json: str) -> str:
+        request = json.loads(request_json)
+        try:
+            reply = getattr(self, "op_" + request["op"])(request)
+        except Exception as e:  # noqa: BLE001 - learner code may raise anything; it is an answer
+            reply = {"error": type(e).__name__, "builtin": type(e).__module__ == "builtins",
+                     "message": str(e)[:2000]}
+        return json.dumps(reply)
+
+    def op_describe(self, request):
+        name = request["name"]
+        if name not in self.namespace:
+            return {"kind": "missing"}
+        obj = self.namespace[name]
+        if obj is None:
+            return {"kind": "none"}
+        if isinstance(obj, type):
+            return {"kind": "class", "name": obj.__name__, "signature": _signature(obj),
+                    "module": isinstance(obj, type) and issubclass(obj, torch.nn.Module)}
+        if isinstance(obj, torch.nn.Module):
+            return {"kind": "module", "type": type(obj).__name__}
+        if callable(obj):
+            fn = getattr(obj, "forward", obj)
+            code = getattr(fn, "__code__", None)
+            names = list(code.co_names) if code is not None else []
+            return {"kind": "function", "name": getattr(obj, "__name__", type(obj).__name__), "co_names": names,
+                    "type": type(obj).__name__}
+        return {"kind": "other", "type": type(obj).__name__, "module": type(obj).__module__}
+
+    def op_call(self, request):
+        fn = self.namespace[request["name"]]
+        args, kwargs = decode(request["args"]), decode(request["kwargs"])
+        grad = set(request.get("grad", []))
+        args = [a.detach().requires_grad_(True) if i in grad else a for i, a in enumerate(args)]
+        with torch.set_grad_enabled(True if grad else torch.is_grad_enabled()):
+            result = fn(*args, **kwargs)
+        outputs = result if isinstance(result, (tuple, list)) else (result,)
+        needs = [isinstance(o, torch.Tensor) and o.requires_grad for o in outputs]
+        call = self._keep(([args[i] for i in sorted(grad)], list(outputs), needs)) if grad else None
+        return {"result": encode(result), "args_after": encode(tuple(args)), "grad_outputs": needs, "call": call}
+
+    # ---- modules: built here, described to the grader, run with the grader's parameters
+
+    def op_build(self, request):
+        cls = self.namespace[request["name"]]
+        obj = cls(*decode(request["args"]), **decode(request["kwargs"]))
+        if not isinstance(obj, torch.nn.Module):
+            return {"built": encode(obj)}
+        return self._tree(obj)
+
+    def op_adopt(self, request):  # a module instance the learner passed instead of a class
+        return self._tree(self.namespace[request["name"]])
+
+    def _tree(self, obj):
+        modules = {id(m): m for m in obj.modules()}
+        self.modules.update(modules)
+        self.params.update({id(p): p for m in modules.values() for p in m._parameters.values() if p is not None})
+        return {"tree": [_describe_module(m) for m in modules.values()], "root": id(obj)}
+
+    def op_forward(self, request):
+        module = self.modules[request["module"]]
+        with torch.no_grad():
+            for pid, value in decode(request["params"]).items():
+                p = self.params[int(pid)]
+                p.data = value.detach()
+            for key, value in decode(request["buffers"]).items():
+                mid, name = key.split(":", 1)
+                self.modules[int(mid)]._buffers[name] = value.detach()
+        for mid, training in decode(request["training"]).items():
+            self.modules[int(mid)].training = bool(training)
+        grad_params = [self.params[int(pid)] for pid in request.get("grad_params", [])]
+        wanted = {id(p) for p in grad_params}
+        for p in self.params.values():
+            p.requires_grad_(id(p) in wanted)
+        args, kwargs = decode(request["args"]), decode(request["kwargs"])
+        grad = set(request.get("grad", []))
+        args = [a.detach().requires_grad_(True) if i in grad else a for i, a in enumerate(args)]
+        before = _structure(module)
+        try:
+            with torch.set_grad_enabled(bool(grad or grad_params)):
+                result = module(*args, **kwargs)
+        except Exception as e:  # noqa: BLE001 - an answer; layers it created on the way still count
+            if _structure(module) == before:
+                raise
+            self._tree(module)
+            return {"error": type(e).__name__, "builtin": type(e).__module__ == "builtins", "message": str(e)[:2000],
+                    "tree": [_describe_module(m) for m in module.modules()]}
+        changed = _structure(module) != before
+        if changed:  # forward created layers: the grader's copy must see them
+            self._tree(module)
+        outputs = result if isinstance(result, (tuple, list)) else (result,)
+        needs = [isinstance(o, torch.Tensor) and o.requires_grad for o in outputs]
+        call = self._keep(([args[i] for i in sorted(grad)] + grad_params, list(outputs), needs)) \
+            if grad or grad_params else None
+        reply = {"result": encode(result), "args_after": encode(tuple(args)), "grad_outputs": needs, "call": call}
+        if changed:
+            reply["tree"] = [_describe_module(m) for m in module.modules()]
+        return reply
+
+    def op_backward(self, request):
+        inputs, outputs, needs = self.calls.pop(int(request["call"]))
+        grads = decode(request["grads"])
+        pairs = [(o, g) for o, g, n in zip(outputs, grads, needs) if n and g is not None]
+        got = torch.autograd.grad([o for o, _ in pairs], inputs, [g for _, g in pairs], allow_unused=True) \
+            if pairs else [None] * len(inputs)
+        return {"grads": encode(list(got))}

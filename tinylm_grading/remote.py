@@ -1,0 +1,357 @@
+"""The trusted side of grading: run a check in the grader's process on a learner's object that stays in
+the learner's kernel.
+
+:func:`verdict` asks the kernel's agent (:mod:`tinylm_grading.agent`) what the learner's global ``name``
+is, wraps it in a stand-in and runs the course's own check on it, here, with the reference loaded from
+disk here. The stand-in for a function, :class:`RemoteFunction`, sends each call's arguments to the agent
+and gets the results back as data (tensors through ``torch.load(weights_only=True)``), so every check
+works unchanged: exceptions come back as the built-in exception of the same name with the same message
+(the checks name mistakes from them), in-place changes to the arguments come back too, and gradients
+flow through an ``autograd.Function`` whose backward asks the agent. Nothing the learner does inside
+their kernel (hooks, patched modules, lying tensors, rewritten files) can change what the check
+computes here; it can only change the data that comes back, which is the learner's answer.
+
+A learner's class becomes a class here whose instances are :class:`Mirror` trees built from the agent's
+description of the module it built: torch's own layers (``nn.Linear``...) as themselves, the learner's
+classes as mirrors whose forward runs in the kernel with the parameters held here (so a check that copies
+weights into them, switches modes or reads gradients works as on the real module). A check that passes
+one of the course's modules *to* learner code (``block_parameter_counts(block)``) is not carried:
+:func:`verdict` returns ``None`` and the grader keeps the in-kernel result.
+"""
+from __future__ import annotations
+
+import builtins
+import contextlib
+import io
+import json
+from types import SimpleNamespace
+
+import torch
+
+from .agent import Agent, decode, encode
+
+BUILTIN_ERRORS = {n: e for n, e in vars(builtins).items() if isinstance(e, type) and issubclass(e, Exception)}
+
+
+class RemoteError(Exception):
+    """An exception raised by learner code whose type is not a built-in one (its class name is kept)."""
+
+
+class NotCarried(Exception):
+    """The call needs a value the wire does not carry to the kernel (a module): the check cannot run here."""
+
+
+class AgentError(RuntimeError):
+    """The agent's answer was not what the protocol allows (a changed agent, or a kernel that went away)."""
+
+
+def _raise(reply: dict):
+    name, message = str(reply.get("error"))[:100], str(reply.get("message", ""))
+    cls = BUILTIN_ERRORS.get(name) if reply.get("builtin") else None
+    if cls is None:
+        cls = type(name if name.isidentifier() else "RemoteError", (RemoteError,), {})
+    raise cls(message)
+
+
+class LoopbackTransport:
+    """An agent in this process, reached through JSON text (tests: the same data path as a kernel's)."""
+
+    def __init__(self, namespace: dict):
+        self.agent = Agent(namespace)
+
+    def request(self, payload: dict) -> dict:
+        return json.loads(self.agent.handle(json.dumps(payload)))
+
+
+class RemoteFunction:
+    """Stands for the learner's function ``name`` in the kernel behind ``transport``."""
+
+    def __init__(self, transport, name: str, info: dict):
+        self._transport, self._name = transport, name
+        self.__name__ = str(info.get("name", name))
+        self.__code__ = SimpleNamespace(co_names=tuple(str(n) for n in info.get("co_names", [])))  # hints only
+
+    def _request(self, payload: dict) -> dict:
+        reply = self._transport.request(payload)
+        if not isinstance(reply, dict):
+            raise AgentError("the agent's answer is not an object")
+        if "error" in reply:
+            _raise(reply)
+        return reply
+
+    def _call(self, args, kwargs, grad: list[int]):
+        if any(isinstance(v, torch.nn.Module) for v in (*args, *kwargs.values())):
+            raise NotCarried("a module argument")
+        send = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
+        reply = self._request({"op": "call", "name": self._name, "args": encode(send), "kwargs": encode(kwargs),
+                               "grad": grad})
+        after = decode(reply["args_after"])
+        with torch.no_grad():  # in-place changes of the arguments, as the learner's code made them
+            for a, b in zip(args, after if isinstance(after, tuple) else ()):
+                if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape \
+                        and a.dtype == b.dtype and not torch.equal(a, b):
+                    a.copy_(b)
+        self._last_call = reply.get("call")
+        return decode(reply["result"]), [bool(n) for n in reply.get("grad_outputs", [])]
+
+    def __call__(self, *args, **kwargs):
+        grad = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
+        if not (grad and torch.is_grad_enabled()):
+            return self._call(args, kwargs, [])[0]
+        outputs = _RemoteCall.apply(self, kwargs, grad, len(args), *args)
+        return outputs[0] if self._single else (list(outputs) if self._as_list else tuple(outputs))
+
+
+class _RemoteCall(torch.autograd.Function):
+    """A remote call in the autograd graph: backward asks the agent for the gradients of the inputs."""
+
+    @staticmethod
+    def forward(ctx, fn, kwargs, grad, n, *args):
+        fn._n_args = n
+        result, needs = fn._call(args, kwargs, grad)
+        ctx.call_id = fn._last_call
+        fn._single = not isinstance(result, (tuple, list))
+        fn._as_list = isinstance(result, list)
+        outputs = (result,) if fn._single else tuple(result)
+        ctx.fn, ctx.grad, ctx.n = fn, grad, n
+        ctx.tensor_outputs = [isinstance(o, torch.Tensor) for o in outputs]
+        ctx.mark_non_differentiable(*(o for o, need in zip(outputs, needs + [False] * len(outputs))  # one call:
+                                      if isinstance(o, torch.Tensor) and not (need and o.is_floating_point())))  # it replaces
+        return outputs
+
+    @staticmethod
+    def backward(ctx, *grad_outputs):
+        grads = [g if is_tensor else None for g, is_tensor in zip(grad_outputs, ctx.tensor_outputs)]
+        reply = ctx.fn._request({"op": "backward", "call": ctx.call_id, "grads": encode(grads)})
+        got = decode(reply["grads"])
+        per_arg = [None] * ctx.n
+        for i, g in zip(ctx.grad, got):
+            per_arg[i] = g if isinstance(g, torch.Tensor) else None
+        extra = [g if isinstance(g, torch.Tensor) else None for g in got[len(ctx.grad):]]  # parameters (modules)
+        return (None, None, None, None, *per_arg, *extra)
+
+
+# ---------------------------------------------------------------- modules
+
+class Mirror(torch.nn.Module):
+    """The grader's copy of a learner's module: the same tree, parameters, buffers and plain attributes, with a
+    forward that runs the learner's forward in the kernel on *these* parameters (pushed with every call)."""
+
+    def forward(self, *args, **kwargs):
+        return self._root_link.forward(self, args, kwargs)
+
+
+class _Link:
+    """What a mirror tree shares: the transport and the remote ids of its modules and parameters."""
+
+    def __init__(self, transport, root):
+        self.transport, self.root = transport, root
+        self.by_id: dict[int, torch.nn.Module] = {}  # remote module id -> its mirror
+        self.params: dict[int, torch.nn.Parameter] = {}  # remote parameter id -> its mirror
+
+    def absorb(self, tree: list) -> None:
+        _absorb(self, tree)
+
+    def state(self):
+        params, buffers, training = {}, {}, {}
+        for m in self.root.modules():
+            rid = getattr(m, "_remote_id", None)
+            if rid is None:
+                continue
+            training[rid] = m.training
+            for n, p in m._parameters.items():
+                pid = getattr(p, "_remote_id", None)
+                if p is not None and pid is not None:
+                    params[pid] = p.detach()
+            for n, b in m._buffers.items():
+                if b is not None:
+                    buffers[f"{rid}:{n}"] = b.detach()
+        return params, buffers, training
+
+    def forward(self, module, args, kwargs):
+        if any(isinstance(v, torch.nn.Module) for v in (*args, *kwargs.values())):
+            raise NotCarried("a module argument")
+        grad = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
+        params = [p for p in self.root.parameters() if p.requires_grad and getattr(p, "_remote_id", None)]
+        if not torch.is_grad_enabled():
+            grad, params = [], []
+        fn = _ModuleCall(self, module)
+        if not (grad or params):
+            return fn.call(args, kwargs, [], [])[0]
+        outputs = _RemoteCall.apply(fn, kwargs, grad, len(args), *args, *params)
+        return outputs[0] if fn._single else (list(outputs) if fn._as_list else tuple(outputs))
+
+
+class _ModuleCall:
+    """One forward of a mirror, shaped like RemoteFunction for _RemoteCall."""
+
+    def __init__(self, link: _Link, module):
+        self.link, self.module = link, module
+        self.grad_params = []
+
+    def _request(self, payload):
+        reply = self.link.transport.request(payload)
+        if not isinstance(reply, dict):
+            raise AgentError("the agent's answer is not an object")
+        if "error" in reply and "tree" in reply:
+            self.link.absorb(reply["tree"])
+        if "error" in reply:
+            _raise(reply)
+        return reply
+
+    def call(self, args, kwargs, grad, grad_params):
+        params, buffers, training = self.link.state()
+        send = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
+        reply = self._request({"op": "forward", "module": self.module._remote_id, "args": encode(send),
+                               "kwargs": encode(kwargs), "grad": grad, "params": encode(params),
+                               "buffers": encode(buffers), "training": encode(training),
+                               "grad_params": [p._remote_id for p in grad_params]})
+        if "tree" in reply:  # forward changed the module (created layers): the mirror follows
+            self.link.absorb(reply["tree"])
+        after = decode(reply["args_after"])
+        with torch.no_grad():
+            for a, b in zip(args, after if isinstance(after, tuple) else ()):
+                if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape \
+                        and a.dtype == b.dtype and not torch.equal(a, b):
+                    a.copy_(b)
+        self._last_call = reply.get("call")
+        return decode(reply["result"]), [bool(n) for n in reply.get("grad_outputs", [])]
+
+    def _call(self, args, kwargs, grad):  # the interface _RemoteCall uses: args = (*inputs, *params)
+        n = self._n_args
+        inputs, params = args[:n], list(args[n:])
+        return self.call(inputs, kwargs, grad, params)
+
+
+def _build_mirror(transport, reply: dict):
+    """The mirror tree of a module the agent built."""
+    link = _Link(transport, None)
+    link.absorb(reply["tree"])
+    link.root = link.by_id[reply["root"]]
+    return link.root
+
+
+def _mirror_class(spec: dict):
+    builtin = getattr(torch.nn, spec["class"], None) if spec.get("builtin") else None
+    if isinstance(builtin, type) and issubclass(builtin, torch.nn.Module):
+        return builtin  # torch's own class: its forward runs here, on the same parameters
+    base = getattr(torch.nn, str(spec.get("base")), None) if spec.get("base") else None
+    bases = (Mirror, base) if isinstance(base, type) and issubclass(base, torch.nn.Module) else (Mirror,)
+    name = spec["class"] if str(spec["class"]).isidentifier() else "Module"
+    return type(name, bases, {"forward": Mirror.forward})
+
+
+def _absorb(link: "_Link", tree: list) -> None:
+    """Create the mirrors of new modules and bring known ones up to date (a forward may add layers)."""
+    for spec in tree:
+        m = link.by_id.get(spec["id"])
+        if m is None:
+            cls = _mirror_class(spec)
+            m = cls.__new__(cls)
+            torch.nn.Module.__init__(m)
+            m._remote_id = spec["id"]
+            m.training = bool(spec["training"])
+            link.by_id[spec["id"]] = m
+            for k, v in spec.get("tensors", {}).items():
+                object.__setattr__(m, k, decode(v).detach())
+            for n, value, persistent in spec["buffers"]:
+                m.register_buffer(n, decode(value) if value is not None else None, persistent=bool(persistent))
+        object.__setattr__(m, "_root_link", link)
+        for k, v in spec.get("plain", {}).items():
+            if k != "training":
+                object.__setattr__(m, k, decode(v))
+        for n, pid, value in spec["params"]:
+            if pid is None:
+                m._parameters[n] = None
+                continue
+            if pid not in link.params:
+                t = decode(value)
+                link.params[pid] = torch.nn.Parameter(t.detach(), requires_grad=t.requires_grad)
+                link.params[pid]._remote_id = pid
+            m._parameters[n] = link.params[pid]
+    for spec in tree:
+        m = link.by_id[spec["id"]]
+        for n, cid in spec["children"]:
+            m._modules[n] = link.by_id[cid] if cid is not None else None
+
+
+class _RemoteClassMeta(type):
+    """The metaclass of a learner's class stood in for here: calling the class builds it in the kernel."""
+
+    def __call__(cls, *args, **kwargs):
+        if any(isinstance(v, torch.nn.Module) for v in (*args, *kwargs.values())):
+            raise NotCarried("a module argument")
+        reply = RemoteFunction._request(cls._function, {"op": "build", "name": cls._name, "args": encode(args),
+                                                        "kwargs": encode(kwargs)})
+        if "built" in reply:
+            return decode(reply["built"])
+        return _build_mirror(cls._transport, reply)
+
+
+_RemoteClassMeta.__name__ = "type"  # what a check reports as the kind of a class ("got type")
+
+
+def _remote_class(transport, name: str, info: dict):
+    import inspect
+    params = []
+    for pname, kind, has_default, default in info.get("signature", []):
+        kind = getattr(inspect.Parameter, str(kind), inspect.Parameter.POSITIONAL_OR_KEYWORD)
+        try:
+            params.append(inspect.Parameter(str(pname), kind, default=decode(default) if has_default
+                                            else inspect.Parameter.empty))
+        except (ValueError, TypeError):
+            pass
+    try:
+        signature = inspect.Signature(params)
+    except ValueError:
+        signature = inspect.Signature()
+    bases = (Mirror,) if info.get("module") else (object,)
+    cls = _RemoteClassMeta(str(info.get("name", name)) if str(info.get("name", name)).isidentifier() else name,
+                           bases, {"__signature__": signature})
+    cls._transport, cls._name = transport, name
+    cls._function = RemoteFunction(transport, name, {"name": name})
+    return cls
+
+
+def stand_in(transport, name: str):
+    """The learner's global ``name`` as the check should see it (a function, a class, None, or an opaque value).
+    Raises NameError when the learner has no such name (the in-kernel cell would raise it too)."""
+    info = transport.request({"op": "describe", "name": name})
+    kind = info.get("kind") if isinstance(info, dict) else None
+    if kind == "missing":
+        raise NameError(f"name '{name}' is not defined")
+    if kind == "none":
+        return None
+    if kind == "function":  # named like the learner's callable's type, for messages (`got function`)
+        kind_name = str(info.get("type", "function"))
+        cls = type(kind_name if kind_name.isidentifier() else "function", (RemoteFunction,), {})
+        return cls(transport, name, info)
+    if kind == "class":
+        return _remote_class(transport, name, info)
+    if kind == "module":  # an instance where a class was asked for: the check says so from its mirror
+        return _build_mirror(transport, RemoteFunction._request(RemoteFunction(transport, name, {}),
+                                                                {"op": "adopt", "name": name}))
+    if kind == "other":
+        return decode({"opaque": info.get("type", "object"), "module": info.get("module", "")})
+    raise AgentError(f"the agent described {name!r} as {kind!r}")
+
+
+def verdict(check, transport, name: str, seeds=(0, 1)) -> tuple[bool, str] | None:
+    """Run ``check`` on the learner's ``name`` for each seed, here. Returns (passed, text the learner reads),
+    or None when the object is a class (not carried yet)."""
+    from tinylm_checks import CheckFailure
+    out = io.StringIO()
+    try:
+        obj = stand_in(transport, name)
+        with contextlib.redirect_stdout(out):
+            for seed in seeds:
+                check(obj, seed=seed)
+    except NotCarried:
+        return None
+    except CheckFailure as e:
+        if isinstance(e.__context__, NotCarried):
+            return None
+        return False, f"CheckFailure: {e}"
+    except Exception as e:  # noqa: BLE001 - NameError, a broken agent, a kernel gone: no points
+        return False, f"{type(e).__name__}: {e}"
+    return True, out.getvalue()
