@@ -47,6 +47,7 @@ ATTACKS = {  # student -> the attack, run after the wrong code in the exercise's
                 "def _import(name, *a, **k):\n"
                 "    return _fake if name in ('tinylm_checks', 'runpy') else _real_import(name, *a, **k)\n"
                 "builtins.__import__ = _import\n",
+    "m_slow": "import time\nfor _ in range(3):\n    time.sleep(12)  # just under the cell timeout, in every cell\n",
     "m_agent": "import builtins, json\n_real_exec = builtins.exec\n"
                "class _Liar:\n    def __init__(self, ns): pass\n"
                "    def handle(self, request):\n        return json.dumps({'kind': 'function', 'name': 'f', 'co_names': [],\n"
@@ -56,7 +57,9 @@ ATTACKS = {  # student -> the attack, run after the wrong code in the exercise's
                "builtins.exec = _exec\n",
 }
 # Attacks that break the grader's agent in their kernel lose the later exercises too (the safe direction).
-ALSO_LOST = {  # the agent it replaced answers every later check with its lies
+ALSO_LOST = {
+    # the agent it replaced answers every later check with its lies
+    "m_slow": "import time\nfor _ in range(3):\n    time.sleep(12)  # just under the cell timeout, in every cell\n",
     "m_agent": {"scaled_dot_product_attention_check", "self_attention_check", "causal_mask_check"}}
 
 
@@ -103,6 +106,9 @@ def graded(tmp_path_factory):
     for student, attack in ATTACKS.items():
         nb = nbformat.from_dict(source)
         nb.cells[index[EXERCISE]].source = f"COURSE = {str(course)!r}\n" + WRONG + attack
+        if student == "m_slow":  # and more slow cells of its own after it
+            slow = nbformat.v4.new_code_cell("import time\ntime.sleep(12)")
+            nb.cells[index[EXERCISE] + 2:index[EXERCISE] + 2] = [nbformat.from_dict(slow) for _ in range(4)]
         submit(student, nb)
     dup = nbformat.from_dict(source)  # copy-pasted exercise and check cells: same grade ids
     i = index["self_attention"]
@@ -115,7 +121,7 @@ def graded(tmp_path_factory):
     watched = [ROOT / "tinylm_checks", ROOT / "tinylm_solutions", ROOT / "tinylm_grading", ROOT / "notebooks",
                ROOT / ".venv", course / "notebooks", course / "release", course / "submitted"]
     before = fingerprint(*watched)
-    proc = run("autograde", A, "--force", "--Execute.timeout=15", cwd=course)
+    proc = run("autograde", A, "--force", "--Execute.timeout=15", "--GradingExecute.notebook_timeout=60", cwd=course)
     after = fingerprint(*watched)
     leftovers = subprocess.run(["pgrep", "-f", MARKER], capture_output=True, text=True).stdout.split()
     for pid in leftovers:  # never leave one behind, even when the test fails
@@ -144,7 +150,17 @@ def test_honest_work_keeps_full_marks(graded, student):
     assert scores(course, student) == points(source)
 
 
-@pytest.mark.parametrize("student", sorted(ATTACKS))
+def test_a_notebook_past_its_time_stops_there(graded):
+    """Many slow cells, each under the cell timeout: past the notebook's 60 s the rest is not run (where it
+    stops depends on the machine's speed; the last exercise is always past it)."""
+    course = graded[0]
+    got = scores(course, "m_slow")
+    assert got[f"{EXERCISE}_check"] == 0 and got["causal_mask_check"] == 0
+    nb = nbformat.read(course / "autograded" / "m_slow" / A / f"{A}.ipynb", as_version=4)
+    assert any(o.get("ename") == "NotebookTimeout" for c in nb.cells for o in c.get("outputs", []))
+
+
+@pytest.mark.parametrize("student", sorted(set(ATTACKS) - {"m_slow"}))
 def test_each_attack_loses_its_exercise_only(graded, student):
     course, source = graded[:2]
     lost = {f"{EXERCISE}_check"} | ALSO_LOST.get(student, set())

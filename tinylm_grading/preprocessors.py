@@ -23,6 +23,7 @@ import copy
 import json
 import queue
 import re
+import time
 from pathlib import Path
 
 from jupyter_client.utils import run_sync
@@ -94,16 +95,36 @@ class GradingExecute(Execute):
     trusted_verdict = Bool(True, help="Compute each test cell's verdict in the grader's process, on the "
                                       "learner's objects reached through the kernel's agent.").tag(config=True)
 
+    notebook_timeout = Integer(900, help="Seconds one notebook may take in all (its cells, replays after a new "
+                                         "kernel, and its verdicts). Past it, the remaining cells are not run and "
+                                         "its remaining exercises score 0: a notebook of many slow cells cannot "
+                                         "stall the class's grading.").tag(config=True)
+
     responsive_timeout = Integer(15, help="Seconds a kernel has to answer after a timed-out cell before it is "
                                           "replaced by a new one.").tag(config=True)
 
     def preprocess(self, nb, resources=None, km=None):
         self._completed = []  # indices of the cells that ran to the end: replayed in a new kernel
         self._agent_ready = False
+        self._deadline = time.monotonic() + self.notebook_timeout
         return super().preprocess(nb, resources, km=km)
+
+    def _left(self) -> float:
+        return self._deadline - time.monotonic()
+
+    def _get_timeout(self, cell):  # a cell gets at most what is left of the notebook's time
+        timeout = super()._get_timeout(cell)
+        if getattr(self, "_deadline", None) is None:
+            return timeout
+        left = max(1, int(self._left()))
+        return left if timeout is None else min(timeout, left)
 
     def preprocess_cell(self, cell, resources, index):
         if cell.cell_type != "code":
+            return cell, resources
+        if self._left() <= 0:  # the notebook's time is up: nothing more runs, remaining exercises score 0
+            cell.outputs = [_error("NotebookTimeout", f"grading of this notebook stopped after "
+                                   f"{self.notebook_timeout} s in all; this cell was not run")]
             return cell, resources
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
@@ -170,7 +191,7 @@ class GradingExecute(Execute):
         """Run ``code`` silently in the kernel, then evaluate ``expression``; its text/plain repr.
         Raises TimeoutError after ``timeout`` seconds, RuntimeError when the kernel reports an error."""
         msg_id = self.kc.execute(code, silent=True, store_history=False, user_expressions={"r": expression})
-        content = run_sync(self._reply)(msg_id, self.timeout)
+        content = run_sync(self._reply)(msg_id, max(1.0, min(self.timeout, self._left())))
         if content.get("status") != "ok":
             raise RuntimeError(f"{content.get('ename')}: {content.get('evalue')}")
         value = content.get("user_expressions", {}).get("r", {})
@@ -207,6 +228,8 @@ class GradingExecute(Execute):
         run_sync(self.async_start_new_kernel)(cwd=path)
         run_sync(self.async_start_new_kernel_client)()
         for i in self._completed:
+            if self._left() <= 0:
+                break
             replay = copy.deepcopy(self.nb.cells[i])
             try:
                 self.execute_cell(replay, i, store_history=False)
