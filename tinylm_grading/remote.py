@@ -53,6 +53,18 @@ def _raise(reply: dict):
     raise cls(message)
 
 
+def _answer(args, reply: dict):
+    """A call's result and which outputs need grad; in-place changes the learner's code made to the arguments
+    are made to ``args`` here too (a check compares them with its copies)."""
+    after = decode(reply["args_after"])
+    with torch.no_grad():
+        for a, b in zip(args, after if isinstance(after, tuple) else ()):
+            if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape \
+                    and a.dtype == b.dtype and not torch.equal(a, b):
+                a.copy_(b)
+    return decode(reply["result"]), [bool(n) for n in reply.get("grad_outputs", [])]
+
+
 class LoopbackTransport:
     """An agent in this process, reached through JSON text (tests: the same data path as a kernel's)."""
 
@@ -85,14 +97,8 @@ class RemoteFunction:
         send = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
         reply = self._request({"op": "call", "name": self._name, "args": encode(send), "kwargs": encode(kwargs),
                                "grad": grad})
-        after = decode(reply["args_after"])
-        with torch.no_grad():  # in-place changes of the arguments, as the learner's code made them
-            for a, b in zip(args, after if isinstance(after, tuple) else ()):
-                if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape \
-                        and a.dtype == b.dtype and not torch.equal(a, b):
-                    a.copy_(b)
         self._last_call = reply.get("call")
-        return decode(reply["result"]), [bool(n) for n in reply.get("grad_outputs", [])]
+        return _answer(args, reply)
 
     def __call__(self, *args, **kwargs):
         grad = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
@@ -208,14 +214,8 @@ class _ModuleCall:
                                "grad_params": [p._remote_id for p in grad_params]})
         if "tree" in reply:  # forward changed the module (created layers): the mirror follows
             self.link.absorb(reply["tree"])
-        after = decode(reply["args_after"])
-        with torch.no_grad():
-            for a, b in zip(args, after if isinstance(after, tuple) else ()):
-                if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape \
-                        and a.dtype == b.dtype and not torch.equal(a, b):
-                    a.copy_(b)
         self._last_call = reply.get("call")
-        return decode(reply["result"]), [bool(n) for n in reply.get("grad_outputs", [])]
+        return _answer(args, reply)
 
     def _call(self, args, kwargs, grad):  # the interface _RemoteCall uses: args = (*inputs, *params)
         n = self._n_args
