@@ -16,6 +16,11 @@ this file, as trusted code). Requests (``op``):
   on the arguments; ``grad`` lists the tensor arguments that require grad, and the call is kept for a
   ``backward`` request;
 - ``backward`` ``{call, grads}`` -> the gradients of the kept call's tensor inputs.
+
+A module the grader passes *to* learner code (``block_parameter_counts(block)``) travels as its tree
+(:func:`describe_tree`): the agent builds a stand-in with the same classes' names, torch's own layers as
+themselves, the same parameters (shared ones shared), buffers, modes and plain attributes, calls the
+learner's code on it and describes it again afterwards, so that the grader sees any change it made.
 """
 from __future__ import annotations
 
@@ -146,6 +151,58 @@ def _describe_module(m) -> dict:
                         for n, b in m._buffers.items()],
             "plain": plain, "tensors": tensors}
 
+def describe_tree(root) -> dict:
+    """A module and everything under it as data (:func:`_describe_module` of each module)."""
+    return {"tree": [_describe_module(m) for m in root.modules()], "root": id(root)}
+
+
+def _no_forward(self, *args, **kwargs):
+    raise RuntimeError("this module was passed to your code to be read: it cannot run forward here")
+
+
+def build_tree(spec: dict):
+    """The stand-in of a module described by :func:`describe_tree`: ``(root, {described id: module},
+    {described id: parameter})``."""
+    made, params = {}, {}
+    for d in spec["tree"]:
+        cls = getattr(torch.nn, str(d["class"]), None) if d.get("builtin") else None
+        if not (isinstance(cls, type) and issubclass(cls, torch.nn.Module)):
+            base = getattr(torch.nn, str(d.get("base")), None) if d.get("base") else None
+            base = base if isinstance(base, type) and issubclass(base, torch.nn.Module) else torch.nn.Module
+            name = str(d["class"]) if str(d["class"]).isidentifier() else "Module"
+            cls = type(name, (base,), {"forward": _no_forward})
+        m = cls.__new__(cls)
+        torch.nn.Module.__init__(m)
+        for k, v in d.get("plain", {}).items():
+            object.__setattr__(m, k, decode(v))
+        m.training = bool(d["training"])
+        for n, pid, value in d["params"]:
+            if pid is not None and pid not in params:
+                t = decode(value)
+                params[pid] = torch.nn.Parameter(t.detach(), requires_grad=bool(value.get("requires_grad")))
+            m._parameters[n] = params[pid] if pid is not None else None
+        for n, value, persistent in d["buffers"]:
+            m.register_buffer(n, decode(value) if value is not None else None, persistent=bool(persistent))
+        made[d["id"]] = m
+    for d in spec["tree"]:
+        for n, cid in d["children"]:
+            made[d["id"]]._modules[n] = made[cid] if cid is not None else None
+    return made[spec["root"]], made, params
+
+
+def _renamed(tree: dict, ids: dict) -> dict:
+    """``tree`` with this process's ids of modules and parameters replaced by the ones they were described
+    with (``ids``: id here -> id there); new objects keep their own id, negated."""
+    def rid(i):
+        return None if i is None else ids.get(i, -i)
+    for d in tree["tree"]:
+        d["id"] = rid(d["id"])
+        d["children"] = [[n, rid(c)] for n, c in d["children"]]
+        d["params"] = [[n, rid(p), v] for n, p, v in d["params"]]
+    tree["root"] = rid(tree["root"])
+    return tree
+
+
 class Agent:
     """Answers requests about the objects in ``namespace`` (the learner's globals)."""
 
@@ -196,12 +253,21 @@ class Agent:
         args, kwargs = decode(request["args"]), decode(request["kwargs"])
         grad = set(request.get("grad", []))
         args = [a.detach().requires_grad_(True) if i in grad else a for i, a in enumerate(args)]
+        modules = {}  # argument index -> (stand-in, its ids as described)
+        for i, spec in request.get("modules", {}).items():
+            root, made, params = build_tree(spec)
+            args[int(i)] = root
+            modules[int(i)] = (root, {id(m): k for k, m in made.items()} | {id(p): k for k, p in params.items()})
         with torch.set_grad_enabled(True if grad else torch.is_grad_enabled()):
             result = fn(*args, **kwargs)
         outputs = result if isinstance(result, (tuple, list)) else (result,)
         needs = [isinstance(o, torch.Tensor) and o.requires_grad for o in outputs]
         call = self._keep(([args[i] for i in sorted(grad)], list(outputs), needs)) if grad else None
-        return {"result": encode(result), "args_after": encode(tuple(args)), "grad_outputs": needs, "call": call}
+        send = tuple(None if i in modules else a for i, a in enumerate(args))
+        reply = {"result": encode(result), "args_after": encode(send), "grad_outputs": needs, "call": call}
+        if modules:
+            reply["modules_after"] = {str(i): _renamed(describe_tree(root), ids) for i, (root, ids) in modules.items()}
+        return reply
 
     # ---- modules: built here, described to the grader, run with the grader's parameters
 

@@ -15,8 +15,9 @@ A learner's class becomes a class here whose instances are :class:`Mirror` trees
 description of the module it built: torch's own layers (``nn.Linear``...) as themselves, the learner's
 classes as mirrors whose forward runs in the kernel with the parameters held here (so a check that copies
 weights into them, switches modes or reads gradients works as on the real module). A check that passes
-one of the course's modules *to* learner code (``block_parameter_counts(block)``) is not carried:
-:func:`verdict` returns ``None`` and the grader keeps the in-kernel result.
+one of the course's modules *to* learner code (``block_parameter_counts(block)``) sends the module's tree;
+the agent builds a stand-in of it, and the changes the learner's code made to it come back and are made
+to the module here (:func:`_apply_tree`), so a check that compares the module before and after sees them.
 """
 from __future__ import annotations
 
@@ -28,7 +29,7 @@ from types import SimpleNamespace
 
 import torch
 
-from .agent import Agent, decode, encode
+from .agent import Agent, decode, describe_tree, encode
 
 BUILTIN_ERRORS = {n: e for n, e in vars(builtins).items() if isinstance(e, type) and issubclass(e, Exception)}
 
@@ -56,6 +57,9 @@ def _raise(reply: dict):
 def _answer(args, reply: dict):
     """A call's result and which outputs need grad; in-place changes the learner's code made to the arguments
     are made to ``args`` here too (a check compares them with its copies)."""
+    for i, tree in (reply.get("modules_after") or {}).items():
+        if str(i).isdigit() and int(i) < len(args) and isinstance(args[int(i)], torch.nn.Module):
+            _apply_tree(args[int(i)], tree)
     after = decode(reply["args_after"])
     with torch.no_grad():
         for a, b in zip(args, after if isinstance(after, tuple) else ()):
@@ -63,6 +67,48 @@ def _answer(args, reply: dict):
                     and a.dtype == b.dtype and not torch.equal(a, b):
                 a.copy_(b)
     return decode(reply["result"]), [bool(n) for n in reply.get("grad_outputs", [])]
+
+
+def _apply_tree(root: torch.nn.Module, tree: dict) -> None:
+    """Make ``root`` (a module here that was sent to the kernel) what the kernel's description ``tree`` says
+    its stand-in became: the same children, parameters (values, requires_grad; new ones created, removed
+    ones removed), buffers' values and modes. Ids are those ``root``'s objects were described with."""
+    if not isinstance(tree, dict) or not isinstance(tree.get("tree"), list):
+        raise AgentError("the description of a module that came back is not a tree")
+    modules = {id(m): m for m in root.modules(remove_duplicate=False)}
+    params = {id(p): p for _, p in root.named_parameters(remove_duplicate=False)}
+    for d in tree["tree"]:
+        m = modules.get(d["id"])
+        if m is None:  # a module the learner's code created
+            name = str(d["class"]) if str(d["class"]).isidentifier() else "Module"
+            m = modules[d["id"]] = type(name, (torch.nn.Module,), {})()
+        m.training = bool(d["training"])
+        new = {}
+        for n, pid, value in d["params"]:
+            if pid is None:
+                new[str(n)] = None
+                continue
+            t = decode(value)
+            p = params.get(pid)
+            if p is None:
+                p = params[pid] = torch.nn.Parameter(t.detach())
+            elif p.shape != t.shape or p.dtype != t.dtype or not torch.equal(p.detach(), t.detach()):
+                p.data = t.detach()
+            p.requires_grad_(bool(value.get("requires_grad")) and p.is_floating_point())
+            new[str(n)] = p
+        m._parameters.clear()
+        m._parameters.update(new)
+        with torch.no_grad():
+            for n, value, _ in d["buffers"]:
+                b = m._buffers.get(n)
+                if isinstance(b, torch.Tensor) and value is not None:
+                    t = decode(value)
+                    if b.shape == t.shape and b.dtype == t.dtype:
+                        b.copy_(t)
+    for d in tree["tree"]:
+        m = modules[d["id"]]
+        m._modules.clear()
+        m._modules.update({str(n): modules.get(c) for n, c in d["children"]})
 
 
 class LoopbackTransport:
@@ -92,11 +138,13 @@ class RemoteFunction:
         return reply
 
     def _call(self, args, kwargs, grad: list[int]):
-        if any(isinstance(v, torch.nn.Module) for v in (*args, *kwargs.values())):
-            raise NotCarried("a module argument")
-        send = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
+        if any(isinstance(v, torch.nn.Module) for v in kwargs.values()):
+            raise NotCarried("a module passed by keyword")
+        modules = {str(i): describe_tree(a) for i, a in enumerate(args) if isinstance(a, torch.nn.Module)}
+        send = tuple(None if isinstance(a, torch.nn.Module) else a.detach() if isinstance(a, torch.Tensor) else a
+                     for a in args)
         reply = self._request({"op": "call", "name": self._name, "args": encode(send), "kwargs": encode(kwargs),
-                               "grad": grad})
+                               "grad": grad, "modules": modules})
         self._last_call = reply.get("call")
         return _answer(args, reply)
 
@@ -336,9 +384,10 @@ def stand_in(transport, name: str):
     raise AgentError(f"the agent described {name!r} as {kind!r}")
 
 
-def verdict(check, transport, name: str, seeds=(0, 1)) -> tuple[bool, str] | None:
-    """Run ``check`` on the learner's ``name`` for each seed, here. Returns (passed, text the learner reads),
-    or None when the object is a class (not carried yet)."""
+def verdict(check, transport, name: str, seeds=(0, 1)) -> tuple[bool, str]:
+    """Run ``check`` on the learner's ``name`` for each seed, here. Returns (passed, text the learner reads).
+    A check that needs what the wire does not carry (a module passed by keyword, or to a class or a forward)
+    fails, saying so: the grade never falls back to the learner's kernel."""
     from tinylm_checks import CheckFailure
     out = io.StringIO()
     try:
@@ -346,11 +395,12 @@ def verdict(check, transport, name: str, seeds=(0, 1)) -> tuple[bool, str] | Non
         with contextlib.redirect_stdout(out):
             for seed in seeds:
                 check(obj, seed=seed)
-    except NotCarried:
-        return None
+    except NotCarried as e:
+        return False, f"NotCarried: the grader cannot run this check outside your kernel ({e}); tell your instructor"
     except CheckFailure as e:
         if isinstance(e.__context__, NotCarried):
-            return None
+            return False, (f"NotCarried: the grader cannot run this check outside your kernel ({e.__context__}); "
+                           "tell your instructor")
         return False, f"CheckFailure: {e}"
     except Exception as e:  # noqa: BLE001 - NameError, a broken agent, a kernel gone: no points
         return False, f"{type(e).__name__}: {e}"
