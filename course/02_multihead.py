@@ -18,8 +18,7 @@ from torch import nn
 
 from tinylm_checks import (check_merge_heads, check_multi_head_attention, check_split_heads, plot_attention,
                            plot_heads_split)
-from tinylm_solutions.attention import scaled_dot_product_attention  # the course's version (see below)
-from tinylm_solutions.masks import causal_mask  # the course's version (see below)
+from tinylm_solutions.attention import causal_mask, scaled_dot_product_attention  # the course's versions (see below)
 
 _ = torch.manual_seed(0)
 

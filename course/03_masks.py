@@ -21,15 +21,16 @@ import torch.nn.functional as F
 from torch import nn
 
 from tinylm_checks import check_combine_masks, check_key_padding_mask, check_masked_softmax, plot_attention
-from tinylm_solutions.attention import MultiHeadSelfAttention  # notebook 02's layer, the course's version
-from tinylm_solutions.masks import causal_mask  # notebook 01's mask, the course's version
+from tinylm_solutions.attention import causal_mask  # notebook 01's mask, the course's version
+from tinylm_solutions.multihead import MultiHeadSelfAttention  # notebook 02's layer, the course's version
 
 _ = torch.manual_seed(0)
 
 # %% [markdown]
 # **About the imports.** `MultiHeadSelfAttention` and `causal_mask` are the course's reference versions
 # of what you wrote in notebooks 01 and 02 (same names, same behaviour), so that this notebook stands on
-# its own.
+# its own. This notebook's own exercises have no such stand-in: the demos after an exercise use your
+# version, so finish each exercise before running the cells below it.
 #
 # ## 1. Padding a batch
 #
@@ -153,14 +154,11 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_key_padding_mask(key_
 # one `(T, T)` mask per sequence, shared by all heads.
 #
 # Here are the three masks of the third sentence (length 2), left-padded (1 = may attend; rows are
-# queries, columns keys):
+# queries, columns keys), with your `key_padding_mask`:
 
 # %%
-from tinylm_solutions.masks import combine_masks as reference_combine_masks  # noqa: E402
-from tinylm_solutions.masks import key_padding_mask as reference_key_padding_mask  # noqa: E402
-
-pad_left = reference_key_padding_mask(lengths, T, "left")  # (B, 1, 1, T)
-both = reference_combine_masks(pad_left, causal_mask(T))  # (B, 1, T, T)
+pad_left = key_padding_mask(lengths, T, "left")  # (B, 1, 1, T)
+both = pad_left & causal_mask(T)  # (B, 1, T, T)
 print("shapes:", tuple(pad_left.shape), "&", tuple(causal_mask(T).shape), "->", tuple(both.shape))
 b = 2  # the sentence of length 2: four padding tokens, then two real ones
 fig, axes = plt.subplots(1, 3, figsize=(13, 4))

@@ -25,16 +25,14 @@ from torch import nn
 
 from tinylm_checks import (check_apply_rope, check_learned_positional_embedding, check_positional_encoding,
                            check_sinusoidal_position_encoding, plot_position_encoding, position_explorer)
-from tinylm_solutions import position as reference  # the course's versions of this notebook's exercises
-from tinylm_solutions.attention import MultiHeadSelfAttention  # the course's version of notebook 02's
+from tinylm_solutions.multihead import MultiHeadSelfAttention  # the course's version of notebook 02's
 
 _ = torch.manual_seed(0)
 
 # %% [markdown]
 # **About the imports.** `MultiHeadSelfAttention` is the course's version of what you wrote in notebook
-# 02 (same signature, same behaviour), so this notebook stands on its own. `reference` holds the course's
-# versions of *this* notebook's exercises. The demos use them, so they keep working while an exercise is
-# still unfinished. Your own code is only ever run by the check cells.
+# 02 (same signature, same behaviour), so this notebook stands on its own. The demos after each exercise
+# use *your* version of it: finish an exercise (its check passes) before running the cells below it.
 #
 # ## 1. Attention can't tell the order
 #
@@ -100,14 +98,17 @@ print("max difference after un-permuting:", (out_b[:, perm] - out_a).abs().max()
 # - Row 0 (position 0, every angle 0) is `[0, 1, 0, 1, ...]`, since $\sin 0 = 0$ and $\cos 0 = 1$.
 # - Every value is in $[-1, 1]$, whatever the position.
 #
-# The first positions of a small table, with `D = 6`: three hands with frequencies 1, 0.046 and 0.0022:
-
-# %%
-small = reference.sinusoidal_position_encoding(5, 6)  # (max_len, D) = (5, 6)
-print("frequencies:", [round(10000 ** (-2 * i / 6), 4) for i in range(3)])
-print(small.numpy().round(3))
-
-# %% [markdown]
+# The first positions of a small table, with `D = 6`: three hands with frequencies
+# $\omega_0, \omega_1, \omega_2$ = 1, 0.046 and 0.0022 (rounded to 3 decimals):
+#
+# | pos | sin(pos ω₀) | cos(pos ω₀) | sin(pos ω₁) | cos(pos ω₁) | sin(pos ω₂) | cos(pos ω₂) |
+# |---:|---:|---:|---:|---:|---:|---:|
+# | 0 | 0.000 | 1.000 | 0.000 | 1.000 | 0.000 | 1.000 |
+# | 1 | 0.841 | 0.540 | 0.046 | 0.999 | 0.002 | 1.000 |
+# | 2 | 0.909 | −0.416 | 0.093 | 0.996 | 0.004 | 1.000 |
+# | 3 | 0.141 | −0.990 | 0.139 | 0.990 | 0.006 | 1.000 |
+# | 4 | −0.757 | −0.654 | 0.185 | 0.983 | 0.009 | 1.000 |
+#
 # Read it column by column: the first pair turns fast (its cos is negative from position 2 on, its sin
 # from position 4), the last pair has hardly moved.
 #
@@ -188,12 +189,12 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_sinusoidal_position_e
 # means sin and cos are swapped; `[0, 0, ..., 1, 1]` the sines-then-cosines layout; frequencies
 # `[1, 1, 1, ...]` an integer division.
 #
-# The whole table as a heatmap, 64 positions and `D = 32` (the course's version, so this works whatever
-# state your exercise is in). Each column is one hand of the clock: on the left the fast hands flicker
+# The whole table as a heatmap, 64 positions and `D = 32`, built by your function (run this once its check
+# passes). Each column is one hand of the clock: on the left the fast hands flicker
 # from row to row, to the right they slow down until the last columns barely change over 64 positions.
 
 # %%
-table = reference.sinusoidal_position_encoding(64, 32)  # (64, 32)
+table = sinusoidal_position_encoding(64, 32)  # (64, 32)
 plot_position_encoding(table, title="sinusoidal table, max_len = 64, D = 32")
 plt.show()
 
@@ -275,9 +276,9 @@ print("dtypes after .double():", demo.weight.dtype, demo.table.dtype, demo.plain
 # ### Exercise: `PositionalEncoding(d_model, max_len)`
 #
 # - `__init__(self, d_model, max_len=512)`: build the `(max_len, d_model)` table and keep it in the module
-#   as a **buffer** named `pe`, of shape `(1, max_len, d_model)`. Build it with
-#   `reference.sinusoidal_position_encoding(max_len, d_model)` (the course's version of exercise 1, so a bug
-#   left there can't cost you this exercise), or with yours once its check passes.
+#   as a **buffer** named `pe`, of shape `(1, max_len, d_model)`. Build it with your
+#   `sinusoidal_position_encoding(max_len, d_model)` from exercise 1: this check compares `pe` with the
+#   course's table, so make exercise 1's check pass first.
 # - `forward(self, x)`: `x` is `(B, T, D)` with `T <= max_len`; add the first `T` rows of the table to it
 #   and return the `(B, T, D)` result.
 #
@@ -298,7 +299,7 @@ print("dtypes after .double():", demo.weight.dtype, demo.table.dtype, demo.plain
 #
 # <details><summary>Hint 2: the key line of __init__</summary>
 #
-# After `super().__init__()`: `self.register_buffer("pe", reference.sinusoidal_position_encoding(max_len,
+# After `super().__init__()`: `self.register_buffer("pe", sinusoidal_position_encoding(max_len,
 # d_model)[None])  # (1, max_len, D)`
 # </details>
 #
@@ -324,7 +325,7 @@ class PositionalEncoding(nn.Module):
     def __init__(self, d_model: int, max_len: int = 512):
         ### BEGIN SOLUTION
         super().__init__()
-        table = reference.sinusoidal_position_encoding(max_len, d_model)  # (max_len, D)
+        table = sinusoidal_position_encoding(max_len, d_model)  # (max_len, D), exercise 1
         self.register_buffer("pe", table[None])  # (1, max_len, D)
         ### END SOLUTION
 
@@ -349,11 +350,11 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_positional_encoding(P
 #
 # ## 5. The order demo again, with positions
 #
-# Same embeddings, same attention layer as in section 1, but now with the course's `PositionalEncoding`
-# added first:
+# Same embeddings, same attention layer as in section 1, but now with your `PositionalEncoding` added
+# first:
 
 # %%
-pos_enc = reference.PositionalEncoding(D, max_len=16)
+pos_enc = PositionalEncoding(D, max_len=16)
 with torch.no_grad():
     out_a, _ = mha(pos_enc(x_a))  # (1, T, D)
     out_b, _ = mha(pos_enc(x_b))  # (1, T, D)
@@ -447,7 +448,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_learned_positional_em
 # The parameter counts, for `max_len = 512` and `D = 64`:
 
 # %%
-for module in (reference.PositionalEncoding(64, 512), reference.LearnedPositionalEmbedding(64, 512)):
+for module in (PositionalEncoding(64, 512), LearnedPositionalEmbedding(64, 512)):  # yours
     n_params = sum(p.numel() for p in module.parameters())
     n_buffer = sum(b.numel() for b in module.buffers())
     print(f"{type(module).__name__:27} {n_params:6} parameters, {n_buffer:6} buffer values")
@@ -531,13 +532,14 @@ check_apply_rope(apply_rope)
 
 # %% [markdown]
 # Relative positions, seen directly: the same query and key vectors placed at positions `(m, n)`, and
-# then both moved 100 positions further. With the course's `apply_rope`, the score only depends on `m - n`:
+# then both moved 100 positions further. With your `apply_rope` (once its check passes), the score only
+# depends on `m - n`:
 
 # %%
 q, k = torch.randn(16), torch.randn(16)  # one query and one key, d_k = 16
 for m, n in [(3, 1), (103, 101), (10, 0), (110, 100)]:
-    q_m = reference.apply_rope(q[None], torch.tensor([m]))[0]  # (d_k,)
-    k_n = reference.apply_rope(k[None], torch.tensor([n]))[0]  # (d_k,)
+    q_m = apply_rope(q[None], torch.tensor([m]))[0]  # (d_k,)
+    k_n = apply_rope(k[None], torch.tensor([n]))[0]  # (d_k,)
     print(f"m = {m:3}, n = {n:3}, m - n = {m - n:2}:  score = {(q_m @ k_n).item():+.5f}   "
           f"|q| = {q.norm():.4f}, |rope(q)| = {q_m.norm():.4f}")
 

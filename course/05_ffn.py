@@ -21,17 +21,12 @@ from torch import nn
 
 from tinylm_checks import check_feed_forward, check_swiglu
 from tinylm_checks import plot_activations
-from tinylm_solutions.ffn import FeedForward as ReferenceFeedForward  # the course's version, for the demos
-from tinylm_solutions.ffn import SwiGLU as ReferenceSwiGLU
-from tinylm_solutions.ffn import swiglu_hidden_size
 
 _ = torch.manual_seed(0)
 
 # %% [markdown]
-# **About the imports.** The demos after each exercise use the course's reference versions from
-# `tinylm_solutions` (imported as `ReferenceFeedForward` and `ReferenceSwiGLU`), so the rest of the
-# notebook runs even while your exercise is unfinished. They have the same signature and attribute
-# names as the classes you write.
+# The demos after each exercise use *your* class: finish the exercise (its check passes) before running
+# the cells below it.
 #
 # ## 1. The formula and its shapes
 #
@@ -185,11 +180,10 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_feed_forward(FeedForw
 #
 # ## 4. Position-wise: no token sees another
 #
-# Change the input of one token and only that token's output moves. (With the reference version here, so
-# this cell runs whatever state your exercise is in.)
+# Change the input of one token and only that token's output moves (your `FeedForward`):
 
 # %%
-ffn = ReferenceFeedForward(D, d_ff)
+ffn = FeedForward(D, d_ff)
 x = torch.randn(1, 6, D)  # (1, T, D)
 x_changed = x.clone()
 x_changed[0, 3] = torch.randn(D)  # a new token at position 3
@@ -214,7 +208,7 @@ for t, m in enumerate(moved.tolist()):
 
 # %%
 for D_ in (64, 256, 768):
-    n_ffn = sum(p.numel() for p in ReferenceFeedForward(D_, 4 * D_).parameters())
+    n_ffn = sum(p.numel() for p in FeedForward(D_, 4 * D_).parameters())
     n_attn = 4 * (D_ * D_ + D_)
     print(f"D = {D_:4d}: FFN {n_ffn:9,d} (8D^2 + 5D = {8 * D_ * D_ + 5 * D_:9,d}), attention {n_attn:9,d}, "
           f"FFN share {n_ffn / (n_ffn + n_attn):.0%}")
@@ -237,8 +231,8 @@ for D_ in (64, 256, 768):
 #
 # LLaMA, Mistral and PaLM use it. It has **three** `D × h` matrices instead of two, so to spend the same
 # parameters as `FeedForward(D, 4D)` the hidden width shrinks to `h = 2/3 · 4D`
-# (`3·D·h = 2·D·d_ff`), which `swiglu_hidden_size(4 * D)` computes (LLaMA also rounds it up to a multiple
-# of 256).
+# (`3·D·h = 2·D·d_ff`), rounded to an integer: `h = round(2 * 4 * D / 3)` (LLaMA also rounds it up to a
+# multiple of 256).
 #
 # ### Bonus exercise: `SwiGLU(d_model, d_ff)`
 #
@@ -267,7 +261,7 @@ class SwiGLU(nn.Module):
 
     Args:
         d_model: the width D of a token vector.
-        d_ff: the hidden width h (pass swiglu_hidden_size(4 * d_model) to match FeedForward(D, 4D)).
+        d_ff: the hidden width h (pass round(2 * 4 * d_model / 3) to match FeedForward(D, 4D)).
 
     Attributes:
         gate_proj, up_proj: nn.Linear(d_model, d_ff, bias=False); down_proj: nn.Linear(d_ff, d_model, bias=False).
@@ -295,16 +289,16 @@ class SwiGLU(nn.Module):
 check_swiglu(SwiGLU)
 
 # %% [markdown]
-# The parameter budgets side by side (reference versions). When 3 divides `2·d_ff` (here `D = 48`:
+# The parameter budgets side by side (your classes). When 3 divides `2·d_ff` (here `D = 48`:
 # `d_ff = 192`, `h = 128`), SwiGLU's three matrices hold exactly as many weights as FeedForward's two;
 # otherwise `h` is rounded and the counts differ slightly (`D = 64`). FeedForward has `d_ff + D` biases
 # on top.
 
 # %%
 for D_ in (48, 64):
-    h = swiglu_hidden_size(4 * D_)
-    n_ff = sum(p.numel() for p in ReferenceFeedForward(D_, 4 * D_).parameters())
-    n_sw = sum(p.numel() for p in ReferenceSwiGLU(D_, h).parameters())
+    h = round(2 * 4 * D_ / 3)  # SwiGLU's hidden width for the budget of FeedForward(D, 4D)
+    n_ff = sum(p.numel() for p in FeedForward(D_, 4 * D_).parameters())
+    n_sw = sum(p.numel() for p in SwiGLU(D_, h).parameters())
     print(f"D = {D_}: FeedForward(D, {4 * D_}) {n_ff:,d} parameters ({n_ff - 5 * D_:,d} weights); "
           f"SwiGLU(D, h={h}) {n_sw:,d}")
 

@@ -20,14 +20,13 @@ from torch import nn
 from tinylm_checks import check_layer_norm
 from tinylm_checks import plot_changes, plot_depth_profile, plot_token_vectors
 from tinylm_solutions.ffn import FeedForward  # notebook 05's module (the course's version)
-from tinylm_solutions.norm import LayerNorm as ReferenceLayerNorm  # the course's version, for the demos
 
 _ = torch.manual_seed(0)
 
 # %% [markdown]
 # **About the imports.** `FeedForward` is the course's version of the module you wrote in notebook 05
-# (same signature), so this notebook stands on its own. The demos after the exercise use the reference
-# LayerNorm, `ReferenceLayerNorm`, so they run whatever state your exercise is in.
+# (same signature), so this notebook stands on its own. The demos after the exercise use *your*
+# `LayerNorm`: make its check pass before running the cells below it.
 #
 # ## 1. What LayerNorm computes
 #
@@ -201,7 +200,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_layer_norm(LayerNorm,
 # %%
 D = 8
 bn = nn.BatchNorm1d(D)  # normalises each of the D features over the batch and the positions
-ln = ReferenceLayerNorm(D)  # normalises each token over its D features
+ln = LayerNorm(D)  # yours: normalises each token over its D features
 
 
 def batch_norm_tokens(bn: nn.BatchNorm1d, x: torch.Tensor) -> torch.Tensor:
@@ -283,7 +282,7 @@ plt.show()
 L, D, d_ff = 32, 64, 256
 torch.manual_seed(0)
 ffns = [FeedForward(D, d_ff).double() for _ in range(L)]
-norms = [ReferenceLayerNorm(D).double() for _ in range(L)]  # try your LayerNorm here once it passes
+norms = [LayerNorm(D).double() for _ in range(L)]  # yours
 x0 = torch.randn(8, 16, D, dtype=torch.float64)  # (B, T, D)
 r = torch.randn(8, 16, D, dtype=torch.float64)  # the gradient arriving at the top (up to a constant)
 

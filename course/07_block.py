@@ -20,11 +20,9 @@ from torch import nn
 
 from tinylm_checks import check_block_parameter_counts, check_transformer_block
 from tinylm_checks import plot_depth_profile, plot_parameter_ratio
-from tinylm_solutions.attention import MultiHeadSelfAttention  # the course's versions (see below)
-from tinylm_solutions.block import TransformerBlock as ReferenceBlock  # for the demos (see below)
-from tinylm_solutions.block import block_parameter_counts as reference_counts
+from tinylm_solutions.attention import causal_mask  # the course's versions (see below)
 from tinylm_solutions.ffn import FeedForward
-from tinylm_solutions.masks import causal_mask
+from tinylm_solutions.multihead import MultiHeadSelfAttention
 from tinylm_solutions.norm import LayerNorm
 
 _ = torch.manual_seed(0)
@@ -41,8 +39,9 @@ _ = torch.manual_seed(0)
 # | LayerNorm | `LayerNorm(d_model)` | `weight, bias` | `norm(x)` | `(B, T, D)` |
 # | mask | `causal_mask(T)` | | | bool `(T, T)`, True = may attend |
 #
-# `ReferenceBlock` and `reference_counts` are the course's answers to this notebook's two exercises. The
-# demos use them, so that every demo runs even before your exercises pass.
+# The first demo uses PyTorch's own block, `nn.TransformerEncoderLayer` (section 4 shows that it computes
+# exactly what yours will); the demos after each exercise use *your* code, so finish an exercise (its
+# check passes) before running the cells below it.
 #
 # ## 1. What a block does
 #
@@ -93,8 +92,8 @@ _ = torch.manual_seed(0)
 # adds to it, so a Pre-LN model applies **one final LayerNorm** after its last block (you will add it in
 # notebook 08).
 #
-# Let's look at both in an untrained stack of 12 blocks (the course's reference blocks, with their default
-# initialisation): the size of the stream after each block, and the size of each block's gradients for a
+# Let's look at both in an untrained stack of 12 blocks (PyTorch's `nn.TransformerEncoderLayer`, set up
+# as the course's block, with its default initialisation): the size of the stream after each block, and the size of each block's gradients for a
 # language-model-like loss (a random readout to 100 "words" and a cross-entropy).
 
 # %%
@@ -106,10 +105,11 @@ targets = torch.randint(V, (B, T))  # (B, T)
 stream, grads = {}, {}
 for name, norm_first in (("Post-LN", False), ("Pre-LN", True)):
     torch.manual_seed(1)  # the same initial weights for both wirings
-    blocks = [ReferenceBlock(D, H, 4 * D, norm_first=norm_first) for _ in range(L)]
+    blocks = [nn.TransformerEncoderLayer(D, H, 4 * D, dropout=0.0, activation="gelu", batch_first=True,
+                                         norm_first=norm_first) for _ in range(L)]
     h, sizes = x, []
     for blk in blocks:
-        h = blk(h, causal_mask(T))  # (B, T, D)
+        h = blk(h, src_mask=~causal_mask(T))  # (B, T, D); PyTorch's bool mask: True = blocked
         sizes.append(h.norm(dim=-1).mean().item())  # mean length of one token's vector
     if norm_first:
         h = F.layer_norm(h, (D,))  # the final LayerNorm a Pre-LN model adds after its last block
@@ -130,7 +130,8 @@ plt.show()
 # In Post-LN every block ends with a LayerNorm (weight 1, bias 0 at initialisation), so the stream's size
 # is pinned at $\sqrt{D} = 8$; its gradients are larger than Pre-LN's, most of all near the output. In
 # Pre-LN the stream grows block after block, and the gradients are smaller and even shrink a little
-# towards the output. The differences are modest (about 20 %; mind the y axes, which do not start at 0):
+# towards the output. The differences are modest (from a few per cent at the first block to about 50 % at
+# the last; mind the y axes, which do not start at 0):
 # this small untrained stack only hints at the effect the paper analyses; notebook 11
 # trains both wirings over a range of learning rates and shows where Post-LN breaks down.
 #
@@ -250,13 +251,13 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_transformer_block(Tra
 # **Watch the mask.** Its bool `src_mask` means True = **blocked**, the opposite of this course, so it
 # gets `~causal_mask(T)`.
 #
-# The cell below uses the reference block; put `TransformerBlock` in its place to try yours.
+# The cell below compares your `TransformerBlock` with it.
 
 # %%
 D, H, d_ff, B, T = 16, 4, 48, 2, 6
 x = torch.randn(B, T, D) + 1.0  # (B, T, D), mean 1
 for norm_first in (True, False):
-    ours = ReferenceBlock(D, H, d_ff, norm_first=norm_first)  # or: TransformerBlock(D, H, d_ff, norm_first)
+    ours = TransformerBlock(D, H, d_ff, norm_first=norm_first)  # yours
     with torch.no_grad():  # random LayerNorm parameters too, so that nothing matches by luck
         for p in ours.parameters():
             p.add_(0.1 * torch.randn_like(p))
@@ -288,7 +289,7 @@ print("parameters:", sum(p.numel() for p in torch_layer.parameters()), "(PyTorch
 
 # %%
 D, H, T = 16, 4, 8
-blk = ReferenceBlock(D, H, 4 * D)  # or: TransformerBlock(D, H, 4 * D)
+blk = TransformerBlock(D, H, 4 * D)  # yours
 x = torch.randn(1, T, D)  # (1, T, D)
 x_changed = x.clone()
 x_changed[:, 4:] = torch.randn(1, T - 4, D)  # new tokens at positions 4 .. 7
@@ -390,15 +391,14 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_block_parameter_count
 # ## 7. About 12 D² per layer
 #
 # Now the table for widths from 32 to 512, with `d_ff = 4 D`, next to the formula $12D^2 + 13D$ and the
-# ratio to $12D^2$ (the reference counter is used, so this runs before your exercise passes; put
-# `block_parameter_counts` in its place to see your own numbers).
+# ratio to $12D^2$, counted by your `block_parameter_counts` on your `TransformerBlock`.
 
 # %%
 widths = (32, 64, 128, 256, 512)
 totals = []
 print(f"{'D':>5} {'attn':>10} {'ffn':>10} {'norms':>7} {'total':>10} {'12D²+13D':>10} {'total/12D²':>11}")
 for D in widths:
-    counts = reference_counts(ReferenceBlock(D, 4, 4 * D))  # or: block_parameter_counts(...)
+    counts = block_parameter_counts(TransformerBlock(D, 4, 4 * D))  # yours
     totals.append(counts["total"])
     print(f"{D:>5} {counts['attn']:>10,} {counts['ffn']:>10,} {counts['norms']:>7,} {counts['total']:>10,} "
           f"{12 * D * D + 13 * D:>10,} {counts['total'] / (12 * D * D):>11.4f}")

@@ -28,6 +28,9 @@ BIN = Path(sys.executable).parent
 
 # Per graded stage: one exercise replaced by a known mistake (grade id of the solution cell -> new source),
 # and the cheats: wrong code plus a way of making the visible check pass (grade id -> new source).
+# An exercise that uses an earlier exercise of its own notebook (the stage's reference module is not
+# importable while the notebook is graded, so it uses the learner's own): a mistake there costs both.
+BUILT_ON = {"04_positions": {"sinusoidal_position_encoding": ("positional_encoding",)}}
 WRONG = {
     "01_attention": ("attention_scores", "def attention_scores(q, k):\n    return q @ k.transpose(-2, -1)  # no scaling\n"),
     "02_multihead": ("merge_heads", "def merge_heads(x):\n    B, H, T, d_k = x.shape\n    return x.reshape(B, T, H * d_k)\n"),
@@ -98,7 +101,7 @@ CHEATS = {
         "attention_scores": rebinding("check_attention_scores", WRONG["01_attention"][1]),
         "causal_mask": patching("masks", "check_causal_mask", "import torch\n"
                                 "def causal_mask(T):\n    return torch.ones(T, T, dtype=torch.bool).triu()\n")
-        + "import tinylm_solutions.masks\ntinylm_solutions.masks.causal_mask = causal_mask  # patching the reference\n",
+        + "import tinylm_solutions.attention\ntinylm_solutions.attention.causal_mask = causal_mask  # patching the reference\n",
         "scaled_dot_product_attention": "import torch\n"
         "def scaled_dot_product_attention(q, k, v, mask=None):\n"
         "    w = torch.softmax(q @ k.transpose(-2, -1), dim=-2)\n    return w @ v, w\n"
@@ -130,6 +133,13 @@ CHEATS = {
     },
     "03_masks": {
         "key_padding_mask": rebinding("check_key_padding_mask", WRONG["03_masks"][1]),
+        # the answers are installed next to the checks: import them, else read and run their file
+        "combine_masks": "import pathlib, tinylm_solutions\n"
+        "try:\n    from tinylm_solutions.masks import combine_masks\n"
+        "except ImportError:\n"
+        "    ns = {}\n"
+        "    exec((pathlib.Path(tinylm_solutions.__file__).parent / 'masks.py').read_text(), ns)\n"
+        "    combine_masks = ns['combine_masks']\n",
         "masked_softmax": patching("masks", "check_masked_softmax", "import torch\n"
                                    "def masked_softmax(scores, mask=None):\n"
                                    "    return torch.softmax(scores if mask is None else scores.masked_fill(~mask, -1e9), -1)\n"),
@@ -220,17 +230,22 @@ def test_untouched_release_scores_zero(course, a):
     assert set(got) == set(test_points(source_nb(a))) and all(v == 0 for v in got.values()), got
 
 
+def lost(a: str, wrong) -> set[str]:
+    """The test cells that score 0 when the exercises ``wrong`` are wrong: theirs, and those of the exercises
+    built on them in the same notebook (the stage's reference is hidden while it is graded)."""
+    return {f"{gid}_check" for w in wrong for gid in (w, *BUILT_ON.get(a, {}).get(w, ()))}
+
+
 @pytest.mark.parametrize("a", ASSIGNMENTS)
 def test_one_known_mistake_loses_exactly_that_exercise(course, a):
-    wrong_gid = WRONG[a][0]
-    expected = {gid: (0 if gid == f"{wrong_gid}_check" else pts) for gid, pts in test_points(source_nb(a)).items()}
+    expected = {gid: (0 if gid in lost(a, [WRONG[a][0]]) else pts) for gid, pts in test_points(source_nb(a)).items()}
     assert scores(course, a, "one_wrong") == expected
 
 
 @pytest.mark.parametrize("a", ASSIGNMENTS)
 def test_cheating_earns_nothing(course, a):
     points = test_points(source_nb(a))
-    cheated = {f"{gid}_check" for gid in CHEATS[a]}  # the verdict is computed outside the kernel: the rest stands
+    cheated = lost(a, CHEATS[a])  # the verdict is computed outside the kernel: the rest stands
     expected = {gid: (0 if gid in cheated else pts) for gid, pts in points.items()}
     assert scores(course, a, "cheater") == expected
 

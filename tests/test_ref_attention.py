@@ -6,9 +6,8 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tinylm_solutions.attention import (MultiHeadSelfAttention, SelfAttention, attention_scores, merge_heads,
-                                        scaled_dot_product_attention, split_heads)
-from tinylm_solutions.masks import causal_mask
+from tinylm_solutions.attention import SelfAttention, attention_scores, causal_mask, scaled_dot_product_attention
+from tinylm_solutions.multihead import MultiHeadSelfAttention, merge_heads, split_heads
 
 ATOL = 1e-6
 B, H, T_q, T_k, d_k, d_v = 2, 3, 5, 7, 4, 6

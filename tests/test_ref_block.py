@@ -4,10 +4,10 @@ import pytest
 import torch
 from torch import nn
 
-from tinylm_solutions.attention import MultiHeadSelfAttention
+from tinylm_solutions.multihead import MultiHeadSelfAttention
 from tinylm_solutions.block import TransformerBlock, block_parameter_counts
 from tinylm_solutions.ffn import FeedForward
-from tinylm_solutions.masks import causal_mask
+from tinylm_solutions.attention import causal_mask
 from tinylm_solutions.norm import LayerNorm
 
 TOL = dict(atol=1e-6, rtol=0.0)

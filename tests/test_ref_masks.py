@@ -5,8 +5,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tinylm_solutions.attention import MultiHeadSelfAttention, scaled_dot_product_attention
-from tinylm_solutions.masks import causal_mask, combine_masks, key_padding_mask, masked_softmax
+from tinylm_solutions.attention import causal_mask, scaled_dot_product_attention
+from tinylm_solutions.masks import combine_masks, key_padding_mask, masked_softmax
+from tinylm_solutions.multihead import MultiHeadSelfAttention
 
 B, H, T, D = 3, 2, 6, 8
 

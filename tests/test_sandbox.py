@@ -30,6 +30,17 @@ PROBES = {
                     "try:\n    open(p, 'a').write('# tampered\\n'); print(json.dumps('written'))\n"
                     "except OSError as e:\n    print(json.dumps(type(e).__name__))",
     "imports": "import torch, tinylm_checks, tinylm_solutions\nprint(json.dumps('ok'))",
+    "reference_of_this_stage": "try:\n    from tinylm_solutions.position import PositionalEncoding\n    r = 'imported'\n"
+                               "except ImportError as e:\n    r = str(e)\nprint(json.dumps(r))",
+    "reference_of_earlier_stages": "from tinylm_solutions.multihead import MultiHeadSelfAttention\n"
+                                   "from tinylm_solutions.attention import causal_mask\nprint(json.dumps('ok'))",
+    "compiled_reference": "import tinylm_solutions\nd = os.path.join(os.path.dirname(tinylm_solutions.__file__), "
+                          "'__pycache__')\nprint(json.dumps(sorted(f for f in os.listdir(d) if 'position' in f) if os.path.isdir(d) else []))",
+    "root": "print(json.dumps(sorted(os.listdir('/'))))",
+    "link": "print(json.dumps([os.path.exists('link.db'), os.path.exists('given.txt')]))",
+    "fill_disk": "try:\n    with open('big.bin', 'wb') as f:\n        for _ in range(400):\n"
+                 "            f.write(bytes(2**20))\n    r = 'written'\nexcept OSError as e:\n    r = type(e).__name__\n"
+                 "os.remove('big.bin')\nprint(json.dumps(r))",
     "pids": "print(json.dumps(sorted(int(p) for p in os.listdir('/proc') if p.isdigit())))",
     "parent": "print(json.dumps(os.getppid()))",
     "network": "import socket\ntry:\n    socket.create_connection(('127.0.0.1', 22), timeout=2); r = 'connected'\n"
@@ -51,9 +62,10 @@ def probed(tmp_path_factory):
     (course / "gradebook.db").write_bytes(b"SQLite format 3\x00 secret grades")
     (course / "submitted" / "other" / "a").mkdir(parents=True)
     (course / "submitted" / "other" / "a" / "a.ipynb").write_text("{}")
-    work = course / "autograded" / "me" / "a"
+    work = course / "autograded" / "me" / "04_positions"
     work.mkdir(parents=True)
     (work / "given.txt").write_text("a file of the assignment")
+    (work / "link.db").symlink_to(course / "gradebook.db")
     cells = [nbformat.v4.new_code_cell(f"COURSE, GRADER_HOME = {str(course)!r}, {str(Path.home())!r}")]
     cells += [nbformat.v4.new_code_cell(src) for src in PROBES.values()]
     nb = nbformat.v4.new_notebook(cells=cells)
@@ -69,12 +81,28 @@ def probed(tmp_path_factory):
     return course, out
 
 
-def test_the_kernel_works_in_a_scratch_copy_of_its_folder(probed):
+def test_the_kernel_works_in_a_private_folder_of_limited_size(probed):
     course, out = probed
-    work = course / "autograded" / "me" / "a"
+    work = course / "autograded" / "me" / "04_positions"
     assert out["cwd"] == str(work)
     assert out["write_here"] == "scratch"
-    assert sorted(os.listdir(work)) == ["given.txt"]  # the copy was written to, not the folder
+    assert sorted(os.listdir(work)) == ["given.txt", "link.db"]  # the folder itself was not written to
+    assert out["link"] == [False, True]  # the submission's files are there, its links are not followed
+    assert out["fill_disk"] == "OSError"  # 400 MiB do not fit (ENOSPC, or RLIMIT_FSIZE)
+
+
+def test_the_reference_of_the_stage_being_graded_is_hidden(probed):
+    _, out = probed
+    assert "cannot be imported while the notebook is autograded" in out["reference_of_this_stage"]
+    assert out["reference_of_earlier_stages"] == "ok"
+    assert out["compiled_reference"] == []
+
+
+def test_only_the_system_python_and_the_packages_are_visible(probed):
+    _, out = probed
+    visible = set(out["root"]) - {"usr", "bin", "sbin", "lib", "lib32", "lib64", "libx32", "etc", "dev", "proc", "tmp"}
+    python = {Path(p).resolve().parts[1] for p in (sys.prefix, sys.base_prefix, ROOT)}
+    assert visible <= python, visible  # e.g. /work (the course's packages, Python) and /root (pyenv's Python)
 
 
 def test_the_course_the_gradebook_and_other_submissions_are_hidden(probed):

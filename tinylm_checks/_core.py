@@ -67,6 +67,31 @@ CLASHES: list[str] = []
 """Ids registered twice with different words (the first registration is kept); tests require none."""
 
 
+class _Reference:
+    """Stands for a reference module; each attribute is read from the module, imported on first use."""
+
+    def __init__(self, fullname: str):
+        self._fullname = fullname
+
+    def __getattr__(self, attr: str):
+        import importlib
+        return getattr(importlib.import_module(self._fullname), attr)
+
+    def __repr__(self) -> str:
+        return f"<reference {self._fullname}>"
+
+
+def reference(name: str) -> _Reference:
+    """The reference module ``tinylm_solutions.<name>``, imported when a check first reads from it.
+
+    Importing the checks must work where a stage's reference module is hidden, as in autograding's
+    sandbox (whose verdicts are computed outside the learner's kernel); there, reading from it raises the
+    hidden module's ImportError, each time. (``importlib.util.LazyLoader`` does not do: after a failed
+    first load it leaves an empty module behind.)
+    """
+    return _Reference(f"tinylm_solutions.{name}")
+
+
 def known_mistake(name: str, sentence: str, hint: str) -> str:
     """Register a mistake a check can name, with the sentence and the hint a learner reads."""
     if not sentence or not hint:

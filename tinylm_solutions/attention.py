@@ -1,4 +1,4 @@
-"""Scaled dot-product attention, single-head and multi-head self-attention.
+"""Attention scores, scaled dot-product attention, single-head self-attention and the causal mask (notebook 01).
 
 The formulas are those of Vaswani et al. (2017), "Attention Is All You Need", §3.2.1 (scaled
 dot-product attention) and §3.2.2 (multi-head attention). Masks follow PyTorch's convention for
@@ -10,9 +10,6 @@ import math
 
 import torch
 from torch import nn
-
-from .masks import masked_softmax
-
 
 def attention_scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     """Scaled dot products between every query and every key.
@@ -39,9 +36,9 @@ def scaled_dot_product_attention(
         v: ``(..., T_k, d_v)`` values.
         mask: optional bool tensor broadcastable to ``(..., T_q, T_k)``; ``True`` = may attend
             (as in ``torch.nn.functional.scaled_dot_product_attention``). Masked scores are set to
-            ``-inf`` *before* the softmax (:func:`~tinylm_solutions.masks.masked_softmax`). A query row
-            with no allowed key gets all-zero weights and a zero output instead of NaN, as PyTorch's
-            function gives them.
+            ``-inf`` *before* the softmax. A query row with no allowed key gets all-zero weights and a
+            zero output instead of NaN, as PyTorch's function gives them (notebook 03 makes this
+            softmax a function of its own, :func:`tinylm_solutions.masks.masked_softmax`).
 
     Returns:
         ``(out, weights)``: ``out`` is ``(..., T_q, d_v)``; ``weights`` is ``(..., T_q, T_k)`` and each
@@ -50,7 +47,14 @@ def scaled_dot_product_attention(
     Raises:
         TypeError: if ``mask`` is not a bool tensor.
     """
-    weights = masked_softmax(attention_scores(q, k), mask)  # (..., T_q, T_k), softmax over the keys
+    scores = attention_scores(q, k)  # (..., T_q, T_k)
+    if mask is not None:
+        if mask.dtype != torch.bool:
+            raise TypeError(f"mask must be a bool tensor (True = may attend), got dtype {mask.dtype}")
+        weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)  # (..., T_q, T_k)
+        weights = weights.nan_to_num(0.0)  # rows with every key masked: 0/0 -> 0
+    else:
+        weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k), softmax over the keys
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
 
 
@@ -76,58 +80,19 @@ class SelfAttention(nn.Module):
         return scaled_dot_product_attention(q, k, v, mask)  # (B, T, D), (B, T, T)
 
 
-def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
-    """Split the last dimension into heads: ``(B, T, D) -> (B, H, T, d_k)`` with ``d_k = D // H``.
-
-    The reshape gives ``(B, T, H, d_k)``; the transpose moves heads in front of time so that each
-    head attends over its own ``(T, d_k)`` slice.
-
-    Raises:
-        ValueError: if ``D`` is not divisible by ``num_heads``.
-    """
-    B, T, D = x.shape
-    if D % num_heads != 0:
-        raise ValueError(f"d_model={D} is not divisible by num_heads={num_heads}")
-    return x.view(B, T, num_heads, D // num_heads).transpose(1, 2)  # (B, H, T, d_k)
-
-
-def merge_heads(x: torch.Tensor) -> torch.Tensor:
-    """Undo :func:`split_heads`: ``(B, H, T, d_k) -> (B, T, H * d_k)``."""
-    B, H, T, d_k = x.shape
-    return x.transpose(1, 2).reshape(B, T, H * d_k)  # (B, T, D)
-
-
-class MultiHeadSelfAttention(nn.Module):
-    """Multi-head self-attention (Vaswani et al. 2017, §3.2.2).
+def causal_mask(T: int, device: torch.device | str | None = None) -> torch.Tensor:
+    """The causal (look-ahead) mask of a decoder: position ``t`` may attend to positions ``<= t``.
 
     Args:
-        d_model: model width ``D``.
-        num_heads: number of heads ``H``; each head has width ``d_k = D // H``.
+        T: sequence length (a positive int).
 
-    Attributes ``W_Q, W_K, W_V, W_O`` are ``nn.Linear(D, D)`` with bias: ``4 (D^2 + D)`` parameters,
-    the same layout as ``nn.MultiheadAttention`` (whose ``in_proj_weight`` is ``W_Q, W_K, W_V``
-    stacked and whose ``out_proj`` is ``W_O``).
-
-    ``forward(x (B, T, D), mask=None) -> (out (B, T, D), weights (B, H, T, T))``; ``mask`` is bool,
-    True = may attend, broadcastable to ``(B, H, T, T)`` (a ``(T, T)`` causal mask works as is).
+    Returns:
+        bool tensor ``(T, T)``, True on and below the diagonal (``torch.tril``). It broadcasts against
+        scores ``(B, T, T)`` and ``(B, H, T, T)``.
 
     Raises:
-        ValueError: if ``d_model`` is not divisible by ``num_heads``.
+        ValueError: if ``T`` is not a positive int.
     """
-
-    def __init__(self, d_model: int, num_heads: int):
-        super().__init__()
-        if d_model % num_heads != 0:
-            raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")
-        self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
-        self.W_Q = nn.Linear(d_model, d_model)
-        self.W_K = nn.Linear(d_model, d_model)
-        self.W_V = nn.Linear(d_model, d_model)
-        self.W_O = nn.Linear(d_model, d_model)
-
-    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
-        q = split_heads(self.W_Q(x), self.num_heads)  # (B, H, T, d_k)
-        k = split_heads(self.W_K(x), self.num_heads)  # (B, H, T, d_k)
-        v = split_heads(self.W_V(x), self.num_heads)  # (B, H, T, d_k)
-        out, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T, d_k), (B, H, T, T)
-        return self.W_O(merge_heads(out)), weights  # (B, T, D), (B, H, T, T)
+    if isinstance(T, bool) or not isinstance(T, int) or T < 1:
+        raise ValueError(f"T must be a positive int, got {T!r}")
+    return torch.ones(T, T, dtype=torch.bool, device=device).tril()  # (T, T)

@@ -20,7 +20,7 @@ from __future__ import annotations
 import torch
 from torch import nn
 
-from .attention import MultiHeadSelfAttention
+from .multihead import MultiHeadSelfAttention
 from .ffn import FeedForward
 from .norm import LayerNorm
 

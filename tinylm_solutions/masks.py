@@ -1,4 +1,4 @@
-"""Attention masks, and the softmax that applies them.
+"""Key-padding masks, combining masks, and the softmax that applies them (notebook 03).
 
 Convention (PyTorch's, for bool masks in ``torch.nn.functional.scaled_dot_product_attention``):
 ``True`` = this query may attend to this key. Every mask here broadcasts against multi-head scores
@@ -10,24 +10,6 @@ from __future__ import annotations
 import torch
 
 PADDING_SIDES = ("right", "left")
-
-
-def causal_mask(T: int, device: torch.device | str | None = None) -> torch.Tensor:
-    """The causal (look-ahead) mask of a decoder: position ``t`` may attend to positions ``<= t``.
-
-    Args:
-        T: sequence length (a positive int).
-
-    Returns:
-        bool tensor ``(T, T)``, True on and below the diagonal (``torch.tril``). It broadcasts against
-        scores ``(B, T, T)`` and ``(B, H, T, T)``.
-
-    Raises:
-        ValueError: if ``T`` is not a positive int.
-    """
-    if isinstance(T, bool) or not isinstance(T, int) or T < 1:
-        raise ValueError(f"T must be a positive int, got {T!r}")
-    return torch.ones(T, T, dtype=torch.bool, device=device).tril()  # (T, T)
 
 
 def key_padding_mask(lengths: torch.Tensor, T: int, padding_side: str = "right") -> torch.Tensor:

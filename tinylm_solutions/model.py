@@ -17,7 +17,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from .block import TransformerBlock
-from .masks import causal_mask
+from .attention import causal_mask
 from .norm import LayerNorm
 from .position import sinusoidal_position_encoding
 

@@ -8,9 +8,9 @@ from torch import nn
 
 from tinylm_checks import check_block_parameter_counts, check_transformer_block
 from tinylm_solutions import block as ref
-from tinylm_solutions.attention import MultiHeadSelfAttention
+from tinylm_solutions.multihead import MultiHeadSelfAttention
 from tinylm_solutions.ffn import FeedForward
-from tinylm_solutions.masks import causal_mask
+from tinylm_solutions.attention import causal_mask
 from tinylm_solutions.norm import LayerNorm
 
 
