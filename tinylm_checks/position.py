@@ -629,8 +629,8 @@ def _check_pe_buffer(ctx: Ctx, module: nn.Module, B: int, T: int, L: int, D: int
     table = ref.sinusoidal_position_encoding(L, D, dtype=F64)[None]  # (1, L, D)
     got = pe.detach().double()
     if not within(got, table, TABLE_ATOL):
-        _fail_values(ctx, got, table, "the buffer pe", made, diagnose(got[0], _table_candidates(L, D), TABLE_ATOL),
-                     None, TABLE_ATOL, X_AXES,
+        _fail_values(ctx, got, table, "the buffer pe (the table of your exercise 1)", made,
+                     diagnose(got[0], _table_candidates(L, D), TABLE_ATOL), None, TABLE_ATOL, X_AXES,
                      fallback="fill pe with the table of exercise 1: sinusoidal_position_encoding(max_len, d_model)[None]")
 
 

@@ -822,7 +822,7 @@ ROWS = [
     (check_positional_encoding, PEDropout, "positions_dropout", "are 0 and the others are scaled up"),
     (check_positional_encoding, PETFromBatch, "t_from_wrong_axis", "raised RuntimeError"),
     (check_positional_encoding, PEReturnsTable, "positions_returned_alone", "the output has the wrong shape"),
-    (check_positional_encoding, PEOwnTableSwapped, "sin_cos_swapped", "the buffer pe: not equal to the reference"),
+    (check_positional_encoding, PEOwnTableSwapped, "sin_cos_swapped", "the buffer pe (the table of your exercise 1): not equal to the reference"),
     (check_positional_encoding, PEInPlace, "input_modified_in_place", "changed its input x in place"),
     (check_positional_encoding, PEOtherName, "attribute_name", "has no attribute pe"),
     (check_positional_encoding, PEArgsSwapped, "table_transposed", "pe has the wrong shape"),
