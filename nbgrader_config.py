@@ -46,6 +46,13 @@ c.Autograde.autograde_preprocessors = [
 ]
 c.OverwriteCells.add_missing_cells = True
 
+# A submission's symlinks, FIFOs and devices are neither followed nor copied into autograded/ (nor by collect
+# from the exchange): a symlink to the gradebook or to another learner's notebook would be copied where the
+# learner's kernel reads it. Only regular files are copied, the others are named in a warning
+# (tinylm_grading/submission.py).
+__import__("tinylm_grading.submission").submission.install()
+c.ExchangeFactory.collect = "tinylm_grading.submission.RegularFilesCollect"
+
 # Every autograded notebook's kernel runs in a bubblewrap sandbox: read-only files, a scratch copy of the
 # submission's folder, no view of the gradebook, other submissions, the source notebooks or the exchange,
 # its own PID and network namespaces, limits on memory, processes and CPU (tinylm_grading/sandbox.py,
