@@ -24,12 +24,15 @@ c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
 c.Execute.timeout = 120
 c.Execute.interrupt_on_timeout = True
 
-# One learner's notebook never stops the others' grading (tinylm_grading/preprocessors.py): a copy-pasted
-# exercise cell is graded on its first copy (nbgrader's DeduplicateIds would abort the run), a deleted test
-# cell is put back from the gradebook, a kernel that dies or cannot be interrupted costs the cell it was
-# running (a new kernel replays the cells before it), and a test cell that shows an error scores 0.
+# One learner's notebook never stops the others' grading (tinylm_grading/preprocessors.py): edited nbgrader
+# metadata (a test cell set to grade: false, changed points, a made-up graded cell) is restored from the
+# gradebook, a copy-pasted exercise cell is graded on its first copy (nbgrader's DeduplicateIds would abort
+# the run), a deleted test cell is put back from the gradebook, a kernel that dies or cannot be interrupted
+# costs the cell it was running (a new kernel replays the cells before it), and a test cell that shows an
+# error scores 0.
 c.Autograde.sanitize_preprocessors = [
     "nbgrader.preprocessors.ClearOutput",
+    "tinylm_grading.preprocessors.RestoreCellMetadata",
     "tinylm_grading.preprocessors.FirstCopyWins",
     "nbgrader.preprocessors.OverwriteKernelspec",
     "nbgrader.preprocessors.OverwriteCells",

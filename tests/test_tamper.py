@@ -13,6 +13,8 @@ import os
 import shutil
 import subprocess
 import sys
+import threading
+import time
 from pathlib import Path
 
 import nbformat
@@ -25,6 +27,18 @@ A = "01_attention"
 EXERCISE = "attention_scores"
 WRONG = "def attention_scores(q, k):\n    return q @ k.transpose(-2, -1)  # no scaling\n"
 MARKER = "tinylm_leftover_marker"
+PEAK_MB = 1000  # the nbgrader process's peak resident memory, bombs included (1.4-1.5 GB each without the caps)
+LINKS = {  # m_symlink's extra files: symlinks (relative to its submission folder) to what it must never read
+    "gradebook": "../../../gradebook.db",
+    "other_notebook.txt": f"../../a_honest/{A}/{A}.ipynb",
+    "source.txt": f"../../../notebooks/{A}/{A}.ipynb",
+}
+LIAR = ("import builtins, json\n_real_exec = builtins.exec\n"
+        "class _Liar:\n    def __init__(self, ns): pass\n"
+        "    def handle(self, request):\n        return {reply}\n"
+        "def _exec(source, ns=None, *rest):\n    _real_exec(source, ns, *rest)\n"
+        "    if isinstance(ns, dict) and 'Agent' in ns:\n        ns['Agent'] = _Liar  # the grader's agent, replaced\n"
+        "builtins.exec = _exec\n")
 
 ATTACKS = {  # student -> the attack, run after the wrong code in the exercise's cell
     "m_gradebook": "import sqlite3\ndb = sqlite3.connect(COURSE + '/gradebook.db')\n"
@@ -48,19 +62,25 @@ ATTACKS = {  # student -> the attack, run after the wrong code in the exercise's
                 "    return _fake if name in ('tinylm_checks', 'runpy') else _real_import(name, *a, **k)\n"
                 "builtins.__import__ = _import\n",
     "m_slow": "import time\nfor _ in range(3):\n    time.sleep(12)  # just under the cell timeout, in every cell\n",
-    "m_agent": "import builtins, json\n_real_exec = builtins.exec\n"
-               "class _Liar:\n    def __init__(self, ns): pass\n"
-               "    def handle(self, request):\n        return json.dumps({'kind': 'function', 'name': 'f', 'co_names': [],\n"
-               "                           'result': True, 'args_after': {'tuple': []}, 'grad_outputs': []})\n"
-               "def _exec(source, ns=None, *rest):\n    _real_exec(source, ns, *rest)\n"
-               "    if isinstance(ns, dict) and 'Agent' in ns:\n        ns['Agent'] = _Liar  # the grader's agent, replaced\n"
-               "builtins.exec = _exec\n",
+    "m_agent": LIAR.format(reply="json.dumps({'kind': 'function', 'name': 'f', 'co_names': [],\n"
+                                 "    'result': True, 'args_after': {'tuple': []}, 'grad_outputs': []})"),
+    # a 300 MB reply from the agent's place: the grader must not decode it (it took 1.5 GB)
+    "m_reply_bomb": LIAR.format(reply="'x' * 300_000_000"),
+    # 200 MB of output while the cell runs: the grader keeps 1 MB (nbgrader's process grew to 1.4 GB)
+    "m_output_bomb": "for _ in range(200):\n    print('x' * 1_000_000)\n",
+    # symlinks submitted next to the notebook: copied into autograded/, their targets would be readable
+    "m_symlink": "import math, os\nleaked = {n: open(n, 'rb').read() for n in %r if os.path.exists(n)}\n"
+                 "print({n: len(v) for n, v in leaked.items()})\n"
+                 "if leaked:  # the right answer, only for a learner who could read them\n"
+                 "    def attention_scores(q, k):\n        return q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])\n"
+                 % (sorted(LINKS) + ["fifo"],),
 }
 # Attacks that break the grader's agent in their kernel lose the later exercises too (the safe direction).
+LATER = {"scaled_dot_product_attention_check", "self_attention_check", "causal_mask_check"}
 ALSO_LOST = {
-    # the agent it replaced answers every later check with its lies
-    "m_slow": "import time\nfor _ in range(3):\n    time.sleep(12)  # just under the cell timeout, in every cell\n",
-    "m_agent": {"scaled_dot_product_attention_check", "self_attention_check", "causal_mask_check"}}
+    "m_agent": LATER,  # the agent it replaced answers every later check with its lies
+    "m_reply_bomb": LATER,  # and with replies too large to read
+}
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -69,12 +89,38 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=1500)
 
 
+def run_measured(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess, int]:
+    """``run``, and the nbgrader process's own peak resident memory in MB (VmHWM, sampled until it exits:
+    RUSAGE_CHILDREN would count the learners' kernels, which are its children too)."""
+    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
+    proc = subprocess.Popen([str(BIN / "nbgrader"), *args, "--log-level=WARN"], cwd=cwd, env=env,
+                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    peak, start = 0, time.monotonic()
+    stderr = []
+    reader = threading.Thread(target=lambda: stderr.append(proc.stderr.read()), daemon=True)
+    reader.start()
+    while proc.poll() is None and time.monotonic() - start < 1500:
+        try:
+            for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
+                if line.startswith("VmHWM"):  # absent once it has exited
+                    peak = max(peak, int(line.split()[1]))
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.05)
+    proc.kill() if proc.poll() is None else None
+    proc.wait()
+    reader.join()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, "", "".join(stderr)), peak // 1024
+
+
 def fingerprint(*folders: Path) -> dict[str, str]:
     """Path -> sha256 of every file under the folders (size and mtime for the venv: it is large)."""
     out = {}
     for folder in folders:
         for path in sorted(folder.rglob("*")):
-            if path.is_file() and "__pycache__" not in path.parts:
+            if path.is_symlink() or path.is_fifo():  # as itself, never what it points to
+                out[str(path)] = f"link:{os.readlink(path)}" if path.is_symlink() else "fifo"
+            elif path.is_file() and "__pycache__" not in path.parts:
                 if ".venv" in path.parts:
                     st = path.stat()
                     out[str(path)] = f"{st.st_size}:{st.st_mtime_ns}"
@@ -117,16 +163,34 @@ def graded(tmp_path_factory):
     deleted = nbformat.from_dict(source)  # a check cell deleted
     del deleted.cells[index["causal_mask_check"]]
     submit("m_deleted_check", deleted)
+    folder = course / "submitted" / "m_symlink" / A
+    for name, target in LINKS.items():
+        (folder / name).symlink_to(target)
+    os.mkfifo(folder / "fifo")  # shutil.copy would stop the learner's grading on it
+    linked = course / "submitted" / "m_symlink_notebook" / A  # the notebook itself: the source's, with answers
+    linked.mkdir(parents=True)
+    (linked / f"{A}.ipynb").symlink_to(f"../../../notebooks/{A}/{A}.ipynb")
+    edited = nbformat.from_dict(source)  # nbgrader metadata edited: made ungraded, repriced, invented
+    edited.cells[index[EXERCISE]].source = WRONG
+    edited.cells[index[f"{EXERCISE}_check"]].metadata.nbgrader["grade"] = False
+    edited.cells[index["self_attention_check"]].metadata.nbgrader.update(grade=False, points=0)
+    edited.cells[index["scaled_dot_product_attention_check"]].metadata.nbgrader["points"] = 100
+    bonus = nbformat.v4.new_code_cell("1.0")
+    bonus.metadata["nbgrader"] = {"grade": True, "grade_id": "bonus", "locked": False, "points": 50,
+                                  "schema_version": 3, "solution": False, "task": False}
+    edited.cells.append(bonus)
+    submit("m_metadata", edited)
 
     watched = [ROOT / "tinylm_checks", ROOT / "tinylm_solutions", ROOT / "tinylm_grading", ROOT / "notebooks",
                ROOT / ".venv", course / "notebooks", course / "release", course / "submitted"]
     before = fingerprint(*watched)
-    proc = run("autograde", A, "--force", "--Execute.timeout=15", "--GradingExecute.notebook_timeout=60", cwd=course)
+    proc, peak_mb = run_measured("autograde", A, "--force", "--Execute.timeout=15",
+                                 "--GradingExecute.notebook_timeout=60", cwd=course)
     after = fingerprint(*watched)
     leftovers = subprocess.run(["pgrep", "-f", MARKER], capture_output=True, text=True).stdout.split()
     for pid in leftovers:  # never leave one behind, even when the test fails
         os.kill(int(pid), 9)
-    return course, source, proc, before, after, leftovers
+    return course, source, proc, before, after, leftovers, peak_mb
 
 
 def points(source) -> dict[str, float]:
@@ -160,7 +224,7 @@ def test_a_notebook_past_its_time_stops_there(graded):
     assert any(o.get("ename") == "NotebookTimeout" for c in nb.cells for o in c.get("outputs", []))
 
 
-@pytest.mark.parametrize("student", sorted(set(ATTACKS) - {"m_slow"}))
+@pytest.mark.parametrize("student", sorted(set(ATTACKS) - {"m_slow"}) + ["m_metadata"])
 def test_each_attack_loses_its_exercise_only(graded, student):
     course, source = graded[:2]
     lost = {f"{EXERCISE}_check"} | ALSO_LOST.get(student, set())
@@ -194,3 +258,62 @@ def test_feedback_says_which_copy_was_graded(graded):
     nb = nbformat.read(course / "autograded" / "m_duplicated" / A / f"{A}.ipynb", as_version=4)
     notes = [c.source for c in nb.cells if c.cell_type == "markdown" and "Note from the grader" in c.source]
     assert len(notes) == 2 and "`self_attention`" in notes[0] and "first copy" in notes[0]
+
+
+def test_the_grader_memory_stays_bounded(graded):
+    """A 200 MB output and a 300 MB agent reply: the grader keeps 1 MB of the one and never decodes the other."""
+    assert graded[6] < PEAK_MB, f"nbgrader's peak resident memory: {graded[6]} MB"
+    course = graded[0]
+    nb = nbformat.read(course / "autograded" / "m_output_bomb" / A / f"{A}.ipynb", as_version=4)
+    text = "".join(o.get("text", "") for o in nb.cells[cells_by_id(nb)[EXERCISE]].outputs)
+    # kept to the cap, or (messages of over 4 MB) not even read; a note says which
+    assert "by the grader" in text or "the grader accepts at most" in text
+    assert 0 < len(text) < 1_100_000
+    nb = nbformat.read(course / "autograded" / "m_reply_bomb" / A / f"{A}.ipynb", as_version=4)
+    errors = [o for o in nb.cells[cells_by_id(nb)[f"{EXERCISE}_check"]].outputs if o.output_type == "error"]
+    assert errors and errors[0].ename == "MessageTooLarge"
+
+
+def test_symlinks_are_neither_followed_nor_copied(graded):
+    course = graded[0]
+    autograded = course / "autograded" / "m_symlink" / A
+    assert sorted(p.name for p in autograded.iterdir()) == [f"{A}.ipynb"]
+    assert all((course / "submitted" / "m_symlink" / A / name).is_symlink() for name in LINKS)
+
+
+def test_a_symlinked_notebook_is_not_graded(graded):
+    course, source = graded[:2]
+    assert scores(course, "m_symlink_notebook") == {gid: 0 for gid in points(source)}
+    assert not (course / "autograded" / "m_symlink_notebook" / A / f"{A}.ipynb").exists()
+
+
+def test_edited_metadata_is_restored_and_said(graded):
+    course = graded[0]
+    nb = nbformat.read(course / "autograded" / "m_metadata" / A / f"{A}.ipynb", as_version=4)
+    notes = [c.source for c in nb.cells if c.cell_type == "markdown" and "Note from the grader" in c.source]
+    assert len(notes) == 4 and "`bonus`" in notes[-1]
+
+
+def test_collect_copies_regular_files_only(tmp_path):
+    """`nbgrader collect` (c.ExchangeFactory.collect): a symlink or FIFO in the exchange's inbound folder, or
+    a submission folder that is a symlink, is not followed as the instructor."""
+    from nbgrader.coursedir import CourseDirectory
+
+    from tinylm_grading.submission import RegularFilesCollect
+    (tmp_path / "gradebook.db").write_text("secret")
+    inbound = tmp_path / "inbound" / f"mallory+{A}+2024-01-01 00:00:00.000000 UTC"
+    inbound.mkdir(parents=True)
+    (inbound / f"{A}.ipynb").write_text("{}")
+    (inbound / "data").mkdir()
+    (inbound / "data" / "notes.txt").write_text("mine")
+    (inbound / "gradebook").symlink_to(tmp_path / "gradebook.db")
+    (inbound / "course").symlink_to(tmp_path)
+    os.mkfifo(inbound / "fifo")
+    collect = RegularFilesCollect(coursedir=CourseDirectory(root=str(tmp_path)))
+    dest = tmp_path / "submitted" / "mallory" / A
+    collect.do_copy(str(inbound), str(dest))
+    assert sorted(str(p.relative_to(dest)) for p in dest.rglob("*")) == [f"{A}.ipynb", "data", "data/notes.txt"]
+    linked = tmp_path / "inbound" / f"eve+{A}+2024-01-01 00:00:00.000000 UTC"
+    linked.symlink_to(tmp_path)
+    collect.do_copy(str(linked), str(tmp_path / "submitted" / "eve" / A))
+    assert not (tmp_path / "submitted" / "eve").exists()

@@ -65,6 +65,89 @@ class FirstCopyWins(NbGraderPreprocessor):
         return nb, resources
 
 
+RESTORED_NOTE = ("**Note from the grader:** the nbgrader metadata of the cell above (`{grade_id}`: {changes}) had "
+                 "been edited; it was graded with the course's metadata.")
+STRIPPED_NOTE = ("**Note from the grader:** the cell above was marked as an nbgrader cell (`{grade_id}`) that this "
+                 "assignment does not have; it ran as ordinary code and is not graded.")
+
+
+class RestoreCellMetadata(NbGraderPreprocessor):
+    """Give every cell whose grade id the gradebook knows the course's nbgrader metadata (grade, solution,
+    task, locked, points), and make a cell whose grade id it does not know (or that has none) an ordinary
+    cell, with a note under each such cell where the metadata said something else.
+
+    A learner who sets ``grade: false`` on a test cell, changes its points, or adds a cell with
+    ``grade: true`` and a new grade id would otherwise make ``autograde`` fail for their notebook
+    (``CheckCellMetadata``, duplicate cells from ``OverwriteCells``): nothing recorded for them, an error
+    for the instructor. Runs before ``FirstCopyWins`` and ``OverwriteCells``.
+    """
+
+    def preprocess(self, nb, resources):
+        from nbgrader.api import Gradebook, MissingEntry
+        info = resources["nbgrader"]
+        with Gradebook(info["db_url"]) as gb:
+            try:
+                source = gb.find_notebook(info["notebook"], info["assignment"])
+            except MissingEntry:
+                return nb, resources
+            grades = {c.name: float(c.max_score) for c in source.grade_cells}
+            tasks = {c.name: float(c.max_score) for c in source.task_cells}
+            solutions = {c.name for c in source.solution_cells}
+            locked = {c.name: bool(c.locked) for c in source.source_cells}
+        cells = []
+        for cell in nb.cells:
+            cells.append(cell)
+            meta = cell.metadata.get("nbgrader")
+            if meta is None:
+                continue
+            grade_id = meta.get("grade_id") if isinstance(meta, dict) else None
+            if not isinstance(grade_id, str) or grade_id not in locked:
+                del cell.metadata["nbgrader"]
+                if isinstance(meta, dict) and any(meta.get(k) for k in ("grade", "solution", "locked", "task")):
+                    self.log.warning("Cell with unknown grade id %r: made an ordinary cell", grade_id)
+                    cells.append(new_markdown_cell(STRIPPED_NOTE.format(grade_id=grade_id)))
+                continue
+            course = {"grade": grade_id in grades, "grade_id": grade_id, "locked": locked[grade_id],
+                      "schema_version": 3, "solution": grade_id in solutions, "task": grade_id in tasks}
+            if grade_id in grades or grade_id in tasks:
+                course["points"] = grades.get(grade_id, tasks.get(grade_id))
+            changes = [k for k in ("grade", "solution", "task", "locked", "points") if not _same(meta.get(k), course.get(k))]
+            if "checksum" in meta:
+                course["checksum"] = meta["checksum"]  # OverwriteCells checks and sets it
+            cell.metadata["nbgrader"] = course
+            if changes:
+                self.log.warning("Cell %r had its nbgrader metadata edited (%s): restored", grade_id, ", ".join(changes))
+                cells.append(new_markdown_cell(RESTORED_NOTE.format(grade_id=grade_id, changes=", ".join(changes))))
+        nb.cells = cells
+        return nb, resources
+
+
+def _same(submitted, course) -> bool:
+    """Does a submitted metadata value say what the course's does (missing is False; points compare as numbers)?"""
+    if isinstance(course, float):
+        try:
+            return float(submitted) == course
+        except (TypeError, ValueError):
+            return False
+    return bool(submitted) == bool(course)
+
+
+OUTPUT_CAPPED = ("\n[output truncated by the grader: this cell printed or displayed more than {} bytes; the rest "
+                 "was not kept]\n")
+
+
+def _output_size(content: dict) -> int:
+    """Roughly how many bytes an output message's content holds (stream text, display data)."""
+    size = len(content.get("text", "") or "")
+    for value in (content.get("data") or {}).values():
+        size += len(value) if isinstance(value, str) else len(json.dumps(value))
+    return size
+
+
+class MessageTooLarge(RuntimeError):
+    """The kernel's reply was larger than ``GradingExecute.max_reply_bytes``; it was not read."""
+
+
 def _error(ename: str, evalue: str):
     return new_output("error", ename=ename, evalue=evalue, traceback=[f"{ename}: {evalue}"])
 
@@ -95,10 +178,20 @@ class GradingExecute(Execute):
     trusted_verdict = Bool(True, help="Compute each test cell's verdict in the grader's process, on the "
                                       "learner's objects reached through the kernel's agent.").tag(config=True)
 
-    notebook_timeout = Integer(900, help="Seconds one notebook may take in all (its cells, replays after a new "
+    notebook_timeout = Integer(300, help="Seconds one notebook may take in all (its cells, replays after a new "
                                          "kernel, and its verdicts). Past it, the remaining cells are not run and "
                                          "its remaining exercises score 0: a notebook of many slow cells cannot "
                                          "stall the class's grading.").tag(config=True)
+
+    max_output_bytes = Integer(1_000_000, help="Bytes of output one cell may keep (stream text, display data). "
+                                               "Past it, further output is dropped as it arrives, with one note "
+                                               "saying so; errors are always kept. An output message of more than "
+                                               "four times this is not even decoded.").tag(config=True)
+
+    max_reply_bytes = Integer(16 << 20, help="Bytes one shell message from the kernel may have, such as the "
+                                             "agent's reply to a check's request (the course's largest is about "
+                                             "100 kB). A larger one is not decoded: that check fails with "
+                                             "MessageTooLarge.").tag(config=True)
 
     responsive_timeout = Integer(15, help="Seconds a kernel has to answer after a timed-out cell before it is "
                                           "replaced by a new one.").tag(config=True)
@@ -108,6 +201,34 @@ class GradingExecute(Execute):
         self._agent_ready = False
         self._deadline = time.monotonic() + self.notebook_timeout
         return super().preprocess(nb, resources, km=km)
+
+    async def async_start_new_kernel_client(self):
+        kc = await super().async_start_new_kernel_client()
+        # the course's SlicedPollChannel enforces these (tinylm_grading/kernel.py)
+        kc.shell_channel.max_message_bytes = self.max_reply_bytes
+        kc.iopub_channel.max_message_bytes = 4 * self.max_output_bytes
+        return kc
+
+    start_new_kernel_client = run_sync(async_start_new_kernel_client)  # nbclient binds it to its own
+
+    def output(self, outs, msg, display_id, cell_index):
+        """nbclient's ``output``, keeping at most ``max_output_bytes`` of one execution's output; past it, one
+        note and nothing more (errors are kept, shortened to the cap)."""
+        parent = msg["parent_header"].get("msg_id")
+        if parent != getattr(self, "_output_parent", None):
+            self._output_parent, self._output_bytes, self._output_capped = parent, 0, False
+        content = msg["content"]
+        if msg["msg_type"] == "error":
+            content["evalue"] = str(content.get("evalue", ""))[:self.max_output_bytes]
+            content["traceback"] = [str(line)[:10_000] for line in content.get("traceback", [])[:200]]
+            return super().output(outs, msg, display_id, cell_index)
+        self._output_bytes += _output_size(content)
+        if self._output_bytes <= self.max_output_bytes:
+            return super().output(outs, msg, display_id, cell_index)
+        if not self._output_capped:
+            self._output_capped = True
+            outs.append(new_output("stream", name="stderr", text=OUTPUT_CAPPED.format(self.max_output_bytes)))
+        return None
 
     def _left(self) -> float:
         return self._deadline - time.monotonic()
@@ -189,9 +310,12 @@ class GradingExecute(Execute):
 
     def _evaluate(self, expression: str, code: str = "") -> str:
         """Run ``code`` silently in the kernel, then evaluate ``expression``; its text/plain repr.
-        Raises TimeoutError after ``timeout`` seconds, RuntimeError when the kernel reports an error."""
+        Raises TimeoutError after ``timeout`` seconds, MessageTooLarge (a RuntimeError) when the reply is over
+        ``max_reply_bytes``, RuntimeError when the kernel reports an error."""
         msg_id = self.kc.execute(code, silent=True, store_history=False, user_expressions={"r": expression})
         content = run_sync(self._reply)(msg_id, max(1.0, min(self.timeout, self._left())))
+        if content.get("ename") == "MessageTooLarge":  # the reply was too large to read (kernel.py)
+            raise MessageTooLarge(content.get("evalue"))
         if content.get("status") != "ok":
             raise RuntimeError(f"{content.get('ename')}: {content.get('evalue')}")
         value = content.get("user_expressions", {}).get("r", {})
@@ -208,16 +332,28 @@ class GradingExecute(Execute):
             return False
 
     async def _reply(self, msg_id: str, timeout: float) -> dict:
-        """The shell reply to ``msg_id``; TimeoutError after ``timeout`` seconds."""
+        """The shell reply to ``msg_id``; TimeoutError after ``timeout`` seconds. IOPub messages that arrive
+        meanwhile (what learner code prints while a check runs it) are read and dropped, not queued."""
         async def wait():
             while True:
                 msg = await self.kc.shell_channel.get_msg(timeout=timeout)
                 if msg["parent_header"].get("msg_id") == msg_id:
                     return msg["content"]
+
+        async def drain():
+            while True:
+                try:
+                    await self.kc.iopub_channel.get_msg(timeout=1)
+                except queue.Empty:
+                    pass
+
+        drainer = asyncio.ensure_future(drain())
         try:
             return await asyncio.wait_for(wait(), timeout + 1)
         except (asyncio.TimeoutError, queue.Empty):
             raise TimeoutError(f"no answer within {timeout} s") from None
+        finally:
+            drainer.cancel()
 
     def _replace_kernel(self) -> None:
         """End this kernel, start a new one and run again the cells that completed before."""
