@@ -276,7 +276,8 @@ class GradingExecute(Execute):
     # ---- the verdict, computed here
 
     def _judge(self, cell) -> None:
-        """Replace a test cell's outputs with the verdict of its check run here (when the object is carried)."""
+        """Replace a test cell's outputs with the verdict of its check, run here. A test cell without the course's
+        hidden check line (an instructor's own test) keeps what the kernel showed."""
         found = HIDDEN_CHECK.search(cell.source)
         if found is None:
             return
@@ -298,8 +299,6 @@ class GradingExecute(Execute):
             result = (False, f"CellTimeoutError: your code did not finish within {self.timeout} s while "
                              f"{check_name} ran it")
             self._replace_kernel()
-        if result is None:  # not carried (a class): the in-kernel result stands
-            return
         passed, text = result
         if passed:
             cell.outputs = [new_output("stream", name="stdout", text=text + GRADED_OUTSIDE + "\n")]
