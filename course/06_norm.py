@@ -199,14 +199,15 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_layer_norm(LayerNorm,
 
 # %%
 D = 8
-bn = nn.BatchNorm1d(D)  # normalises each of the D features over the batch and the positions
-ln = LayerNorm(D)  # yours: normalises each token over its D features
 
 
 def batch_norm_tokens(bn: nn.BatchNorm1d, x: torch.Tensor) -> torch.Tensor:
     """Apply BatchNorm1d to tokens: (B, T, D) -> (B, D, T), the layout it expects, and back to (B, T, D)."""
     return bn(x.transpose(1, 2)).transpose(1, 2)  # (B, T, D)
 
+
+bn = nn.BatchNorm1d(D)  # normalises each of the D features over the batch and the positions
+ln = LayerNorm(D)  # yours: normalises each token over its D features
 
 one_token = torch.randn(1, 1, D)  # (B=1, T=1, D)
 bn.train()
