@@ -37,6 +37,11 @@ PROBES = {
     "compiled_reference": "import tinylm_solutions\nd = os.path.join(os.path.dirname(tinylm_solutions.__file__), "
                           "'__pycache__')\nprint(json.dumps(sorted(f for f in os.listdir(d) if 'position' in f) if os.path.isdir(d) else []))",
     "root": "print(json.dumps(sorted(os.listdir('/'))))",
+    "checks": "import contextlib, io\nfrom tinylm_checks import check_attention_scores, plot_attention\n"
+              "said = io.StringIO()\nwith contextlib.redirect_stdout(said):\n    check_attention_scores(None)\n"
+              "try:\n    import tinylm_checks.attention\n    r = 'imported'\nexcept ImportError:\n    r = 'hidden'\n"
+              "print(json.dumps([r, said.getvalue()]))",
+    "terminal": "print(json.dumps([os.readlink(f'/proc/1/fd/{i}') for i in (0, 1)]))",
     "link": "print(json.dumps([os.path.exists('link.db'), os.path.exists('given.txt')]))",
     "fill_disk": "try:\n    with open('big.bin', 'wb') as f:\n        for _ in range(400):\n"
                  "            f.write(bytes(2**20))\n    r = 'written'\nexcept OSError as e:\n    r = type(e).__name__\n"
@@ -96,6 +101,16 @@ def test_the_reference_of_the_stage_being_graded_is_hidden(probed):
     assert "cannot be imported while the notebook is autograded" in out["reference_of_this_stage"]
     assert out["reference_of_earlier_stages"] == "ok"
     assert out["compiled_reference"] == []
+
+
+def test_the_checks_are_a_stand_in_with_the_plotting_helpers(probed):
+    _, out = probed  # the real checks hold the reference's equivalents; verdicts are computed outside
+    assert out["checks"][0] == "hidden"
+    assert "the grader runs this check outside your notebook's kernel" in out["checks"][1]
+
+
+def test_nothing_in_the_sandbox_holds_the_graders_terminal(probed):
+    assert probed[1]["terminal"] == ["/dev/null", "/dev/null"]
 
 
 def test_only_the_system_python_and_the_packages_are_visible(probed):

@@ -12,6 +12,9 @@ and inside it:
   nothing else of the machine: not the course folder, the gradebook, ``submitted/``, ``autograded/``,
   ``feedback/``, ``release/``, the source notebooks, nbgrader's exchange, home folders, Jupyter's runtime
   folder (other kernels' connection files), or any other folder;
+- ``tinylm_checks`` is replaced by a stand-in (:mod:`tinylm_grading.standin`): the course's plotting
+  helpers, and checks that only say that the grader runs them (the real checks carry the reference's
+  equivalents; every verdict is computed outside the kernel);
 - the reference module that holds the answers of the stage being graded
   (``tinylm_solutions.STAGE_MODULES``) is replaced by one that raises ImportError, and the package's
   compiled files are hidden; earlier stages' modules, which notebooks import as given code, stay;
@@ -37,6 +40,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import uuid
@@ -154,6 +158,15 @@ class SandboxKernelManager(SlicedPollKernelManager):
             args += ["--ro-bind", str(path), str(path)]
         for path in self._hidden():  # a folder becomes an empty tmpfs, a file /dev/null
             args += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
+        # the checks hold the reference's equivalents: the kernel gets a stand-in (the verdicts are computed
+        # outside it), with the course's plotting helpers
+        import tinylm_checks
+        checks = Path(tinylm_checks.__file__).resolve().parent
+        standin = box / "tinylm_checks"
+        shutil.copytree(Path(__file__).resolve().parent / "standin", standin,
+                        ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(checks / "plots.py", standin / "plots.py")
+        args += ["--ro-bind", str(standin), str(checks)]
         hidden = self.hidden_reference(workdir)
         if hidden:
             package = hidden[0].parent
@@ -205,6 +218,11 @@ class SandboxKernelManager(SlicedPollKernelManager):
         self._prefix = [sys.executable, "-m", "tinylm_grading.limits", "--memory-mb", str(self.memory_mb),
                         "--processes", str(self.max_processes), "--cpu-seconds", str(self.cpu_seconds),
                         "--cgroup", self._cgroup, "--", bwrap, *self.bwrap_args(workdir, box, conn_dir), "--"]
+        # nothing in the sandbox holds nbgrader's terminal or log: bwrap's PID 1 would pass them on
+        # (/proc/1/fd/1), and learner code could write to the instructor's screen. bubblewrap's own errors
+        # go to a file that shutdown reports (see _report_stderr)
+        self._stderr = open(box / "stderr.log", "wb")  # noqa: SIM115 - closed at shutdown
+        kw.update(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._stderr)
         return await super()._async_pre_start_kernel(**kw)
 
     def format_kernel_cmd(self, extra_arguments=None):
@@ -224,8 +242,19 @@ class SandboxKernelManager(SlicedPollKernelManager):
             await super()._async_shutdown_kernel(now=now, restart=restart)
         finally:
             if getattr(self, "_box", None) is not None:
+                self._report_stderr()
                 self._removal()
                 self._box = None
+
+    def _report_stderr(self) -> None:
+        """Log bubblewrap's own errors (lines starting "bwrap:"), which say why a sandbox could not start.
+        Whatever else the kernel wrote there is not the grader's concern."""
+        self._stderr.close()
+        with open(self._box / "stderr.log", "rb") as f:
+            head = f.read(4096).decode("utf-8", "replace")
+        for line in head.splitlines():
+            if line.startswith("bwrap:"):
+                self.log.error("sandbox: %s", line[:300])
 
     # AsyncKernelManager binds its public names to the base class's coroutines: rebind them to ours
     interrupt_kernel = _async_interrupt_kernel
