@@ -144,6 +144,10 @@ def _output_size(content: dict) -> int:
     return size
 
 
+class KernelDied(RuntimeError):
+    """The kernel ended while the grader waited for an answer (learner code called os._exit, say)."""
+
+
 class MessageTooLarge(RuntimeError):
     """The kernel's reply was larger than ``GradingExecute.max_reply_bytes``; it was not read."""
 
@@ -158,15 +162,16 @@ class KernelTransport:
 
     def __init__(self, executor: "GradingExecute"):
         self.executor = executor
-        self.timed_out = False  # a request got no answer: the kernel is busy with learner code
+        self.timed_out = False  # a request got no answer: the kernel is busy with learner code, or gone
+        self.died = False  # the kernel ended while a request waited
 
     def request(self, payload: dict) -> dict:
         if self.timed_out:  # nothing more is asked of a kernel that stopped answering
             raise TimeoutError("the kernel stopped answering")
         try:
             text = self.executor._evaluate(f"__tinylm_agent__.handle({json.dumps(payload)!r})")
-        except TimeoutError:
-            self.timed_out = True
+        except (TimeoutError, KernelDied) as e:
+            self.timed_out, self.died = True, isinstance(e, KernelDied)
             raise
         return json.loads(ast.literal_eval(text))
 
@@ -293,9 +298,13 @@ class GradingExecute(Execute):
                 self._agent_ready = True
             result = remote.verdict(check, transport, name)
         except (TimeoutError, RuntimeError) as e:
-            transport.timed_out |= isinstance(e, TimeoutError)
+            transport.timed_out |= isinstance(e, (TimeoutError, KernelDied))
+            transport.died |= isinstance(e, KernelDied)
             result = (False, f"{type(e).__name__}: {e}")
-        if transport.timed_out:
+        if transport.died:
+            result = (False, f"DeadKernelError: your notebook's kernel died while {check_name} ran your code")
+            self._replace_kernel()
+        elif transport.timed_out:
             result = (False, f"CellTimeoutError: your code did not finish within {self.timeout} s while "
                              f"{check_name} ran it")
             self._replace_kernel()
@@ -334,8 +343,16 @@ class GradingExecute(Execute):
         """The shell reply to ``msg_id``; TimeoutError after ``timeout`` seconds. IOPub messages that arrive
         meanwhile (what learner code prints while a check runs it) are read and dropped, not queued."""
         async def wait():
+            deadline = time.monotonic() + timeout
             while True:
-                msg = await self.kc.shell_channel.get_msg(timeout=timeout)
+                try:
+                    msg = await self.kc.shell_channel.get_msg(timeout=1)
+                except queue.Empty:  # a kernel that is gone will not answer: no need to wait out the timeout
+                    if not await self.km.is_alive():
+                        raise KernelDied("your kernel died while the grader was running your code") from None
+                    if time.monotonic() > deadline:
+                        raise
+                    continue
                 if msg["parent_header"].get("msg_id") == msg_id:
                     return msg["content"]
 
