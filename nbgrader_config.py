@@ -14,6 +14,10 @@ c.CourseDirectory.autograded_directory = "autograded"
 c.CourseDirectory.feedback_directory = "feedback"
 c.CourseDirectory.db_url = "sqlite:///gradebook.db"
 
+# Feedback pages show learners' markdown and outputs: sanitized, so that a <script> in a submission does not
+# run in the browser of whoever opens the page (the learner's instructor, say).
+c.HTMLExporter.sanitize_html = True
+
 # What a learner sees in place of a solution.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

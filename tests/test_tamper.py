@@ -27,6 +27,8 @@ A = "01_attention"
 EXERCISE = "attention_scores"
 WRONG = "def attention_scores(q, k):\n    return q @ k.transpose(-2, -1)  # no scaling\n"
 MARKER = "tinylm_leftover_marker"
+FORGED = "all submissions graded, forged by a learner"
+SCRIPT = "document.title = 'run by a learner'"
 PEAK_MB = 1000  # the nbgrader process's peak resident memory, bombs included (1.4-1.5 GB each without the caps)
 LINKS = {  # m_symlink's extra files: symlinks (relative to its submission folder) to what it must never read
     "gradebook": "../../../gradebook.db",
@@ -68,6 +70,15 @@ ATTACKS = {  # student -> the attack, run after the wrong code in the exercise's
     "m_reply_bomb": LIAR.format(reply="'x' * 300_000_000"),
     # 200 MB of output while the cell runs: the grader keeps 1 MB (nbgrader's process grew to 1.4 GB)
     "m_output_bomb": "for _ in range(200):\n    print('x' * 1_000_000)\n",
+    # the answers are installed next to the checks: the reference's, and the checks' own equivalents
+    "m_reference": "try:\n    from tinylm_solutions.attention import attention_scores\nexcept ImportError:\n    pass\n",
+    "m_checks_code": "import math\ntry:\n    import tinylm_checks.attention  # the real checks: the answer is in there\n"
+                     "    def attention_scores(q, k):\n"
+                     "        return q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])\nexcept ImportError:\n    pass\n",
+    # the instructor's terminal, through the file descriptors of the sandbox's first process
+    "m_terminal": f"from IPython.display import HTML, display\ndisplay(HTML('<script>{SCRIPT}</script>'))\n"
+                  "for fd in (1, 2):\n    try:\n        with open(f'/proc/1/fd/{fd}', 'w') as f:\n"
+                  f"            f.write('[AutogradeApp | INFO] {FORGED}\\n')\n    except OSError:\n        pass\n",
     # symlinks submitted next to the notebook: copied into autograded/, their targets would be readable
     "m_symlink": "import math, os\nleaked = {n: open(n, 'rb').read() for n in %r if os.path.exists(n)}\n"
                  "print({n: len(v) for n, v in leaked.items()})\n"
@@ -236,6 +247,17 @@ def test_nothing_outside_autograded_changed(graded):
     before, after = graded[3], graded[4]
     changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
     assert changed == []
+
+
+def test_nothing_reaches_the_instructors_terminal(graded):
+    assert FORGED not in graded[2].stderr
+
+
+def test_feedback_runs_no_script_from_the_submission(graded):
+    course = graded[0]
+    assert run("generate_feedback", A, "--student", "m_terminal", "--force", cwd=course).returncode == 0
+    html = (course / "feedback" / "m_terminal" / A / f"{A}.html").read_text()
+    assert "attention_scores" in html and f"<script>{SCRIPT}" not in html  # sanitized: no such tag in the page
 
 
 def test_no_process_outlives_grading(graded):
