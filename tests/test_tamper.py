@@ -50,6 +50,8 @@ ATTACKS = {  # student -> the attack, run after the wrong code in the exercise's
     "m_checks": "import tinylm_checks._core as core\nopen(core.__file__, 'a').write('\\n# tampered\\n')\n",
     "m_kill_grader": "import os, signal\nos.kill(os.getppid(), signal.SIGKILL)\nos.killpg(0, signal.SIGKILL)\n",
     "m_kill_self": "import os\nos._exit(3)\n",
+    "m_exit_in_check": "def attention_scores(q, k):  # ends the kernel when the grader calls it\n"
+                       "    import os\n    os._exit(3)\n",
     "m_loop": "import signal\nsignal.signal(signal.SIGINT, signal.SIG_IGN)\nwhile True:\n    pass\n",
     "m_leftover": f"import subprocess\nsubprocess.Popen(['sh', '-c', 'exec -a {MARKER} sleep 600'], start_new_session=True)\n",
     "m_partial_credit": "ip = get_ipython()\nip.events.register('pre_run_cell', lambda info: ip.displayhook(1.0))\n",
@@ -247,6 +249,13 @@ def test_nothing_outside_autograded_changed(graded):
     before, after = graded[3], graded[4]
     changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
     assert changed == []
+
+
+def test_a_kernel_that_dies_in_a_check_is_named(graded):
+    course = graded[0]
+    nb = nbformat.read(course / "autograded" / "m_exit_in_check" / A / f"{A}.ipynb", as_version=4)
+    errors = [o for o in nb.cells[cells_by_id(nb)[f"{EXERCISE}_check"]].outputs if o.output_type == "error"]
+    assert errors and errors[0].ename == "DeadKernelError" and "check_attention_scores" in errors[0].evalue
 
 
 def test_nothing_reaches_the_instructors_terminal(graded):
