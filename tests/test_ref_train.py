@@ -7,7 +7,7 @@ import torch.nn.functional as F
 
 from tinylm_solutions.data import get_batch, lm_batches
 from tinylm_solutions.model import TinyLM
-from tinylm_solutions.train import batch_loss, evaluate, main, perplexity, train, train_step
+from tinylm_solutions.train import batch_loss, evaluate, perplexity, train, train_step
 
 TOL = dict(atol=1e-6, rtol=0.0)
 V = 30
@@ -81,15 +81,3 @@ def test_train_loop_history():
     assert hist["val_step"] == [10, 20, 30] and len(hist["val_loss"]) == 3
     assert all(t > 0 for t in hist["tokens_per_s"])
     assert sum(hist["loss"][-5:]) / 5 < sum(hist["loss"][:5]) / 5
-
-
-def test_cli_runs(capsys, tmp_path):
-    ckpt = tmp_path / "m.pt"
-    assert main(["--steps", "3", "--d-model", "16", "--num-heads", "2", "--num-layers", "1", "--block-size", "16",
-                 "--max-chars", "5000", "--sample-tokens", "5", "--no-progress", "--save", str(ckpt)]) == 0
-    out = capsys.readouterr().out
-    assert "val perplexity" in out and "sample:" in out
-    saved = torch.load(ckpt)
-    m = TinyLM(**saved["config"])
-    m.load_state_dict(saved["state_dict"])
-    assert m.lm_head.weight is m.token_emb.weight

@@ -77,6 +77,20 @@ class WordTokenizer:
         self.stoi = {t: i for i, t in enumerate(self.itos)}
         self.unk_id = 0
 
+    @classmethod
+    def from_vocab(cls, itos: list[str], lower: bool = False) -> "WordTokenizer":
+        """The tokenizer whose vocabulary is ``itos`` (``itos[0]`` is ``<unk>``), e.g. from a checkpoint.
+
+        Raises:
+            ValueError: if ``itos`` does not start with ``<unk>``.
+        """
+        if not itos or itos[0] != cls.UNK:
+            raise ValueError(f"a word vocabulary starts with {cls.UNK!r}")
+        tok = cls.__new__(cls)
+        tok.lower, tok.itos, tok.unk_id = lower, list(itos), 0
+        tok.stoi = {t: i for i, t in enumerate(tok.itos)}
+        return tok
+
     @property
     def vocab_size(self) -> int:
         return len(self.itos)

@@ -1,4 +1,5 @@
-"""Training utilities and a small CPU trainer with a CLI (``tinylm-train``, or ``python -m tinylm_solutions.train``).
+"""Training utilities: the loss of a batch, one training step, evaluation, perplexity, and a training loop
+(the command line that drives it is :mod:`tinylm_solutions.cli`, ``tinylm-train``).
 
 Loss: next-token cross-entropy; perplexity = exp(mean loss) (Jurafsky & Martin, SLP3 §3.2.1). Optimizer:
 AdamW (Loshchilov & Hutter 2019, ``torch.optim.AdamW``). Gradient clipping: ``torch.nn.utils.clip_grad_norm_``
@@ -10,7 +11,6 @@ position by position, no second shift) or a single ``(B, T)`` tensor used as Hug
 """
 from __future__ import annotations
 
-import argparse
 import math
 import time
 
@@ -18,10 +18,7 @@ import torch
 import torch.nn.functional as F
 from tqdm.auto import tqdm
 
-from .data import default_corpus, get_batch, lm_batches, train_val_split
-from .generate import generate
-from .model import TinyLM
-from .tokenizer import CharTokenizer, WordTokenizer
+from .data import get_batch, lm_batches
 
 
 def batch_loss(model: torch.nn.Module, batch) -> torch.Tensor:
@@ -91,7 +88,9 @@ def perplexity(loss: float | torch.Tensor) -> float:
 def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tensor | None = None, *,
           steps: int = 300, batch_size: int = 16, block_size: int | None = None, lr: float = 3e-3,
           max_grad_norm: float | None = 1.0, eval_interval: int = 100, eval_batches: int | None = 20,
-          seed: int = 0, progress: bool = True, callback=None) -> dict[str, list]:
+          seed: int = 0, progress: bool = True, callback=None, optimizer: torch.optim.Optimizer | None = None,
+          generator: torch.Generator | None = None, start_step: int = 0,
+          history: dict[str, list] | None = None) -> dict[str, list]:
     """Train with AdamW on random batches, reporting loss, grad norm and tokens/s on a tqdm bar.
 
     Args:
@@ -101,16 +100,21 @@ def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tens
         eval_batches: cap on validation batches per evaluation.
         seed: seeds the batch sampler (a private ``torch.Generator``; the global RNG is not touched).
         progress: show the tqdm bar.
-        callback: optional ``callback(step, record)`` after every step (e.g. a live loss plot).
+        callback: optional ``callback(step, record)`` after every step (e.g. a live loss plot, a checkpoint).
+        optimizer, generator, start_step, history: to continue a run that stopped after ``start_step`` steps
+            (its optimizer, its batch sampler's generator and its history, restored): the same batches
+            follow as if it had not stopped. By default a new AdamW, a generator seeded with ``seed``, step 0.
 
     Returns:
         History ``{"step", "loss", "grad_norm", "tokens_per_s", "val_step", "val_loss"}`` (lists).
     """
     block_size = block_size or model.max_seq_len
-    gen = torch.Generator().manual_seed(seed)
-    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
-    hist = {"step": [], "loss": [], "grad_norm": [], "tokens_per_s": [], "val_step": [], "val_loss": []}
-    bar = tqdm(range(1, steps + 1), disable=not progress, desc="train")
+    gen = generator if generator is not None else torch.Generator().manual_seed(seed)
+    optimizer = optimizer if optimizer is not None else torch.optim.AdamW(model.parameters(), lr=lr)
+    hist = history if history is not None else \
+        {"step": [], "loss": [], "grad_norm": [], "tokens_per_s": [], "val_step": [], "val_loss": []}
+    bar = tqdm(range(start_step + 1, steps + 1), initial=start_step, total=steps, disable=not progress,
+               desc="train")
     for step in bar:
         t0 = time.perf_counter()
         record = train_step(model, get_batch(train_data, batch_size, block_size, gen), optimizer, max_grad_norm)
@@ -127,56 +131,3 @@ def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tens
         if callback is not None:
             callback(step, record)
     return hist
-
-
-def main(argv: list[str] | None = None) -> int:
-    """CLI: train a TinyLM on :func:`~tinylm_solutions.data.default_corpus` and print a sample."""
-    p = argparse.ArgumentParser(prog="tinylm-train", description=__doc__.splitlines()[0])
-    p.add_argument("--steps", type=int, default=300)
-    p.add_argument("--batch-size", type=int, default=16)
-    p.add_argument("--block-size", type=int, default=64, help="context length = max_seq_len")
-    p.add_argument("--d-model", type=int, default=64)
-    p.add_argument("--num-heads", type=int, default=4)
-    p.add_argument("--num-layers", type=int, default=2)
-    p.add_argument("--d-ff", type=int, default=None, help="default: 4 * d_model")
-    p.add_argument("--dropout", type=float, default=0.0)
-    p.add_argument("--lr", type=float, default=3e-3)
-    p.add_argument("--max-grad-norm", type=float, default=1.0)
-    p.add_argument("--eval-interval", type=int, default=100)
-    p.add_argument("--tokenizer", choices=("char", "word"), default="char")
-    p.add_argument("--max-chars", type=int, default=None, help="truncate the corpus")
-    p.add_argument("--sample-tokens", type=int, default=200)
-    p.add_argument("--temperature", type=float, default=0.8)
-    p.add_argument("--top-k", type=int, default=None)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--save", default=None, help="write {'config', 'state_dict'} here with torch.save")
-    p.add_argument("--no-progress", action="store_true")
-    args = p.parse_args(argv)
-
-    text = default_corpus(max_chars=args.max_chars)
-    tok = CharTokenizer(text) if args.tokenizer == "char" else WordTokenizer(text, min_freq=2)
-    data = torch.tensor(tok.encode(text), dtype=torch.long)  # (N,)
-    train_data, val_data = train_val_split(data, 0.1)
-    torch.manual_seed(args.seed)
-    model = TinyLM(tok.vocab_size, args.block_size, args.d_model, args.num_heads, args.num_layers,
-                   args.d_ff or 4 * args.d_model, dropout=args.dropout)
-    print(f"corpus: {len(text):,} chars -> {len(data):,} tokens, vocab {tok.vocab_size}; "
-          f"model: {model.get_num_params(non_embedding=False):,} parameters")
-    hist = train(model, train_data, val_data, steps=args.steps, batch_size=args.batch_size,
-                 block_size=args.block_size, lr=args.lr, max_grad_norm=args.max_grad_norm,
-                 eval_interval=args.eval_interval, seed=args.seed, progress=not args.no_progress)
-    val = hist["val_loss"][-1]
-    print(f"step {args.steps}: train loss {hist['loss'][-1]:.4f}, val loss {val:.4f}, "
-          f"val perplexity {perplexity(val):.2f}")
-    if args.save:
-        torch.save({"config": model.config, "state_dict": model.state_dict()}, args.save)
-    if args.sample_tokens > 0:
-        prompt = data[:1].view(1, 1)  # (1, 1)
-        gen = torch.Generator().manual_seed(args.seed)
-        out = generate(model, prompt, args.sample_tokens, args.temperature, args.top_k, generator=gen)
-        print("sample:\n" + tok.decode(out[0].tolist()))
-    return 0
-
-
-if __name__ == "__main__":
-    raise SystemExit(main())
