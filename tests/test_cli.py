@@ -121,3 +121,20 @@ def test_the_installed_commands_run():
     for command in ("tinylm-train", "tinylm-generate"):
         proc = subprocess.run([str(BIN / command), "--help"], capture_output=True, text=True)
         assert proc.returncode == 0 and "usage:" in proc.stdout
+
+
+def test_two_processes_take_the_same_steps_as_one_on_the_same_global_batch(tmp_path):
+    """torchrun: DistributedDataParallel with gloo on CPU; each rank trains on half of every batch of 8 rows,
+    the averaged gradients are the full batch's, so the parameters after 3 steps equal one process's."""
+    run = [*SMALL, "--steps", "3", "--batch-size", "8", "--eval-interval", "3", "--sample-tokens", "0"]
+    one, two = tmp_path / "one.pt", tmp_path / "two.pt"
+    assert train_main([*run, "--checkpoint", str(one)]) == 0
+    proc = subprocess.run([str(BIN / "torchrun"), "--standalone", "--nproc_per_node=2", "-m", "tinylm_solutions.train",
+                           *run, "--checkpoint", str(two)], capture_output=True, text=True, timeout=300,
+                          env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.count("corpus:") == 1 and "2 processes" in proc.stdout  # rank 0 speaks
+    a, b = torch.load(one, weights_only=True), torch.load(two, weights_only=True)
+    assert a["step"] == b["step"] == 3
+    worst = max((a["model"][k] - b["model"][k]).abs().max().item() for k in a["model"])
+    assert worst < 1e-5, worst  # float rounding of the split sums only

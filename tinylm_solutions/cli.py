@@ -12,6 +12,11 @@ step, the batch sampler's and torch's random states, the tokenizer and the setti
 evaluation; ``--resume`` continues from it exactly (the same batches in the same order, as if the run had
 never stopped).
 
+Past one machine it trains data-parallel on PyTorch's own engine: ``torchrun --nproc_per_node=2 -m
+tinylm_solutions.train ...`` runs one process per rank (``DistributedDataParallel``, the gloo backend on
+CPU); each trains on its share of every global batch of ``--batch-size`` rows, and rank 0 prints, evaluates
+the same model and writes the checkpoint.
+
 Bad input never gives a traceback: one line ``tinylm-train: error: ...`` on stderr and exit status 2 (a
 missing, empty or non-UTF-8 corpus, a corpus shorter than one block, an unknown or mistyped config key,
 a checkpoint of another vocabulary or model, a file that is not a checkpoint).
@@ -19,6 +24,7 @@ a checkpoint of another vocabulary or model, a file that is not a checkpoint).
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -185,12 +191,21 @@ def _train(args: dict) -> int:
             k = differ[0]
             raise UsageError(f"checkpoint {args['checkpoint']} is a model with {k} = {ckpt['model_config'].get(k)}, "
                              f"these settings give {model_config[k]}")
+    world = int(os.environ.get("WORLD_SIZE", "1"))
+    if world > 1 and s["batch_size"] % world:
+        raise UsageError(f"batch_size {s['batch_size']} must be a multiple of the {world} processes")
     torch.manual_seed(s["seed"])
     try:
         model = TinyLM(**model_config)
     except ValueError as e:
         raise UsageError(str(e)) from None
     optimizer = torch.optim.AdamW(model.parameters(), lr=s["lr"])
+    rank, trained = 0, model
+    if world > 1:  # torchrun: one process per rank; gradients averaged over them
+        import torch.distributed as dist
+        dist.init_process_group("gloo")
+        rank = dist.get_rank()
+        trained = torch.nn.parallel.DistributedDataParallel(model)
     gen = torch.Generator().manual_seed(s["seed"])
     start, history = 0, None
     if ckpt:
@@ -199,26 +214,29 @@ def _train(args: dict) -> int:
         gen.set_state(ckpt["generator"])
         torch.set_rng_state(ckpt["torch_rng"])
         start, history = int(ckpt["step"]), ckpt["history"]
-    print(f"corpus: {len(text):,} chars -> {len(data):,} tokens, vocab {tok.vocab_size}; "
-          f"model: {model.get_num_params(non_embedding=False):,} parameters"
-          + (f"; resuming at step {start}" if ckpt else ""))
+    say = print if rank == 0 else (lambda *a, **k: None)
+    say(f"corpus: {len(text):,} chars -> {len(data):,} tokens, vocab {tok.vocab_size}; "
+        f"model: {model.get_num_params(non_embedding=False):,} parameters"
+        + (f"; resuming at step {start}" if ckpt else "") + (f"; {world} processes" if world > 1 else ""))
 
     def save(step: int, record: dict) -> None:
-        if args["checkpoint"] and ("val_loss" in record or step == s["steps"]):
+        if rank == 0 and args["checkpoint"] and ("val_loss" in record or step == s["steps"]):
             torch.save({"model": model.state_dict(), "model_config": model_config, "optimizer": optimizer.state_dict(),
                         "generator": gen.get_state(), "torch_rng": torch.get_rng_state(), "step": step,
                         "history": hist, "vocab": _vocab(tok), "settings": s}, args["checkpoint"])
 
     hist = history or {"step": [], "loss": [], "grad_norm": [], "tokens_per_s": [], "val_step": [], "val_loss": []}
-    train(model, train_data, val_data, steps=s["steps"], batch_size=s["batch_size"], block_size=s["block_size"],
+    train(trained, train_data, val_data, steps=s["steps"], batch_size=s["batch_size"], block_size=s["block_size"],
           lr=s["lr"], max_grad_norm=s["max_grad_norm"], eval_interval=s["eval_interval"], seed=s["seed"],
-          progress=not args["no_progress"], callback=save, optimizer=optimizer, generator=gen, start_step=start,
-          history=hist)
+          progress=not args["no_progress"] and rank == 0, callback=save, optimizer=optimizer, generator=gen,
+          start_step=start, history=hist, shard=(rank, world))
+    if world > 1:
+        torch.distributed.destroy_process_group()
     if hist["val_loss"]:
         val = hist["val_loss"][-1]
-        print(f"step {s['steps']}: train loss {hist['loss'][-1]:.4f}, val loss {val:.4f}, "
-              f"val perplexity {perplexity(val):.2f}")
-    if s["sample_tokens"] > 0:
+        say(f"step {s['steps']}: train loss {hist['loss'][-1]:.4f}, val loss {val:.4f}, "
+            f"val perplexity {perplexity(val):.2f}")
+    if s["sample_tokens"] > 0 and rank == 0:
         out = generate(model, data[:1].view(1, 1), s["sample_tokens"], s["temperature"], s["top_k"],
                        generator=torch.Generator().manual_seed(s["seed"]))
         print("sample:\n" + tok.decode(out[0].tolist()))

@@ -90,7 +90,7 @@ def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tens
           max_grad_norm: float | None = 1.0, eval_interval: int = 100, eval_batches: int | None = 20,
           seed: int = 0, progress: bool = True, callback=None, optimizer: torch.optim.Optimizer | None = None,
           generator: torch.Generator | None = None, start_step: int = 0,
-          history: dict[str, list] | None = None) -> dict[str, list]:
+          history: dict[str, list] | None = None, shard: tuple[int, int] = (0, 1)) -> dict[str, list]:
     """Train with AdamW on random batches, reporting loss, grad norm and tokens/s on a tqdm bar.
 
     Args:
@@ -104,6 +104,9 @@ def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tens
         optimizer, generator, start_step, history: to continue a run that stopped after ``start_step`` steps
             (its optimizer, its batch sampler's generator and its history, restored): the same batches
             follow as if it had not stopped. By default a new AdamW, a generator seeded with ``seed``, step 0.
+        shard: ``(rank, world_size)`` of a data-parallel run (``model`` wrapped in DistributedDataParallel):
+            every process draws the same global batch of ``batch_size`` rows and trains on rows
+            ``rank::world_size``, so that the averaged gradients are those of the global batch.
 
     Returns:
         History ``{"step", "loss", "grad_norm", "tokens_per_s", "val_step", "val_loss"}`` (lists).
@@ -117,7 +120,9 @@ def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tens
                desc="train")
     for step in bar:
         t0 = time.perf_counter()
-        record = train_step(model, get_batch(train_data, batch_size, block_size, gen), optimizer, max_grad_norm)
+        x, y = get_batch(train_data, batch_size, block_size, gen)  # (batch_size, T) each
+        rank, world = shard
+        record = train_step(model, (x[rank::world], y[rank::world]), optimizer, max_grad_norm)
         record["tokens_per_s"] = batch_size * block_size / (time.perf_counter() - t0)
         for key in ("loss", "grad_norm", "tokens_per_s"):
             hist[key].append(record[key])
@@ -131,3 +136,8 @@ def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tens
         if callback is not None:
             callback(step, record)
     return hist
+
+
+if __name__ == "__main__":  # python -m tinylm_solutions.train, or torchrun ... -m tinylm_solutions.train
+    from .cli import train_main
+    raise SystemExit(train_main())
