@@ -131,19 +131,31 @@ def test_a_failing_check_shows_its_message_not_a_traceback(lab, browser):
     assert len(text.splitlines()) <= 8
 
 
+def solution_source(stage: str, grade_id: str) -> str:
+    """The solution cell ``grade_id`` of a stage's source notebook, without nbgrader's solution markers."""
+    import nbformat
+    nb = nbformat.read(ROOT / "notebooks" / stage / f"{stage}.ipynb", as_version=4)
+    cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == grade_id)
+    return "\n".join(line for line in cell.source.splitlines() if "### BEGIN SOLUTION" not in line
+                     and "### END SOLUTION" not in line)
+
+
 def test_the_position_explorer_redraws_when_a_slider_moves(lab, browser):
-    """Stage 04's explorer uses the course's table, so it works in the release while the exercises are
-    stubs. Run every cell in order, then move the slider with the keyboard, as a learner can, and wait
-    for a new picture."""
+    """Stage 04's explorer shows the learner's own table: write exercise 1 into the release (as a learner
+    does), run every cell in order, then move the slider with the keyboard and wait for a new picture."""
     page = open_notebook(browser, lab, "04_positions/04_positions.ipynb")
     # One cell at a time, as Shift+Enter does: "Run All" would stop at the first failing check cell.
-    page.evaluate("""async () => {
+    page.evaluate("""async (answer) => {
         const nb = window.jupyterapp.shell.currentWidget.content;
         for (let i = 0; i < nb.widgets.length; i++) {
+            const meta = nb.widgets[i].model.getMetadata('nbgrader') || {};
+            if (meta.grade_id === 'sinusoidal_position_encoding') {
+                nb.widgets[i].model.sharedModel.setSource(answer);
+            }
             nb.activeCellIndex = i;
             await window.jupyterapp.commands.execute('notebook:run-cell');
         }
-    }""")
+    }""", solution_source("04_positions", "sinusoidal_position_encoding"))
     slider = page.locator(".widget-slider", has=page.locator(".widget-label", has_text="position")).first
     try:
         slider.wait_for(state="visible", timeout=180_000)
