@@ -134,8 +134,8 @@ class SandboxKernelManager(SlicedPollKernelManager):
         return [p for p in hidden if not any(p != q and p.is_relative_to(q) for q in hidden)]  # outermost only
 
     def hidden_reference(self, workdir: Path) -> list[Path]:
-        """The reference modules that hold the answers of the stage being graded (the folder's name is the
-        assignment's), and the reference package's compiled files."""
+        """The reference modules that hold the answers of the stage being graded (``stage``, else the working
+        folder's name, which nbgrader makes the assignment's); empty for a folder that is no stage."""
         import tinylm_solutions
         package = Path(tinylm_solutions.__file__).resolve().parent
         stage = self.stage or workdir.name
@@ -249,7 +249,10 @@ class SandboxKernelManager(SlicedPollKernelManager):
     def _report_stderr(self) -> None:
         """Log bubblewrap's own errors (lines starting "bwrap:"), which say why a sandbox could not start.
         Whatever else the kernel wrote there is not the grader's concern."""
-        self._stderr.close()
+        stderr = getattr(self, "_stderr", None)  # absent if the sandbox failed before it was opened
+        if stderr is None:
+            return
+        stderr.close()
         with open(self._box / "stderr.log", "rb") as f:
             head = f.read(4096).decode("utf-8", "replace")
         for line in head.splitlines():
