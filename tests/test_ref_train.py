@@ -7,7 +7,8 @@ import torch.nn.functional as F
 
 from tinylm_solutions.data import get_batch, lm_batches
 from tinylm_solutions.model import TinyLM
-from tinylm_solutions.train import batch_loss, evaluate, perplexity, train, train_step
+from tinylm_solutions.train import batch_loss, evaluate, perplexity, train_step
+from tinylm_solutions.trainer import train
 
 TOL = dict(atol=1e-6, rtol=0.0)
 V = 30

@@ -3,8 +3,8 @@
 attention (scores, scaled dot-product attention, SelfAttention, the causal mask), multihead (split/merge
 heads, multi-head self-attention), masks (key padding, combining masks, masked softmax), position (sinusoidal, learned, RoPE), ffn (FeedForward, SwiGLU),
 norm (LayerNorm), block (TransformerBlock, Pre-LN and Post-LN), model (TinyLM), tokenizer (char,
-word), data (default corpus, batches), train (train_step, evaluate, perplexity, the tinylm-train
-CLI), generate (temperature, top-k). The checks in ``tinylm_checks`` compare learners' code with it.
+word), data (default corpus, batches), train (train_step, evaluate, perplexity), trainer (the training loop), cli
+(tinylm-train, tinylm-generate), generate (temperature, top-k). The checks in ``tinylm_checks`` compare learners' code with it.
 """
 
 #: The module that holds each stage's exercise answers, by assignment name. Autograding a stage hides its

@@ -35,7 +35,8 @@ from .data import default_corpus, train_val_split
 from .generate import generate
 from .model import TinyLM
 from .tokenizer import CharTokenizer, WordTokenizer
-from .train import perplexity, train
+from .train import perplexity
+from .trainer import train
 
 DEFAULTS = Path(__file__).resolve().parent / "configs" / "tinylm.yaml"
 MODEL_KEYS = ("block_size", "d_model", "num_heads", "num_layers", "d_ff", "dropout")
