@@ -65,6 +65,9 @@ INSTALL = ("bubblewrap is needed to autograde safely: `make venv` installs it (p
            "sandbox off for a trusted, single-user context)")
 
 
+GIVEN = ("plots.py", "runs.py")  # tinylm_checks' modules a notebook uses that judge nothing: the stand-in has them
+
+
 class SandboxUnavailable(RuntimeError):
     """bubblewrap cannot be found or cannot create a sandbox on this machine."""
 
@@ -159,13 +162,14 @@ class SandboxKernelManager(SlicedPollKernelManager):
         for path in self._hidden():  # a folder becomes an empty tmpfs, a file /dev/null
             args += ["--tmpfs", str(path)] if path.is_dir() else ["--ro-bind", "/dev/null", str(path)]
         # the checks hold the reference's equivalents: the kernel gets a stand-in (the verdicts are computed
-        # outside it), with the course's plotting helpers
+        # outside it), with the course's helpers that decide nothing (plots, widgets, run records)
         import tinylm_checks
         checks = Path(tinylm_checks.__file__).resolve().parent
         standin = box / "tinylm_checks"
         shutil.copytree(Path(__file__).resolve().parent / "standin", standin,
                         ignore=shutil.ignore_patterns("__pycache__"))
-        shutil.copy(checks / "plots.py", standin / "plots.py")
+        for given in GIVEN:
+            shutil.copy(checks / given, standin / given)
         args += ["--ro-bind", str(standin), str(checks)]
         hidden = self.hidden_reference(workdir)
         if hidden:
