@@ -13,7 +13,9 @@ import torch.nn.functional as F
 
 
 __all__ = ["plot_attention", "plot_heads_split", "plot_position_encoding", "position_explorer", "plot_activations",
-           "plot_token_vectors", "plot_changes", "plot_depth_profile", "plot_parameter_ratio"]
+           "plot_token_vectors", "plot_changes", "plot_depth_profile", "plot_parameter_ratio",
+           # stage 11
+           "plot_layer_grad_norms", "plot_lr_sweep", "plot_order_test", "plot_loss_curves"]
 
 def plot_attention(weights: torch.Tensor, tokens: list[str] | None = None, title: str = "attention weights",
                    ax=None):
@@ -342,4 +344,107 @@ def plot_parameter_ratio(d_models: Sequence[int], totals: Sequence[int], ax=None
     ax.set(xlabel="d_model D", ylabel="ratio", title="one block's parameters / 12 D^2")
     ax.legend()
     ax.grid(alpha=0.3)
+    return ax
+
+
+# --------------------------------------------------------------------------- stage 11: ablations and debugging
+
+def plot_layer_grad_norms(grad_norms: dict[str, Sequence[float]], losses: dict[str, Sequence[float]], axes=None):
+    """The no-residual ablation: gradient norm reaching each layer (log scale) and the training loss, one line
+    per model (same labels in both dicts).
+
+    Args:
+        grad_norms: model -> one float > 0 per block (block 0 closest to the input).
+        losses: model -> the training loss at each step.
+        axes: two matplotlib Axes; a new 1 x 2 figure when None.
+
+    Returns:
+        The two Axes. Raises ValueError if the dicts name different models or a norm is not > 0.
+    """
+    if set(grad_norms) != set(losses):
+        raise ValueError(f"grad_norms names {sorted(grad_norms)}, losses names {sorted(losses)}: they must match")
+    if axes is None:
+        _, axes = plt.subplots(1, 2, figsize=(12, 4.2))
+    for label, norms in grad_norms.items():
+        if any(not v > 0 for v in norms):
+            raise ValueError(f"{label}: every gradient norm must be > 0 for a log scale")
+        axes[0].plot(range(len(norms)), norms, marker="o", label=label)
+        axes[1].plot(range(1, len(losses[label]) + 1), losses[label], label=label)
+    axes[0].set(yscale="log", xlabel="block (0 = closest to the input)", ylabel="gradient norm of the block",
+                title="gradient reaching each block")
+    axes[1].set(xlabel="step", ylabel="training loss", title="training loss")
+    for ax in axes:
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    return axes
+
+
+def plot_lr_sweep(lrs: Sequence[float], final_losses: dict[str, Sequence[float]], ax=None):
+    """Final training loss against the learning rate (log x), one line per wiring (e.g. Pre-LN, Post-LN).
+
+    Args:
+        lrs: the learning rates; final_losses: wiring -> one loss per learning rate (nan/inf: diverged,
+            drawn as an x at the top of the plot).
+        ax: a matplotlib Axes; a new figure when None.
+
+    Returns:
+        The Axes. Raises ValueError if a wiring's list differs in length from ``lrs``.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 4.2))
+    finite = [v for vs in final_losses.values() for v in vs if math.isfinite(v)]
+    top = max(finite) if finite else 1.0
+    for label, values in final_losses.items():
+        if len(values) != len(lrs):
+            raise ValueError(f"{label}: {len(values)} losses for {len(lrs)} learning rates")
+        line, = ax.plot(lrs, [v if math.isfinite(v) else float("nan") for v in values], marker="o", label=label)
+        bad = [lr for lr, v in zip(lrs, values) if not math.isfinite(v)]
+        if bad:
+            ax.scatter(bad, [top] * len(bad), marker="x", color=line.get_color(), s=80)
+    ax.set(xscale="log", xlabel="learning rate", ylabel="final training loss (mean of the last steps)",
+           title="learning-rate sweep")
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_order_test(results: dict[str, dict[str, float]], ax=None):
+    """Grouped bars: each model's loss on text in its order ("A B C D") and reversed ("D C B A").
+
+    Args:
+        results: model -> {"forward": loss, "reversed": loss}.
+        ax: a matplotlib Axes; a new figure when None.
+
+    Returns:
+        The Axes.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 4.2))
+    models = list(results)
+    width = 0.38
+    for i, (key, label) in enumerate((("forward", "in order (A B C D)"), ("reversed", "reversed (D C B A)"))):
+        xs = [j + (i - 0.5) * width for j in range(len(models))]
+        bars = ax.bar(xs, [results[m][key] for m in models], width, label=label)
+        ax.bar_label(bars, fmt="%.2f", fontsize=8)
+    ax.set_xticks(range(len(models)), models)
+    ax.set(ylabel="mean next-token loss (nats)", title="order test")
+    ax.legend(fontsize=8)
+    return ax
+
+
+def plot_loss_curves(histories: dict[str, Sequence[float]], title: str = "training loss", hline=None, ax=None):
+    """Training loss against the step, one line per run; ``hline=(value, label)`` draws a dotted reference.
+
+    Returns:
+        The Axes.
+    """
+    if ax is None:
+        _, ax = plt.subplots(figsize=(6.5, 4.2))
+    for label, losses in histories.items():
+        ax.plot(range(1, len(losses) + 1), [v if math.isfinite(v) else float("nan") for v in losses], label=label)
+    if hline is not None:
+        ax.axhline(hline[0], color="grey", linestyle=":", label=hline[1])
+    ax.set(xlabel="step", ylabel="loss (nats)", title=title)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
     return ax

@@ -1,0 +1,714 @@
+# %% [markdown]
+# # 11 · Ablations and debugging
+#
+# You have a working language model. This notebook takes it apart in two ways.
+#
+# **Ablations** remove one ingredient and measure what breaks. Each one is a short, seeded training run
+# (well under a minute on 2 cores) with a plot as its evidence:
+#
+# 1. **no residual connections**, at 2 and at 8 layers: how much gradient reaches each layer?
+# 2. **Post-LN vs Pre-LN** over a small learning-rate sweep;
+# 3. **no positions**: does the model still care about the order of its input ("A B C D" vs "D C B A")?
+#
+# **The debugging lab** hands you four broken models. For each, you see the symptom (a short run or a
+# probe), **name the bug**, write the **fixed** function, and a check confirms the fix by its behaviour:
+#
+# | symptom | what you write |
+# |---|---|
+# | the loss is NaN | `nan_loss_bug()`, `stable_cross_entropy(logits, targets)` |
+# | every attention row is uniform | `uniform_attention_bug()`, `fixed_attention(q, k, v, mask)` |
+# | suspiciously low loss, poor samples | `future_mask_bug()`, `fixed_causal_mask(T)` |
+# | the loss falls to ~0 at once, samples repeat | `unshifted_labels_bug()`, `fixed_lm_loss(logits, labels)` |
+#
+# Your numbers are recorded (`record_run`) for the report of notebook 12.
+#
+# Shapes as before: `B` batch, `T` positions, `D` = `d_model`, `V` the vocabulary, `H` heads, `d_k = D / H`.
+
+# %%
+import math
+import os
+import time
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+
+from tinylm_solutions.ablations import (BUG_NAMES, LabTinyLM, lab_train, layer_grad_norms, sequence_loss,
+                                        without_residuals)
+from tinylm_solutions.data import default_corpus, train_val_split
+from tinylm_solutions.generate import generate
+from tinylm_solutions.model import TinyLM, shift_labels
+from tinylm_solutions.tokenizer import CharTokenizer
+from tinylm_solutions.trainer import train
+from tinylm_checks import (check_fixed_attention, check_fixed_causal_mask, check_fixed_lm_loss,
+                           check_future_mask_bug, check_nan_loss_bug, check_stable_cross_entropy,
+                           check_uniform_attention_bug, check_unshifted_labels_bug)
+from tinylm_checks import (plot_attention, plot_layer_grad_norms, plot_loss_curves, plot_lr_sweep,
+                           plot_order_test, record_run)
+
+torch.set_num_threads(2)
+_ = torch.manual_seed(0)
+
+# %% [markdown]
+# Every run below has a fixed number of steps. `TINYLM_QUICK=1` in the environment shortens them all to a
+# few steps (the course's CI uses it to test that the notebook runs; the plots then show nothing useful).
+
+# %%
+QUICK = os.environ.get("TINYLM_QUICK") == "1"
+STEPS = dict(residual=60, lr_sweep=60, positions=150, lab=200, lab_short=60, lab_copy=40)
+if QUICK:
+    STEPS = {key: 3 for key in STEPS}
+print("steps per run:", STEPS)
+
+# %% [markdown]
+# The data: the course's corpus (English docstrings of Python's standard library), one token per
+# character, 90 % for training.
+
+# %%
+text = default_corpus()
+tokenizer = CharTokenizer(text)
+data = torch.tensor(tokenizer.encode(text))  # (N,) long
+train_data, val_data = train_val_split(data)
+V = tokenizer.vocab_size
+print(f"{len(data):,} tokens, vocabulary of {V} characters")
+
+# one size for every small model of this notebook: 2 heads of width 16, d_ff = 2 D, 32 positions
+SIZE = dict(vocab_size=V, max_seq_len=32, d_model=32, num_heads=2, d_ff=64)
+
+# %% [markdown]
+# ## 1. Ablation: no residual connections
+#
+# A Pre-LN block computes `x = x + attn(norm1(x))`, then `x = x + ffn(norm2(x))`. The `x +` is the
+# residual connection (He et al., 2016). Through it the gradient of the loss reaches every layer directly:
+# the derivative of `x + f(x)` is `1 + f'(x)`, and the `1` passes the gradient on unchanged however small
+# `f'` is. Without it, the gradient that reaches layer 0 is a product of one factor per layer above it,
+# and a product of many small factors is tiny.
+#
+# `without_residuals(model)` turns every block into a `NoResidualBlock` (the same parameters, `x = attn(norm1(x))`,
+# `x = ffn(norm2(x))`). We train four models for the same steps, 2 and 8 layers, with and without the
+# residuals, and record the gradient norm of each block's parameters over the first 10 steps
+# (`layer_grad_norms(model)`, read in the `callback` that `train` calls after each step).
+
+# %%
+def residual_run(num_layers: int, residual: bool) -> dict:
+    """Train a TinyLM (with or without residuals) for STEPS["residual"] steps; per-block grad norms, loss."""
+    torch.manual_seed(0)
+    model = TinyLM(num_layers=num_layers, **SIZE)
+    if not residual:
+        without_residuals(model)
+    norms = []
+
+    def callback(step, record):
+        if step <= 10:
+            norms.append(layer_grad_norms(model))  # one float per block
+
+    hist = train(model, train_data, steps=STEPS["residual"], batch_size=16, lr=3e-3, progress=False,
+                 callback=callback)
+    mean_norms = [sum(col) / len(col) for col in zip(*norms)]  # mean over the first steps, per block
+    return {"grad_norms": mean_norms, "loss": hist["loss"], "final_loss": sum(hist["loss"][-10:]) / len(hist["loss"][-10:])}
+
+
+t0 = time.perf_counter()
+residual_results = {f"{L} layers, {'residual' if res else 'no residual'}": residual_run(L, res)
+                    for L in (2, 8) for res in (True, False)}
+residual_seconds = time.perf_counter() - t0
+for label, r in residual_results.items():
+    print(f"{label:26s} final loss {r['final_loss']:.3f}   grad norm block 0 / last block: "
+          f"{r['grad_norms'][0] / r['grad_norms'][-1]:.3f}")
+print(f"({residual_seconds:.1f} s)")
+
+# %%
+plot_layer_grad_norms({k: r["grad_norms"] for k, r in residual_results.items()},
+                      {k: r["loss"] for k, r in residual_results.items()})
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# **What the plot shows.** With residuals, every block of the 8-layer model receives about the same
+# gradient: the line is flat. Without them, the gradient shrinks layer by layer on its way down: in our run
+# block 0 of the 8-layer model gets tens of times less gradient than its last block, so the first layers
+# barely learn, and the 8-layer model without residuals ends *worse* than the 2-layer one. At 2 layers the
+# product has only two factors and the damage is small. Depth only helps when the gradient can get through;
+# that is what the residual stream is for.
+#
+# ## 2. Ablation: Post-LN vs Pre-LN over a learning-rate sweep
+#
+# The original Transformer put the LayerNorm after the residual addition (Post-LN,
+# `x = norm1(x + attn(x))`); GPT-2 moved it to the input of each sub-layer (Pre-LN,
+# `x = x + attn(norm1(x))`). Xiong et al. (2020) showed that Post-LN's gradients near the output are
+# large at initialisation, so it needs a learning-rate warm-up, while Pre-LN trains without one.
+# `TinyLM(..., norm_first=False)` builds Post-LN blocks. We train both at four learning rates, same seed,
+# same batches, no warm-up, no gradient clipping, 4 layers.
+
+# %%
+LRS = [1e-3, 3e-3, 1e-2, 3e-2]
+
+
+def norm_run(norm_first: bool, lr: float) -> float:
+    """Mean training loss of the last 10 steps of a 4-layer TinyLM (Pre-LN or Post-LN) at learning rate lr."""
+    torch.manual_seed(0)
+    model = TinyLM(num_layers=4, norm_first=norm_first, **SIZE)
+    hist = train(model, train_data, steps=STEPS["lr_sweep"], batch_size=16, lr=lr, max_grad_norm=None,
+                 progress=False)
+    last = hist["loss"][-10:]
+    return sum(last) / len(last)
+
+
+t0 = time.perf_counter()
+sweep = {name: [norm_run(norm_first, lr) for lr in LRS] for name, norm_first in (("Pre-LN", True), ("Post-LN", False))}
+sweep_seconds = time.perf_counter() - t0
+for name, losses in sweep.items():
+    print(f"{name:8s}", "  ".join(f"lr {lr:g}: {loss:.3f}" for lr, loss in zip(LRS, losses)))
+print(f"({sweep_seconds:.1f} s)")
+
+# %%
+plot_lr_sweep(LRS, sweep)
+plt.show()
+
+# %% [markdown]
+# **What the plot shows.** In our run Pre-LN ends lower than Post-LN at every learning rate of the sweep,
+# and Post-LN hardly moves from about 3.3 nats, the loss of predicting each character by its frequency
+# alone: without a warm-up it has not started to learn in these steps. This is a small model and a short
+# run, so the gap is small; with more layers and longer runs the literature reports Post-LN diverging at
+# learning rates that Pre-LN takes in its stride (Xiong et al. 2020, Fig. 3).
+#
+# ## 3. Ablation: no positions
+#
+# Notebook 04 showed that attention without positions is *permutation-equivariant*: shuffle the tokens and
+# the outputs are shuffled the same way. A language model gets some order back from its causal mask (token
+# `t` sees `t + 1` tokens), so the question is how much it loses without its position embedding
+# (`TinyLM(..., positions="none")`).
+#
+# The **order test**: the model's loss on held-out text as it is ("A B C D") and reversed ("D C B A"),
+# 100 windows of 32 characters. A model that uses order finds the reversed text much harder to predict.
+
+# %%
+def positions_run(positions: str) -> dict:
+    """Train a 2-layer TinyLM with the given positions; its mean loss on 100 val windows, forward and reversed."""
+    torch.manual_seed(0)
+    model = TinyLM(num_layers=2, positions=positions, **SIZE)
+    train(model, train_data, steps=STEPS["positions"], batch_size=16, lr=1e-2, progress=False)
+    windows = [val_data[i: i + 32] for i in range(0, 3200, 32)]  # 100 windows of (32,)
+    return {"forward": sum(sequence_loss(model, w) for w in windows) / len(windows),
+            "reversed": sum(sequence_loss(model, w.flip(0)) for w in windows) / len(windows)}
+
+
+t0 = time.perf_counter()
+order = {"learned positions": positions_run("learned"), "no positions": positions_run("none")}
+positions_seconds = time.perf_counter() - t0
+for name, r in order.items():
+    print(f"{name:18s} in order {r['forward']:.3f}   reversed {r['reversed']:.3f}   "
+          f"gap {r['reversed'] - r['forward']:.3f}")
+print(f"({positions_seconds:.1f} s)")
+
+# %%
+plot_order_test(order)
+plt.show()
+
+# %% [markdown]
+# **What the plot shows.** Both models find reversed text harder, and, in our run, by about as much. At
+# this size and length of training a model predicts the next character mostly from the current one (which
+# characters follow which: "th" is common, "ht" is not), and that needs no position at all: the current
+# token is always the query. The causal mask gives the rest (Haviv et al. 2022 train language models
+# without positions to nearly the same loss). Positions matter once a model must know *where* something
+# was: counting, copying from a fixed offset, long-range structure; the small models of this course do not
+# get that far in 150 steps. An honest ablation reports the null result too.
+#
+# Your three ablations, saved for notebook 12's report:
+
+# %%
+record_run("11_ablations",
+           no_residual={"steps": STEPS["residual"],
+                        "grad_norms": {k: r["grad_norms"] for k, r in residual_results.items()},
+                        "final_loss": {k: r["final_loss"] for k, r in residual_results.items()},
+                        "seconds": residual_seconds},
+           norm_placement={"steps": STEPS["lr_sweep"], "lrs": LRS, "final_loss": sweep, "seconds": sweep_seconds},
+           no_positions={"steps": STEPS["positions"], "order_test": order, "seconds": positions_seconds})
+print("saved the record 11_ablations")
+
+# %% [markdown]
+# ## 4. The debugging lab
+#
+# Each broken model below is a `LabTinyLM`: a TinyLM whose causal mask, attention function and loss are
+# arguments (`mask_fn`, `attention_fn`, `loss_fn`), so that one broken part can be put in at a time.
+# `lab_train(model, data, steps=...)` trains it on the model's *own* loss, `model(ids, labels=ids)`.
+#
+# First a healthy model, the baseline every symptom is compared with:
+
+# %%
+def lab_model(**parts) -> LabTinyLM:
+    """A 2-layer LabTinyLM with the given broken parts, same seed every time."""
+    torch.manual_seed(0)
+    return LabTinyLM(num_layers=2, **SIZE, **parts)
+
+
+def greedy_sample(model, prompt: str = "The ", n: int = 40) -> str:
+    """The model's greedy continuation of prompt."""
+    idx = torch.tensor([tokenizer.encode(prompt)])  # (1, T)
+    return tokenizer.decode(generate(model.eval(), idx, n, temperature=0.0)[0].tolist())
+
+
+healthy = lab_model()
+healthy_hist = lab_train(healthy, train_data, steps=STEPS["lab"], lr=1e-2)
+print(f"healthy: loss {healthy_hist['loss'][0]:.2f} -> {healthy_hist['loss'][-1]:.2f}")
+print("healthy sample:", repr(greedy_sample(healthy)))
+print("\nthe bug names you choose from:", BUG_NAMES)
+
+# %% [markdown]
+# Our healthy model is still young: about 2.8 nats, and its greedy samples repeat a few common characters.
+# That is fine: what matters is how the broken ones differ from it.
+#
+# ### 4.1 The loss is NaN
+#
+# A teammate wrote the loss by hand:
+
+# %%
+def naive_cross_entropy(logits, targets):
+    """Mean cross-entropy of logits (N, V) against targets (N,), by the textbook formula."""
+    probs = logits.exp() / logits.exp().sum(dim=-1, keepdim=True)  # (N, V): softmax
+    return -probs.gather(-1, targets[:, None]).log().mean()
+
+
+# %% [markdown]
+# It works on the healthy model's logits. But logits grow as a model becomes confident (a model trained
+# for longer, or sharpened by a temperature below 1, has larger logits). The **probe**: the healthy model's
+# logits on one batch, multiplied by 1, 3, 10 and 30, scored by this loss and by PyTorch's `F.cross_entropy`:
+
+# %%
+ids = val_data[:32][None, :]  # (1, T)
+with torch.no_grad():
+    logits, targets = shift_labels(healthy.eval()(ids)[0], ids)  # (1, T-1, V), (1, T-1)
+logits, targets = logits.reshape(-1, V), targets.reshape(-1)  # (T-1, V), (T-1,)
+probe = []
+for scale in (1, 3, 10, 30):
+    naive, torch_loss = naive_cross_entropy(scale * logits, targets).item(), F.cross_entropy(scale * logits, targets).item()
+    probe.append((scale, (scale * logits).max().item(), naive, torch_loss))
+    print(f"logits x {scale:2d}: largest logit {probe[-1][1]:7.1f}   naive loss {naive:8.3f}   F.cross_entropy {torch_loss:8.3f}")
+
+# %% [markdown]
+# From some scale on the naive loss is `nan` while `F.cross_entropy`, on the same numbers, is fine. In a
+# training run this shows up as a loss that is fine for hours and then is `nan` for ever after (one NaN
+# gradient makes every weight NaN). Work out why: what is `torch.tensor(100.0).exp()` in float32? And
+# `inf / inf`?
+#
+# ### Exercise: name the bug
+#
+# Make `nan_loss_bug()` return the name, one of `BUG_NAMES` (printed above), of the bug behind this NaN.
+# The check calls your function and compares its answer with the bug's name; a wrong name gets a hint
+# about why it does not explain the symptom.
+#
+# **Difficulty:** ★☆☆ · **Time:** about 5 min
+#
+# <details><summary>Hint 1: where the NaN starts</summary>
+#
+# Run `torch.tensor([100.0, 0.0]).exp()` in a cell. Which value of `probs` can become `inf / inf`?
+# </details>
+#
+# <details><summary>Hint 2</summary>
+#
+# The learning rate plays no part in the probe: the logits are fixed. The name describes what `exp` does
+# to a large number in float32.
+# </details>
+
+# %% solution="nan_loss_bug"
+def nan_loss_bug() -> str:
+    """The name of the bug behind the NaN loss: one of BUG_NAMES."""
+    ### BEGIN SOLUTION
+    return "exp_overflow"
+    ### END SOLUTION
+
+
+# %% test="nan_loss_bug_check" points=1
+from tinylm_checks import check_nan_loss_bug
+check_nan_loss_bug(nan_loss_bug)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_nan_loss_bug(nan_loss_bug, seed=1)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# The first bug you met, and its evidence, go to the report of notebook 12:
+
+# %%
+first_nan = next((p for p in probe if not math.isfinite(p[2])), None)
+evidence = (f"naive_cross_entropy gave {first_nan[2]} on logits scaled x{first_nan[0]} (largest logit "
+            f"{first_nan[1]:.1f}) where F.cross_entropy gave {first_nan[3]:.3f}" if first_nan else
+            "the probe found no NaN in this run")
+record_run("11_first_bug", name=nan_loss_bug(), evidence=evidence)
+print(nan_loss_bug(), "-", evidence)
+
+# %% [markdown]
+# ### Exercise: `stable_cross_entropy(logits, targets)`
+#
+# Write the loss so that it is finite for logits of any size: `logits (N, V)` float, `targets (N,)` long,
+# returns the mean over the `N` rows of `-log softmax(logits[n])[targets[n]]`, a scalar tensor of the
+# logits' dtype. The key identity (the *log-sum-exp trick*): for any constant `m`,
+#
+# $$\log \sum_j e^{z_j} = m + \log \sum_j e^{z_j - m},$$
+#
+# and with `m = max_j z_j` every exponent is `<= 0`, so no `exp` overflows, and one of them is `exp(0) = 1`,
+# so the sum is never 0.
+#
+# The check compares with `F.cross_entropy` on logits around 0, around +1000, around -1000 and spread
+# far apart, in float64 and float32 (where `exp` overflows above 88), and compares the gradient for huge
+# logits with `(softmax - one_hot) / N`. (Calling `F.cross_entropy` or `torch.logsumexp` passes too: it is
+# what they do inside. Write it once by hand.)
+#
+# **Difficulty:** ★★☆ · **Time:** about 10 min
+#
+# <details><summary>Hint 1: the plan</summary>
+#
+# `loss_n = logsumexp(z_n) - z_n[target_n]`: no softmax, no division, and the log of a sum that is at least 1.
+# </details>
+#
+# <details><summary>Hint 2: the key lines</summary>
+#
+# ```python
+# m = logits.max(dim=-1, keepdim=True).values  # (N, 1)
+# log_z = m.squeeze(-1) + (logits - m).exp().sum(dim=-1).log()  # (N,)
+# ```
+# then subtract `logits.gather(-1, targets[:, None]).squeeze(-1)` and take the mean.
+# </details>
+
+# %% solution="stable_cross_entropy"
+def stable_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """Mean cross-entropy of logits (N, V) against targets (N,), finite for logits of any size."""
+    ### BEGIN SOLUTION
+    m = logits.max(dim=-1, keepdim=True).values.detach()  # (N, 1)
+    log_z = m.squeeze(-1) + (logits - m).exp().sum(dim=-1).log()  # (N,)
+    target_logit = logits.gather(-1, targets[:, None]).squeeze(-1)  # (N,)
+    return (log_z - target_logit).mean()
+    ### END SOLUTION
+
+
+# %% test="stable_cross_entropy_check" points=2
+from tinylm_checks import check_stable_cross_entropy
+check_stable_cross_entropy(stable_cross_entropy)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_stable_cross_entropy(stable_cross_entropy, seed=1)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# The probe again, with your loss:
+
+# %%
+for scale in (1, 3, 10, 30):
+    print(f"logits x {scale:2d}: your loss {stable_cross_entropy(scale * logits, targets).item():8.3f}   "
+          f"F.cross_entropy {F.cross_entropy(scale * logits, targets).item():8.3f}")
+
+# %% [markdown]
+# ### 4.2 Every attention row is uniform
+#
+# The next model trains, but not well. Its attention, after a short run, layer 0, head 0:
+
+# %%
+def broken_attention(q, k, v, mask=None):
+    """Scaled dot-product attention: q, k (..., T, d_k), v (..., T, d_v) -> (out, weights)."""
+    d_k = q.size(-1)
+    scores = (q * k).sum(dim=-1, keepdim=True) / math.sqrt(d_k)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+uniform = lab_model(attention_fn=broken_attention)
+uniform_hist = lab_train(uniform, train_data, steps=STEPS["lab_short"], lr=1e-2)
+sample_ids = val_data[:12][None, :]  # (1, 12)
+with torch.no_grad():
+    uniform.eval()(sample_ids)
+weights = uniform.get_attention_weights()[0][0, 0]  # (T, T) of layer 0, head 0
+plot_attention(weights, [repr(c)[1:-1] for c in tokenizer.decode(sample_ids[0].tolist())],
+               title="broken model: layer 0, head 0")
+plt.show()
+
+
+def entropy_ratio(w: torch.Tensor) -> float:
+    """Mean over rows t >= 1 of entropy(row t) / log(t + 1): 1.0 means every row is uniform."""
+    ent = -(w * w.clamp_min(1e-30).log()).sum(-1)  # (..., T)
+    t = torch.arange(1, w.size(-1))
+    return (ent[..., 1:] / torch.log(t + 1.0)).mean().item()
+
+
+print(f"entropy / largest possible entropy, every layer and head: "
+      f"{[round(entropy_ratio(w), 4) for w in uniform.get_attention_weights()]}")
+print(f"loss after {STEPS['lab_short']} steps: broken {uniform_hist['loss'][-1]:.3f}, "
+      f"healthy {healthy_hist['loss'][STEPS['lab_short'] - 1]:.3f}")
+
+# %% [markdown]
+# Row `t` spreads its weight evenly, `1/(t+1)`, over every key it may see, in every layer and head: the
+# entropy is the largest possible. Whatever the words, each token takes the plain average of the past.
+# Find out why: print the shape of `scores` for `q, k` of shape `(1, 1, 4, 2)`. Does the weight of a key
+# depend on that key?
+#
+# ### Exercise: name the bug, and fix it
+#
+# `uniform_attention_bug()` returns the bug's name (one of `BUG_NAMES`). `fixed_attention(q, k, v, mask=None)`
+# takes `q, k (..., T, d_k)`, `v (..., T, d_v)` and an optional bool mask (True = may attend, broadcastable
+# to `(..., T, T)`) and returns `(out (..., T, d_v), weights (..., T, T))`. The check first calls it twice
+# with different keys (the weights must move), then compares with the reference, with and without a mask,
+# and checks that gradients reach `q`, `k` and `v`.
+#
+# **Difficulty:** ★☆☆ · **Time:** about 10 min
+#
+# <details><summary>Hint 1: the shapes</summary>
+#
+# `(q * k).sum(-1, keepdim=True)` is `(..., T, 1)`: one number per query. Attention needs one number per
+# (query, key) pair: `(..., T, T)`.
+# </details>
+#
+# <details><summary>Hint 2: the key line</summary>
+#
+# `scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T, T)`
+# </details>
+
+# %% solution="uniform_attention_bug"
+def uniform_attention_bug() -> str:
+    """The name of the bug behind the uniform attention: one of BUG_NAMES."""
+    ### BEGIN SOLUTION
+    return "elementwise_scores"
+    ### END SOLUTION
+
+
+# %% test="uniform_attention_bug_check" points=1
+from tinylm_checks import check_uniform_attention_bug
+check_uniform_attention_bug(uniform_attention_bug)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_uniform_attention_bug(uniform_attention_bug, seed=1)
+### END HIDDEN TESTS
+
+# %% solution="fixed_attention"
+def fixed_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None):
+    """Scaled dot-product attention: q, k (..., T, d_k), v (..., T, d_v) -> (out (..., T, d_v), weights (..., T, T))."""
+    ### BEGIN SOLUTION
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (..., T, T)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)  # (..., T, T)
+    return weights @ v, weights
+    ### END SOLUTION
+
+
+# %% test="fixed_attention_check" points=2
+from tinylm_checks import check_fixed_attention
+check_fixed_attention(fixed_attention)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_fixed_attention(fixed_attention, seed=1)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# The same short run with your attention: the rows are no longer uniform.
+
+# %%
+fixed = lab_model(attention_fn=fixed_attention)
+fixed_hist = lab_train(fixed, train_data, steps=STEPS["lab_short"], lr=1e-2)
+with torch.no_grad():
+    fixed.eval()(sample_ids)
+print(f"entropy / largest possible entropy: {[round(entropy_ratio(w), 4) for w in fixed.get_attention_weights()]}")
+print(f"loss after {STEPS['lab_short']} steps: {fixed_hist['loss'][-1]:.3f}")
+
+# %% [markdown]
+# ### 4.3 Suspiciously low loss, poor samples
+#
+# This model learns fast, much faster than the healthy one:
+
+# %%
+def broken_causal_mask(T):
+    """The causal mask: (T, T) bool, True = may attend."""
+    return torch.ones(T, T, dtype=torch.bool).tril(diagonal=1)
+
+
+leaky = lab_model(mask_fn=broken_causal_mask)
+leaky_hist = lab_train(leaky, train_data, steps=STEPS["lab"], lr=1e-2)
+plot_loss_curves({"healthy": healthy_hist["loss"], "broken": leaky_hist["loss"]},
+                 title="the same model, two masks", hline=(math.log(V), "ln V: guessing"))
+plt.show()
+print("healthy sample:", repr(greedy_sample(healthy)))
+print("broken sample: ", repr(greedy_sample(leaky)))
+
+# %% [markdown]
+# A loss far below the healthy model's, and yet its samples are no better. A loss that good on English
+# text after a few hundred steps is too good to be true. The **probe**: change only the *last* token of an
+# input and see which positions' logits move. In a causal model the last token can only affect the last
+# position.
+
+# %%
+probe_ids = val_data[:8][None, :].clone()  # (1, 8)
+changed = probe_ids.clone()
+changed[0, -1] = (changed[0, -1] + 1) % V  # another last token
+with torch.no_grad():
+    moved = (leaky.eval()(changed)[0] - leaky(probe_ids)[0]).abs().amax(-1)[0]  # (T,): largest change per position
+print("largest logit change at each position:", [f"{m:.2f}" for m in moved.tolist()])
+
+# %% [markdown]
+# Position 6 changed when token 7 changed: the model reads the token it is supposed to predict, and learns
+# to copy it. At generation time there is no next token to read, so the samples are poor. Print
+# `broken_causal_mask(4)`.
+#
+# ### Exercise: name the bug, and fix it
+#
+# `future_mask_bug()` returns the bug's name; `fixed_causal_mask(T)` returns the `(T, T)` bool causal mask
+# (True = may attend: token `t` sees `0..t`). The check builds a small TinyLM that uses your mask, changes
+# the tokens after position 3 and requires the logits at 0..3 not to move; then compares your mask with the
+# reference for `T` = 7, 4 and 1.
+#
+# **Difficulty:** ★☆☆ · **Time:** about 5 min
+#
+# <details><summary>Hint 1</summary>
+#
+# Print `torch.ones(4, 4).tril(diagonal=d)` for `d = -1, 0, 1`.
+# </details>
+#
+# <details><summary>Hint 2: the key line</summary>
+#
+# `torch.ones(T, T, dtype=torch.bool).tril()`
+# </details>
+
+# %% solution="future_mask_bug"
+def future_mask_bug() -> str:
+    """The name of the bug behind the suspiciously low loss: one of BUG_NAMES."""
+    ### BEGIN SOLUTION
+    return "mask_sees_future"
+    ### END SOLUTION
+
+
+# %% test="future_mask_bug_check" points=1
+from tinylm_checks import check_future_mask_bug
+check_future_mask_bug(future_mask_bug)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_future_mask_bug(future_mask_bug, seed=1)
+### END HIDDEN TESTS
+
+# %% solution="fixed_causal_mask"
+def fixed_causal_mask(T: int) -> torch.Tensor:
+    """The causal mask: (T, T) bool, True on and below the diagonal."""
+    ### BEGIN SOLUTION
+    return torch.ones(T, T, dtype=torch.bool).tril()
+    ### END SOLUTION
+
+
+# %% test="fixed_causal_mask_check" points=2
+from tinylm_checks import check_fixed_causal_mask
+check_fixed_causal_mask(fixed_causal_mask)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_fixed_causal_mask(fixed_causal_mask, seed=1)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# The probe on a model with your mask (untrained: the probe needs no training):
+
+# %%
+honest = lab_model(mask_fn=fixed_causal_mask).eval()
+with torch.no_grad():
+    moved = (honest(changed)[0] - honest(probe_ids)[0]).abs().amax(-1)[0]  # (T,)
+print("largest logit change at each position:", [f"{m:.2f}" for m in moved.tolist()])
+
+# %% [markdown]
+# ### 4.4 The loss falls to ~0 at once, and samples repeat one character
+#
+# The last model's loss:
+
+# %%
+def unshifted_lm_loss(logits, labels):
+    """Next-token loss of logits (B, T, V) against labels (B, T) aligned with the inputs."""
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1), ignore_index=-100)
+
+
+copier = lab_model(loss_fn=unshifted_lm_loss)
+copier_hist = lab_train(copier, train_data, steps=STEPS["lab_copy"], lr=1e-2)
+plot_loss_curves({"healthy": healthy_hist["loss"][:STEPS["lab_copy"]], "broken": copier_hist["loss"]},
+                 title="the same model, two losses")
+plt.show()
+print("broken sample:", repr(greedy_sample(copier)))
+with torch.no_grad():
+    top = copier.eval()(probe_ids)[0].argmax(-1)  # (1, T): the most likely token at each position
+print(f"positions whose most likely token is the token it is reading: {(top == probe_ids).float().mean():.0%}")
+
+# %% [markdown]
+# Near 0 within a few dozen steps, and the samples repeat the last character of the prompt: the model
+# "predicts" the token it is reading, which is easy, and useless for generating. Which label is
+# `logits[:, t]` scored against, here?
+#
+# ### Exercise: name the bug, and fix it
+#
+# `unshifted_labels_bug()` returns the bug's name; `fixed_lm_loss(logits, labels)` takes `logits (B, T, V)`
+# and `labels (B, T)` aligned with the inputs (`labels = input_ids`; `-100` = ignore) and returns the mean
+# next-token cross-entropy. The check feeds it the logits of a model that copies its input (they must score
+# badly), random logits with `-100` labels (compared with the reference), and the logits of a model that
+# predicts the next token (they must score near 0).
+#
+# **Difficulty:** ★☆☆ · **Time:** about 10 min
+#
+# <details><summary>Hint 1</summary>
+#
+# The prediction made at position `t` is for token `t + 1`: the last position has no target, the first
+# token is never a target.
+# </details>
+#
+# <details><summary>Hint 2: the key line</summary>
+#
+# `logits, targets = logits[:, :-1], labels[:, 1:]  # (B, T-1, V), (B, T-1)`, then the cross-entropy of
+# the flattened tensors with `ignore_index=-100`.
+# </details>
+
+# %% solution="unshifted_labels_bug"
+def unshifted_labels_bug() -> str:
+    """The name of the bug behind the copying model: one of BUG_NAMES."""
+    ### BEGIN SOLUTION
+    return "labels_not_shifted"
+    ### END SOLUTION
+
+
+# %% test="unshifted_labels_bug_check" points=1
+from tinylm_checks import check_unshifted_labels_bug
+check_unshifted_labels_bug(unshifted_labels_bug)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_unshifted_labels_bug(unshifted_labels_bug, seed=1)
+### END HIDDEN TESTS
+
+# %% solution="fixed_lm_loss"
+def fixed_lm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """Next-token loss of logits (B, T, V) against labels (B, T) aligned with the inputs; -100 is ignored."""
+    ### BEGIN SOLUTION
+    logits, targets = logits[:, :-1], labels[:, 1:]  # (B, T-1, V), (B, T-1)
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-100)
+    ### END SOLUTION
+
+
+# %% test="fixed_lm_loss_check" points=2
+from tinylm_checks import check_fixed_lm_loss
+check_fixed_lm_loss(fixed_lm_loss)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_fixed_lm_loss(fixed_lm_loss, seed=1)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# The same short run with your loss: no more collapse to 0.
+
+# %%
+shifted = lab_model(loss_fn=fixed_lm_loss)
+shifted_hist = lab_train(shifted, train_data, steps=STEPS["lab_copy"], lr=1e-2)
+print(f"loss after {STEPS['lab_copy']} steps: your loss {shifted_hist['loss'][-1]:.3f}, "
+      f"the broken one {copier_hist['loss'][-1]:.3f}")
+
+# %% [markdown]
+# ## Summary
+#
+# - **Residual connections** carry the gradient to every layer; without them a deep stack's first layers
+#   get almost none and depth hurts.
+# - **Pre-LN** trains without a warm-up at every learning rate we tried; **Post-LN** was slower at all of them.
+# - **Positions**: at this size a character model gets most of its order from the current token and the
+#   causal mask; the order test shows the same gap with and without a position embedding.
+# - **Debugging**: a symptom, a probe that isolates it, a name, a fix, and a check of the *behaviour*
+#   that was broken. NaN: exp overflow (log-sum-exp). Uniform attention: one score per query instead of per
+#   (query, key). Too-good loss: the mask lets a token see the next one. Loss ~0 and repeating samples:
+#   unshifted labels.
+#
+# **Next:** notebook 12 writes your report from the records of notebooks 09 and 11.

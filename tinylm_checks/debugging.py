@@ -1,0 +1,398 @@
+"""Stage 11 checks: the debugging lab. For each of four broken parts, one check of the bug's name and one of
+the fix, which confirms the fix by behaviour before comparing it with the reference
+(:mod:`tinylm_solutions.debugging`):
+
+- ``check_stable_cross_entropy``: finite and right for logits of 1000 and -1000, as ``F.cross_entropy``;
+- ``check_fixed_attention``: the weights move when the keys move (not uniform), then equal the reference;
+- ``check_fixed_causal_mask``: inside a small TinyLM, changing the tokens after t leaves logits 0..t alone;
+- ``check_fixed_lm_loss``: logits that copy the input score badly, logits that predict the next token well.
+
+A bug's name is the return value of a function of no arguments (``nan_loss_bug() -> "..."``): a function is
+what the grader can call in the learner's kernel.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from ._core import Ctx, check, compare, diagnose, known_mistake, max_abs_diff, reference, within
+
+ref = reference("debugging")
+given = reference("ablations")
+
+__all__ = ["check_nan_loss_bug", "check_uniform_attention_bug", "check_future_mask_bug", "check_unshifted_labels_bug",
+           "check_stable_cross_entropy", "check_fixed_attention", "check_fixed_causal_mask", "check_fixed_lm_loss"]
+
+# ---- naming the bug
+UNKNOWN_BUG_NAME = known_mistake(
+    "unknown_bug_name", "the answer is not one of the names in BUG_NAMES",
+    "return one of the strings printed by print(BUG_NAMES), spelled exactly (a str, in quotes)")
+WRONG_BUG_NAMED = known_mistake(
+    "wrong_bug_named", "the name given is one of the bug names, but not the bug behind this symptom",
+    "go back to the symptom and the probe, then read the broken code line by line: which line explains what "
+    "you saw?")
+
+# For each symptom, the hint a learner reads after choosing each wrong name: why that name does not explain it.
+WRONG_NAME_HINTS = {
+    "nan_loss": {
+        "learning_rate_too_high": "the probe needs no training at all: the same logits, scaled up, give NaN at any "
+                                  "learning rate. Look at what the loss does with large logits",
+        "*": "the NaN appears in the loss itself, on fixed logits, once they are large: look at the first line of "
+             "naive_cross_entropy and at what exp(100) is in float32",
+    },
+    "uniform_attention": {
+        "missing_scale": "without the 1/sqrt(d_k) the weights get *sharper*, not uniform; here every allowed key "
+                         "gets exactly the same weight: print the shape of `scores` before the mask",
+        "softmax_over_queries": "the softmax is over dim=-1, the keys; print the shape of `scores` before the mask",
+        "*": "the weights do not change when the keys change: look at how the scores are computed and at their shape",
+    },
+    "low_loss_poor_samples": {
+        "mask_hides_past": "a mask that hides the past would make the loss worse, not better; print "
+                           "broken_causal_mask(4) and read row 0: which positions may token 0 see?",
+        "*": "the loss is lower than a model that reads only the past can reach: print broken_causal_mask(4)",
+    },
+    "copying_loss": {
+        "labels_shifted_twice": "shifted twice, the model would predict two tokens ahead: harder, not easier. "
+                                "The probe shows it predicts the token it is reading",
+        "mask_sees_future": "the lab's mask is the healthy one here; the probe shows the model predicts the token "
+                            "at its own position: look at which label logits[:, t] is scored against",
+        "*": "the model learned to output the token it reads: look at which label logits[:, t] is compared with",
+    },
+}
+
+
+def _bug_name(ctx: Ctx, fn, symptom: str, fn_name: str) -> str:
+    """Call the learner's ``fn()`` and compare its answer with the bug behind ``symptom``."""
+    ctx.function(fn, fn_name)
+    got = ctx.call(fn, what=f"{fn_name}() was called")
+    names = tuple(given.BUG_NAMES)
+    if not isinstance(got, str):
+        ctx.fail(f"{fn_name}() returned {type(got).__name__}, not a str",
+                 expected="one of the strings in BUG_NAMES", got=repr(got)[:80],
+                 mistake="missing_return" if got is None else UNKNOWN_BUG_NAME)
+    if got not in names:
+        ctx.fail(f"{fn_name}() returned {got[:60]!r}, which is not one of the bug names",
+                 expected="one of " + ", ".join(names), got=repr(got[:60]), mistake=UNKNOWN_BUG_NAME)
+    right = ref.ANSWERS[symptom]
+    if got != right:
+        hints = WRONG_NAME_HINTS[symptom]
+        ctx.fail(f"{got!r} does not explain this symptom", tried=f"{fn_name}()", got=repr(got),
+                 mistake=WRONG_BUG_NAMED, mistake_hint=hints.get(got, hints["*"]))
+    return right
+
+
+@check
+def check_nan_loss_bug(ctx: Ctx, fn):
+    """The bug behind the NaN loss is named."""
+    return f"{_bug_name(ctx, fn, 'nan_loss', 'nan_loss_bug')!r} is the bug behind the NaN loss"
+
+
+@check
+def check_uniform_attention_bug(ctx: Ctx, fn):
+    """The bug behind the uniform attention is named."""
+    return f"{_bug_name(ctx, fn, 'uniform_attention', 'uniform_attention_bug')!r} is the bug behind the uniform attention"
+
+
+@check
+def check_future_mask_bug(ctx: Ctx, fn):
+    """The bug behind the suspiciously low loss is named."""
+    return (f"{_bug_name(ctx, fn, 'low_loss_poor_samples', 'future_mask_bug')!r} is the bug behind the "
+            "suspiciously low loss")
+
+
+@check
+def check_unshifted_labels_bug(ctx: Ctx, fn):
+    """The bug behind the loss that falls to ~0 at once is named."""
+    return f"{_bug_name(ctx, fn, 'copying_loss', 'unshifted_labels_bug')!r} is the bug behind the copying model"
+
+
+# ---- stable_cross_entropy
+EXP_OVERFLOW = known_mistake(
+    "exp_overflow", "exp() of large logits overflows to inf (above ~709 in float64, ~88 in float32), or of very "
+    "negative ones underflows to 0, and inf / inf or 0 / 0 is NaN",
+    "subtract each row's maximum before exp: log_z = m + log(sum(exp(logits - m))), then loss = log_z - "
+    "logits[target] (or call F.cross_entropy / torch.logsumexp, which do exactly this)")
+SHIFT_NOT_MAX = known_mistake(
+    "shift_not_max", "the logits are shifted by a constant that is not the row maximum (the mean, the first "
+    "logit, ...): fine for close logits, but exp still overflows when one logit is far above the shift",
+    "shift by the maximum of each row, logits.max(dim=-1, keepdim=True).values: then the largest exp is exp(0) = 1")
+MAX_NOT_ADDED_BACK = known_mistake(
+    "max_not_added_back", "the row maximum is subtracted inside the exp but not added back to the log-sum-exp",
+    "log(sum(exp(z))) = m + log(sum(exp(z - m))): add m back, or subtract it from the target's logit too")
+PROBABILITY_CLAMPED = known_mistake(
+    "probability_clamped", "the probability is clamped (p + eps, or clamp(min=eps)) before the log: no NaN, but "
+    "the loss of a confident wrong prediction is capped at -log(eps) instead of its true value",
+    "compute the log-probability directly, logits[target] - logsumexp(logits), instead of log(softmax + eps)")
+LOSS_SUMMED = known_mistake(
+    "loss_summed", "the per-token losses are summed instead of averaged",
+    "take the mean over the N rows: .mean(), as F.cross_entropy's default reduction='mean'")
+MISSING_MINUS = known_mistake(
+    "missing_minus_sign", "the sign is missing: the result is the mean log-probability (<= 0), not the loss",
+    "the cross-entropy is minus the log-probability of the target: -(log_softmax)[target], a number >= 0")
+SOFTMAX_WRONG_DIM = known_mistake(
+    "softmax_wrong_dim", "the normalisation (softmax, log-sum-exp or max) runs over the rows (dim=0) instead of "
+    "over the V classes of each row", "normalise each row over its classes: dim=-1")
+
+
+def _ce_candidates(logits, targets):
+    lp = torch.log_softmax(logits, dim=-1)  # (N, V)
+    pick = lambda t: t.gather(-1, targets[:, None]).squeeze(-1)  # noqa: E731
+    m = logits.max(dim=-1, keepdim=True).values
+    return [(LOSS_SUMMED, -pick(lp).sum()), (MISSING_MINUS, pick(lp).mean()),
+            (SOFTMAX_WRONG_DIM, -pick(torch.log_softmax(logits, dim=0)).mean()),
+            (MAX_NOT_ADDED_BACK, -pick(lp).mean() - m.squeeze(-1).mean()),
+            (MAX_NOT_ADDED_BACK, -(pick(logits - m) - torch.logsumexp(logits, -1)).mean()),
+            *((PROBABILITY_CLAMPED, -pick(torch.softmax(logits, -1) + eps).log().mean()) for eps in (1e-12, 1e-9, 1e-8, 1e-7, 1e-6))]
+
+
+def _ce_call(ctx, fn, logits, targets, tried, *, overflow=None):
+    got = ctx.call(fn, logits, targets, what=f"it was called with {tried}", names=("logits", "targets"))
+    if isinstance(got, torch.Tensor) and got.dim() == 0 and got.dtype == logits.dtype and not bool(torch.isfinite(got)):
+        ctx.fail(f"the loss is {got.item()} for {tried}", tried=tried,
+                 expected=f"{F.cross_entropy(logits, targets).item():.6g}, as F.cross_entropy", got=str(got.item()),
+                 mistake=overflow)
+    return ctx.tensor(got, "the loss", (), dtype=logits.dtype, tried=tried,
+                      hint="return the mean over the N rows: a scalar tensor, shape ()")
+
+
+@check
+def check_stable_cross_entropy(ctx: Ctx, fn):
+    """stable_cross_entropy(logits (N, V), targets (N,)) equals F.cross_entropy, also for huge logits."""
+    ctx.function(fn, "stable_cross_entropy")
+    N, V = [(7, 11), (5, 13), (9, 6)][ctx.seed % 3]
+    targets = torch.randint(V, (N,), generator=ctx.gen)  # (N,)
+    cases = [("logits ~ N(0, 9)", 3 * ctx.randn(N, V), None),
+             ("logits ~ 1000 + N(0, 1) (all large)", 1000 + ctx.randn(N, V), EXP_OVERFLOW),
+             ("logits ~ -1000 + N(0, 1) (all very negative)", -1000 + ctx.randn(N, V), EXP_OVERFLOW),
+             ("logits ~ N(0, 1000^2) (far apart)", 1000 * ctx.randn(N, V), SHIFT_NOT_MAX)]
+    for what, logits, overflow in cases:  # (N, V) each, float64
+        tried = f"{what}, shape ({N}, {V}), float64, targets of shape ({N},)"
+        got = _ce_call(ctx, fn, logits, targets, tried, overflow=overflow)
+        compare(ctx, got, F.cross_entropy(logits, targets), "the loss", tried, _ce_candidates(logits, targets),
+                fallback="the loss is the mean over rows of logsumexp(logits[n]) - logits[n, targets[n]]")
+    logits32 = (100 + 3 * ctx.randn(N, V)).float()  # (N, V) float32: exp(100) overflows in float32
+    tried32 = f"logits ~ 100 + N(0, 9) in float32, shape ({N}, {V})"
+    got32 = _ce_call(ctx, fn, logits32, targets, tried32, overflow=EXP_OVERFLOW)
+    compare(ctx, got32, F.cross_entropy(logits32.double(), targets).float(), "the float32 loss", tried32, atol=1e-4)
+    big = (1000 * ctx.randn(N, V)).requires_grad_(True)  # (N, V)
+    with torch.enable_grad():
+        loss = ctx.call(fn, big, targets, what="its gradient was computed", names=("logits", "targets"))
+        if not (isinstance(loss, torch.Tensor) and loss.requires_grad):
+            ctx.fail("the loss carries no gradient", tried="logits ~ N(0, 1000^2) with requires_grad=True",
+                     mistake="no_gradient")
+        (grad,) = torch.autograd.grad(loss, big)
+    expected = (torch.softmax(big.detach(), -1) - F.one_hot(targets, V).double()) / N  # (N, V)
+    if not bool(torch.isfinite(grad).all()) or not within(grad, expected):
+        err = float((grad - expected).abs().nan_to_num(float("inf")).max())
+        ctx.fail("the gradient is wrong for large logits", tried="logits ~ N(0, 1000^2), d loss / d logits",
+                 expected="(softmax(logits) - one_hot(targets)) / N, finite", got=f"largest difference {err:.3g}",
+                 hint="compute the loss with tensor operations only; the gradient follows")
+    return f"equals F.cross_entropy for logits of 1, 1000 and -1000, in float64 and float32, with its gradient"
+
+
+# ---- fixed_attention
+ELEMENTWISE_SCORES = known_mistake(
+    "elementwise_scores", "the scores are (q * k).sum(-1): one score per query, shared by every key, so after "
+    "the mask each row of weights is uniform over the keys it may see",
+    "one score per (query, key) pair: scores = q @ k.transpose(-2, -1) / math.sqrt(d_k), shape (..., T_q, T_k)")
+MISSING_SCALE = known_mistake(
+    "missing_scale", "the scores are not divided by sqrt(d_k)",
+    "scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))")
+SOFTMAX_OVER_QUERIES = known_mistake(
+    "softmax_over_queries", "the softmax runs over the queries (dim=-2) instead of the keys",
+    "torch.softmax(scores, dim=-1): each query's weights over the keys sum to 1")
+MASK_AFTER_SOFTMAX = known_mistake(
+    "mask_after_softmax", "the mask is applied after the softmax: the rows no longer sum to 1",
+    "mask the scores with -inf first (scores.masked_fill(~mask, float('-inf'))), then softmax")
+
+ATTN_AXES = ("batch", "head", "query", "key")
+
+
+def _attn_candidates(q, k, v, mask):
+    d_k = q.size(-1)
+
+    def attend(scores, dim=-1):
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        w = torch.softmax(scores, dim=dim)
+        return w
+    s = q @ k.transpose(-2, -1)
+    out = [(ELEMENTWISE_SCORES, attend((q * k).sum(-1, keepdim=True) / math.sqrt(d_k))),
+           (ELEMENTWISE_SCORES, attend((q * k).sum(-1, keepdim=True))),
+           (MISSING_SCALE, attend(s)), (SOFTMAX_OVER_QUERIES, attend(s / math.sqrt(d_k), dim=-2))]
+    if mask is not None:
+        out.append((MASK_AFTER_SOFTMAX, torch.softmax(s / math.sqrt(d_k), -1).masked_fill(~mask, 0.0)))
+    return [(n, w.expand(*q.shape[:-1], k.size(-2)).nan_to_num()) for n, w in out]
+
+
+def _attn_call(ctx, fn, q, k, v, mask, tried):
+    got = ctx.call(fn, q, k, v, mask, what=f"it was called with {tried}", names=("q", "k", "v", "mask"))
+    if not isinstance(got, (tuple, list)) or len(got) != 2:
+        ctx.fail("the result is not a pair (out, weights)", tried=tried, expected="(out, weights)",
+                 got=type(got).__name__ if got is not None else "None (did you forget `return`?)",
+                 mistake="missing_return" if got is None else None, hint="return out, weights")
+    B, H, T, d_v = v.shape
+    weights = ctx.tensor(got[1], "weights", (B, H, T, T), tried=tried)
+    out = ctx.tensor(got[0], "out", (B, H, T, d_v), tried=tried)
+    return out, weights
+
+
+@check
+def check_fixed_attention(ctx: Ctx, fn):
+    """fixed_attention(q, k, v, mask) -> (out, weights): weights depend on the keys; equal to the reference."""
+    ctx.function(fn, "fixed_attention")
+    B, H, T, d_k, d_v = [(2, 3, 5, 4, 6), (3, 2, 4, 6, 5), (2, 2, 6, 3, 4)][ctx.seed % 3]
+    q, k, v = ctx.randn(B, H, T, d_k), ctx.randn(B, H, T, d_k), ctx.randn(B, H, T, d_v)
+    mask = torch.ones(T, T, dtype=torch.bool).tril()  # (T, T) causal
+    tried = f"q, k ({B}, {H}, {T}, {d_k}), v ({B}, {H}, {T}, {d_v}), float64, a causal mask ({T}, {T})"
+    out, weights = _attn_call(ctx, fn, q, k, v, mask, tried)
+    k2 = ctx.randn(B, H, T, d_k)
+    _, weights2 = _attn_call(ctx, fn, q, k2, v, mask, tried + ", then new keys")
+    if within(weights2, weights):
+        allowed = mask.sum(-1).double()  # (T,): keys each query may see
+        uniform = within(weights, (mask / allowed[:, None]).expand_as(weights))
+        ctx.fail("the attention weights do not change when the keys change", tried=tried + ", then k replaced",
+                 expected="new keys, new weights", got="the same weights" + (", uniform over the allowed keys "
+                 "(1/(t+1) in row t)" if uniform else ""), mistake=ELEMENTWISE_SCORES if uniform else None,
+                 hint="each weight must come from its own query-key dot product")
+    ref_out, ref_w = ref.fixed_attention(q, k, v, mask)
+    compare(ctx, weights, ref_w, "weights", tried, _attn_candidates(q, k, v, mask), axes=ATTN_AXES,
+            fallback="weights = softmax(q @ k^T / sqrt(d_k)), masked with -inf before the softmax")
+    compare(ctx, out, ref_out, "out", tried, axes=("batch", "head", "query", "feature"),
+            fallback="out = weights @ v")
+    triedn = tried.replace(f", a causal mask ({T}, {T})", ", mask=None")
+    out_n, w_n = _attn_call(ctx, fn, q, k, v, None, triedn)
+    compare(ctx, w_n, ref.fixed_attention(q, k, v)[1], "weights without a mask", triedn,
+            _attn_candidates(q, k, v, None), axes=ATTN_AXES)
+    ctx.differentiable(fn, q, k, v, mask, what="gradients were taken through it", names=("q", "k", "v"))
+    return "weights follow the keys (not uniform), equal to softmax(q k^T / sqrt(d_k)) with and without a mask"
+
+
+# ---- fixed_causal_mask
+MASK_SEES_FUTURE = known_mistake(
+    "mask_sees_future", "the mask lets position t attend to a later position (tril(diagonal=1), or a mask "
+    "the wrong way round): the model reads the token it should predict",
+    "True on and below the diagonal only: torch.ones(T, T, dtype=torch.bool).tril() (diagonal=0)")
+MASK_HIDES_SELF = known_mistake(
+    "mask_hides_self", "the mask hides the diagonal (tril(diagonal=-1)): no token may attend to itself, and "
+    "token 0 to nothing at all (a softmax over -inf only: NaN, or zeros where attention guards against it)", "keep the diagonal: .tril() with diagonal=0, so token t sees 0..t")
+MASK_HIDES_PAST = known_mistake(
+    "mask_hides_past", "the mask hides earlier positions that token t may see (only the diagonal, or a band)",
+    "token t sees every position 0..t: torch.ones(T, T, dtype=torch.bool).tril()")
+MASK_NOT_BOOL = known_mistake(
+    "mask_not_bool", "the mask is not a bool tensor (0/1 floats or ints, or an additive -inf mask)",
+    "make it bool: torch.ones(T, T, dtype=torch.bool).tril(); True = may attend")
+
+
+def _mask_candidates(T):
+    ones = torch.ones(T, T, dtype=torch.bool)
+    return [(MASK_SEES_FUTURE, ones.tril(1)), (MASK_SEES_FUTURE, ones.triu()), (MASK_SEES_FUTURE, ones.triu(1)),
+            (MASK_SEES_FUTURE, ones), (MASK_HIDES_SELF, ones.tril(-1)), (MASK_HIDES_PAST, torch.eye(T).bool())]
+
+
+def _mask_name(m: torch.Tensor) -> str | None:
+    """The known mistake a wrong (T, T) bool mask is, or None."""
+    return next((n for n, c in _mask_candidates(m.size(0)) if bool((c == m).all())), None)
+
+
+@check
+def check_fixed_causal_mask(ctx: Ctx, fn):
+    """fixed_causal_mask(T) -> bool (T, T): a TinyLM using it reads no future token; equal to tril."""
+    ctx.function(fn, "fixed_causal_mask")
+    masks = {}
+    for T in (1, 4, 7):
+        m = ctx.call(fn, T, what=f"fixed_causal_mask({T}) was called")
+        if isinstance(m, torch.Tensor) and m.dtype != torch.bool and tuple(m.shape) == (T, T):
+            ctx.fail(f"fixed_causal_mask({T}) has dtype {m.dtype}", tried=f"fixed_causal_mask({T})",
+                     expected="torch.bool", got=str(m.dtype), mistake=MASK_NOT_BOOL)
+        masks[T] = ctx.tensor(m, f"fixed_causal_mask({T})", (T, T), dtype=torch.bool, tried=f"fixed_causal_mask({T})")
+    # behaviour: a small LabTinyLM using the learner's mask
+    V, L, T = 13, 8, 7
+    torch.manual_seed(ctx.seed)  # the decorator restores the global RNG afterwards
+    model = given.LabTinyLM(V, L, 12, 2, 2, 24, mask_fn=fn).double().eval()
+    ids = torch.randint(V, (2, T), generator=ctx.gen)  # (2, T)
+    t = 3
+    changed = ids.clone()
+    changed[:, t + 1:] = (changed[:, t + 1:] + 1 + torch.randint(V - 1, (2, T - t - 1), generator=ctx.gen)) % V
+    tried = f"a 2-layer TinyLM using your mask, input ids (2, {T}), then tokens {t + 1}..{T - 1} changed"
+    with torch.no_grad():
+        a = ctx.call(model, ids, what="a TinyLM using your mask ran forward")[0]  # (2, T, V)
+        b = ctx.call(model, changed, what="a TinyLM using your mask ran forward")[0]  # (2, T, V)
+    err, idx = max_abs_diff(a[:, :t + 1], b[:, :t + 1])
+    if err > 1e-9:
+        ctx.fail(f"the logits at positions 0..{t} changed when only later tokens changed", tried=tried,
+                 expected="no change before position " + str(t + 1), got=f"change up to {err:.3g}, at position {idx[1]}",
+                 mistake=MASK_SEES_FUTURE, hint="position t may read positions 0..t only")
+    for T, m in sorted(masks.items(), reverse=True):  # the largest first: at T = 1 many masks look alike
+        expected = torch.ones(T, T, dtype=torch.bool).tril()
+        if not bool((m == expected).all()):
+            rows = [i for i in range(T) if not bool((m[i] == expected[i]).all())]
+            ctx.fail(f"fixed_causal_mask({T}) is not the causal mask", tried=f"fixed_causal_mask({T})",
+                     expected=f"row {rows[0]}: {expected[rows[0]].int().tolist()} (True on and below the diagonal)",
+                     got=f"row {rows[0]}: {m[rows[0]].int().tolist()}", mistake=_mask_name(m), hint="torch.ones(T, T, dtype=torch.bool).tril()")
+    return "a TinyLM using it ignores later tokens; equal to tril(ones(T, T)) for T = 1, 4, 7"
+
+
+# ---- fixed_lm_loss
+LABELS_NOT_SHIFTED = known_mistake(
+    "labels_not_shifted", "logits[:, t] is scored against labels[:, t], the token the model is reading: the "
+    "model learns to copy its input and the loss falls to ~0",
+    "score logits[:, :-1] against labels[:, 1:]: the prediction made at t is for token t + 1")
+SHIFT_REVERSED = known_mistake(
+    "shift_reversed", "the shift goes the wrong way: logits[:, 1:] against labels[:, :-1] (predicting the "
+    "previous token)", "drop the last logit and the first label: logits[:, :-1] against labels[:, 1:]")
+LABELS_SHIFTED_TWICE = known_mistake(
+    "labels_shifted_twice", "the labels are shifted by two positions (predicting two tokens ahead)",
+    "shift by one only: logits[:, :-1] against labels[:, 1:]")
+IGNORE_INDEX_DROPPED = known_mistake(
+    "ignore_index_dropped", "labels equal to -100 are not ignored", "F.cross_entropy(..., ignore_index=-100)")
+
+
+def _lm_candidates(logits, labels):
+    def ce(lg, lb, **kw):
+        return F.cross_entropy(lg.reshape(-1, lg.size(-1)), lb.reshape(-1), **kw)
+    return [(LABELS_NOT_SHIFTED, ce(logits, labels)), (SHIFT_REVERSED, ce(logits[:, 1:], labels[:, :-1])),
+            (LABELS_SHIFTED_TWICE, ce(logits[:, :-2], labels[:, 2:])),
+            (LOSS_SUMMED, ce(logits[:, :-1], labels[:, 1:], reduction="sum"))]
+
+
+@check
+def check_fixed_lm_loss(ctx: Ctx, fn):
+    """fixed_lm_loss(logits (B, T, V), labels (B, T)): copying logits score badly, next-token logits well."""
+    ctx.function(fn, "fixed_lm_loss")
+    B, T, V = [(2, 6, 5), (3, 5, 7), (2, 7, 6)][ctx.seed % 3]
+    ids = torch.randint(V, (B, T), generator=ctx.gen)  # (B, T)
+    ids[:, 1:] = torch.where(ids[:, 1:] == ids[:, :-1], (ids[:, 1:] + 1) % V, ids[:, 1:])  # no token repeats
+    copying = 10.0 * F.one_hot(ids, V).double()  # (B, T, V): predicts the token it reads
+    nxt = torch.cat([ids[:, 1:], ids[:, :1]], dim=1)  # (B, T): the next token (the last one's is arbitrary)
+    predicting = 10.0 * F.one_hot(nxt, V).double()  # (B, T, V): predicts the next token
+    tried_c = f"logits (B={B}, T={T}, V={V}) = 10 * one_hot(input_ids): a model copying its input, labels = input_ids"
+    got_c = ctx.tensor(ctx.call(fn, copying, ids, what="it was called with " + tried_c, names=("logits", "labels")),
+                       "the loss", (), tried=tried_c, hint="return a scalar tensor, the mean over the targets")
+    expected_c = float(ref.fixed_lm_loss(copying, ids))
+    if float(got_c) < 1.0:
+        ctx.fail(f"a model that copies its input gets a loss of {float(got_c):.3g}", tried=tried_c,
+                 expected=f"{expected_c:.4g}: copying the input is no help in predicting the next token",
+                 got=f"{float(got_c):.4g}", mistake=_lm_name(got_c, copying, ids))
+    logits = ctx.randn(B, T, V)  # (B, T, V)
+    labels = ids.clone()
+    labels[0, -2:] = -100  # padding at the end of sequence 0
+    tried = f"random logits ({B}, {T}, {V}) float64, labels ({B}, {T}) with -100 at the last two positions of row 0"
+    got = ctx.tensor(ctx.call(fn, logits, labels, what="it was called with " + tried, names=("logits", "labels"),
+                              mistake_if_raises=IGNORE_INDEX_DROPPED), "the loss", (), tried=tried)
+    compare(ctx, got, ref.fixed_lm_loss(logits, labels), "the loss", tried, _lm_candidates(logits, labels),
+            fallback="F.cross_entropy over logits[:, :-1] and labels[:, 1:], flattened, ignore_index=-100")
+    tried_p = tried_c.replace("one_hot(input_ids): a model copying its input", "one_hot(next token): a model "
+                              "predicting the next token")
+    got_p = ctx.tensor(ctx.call(fn, predicting, ids, what="it was called with " + tried_p, names=("logits", "labels")),
+                       "the loss", (), tried=tried_p)
+    compare(ctx, got_p, ref.fixed_lm_loss(predicting, ids), "the loss of a model predicting the next token", tried_p,
+            fallback="logits[:, t] predicts labels[:, t + 1]: these logits should score a loss near 0")
+    ctx.differentiable(fn, logits, labels, what="gradients were taken through it", names=("logits",))
+    return "copying the input scores badly, predicting the next token well; equal to the shifted cross-entropy"
+
+
+def _lm_name(got, logits, labels):
+    return diagnose(got, _lm_candidates(logits, labels)) or LABELS_NOT_SHIFTED

@@ -1,0 +1,154 @@
+"""Stage 11's given code: the ablated models, the short runs that measure them, and the debugging lab's model
+with swappable parts. Nothing here is an exercise answer (those are in :mod:`tinylm_solutions.debugging`).
+
+- :class:`NoResidualBlock`: a Pre-LN block without its two residual connections, ``x = attn(norm1(x))``,
+  ``x = ffn(norm2(x))`` (He et al. 2016 for why residuals let deep stacks train; Vaswani et al. 2017, §3.1).
+- :func:`without_residuals`: a :class:`~tinylm_solutions.model.TinyLM` whose blocks are all such blocks.
+- :func:`layer_grad_norms`: the L2 norm of each block's parameter gradients, first block first.
+- :func:`lab_train`: a short AdamW loop that scores the model with the loss its own forward computes
+  (``model(ids, labels=ids)``), so a broken loss or label shift inside the model shows in its history.
+- :class:`LabTinyLM`: a TinyLM whose causal mask, attention function and loss are arguments.
+- :func:`sequence_loss`: the mean next-token loss of a model on one sequence (the order test).
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from .attention import causal_mask, scaled_dot_product_attention
+from .block import TransformerBlock
+from .data import get_batch
+from .model import TinyLM, causal_lm_loss
+from .multihead import merge_heads, split_heads
+
+#: The debugging lab's bug names: the learner names each bug with one of these (four are real, the rest
+#: are plausible decoys). See :mod:`tinylm_solutions.debugging`.
+BUG_NAMES = ("exp_overflow", "learning_rate_too_high", "missing_scale", "elementwise_scores",
+             "softmax_over_queries", "mask_sees_future", "mask_hides_past", "labels_not_shifted",
+             "labels_shifted_twice", "dropout_left_on")
+
+
+class NoResidualBlock(TransformerBlock):
+    """A Pre-LN :class:`~tinylm_solutions.block.TransformerBlock` with both residual connections removed.
+
+    ``forward(x (B, T, D), mask=None) -> (B, T, D)``: ``x = attn(norm1(x))`` then ``x = ffn(norm2(x))``;
+    the same parameters as the block it ablates.
+    """
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        x = self._attend(self.norm1(x), mask)  # (B, T, D): no "x +"
+        return self.dropout(self.ffn(self.norm2(x)))  # (B, T, D)
+
+
+def without_residuals(model: TinyLM) -> TinyLM:
+    """Turn every block of ``model`` into a :class:`NoResidualBlock` (same parameters, same values), in place.
+
+    Returns ``model``. Raises ValueError if a block is Post-LN (only Pre-LN blocks are ablated here)."""
+    for block in model.blocks:
+        if not block.norm_first:
+            raise ValueError("without_residuals expects Pre-LN blocks (norm_first=True)")
+        block.__class__ = NoResidualBlock  # the same module, another forward
+    return model
+
+
+def layer_grad_norms(model: TinyLM) -> list[float]:
+    """L2 norm of the gradients of each block's parameters (block 0 first); 0.0 for a block without any."""
+    norms = []
+    for block in model.blocks:
+        grads = [p.grad.detach().double().flatten() for p in block.parameters() if p.grad is not None]
+        norms.append(float(torch.cat(grads).norm()) if grads else 0.0)
+    return norms
+
+
+class _LabAttention(nn.Module):
+    """Multi-head attention whose core, ``attention_fn(q, k, v, mask) -> (out, weights)``, is an argument."""
+
+    def __init__(self, attn: nn.Module, attention_fn):
+        super().__init__()
+        self.W_Q, self.W_K, self.W_V, self.W_O = attn.W_Q, attn.W_K, attn.W_V, attn.W_O
+        self.num_heads, self.attention_fn = attn.num_heads, attention_fn
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+        q = split_heads(self.W_Q(x), self.num_heads)  # (B, H, T, d_k)
+        k = split_heads(self.W_K(x), self.num_heads)  # (B, H, T, d_k)
+        v = split_heads(self.W_V(x), self.num_heads)  # (B, H, T, d_k)
+        out, weights = self.attention_fn(q, k, v, mask)  # (B, H, T, d_k), (B, H, T, T)
+        return self.W_O(merge_heads(out)), weights  # (B, T, D), (B, H, T, T)
+
+
+class LabTinyLM(TinyLM):
+    """A :class:`~tinylm_solutions.model.TinyLM` with three swappable parts, for the debugging lab.
+
+    Args (besides TinyLM's):
+        mask_fn: ``mask_fn(T) -> bool (T, T)``, True = may attend (default: the causal mask).
+        attention_fn: ``attention_fn(q, k, v, mask) -> (out (B, H, T, d_k), weights (B, H, T, T))``
+            (default: scaled dot-product attention).
+        loss_fn: ``loss_fn(logits (B, T, V), labels (B, T)) -> scalar``, labels aligned with the inputs
+            (default: the shifted next-token loss, :func:`~tinylm_solutions.model.causal_lm_loss`).
+
+    ``forward(input_ids (B, T), labels=None) -> (logits (B, T, V), loss or None)``, as TinyLM's.
+    """
+
+    def __init__(self, *args, mask_fn=None, attention_fn=None, loss_fn=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.mask_fn = mask_fn or causal_mask
+        self.loss_fn = loss_fn or causal_lm_loss
+        for block in self.blocks:
+            block.attn = _LabAttention(block.attn, attention_fn or scaled_dot_product_attention)
+
+    def forward(self, input_ids: torch.Tensor, labels: torch.Tensor | None = None):
+        B, T = input_ids.shape
+        if T > self.max_seq_len:
+            raise ValueError(f"sequence length {T} exceeds max_seq_len={self.max_seq_len}; crop the input")
+        x = self.token_emb(input_ids.long())  # (B, T, D)
+        if self.pos_emb is not None:
+            x = x + self.pos_emb(torch.arange(T, device=input_ids.device))  # (B, T, D)
+        mask = self.mask_fn(T)  # (T, T)
+        for block in self.blocks:
+            x = block(x, mask)  # (B, T, D)
+        logits = self.lm_head(self.norm(x))  # (B, T, V)
+        loss = None if labels is None else self.loss_fn(logits, labels.long())
+        return logits, loss
+
+
+def lab_train(model: nn.Module, data: torch.Tensor, *, steps: int, batch_size: int = 16, lr: float = 3e-3,
+              seed: int = 0, max_grad_norm: float | None = None) -> dict[str, list[float]]:
+    """Train ``model`` with AdamW on random windows of ``data`` scored by the model's own loss.
+
+    Each step draws ``batch_size`` windows of ``model.max_seq_len`` tokens (``get_batch`` with a generator
+    seeded by ``seed``) and minimises ``model(ids, labels=ids)[1]``. A non-finite loss ends the run early.
+
+    Returns ``{"step": [...], "loss": [...]}`` (floats; the last loss may be nan or inf).
+    """
+    gen = torch.Generator().manual_seed(seed)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=lr)
+    hist = {"step": [], "loss": []}
+    model.train()
+    for step in range(1, steps + 1):
+        ids, _ = get_batch(data, batch_size, model.max_seq_len, gen)  # (B, T)
+        optimizer.zero_grad(set_to_none=True)
+        loss = model(ids, labels=ids)[1]
+        hist["step"].append(step)
+        hist["loss"].append(loss.item())
+        if not math.isfinite(hist["loss"][-1]):
+            break
+        loss.backward()
+        if max_grad_norm is not None:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+        optimizer.step()
+    return hist
+
+
+@torch.no_grad()
+def sequence_loss(model: nn.Module, ids: torch.Tensor) -> float:
+    """Mean next-token cross-entropy of ``model`` on the ``(T,)`` token sequence ``ids`` (eval mode, restored)."""
+    was_training = model.training
+    model.eval()
+    try:
+        logits = model(ids[None, :])[0]  # (1, T, V)
+        return float(F.cross_entropy(logits[0, :-1], ids[1:].long()))
+    finally:
+        model.train(was_training)
