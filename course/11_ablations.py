@@ -46,7 +46,6 @@ from tinylm_checks import (check_fixed_attention, check_fixed_causal_mask, check
 from tinylm_checks import (plot_attention, plot_layer_grad_norms, plot_loss_curves, plot_lr_sweep,
                            plot_order_test, record_run)
 
-torch.set_num_threads(2)
 _ = torch.manual_seed(0)
 
 # %% [markdown]

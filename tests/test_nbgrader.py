@@ -81,6 +81,9 @@ WRONG = {
                  "            x = self.norm1(x + self.attn(x, mask)[0])\n"
                  "            x = self.norm2(x + self.ffn(x))\n"
                  "        return x\n"),
+    "11_ablations": ("fixed_causal_mask", "import torch\n"
+                     "def fixed_causal_mask(T):\n"
+                     "    return torch.ones(T, T, dtype=torch.bool).tril(diagonal=1)  # sees the next token\n"),
 }
 
 
@@ -143,6 +146,13 @@ CHEATS = {
         "masked_softmax": patching("masks", "check_masked_softmax", "import torch\n"
                                    "def masked_softmax(scores, mask=None):\n"
                                    "    return torch.softmax(scores if mask is None else scores.masked_fill(~mask, -1e9), -1)\n"),
+    },
+    "11_ablations": {
+        "nan_loss_bug": rebinding("check_nan_loss_bug", "def nan_loss_bug():\n    return 'learning_rate_too_high'\n"),
+        "stable_cross_entropy": patching("debugging", "check_stable_cross_entropy",
+                                         "def stable_cross_entropy(logits, targets):\n"
+                                         "    probs = logits.exp() / logits.exp().sum(dim=-1, keepdim=True)\n"
+                                         "    return -probs.gather(-1, targets[:, None]).log().mean()\n"),
     },
 }
 ASSIGNMENTS = tuple(WRONG)  # autograded below

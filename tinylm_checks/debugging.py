@@ -17,6 +17,9 @@ import math
 import torch
 import torch.nn.functional as F
 
+from .attention import MASK_AFTER_SOFTMAX, SOFTMAX_OVER_QUERIES
+from .masks import MASK_NOT_BOOL
+from .setup import SOFTMAX_WRONG_DIM
 from ._core import Ctx, check, compare, diagnose, known_mistake, max_abs_diff, reference, within
 
 ref = reference("debugging")
@@ -131,9 +134,6 @@ LOSS_SUMMED = known_mistake(
 MISSING_MINUS = known_mistake(
     "missing_minus_sign", "the sign is missing: the result is the mean log-probability (<= 0), not the loss",
     "the cross-entropy is minus the log-probability of the target: -(log_softmax)[target], a number >= 0")
-SOFTMAX_WRONG_DIM = known_mistake(
-    "softmax_wrong_dim", "the normalisation (softmax, log-sum-exp or max) runs over the rows (dim=0) instead of "
-    "over the V classes of each row", "normalise each row over its classes: dim=-1")
 
 
 def _ce_candidates(logits, targets):
@@ -161,6 +161,7 @@ def _ce_call(ctx, fn, logits, targets, tried, *, overflow=None):
 def check_stable_cross_entropy(ctx: Ctx, fn):
     """stable_cross_entropy(logits (N, V), targets (N,)) equals F.cross_entropy, also for huge logits."""
     ctx.function(fn, "stable_cross_entropy")
+    ctx.hints[SOFTMAX_WRONG_DIM] = "normalise each row over its V classes: max, exp-sum and log-softmax with dim=-1"
     N, V = [(7, 11), (5, 13), (9, 6)][ctx.seed % 3]
     targets = torch.randint(V, (N,), generator=ctx.gen)  # (N,)
     cases = [("logits ~ N(0, 9)", 3 * ctx.randn(N, V), None),
@@ -200,12 +201,6 @@ ELEMENTWISE_SCORES = known_mistake(
 MISSING_SCALE = known_mistake(
     "missing_scale", "the scores are not divided by sqrt(d_k)",
     "scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))")
-SOFTMAX_OVER_QUERIES = known_mistake(
-    "softmax_over_queries", "the softmax runs over the queries (dim=-2) instead of the keys",
-    "torch.softmax(scores, dim=-1): each query's weights over the keys sum to 1")
-MASK_AFTER_SOFTMAX = known_mistake(
-    "mask_after_softmax", "the mask is applied after the softmax: the rows no longer sum to 1",
-    "mask the scores with -inf first (scores.masked_fill(~mask, float('-inf'))), then softmax")
 
 ATTN_AXES = ("batch", "head", "query", "key")
 
@@ -281,9 +276,6 @@ MASK_HIDES_SELF = known_mistake(
 MASK_HIDES_PAST = known_mistake(
     "mask_hides_past", "the mask hides earlier positions that token t may see (only the diagonal, or a band)",
     "token t sees every position 0..t: torch.ones(T, T, dtype=torch.bool).tril()")
-MASK_NOT_BOOL = known_mistake(
-    "mask_not_bool", "the mask is not a bool tensor (0/1 floats or ints, or an additive -inf mask)",
-    "make it bool: torch.ones(T, T, dtype=torch.bool).tril(); True = may attend")
 
 
 def _mask_candidates(T):
@@ -301,6 +293,7 @@ def _mask_name(m: torch.Tensor) -> str | None:
 def check_fixed_causal_mask(ctx: Ctx, fn):
     """fixed_causal_mask(T) -> bool (T, T): a TinyLM using it reads no future token; equal to tril."""
     ctx.function(fn, "fixed_causal_mask")
+    ctx.hints[MASK_NOT_BOOL] = "make it bool: torch.ones(T, T, dtype=torch.bool).tril(); True = may attend"
     masks = {}
     for T in (1, 4, 7):
         m = ctx.call(fn, T, what=f"fixed_causal_mask({T}) was called")
