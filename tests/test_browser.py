@@ -2,6 +2,7 @@
 
 - open the released (solutions stripped) notebook of stage 01, run all cells, and read what the first
   check cell shows: the check's message, not a traceback through the checker's internals;
+- open stage 11, run it, and see the three ablations' plots drawn before the first exercise's check stops the run;
 - open stage 04, run it, move the "position" slider of the positional-table explorer, and see the plot
   drawn again (ipywidgets render and talk to the kernel).
 
@@ -43,12 +44,14 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """JupyterLab serving the releases of stages 01 and 04, as `make lab` does."""
+    """JupyterLab serving the releases of stages 01, 04 and 11, as `make lab` does (TINYLM_QUICK=1: stage 11's
+    training runs take a few steps)."""
     course = tmp_path_factory.mktemp("course")
     shutil.copy(ROOT / "nbgrader_config.py", course)
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
-           "JUPYTER_CONFIG_DIR": str(course / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(course / ".runtime")}
-    for stage in ("01_attention", "04_positions"):
+           "JUPYTER_CONFIG_DIR": str(course / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(course / ".runtime"),
+           "TINYLM_QUICK": "1", "TINYLM_RUNS": str(course / ".runs")}
+    for stage in ("01_attention", "04_positions", "11_ablations"):
         shutil.copytree(ROOT / "notebooks" / stage, course / "notebooks" / stage)
         subprocess.run([str(BIN / "nbgrader"), "generate_assignment", stage, "--log-level=WARN"],
                        cwd=course, env=env, check=True, capture_output=True)
@@ -179,3 +182,21 @@ def test_the_position_explorer_redraws_when_a_slider_moves(lab, browser):
     after = slider.locator(".widget-readout").text_content()
     page.close()
     assert int(after) == int(readout) + 3, (readout, after)
+
+
+def test_the_ablations_draw_their_plots(lab, browser):
+    """Stage 11 run from the top (its runs shortened by TINYLM_QUICK=1): the three ablations draw their plots,
+    then the first exercise's check, still a stub, stops Run All with its message."""
+    page = open_notebook(browser, lab, "11_ablations/11_ablations.ipynb")
+    page.evaluate("window.jupyterapp.commands.execute('notebook:run-all-cells')")
+    error = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
+                         has_text="CheckFailure").first
+    try:
+        error.wait_for(state="attached", timeout=300_000)
+    except Exception:
+        raise AssertionError(f"no CheckFailure output appeared (screenshot {screenshot_on_failure(page, 'ablations')})")
+    text = error.text_content()
+    pictures = page.locator(".jp-OutputArea-output img").count()
+    page.close()
+    assert "check_nan_loss_bug failed: your code raised NotImplementedError" in text
+    assert pictures >= 3, f"{pictures} plots drawn before the first exercise, expected the three ablations' plots"

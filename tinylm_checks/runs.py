@@ -37,7 +37,7 @@ def _plain(value):
     return str(value)
 
 
-def record_run(name: str, **data) -> dict:
+def record_run(name: str, /, **data) -> dict:
     """Save ``data`` as the record ``name`` (replacing an earlier one), with the time it was made.
 
     Args:
