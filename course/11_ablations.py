@@ -125,8 +125,9 @@ plt.show()
 # %% [markdown]
 # **What the plot shows.** With residuals, every block of the 8-layer model receives about the same
 # gradient: the line is flat. Without them, the gradient shrinks layer by layer on its way down: in our run
-# block 0 of the 8-layer model gets tens of times less gradient than its last block, so the first layers
-# barely learn, and the 8-layer model without residuals ends *worse* than the 2-layer one. At 2 layers the
+# block 0 of the 8-layer model gets about 60 times less gradient than its last block, so the first layers
+# barely learn, and the 8-layer model without residuals ends no better than the 2-layer one, while with
+# residuals the 8-layer model ends best. At 2 layers the
 # product has only two factors and the damage is small. Depth only helps when the gradient can get through;
 # that is what the residual stream is for.
 #
@@ -165,11 +166,12 @@ plot_lr_sweep(LRS, sweep)
 plt.show()
 
 # %% [markdown]
-# **What the plot shows.** In our run Pre-LN ends lower than Post-LN at every learning rate of the sweep,
-# and Post-LN hardly moves from about 3.3 nats, the loss of predicting each character by its frequency
-# alone: without a warm-up it has not started to learn in these steps. This is a small model and a short
-# run, so the gap is small; with more layers and longer runs the literature reports Post-LN diverging at
-# learning rates that Pre-LN takes in its stride (Xiong et al. 2020, Fig. 3).
+# **What the plot shows.** At the smallest learning rate neither wiring has got far in 60 steps. Above
+# it, Pre-LN ends lower than Post-LN at every learning rate of the sweep, and Post-LN stays near 3.3 nats,
+# close to the loss of predicting each character by its frequency alone: without a warm-up it learns more
+# slowly. This is a small model and a short run, so the gap is a tenth of a nat at most; with more layers
+# and longer runs Xiong et al. (2020, Fig. 3) report Post-LN failing at learning rates that Pre-LN takes
+# in its stride.
 #
 # ## 3. Ablation: no positions
 #
@@ -205,13 +207,15 @@ plot_order_test(order)
 plt.show()
 
 # %% [markdown]
-# **What the plot shows.** Both models find reversed text harder, and, in our run, by about as much. At
-# this size and length of training a model predicts the next character mostly from the current one (which
-# characters follow which: "th" is common, "ht" is not), and that needs no position at all: the current
-# token is always the query. The causal mask gives the rest (Haviv et al. 2022 train language models
-# without positions to nearly the same loss). Positions matter once a model must know *where* something
-# was: counting, copying from a fixed offset, long-range structure; the small models of this course do not
-# get that far in 150 steps. An honest ablation reports the null result too.
+# **What the plot shows.** Both models find reversed text harder, and in our run the model *without*
+# positions finds it harder still. So the gap is not a measure of position embeddings. At this size and
+# length of training a model predicts the next character mostly from the current one (which characters
+# follow which: "th" is common, "ht" is not), and that needs no position at all: the current token is
+# always the query, and the causal mask tells the model which tokens came before. Language models trained
+# without any position embedding reach nearly the same loss (Haviv et al. 2022). Positions matter once a
+# model must know *where* something was: counting, copying from a fixed offset, long-range structure;
+# the small models of this course do not get that far in 150 steps. An ablation that finds little is a
+# result too, and the plot is the evidence for it.
 #
 # Your three ablations, saved for notebook 12's report:
 
@@ -254,8 +258,8 @@ print("healthy sample:", repr(greedy_sample(healthy)))
 print("\nthe bug names you choose from:", BUG_NAMES)
 
 # %% [markdown]
-# Our healthy model is still young: about 2.8 nats, and its greedy samples repeat a few common characters.
-# That is fine: what matters is how the broken ones differ from it.
+# Our healthy model is still young: about 3 nats, and its greedy continuation is mostly spaces, the most
+# frequent character. That is fine: what matters is how the broken ones differ from it.
 #
 # ### 4.1 The loss is NaN
 #
@@ -525,6 +529,7 @@ leaky_hist = lab_train(leaky, train_data, steps=STEPS["lab"], lr=1e-2)
 plot_loss_curves({"healthy": healthy_hist["loss"], "broken": leaky_hist["loss"]},
                  title="the same model, two masks", hline=(math.log(V), "ln V: guessing"))
 plt.show()
+print(f"loss after {STEPS['lab']} steps: healthy {healthy_hist['loss'][-1]:.3f}, broken {leaky_hist['loss'][-1]:.3f}")
 print("healthy sample:", repr(greedy_sample(healthy)))
 print("broken sample: ", repr(greedy_sample(leaky)))
 
@@ -543,8 +548,8 @@ with torch.no_grad():
 print("largest logit change at each position:", [f"{m:.2f}" for m in moved.tolist()])
 
 # %% [markdown]
-# Position 6 changed when token 7 changed: the model reads the token it is supposed to predict, and learns
-# to copy it. At generation time there is no next token to read, so the samples are poor. Print
+# Position 6 changed when token 7 changed (and position 5 a little: through two layers, 5 sees 6, which
+# sees 7): the model reads the token it is supposed to predict, and learns to copy it. At generation time there is no next token to read, so the samples are poor. Print
 # `broken_causal_mask(4)`.
 #
 # ### Exercise: name the bug, and fix it
@@ -623,13 +628,13 @@ copier_hist = lab_train(copier, train_data, steps=STEPS["lab_copy"], lr=1e-2)
 plot_loss_curves({"healthy": healthy_hist["loss"][:STEPS["lab_copy"]], "broken": copier_hist["loss"]},
                  title="the same model, two losses")
 plt.show()
-print("broken sample:", repr(greedy_sample(copier)))
+print("broken sample:", repr(greedy_sample(copier, "The cat")))
 with torch.no_grad():
     top = copier.eval()(probe_ids)[0].argmax(-1)  # (1, T): the most likely token at each position
 print(f"positions whose most likely token is the token it is reading: {(top == probe_ids).float().mean():.0%}")
 
 # %% [markdown]
-# Near 0 within a few dozen steps, and the samples repeat the last character of the prompt: the model
+# Near 0 within a few dozen steps, and the sample repeats the last character of the prompt: the model
 # "predicts" the token it is reading, which is easy, and useless for generating. Which label is
 # `logits[:, t]` scored against, here?
 #
@@ -702,9 +707,9 @@ print(f"loss after {STEPS['lab_copy']} steps: your loss {shifted_hist['loss'][-1
 #
 # - **Residual connections** carry the gradient to every layer; without them a deep stack's first layers
 #   get almost none and depth hurts.
-# - **Pre-LN** trains without a warm-up at every learning rate we tried; **Post-LN** was slower at all of them.
-# - **Positions**: at this size a character model gets most of its order from the current token and the
-#   causal mask; the order test shows the same gap with and without a position embedding.
+# - **Pre-LN** ends lower than **Post-LN** at every learning rate of the sweep above 1e-3, without a warm-up.
+# - **Positions**: at this size a character model gets its sense of order from the current token and the
+#   causal mask; the order test's gap is no smaller without a position embedding.
 # - **Debugging**: a symptom, a probe that isolates it, a name, a fix, and a check of the *behaviour*
 #   that was broken. NaN: exp overflow (log-sum-exp). Uniform attention: one score per query instead of per
 #   (query, key). Too-good loss: the mask lets a token see the next one. Loss ~0 and repeating samples:
