@@ -104,7 +104,8 @@ def residual_run(num_layers: int, residual: bool) -> dict:
     hist = train(model, train_data, steps=STEPS["residual"], batch_size=16, lr=3e-3, progress=False,
                  callback=callback)
     mean_norms = [sum(col) / len(col) for col in zip(*norms)]  # mean over the first steps, per block
-    return {"grad_norms": mean_norms, "loss": hist["loss"], "final_loss": sum(hist["loss"][-10:]) / len(hist["loss"][-10:])}
+    last = hist["loss"][-10:]
+    return {"grad_norms": mean_norms, "loss": hist["loss"], "final_loss": sum(last) / len(last)}
 
 
 t0 = time.perf_counter()

@@ -144,7 +144,8 @@ def _ce_candidates(logits, targets):
             (SOFTMAX_WRONG_DIM, -pick(torch.log_softmax(logits, dim=0)).mean()),
             (MAX_NOT_ADDED_BACK, -pick(lp).mean() - m.squeeze(-1).mean()),
             (MAX_NOT_ADDED_BACK, -(pick(logits - m) - torch.logsumexp(logits, -1)).mean()),
-            *((PROBABILITY_CLAMPED, -pick(torch.softmax(logits, -1) + eps).log().mean()) for eps in (1e-12, 1e-9, 1e-8, 1e-7, 1e-6))]
+            *((PROBABILITY_CLAMPED, -pick(torch.softmax(logits, -1) + eps).log().mean())
+              for eps in (1e-12, 1e-9, 1e-8, 1e-7, 1e-6))]
 
 
 def _ce_call(ctx, fn, logits, targets, tried, *, overflow=None):
@@ -272,7 +273,8 @@ MASK_SEES_FUTURE = known_mistake(
     "True on and below the diagonal only: torch.ones(T, T, dtype=torch.bool).tril() (diagonal=0)")
 MASK_HIDES_SELF = known_mistake(
     "mask_hides_self", "the mask hides the diagonal (tril(diagonal=-1)): no token may attend to itself, and "
-    "token 0 to nothing at all (a softmax over -inf only: NaN, or zeros where attention guards against it)", "keep the diagonal: .tril() with diagonal=0, so token t sees 0..t")
+    "token 0 to nothing at all (a softmax over -inf only: NaN, or zeros where attention guards against it)",
+    "keep the diagonal: .tril() with diagonal=0, so token t sees 0..t")
 MASK_HIDES_PAST = known_mistake(
     "mask_hides_past", "the mask hides earlier positions that token t may see (only the diagonal, or a band)",
     "token t sees every position 0..t: torch.ones(T, T, dtype=torch.bool).tril()")
@@ -324,7 +326,8 @@ def check_fixed_causal_mask(ctx: Ctx, fn):
             rows = [i for i in range(T) if not bool((m[i] == expected[i]).all())]
             ctx.fail(f"fixed_causal_mask({T}) is not the causal mask", tried=f"fixed_causal_mask({T})",
                      expected=f"row {rows[0]}: {expected[rows[0]].int().tolist()} (True on and below the diagonal)",
-                     got=f"row {rows[0]}: {m[rows[0]].int().tolist()}", mistake=_mask_name(m), hint="torch.ones(T, T, dtype=torch.bool).tril()")
+                     got=f"row {rows[0]}: {m[rows[0]].int().tolist()}", mistake=_mask_name(m),
+                     hint="torch.ones(T, T, dtype=torch.bool).tril()")
     return "a TinyLM using it ignores later tokens; equal to tril(ones(T, T)) for T = 1, 4, 7"
 
 
