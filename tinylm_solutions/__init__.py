@@ -4,7 +4,8 @@ attention (scores, scaled dot-product attention, SelfAttention, the causal mask)
 heads, multi-head self-attention), masks (key padding, combining masks, masked softmax), position (sinusoidal, learned, RoPE), ffn (FeedForward, SwiGLU),
 norm (LayerNorm), block (TransformerBlock, Pre-LN and Post-LN), model (TinyLM), tokenizer (char,
 word), data (default corpus, batches), train (train_step, evaluate, perplexity), trainer (the training loop), cli
-(tinylm-train, tinylm-generate), generate (temperature, top-k). The checks in ``tinylm_checks`` compare learners' code with it.
+(tinylm-train, tinylm-generate), generate (temperature, top-k), flops (FLOPs per token, stage 12),
+report (stage 12's report.md). The checks in ``tinylm_checks`` compare learners' code with it.
 """
 
 #: The module that holds each stage's exercise answers, by assignment name. Autograding a stage hides its
@@ -18,4 +19,5 @@ STAGE_MODULES = {
     "05_ffn": ("ffn",),
     "06_norm": ("norm",),
     "07_block": ("block",),
+    "12_report": ("flops",),
 }
