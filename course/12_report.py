@@ -40,16 +40,18 @@ except OSError as e:  # a read-only folder: the figures go to a temporary one, t
 # %% [markdown]
 # ## 1. Your records
 #
-# `load_runs()` reads every record in the runs folder; `report.collect` keeps the complete ones and
-# recomputes small versions of the others (a few seconds). The notes say which is which: they go into the
-# report too, so a reader knows what the numbers come from.
+# `load_runs()` reads every record in the runs folder. `report.get_record(name, runs)` returns a record
+# that has what the report needs, and otherwise recomputes a small version of it (a second or two each),
+# with a note saying which it did. The notes go into the report too, so that a reader knows where the
+# numbers come from.
 
 # %%
 runs = load_runs()
 print(f"runs folder: {runs_dir()}; records found: {sorted(runs) or 'none'}")
-records, notes = report.collect(runs)
-for note in notes:
-    print("-", note)
+notes = []
+train_run, note = report.get_record("09_train", runs)
+notes.append(note)
+print(note)
 
 # %% [markdown]
 # ## 2. Where the parameters are
@@ -59,7 +61,6 @@ for note in notes:
 # matrix and adds nothing.
 
 # %%
-train_run = records["09_train"]
 config = report.model_config(train_run["config"])
 model = TinyLM(**config)
 table = model.parameter_table()
@@ -78,7 +79,9 @@ display(Markdown(sections["parameters"]))
 # uniform guess.
 
 # %%
-overfit = records["09_overfit"]
+overfit, note = report.get_record("09_overfit", runs)
+notes.append(note)
+print(note)
 losses = overfit["losses"]
 ln_v = torch.log(torch.tensor(float(config["vocab_size"]))).item()
 sections["overfit"] = (
@@ -114,7 +117,9 @@ display(Markdown(sections["training"]))
 # with a figure: loss curves where it kept them, bars of the final losses otherwise.
 
 # %%
-ablations = records["11_ablations"]
+ablations, note = report.get_record("11_ablations", runs)
+notes.append(note)
+print(note)
 parts = []
 for name in report.ABLATIONS:
     numbers, curves_ = report.flatten(ablations.get(name, {}))
@@ -208,7 +213,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_flops_per_token(flops
 seq_len = int(train_run["config"].get("block_size") or config["max_seq_len"])
 total = flops_per_token(config, seq_len)
 N = model.get_num_params()
-labels = {"token_emb": "token_emb = lm_head (tied)" if not table["lm_head"] else "token_emb (a lookup: no FLOPs)",
+labels = {"token_emb": "token_emb = lm_head (tied)" if not table["lm_head"] else "token_emb",
           "blocks": "blocks (attention and FFN matrices)", "norm": "final norm", "lm_head": "lm_head"}
 compute_rows = [[labels[part], 6 * n, round(100 * 6 * n / total, 1)]
                 for part, n in table.items() if part not in ("total", "pos_emb") and n]
@@ -239,9 +244,10 @@ display(Markdown(sections["compute"]))
 # the evidence that gave it away.
 
 # %%
-bug = records.get("11_first_bug")
-if bug:
-    sections["bug"] = f"**{bug['name']}**\n\nEvidence: {bug['evidence']}"
+bug, note = report.get_record("11_first_bug", runs)
+notes.append(note)
+if bug and bug.get("name"):
+    sections["bug"] = f"**{bug['name']}**\n\nEvidence: {bug.get('evidence', '(none recorded)')}"
 else:
     sections["bug"] = "Not recorded (notebook 11 saves it): see my written answer."
 display(Markdown(sections["bug"]))

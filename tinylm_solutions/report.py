@@ -11,6 +11,7 @@ global pyplot state is needed to save them).
 """
 from __future__ import annotations
 
+import functools
 import math
 import statistics
 import time
@@ -179,6 +180,7 @@ def save_throughput_figure(points: list[tuple[str, float, float]], path: Path) -
 
 # --------------------------------------------------------------------------- recomputing small runs
 
+@functools.lru_cache(maxsize=2)
 def small_data(max_chars: int = 60_000) -> tuple[CharTokenizer, torch.Tensor, torch.Tensor]:
     """The course corpus (first ``max_chars`` characters), char-tokenized and split 90/10:
     ``(tokenizer, train (N,), val (M,))``."""
@@ -306,45 +308,49 @@ def missing_keys(name: str, record: dict | None) -> list[str]:
     return [k for k in keys if not record.get(k)]
 
 
-def collect(runs: dict[str, dict], recompute: bool = True) -> tuple[dict[str, dict], list[str]]:
-    """The records the report uses, and notes on where each came from.
+def get_record(name: str, runs: dict[str, dict], recompute: bool = True) -> tuple[dict | None, str]:
+    """One record the report uses, and a note on where it came from.
 
-    Takes each record of ``runs`` that has the needed keys; an incomplete one is completed, a missing one
-    made, by the small runs above (a first bug cannot be recomputed: it stays missing). With
-    ``recompute=False`` nothing is run and incomplete records are reported as such.
+    Takes ``runs[name]`` if it has the keys of :data:`NEEDED`; completes an incomplete one, or makes a missing
+    one, with the small runs above (a first bug cannot be recomputed: it stays as it is). With
+    ``recompute=False`` nothing is run.
 
     Returns:
-        ``(records, notes)``: records by name (``"11_first_bug"`` absent when not recorded); one note per
-        record, e.g. ``"09_train: recorded 2026-11-30 10:00:00"`` or ``"09_overfit: no record; recomputed a
-        small version (80 steps)"``.
+        ``(record or None, note)``, the note e.g. ``"09_train: recorded 2026-11-30 10:00:00"`` or
+        ``"09_overfit: no record; recomputed a small version (80 steps on one batch)"``.
+
+    Raises:
+        KeyError: if ``name`` is not one of :data:`NEEDED`.
     """
-    records, notes, data = {}, [], None
+    record, missing = runs.get(name), missing_keys(name, runs.get(name))
+    if not missing:
+        return record, f"{name}: recorded {record.get('time', '(no time)')}"
+    why = "no record" if record is None else f"record lacks {', '.join(missing)}"
+    if name == "11_first_bug" or not recompute:
+        return record, f"{name}: {why}; not recomputed"
+    tok, train_data, val_data = small_data()
+    if name == "09_overfit":
+        made = recompute_overfit(train_data, tok.vocab_size)
+        what = f"{made['steps']} steps on one batch"
+    elif name == "09_train":
+        made = recompute_train(train_data, val_data, tok.vocab_size)
+        what = f"{made['config']['steps']} steps, {made['num_params']:,} parameters"
+    else:
+        made = recompute_ablations(train_data, tok.vocab_size)
+        what = "30 steps per run"
+    return {**made, **(record or {}), **{k: made[k] for k in missing if k in made}}, \
+        f"{name}: {why}; recomputed a small version ({what})"
+
+
+def collect(runs: dict[str, dict], recompute: bool = True) -> tuple[dict[str, dict], list[str]]:
+    """:func:`get_record` for every record of :data:`NEEDED`: ``(records by name, notes)``; a record that is
+    neither recorded nor recomputed (``"11_first_bug"`` when not recorded) is absent from ``records``."""
+    records, notes = {}, []
     for name in NEEDED:
-        record, missing = runs.get(name), missing_keys(name, runs.get(name))
-        if not missing:
+        record, note = get_record(name, runs, recompute)
+        notes.append(note)
+        if record is not None:
             records[name] = record
-            notes.append(f"{name}: recorded {record.get('time', '(no time)')}")
-            continue
-        why = "no record" if record is None else f"record lacks {', '.join(missing)}"
-        if name == "11_first_bug" or not recompute:
-            notes.append(f"{name}: {why}; not recomputed")
-            if record is not None:
-                records[name] = record
-            continue
-        if data is None:
-            tok, train_data, val_data = small_data()
-        if name == "09_overfit":
-            made = recompute_overfit(train_data, tok.vocab_size)
-            what = f"{made['steps']} steps on one batch"
-        elif name == "09_train":
-            made = recompute_train(train_data, val_data, tok.vocab_size)
-            what = f"{made['config']['steps']} steps, {made['num_params']:,} parameters"
-        else:
-            made = recompute_ablations(train_data, tok.vocab_size)
-            what = "30 steps per run"
-        data = True
-        records[name] = {**made, **(record or {}), **{k: made[k] for k in missing if k in made}}
-        notes.append(f"{name}: {why}; recomputed a small version ({what})")
     return records, notes
 
 
