@@ -99,7 +99,7 @@ display(Markdown(sections["overfit"]))
 # %%
 history = train_run["history"]
 summary = report.history_summary(history)
-curves = {"train loss": history["loss"]}
+curves = {"train loss": history.get("loss") or []}
 sections["training"] = (
     report.markdown_table(["steps", "first loss", "final loss", "final val loss", "val perplexity", "tokens/s"],
                           [[summary["steps"], summary["first_loss"], summary["final_loss"],
@@ -246,8 +246,8 @@ display(Markdown(sections["compute"]))
 # %%
 bug, note = report.get_record("11_first_bug", runs)
 notes.append(note)
-if bug and bug.get("name"):
-    sections["bug"] = f"**{bug['name']}**\n\nEvidence: {bug.get('evidence', '(none recorded)')}"
+if bug and bug.get("evidence"):
+    sections["bug"] = f"**{report.bug_name(bug) or '(no name recorded)'}**\n\nEvidence: {bug['evidence']}"
 else:
     sections["bug"] = "Not recorded (notebook 11 saves it): see my written answer."
 display(Markdown(sections["bug"]))

@@ -72,13 +72,21 @@ def test_missing_keys():
     assert report.missing_keys("09_train", None) == ["history", "config"]
     assert report.missing_keys("09_train", {"history": {"loss": [1.0]}}) == ["config"]
     assert report.missing_keys("11_ablations", {"no_positions": {"a": 1.0}}) == ["no_residual", "norm_placement"]
-    assert report.missing_keys("11_first_bug", {"name": "mask", "evidence": "loss 0.01"}) == []
+    assert report.missing_keys("11_first_bug", {"name": "11_first_bug", "evidence": "loss 0.01"}) == []
+    assert report.missing_keys("11_first_bug", {"name": "11_first_bug", "bug": "cheating mask"}) == ["evidence"]
+
+
+def test_bug_name_is_not_the_records_own_name():
+    assert report.bug_name({"name": "11_first_bug", "bug": "cheating mask", "evidence": "e"}) == "cheating mask"
+    assert report.bug_name({"name": "11_first_bug", "title": "NaN loss"}) == "NaN loss"
+    assert report.bug_name({"name": "uniform attention"}) == "uniform attention"
+    assert report.bug_name({"name": "11_first_bug", "evidence": "e"}) is None and report.bug_name(None) is None
 
 
 def test_collect_keeps_complete_records_and_notes_the_rest_without_recomputing():
     runs = {"09_overfit": {"losses": [3.0, 0.1], "time": "t0"},
             "09_train": {"history": {"loss": [1.0]}, "time": "t1"},
-            "11_first_bug": {"name": "cheating mask", "evidence": "val loss 0.2", "time": "t2"}}
+            "11_first_bug": {"name": "11_first_bug", "bug": "cheating mask", "evidence": "val loss 0.2", "time": "t2"}}
     records, notes = report.collect(runs, recompute=False)
     assert records == runs
     assert notes == ["09_overfit: recorded t0", "09_train: record lacks config; not recomputed",
@@ -88,7 +96,7 @@ def test_collect_keeps_complete_records_and_notes_the_rest_without_recomputing()
 def test_collect_recomputes_a_missing_overfit_record():
     runs = {k: v for k, v in {"09_train": {"history": {"loss": [1.0]}, "config": {"d_model": 32}},
                               "11_ablations": {a: {"x": 1.0} for a in report.ABLATIONS},
-                              "11_first_bug": {"name": "n", "evidence": "e"}}.items()}
+                              "11_first_bug": {"bug": "n", "evidence": "e"}}.items()}
     records, notes = report.collect(runs)
     overfit = records["09_overfit"]
     assert notes[0] == "09_overfit: no record; recomputed a small version (80 steps on one batch)"
