@@ -4,7 +4,9 @@
   check cell shows: the check's message, not a traceback through the checker's internals;
 - open stage 11, run it, and see the three ablations' plots drawn before the first exercise's check stops the run;
 - open stage 04, run it, move the "position" slider of the positional-table explorer, and see the plot
-  drawn again (ipywidgets render and talk to the kernel).
+  drawn again (ipywidgets render and talk to the kernel);
+- open stage 12, write its exercise, run it with no run records: report.md and its figures are written next
+  to the notebook, its tables render, and the written answers wait as editable "YOUR ANSWER HERE" cells.
 
 Needs Debian's Chromium (/usr/bin/chromium). Without it the test is skipped, unless
 TINYLM_REQUIRE_BROWSER=1 (set by .ci/run), where a missing browser is a failure.
@@ -26,6 +28,7 @@ ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
 TOKEN = "tinylm-test"
+RELEASE = {}  # "folder": the release/ folder JupyterLab serves (set by the lab fixture)
 
 # A hung browser must fail the run, not block CI: each test gets at most 10 minutes.
 pytestmark = [pytest.mark.browser, pytest.mark.timeout(600)]
@@ -44,14 +47,14 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """JupyterLab serving the releases of stages 01, 04 and 11, as `make lab` does (TINYLM_QUICK=1: stage 11's
-    training runs take a few steps)."""
+    """JupyterLab serving the releases of stages 01, 04, 11 and 12, as `make lab` does (TINYLM_QUICK=1:
+    stage 11's training runs take a few steps)."""
     course = tmp_path_factory.mktemp("course")
     shutil.copy(ROOT / "nbgrader_config.py", course)
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
            "JUPYTER_CONFIG_DIR": str(course / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(course / ".runtime"),
            "TINYLM_QUICK": "1", "TINYLM_RUNS": str(course / ".runs")}
-    for stage in ("01_attention", "04_positions", "11_ablations"):
+    for stage in ("01_attention", "04_positions", "11_ablations", "12_report"):
         shutil.copytree(ROOT / "notebooks" / stage, course / "notebooks" / stage)
         subprocess.run([str(BIN / "nbgrader"), "generate_assignment", stage, "--log-level=WARN"],
                        cwd=course, env=env, check=True, capture_output=True)
@@ -73,6 +76,7 @@ def lab(tmp_path_factory):
                 server.kill()
                 pytest.fail("JupyterLab did not start")
             time.sleep(0.5)
+    RELEASE["folder"] = course / "release"
     yield base
     server.terminate()
     server.wait(timeout=20)
@@ -200,3 +204,42 @@ def test_the_ablations_draw_their_plots(lab, browser):
     page.close()
     assert "check_nan_loss_bug failed: your code raised NotImplementedError" in text
     assert pictures >= 3, f"{pictures} plots drawn before the first exercise, expected the three ablations' plots"
+
+
+def test_the_report_is_written_and_the_written_answers_wait_for_the_learner(lab, browser):
+    """Stage 12 with an empty runs folder (the session's TINYLM_RUNS): the learner writes flops_per_token, runs
+    every cell in order; the report is written from recomputed runs, and the answer cells are markdown."""
+    release = RELEASE["folder"] / "12_report"
+    (release / "report.md").unlink(missing_ok=True)  # written by an earlier run of the source notebook, if any
+    shutil.rmtree(release / "report_figures", ignore_errors=True)
+    page = open_notebook(browser, lab, "12_report/12_report.ipynb")
+    page.evaluate("""async (answer) => {
+        const nb = window.jupyterapp.shell.currentWidget.content;
+        for (let i = 0; i < nb.widgets.length; i++) {
+            const meta = nb.widgets[i].model.getMetadata('nbgrader') || {};
+            if (meta.grade_id === 'flops_per_token') {
+                nb.widgets[i].model.sharedModel.setSource(answer);
+            }
+            nb.activeCellIndex = i;
+            await window.jupyterapp.commands.execute('notebook:run-cell');
+        }
+    }""", solution_source("12_report", "flops_per_token"))
+    wrote = page.locator(".jp-OutputArea-output", has_text="report.md").last
+    try:
+        page.wait_for_function("() => [...document.querySelectorAll('.jp-OutputArea-output')]"
+                               ".some(el => el.textContent.includes('figures') && el.textContent.includes('wrote'))",
+                               timeout=300_000, polling=1000)
+    except Exception:
+        raise AssertionError(f"the report was not written (screenshot {screenshot_on_failure(page, 'report')})")
+    text = wrote.text_content()
+    tables = page.locator(".jp-RenderedMarkdown table", has_text="token_emb").count()
+    answers = page.evaluate("""() => window.jupyterapp.shell.currentWidget.content.widgets
+        .filter(w => (w.model.getMetadata('nbgrader') || {}).grade === true && w.model.type === 'markdown')
+        .map(w => w.model.sharedModel.getSource())""")
+    page.close()
+    assert "wrote" in text and "7 figures" in text, text
+    assert tables >= 1
+    assert answers == ["YOUR ANSWER HERE"] * 4
+    report = (release / "report.md").read_text()
+    assert report.startswith("# TinyLM: a report on my runs\n") and "09_train: no record; recomputed" in report
+    assert len(list((release / "report_figures").glob("*.png"))) == 7

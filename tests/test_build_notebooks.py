@@ -84,3 +84,35 @@ def test_bonus_exercise_is_a_solution_with_an_ungraded_check(tmp_path):
 def test_lint_rejects_broken_metadata(tmp_path, change, message):
     with pytest.raises(build_notebooks.LintError, match=message):
         build_notebooks.build(write(tmp_path, change(GOOD)))
+
+
+ANSWER = '''
+# %% [markdown]
+# **Q1.** What does the run show?
+
+# %% [markdown] answer="q1_answer" points=3
+# The loss falls to 0: the model can memorise one batch.
+'''
+
+
+def test_written_answer_is_a_manually_graded_markdown_cell(tmp_path):
+    nb = build_notebooks.build(write(tmp_path, GOOD + ANSWER))
+    question, answer = nb.cells[-2], nb.cells[-1]
+    assert answer.cell_type == "markdown" and answer.source.startswith("The loss falls")
+    assert answer.metadata.nbgrader == {"grade": True, "grade_id": "q1_answer", "locked": False, "points": 3,
+                                        "schema_version": 3, "solution": True, "task": False}
+    assert "nbgrader" not in question.metadata
+
+
+@pytest.mark.parametrize("change, message", [
+    (lambda s: s.replace(" points=3", ""), "written answer 'q1_answer' needs points"),
+    (lambda s: s.replace('answer="q1_answer"', 'answer="f_check"'), "not unique"),
+    (lambda s: s.replace("# %% [markdown] answer=", "# %% answer="), "must be a markdown cell"),
+    (lambda s: s.replace("# %% [markdown]\n# **Q1.** What does the run show?\n\n", ""),
+     "must follow a markdown cell that asks the question"),
+    (lambda s: s + '\n# %% [markdown] answer="q2_answer" points=1\n# An answer right after an answer.\n',
+     "'q2_answer' must follow a markdown cell that asks the question"),
+])
+def test_lint_rejects_broken_written_answers(tmp_path, change, message):
+    with pytest.raises(build_notebooks.LintError, match=message):
+        build_notebooks.build(write(tmp_path, change(GOOD + ANSWER)))

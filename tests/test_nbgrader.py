@@ -8,6 +8,10 @@ Submissions graded (scores read from the gradebook with nbgrader.api.Gradebook):
   cheater      wrong code that rebinds/patches the checks       -> 0 for those exercises, full for the rest
   looping      an exercise that never ends (per-cell timeout)   -> that exercise's points lost, the rest kept
                (stages 01 and 02 only: the timeout costs 20 s per notebook)
+
+Written answers (stage 12's markdown answer cells) are graded by hand: autograding scores none of them. An
+answer left as released gets 0 at once (nbgrader's checksum of the unchanged cell); any other waits for the
+instructor (needs_manual_grade), and its points count in max_score, not in the autograded score.
 """
 from __future__ import annotations
 
@@ -84,6 +88,9 @@ WRONG = {
     "11_ablations": ("fixed_causal_mask", "import torch\n"
                      "def fixed_causal_mask(T):\n"
                      "    return torch.ones(T, T, dtype=torch.bool).tril(diagonal=1)  # sees the next token\n"),
+    "12_report": ("flops_per_token", "def flops_per_token(config, seq_len):\n"
+                  "    N = TinyLM(**config).get_num_params()\n"
+                  "    return 2 * N + 2 * config['num_layers'] * seq_len * config['d_model']  # forward only\n"),
 }
 
 
@@ -134,6 +141,7 @@ CHEATS = {
                                            "    return {'attn': 4 * (D * D + D), 'ffn': 8 * D * D + 5 * D, "
                                            "'norms': 4 * D, 'total': 12 * D * D + 13 * D}\n"),
     },
+    "12_report": {"flops_per_token": patching("report", "check_flops_per_token", WRONG["12_report"][1])},
     "03_masks": {
         "key_padding_mask": rebinding("check_key_padding_mask", WRONG["03_masks"][1]),
         # the answers are installed next to the checks: import them, else read and run their file
@@ -167,6 +175,12 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
                           capture_output=True, text=True, timeout=900)
     assert proc.returncode == 0, proc.stderr[-3000:]
     return proc
+
+
+def manual_points(nb) -> dict[str, float]:
+    """grade_id of each written answer (a markdown cell graded by hand) -> its points."""
+    return {c.metadata.nbgrader["grade_id"]: c.metadata.nbgrader["points"] for c in nb.cells
+            if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "markdown"}
 
 
 def solution_cells(nb) -> dict[str, nbformat.NotebookNode]:
@@ -221,9 +235,31 @@ def course(tmp_path_factory) -> Path:
 
 
 def scores(course: Path, assignment: str, student: str) -> dict[str, float]:
+    """The autograded cells' scores (written answers, graded by hand, are in manual_grades)."""
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         nb = gb.find_submission_notebook(assignment, assignment, student)
-        return {g.name: g.score for g in nb.grades}
+        return {g.name: g.score for g in nb.grades if g.cell.cell_type == "code"}
+
+
+def manual_grades(course: Path, assignment: str, student: str) -> dict[str, tuple]:
+    """Each written answer's (auto_score, needs_manual_grade) after autograding."""
+    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+        nb = gb.find_submission_notebook(assignment, assignment, student)
+        return {g.name: (g.auto_score, g.needs_manual_grade) for g in nb.grades if g.cell.cell_type == "markdown"}
+
+
+WRITTEN = tuple(a for a in ASSIGNMENTS if a == "12_report")  # the stages with written answers
+
+
+@pytest.mark.parametrize("a", WRITTEN)
+def test_written_answers_are_left_to_the_instructor(course, a):
+    """Autograding scores no written answer: one the learner wrote waits for the instructor; one left as
+    released gets 0 at once. Their points are the notebook's manual points."""
+    points = manual_points(source_nb(a))
+    assert len(points) == 4 and sum(points.values()) == 9
+    for student in ("perfect", "one_wrong", "cheater"):
+        assert manual_grades(course, a, student) == {gid: (None, True) for gid in points}
+    assert manual_grades(course, a, "untouched") == {gid: (0.0, False) for gid in points}
 
 
 def source_nb(a: str):
@@ -278,8 +314,9 @@ def test_feedback_and_export(course):
         rows = {(r["assignment"], r["student_id"]): r for r in csv.DictReader(f)}
     assert len(rows) == 5 * len(RELEASED)  # every (assignment, student), submitted or not
     for a in ASSIGNMENTS:
-        total = sum(test_points(source_nb(a)).values())
-        assert float(rows[(a, "perfect")]["score"]) == float(rows[(a, "perfect")]["max_score"]) == total
+        total = sum(test_points(source_nb(a)).values())  # written answers: in max_score, not yet scored
+        assert float(rows[(a, "perfect")]["score"]) == total
+        assert float(rows[(a, "perfect")]["max_score"]) == total + sum(manual_points(source_nb(a)).values())
         assert float(rows[(a, "untouched")]["score"]) == 0.0
 
 
@@ -299,5 +336,10 @@ def test_release_contains_no_solution_code(course, a):
             for line in span.splitlines():
                 if len(line.strip()) > 12 and not line.strip().startswith("#") and line not in given:
                     assert line not in text, f"solution line of {gid} in the release: {line!r}"
-    assert sum("raise NotImplementedError()" in c.source for c in release.cells) >= len(solution_cells(source_nb(a)))
+    code_solutions = [c for c in solution_cells(source).values() if c.cell_type == "code"]
+    assert sum("raise NotImplementedError()" in c.source for c in release.cells) >= len(code_solutions)
+    answers = {c.metadata.nbgrader["grade_id"]: c for c in release.cells
+               if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "markdown"}
+    assert set(answers) == set(manual_points(source))  # each written answer: nbgrader's stub, not the model answer
+    assert all(c.source == "YOUR ANSWER HERE" for c in answers.values())
     assert not any(c.get("outputs") for c in release.cells if c.cell_type == "code")

@@ -46,3 +46,8 @@ def test_bad_names_are_refused(folder, name):
 
 def test_no_folder_means_no_records(folder):
     assert runs.load_runs() == {}
+
+
+def test_a_record_can_hold_a_name_of_its_own(folder):
+    saved = runs.record_run("11_first_bug", name="exp_overflow", evidence="NaN at x30")
+    assert (saved["record"], saved["name"]) == ("11_first_bug", "exp_overflow")

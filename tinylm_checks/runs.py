@@ -45,14 +45,14 @@ def record_run(name: str, /, **data) -> dict:
         **data: plain values; tensors and arrays are saved as lists.
 
     Returns:
-        The record as saved (a dict with ``"name"``, ``"time"`` and ``data``'s keys).
+        The record as saved (a dict with ``"record"`` (its name), ``"time"`` and ``data``'s keys).
 
     Raises:
         ValueError: if ``name`` is empty or has other characters.
     """
     if not name or not all(c.isalnum() or c in "_-" for c in name):
         raise ValueError(f"a record's name uses letters, digits, _ and - only, got {name!r}")
-    record = {"name": name, "time": time.strftime("%Y-%m-%d %H:%M:%S"), **_plain(data)}
+    record = {"record": name, "time": time.strftime("%Y-%m-%d %H:%M:%S"), **_plain(data)}
     _SESSION[name] = record
     try:
         folder = runs_dir()

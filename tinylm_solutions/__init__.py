@@ -5,7 +5,8 @@ heads, multi-head self-attention), masks (key padding, combining masks, masked s
 norm (LayerNorm), block (TransformerBlock, Pre-LN and Post-LN), model (TinyLM), tokenizer (char,
 word), data (default corpus, batches), train (train_step, evaluate, perplexity), trainer (the training loop), cli
 (tinylm-train, tinylm-generate), generate (temperature, top-k), ablations (stage 11's ablated models and lab model, given code),
-debugging (stage 11's answers: the debugging lab's fixes). The checks in ``tinylm_checks`` compare learners' code with it.
+debugging (stage 11's answers: the debugging lab's fixes),
+flops (FLOPs per token, stage 12), report (stage 12's report.md). The checks in ``tinylm_checks`` compare learners' code with it.
 """
 
 #: The module that holds each stage's exercise answers, by assignment name. Autograding a stage hides its
@@ -20,4 +21,5 @@ STAGE_MODULES = {
     "06_norm": ("norm",),
     "07_block": ("block",),
     "11_ablations": ("debugging",),
+    "12_report": ("flops",),
 }

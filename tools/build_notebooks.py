@@ -12,11 +12,17 @@ nbgrader JSON by hand:
     # %% solution="apply_rope" bonus=true           a bonus exercise: stripped from the release like any
                                                     solution; its check cell is an ordinary, ungraded cell
     # %% tags=["raises-exception"]                  a cell meant to fail (nbval accepts its error)
+    # %% [markdown] answer="overfit_answer" points=2
+                                                    a written answer, graded by hand: an nbgrader manually
+                                                    graded answer cell (solution and grade, unlocked); its
+                                                    text is the model answer, which the release replaces
+                                                    with nbgrader's "YOUR ANSWER HERE"
 
 Lint rules (errors stop the build): grade ids unique and lowercase; every solution cell has a
 ``### BEGIN SOLUTION`` / ``### END SOLUTION`` span and is followed by a test cell (a bonus exercise by a
 cell with a visible check call); every test cell has points, a visible check call and a hidden block
-that re-runs the check from a fresh copy of the checks; the markdown that introduces each exercise
+that re-runs the check from a fresh copy of the checks; a written answer is a markdown cell with points, after
+a markdown cell that asks the question; the markdown that introduces each exercise
 gives its difficulty and time (``**Difficulty:** ★★☆ · **Time:** about 10 min``) and hints in collapsed
 ``<details>`` blocks, so that a learner can choose to struggle first.
 """
@@ -55,17 +61,18 @@ def nbgrader_meta(grade_id: str, *, solution: bool, grade: bool, locked: bool, p
 def build(source: Path) -> nbformat.NotebookNode:
     """Read one percent source and return the nbgrader source notebook (lint errors raise LintError)."""
     nb = jupytext.read(source)
-    stem, seen, problems = source.stem, set(), []
+    stem, seen, problems, answers = source.stem, set(), [], set()
     for i, cell in enumerate(nb.cells):
         meta = cell.metadata
         meta.pop("lines_to_next_cell", None)
         solution, test, points = meta.pop("solution", None), meta.pop("test", None), meta.pop("points", None)
         bonus = meta.pop("bonus", False)
+        answer = meta.pop("answer", None)
         where = f"{source.name}, cell {i}"
         cell.id = hashlib.sha1(f"{stem}:{i}".encode()).hexdigest()[:12]
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-        for gid in (solution, test):
+        for gid in (solution, test, answer):
             if gid is not None:
                 if not GRADE_ID.match(str(gid)) or gid in seen:
                     problems.append(f"{where}: grade id {gid!r} is not unique lowercase_with_underscores")
@@ -84,6 +91,16 @@ def build(source: Path) -> nbformat.NotebookNode:
                 problems.append(f"{where}: the markdown before exercise {solution!r} needs a "
                                 "'**Difficulty:** ★★☆ · **Time:** about N min' line and hints in <details> blocks")
             meta["nbgrader"] = nbgrader_meta(str(solution), solution=True, grade=False, locked=False)
+        if answer is not None:
+            before = nb.cells[i - 1] if i else None
+            if cell.cell_type != "markdown":
+                problems.append(f"{where}: written answer {answer!r} must be a markdown cell")
+            if not isinstance(points, int) or points <= 0:
+                problems.append(f"{where}: written answer {answer!r} needs points=<positive int>")
+            if before is None or before.cell_type != "markdown" or i - 1 in answers:
+                problems.append(f"{where}: written answer {answer!r} must follow a markdown cell that asks the question")
+            answers.add(i)
+            meta["nbgrader"] = nbgrader_meta(str(answer), solution=True, grade=True, locked=False, points=points)
         if test is not None:
             if not isinstance(points, int) or points <= 0:
                 problems.append(f"{where}: test cell {test!r} needs points=<positive int>")

@@ -1,0 +1,132 @@
+"""Stage 12: tinylm_solutions.flops (6N + 6LTD, Kaplan et al. 2020) and the report builder
+tinylm_solutions.report, with exact numbers."""
+import math
+
+import pytest
+import torch
+
+from tinylm_solutions import report
+from tinylm_solutions.flops import flops_per_token
+from tinylm_solutions.model import TinyLM
+
+CONFIG = dict(vocab_size=65, max_seq_len=64, d_model=64, num_heads=4, num_layers=4, d_ff=256)
+
+
+def test_flops_per_token_exact():
+    # N = 65*64 + 4 * (4 (64^2 + 64) + 2*64*256 + 256 + 64 + 4*64) + 2*64 = 204,224; 6LTD = 6*4*64*64 = 98,304
+    assert flops_per_token(CONFIG, 64) == 6 * 204_224 + 98_304 == 1_323_648
+    assert flops_per_token(CONFIG, 16) == 6 * 204_224 + 6 * 4 * 16 * 64 == 1_249_920
+
+
+@pytest.mark.parametrize("extra", [{}, {"tie_weights": False}, {"positions": "none"}, {"norm_first": False}])
+@pytest.mark.parametrize("sizes", [(65, 64, 64, 4, 4, 256), (53, 40, 16, 2, 2, 56), (101, 96, 40, 5, 5, 136)])
+def test_flops_per_token_is_6_n_plus_6_ltd_with_n_from_the_model(sizes, extra):
+    config = dict(zip(("vocab_size", "max_seq_len", "d_model", "num_heads", "num_layers", "d_ff"), sizes), **extra)
+    n = TinyLM(**config).get_num_params()
+    T = config["max_seq_len"] // 2
+    assert flops_per_token(config, T) == 6 * n + 6 * config["num_layers"] * T * config["d_model"]
+
+
+def test_flops_per_token_ignores_other_keys_and_checks_its_input():
+    assert flops_per_token({**CONFIG, "batch_size": 16, "steps": 300}, 64) == 1_323_648
+    with pytest.raises(ValueError, match=r"missing \['d_ff'\]"):
+        flops_per_token({k: v for k, v in CONFIG.items() if k != "d_ff"}, 64)
+    for T in (0, 65):
+        with pytest.raises(ValueError, match=r"seq_len must be in \[1, max_seq_len=64\]"):
+            flops_per_token(CONFIG, T)
+
+
+def test_markdown_table_exact():
+    text = report.markdown_table(["part", "parameters", "share %"], [["blocks", 199936, 97.9], ["x", "y", True]])
+    assert text == ("| part | parameters | share % |\n|---|---|---|\n| blocks | 199,936 | 97.9 |\n| x | y | True |")
+    with pytest.raises(ValueError, match="2 cells for 3 headers"):
+        report.markdown_table(["a", "b", "c"], [[1, 2]])
+
+
+def test_parameter_rows_of_a_tinylm():
+    table = TinyLM(**CONFIG).parameter_table()
+    assert table == {"token_emb": 4160, "pos_emb": 4096, "blocks": 199936, "norm": 128, "lm_head": 0, "total": 208320}
+    assert report.parameter_rows(table) == [["token_emb", 4160, 2.0], ["pos_emb", 4096, 2.0],
+                                            ["blocks", 199936, 96.0], ["norm", 128, 0.1], ["lm_head", 0, 0.0],
+                                            ["total", 208320, 100.0]]
+    with pytest.raises(ValueError, match="positive 'total'"):
+        report.parameter_rows({"blocks": 3})
+
+
+def test_history_summary_exact_and_with_missing_lists():
+    history = {"loss": [4.0, 3.0, 2.5], "val_loss": [3.2, 2.0], "tokens_per_s": [100.0, 300.0, 200.0]}
+    assert report.history_summary(history) == {"steps": 3, "first_loss": 4.0, "final_loss": 2.5,
+                                               "final_val_loss": 2.0, "val_perplexity": math.exp(2.0),
+                                               "tokens_per_s": 200.0}
+    empty = report.history_summary({})
+    assert empty["steps"] == 0 and all(math.isnan(v) for k, v in empty.items() if k != "steps")
+
+
+def test_flatten_splits_numbers_and_curves():
+    data = {"Pre-LN": {"lr 0.001": 2.1, "lr 0.01": 1.9}, "curve": [3, 2.5], "flag": True, "note": "x", "empty": []}
+    assert report.flatten(data) == ({"Pre-LN / lr 0.001": 2.1, "Pre-LN / lr 0.01": 1.9}, {"curve": [3.0, 2.5]})
+    assert report.flatten(None) == ({}, {})
+
+
+def test_missing_keys():
+    assert report.missing_keys("09_train", None) == ["history", "config"]
+    assert report.missing_keys("09_train", {"history": {"loss": [1.0]}}) == ["config"]
+    assert report.missing_keys("11_ablations", {"no_positions": {"a": 1.0}}) == ["no_residual", "norm_placement"]
+    assert report.missing_keys("11_first_bug", {"name": "11_first_bug", "evidence": "loss 0.01"}) == []
+    assert report.missing_keys("11_first_bug", {"name": "11_first_bug", "bug": "cheating mask"}) == ["evidence"]
+
+
+def test_bug_name_is_not_the_records_own_name():
+    assert report.bug_name({"name": "11_first_bug", "bug": "cheating mask", "evidence": "e"}) == "cheating mask"
+    assert report.bug_name({"name": "11_first_bug", "title": "NaN loss"}) == "NaN loss"
+    assert report.bug_name({"name": "uniform attention"}) == "uniform attention"
+    assert report.bug_name({"name": "11_first_bug", "evidence": "e"}) is None and report.bug_name(None) is None
+
+
+def test_collect_keeps_complete_records_and_notes_the_rest_without_recomputing():
+    runs = {"09_overfit": {"losses": [3.0, 0.1], "time": "t0"},
+            "09_train": {"history": {"loss": [1.0]}, "time": "t1"},
+            "11_first_bug": {"name": "11_first_bug", "bug": "cheating mask", "evidence": "val loss 0.2", "time": "t2"}}
+    records, notes = report.collect(runs, recompute=False)
+    assert records == runs
+    assert notes == ["09_overfit: recorded t0", "09_train: record lacks config; not recomputed",
+                     "11_ablations: no record; not recomputed", "11_first_bug: recorded t2"]
+
+
+def test_collect_recomputes_a_missing_overfit_record():
+    runs = {k: v for k, v in {"09_train": {"history": {"loss": [1.0]}, "config": {"d_model": 32}},
+                              "11_ablations": {a: {"x": 1.0} for a in report.ABLATIONS},
+                              "11_first_bug": {"bug": "n", "evidence": "e"}}.items()}
+    records, notes = report.collect(runs)
+    overfit = records["09_overfit"]
+    assert notes[0] == "09_overfit: no record; recomputed a small version (80 steps on one batch)"
+    assert overfit["steps"] == len(overfit["losses"]) == 80 and overfit["final_loss"] == overfit["losses"][-1]
+    assert overfit["losses"][0] > 4.0 and overfit["final_loss"] < 0.5  # from about ln V to memorised
+
+
+def test_write_report_exact(tmp_path):
+    path = report.write_report(tmp_path, [("One", "text\n"), ("Two", "| a |\n|---|")], title="T")
+    assert path == tmp_path / "report.md"
+    assert path.read_text() == "# T\n\n## One\n\ntext\n\n## Two\n\n| a |\n|---|\n"
+
+
+def test_figures_are_png_files(tmp_path):
+    table = TinyLM(**CONFIG).parameter_table()
+    for path in (report.save_parameter_figure(table, tmp_path / "p.png"),
+                 report.save_curves_figure({"a": [3.0, 2.0]}, tmp_path / "c.png", "t", log_y=True),
+                 report.save_bars_figure({"a": 1.0, "b": 2.0}, tmp_path / "b.png", "t"),
+                 report.save_throughput_figure([("D=32", 1e6, 2e4), ("D=64", 3e6, 9e3)], tmp_path / "f.png")):
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_without_residuals_removes_the_residual_stream():
+    torch.manual_seed(0)
+    model = TinyLM(**CONFIG)
+    block = model.blocks[0]
+    x = torch.randn(2, 5, 64)
+    with torch.no_grad():
+        with_residual = block(x)
+        report._without_residuals(model)
+        expected = block.ffn(block.norm2(block.attn(block.norm1(x))[0]))
+        torch.testing.assert_close(block(x), expected, atol=0, rtol=0)
+    assert (with_residual - expected).abs().max() > 0.1

@@ -1,0 +1,132 @@
+"""Stage 12 check: ``flops_per_token(config, seq_len)``, the training compute of one token.
+
+The check calls the learner's function on TinyLM configurations of its own (every size different,
+``seq_len < max_seq_len``, ``d_ff != 4 D``, one model with untied output weights) and compares the
+number with the reference (:mod:`tinylm_solutions.flops`): ``6 N + 6 L T D`` (Kaplan et al. 2020, Table 1),
+``N`` every parameter but the position embedding. A wrong number is matched against the known mistakes'
+numbers on all three configurations together (a mistake may show on one configuration only, e.g. an
+untied lm_head left out).
+"""
+from __future__ import annotations
+
+import math
+import numbers
+
+from ._core import Ctx, check, known_mistake, reference
+
+ref = reference("flops")
+
+__all__ = ["check_flops_per_token"]
+
+FORWARD_ONLY = known_mistake(
+    "flops_forward_only", "the count is the forward pass only (factor 2): training also runs the backward pass, "
+    "which costs about twice the forward",
+    "training FLOPs = 3 x forward = 6 N + 6 L T D (Kaplan et al. 2020): a factor 6, not 2")
+NO_ATTENTION_TERM = known_mistake(
+    "flops_no_attention_term", "the attention scores' term 6 L T D is missing: 6 N counts only the matrices "
+    "with parameters, and Q K^T has none",
+    "add 6 * num_layers * seq_len * d_model: each of the T queries meets T keys of width D in every layer")
+POSITION_EMBEDDING_COUNTED = known_mistake(
+    "flops_position_embedding_counted", "the position embedding is counted in N: it is a table lookup, no "
+    "token is multiplied by it", "N = TinyLM(**config).get_num_params() (its default non_embedding=True leaves "
+    "out pos_emb), or subtract max_seq_len * d_model")
+TOKEN_EMBEDDING_LEFT_OUT = known_mistake(
+    "flops_lm_head_left_out", "the token embedding is left out of N: tied, it is also lm_head, a D x V matrix "
+    "every token is multiplied by", "keep token_emb in N (get_num_params() does): the output layer costs "
+    "6 V D per token")
+MAX_SEQ_LEN = known_mistake(
+    "flops_max_seq_len_not_seq_len", "the attention term uses max_seq_len instead of the seq_len argument",
+    "6 * num_layers * seq_len * d_model: the sequences actually trained on may be shorter than max_seq_len")
+NOT_PER_LAYER = known_mistake(
+    "flops_attention_not_per_layer", "the attention term is counted once, not once per layer",
+    "every block attends: 6 * num_layers * seq_len * d_model")
+PALM_12 = known_mistake(
+    "flops_attention_12", "the attention term is 12 L T D (PaLM's and nanoGPT's count of both Q K^T and A V); "
+    "this exercise asks for Kaplan et al.'s 6 L T D",
+    "use 6 * num_layers * seq_len * d_model, as the exercise states (the two conventions differ only in "
+    "the attention term)")
+UNTIED_IGNORED = known_mistake(
+    "flops_untied_lm_head_ignored", "with tie_weights=False the output layer lm_head has a V x D matrix of its "
+    "own, and the count leaves it out (tie_weights was dropped from the config, or the tied count assumed)",
+    "build the model from the whole config, TinyLM(**config), so that tie_weights reaches it: get_num_params() "
+    "then counts lm_head's own matrix")
+NOT_A_NUMBER = known_mistake(
+    "flops_not_a_number", "the result is not a number (an int or a float)",
+    "return a plain Python number, e.g. int(...) or float(...), not a tensor, a string or a tuple")
+
+
+def _configs(seed: int) -> list[tuple[dict, int]]:
+    """(config, seq_len) pairs: all sizes different, seq_len < max_seq_len, d_ff != 4 D, the second model untied."""
+    base = [
+        (dict(vocab_size=67, max_seq_len=48, d_model=24, num_heads=3, num_layers=3, d_ff=80), 40),
+        (dict(vocab_size=53, max_seq_len=40, d_model=16, num_heads=2, num_layers=2, d_ff=56, tie_weights=False), 24),
+        (dict(vocab_size=101, max_seq_len=96, d_model=40, num_heads=5, num_layers=5, d_ff=136), 72),
+    ]
+    k = seed % 3
+    return base[k:] + base[:k]
+
+
+def _parts(config: dict, seq_len: int) -> dict[str, int]:
+    """The pieces the known mistakes recombine: N (no position embedding), the token embedding, the
+    position embedding, and L T D."""
+    V, Lmax, D, L = (config[k] for k in ("vocab_size", "max_seq_len", "d_model", "num_layers"))
+    n = (ref.flops_per_token(config, seq_len) - 6 * L * seq_len * D) // 6
+    return {"N": n, "tok": V * D, "pos": Lmax * D, "LTD": L * seq_len * D, "TD": seq_len * D,
+            "LLD": L * Lmax * D}
+
+
+def _candidates(config: dict, seq_len: int):
+    """(mistake, the number it gives) for one configuration; the same list, in the same order, for every
+    configuration, so that a mistake is named only when its numbers match on all of them."""
+    p = _parts(config, seq_len)
+    n, a = p["N"], p["LTD"]
+    untied = not config.get("tie_weights", True)
+    return [(FORWARD_ONLY, 2 * n + 2 * a), (FORWARD_ONLY, 2 * n + 4 * a), (FORWARD_ONLY, 2 * n),
+            (NO_ATTENTION_TERM, 6 * n), (POSITION_EMBEDDING_COUNTED, 6 * (n + p["pos"]) + 6 * a),
+            (POSITION_EMBEDDING_COUNTED, 6 * (n + p["pos"])),
+            (TOKEN_EMBEDDING_LEFT_OUT, 6 * (n - p["tok"]) + 6 * a), (MAX_SEQ_LEN, 6 * n + 6 * p["LLD"]),
+            (NOT_PER_LAYER, 6 * n + 6 * p["TD"]), (PALM_12, 6 * n + 12 * a),
+            (UNTIED_IGNORED, 6 * (n - p["tok"] * untied) + 6 * a)]
+
+
+def _same(value: float, expected: float) -> bool:
+    return math.isfinite(value) and abs(value - expected) <= 1e-9 * abs(expected)
+
+
+def _fmt(config: dict) -> str:
+    return "{" + ", ".join(f"{k}={v}" for k, v in config.items()) + "}"
+
+
+@check
+def check_flops_per_token(ctx: Ctx, flops_per_token) -> str:
+    """Check ``flops_per_token(config, seq_len) -> number`` on three configurations against ``6 N + 6 L T D``.
+    A wrong number is diagnosed from all three configurations' numbers together."""
+    fn = ctx.function(flops_per_token, "flops_per_token")
+    got, tried = [], []
+    for config, seq_len in _configs(ctx.seed):
+        tried.append(f"flops_per_token(config={_fmt(config)}, seq_len={seq_len})")
+        value = ctx.call(fn, dict(config), seq_len, what=f"called as {tried[-1]}")
+        if value is None:
+            ctx.fail("the result is not a number", tried=tried[-1], got="None (did you forget `return`?)",
+                     mistake="missing_return")
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            ctx.fail("the result is not a number", tried=tried[-1], expected="an int (or a float)",
+                     got=type(value).__name__, mistake=NOT_A_NUMBER)
+        got.append(value)
+    cases = _configs(ctx.seed)
+    wrong = [i for i, ((config, seq_len), value) in enumerate(zip(cases, got))
+             if not _same(float(value), ref.flops_per_token(config, seq_len))]
+    if not wrong:
+        return "6 N + 6 L T D on 3 configurations (tied and untied output layer, seq_len < max_seq_len)"
+    per_case = [_candidates(config, seq_len) for config, seq_len in cases]
+    mistake = next((per_case[0][k][0] for k in range(len(per_case[0]))
+                    if all(_same(float(v), cands[k][1]) for v, cands in zip(got, per_case))), None)
+    i = wrong[0]
+    config, seq_len = cases[i]
+    p, expected = _parts(config, seq_len), ref.flops_per_token(config, seq_len)
+    ctx.fail("the number of FLOPs per token is wrong", tried=tried[i],
+             expected=f"{expected:,} = 6 N + 6 L T D with N = {p['N']:,} (no position embedding), "
+                      f"L T D = {p['LTD']:,}",
+             got=f"{got[i]:,}" if math.isfinite(float(got[i])) else str(got[i]), mistake=mistake,
+             hint="compute the two terms separately and print them: 6 * N with N = "
+                  "TinyLM(**config).get_num_params(), then 6 * num_layers * seq_len * d_model")
