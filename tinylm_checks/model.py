@@ -16,6 +16,7 @@ positions) to ``parameter_table(model)`` and compares the dicts.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
@@ -137,6 +138,20 @@ MODEL_CHANGED = known_mistake(
     "don't call requires_grad_(), train(), eval() or change parameters in the function")
 
 
+def _one_thread(fn):
+    """Run a check body on one intra-op thread (restored afterwards): its tensors are tiny, and on a busy
+    2-core machine a second OpenMP thread makes each of its hundreds of small operations wait (10-20x slower)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            torch.set_num_threads(threads)
+    return wrapper
+
+
 def _ce(logits, targets, **kw):
     return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), **kw)
 
@@ -190,6 +205,7 @@ def _loss_sizes(seed: int) -> tuple[int, int, int]:
 
 
 @check
+@_one_thread
 def check_causal_lm_loss(ctx: Ctx, causal_lm_loss) -> str:
     """Check ``causal_lm_loss(logits (B, T, V), labels (B, T)) -> ()``: the mean cross-entropy of
     ``logits[:, :-1]`` against ``labels[:, 1:]`` with ``ignore_index=-100``; labels that are all token ids
@@ -479,6 +495,7 @@ def _check_init(ctx: Ctx, cls) -> str:
 
 
 @check
+@_one_thread
 def check_tiny_lm(ctx: Ctx, TinyLM) -> str:
     """Check ``TinyLM(vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff)``: the layout, tied weights
     (one Parameter, also after an optimizer step), logits ``(B, T, V)`` equal to the reference's with the same
@@ -500,7 +517,7 @@ def check_tiny_lm(ctx: Ctx, TinyLM) -> str:
         ctx.fail("forward(input_ids) without labels returned a loss", tried=tried, expected="(logits, None)",
                  got=f"loss {loss!r}", hint="compute the loss only when labels is not None")
     _check_causal(ctx, model, ids, logits, reference, tried)
-    compare(ctx, logits, want, "the logits", tried, _variants(reference, ids),
+    compare(ctx, logits, want, "the logits", tried, None if within(logits, want) else _variants(reference, ids),
             axes=("batch", "position", "vocabulary entry"),
             fallback="token_emb + pos_emb, the blocks with causal_mask(T), norm, lm_head: print the shape after each")
 
@@ -571,6 +588,7 @@ def _table_variants(model) -> list[tuple[str, dict]]:
 
 
 @check
+@_one_thread
 def check_parameter_table(ctx: Ctx, parameter_table) -> str:
     """Check ``parameter_table(model) -> {"token_emb", "pos_emb", "blocks", "norm", "lm_head", "total"}``
     (plain ints, every parameter counted once) on reference TinyLMs: tied, untied, without positions and with
