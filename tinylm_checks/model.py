@@ -447,6 +447,7 @@ def _check_init(ctx: Ctx, cls) -> str:
     """GPT-2's initialisation, by statistics on a fresh build of the check's own (large enough) sizes, and the
     loss at init close to ln V."""
     V, L, D, H, N, d_ff = 300, 32, 48, 4, 3, 96
+    torch.manual_seed(ctx.seed)  # the same draw on every run in the learner's kernel (@check restores the RNG)
     model = _build(ctx, cls, V, L, D, H, N, d_ff)
     tried = f"a fresh {_describe(V, L, D, H, N, d_ff)}"
     named = dict(model.named_parameters())
