@@ -194,3 +194,13 @@ def test_causal_lm_loss_is_shifted_cross_entropy_and_keeps_dtype():
     assert loss.dtype == torch.float32 and loss.shape == ()
     torch.testing.assert_close(loss, manual, atol=1e-6, rtol=1e-6)
     assert causal_lm_loss(logits, labels.int()).item() == loss.item()  # any integer dtype
+
+
+def test_accepted_variants_pass_the_checks(capsys):
+    """Right answers written another way (a learner's loss, nn.LayerNorm as the final norm) pass, at two seeds."""
+    from mutants.model import ACCEPTED
+    for check, answers in ACCEPTED.items():
+        for answer in answers:
+            for seed in (0, 1):
+                check(answer, seed=seed)
+    assert capsys.readouterr().out.count("passed") == 2 * sum(len(a) for a in ACCEPTED.values())

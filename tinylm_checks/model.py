@@ -277,6 +277,12 @@ def _layout(ctx: Ctx, model: nn.Module, V, L, D, H, N, d_ff) -> None:
     if not isinstance(norm_w, torch.Tensor) or tuple(norm_w.shape) != (D,):
         ctx.fail(f"{cls}.norm is not a LayerNorm over d_model = {D} features", expected=f"LayerNorm({D})",
                  got=type(model.norm).__name__, hint="self.norm = LayerNorm(d_model)")
+    if not any(n.startswith("blocks.") for n, _ in model.named_parameters()):  # missing, or a plain list
+        ctx.fail(f"{cls}'s parameters include no blocks.<i>... : the blocks are missing or not registered",
+                 expected=f"self.blocks = nn.ModuleList of {N} TransformerBlock",
+                 got="parameters " + ", ".join(n for n, _ in list(model.named_parameters())[:5]),
+                 hint="a Python list hides its modules from model.parameters() (and from the optimizer): "
+                      "self.blocks = nn.ModuleList([TransformerBlock(d_model, num_heads, d_ff) for _ in range(num_layers)])")
     blocks = ctx.attribute(model, "blocks", f"nn.ModuleList of {N} TransformerBlock")
     if not isinstance(blocks, (nn.ModuleList, nn.Sequential)) or len(blocks) != N:
         ctx.fail(f"{cls}.blocks is not a list of num_layers = {N} blocks", expected=f"nn.ModuleList of {N} blocks",

@@ -379,6 +379,24 @@ class LMGPT2Names(_LM):
         self.lm_head.weight = self.wte.weight
 
 
+class LMBlocksPlainList(_LM):
+    """Keeps the blocks in a Python list: their parameters are not registered."""
+
+    def __init__(self, vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff):
+        super().__init__(vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff)
+        blocks = list(self.blocks)
+        del self.blocks
+        self.blocks = blocks  # a plain list: model.parameters() does not see the blocks
+
+
+class LMTorchNorm(_LM):
+    """PyTorch's nn.LayerNorm as the final norm, and the init through self.apply (accepted)."""
+
+    def __init__(self, vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff):
+        super().__init__(vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff)
+        self.norm = nn.LayerNorm(d_model)
+
+
 class LMStub(nn.Module):
     """The untouched learner stub."""
 
@@ -527,6 +545,7 @@ ROWS = [
     (check_tiny_lm, LMVagueLengthError, None, "does not say what the limit is"),
     (check_tiny_lm, LMLogitsOnly, None, "did not return a pair"),
     (check_tiny_lm, LMLossAlways, None, "without labels returned a loss"),
+    (check_tiny_lm, LMBlocksPlainList, None, "the blocks are missing or not registered"),
     # ---- TinyLM: robustness
     (check_tiny_lm, None, None, "expected the class TinyLM (a subclass of nn.Module), got None"),
     (check_tiny_lm, lm_function, None, "got function"),
@@ -551,4 +570,4 @@ REFERENCE = {check_causal_lm_loss: ref.causal_lm_loss, check_tiny_lm: ref.TinyLM
 LATE_FAILURE = {check_causal_lm_loss: loss_float32, check_tiny_lm: LMNoResidualScaling,
                 check_parameter_table: table_trainable_only}  # fails late, after the check did most of its work
 STUB = {check_causal_lm_loss: loss_stub, check_tiny_lm: LMStub, check_parameter_table: table_stub}
-ACCEPTED = {check_causal_lm_loss: [loss_right], check_tiny_lm: [_LM], check_parameter_table: [table_right]}
+ACCEPTED = {check_causal_lm_loss: [loss_right], check_tiny_lm: [_LM, LMTorchNorm], check_parameter_table: [table_right]}
