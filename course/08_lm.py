@@ -484,7 +484,7 @@ plt.show()
 
 # %% [markdown]
 # GPT-2 small comes out at 124,439,808 parameters, the number OpenAI's checkpoint has. `get_num_params()`
-# leaves the position embedding out (nanoGPT reports "85M + the embedding" that way); the rule
+# leaves the position embedding out (nanoGPT prints GPT-2 small's size that way: 123.65M); the rule
 # `12·L·D² + V·D` misses only the biases, the LayerNorms and the position table. With our vocabulary of under 100
 # characters the embedding is a sliver; with a 50k-token vocabulary it is almost a third of GPT-2 small.
 #
