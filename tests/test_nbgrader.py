@@ -34,7 +34,8 @@ BIN = Path(sys.executable).parent
 # and the cheats: wrong code plus a way of making the visible check pass (grade id -> new source).
 # An exercise that uses an earlier exercise of its own notebook (the stage's reference module is not
 # importable while the notebook is graded, so it uses the learner's own): a mistake there costs both.
-BUILT_ON = {"04_positions": {"sinusoidal_position_encoding": ("positional_encoding",)}}
+BUILT_ON = {"04_positions": {"sinusoidal_position_encoding": ("positional_encoding",)},
+            "08_lm": {"causal_lm_loss": ("tiny_lm",)}}  # TinyLM's forward calls the learner's causal_lm_loss
 WRONG = {
     "01_attention": ("attention_scores", "def attention_scores(q, k):\n    return q @ k.transpose(-2, -1)  # no scaling\n"),
     "02_multihead": ("merge_heads", "def merge_heads(x):\n    B, H, T, d_k = x.shape\n    return x.reshape(B, T, H * d_k)\n"),
@@ -85,6 +86,9 @@ WRONG = {
                  "            x = self.norm1(x + self.attn(x, mask)[0])\n"
                  "            x = self.norm2(x + self.ffn(x))\n"
                  "        return x\n"),
+    "08_lm": ("causal_lm_loss", "def causal_lm_loss(logits, labels):\n"
+              "    V = logits.size(-1)\n"
+              "    return F.cross_entropy(logits.reshape(-1, V), labels.reshape(-1))  # labels not shifted\n"),
     "11_ablations": ("fixed_causal_mask", "import torch\n"
                      "def fixed_causal_mask(T):\n"
                      "    return torch.ones(T, T, dtype=torch.bool).tril(diagonal=1)  # sees the next token\n"),
@@ -140,6 +144,15 @@ CHEATS = {
                                            "    D = block.norm1.weight.numel()  # formulas, not counts\n"
                                            "    return {'attn': 4 * (D * D + D), 'ffn': 8 * D * D + 5 * D, "
                                            "'norms': 4 * D, 'total': 12 * D * D + 13 * D}\n"),
+    },
+    "08_lm": {
+        "causal_lm_loss": rebinding("check_causal_lm_loss", WRONG["08_lm"][1]),
+        "parameter_table": patching("model", "check_parameter_table",
+                                    "def parameter_table(model):\n"
+                                    "    D = model.norm.weight.numel()  # the rule, not the counts\n"
+                                    "    V, L = model.token_emb.weight.shape[0], len(model.blocks)\n"
+                                    "    return {'token_emb': V * D, 'pos_emb': 0, 'blocks': 12 * L * D * D, 'norm': 0, "
+                                    "'lm_head': 0, 'total': 12 * L * D * D + V * D}\n"),
     },
     "12_report": {"flops_per_token": patching("report", "check_flops_per_token", WRONG["12_report"][1])},
     "03_masks": {

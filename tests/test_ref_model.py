@@ -147,3 +147,60 @@ def test_overfit_one_batch():
         loss.backward()
         opt.step()
     assert losses[-1] < 0.1, f"loss after {len(losses)} steps: {losses[-1]:.3f}"
+
+
+def test_parameter_table_function_counts_each_tensor_once():
+    from tinylm_solutions.model import parameter_table
+    tied, untied = tiny(), tiny(tie_weights=False)
+    assert parameter_table(tied) == tied.parameter_table()
+    assert parameter_table(untied)["lm_head"] == V * D
+    assert parameter_table(untied)["total"] - parameter_table(tied)["total"] == V * D
+    frozen = tiny(positions="sinusoidal")  # requires_grad=False: still counted
+    assert parameter_table(frozen)["pos_emb"] == L * D
+    assert parameter_table(tiny(positions="none"))["pos_emb"] == 0
+    assert all(type(v) is int for v in parameter_table(tied).values())
+
+
+def test_gpt2_small_count():
+    """GPT-2 small's layout gives OpenAI's 124,439,808 parameters (built without memory, on the meta device)."""
+    from tinylm_solutions.model import parameter_table
+    with torch.device("meta"):
+        m = TinyLM(50257, 1024, 768, 12, 12, 3072)
+    table = parameter_table(m)
+    assert table["total"] == 124_439_808 == m.get_num_params(non_embedding=False)
+    assert table["blocks"] == 12 * (12 * 768 ** 2 + 13 * 768)
+
+
+@pytest.mark.parametrize("logits, labels, match", [
+    (torch.zeros(2, 5), torch.zeros(2, 5, dtype=torch.long), "logits must be a 3-D float"),
+    (torch.zeros(2, 5, V, dtype=torch.long), torch.zeros(2, 5, dtype=torch.long), "logits must be a 3-D float"),
+    (torch.zeros(2, 5, V), torch.zeros(2, 4, dtype=torch.long), r"labels must be an integer tensor of shape \(B, T\) = \(2, 5\)"),
+    (torch.zeros(2, 5, V), torch.zeros(2, 5), "labels must be an integer tensor"),
+    (torch.zeros(2, 1, V), torch.zeros(2, 1, dtype=torch.long), "T >= 2"),
+])
+def test_causal_lm_loss_bad_input(logits, labels, match):
+    with pytest.raises(ValueError, match=match):
+        causal_lm_loss(logits, labels)
+
+
+def test_causal_lm_loss_is_shifted_cross_entropy_and_keeps_dtype():
+    g = torch.Generator().manual_seed(3)
+    logits = torch.randn(2, 6, V, generator=g)  # float32
+    labels = torch.randint(V, (2, 6), generator=g)
+    labels[1, 4:] = -100
+    keep = labels[:, 1:] != -100
+    manual = -logits[:, :-1].log_softmax(-1).gather(-1, labels[:, 1:].clamp(min=0)[..., None])[..., 0][keep].mean()
+    loss = causal_lm_loss(logits, labels)
+    assert loss.dtype == torch.float32 and loss.shape == ()
+    torch.testing.assert_close(loss, manual, atol=1e-6, rtol=1e-6)
+    assert causal_lm_loss(logits, labels.int()).item() == loss.item()  # any integer dtype
+
+
+def test_accepted_variants_pass_the_checks(capsys):
+    """Right answers written another way (a learner's loss, nn.LayerNorm as the final norm) pass, at two seeds."""
+    from mutants.model import ACCEPTED
+    for check, answers in ACCEPTED.items():
+        for answer in answers:
+            for seed in (0, 1):
+                check(answer, seed=seed)
+    assert capsys.readouterr().out.count("passed") == 2 * sum(len(a) for a in ACCEPTED.values())

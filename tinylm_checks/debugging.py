@@ -19,6 +19,8 @@ import torch.nn.functional as F
 
 from .attention import MASK_AFTER_SOFTMAX, SOFTMAX_OVER_QUERIES
 from .masks import MASK_NOT_BOOL
+from .model import IGNORED_SCORED as IGNORE_INDEX_DROPPED, LOSS_SUMMED
+from .model import NOT_SHIFTED as LABELS_NOT_SHIFTED, SHIFT_REVERSED, SHIFTED_TWICE as LABELS_SHIFTED_TWICE
 from .setup import SOFTMAX_WRONG_DIM
 from ._core import Ctx, check, compare, diagnose, known_mistake, max_abs_diff, reference, within
 
@@ -128,9 +130,6 @@ PROBABILITY_CLAMPED = known_mistake(
     "probability_clamped", "the probability is clamped (p + eps, or clamp(min=eps)) before the log: no NaN, but "
     "the loss of a confident wrong prediction is capped at -log(eps) instead of its true value",
     "compute the log-probability directly, logits[target] - logsumexp(logits), instead of log(softmax + eps)")
-LOSS_SUMMED = known_mistake(
-    "loss_summed", "the per-token losses are summed instead of averaged",
-    "take the mean over the N rows: .mean(), as F.cross_entropy's default reduction='mean'")
 MISSING_MINUS = known_mistake(
     "missing_minus_sign", "the sign is missing: the result is the mean log-probability (<= 0), not the loss",
     "the cross-entropy is minus the log-probability of the target: -(log_softmax)[target], a number >= 0")
@@ -332,18 +331,6 @@ def check_fixed_causal_mask(ctx: Ctx, fn):
 
 
 # ---- fixed_lm_loss
-LABELS_NOT_SHIFTED = known_mistake(
-    "labels_not_shifted", "logits[:, t] is scored against labels[:, t], the token the model is reading: the "
-    "model learns to copy its input and the loss falls to ~0",
-    "score logits[:, :-1] against labels[:, 1:]: the prediction made at t is for token t + 1")
-SHIFT_REVERSED = known_mistake(
-    "shift_reversed", "the shift goes the wrong way: logits[:, 1:] against labels[:, :-1] (predicting the "
-    "previous token)", "drop the last logit and the first label: logits[:, :-1] against labels[:, 1:]")
-LABELS_SHIFTED_TWICE = known_mistake(
-    "labels_shifted_twice", "the labels are shifted by two positions (predicting two tokens ahead)",
-    "shift by one only: logits[:, :-1] against labels[:, 1:]")
-IGNORE_INDEX_DROPPED = known_mistake(
-    "ignore_index_dropped", "labels equal to -100 are not ignored", "F.cross_entropy(..., ignore_index=-100)")
 
 
 def _lm_candidates(logits, labels):

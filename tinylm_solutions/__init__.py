@@ -20,6 +20,7 @@ STAGE_MODULES = {
     "05_ffn": ("ffn",),
     "06_norm": ("norm",),
     "07_block": ("block",),
+    "08_lm": ("model",),
     "11_ablations": ("debugging",),
     "12_report": ("flops",),
 }

@@ -40,14 +40,64 @@ def shift_labels(logits: torch.Tensor, labels: torch.Tensor) -> tuple[torch.Tens
 def causal_lm_loss(logits: torch.Tensor, labels: torch.Tensor, ignore_index: int = IGNORE_INDEX) -> torch.Tensor:
     """Mean next-token cross-entropy over the non-ignored targets, after :func:`shift_labels`.
 
+    ``loss = mean over (b, t) with labels[b, t + 1] != ignore_index of
+    -log softmax(logits[b, t])[labels[b, t + 1]]``: the raw logits go in (``F.cross_entropy`` applies
+    ``log_softmax`` itself; PyTorch docs, ``torch.nn.functional.cross_entropy``).
+
     Args:
-        logits: ``(B, T, V)`` float; labels: ``(B, T)`` long aligned with the inputs.
+        logits: ``(B, T, V)`` float, unnormalised scores; ``logits[:, t]`` predicts token ``t + 1``.
+        labels: ``(B, T)`` integer, aligned with the inputs (usually ``labels = input_ids``); the value
+            ``ignore_index`` (-100, PyTorch's default) marks targets that are not scored (padding).
 
     Returns:
-        Scalar tensor (NaN if every target is ``ignore_index``, as ``F.cross_entropy``).
+        Scalar tensor of ``logits``' dtype (NaN if every target is ``ignore_index``, as ``F.cross_entropy``).
+
+    Raises:
+        ValueError: if ``logits`` is not 3-D float, ``labels`` is not an integer tensor of shape ``(B, T)``,
+            or ``T < 2`` (no next token to predict).
     """
-    logits, targets = shift_labels(logits, labels)  # (B, T-1, V), (B, T-1)
+    if not isinstance(logits, torch.Tensor) or logits.dim() != 3 or not logits.is_floating_point():
+        got = f"{tuple(logits.shape)} {logits.dtype}" if isinstance(logits, torch.Tensor) else type(logits).__name__
+        raise ValueError(f"logits must be a 3-D float tensor (B, T, V), got {got}")
+    if not isinstance(labels, torch.Tensor) or labels.shape != logits.shape[:2] or labels.is_floating_point() \
+            or labels.dtype == torch.bool:
+        got = f"{tuple(labels.shape)} {labels.dtype}" if isinstance(labels, torch.Tensor) else type(labels).__name__
+        raise ValueError(f"labels must be an integer tensor of shape (B, T) = {tuple(logits.shape[:2])}, got {got}")
+    if logits.size(1) < 2:
+        raise ValueError(f"need T >= 2 positions to predict a next token, got T = {logits.size(1)}")
+    logits, targets = shift_labels(logits, labels.long())  # (B, T-1, V), (B, T-1)
     return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=ignore_index)
+
+
+def parameter_table(model: nn.Module) -> dict[str, int]:
+    """Where a TinyLM's parameters are: ``{"token_emb", "pos_emb", "blocks", "norm", "lm_head", "total"}``.
+
+    Counts every parameter (trainable or frozen), each tensor once: ``lm_head`` is 0 when its weight *is*
+    ``token_emb``'s (tied), ``pos_emb`` 0 when the model has none (``pos_emb is None``), and ``total`` is the
+    number of elements of ``model.parameters()`` (equal to ``get_num_params(non_embedding=False)``). For
+    ``d_ff = 4 D``, ``blocks = num_layers (12 D^2 + 13 D)`` (Kaplan et al. 2020, §2.1: ``N ≈ 12 L D^2``).
+
+    Args:
+        model: a module with ``token_emb, pos_emb (or None), blocks, norm, lm_head``.
+
+    Returns:
+        dict of plain ints.
+    """
+    seen: set[int] = set()
+
+    def count(module: nn.Module | None) -> int:  # each tensor once across the parts
+        if module is None:
+            return 0
+        n = 0
+        for p in module.parameters():
+            if id(p) not in seen:
+                seen.add(id(p))
+                n += p.numel()
+        return n
+
+    table = {name: count(getattr(model, name)) for name in ("token_emb", "pos_emb", "blocks", "norm", "lm_head")}
+    table["total"] = sum(p.numel() for p in model.parameters())
+    return table
 
 
 class TinyLM(nn.Module):
@@ -133,7 +183,7 @@ class TinyLM(nn.Module):
             if labels.shape != input_ids.shape:
                 raise ValueError(f"labels must have the shape of input_ids {tuple(input_ids.shape)}, "
                                  f"got {tuple(labels.shape)}")
-            loss = causal_lm_loss(logits, labels.long())
+            loss = causal_lm_loss(logits, labels)
         return logits, loss
 
     def get_num_params(self, non_embedding: bool = True) -> int:
@@ -148,17 +198,8 @@ class TinyLM(nn.Module):
         return n
 
     def parameter_table(self) -> dict[str, int]:
-        """Where the parameters are: ``{"token_emb", "pos_emb", "blocks", "norm", "lm_head", "total"}``.
-
-        ``lm_head`` is 0 when tied (its weight is ``token_emb``'s); the parts add up to ``total``, which
-        equals ``get_num_params(non_embedding=False)``.
-        """
-        count = lambda m: 0 if m is None else sum(p.numel() for p in m.parameters())  # noqa: E731
-        tied = self.lm_head.weight is self.token_emb.weight
-        table = {"token_emb": count(self.token_emb), "pos_emb": count(self.pos_emb), "blocks": count(self.blocks),
-                 "norm": count(self.norm), "lm_head": 0 if tied else count(self.lm_head)}
-        table["total"] = sum(table.values())
-        return table
+        """:func:`parameter_table` of this model (``lm_head`` is 0 when tied; the parts add up to ``total``)."""
+        return parameter_table(self)
 
     def get_attention_weights(self) -> list[torch.Tensor | None]:
         """Attention weights of the last forward, one ``(B, H, T, T)`` tensor per layer (detached)."""

@@ -11,7 +11,8 @@ docstring names the mistake in one line. Each module ends with what the tests fe
 """
 import importlib
 
-MODULES = ("softmax", "attention", "multihead", "masks", "position", "ffn", "norm", "block", "debugging", "report")
+MODULES = ("softmax", "attention", "multihead", "masks", "position", "ffn", "norm", "block", "model", "debugging",
+           "report")
 
 
 def _collect(name: str):

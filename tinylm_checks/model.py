@@ -1,0 +1,641 @@
+"""Stage 08 checks: the causal language-model loss, TinyLM, and its parameter table.
+
+``check_causal_lm_loss`` compares ``causal_lm_loss(logits, labels)`` with ``F.cross_entropy`` on the
+shifted raw logits (``logits[:, :-1]`` against ``labels[:, 1:]``, ``ignore_index=-100``), first with
+labels that are all real token ids, then with some marked -100.
+
+``check_tiny_lm`` builds the learner's ``TinyLM(vocab_size, max_seq_len, d_model, num_heads, num_layers,
+d_ff)``, checks its layout (``token_emb, pos_emb, blocks, norm, lm_head``, ``lm_head.weight`` *is*
+``token_emb.weight``), copies the reference's (random) weights in by name and compares logits and loss; it
+tests causality by perturbation, the ``ValueError`` for inputs longer than ``max_seq_len``, that the tie
+survives an optimizer step (the same step on the reference gives the same logits), and, on a fresh build of
+its own, GPT-2's initialisation and a loss at init close to ``ln V``.
+
+``check_parameter_table`` gives reference models (tied, untied, without positions, with frozen sinusoidal
+positions) to ``parameter_table(model)`` and compares the dicts.
+"""
+from __future__ import annotations
+
+import functools
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from ._core import CheckFailure, Ctx, check, close, compare, fmt_shape, known_mistake, reference, where, within
+from .block import _changes, _snapshot
+
+ref = reference("model")
+ref_attention = reference("attention")
+
+__all__ = ["check_causal_lm_loss", "check_tiny_lm", "check_parameter_table"]
+
+IGNORE = -100
+
+# ---- the loss (exercise 1, and the loss TinyLM returns)
+NOT_SHIFTED = known_mistake(
+    "labels_not_shifted", "the labels are not shifted: logits[:, t] is scored against labels[:, t], the token the "
+    "model has just read, instead of the next one, labels[:, t + 1]",
+    "drop the last prediction and the first label: logits[:, :-1] against labels[:, 1:] (position t predicts token "
+    "t + 1)")
+SHIFTED_TWICE = known_mistake(
+    "labels_shifted_twice", "the labels are shifted twice: logits[:, t] is scored against the token two positions "
+    "ahead (shifted labels, such as get_batch's y or labels[:, 1:], were shifted again)",
+    "shift once, in one place: the loss takes labels aligned with the inputs (labels = input_ids) and compares "
+    "logits[:, :-1] with labels[:, 1:]; get_batch's y is already shifted, so it is never passed as labels")
+SHIFT_REVERSED = known_mistake(
+    "shift_reversed", "the shift goes the wrong way: logits[:, 1:] against labels[:, :-1] (each position is asked "
+    "for the token before it)",
+    "logits[:, :-1] against labels[:, 1:]: the prediction made at t is scored against the token at t + 1")
+SOFTMAX_BEFORE_LOSS = known_mistake(
+    "softmax_before_loss", "a softmax is applied to the logits before the cross-entropy (or the model returns "
+    "probabilities instead of logits)",
+    "give F.cross_entropy the raw logits: it applies log_softmax itself; a softmax before it squashes the loss "
+    "towards a constant and the gradients almost vanish")
+IGNORED_SCORED = known_mistake(
+    "ignored_targets_scored", "the targets marked -100 are scored (turned into a token id such as 0, or counted "
+    "in the mean) instead of being left out",
+    "-100 means 'no target here' (padding): F.cross_entropy(..., ignore_index=-100), its default, leaves those "
+    "positions out of the sum and of the count; don't replace -100 by 0")
+IGNORE_ZERO = known_mistake(
+    "ignore_index_zero", "the token id 0 is ignored as if it were padding (ignore_index=0); padding is marked by the "
+    "label -100, and 0 is a real token",
+    "use ignore_index=-100 (F.cross_entropy's default): every label that is a token id, 0 included, is scored")
+LOSS_SUMMED = known_mistake(
+    "loss_summed", "the loss is the sum over the targets, not their mean",
+    "F.cross_entropy averages by default (reduction='mean'); a sum grows with B and T and changes the learning rate")
+
+# ---- TinyLM (exercise 2)
+NOT_TIED = known_mistake(
+    "weights_not_tied", "lm_head.weight is not token_emb.weight: the output layer has a weight matrix of its own",
+    "tie them after creating both: self.lm_head.weight = self.token_emb.weight (one Parameter, V x D, "
+    "used twice)")
+TIED_BY_COPY = known_mistake(
+    "tied_by_copy", "lm_head.weight holds a copy of token_emb.weight: equal values, but two tensors, which the first "
+    "optimizer step makes different",
+    "assign the Parameter itself, self.lm_head.weight = self.token_emb.weight, not a copy (.clone(), "
+    "nn.Parameter(...), copy_, .data)")
+NO_FINAL_NORM = known_mistake(
+    "no_final_norm", "the final LayerNorm is missing: lm_head reads the residual stream straight from the last block",
+    "a Pre-LN model normalises once more after the last block: logits = self.lm_head(self.norm(x))")
+NO_POSITIONS = known_mistake(
+    "positions_not_added", "the position embedding is not added: the model cannot tell the order of the tokens",
+    "x = self.token_emb(input_ids) + self.pos_emb(torch.arange(T, device=input_ids.device))")
+NO_CAUSAL_MASK = known_mistake(
+    "no_causal_mask", "the blocks get no causal mask: each position sees the tokens after it (the answer it is asked "
+    "to predict)",
+    "build mask = causal_mask(T) once in forward and pass it to every block: x = block(x, mask)")
+EMB_SCALED = known_mistake(
+    "embedding_scaled", "the token embedding is multiplied by sqrt(d_model) (the Transformer paper's encoder does); "
+    "GPT-2 adds the embeddings as they are",
+    "x = self.token_emb(input_ids) + self.pos_emb(positions), without a scale factor")
+NO_LENGTH_CHECK = known_mistake(
+    "no_length_check", "an input longer than max_seq_len is not refused with a ValueError (the position embedding "
+    "has only max_seq_len rows, so it fails deeper down with an IndexError, or silently)",
+    "at the start of forward: if T > self.max_seq_len: raise ValueError(f'sequence length {T} exceeds "
+    "max_seq_len={self.max_seq_len}')")
+LENGTH_OFF_BY_ONE = known_mistake(
+    "length_check_off_by_one", "an input of exactly max_seq_len tokens is refused; only longer ones should be",
+    "raise when T > self.max_seq_len (not >=): max_seq_len positions fit the position embedding")
+EMB_DEFAULT_INIT = known_mistake(
+    "embedding_default_init", "the embeddings keep PyTorch's default initialisation, N(0, 1), not GPT-2's N(0, 0.02)",
+    "initialise every nn.Embedding and nn.Linear weight with nn.init.normal_(w, mean=0.0, std=0.02) (for example "
+    "with self.apply(...)); with N(0, 1) embeddings, tied logits are huge and the loss at init is far above ln V")
+LINEAR_DEFAULT_INIT = known_mistake(
+    "linear_not_gpt2_init", "the linear layers keep PyTorch's default initialisation (uniform), not GPT-2's "
+    "N(0, 0.02)",
+    "nn.init.normal_(module.weight, mean=0.0, std=0.02) for every nn.Linear (self.apply visits the blocks' layers "
+    "too)")
+RESIDUAL_NOT_SCALED = known_mistake(
+    "residual_init_not_scaled", "the projections that write into the residual stream (attn.W_O and ffn.linear2) "
+    "have std 0.02, not 0.02 / sqrt(2 * num_layers)",
+    "after the general init: for name, p in self.named_parameters(): if name.endswith(('attn.W_O.weight', "
+    "'ffn.linear2.weight')): nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * num_layers))")
+BIASES_NOT_ZERO = known_mistake(
+    "biases_not_zeroed", "the linear layers' biases are not set to zero",
+    "nn.init.zeros_(module.bias) for every nn.Linear that has one")
+
+# ---- parameter_table (exercise 3)
+TABLE_KEYS = ("token_emb", "pos_emb", "blocks", "norm", "lm_head", "total")
+LM_HEAD_TIED_COUNTED = known_mistake(
+    "tied_weight_counted_twice", "the tied weight is counted twice: lm_head.weight is token_emb.weight, one tensor",
+    "count each tensor once: model.parameters() yields a shared tensor once; lm_head is 0 when "
+    "model.lm_head.weight is model.token_emb.weight")
+TABLE_FROM_FORMULA = known_mistake(
+    "table_from_formula", "a count comes from a formula (12 L D^2, V D, ...) instead of from the model's parameters",
+    "count what the model holds: sum(p.numel() for p in model.blocks.parameters()), and so on; the formulas are "
+    "what you compare the counts with afterwards")
+TABLE_TRAINABLE_ONLY = known_mistake(
+    "table_trainable_only", "only trainable parameters are counted: a frozen part (requires_grad=False) is left out",
+    "count every parameter, frozen or not: drop the `if p.requires_grad` filter")
+NONE_PART = known_mistake(
+    "none_part_not_handled", "a model without position embedding (pos_emb is None) makes the function fail",
+    "a part that is None holds 0 parameters: `0 if model.pos_emb is None else count(model.pos_emb)`")
+MODEL_CHANGED = known_mistake(
+    "model_changed", "the function changes the model it is given (requires_grad flags, parameters, train/eval mode): "
+    "counting must only read it",
+    "don't call requires_grad_(), train(), eval() or change parameters in the function")
+
+
+def _one_thread(fn):
+    """Run a check body on one intra-op thread (restored afterwards): its tensors are tiny, and on a busy
+    2-core machine a second OpenMP thread makes each of its hundreds of small operations wait (10-20x slower)."""
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        threads = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            torch.set_num_threads(threads)
+    return wrapper
+
+
+def _ce(logits, targets, **kw):
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), **kw)
+
+
+def _loss_variants(logits: torch.Tensor, labels: torch.Tensor):
+    """Known wrong losses, as (mistake, loss) pairs."""
+    clean = labels.masked_fill(labels == IGNORE, 0)  # -100 turned into token id 0
+    per = F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)), labels[:, 1:].reshape(-1),
+                          ignore_index=IGNORE, reduction="none")  # (B (T-1),), 0 where ignored
+    out = [(NOT_SHIFTED, _ce(logits, labels, ignore_index=IGNORE)),
+           (SHIFTED_TWICE, _ce(logits[:, :-2], labels[:, 2:], ignore_index=IGNORE)),
+           (SHIFT_REVERSED, _ce(logits[:, 1:], labels[:, :-1], ignore_index=IGNORE)),
+           (SOFTMAX_BEFORE_LOSS, _ce(logits[:, :-1].softmax(-1), labels[:, 1:], ignore_index=IGNORE)),
+           (SOFTMAX_BEFORE_LOSS, F.nll_loss(logits[:, :-1].softmax(-1).reshape(-1, logits.size(-1)),
+                                            labels[:, 1:].reshape(-1), ignore_index=IGNORE)),
+           (LOSS_SUMMED, _ce(logits[:, :-1], labels[:, 1:], ignore_index=IGNORE, reduction="sum"))]
+    if bool((labels == IGNORE).any()):
+        out += [(IGNORED_SCORED, _ce(logits[:, :-1], clean[:, 1:])), (IGNORED_SCORED, per.mean())]
+    if bool((labels[:, 1:] == 0).any()):
+        out.append((IGNORE_ZERO, _ce(logits[:, :-1], clean[:, 1:], ignore_index=0)))
+    return out
+
+
+def _labels(ctx: Ctx, B: int, T: int, V: int, ignored: bool) -> torch.Tensor:
+    """Random token ids (B, T) with a few 0s among the targets; with ``ignored``, some targets are -100."""
+    labels = torch.randint(1, V, (B, T), generator=ctx.gen)
+    labels[0, 2], labels[B - 1, T - 2] = 0, 0  # token id 0 is a real token
+    if ignored:
+        labels[0, T - 2:] = IGNORE  # right padding of sequence 0
+        labels[B - 1, 3] = IGNORE
+    return labels
+
+
+def _check_loss_value(ctx: Ctx, got, logits, labels, tried: str, what: str = "the loss") -> None:
+    expected = ref.causal_lm_loss(logits, labels)
+    ctx.tensor(got, what, (), dtype=logits.dtype, tried=tried,
+               hint="return one number, the mean over the targets: a 0-dim tensor (F.cross_entropy's default "
+                    "reduction='mean')")
+    if within(got, expected):
+        return
+    mistake = next((n for n, v in _loss_variants(logits, labels) if close(got, v)), None)
+    ctx.fail(f"{what} is not the reference value", tried=tried,
+             expected=f"{expected.item():.6f} = F.cross_entropy(logits[:, :-1], labels[:, 1:], ignore_index=-100) "
+                      "on the raw logits",
+             got=f"{got.item():.6f}", mistake=mistake,
+             hint="reshape to (B * (T - 1), V) and (B * (T - 1),) after the shift, and pass the raw logits")
+
+
+def _loss_sizes(seed: int) -> tuple[int, int, int]:
+    return (3, 7, 11) if seed == 0 else (2 + seed % 3, 6 + seed % 2, 13)
+
+
+@check
+@_one_thread
+def check_causal_lm_loss(ctx: Ctx, causal_lm_loss) -> str:
+    """Check ``causal_lm_loss(logits (B, T, V), labels (B, T)) -> ()``: the mean cross-entropy of
+    ``logits[:, :-1]`` against ``labels[:, 1:]`` with ``ignore_index=-100``; labels that are all token ids
+    first (0 among them), then some -100 (which must not move the loss); float64 in, float64 out, float32
+    in, float32 out; differentiable with respect to the logits."""
+    fn = ctx.function(causal_lm_loss, "causal_lm_loss")
+    B, T, V = _loss_sizes(ctx.seed)
+    logits = ctx.randn(B, T, V) * 2.0  # (B, T, V)
+    clean = _labels(ctx, B, T, V, ignored=False)
+    tried = f"logits {fmt_shape(logits.shape)} float64, labels {fmt_shape(clean.shape)} of token ids (0 among them, no -100), seed {ctx.seed}"
+    got = ctx.call(fn, logits, clean, what=f"called with {tried}", names=("logits", "labels"))
+    _check_loss_value(ctx, got, logits, clean, tried)
+
+    padded = _labels(ctx, B, T, V, ignored=True)
+    n_ignored = int((padded[:, 1:] == IGNORE).sum())
+    tried = (f"logits {fmt_shape(logits.shape)}, labels {fmt_shape(padded.shape)} with {n_ignored} targets set to -100 "
+             f"(the last two of sequence 0 and position 3 of sequence {B - 1}), seed {ctx.seed}")
+    got = ctx.call(fn, logits, padded, what=f"called with {tried}", names=("logits", "labels"),
+                   mistake_if_raises=IGNORED_SCORED)
+    _check_loss_value(ctx, got, logits, padded, tried)
+    # the ignored targets' logits must not move the loss
+    moved = logits.clone()
+    moved[0, T - 3:] = ctx.randn(3, V) * 5.0  # (3, V): predictions for sequence 0's ignored targets, and the last
+    again = ctx.call(fn, moved, padded, what="called again with the logits of the ignored targets changed",
+                     names=("logits", "labels"))
+    if not close(again, got):
+        ctx.fail("changing the logits of the positions whose target is -100 changed the loss", tried=tried,
+                 expected="the same loss: ignored targets take no part", got=f"{got.item():.6f} then {again.item():.6f}",
+                 mistake=IGNORED_SCORED)
+    ctx.differentiable(fn, logits, padded, what=f"called with {tried}", names=("logits",))
+    ctx.dtype_follows(fn, logits, padded, what=f"called with {tried}", names=("logits", "labels"))
+    return ("equal to F.cross_entropy(logits[:, :-1], labels[:, 1:], ignore_index=-100) on the raw logits, with token "
+            "ids (0 included) and with -100 targets, which do not move the loss; differentiable, dtype kept")
+
+
+# --------------------------------------------------------------------------- TinyLM
+
+def _lm_sizes(seed: int) -> tuple[int, int, int, int, int, int, int, int]:
+    """(V, L, D, H, N, d_ff, B, T) with T < L and d_ff != 4 D."""
+    if seed == 0:
+        return 29, 9, 12, 3, 2, 20, 2, 7
+    return (31, 10, 16, 2, 2, 24, 3, 8) if seed % 2 else (23, 11, 14, 2, 3, 18, 2, 9)
+
+
+def _describe(V, L, D, H, N, d_ff) -> str:
+    return (f"TinyLM(vocab_size={V}, max_seq_len={L}, d_model={D}, num_heads={H}, num_layers={N}, d_ff={d_ff})")
+
+
+def _build(ctx: Ctx, cls, V, L, D, H, N, d_ff) -> nn.Module:
+    return ctx.build(cls, V, L, D, H, N, d_ff, what=f"{_describe(V, L, D, H, N, d_ff)} was created")
+
+
+def _layout(ctx: Ctx, model: nn.Module, V, L, D, H, N, d_ff) -> None:
+    """token_emb, pos_emb, blocks, norm, lm_head with the right sizes; lm_head.weight *is* token_emb.weight."""
+    cls = type(model).__name__
+    for name, expected in (("token_emb", f"nn.Embedding({V}, {D})"), ("pos_emb", f"nn.Embedding({L}, {D})")):
+        emb = ctx.attribute(model, name, expected)
+        w = getattr(emb, "weight", None)
+        if not isinstance(emb, nn.Embedding) or w is None or tuple(w.shape) != ((V if name == "token_emb" else L), D):
+            ctx.fail(f"{cls}.{name} is not {expected}", expected=f"self.{name} = {expected}",
+                     got=f"{type(emb).__name__}" + (f" with weight {fmt_shape(w.shape)}" if isinstance(w, torch.Tensor)
+                                                    else ""),
+                     hint=f"self.{name} = nn.Embedding({'vocab_size' if name == 'token_emb' else 'max_seq_len'}, "
+                          "d_model)")
+    if getattr(model, "norm", None) is None:
+        ctx.fail(f"{cls} has no attribute norm", expected="self.norm = LayerNorm(d_model), the final LayerNorm",
+                 mistake=NO_FINAL_NORM)
+    norm_w = getattr(model.norm, "weight", None)
+    if not isinstance(norm_w, torch.Tensor) or tuple(norm_w.shape) != (D,):
+        ctx.fail(f"{cls}.norm is not a LayerNorm over d_model = {D} features", expected=f"LayerNorm({D})",
+                 got=type(model.norm).__name__, hint="self.norm = LayerNorm(d_model)")
+    if not any(n.startswith("blocks.") for n, _ in model.named_parameters()):  # missing, or a plain list
+        ctx.fail(f"{cls}'s parameters include no blocks.<i>... : the blocks are missing or not registered",
+                 expected=f"self.blocks = nn.ModuleList of {N} TransformerBlock",
+                 got="parameters " + ", ".join(n for n, _ in list(model.named_parameters())[:5]),
+                 hint="a Python list hides its modules from model.parameters() (and from the optimizer): "
+                      "self.blocks = nn.ModuleList([TransformerBlock(d_model, num_heads, d_ff) for _ in range(num_layers)])")
+    blocks = ctx.attribute(model, "blocks", f"nn.ModuleList of {N} TransformerBlock")
+    if not isinstance(blocks, (nn.ModuleList, nn.Sequential)) or len(blocks) != N:
+        ctx.fail(f"{cls}.blocks is not a list of num_layers = {N} blocks", expected=f"nn.ModuleList of {N} blocks",
+                 got=f"{type(blocks).__name__}" + (f" of {len(blocks)}" if hasattr(blocks, "__len__") else ""),
+                 hint="self.blocks = nn.ModuleList([TransformerBlock(d_model, num_heads, d_ff) for _ in "
+                      "range(num_layers)])")
+    head = ctx.linear(model, "lm_head", D, V, bias=False)
+    emb = model.token_emb.weight
+    if head.weight is not emb:
+        same = tuple(head.weight.shape) == tuple(emb.shape) and torch.equal(head.weight.detach(), emb.detach())
+        ctx.fail("lm_head.weight is not token_emb.weight", tried=_describe(V, L, D, H, N, d_ff),
+                 expected="one Parameter: model.lm_head.weight is model.token_emb.weight",
+                 got="two tensors with equal values" if same else "two different tensors",
+                 mistake=TIED_BY_COPY if same else NOT_TIED)
+
+
+def _reference_model(ctx: Ctx, V, L, D, H, N, d_ff) -> nn.Module:
+    """The reference TinyLM with the check's weights: every parameter random, LayerNorm weights around 1."""
+    model = ref.TinyLM(V, L, D, H, N, d_ff).double()
+    with torch.no_grad():
+        for name, p in model.named_parameters():
+            is_norm = p.dim() == 1 and ("norm" in name)
+            base = 1.0 if is_norm and name.endswith("weight") else 0.0
+            p.copy_(base + ctx.randn(*p.shape) * (0.2 if is_norm else 0.5))
+    return model
+
+
+def _load(ctx: Ctx, model: nn.Module, reference: nn.Module) -> None:
+    """Copy the reference's parameters into the learner's model by name."""
+    mine = dict(model.named_parameters())
+    missing = [n for n, _ in reference.named_parameters() if n not in mine]
+    if missing:
+        ctx.fail(f"{type(model).__name__} has no parameter {missing[0]}" + (
+            f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
+            expected="the parameter names of the exercise: token_emb, pos_emb, blocks.<i>.(norm1, attn, norm2, ffn), "
+                     "norm, lm_head",
+            got="parameters " + ", ".join(list(mine)[:6]) + (", ..." if len(mine) > 6 else ""),
+            hint="build the blocks from the given TransformerBlock, in self.blocks = nn.ModuleList([...])")
+    with torch.no_grad():
+        for name, p in reference.named_parameters():
+            if tuple(mine[name].shape) != tuple(p.shape):
+                ctx.fail(f"parameter {name} has shape {fmt_shape(mine[name].shape)}", expected=fmt_shape(p.shape),
+                         hint="create the layers with the constructor's sizes")
+            mine[name].copy_(p)
+
+
+def _variants(reference: nn.Module, ids: torch.Tensor):
+    """Known wrong forwards of the reference (mistake, logits) pairs."""
+    T = ids.size(1)
+    pos = reference.pos_emb(torch.arange(T))  # (T, D)
+    tok = reference.token_emb(ids)  # (B, T, D)
+    mask = ref_attention.causal_mask(T)
+
+    def run(x, m=mask, final_norm=True):
+        for block in reference.blocks:
+            x = block(x, m)
+        return reference.lm_head(reference.norm(x) if final_norm else x)  # (B, T, V)
+    with torch.no_grad():
+        right = run(tok + pos)
+        return [(NO_FINAL_NORM, run(tok + pos, final_norm=False)), (NO_POSITIONS, run(tok)),
+                (NO_CAUSAL_MASK, run(tok + pos, m=None)),
+                (EMB_SCALED, run(tok * math.sqrt(tok.size(-1)) + pos)),
+                (SOFTMAX_BEFORE_LOSS, right.softmax(-1))]
+
+
+def _forward(ctx: Ctx, model, ids, tried, labels=None, mistake_if_raises=None):
+    args = (ids,) if labels is None else (ids, labels)
+    out = ctx.call(model, *args, what=f"forward was called with {tried}", names=("input_ids", "labels"),
+                   mistake_if_raises=mistake_if_raises)
+    if not (isinstance(out, (tuple, list)) and len(out) == 2):
+        ctx.fail("forward did not return a pair (logits, loss)", tried=tried,
+                 expected="(logits (B, T, V), loss or None)",
+                 got="None (did you forget `return`?)" if out is None else
+                 (f"one tensor {fmt_shape(out.shape)}" if isinstance(out, torch.Tensor) else type(out).__name__),
+                 mistake="missing_return" if out is None else None,
+                 hint="return logits, loss (loss = None when labels is None)")
+    B, T = ids.shape
+    V = model.token_emb.weight.shape[0]
+    logits = ctx.tensor(out[0], "logits", (B, T, V), tried=tried,
+                        hint="logits = self.lm_head(self.norm(x)): one score per vocabulary entry at every position")
+    return logits, out[1]
+
+
+def _check_causal(ctx, model, ids, logits, reference, tried) -> None:
+    B, T = ids.shape
+    V = logits.size(-1)
+    t = T // 2
+    later = ids.clone()
+    later[:, t + 1:] = (ids[:, t + 1:] + 1 + torch.randint(V - 1, (B, T - t - 1), generator=ctx.gen)) % V
+    with torch.no_grad():
+        out, _ = _forward(ctx, model, later, tried + f", tokens after position {t} changed")
+    leak = (out[:, : t + 1] - logits[:, : t + 1]).abs().amax(-1)  # (B, t + 1)
+    if bool((leak > 1e-9).any()):
+        b, s = (int(i) for i in (leak > 1e-9).nonzero()[0])
+        unmasked = dict(_variants(reference, ids))[NO_CAUSAL_MASK]
+        ctx.fail(f"changing the tokens after position {t} changed the logits at position {s}", tried=tried,
+                 expected=f"no change at positions 0 .. {t}: a language model must not see the tokens it predicts",
+                 got=f"a change of {float(leak[b, s]):.3g} at position {s} of sequence {b}",
+                 mistake=NO_CAUSAL_MASK if close(logits, unmasked) else None,
+                 hint="pass causal_mask(T) to every block, and mix positions nowhere else")
+
+
+def _check_length(ctx, model, V, L, tried_model) -> None:
+    ok = torch.randint(V, (1, L), generator=ctx.gen)
+    try:
+        with torch.no_grad():
+            model(ok)
+    except ValueError as e:
+        ctx.fail(f"an input of exactly max_seq_len = {L} tokens raised ValueError", tried=f"{tried_model}, input_ids (1, {L})",
+                 got=f"ValueError: {e}", mistake=LENGTH_OFF_BY_ONE)
+    except Exception:  # noqa: BLE001 - the main comparisons cover other failures
+        pass
+    long = torch.randint(V, (1, L + 1), generator=ctx.gen)
+    tried = f"{tried_model}, input_ids (1, {L + 1}): one token more than max_seq_len"
+    try:
+        with torch.no_grad():
+            model(long)
+    except ValueError as e:
+        if str(L) not in str(e) and "max_seq_len" not in str(e):
+            ctx.fail("the ValueError for a too-long input does not say what the limit is", tried=tried,
+                     expected=f"a message naming max_seq_len (= {L})", got=f"ValueError: {e}",
+                     hint="say what was expected and what came: f'sequence length {T} exceeds max_seq_len="
+                          "{self.max_seq_len}'")
+        return
+    except Exception as e:  # noqa: BLE001
+        ctx.fail(f"a too-long input raised {type(e).__name__}, not ValueError", tried=tried, got=f"{type(e).__name__}: {e}",
+                 expected="ValueError naming max_seq_len", mistake=NO_LENGTH_CHECK)
+    ctx.fail("a too-long input was accepted", tried=tried, expected="ValueError naming max_seq_len",
+             got="no exception", mistake=NO_LENGTH_CHECK)
+
+
+def _check_step(ctx, model, reference, ids, tried) -> None:
+    """One SGD step on both models (same loss): the tie holds, and the logits stay equal to the reference's."""
+    model.zero_grad(set_to_none=True)
+    reference.zero_grad(set_to_none=True)
+    _, loss = _forward(ctx, model, ids, tried, labels=ids)
+    if not isinstance(loss, torch.Tensor) or not loss.requires_grad:
+        ctx.fail("the loss carries no gradient", tried=tried, mistake="no_gradient")
+    loss.backward()
+    _, ref_loss = reference(ids, labels=ids)
+    ref_loss.backward()
+    grad = model.token_emb.weight.grad
+    if grad is None or not bool((grad != 0).any()):
+        ctx.fail("no gradient reaches token_emb.weight", tried=tried, mistake="no_gradient")
+    with torch.no_grad():  # torch.optim.SGD(m.parameters(), lr=0.5).step(), without importing torch.optim (slow)
+        for m in (model, reference):
+            for p in m.parameters():  # each tensor once, as an optimizer holds it
+                if p.grad is not None:
+                    p.sub_(0.5 * p.grad)
+    if model.lm_head.weight is not model.token_emb.weight:
+        ctx.fail("after an optimizer step lm_head.weight is no longer token_emb.weight", tried=tried,
+                 expected="one Parameter, before and after training", mistake=TIED_BY_COPY)
+    with torch.no_grad():
+        got, _ = _forward(ctx, model, ids, tried + ", after one SGD step (lr 0.5)")
+        want, _ = reference(ids)
+    if not within(got, want, 1e-5):
+        ctx.fail("after one SGD step the logits differ from the reference's after the same step", tried=tried,
+                 expected="the same logits: the tied weight gets the gradients of both its uses",
+                 got=f"largest difference {float((got - want).abs().max()):.3g}", mistake=TIED_BY_COPY)
+
+
+def _std(ps) -> float:
+    flat = torch.cat([p.detach().double().flatten() for p in ps])
+    return float(flat.std())
+
+
+def _check_init(ctx: Ctx, cls) -> str:
+    """GPT-2's initialisation, by statistics on a fresh build of the check's own (large enough) sizes, and the
+    loss at init close to ln V."""
+    V, L, D, H, N, d_ff = 300, 32, 48, 4, 3, 96
+    torch.manual_seed(ctx.seed)  # the same draw on every run in the learner's kernel (@check restores the RNG)
+    model = _build(ctx, cls, V, L, D, H, N, d_ff)
+    tried = f"a fresh {_describe(V, L, D, H, N, d_ff)}"
+    named = dict(model.named_parameters())
+    small = 0.02 / math.sqrt(2 * N)
+
+    def near(value, target):
+        return abs(value - target) <= 0.15 * target
+
+    emb = [named[n] for n in ("token_emb.weight", "pos_emb.weight") if n in named]
+    s = _std(emb)
+    if not near(s, 0.02):
+        ctx.fail(f"the embeddings' weights have std {s:.3g}", tried=tried, expected="std 0.02 (GPT-2: N(0, 0.02))",
+                 got=f"std {s:.3g}", mistake=EMB_DEFAULT_INIT if s > 0.3 else None,
+                 hint="nn.init.normal_(module.weight, mean=0.0, std=0.02) for every nn.Embedding")
+    linears = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear) and n.startswith("blocks")]
+    residual = [m.weight for n, m in linears if n.endswith(("attn.W_O", "ffn.linear2"))]
+    others = [m.weight for n, m in linears if not n.endswith(("attn.W_O", "ffn.linear2"))]
+    if others:
+        s = _std(others)
+        if not near(s, 0.02):
+            ctx.fail(f"the blocks' W_Q, W_K, W_V and linear1 weights have std {s:.3g}", tried=tried,
+                     expected="std 0.02", got=f"std {s:.3g}", mistake=LINEAR_DEFAULT_INIT,
+                     hint="nn.init.normal_(module.weight, mean=0.0, std=0.02) for every nn.Linear")
+    if residual:
+        s = _std(residual)
+        if not near(s, small):
+            ctx.fail(f"attn.W_O and ffn.linear2 weights have std {s:.3g}", tried=tried,
+                     expected=f"std 0.02 / sqrt(2 * num_layers) = {small:.4g} (GPT-2 paper, §2.3)", got=f"std {s:.3g}",
+                     mistake=RESIDUAL_NOT_SCALED if near(s, 0.02) else None,
+                     hint="scale the projections into the residual stream: std 0.02 / math.sqrt(2 * num_layers)")
+    biases = [(n, m.bias) for n, m in linears if m.bias is not None]
+    nonzero = [n for n, b in biases if bool((b != 0).any())]
+    if nonzero:
+        ctx.fail(f"the bias of {nonzero[0]} is not zero", tried=tried, expected="every nn.Linear bias 0",
+                 got=f"{len(nonzero)} of {len(biases)} biases not zero", mistake=BIASES_NOT_ZERO)
+    ids = torch.randint(V, (4, L), generator=ctx.gen)
+    with torch.no_grad():
+        _, loss = _forward(ctx, model, ids, tried + f", input_ids (4, {L}), labels = input_ids", labels=ids)
+    if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
+        ctx.fail("forward(input_ids, labels) did not return a loss", tried=tried, expected="a 0-dim tensor")
+    if abs(loss.item() - math.log(V)) > 0.25:
+        ctx.fail(f"the loss at initialisation is {loss.item():.3f}", tried=tried,
+                 expected=f"about ln V = ln {V} = {math.log(V):.3f}: an untrained model spreads its bets evenly",
+                 got=f"{loss.item():.3f}", hint="look at the initialisation: every weight N(0, 0.02), biases 0")
+    return f"{loss.item():.2f} vs ln V = {math.log(V):.2f}"
+
+
+@check
+@_one_thread
+def check_tiny_lm(ctx: Ctx, TinyLM) -> str:
+    """Check ``TinyLM(vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff)``: the layout, tied weights
+    (one Parameter, also after an optimizer step), logits ``(B, T, V)`` equal to the reference's with the same
+    weights, causal by perturbation, the loss (label shift, ``ignore_index=-100``), a ``ValueError`` for inputs
+    longer than ``max_seq_len``, the parameter count, GPT-2's initialisation and the loss at init ~ ln V."""
+    cls = ctx.module_class(TinyLM, "TinyLM")
+    V, L, D, H, N, d_ff, B, T = _lm_sizes(ctx.seed)
+    described = _describe(V, L, D, H, N, d_ff)
+    model = _build(ctx, cls, V, L, D, H, N, d_ff)
+    _layout(ctx, model, V, L, D, H, N, d_ff)
+    reference = _reference_model(ctx, V, L, D, H, N, d_ff)
+    _load(ctx, model, reference)
+    ids = torch.randint(V, (B, T), generator=ctx.gen)
+    tried = f"{described} holding the reference's weights, input_ids {fmt_shape(ids.shape)}, float64, seed {ctx.seed}"
+    with torch.no_grad():
+        logits, loss = _forward(ctx, model, ids, tried)
+        want, _ = reference(ids)
+    if loss is not None:
+        ctx.fail("forward(input_ids) without labels returned a loss", tried=tried, expected="(logits, None)",
+                 got=f"loss {loss!r}", hint="compute the loss only when labels is not None")
+    _check_causal(ctx, model, ids, logits, reference, tried)
+    compare(ctx, logits, want, "the logits", tried, None if within(logits, want) else _variants(reference, ids),
+            axes=("batch", "position", "vocabulary entry"),
+            fallback="token_emb + pos_emb, the blocks with causal_mask(T), norm, lm_head: print the shape after each")
+
+    for ignored in (False, True):
+        labels = _labels(ctx, B, T, V, ignored)
+        what = "labels with some targets -100" if ignored else "labels of token ids (no -100)"
+        t2 = f"{tried}, {what}"
+        with torch.no_grad():
+            logits2, loss = _forward(ctx, model, ids, t2, labels=labels,
+                                     mistake_if_raises=IGNORED_SCORED if ignored else None)
+        if loss is None:
+            ctx.fail("forward(input_ids, labels) returned no loss", tried=t2, expected="(logits, loss)",
+                     got="(logits, None)", hint="if labels is not None: loss = causal_lm_loss(logits, labels)")
+        _check_loss_value(ctx, loss, want, labels, t2, what="the loss")
+
+    _check_length(ctx, model, V, L, described)
+    n, want_n = sum(p.numel() for p in model.parameters()), sum(p.numel() for p in reference.parameters())
+    if n != want_n:
+        known = {n_ for n_, _ in reference.named_parameters()}
+        extra = [f"{n_} {fmt_shape(p.shape)}" for n_, p in model.named_parameters() if n_ not in known]
+        ctx.fail("wrong number of parameters", tried=described, expected=f"{want_n:,}", got=f"{n:,}" + (
+            f"; not in the reference: {', '.join(extra)}" if extra else ""),
+            hint="the model holds exactly token_emb, pos_emb, blocks, norm and lm_head (tied, no bias)")
+    _check_step(ctx, model, reference, ids, tried)
+    at_init = _check_init(ctx, cls)
+    return (f"logits (B, T, V) equal to the reference's, causal, one tied weight (also after an SGD step), the loss "
+            f"shifted with -100 ignored, ValueError beyond max_seq_len, GPT-2 init, loss at init {at_init}")
+
+
+# --------------------------------------------------------------------------- parameter_table
+
+def _table_cases(seed: int):
+    D1, N1, V1, L1 = (16, 2, 40, 12) if seed == 0 else (12 + 4 * (seed % 2), 3, 37, 10)
+    D2, N2, V2, L2 = (24, 1, 50, 8) if seed == 0 else (20, 2, 45, 9)
+    return [
+        (f"TinyLM({V1}, {L1}, {D1}, 2, {N1}, {3 * D1}) (tied)", ref.TinyLM(V1, L1, D1, 2, N1, 3 * D1)),
+        (f"TinyLM({V2}, {L2}, {D2}, 4, {N2}, {4 * D2}, tie_weights=False)",
+         ref.TinyLM(V2, L2, D2, 4, N2, 4 * D2, tie_weights=False)),
+        (f"TinyLM({V1}, {L1}, {D1}, 2, {N1}, {4 * D1}, positions='none') (pos_emb is None)",
+         ref.TinyLM(V1, L1, D1, 2, N1, 4 * D1, positions="none")),
+        (f"TinyLM({V2}, {L2}, {D2}, 4, {N2}, {4 * D2}, positions='sinusoidal') (pos_emb frozen)",
+         ref.TinyLM(V2, L2, D2, 4, N2, 4 * D2, positions="sinusoidal")),
+    ]
+
+
+def _table_variants(model) -> list[tuple[str, dict]]:
+    right = ref.parameter_table(model)
+    n = lambda m: 0 if m is None else sum(p.numel() for p in m.parameters())  # noqa: E731
+    trainable = lambda m: 0 if m is None else sum(p.numel() for p in m.parameters() if p.requires_grad)  # noqa: E731
+    cfg = model.config
+    V, D, N = cfg["vocab_size"], cfg["d_model"], cfg["num_layers"]
+    head = n(model.lm_head)
+    dup = sum(p.numel() for _, p in model.named_parameters(remove_duplicate=False))
+    tr = {k: trainable(getattr(model, k)) for k in TABLE_KEYS[:-1]}
+    return [
+        (LM_HEAD_TIED_COUNTED, {**right, "lm_head": head, "total": dup}),
+        (LM_HEAD_TIED_COUNTED, {**right, "lm_head": head}),
+        (LM_HEAD_TIED_COUNTED, {**right, "lm_head": head, "total": right["total"] + head - right["lm_head"]}),
+        (LM_HEAD_TIED_COUNTED, {**right, "total": dup}),
+        (TABLE_FROM_FORMULA, {**right, "blocks": 12 * N * D * D}),
+        (TABLE_FROM_FORMULA, {**right, "total": 12 * N * D * D + V * D}),
+        (TABLE_FROM_FORMULA, {**right, "blocks": 12 * N * D * D, "total": 12 * N * D * D + V * D}),
+        (TABLE_TRAINABLE_ONLY, {**tr, "lm_head": 0 if model.lm_head.weight is model.token_emb.weight else tr["lm_head"],
+                                "total": sum(p.numel() for p in model.parameters() if p.requires_grad)}),
+        (TABLE_TRAINABLE_ONLY, {**right, "pos_emb": tr["pos_emb"],
+                                "total": sum(p.numel() for p in model.parameters() if p.requires_grad)}),
+    ]
+
+
+@check
+@_one_thread
+def check_parameter_table(ctx: Ctx, parameter_table) -> str:
+    """Check ``parameter_table(model) -> {"token_emb", "pos_emb", "blocks", "norm", "lm_head", "total"}``
+    (plain ints, every parameter counted once) on reference TinyLMs: tied, untied, without positions and with
+    frozen sinusoidal positions; the models must come back unchanged."""
+    fn = ctx.function(parameter_table, "parameter_table")
+    ctx.hints = {"missing_return": 'end with return {"token_emb": ..., ..., "total": ...}'}
+    for label, model in _table_cases(ctx.seed):
+        tried = f"model = {label}"
+        before = _snapshot(model)
+        none = model.pos_emb is None
+        got = ctx.call(fn, model, what=f"called with {tried}", mistake_if_raises=NONE_PART if none else None)
+        changed = _changes(before, model)
+        if changed:
+            ctx.fail("your function changed the model it was given", tried=tried,
+                     expected="the model exactly as it was: counting only reads it", got="; ".join(changed[:3]),
+                     mistake=MODEL_CHANGED)
+        if not isinstance(got, dict):
+            ctx.fail("the result is not a dict", tried=tried, expected="a dict with keys " + ", ".join(TABLE_KEYS),
+                     got="None (did you forget `return`?)" if got is None else type(got).__name__,
+                     mistake="missing_return" if got is None else None,
+                     hint="return {" + ", ".join(f'"{k}": ...' for k in TABLE_KEYS) + "}")
+        missing = [k for k in TABLE_KEYS if k not in got]
+        if missing:
+            ctx.fail(f"the dict has no key {', '.join(map(repr, missing))}", tried=tried,
+                     expected="keys " + ", ".join(map(repr, TABLE_KEYS)), got="keys " + ", ".join(map(repr, got)),
+                     hint="use exactly these six keys")
+        for k in TABLE_KEYS:
+            if not (isinstance(got[k], int) and not isinstance(got[k], bool)):
+                ctx.fail(f"the count for {k!r} is not an int", tried=tried, expected="plain Python ints",
+                         got=f"{got[k]!r} ({type(got[k]).__name__})",
+                         hint="p.numel() is an int; add them with sum(...)")
+        expected = ref.parameter_table(model)
+        values = {k: got[k] for k in TABLE_KEYS}
+        if values != expected:
+            k = next(k for k in TABLE_KEYS if values[k] != expected[k])
+            mistake = next((m for m, v in _table_variants(model) if v == values), None)
+            ctx.fail(f"the count for {k!r} is wrong", tried=tried,
+                     expected=", ".join(f"{n} {expected[n]:,}" for n in TABLE_KEYS),
+                     got=", ".join(f"{n} {values[n]:,}" for n in TABLE_KEYS), mistake=mistake,
+                     hint="count the elements of each part's parameters, each tensor once: sum(p.numel() for p in "
+                          "model.<part>.parameters()); total over model.parameters()")
+    return ("token_emb, pos_emb, blocks, norm, lm_head and total counted from the parameters for tied and untied "
+            "models, one without positions and one with frozen positions; the models left unchanged")
