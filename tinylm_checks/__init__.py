@@ -10,9 +10,11 @@ One module per stage (``setup`` 00, ``attention`` 01, ``multihead`` 02, ``masks`
 its public names in ``__all__``, and they are all importable from here.
 """
 from . import attention, block, ffn, masks, multihead, norm, plots, position, runs, setup
+from . import generation  # stage 10
 from ._core import ATOL, MISTAKE_HINTS, MISTAKES, CheckFailure
 
 _STAGES = (setup, attention, multihead, masks, position, ffn, norm, block, plots, runs)
+_STAGES += (generation,)  # stage 10
 for _module in _STAGES:
     globals().update({name: getattr(_module, name) for name in _module.__all__})
 

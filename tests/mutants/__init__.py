@@ -12,6 +12,7 @@ docstring names the mistake in one line. Each module ends with what the tests fe
 import importlib
 
 MODULES = ("softmax", "attention", "multihead", "masks", "position", "ffn", "norm", "block")
+MODULES += ("generate",)  # stage 10
 
 
 def _collect(name: str):
