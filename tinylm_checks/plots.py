@@ -343,3 +343,91 @@ def plot_parameter_ratio(d_models: Sequence[int], totals: Sequence[int], ax=None
     ax.legend()
     ax.grid(alpha=0.3)
     return ax
+
+
+# ---- stage 10 (generation and inspection): the attention maps of a trained model
+
+__all__ += ["token_labels", "attention_maps", "plot_attention_heads", "attention_explorer"]
+
+
+def token_labels(tokenizer, ids) -> list[str]:
+    """One readable label per token id: the decoded text, with a space shown as '␣' and a newline as '↵'."""
+    return [tokenizer.decode([int(i)]).replace(" ", "␣").replace("\n", "↵") or "∅" for i in ids]
+
+
+def attention_maps(model, tokenizer, text: str) -> tuple[list[torch.Tensor], list[str]]:
+    """Run ``model`` (eval mode, no autograd; its mode is restored) on the last ``model.max_seq_len`` tokens of
+    ``text`` and return its attention weights, one ``(H, T, T)`` tensor per layer (``model.get_attention_weights()``
+    of the one sequence), and the tokens' labels.
+
+    Raises:
+        ValueError: if ``text`` is empty or has characters the tokenizer does not know.
+    """
+    ids = tokenizer.encode(text)[-model.max_seq_len:]
+    if not ids:
+        raise ValueError("the text is empty: type at least one character")
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            model(torch.tensor([ids]))
+        weights = [w[0] for w in model.get_attention_weights()]  # each (H, T, T)
+    finally:
+        model.train(was_training)
+    return weights, token_labels(tokenizer, ids)
+
+
+def plot_attention_heads(weights: torch.Tensor, tokens: list[str], title: str = "", axes=None):
+    """One heatmap per head of one layer's ``(H, T, T)`` attention weights, side by side (seaborn, through
+    :func:`plot_attention`). Returns the Axes."""
+    H = weights.shape[0]
+    if axes is None:
+        _, axes = plt.subplots(1, H, figsize=(3.6 * H, 3.6), squeeze=False)
+        axes = axes[0]
+    for h, ax in enumerate(axes):
+        plot_attention(weights[h], tokens, title=f"{title} head {h}".strip(), ax=ax)
+        ax.collections[0].colorbar.remove()
+        ax.tick_params(labelsize=7)
+        ax.set_xlabel("key" if h == 0 else "")
+        ax.set_ylabel("query" if h == 0 else "")
+    return axes
+
+
+def attention_explorer(model, tokenizer, text: str):
+    """An interactive view of a language model's attention: sliders ``layer`` and ``head`` and a box for
+    ``text``; shows that head's ``(T, T)`` weights on the text's last ``max_seq_len`` tokens (seaborn heatmap,
+    queries down, keys across), drawn again whenever a control changes (the text when Enter is pressed or the
+    box loses focus).
+
+    Args:
+        model: a ``TinyLM``-like model: ``max_seq_len``, ``blocks``, ``get_attention_weights()``.
+        tokenizer: with ``encode(text) -> list[int]`` and ``decode(ids) -> str``.
+        text: the text shown first.
+
+    Returns:
+        The ``ipywidgets.interactive`` widget (display it, or leave it as the cell's last expression).
+    """
+    import ipywidgets as widgets
+
+    n_layers = len(model.get_attention_weights()) or len(model.blocks)
+    weights, _ = attention_maps(model, tokenizer, text)
+    n_heads = weights[0].shape[0]
+
+    def draw(layer: int, head: int, text: str):
+        try:
+            maps, tokens = attention_maps(model, tokenizer, text)
+        except ValueError as e:
+            print(f"cannot show this text: {e}")
+            return
+        T = len(tokens)
+        fig, ax = plt.subplots(figsize=(min(9, 2 + 0.32 * T), min(8, 1.6 + 0.3 * T)))
+        plot_attention(maps[layer][head], tokens, title=f"layer {layer}, head {head}", ax=ax)
+        ax.tick_params(labelsize=8)
+        fig.tight_layout()
+        plt.show()
+
+    layer = widgets.IntSlider(value=0, min=0, max=n_layers - 1, description="layer", continuous_update=False)
+    head = widgets.IntSlider(value=0, min=0, max=n_heads - 1, description="head", continuous_update=False)
+    box = widgets.Text(value=text, description="text", continuous_update=False,
+                       layout=widgets.Layout(width="90%"))
+    return widgets.interactive(draw, layer=layer, head=head, text=box)
