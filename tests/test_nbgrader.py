@@ -81,6 +81,19 @@ WRONG = {
                  "            x = self.norm1(x + self.attn(x, mask)[0])\n"
                  "            x = self.norm2(x + self.ffn(x))\n"
                  "        return x\n"),
+    "10_generation": ("generate", "def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):\n"
+                      "    was_training = model.training\n"
+                      "    model.eval()\n"
+                      "    with torch.no_grad():\n"
+                      "        for _ in range(max_new_tokens):\n"
+                      "            logits = model(idx[:, -model.max_seq_len:])[0][:, -1, :] * temperature  # multiplied\n"
+                      "            if top_k is not None:\n"
+                      "                kth = torch.topk(logits, top_k, dim=-1).values[:, [-1]]\n"
+                      "                logits = logits.masked_fill(logits < kth, float('-inf'))\n"
+                      "            probs = F.softmax(logits, dim=-1)\n"
+                      "            idx = torch.cat((idx, torch.multinomial(probs, 1, generator=generator)), dim=1)\n"
+                      "    model.train(was_training)\n"
+                      "    return idx\n"),
 }
 
 
@@ -144,6 +157,8 @@ CHEATS = {
                                    "def masked_softmax(scores, mask=None):\n"
                                    "    return torch.softmax(scores if mask is None else scores.masked_fill(~mask, -1e9), -1)\n"),
     },
+    "10_generation": {"generate": rebinding("check_generate", WRONG["10_generation"][1].replace(
+        "torch.multinomial(probs, 1, generator=generator)", "probs.argmax(-1, keepdim=True)"))},  # greedy
 }
 ASSIGNMENTS = tuple(WRONG)  # autograded below
 RELEASED = ("00_setup", *ASSIGNMENTS)  # generated and checked for leaks
