@@ -3,7 +3,8 @@
 - open the released (solutions stripped) notebook of stage 01, run all cells, and read what the first
   check cell shows: the check's message, not a traceback through the checker's internals;
 - open stage 04, run it, move the "position" slider of the positional-table explorer, and see the plot
-  drawn again (ipywidgets render and talk to the kernel).
+  drawn again (ipywidgets render and talk to the kernel);
+- open stage 10, run it, move the "head" slider of the attention explorer, and see the heatmap drawn again.
 
 Needs Debian's Chromium (/usr/bin/chromium). Without it the test is skipped, unless
 TINYLM_REQUIRE_BROWSER=1 (set by .ci/run), where a missing browser is a failure.
@@ -48,7 +49,7 @@ def lab(tmp_path_factory):
     shutil.copy(ROOT / "nbgrader_config.py", course)
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
            "JUPYTER_CONFIG_DIR": str(course / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(course / ".runtime")}
-    for stage in ("01_attention", "04_positions"):
+    for stage in ("01_attention", "04_positions", "10_generation"):
         shutil.copytree(ROOT / "notebooks" / stage, course / "notebooks" / stage)
         subprocess.run([str(BIN / "nbgrader"), "generate_assignment", stage, "--log-level=WARN"],
                        cwd=course, env=env, check=True, capture_output=True)
@@ -179,3 +180,44 @@ def test_the_position_explorer_redraws_when_a_slider_moves(lab, browser):
     after = slider.locator(".widget-readout").text_content()
     page.close()
     assert int(after) == int(readout) + 3, (readout, after)
+
+
+def test_the_attention_explorer_redraws_when_the_head_slider_moves(lab, browser):
+    """Stage 10's explorer (layer, head, text) of the model the notebook trains: write the generate exercise
+    into the release, run every cell in order, then move the "head" slider with the keyboard and wait for a new
+    picture."""
+    page = open_notebook(browser, lab, "10_generation/10_generation.ipynb")
+    page.evaluate("""async (answer) => {
+        const nb = window.jupyterapp.shell.currentWidget.content;
+        for (let i = 0; i < nb.widgets.length; i++) {
+            const meta = nb.widgets[i].model.getMetadata('nbgrader') || {};
+            if (meta.grade_id === 'generate') {
+                nb.widgets[i].model.sharedModel.setSource(answer);
+            }
+            nb.activeCellIndex = i;
+            await window.jupyterapp.commands.execute('notebook:run-cell');
+        }
+    }""", solution_source("10_generation", "generate"))
+    slider = page.locator(".widget-slider", has=page.locator(".widget-label", has_text="head")).first
+    try:
+        slider.wait_for(state="visible", timeout=180_000)
+    except Exception:
+        raise AssertionError(f"the explorer's head slider did not appear (screenshot "
+                             f"{screenshot_on_failure(page, 'attention-explorer')})")
+    slider.scroll_into_view_if_needed()
+    explorer = page.locator(".widget-interact", has=slider).first
+    assert explorer.locator(".widget-text input").first.input_value() == "Return a new list of the items"
+    picture = explorer.locator(".jp-OutputArea-output img").first
+    picture.wait_for(state="visible", timeout=120_000)
+    before = picture.get_attribute("src")
+    readout = slider.locator(".widget-readout").text_content()
+    handle = slider.locator(".noUi-handle").first
+    handle.focus()
+    handle.press("ArrowRight")
+    page.wait_for_function(
+        "([el, old]) => { const img = el.querySelector('.jp-OutputArea-output img'); "
+        "return img && img.getAttribute('src') !== old; }",
+        arg=[explorer.element_handle(), before], timeout=120_000, polling=500)
+    after = slider.locator(".widget-readout").text_content()
+    page.close()
+    assert int(after) == int(readout) + 1, (readout, after)

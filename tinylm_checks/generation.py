@@ -130,7 +130,7 @@ def _run(ctx: Ctx, generate, model, idx, n: int, what: str, **kwargs):
     """Call the learner's generate; an exception the scripted model raised (too long an input) or a missing
     generator parameter is named."""
     args = ", ".join([f"idx {fmt_shape(idx.shape)}", f"max_new_tokens={n}"]
-                     + [f"{k}={'a torch.Generator' if k == 'generator' else v!r}" for k, v in kwargs.items()])
+                     + [f"{k}=" + ("a torch.Generator" if k == "generator" else repr(v)) for k, v in kwargs.items()])
     tried = (f"generate(model, {args}) on a scripted model with max_seq_len={model.max_seq_len}, "
              f"vocab_size={model.vocab_size} ({what}; seed {ctx.seed})")
     try:
