@@ -215,10 +215,9 @@ for temperature, top_k in ((0.5, None), (1.0, None), (1.0, 5), (2.0, None)):
 
 # %%
 weights, tokens = attention_maps(model, tokenizer, "Return the value of x")  # [(H, T, T)] per layer, labels
-for layer, w in enumerate(weights):
-    plot_attention_heads(w, tokens, title=f"layer {layer}")
-    plt.tight_layout()
-    plt.show()
+plot_attention_heads(weights, tokens)  # one row per layer, one column per head
+plt.tight_layout()
+plt.show()
 
 # %% [markdown]
 # How sharp are the heads? The entropy of a row, `-Σ p log p`, is 0 when a query takes everything from one key

@@ -377,19 +377,48 @@ def attention_maps(model, tokenizer, text: str) -> tuple[list[torch.Tensor], lis
     return weights, token_labels(tokenizer, ids)
 
 
-def plot_attention_heads(weights: torch.Tensor, tokens: list[str], title: str = "", axes=None):
-    """One heatmap per head of one layer's ``(H, T, T)`` attention weights, side by side (seaborn, through
-    :func:`plot_attention`). Returns the Axes."""
-    H = weights.shape[0]
+def plot_attention_heads(weights, tokens: list[str], axes=None):
+    """A grid of seaborn heatmaps, one row per layer and one column per head, on one colour scale (0 to 1).
+
+    Args:
+        weights: one layer's ``(H, T, T)`` attention weights, or a list of them (one per layer), e.g. what
+            :func:`attention_maps` returns.
+        tokens: the ``T`` labels of the positions.
+        axes: a ``(layers, H)`` array of matplotlib Axes to draw on; a new figure when None.
+
+    Returns:
+        The ``(layers, H)`` array of Axes.
+
+    Raises:
+        ValueError: if a layer's weights are not ``(H, T, T)`` or ``tokens`` does not have ``T`` labels.
+    """
+    import numpy as np
+
+    layers = [torch.as_tensor(w).detach().float().cpu() for w in ([weights] if torch.is_tensor(weights) else weights)]
+    for w in layers:
+        if w.dim() != 3 or w.shape[1] != w.shape[2] or len(tokens) != w.shape[2] or w.shape != layers[0].shape:
+            raise ValueError(f"expected (H, T, T) weights per layer and T labels, got {tuple(w.shape)} and "
+                             f"{len(tokens)} labels")
+    n, H = len(layers), layers[0].shape[0]
     if axes is None:
-        _, axes = plt.subplots(1, H, figsize=(3.6 * H, 3.6), squeeze=False)
-        axes = axes[0]
-    for h, ax in enumerate(axes):
-        plot_attention(weights[h], tokens, title=f"{title} head {h}".strip(), ax=ax)
-        ax.collections[0].colorbar.remove()
-        ax.tick_params(labelsize=7)
-        ax.set_xlabel("key" if h == 0 else "")
-        ax.set_ylabel("query" if h == 0 else "")
+        _, axes = plt.subplots(n, H, figsize=(3.3 * H, 3.3 * n), squeeze=False)
+    axes = np.asarray(axes).reshape(n, H)
+    # Labels come last: seaborn draws the whole figure once per heatmap (to look for overlapping labels), and
+    # drawing every label of the heatmaps before it, each time, is what would take long.
+    for layer, w in enumerate(layers):
+        for h in range(H):
+            sns.heatmap(w[h].numpy(), ax=axes[layer, h], vmin=0.0, vmax=1.0, cmap="viridis", cbar=False,
+                        square=True, xticklabels=False, yticklabels=False)
+    centres = [i + 0.5 for i in range(len(tokens))]
+    for layer in range(n):
+        for h in range(H):
+            ax = axes[layer, h]
+            ax.set_xticks(centres, tokens if layer == n - 1 else [], rotation=90, fontsize=7)  # outer labels only:
+            ax.set_yticks(centres, tokens if h == 0 else [], fontsize=7)  # the grid's rows and columns line up
+            ax.set_title(f"layer {layer}, head {h}", fontsize=10)
+        axes[layer, 0].set_ylabel("query (attending)")
+    for ax in axes[-1]:
+        ax.set_xlabel("key (attended to)")
     return axes
 
 
