@@ -5,6 +5,7 @@
 - open stage 11, run it, and see the three ablations' plots drawn before the first exercise's check stops the run;
 - open stage 04, run it, move the "position" slider of the positional-table explorer, and see the plot
   drawn again (ipywidgets render and talk to the kernel);
+- open stage 10, run it, move the "head" slider of the attention explorer, and see the heatmap drawn again.
 - open stage 12, write its exercise, run it with no run records: report.md and its figures are written next
   to the notebook, its tables render, and the written answers wait as editable "YOUR ANSWER HERE" cells.
 
@@ -47,14 +48,14 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """JupyterLab serving the releases of stages 01, 04, 11 and 12, as `make lab` does (TINYLM_QUICK=1:
-    stage 11's training runs take a few steps)."""
+    """JupyterLab serving the releases of stages 01, 04, 10, 11 and 12, as `make lab` does (TINYLM_QUICK=1:
+    the training runs of stages 10 and 11 take a few steps)."""
     course = tmp_path_factory.mktemp("course")
     shutil.copy(ROOT / "nbgrader_config.py", course)
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
            "JUPYTER_CONFIG_DIR": str(course / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(course / ".runtime"),
            "TINYLM_QUICK": "1", "TINYLM_RUNS": str(course / ".runs")}
-    for stage in ("01_attention", "04_positions", "11_ablations", "12_report"):
+    for stage in ("01_attention", "04_positions", "10_generation", "11_ablations", "12_report"):
         shutil.copytree(ROOT / "notebooks" / stage, course / "notebooks" / stage)
         subprocess.run([str(BIN / "nbgrader"), "generate_assignment", stage, "--log-level=WARN"],
                        cwd=course, env=env, check=True, capture_output=True)
@@ -243,3 +244,44 @@ def test_the_report_is_written_and_the_written_answers_wait_for_the_learner(lab,
     report = (release / "report.md").read_text()
     assert report.startswith("# TinyLM: a report on my runs\n") and "09_train: no record; recomputed" in report
     assert len(list((release / "report_figures").glob("*.png"))) == 7
+
+
+def test_the_attention_explorer_redraws_when_the_head_slider_moves(lab, browser):
+    """Stage 10's explorer (layer, head, text) of the model the notebook trains: write the generate exercise
+    into the release, run every cell in order, then move the "head" slider with the keyboard and wait for a new
+    picture."""
+    page = open_notebook(browser, lab, "10_generation/10_generation.ipynb")
+    page.evaluate("""async (answer) => {
+        const nb = window.jupyterapp.shell.currentWidget.content;
+        for (let i = 0; i < nb.widgets.length; i++) {
+            const meta = nb.widgets[i].model.getMetadata('nbgrader') || {};
+            if (meta.grade_id === 'generate') {
+                nb.widgets[i].model.sharedModel.setSource(answer);
+            }
+            nb.activeCellIndex = i;
+            await window.jupyterapp.commands.execute('notebook:run-cell');
+        }
+    }""", solution_source("10_generation", "generate"))
+    slider = page.locator(".widget-slider", has=page.locator(".widget-label", has_text="head")).first
+    try:
+        slider.wait_for(state="visible", timeout=180_000)
+    except Exception:
+        raise AssertionError(f"the explorer's head slider did not appear (screenshot "
+                             f"{screenshot_on_failure(page, 'attention-explorer')})")
+    slider.scroll_into_view_if_needed()
+    explorer = page.locator(".widget-interact", has=slider).first
+    assert explorer.locator(".widget-text input").first.input_value() == "Return a new list of the items"
+    picture = explorer.locator(".jp-OutputArea-output img").first
+    picture.wait_for(state="visible", timeout=120_000)
+    before = picture.get_attribute("src")
+    readout = slider.locator(".widget-readout").text_content()
+    handle = slider.locator(".noUi-handle").first
+    handle.focus()
+    handle.press("ArrowRight")
+    page.wait_for_function(
+        "([el, old]) => { const img = el.querySelector('.jp-OutputArea-output img'); "
+        "return img && img.getAttribute('src') !== old; }",
+        arg=[explorer.element_handle(), before], timeout=120_000, polling=500)
+    after = slider.locator(".widget-readout").text_content()
+    page.close()
+    assert int(after) == int(readout) + 1, (readout, after)

@@ -89,6 +89,19 @@ WRONG = {
     "08_lm": ("causal_lm_loss", "def causal_lm_loss(logits, labels):\n"
               "    V = logits.size(-1)\n"
               "    return F.cross_entropy(logits.reshape(-1, V), labels.reshape(-1))  # labels not shifted\n"),
+    "10_generation": ("generate", "def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):\n"
+                      "    was_training = model.training\n"
+                      "    model.eval()\n"
+                      "    with torch.no_grad():\n"
+                      "        for _ in range(max_new_tokens):\n"
+                      "            logits = model(idx[:, -model.max_seq_len:])[0][:, -1, :] * temperature  # multiplied\n"
+                      "            if top_k is not None:\n"
+                      "                kth = torch.topk(logits, top_k, dim=-1).values[:, [-1]]\n"
+                      "                logits = logits.masked_fill(logits < kth, float('-inf'))\n"
+                      "            probs = F.softmax(logits, dim=-1)\n"
+                      "            idx = torch.cat((idx, torch.multinomial(probs, 1, generator=generator)), dim=1)\n"
+                      "    model.train(was_training)\n"
+                      "    return idx\n"),
     "11_ablations": ("fixed_causal_mask", "import torch\n"
                      "def fixed_causal_mask(T):\n"
                      "    return torch.ones(T, T, dtype=torch.bool).tril(diagonal=1)  # sees the next token\n"),
@@ -168,6 +181,8 @@ CHEATS = {
                                    "def masked_softmax(scores, mask=None):\n"
                                    "    return torch.softmax(scores if mask is None else scores.masked_fill(~mask, -1e9), -1)\n"),
     },
+    "10_generation": {"generate": rebinding("check_generate", WRONG["10_generation"][1].replace(
+        "torch.multinomial(probs, 1, generator=generator)", "probs.argmax(-1, keepdim=True)"))},  # greedy
     "11_ablations": {
         "nan_loss_bug": rebinding("check_nan_loss_bug", "def nan_loss_bug():\n    return 'learning_rate_too_high'\n"),
         "stable_cross_entropy": patching("debugging", "check_stable_cross_entropy",

@@ -75,3 +75,59 @@ def test_bad_arguments_raise(kw):
     args = dict(max_new_tokens=2) | kw
     with pytest.raises(ValueError):
         generate(tiny(), prompt(), **args)
+
+
+def test_sampled_frequencies_follow_softmax_over_the_top_k():
+    """One step for 6000 copies of one prompt: the frequencies are softmax(logits / T) over the top-k (zero
+    elsewhere), within 5 standard deviations."""
+    m = tiny()
+    idx = prompt(1, 4)
+    with torch.no_grad():
+        logits = m(idx)[0][0, -1] / 1.5  # (V,)
+    top = logits.topk(4).indices
+    p = torch.zeros(V, dtype=torch.float64)
+    p[top] = torch.softmax(logits[top], -1)
+    n = 6000
+    out = generate(m, idx.repeat(n, 1), 1, temperature=1.5, top_k=4, generator=torch.Generator().manual_seed(0))
+    counts = torch.bincount(out[:, -1], minlength=V).double()
+    assert torch.equal(counts > 0, p > 0)
+    assert ((counts - n * p).abs() <= 5 * (n * p * (1 - p)).sqrt()).all()
+
+
+def test_other_correct_samplers_pass_the_check():
+    from tinylm_checks import check_generate
+    from mutants.generate import ACCEPTED
+    for check, fns in ACCEPTED.items():
+        for fn in fns:
+            for seed in (0, 1, 2):
+                check(fn, seed=seed, quiet=True)
+
+
+def scripted(L=4, V=6):
+    from tinylm_grading.probes import ScriptedLM
+    table = torch.randn(L, V, V, generator=torch.Generator().manual_seed(0))
+    return ScriptedLM(table), table
+
+
+def test_scripted_model_logits_depend_on_position_and_token_and_it_records_its_calls():
+    m, table = scripted()
+    ids = torch.tensor([[1, 2, 3], [3, 2, 1]])
+    with torch.no_grad():
+        logits, loss = m(ids)
+    assert loss is None and logits.shape == (2, 3, 6) and logits.dtype == torch.float32
+    assert torch.equal(logits[0, 2], table[2, 3]) and torch.equal(logits[1, 0], table[0, 3])
+    assert m.n_calls == 1 and torch.equal(m.calls[0]["ids"], ids)
+    assert m.calls[0]["training"] is True and m.calls[0]["grad"] is False
+    spec = m.probe_spec()
+    twin = type(m).from_probe_spec(spec, ())
+    twin.eval()(ids[:, :2])
+    m.absorb_probe_report(twin.probe_report())
+    assert m.n_calls == 1 and m.training is False and m.calls[0]["training"] is False
+
+
+@pytest.mark.parametrize("ids", [torch.zeros(2, 5, dtype=torch.long), torch.zeros(5, dtype=torch.long),
+                                 torch.zeros(2, 3)])
+def test_scripted_model_rejects_what_tinylm_rejects(ids):
+    m, _ = scripted()
+    with pytest.raises(ValueError, match="max_seq_len|2-D integer"):
+        m(ids)

@@ -448,3 +448,120 @@ def plot_loss_curves(histories: dict[str, Sequence[float]], title: str = "traini
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     return ax
+
+
+# ---- stage 10 (generation and inspection): the attention maps of a trained model
+
+__all__ += ["token_labels", "attention_maps", "plot_attention_heads", "attention_explorer"]
+
+
+def token_labels(tokenizer, ids) -> list[str]:
+    """One readable label per token id: the decoded text, with a space shown as '␣' and a newline as '↵'."""
+    return [tokenizer.decode([int(i)]).replace(" ", "␣").replace("\n", "↵") or "∅" for i in ids]
+
+
+def attention_maps(model, tokenizer, text: str) -> tuple[list[torch.Tensor], list[str]]:
+    """Run ``model`` (eval mode, no autograd; its mode is restored) on the last ``model.max_seq_len`` tokens of
+    ``text`` and return its attention weights, one ``(H, T, T)`` tensor per layer (``model.get_attention_weights()``
+    of the one sequence), and the tokens' labels.
+
+    Raises:
+        ValueError: if ``text`` is empty or has characters the tokenizer does not know.
+    """
+    ids = tokenizer.encode(text)[-model.max_seq_len:]
+    if not ids:
+        raise ValueError("the text is empty: type at least one character")
+    was_training = model.training
+    model.eval()
+    try:
+        with torch.no_grad():
+            model(torch.tensor([ids]))
+        weights = [w[0] for w in model.get_attention_weights()]  # each (H, T, T)
+    finally:
+        model.train(was_training)
+    return weights, token_labels(tokenizer, ids)
+
+
+def plot_attention_heads(weights, tokens: list[str], axes=None):
+    """A grid of seaborn heatmaps, one row per layer and one column per head, on one colour scale (0 to 1).
+
+    Args:
+        weights: one layer's ``(H, T, T)`` attention weights, or a list of them (one per layer), e.g. what
+            :func:`attention_maps` returns.
+        tokens: the ``T`` labels of the positions.
+        axes: a ``(layers, H)`` array of matplotlib Axes to draw on; a new figure when None.
+
+    Returns:
+        The ``(layers, H)`` array of Axes.
+
+    Raises:
+        ValueError: if a layer's weights are not ``(H, T, T)`` or ``tokens`` does not have ``T`` labels.
+    """
+    import numpy as np
+
+    layers = [torch.as_tensor(w).detach().float().cpu() for w in ([weights] if torch.is_tensor(weights) else weights)]
+    for w in layers:
+        if w.dim() != 3 or w.shape[1] != w.shape[2] or len(tokens) != w.shape[2] or w.shape != layers[0].shape:
+            raise ValueError(f"expected (H, T, T) weights per layer and T labels, got {tuple(w.shape)} and "
+                             f"{len(tokens)} labels")
+    n, H = len(layers), layers[0].shape[0]
+    if axes is None:
+        _, axes = plt.subplots(n, H, figsize=(3.3 * H, 3.3 * n), squeeze=False)
+    axes = np.asarray(axes).reshape(n, H)
+    # Labels come last: seaborn draws the whole figure once per heatmap (to look for overlapping labels), and
+    # drawing every label of the heatmaps before it, each time, is what would take long.
+    for layer, w in enumerate(layers):
+        for h in range(H):
+            sns.heatmap(w[h].numpy(), ax=axes[layer, h], vmin=0.0, vmax=1.0, cmap="viridis", cbar=False,
+                        square=True, xticklabels=False, yticklabels=False)
+    centres = [i + 0.5 for i in range(len(tokens))]
+    for layer in range(n):
+        for h in range(H):
+            ax = axes[layer, h]
+            ax.set_xticks(centres, tokens if layer == n - 1 else [], rotation=90, fontsize=7)  # outer labels only:
+            ax.set_yticks(centres, tokens if h == 0 else [], fontsize=7)  # the grid's rows and columns line up
+            ax.set_title(f"layer {layer}, head {h}", fontsize=10)
+        axes[layer, 0].set_ylabel("query (attending)")
+    for ax in axes[-1]:
+        ax.set_xlabel("key (attended to)")
+    return axes
+
+
+def attention_explorer(model, tokenizer, text: str):
+    """An interactive view of a language model's attention: sliders ``layer`` and ``head`` and a box for
+    ``text``; shows that head's ``(T, T)`` weights on the text's last ``max_seq_len`` tokens (seaborn heatmap,
+    queries down, keys across), drawn again whenever a control changes (the text when Enter is pressed or the
+    box loses focus).
+
+    Args:
+        model: a ``TinyLM``-like model: ``max_seq_len``, ``blocks``, ``get_attention_weights()``.
+        tokenizer: with ``encode(text) -> list[int]`` and ``decode(ids) -> str``.
+        text: the text shown first.
+
+    Returns:
+        The ``ipywidgets.interactive`` widget (display it, or leave it as the cell's last expression).
+    """
+    import ipywidgets as widgets
+
+    n_layers = len(model.get_attention_weights()) or len(model.blocks)
+    weights, _ = attention_maps(model, tokenizer, text)
+    n_heads = weights[0].shape[0]
+
+    def draw(layer: int, head: int, text: str):
+        try:
+            maps, tokens = attention_maps(model, tokenizer, text)
+        except ValueError as e:
+            print(f"cannot show this text: {e}")
+            return
+        T = len(tokens)
+        fig, ax = plt.subplots(figsize=(min(9, 2 + 0.32 * T), min(8, 1.6 + 0.3 * T)))
+        plot_attention(maps[layer][head], tokens, title=f"layer {layer}, head {head}", ax=ax)
+        ax.tick_params(labelsize=8)
+        fig.tight_layout()
+        plt.show()
+
+    layer = widgets.IntSlider(value=0, min=0, max=n_layers - 1, description="layer", continuous_update=False)
+    head = widgets.IntSlider(value=0, min=0, max=n_heads - 1, description="head", continuous_update=False)
+    box = widgets.Text(value=text, description="text", continuous_update=False,
+                       layout=widgets.Layout(width="90%"))
+    return widgets.interactive(draw, layer=layer, head=head, text=box)

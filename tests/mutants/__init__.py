@@ -11,8 +11,8 @@ docstring names the mistake in one line. Each module ends with what the tests fe
 """
 import importlib
 
-MODULES = ("softmax", "attention", "multihead", "masks", "position", "ffn", "norm", "block", "model", "debugging",
-           "report")
+MODULES = ("softmax", "attention", "multihead", "masks", "position", "ffn", "norm", "block", "model", "generate",
+           "debugging", "report")
 
 
 def _collect(name: str):

@@ -1,0 +1,387 @@
+"""Stage 10 checks: autoregressive sampling, ``generate(model, idx, max_new_tokens, temperature, top_k, generator)``.
+
+The check runs the learner's ``generate`` on a *scripted* language model (:class:`tinylm_grading.probes.ScriptedLM`):
+its logits are a fixed table indexed by (position, token fed there), so the token a correct ``generate`` draws is
+known exactly from what it fed the model, and every wrong context (not cropped, cropped from the front) or wrong
+position (the first instead of the last) shows. The model records what it was fed, its train/eval mode and
+whether autograd was recording. Four runs:
+
+1. ``top_k=1`` past ``max_seq_len`` (greedy): the prompt kept, each call fed the last ``max_seq_len`` tokens,
+   each new token the argmax of the last position's logits, eval mode and no autograd inside, the model's mode
+   restored afterwards; equal to the reference.
+2. ``torch.Generator``: the same seed gives the same tokens, another seed other tokens.
+3. Temperature: one new token for a large batch of three prompts; the frequencies of the drawn tokens must fit
+   ``softmax(logits / temperature)`` within ``|count - n p| <= 5 sqrt(n p (1 - p)) + 3`` for every token
+   (deterministic: the check seeds the generator).
+4. Top-k: the same with ``top_k = 3``: no token outside each row's 3 largest logits, all 3 drawn, frequencies
+   fitting the renormalised softmax. The three prompts' logits have different offsets, so a threshold taken
+   across the batch instead of per row keeps another number of tokens in some row.
+
+Sampling as in nanoGPT's ``GPT.generate``; temperature: Ackley, Hinton & Sejnowski (1985); top-k: Fan, Lewis &
+Dauphin (2018), "Hierarchical Neural Story Generation", §5.4.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+from ._core import CheckFailure, Ctx, check, fmt_shape, known_mistake, reference
+
+ref = reference("generate")
+
+__all__ = ["check_generate"]
+
+NO_CROPPING = known_mistake(
+    "context_not_cropped",
+    "the context is not cropped: once the sequence is longer than max_seq_len, the whole of it is fed to the model",
+    "feed the model at most its last max_seq_len tokens at every step: idx_cond = idx[:, -model.max_seq_len:]")
+CROP_FROM_FRONT = known_mistake(
+    "context_cropped_from_front",
+    "the context is cropped from the front: the model is fed the first max_seq_len tokens, not the last",
+    "keep the most recent tokens, the ones the next token follows: idx[:, -model.max_seq_len:] (a negative start)")
+CROP_OFF_BY_ONE = known_mistake(
+    "context_crop_off_by_one", "the context is cropped to max_seq_len - 1 tokens instead of max_seq_len",
+    "idx[:, -model.max_seq_len:] keeps exactly max_seq_len tokens: the model can take that many")
+FIRST_POSITION = known_mistake(
+    "sampled_from_first_position",
+    "the next token is drawn from the logits of the first position, not the last",
+    "the prediction for the next token sits at the last position: logits[:, -1, :] (B, V)")
+PROMPT_DROPPED = known_mistake(
+    "prompt_not_kept", "the returned sequence does not start with the prompt: only the new tokens come back, or "
+    "the prompt was changed",
+    "append each new token to the running sequence, idx = torch.cat((idx, idx_next), dim=1), and return all of it: "
+    "(B, T + max_new_tokens)")
+TRAIN_MODE = known_mistake(
+    "model_in_train_mode", "the model runs in training mode while generating (dropout would be on)",
+    "call model.eval() before the loop (and put the model back in the mode it was in afterwards)")
+GRAD_ON = known_mistake(
+    "gradients_recorded", "autograd records every step of generation: the loop does not run under torch.no_grad()",
+    "decorate generate with @torch.no_grad() (or put the loop in `with torch.no_grad():`): sampling needs no "
+    "gradients, and recording them costs memory at every step")
+MODE_NOT_RESTORED = known_mistake(
+    "mode_not_restored", "generate leaves the model in eval mode: a model that was training is not put back",
+    "remember was_training = model.training before model.eval(), and call model.train(was_training) at the end")
+GENERATOR_IGNORED = known_mistake(
+    "generator_ignored", "the generator argument is not used: the samples come from the global random number "
+    "generator (or a seed of your own), so the same generator seed does not give the same tokens",
+    "pass it to the sampler: torch.multinomial(probs, num_samples=1, generator=generator)")
+NO_GENERATOR_ARG = known_mistake(
+    "no_generator_argument", "generate has no generator parameter",
+    "add generator=None to the signature and pass it to torch.multinomial(..., generator=generator)")
+GREEDY = known_mistake(
+    "greedy_instead_of_sampling", "the next token is always the most likely one (argmax): nothing is sampled",
+    "draw from the distribution: probs = F.softmax(logits, dim=-1); torch.multinomial(probs, 1, generator=generator)")
+TEMPERATURE_MULTIPLIED = known_mistake(
+    "temperature_multiplied", "the logits are multiplied by the temperature instead of divided by it",
+    "logits / temperature: a temperature below 1 sharpens the distribution, above 1 flattens it")
+TEMPERATURE_MISSING = known_mistake(
+    "temperature_not_applied", "the samples follow softmax(logits), as if temperature were 1: the temperature is "
+    "missing, or applied to the probabilities after the softmax (torch.multinomial renormalises them, undoing it)",
+    "divide the logits before the softmax: F.softmax(logits / temperature, dim=-1)")
+TOP_K_IGNORED = known_mistake(
+    "top_k_ignored", "top_k is ignored: tokens outside the k most likely ones are drawn",
+    "set every logit below the k-th largest of its row to -inf before the softmax")
+TOP_K_PLUS_ONE = known_mistake(
+    "top_k_keeps_k_plus_1", "top-k keeps k + 1 tokens per row (the threshold is the (k+1)-th largest logit, or a "
+    "strict comparison against it)",
+    "v, _ = torch.topk(logits, top_k); logits[logits < v[:, [-1]]] = -inf: the k-th value itself stays")
+TOP_K_MINUS_ONE = known_mistake(
+    "top_k_keeps_k_minus_1", "top-k keeps only k - 1 tokens per row (the k-th largest logit is removed too)",
+    "keep the logits >= the k-th largest: logits.masked_fill(logits < v[:, [-1]], float('-inf'))")
+TOP_K_ACROSS_BATCH = known_mistake(
+    "top_k_across_batch", "top-k is applied across the batch (one threshold for all rows) instead of per row: "
+    "some rows keep more or fewer than k tokens",
+    "take the k-th largest of each row: v = torch.topk(logits, top_k, dim=-1).values; threshold v[:, [-1]] "
+    "(B, 1), not v.min() or v[-1]")
+
+Z = 5.0  # the frequencies' tolerance: |count - n p| <= Z sqrt(n p (1 - p)) + SLACK
+SLACK = 3.0
+N_PER_PROMPT = 1500
+TOP_K = 3
+
+
+def _sizes(seed: int) -> tuple[int, int]:
+    """(max_seq_len L, vocab size V): L != V, and V large enough for a top-3 with room around it."""
+    return [(5, 11), (6, 9), (4, 13)][seed % 3]
+
+
+def _table(ctx: Ctx, L: int, V: int) -> torch.Tensor:
+    """(L, V, V) logits: each (position, token) row is a random permutation of evenly spaced values 3 ... -3
+    (distinct, so argmax and the top-k are unambiguous), plus a little jitter and a random offset per row (which
+    the softmax ignores, but a threshold taken across rows does not)."""
+    values = torch.linspace(3.0, -3.0, V, dtype=torch.float64)
+    perm = torch.rand(L, V, V, generator=ctx.gen, dtype=torch.float64).argsort(-1)  # (L, V, V)
+    jitter = (torch.rand(L, V, V, generator=ctx.gen, dtype=torch.float64) - 0.5) * 0.1
+    offset = (torch.rand(L, V, 1, generator=ctx.gen, dtype=torch.float64) - 0.5) * 4
+    return (values[perm] + jitter + offset).float()
+
+
+def _stub(table: torch.Tensor, training: bool = True):
+    from tinylm_grading.probes import ScriptedLM
+    return ScriptedLM(table).train(training)
+
+
+def _prompt(ctx: Ctx, B: int, T: int, V: int) -> torch.Tensor:
+    return torch.randint(V, (B, T), generator=ctx.gen)
+
+
+def _run(ctx: Ctx, generate, model, idx, n: int, what: str, **kwargs):
+    """Call the learner's generate; an exception the scripted model raised (too long an input) or a missing
+    generator parameter is named."""
+    args = ", ".join([f"idx {fmt_shape(idx.shape)}", f"max_new_tokens={n}"]
+                     + [f"{k}=" + ("a torch.Generator" if k == "generator" else repr(v)) for k, v in kwargs.items()])
+    tried = (f"generate(model, {args}) on a scripted model with max_seq_len={model.max_seq_len}, "
+             f"vocab_size={model.vocab_size} ({what}; seed {ctx.seed})")
+    try:
+        out = generate(model, idx.clone(), n, **kwargs)
+    except Exception as e:  # noqa: BLE001 - learner code may raise anything
+        msg = str(e)
+        mistake = hint = None
+        if "exceeds max_seq_len" in msg:
+            mistake = NO_CROPPING
+        elif isinstance(e, TypeError) and "generator" in msg:
+            mistake = NO_GENERATOR_ARG
+        elif isinstance(e, NotImplementedError) and not msg.strip():
+            mistake = "not_implemented"
+        else:
+            hint = "run your generate on the tried: input in a cell of its own and read the full traceback"
+        ctx.fail(f"your code raised {type(e).__name__} when generate was called", tried=tried,
+                 got=f"{type(e).__name__}: {msg.splitlines()[0] if msg.strip() else ''}".rstrip(": "),
+                 mistake=mistake, hint=hint)
+    B, T = idx.shape
+    if not isinstance(out, torch.Tensor):
+        ctx.fail("generate did not return a tensor", tried=tried, expected=f"a long tensor {fmt_shape((B, T + n))}",
+                 got="None (did you forget `return`?)" if out is None else type(out).__name__,
+                 mistake="missing_return" if out is None else None, hint="return the whole sequence, idx")
+    if tuple(out.shape) == (B, n) and n != T + n:
+        ctx.fail("the output has the wrong shape: it holds only the new tokens", tried=tried,
+                 expected=f"{fmt_shape((B, T + n))}: the prompt, then {n} new tokens", got=fmt_shape(out.shape),
+                 mistake=PROMPT_DROPPED)
+    if tuple(out.shape) != (B, T + n):
+        ctx.fail("the output has the wrong shape", tried=tried, expected=f"{fmt_shape((B, T + n))}: the prompt, "
+                 f"then {n} new tokens", got=fmt_shape(out.shape),
+                 hint="add exactly one token per step to every row, max_new_tokens steps: torch.cat((idx, idx_next), dim=1)")
+    if out.dtype != torch.long:
+        ctx.fail(f"the output has dtype {out.dtype}", tried=tried, expected="torch.int64 (long) token ids",
+                 got=str(out.dtype), hint="torch.multinomial and argmax return long ids: concatenate them to idx "
+                 "as they are, without converting to float")
+    if not torch.equal(out[:, :T], idx):
+        row = int((out[:, :T] != idx).any(-1).nonzero()[0])
+        ctx.fail("the output does not start with the prompt", tried=tried, expected=f"row {row} to start with "
+                 f"{idx[row].tolist()}", got=f"{out[row, :T].tolist()}", mistake=PROMPT_DROPPED)
+    if bool(((out < 0) | (out >= model.vocab_size)).any()):
+        ctx.fail("the output holds ids outside the vocabulary", tried=tried, expected=f"ids in 0 .. {model.vocab_size - 1}",
+                 got=f"{out.min().item()} .. {out.max().item()}", hint="draw ids with torch.multinomial over the vocabulary")
+    return out, tried
+
+
+def _modes(ctx: Ctx, model, tried: str, was_training: bool) -> None:
+    if not model.calls:
+        ctx.fail("generate never called the model", tried=tried, expected="one call of model(idx_cond) per new token",
+                 got="no call", hint="the logits come from the model: logits, _ = model(idx_cond)")
+    if any(c["training"] for c in model.calls):
+        ctx.fail("the model was in training mode while generating", tried=tried + ", the model in training mode",
+                 expected="every call of the model in eval mode", got="model.training was True",
+                 mistake=TRAIN_MODE)
+    if any(c["grad"] for c in model.calls):
+        ctx.fail("autograd was recording while generating", tried=tried + ", called with autograd on",
+                 expected="the model called under torch.no_grad()", got="torch.is_grad_enabled() was True",
+                 mistake=GRAD_ON)
+    if model.training != was_training:
+        ctx.fail("generate changed the model's mode", tried=tried + f", the model in {'training' if was_training else 'eval'} mode",
+                 expected=f"model.training == {was_training} after generate, as before",
+                 got=f"model.training == {model.training}", mistake=MODE_NOT_RESTORED)
+
+
+def _greedy_run(ctx: Ctx, generate, table) -> None:
+    """Run 1: top_k=1 past max_seq_len: contexts, positions, prompt, modes, equal to the reference."""
+    L, V = table.shape[0], table.shape[2]
+    B, T, n = 3, 3, 2 * L
+    model = _stub(table, training=True)
+    idx = _prompt(ctx, B, T, V)
+    gen = torch.Generator().manual_seed(1000 + ctx.seed)
+    out, tried = _run(ctx, generate, model, idx, n, "top_k=1 is greedy decoding", temperature=0.8, top_k=1,
+                      generator=gen)
+    _modes(ctx, model, tried, was_training=True)
+    calls = [c["ids"] for c in model.calls]
+    if model.n_calls != n:
+        ctx.fail(f"the model was called {model.n_calls} times for {n} new tokens", tried=tried,
+                 expected=f"{n} calls, one per new token", got=f"{model.n_calls} calls",
+                 hint="one call of the model per step of the loop, on the current (cropped) sequence")
+    for s, fed in enumerate(calls):
+        seq = out[:, :T + s]  # (B, T + s): what was there before step s
+        right = seq[:, -L:]
+        if tuple(fed.shape) == tuple(right.shape) and torch.equal(fed, right):
+            continue
+        got = f"ids {fmt_shape(fed.shape)}, row 0 {fed[0].tolist()}"
+        expected = f"the last {L} tokens {fmt_shape(right.shape)}, row 0 {right[0].tolist()}"
+        what = f"at step {s} (sequence length {T + s}) the model was fed the wrong context"
+        if tuple(fed.shape) == (B, min(L, T + s)) and torch.equal(fed, seq[:, :L]):
+            ctx.fail(what, tried=tried, expected=expected, got=got, mistake=CROP_FROM_FRONT)
+        if T + s >= L and tuple(fed.shape) == (B, L - 1) and torch.equal(fed, seq[:, -(L - 1):]):
+            ctx.fail(what, tried=tried, expected=expected, got=got, mistake=CROP_OFF_BY_ONE)
+        ctx.fail(what, tried=tried, expected=expected, got=got,
+                 hint="at every step feed the whole sequence so far, cropped to its last max_seq_len tokens: "
+                      "idx[:, -model.max_seq_len:]")
+    for s, fed in enumerate(calls):
+        Tc = fed.size(1)
+        logits = table[torch.arange(Tc)[None, :], fed].double()  # (B, Tc, V)
+        best = logits[:, -1].argmax(-1)  # (B,)
+        got = out[:, T + s]
+        if torch.equal(got, best):
+            continue
+        row = int((got != best).nonzero()[0])
+        first = logits[:, 0].argmax(-1)
+        ctx.fail(f"with top_k=1, new token {s} of row {row} is not the most likely one", tried=tried,
+                 expected=f"token {int(best[row])}, the argmax of the logits at the last position of the context "
+                          f"{fed[row].tolist()}", got=f"token {int(got[row])}",
+                 mistake=FIRST_POSITION if torch.equal(got, first) else None,
+                 hint="top_k=1 keeps one token, the most likely one at the last position: logits[:, -1, :]")
+    expected = ref.generate(_stub(table, training=False), idx, n, temperature=0)
+    if not torch.equal(out, expected):  # cannot happen when the steps above pass; a guard for the reference
+        ctx.fail("the greedy output differs from the reference", tried=tried, expected=str(expected[0].tolist()),
+                 got=str(out[0].tolist()))
+
+
+def _generator_run(ctx: Ctx, generate, table) -> None:
+    """Run 2: the same generator seed gives the same tokens; another seed, other tokens."""
+    L, V = table.shape[0], table.shape[2]
+    B, T, n = 4, 2, L + 1
+    idx = _prompt(ctx, B, T, V)
+    outs = []
+    for seed in (7 + ctx.seed, 7 + ctx.seed, 8 + ctx.seed):
+        model = _stub(table, training=False)
+        out, tried = _run(ctx, generate, model, idx, n, "sampling, torch.Generator().manual_seed(" f"{seed})",
+                          temperature=1.0, top_k=None, generator=torch.Generator().manual_seed(seed))
+        _modes(ctx, model, tried, was_training=False)
+        outs.append(out)
+    tried = (f"generate(model, idx {fmt_shape(idx.shape)}, max_new_tokens={n}, temperature=1.0) three times, with "
+             f"generators seeded {7 + ctx.seed}, {7 + ctx.seed}, {8 + ctx.seed} (seed {ctx.seed})")
+    if not torch.equal(outs[0], outs[1]):
+        ctx.fail("the same generator seed gave different tokens", tried=tried,
+                 expected="the same output for the same seed", got=f"row 0: {outs[0][0, T:].tolist()} then "
+                 f"{outs[1][0, T:].tolist()}", mistake=GENERATOR_IGNORED)
+    if torch.equal(outs[0], outs[2]):
+        greedy = ref.generate(_stub(table, training=False), idx, n, temperature=0)
+        ctx.fail("two different generator seeds gave the same tokens", tried=tried,
+                 expected=f"different samples ({B} rows x {n} tokens drawn from distributions with no token above "
+                          "p = 0.6)", got=f"the same output, row 0: {outs[0][0, T:].tolist()}",
+                 mistake=GREEDY if torch.equal(outs[0], greedy) else GENERATOR_IGNORED)
+
+
+def _top_k_probs(logits: torch.Tensor, k: int | None, temperature: float, threshold: torch.Tensor | None = None):
+    """softmax(logits / temperature) over the tokens kept: the k largest of each row (or those >= threshold)."""
+    z = logits / temperature
+    if threshold is None and k is not None:
+        threshold = torch.topk(z, k, dim=-1).values[:, [-1]]  # (G, 1)
+    if threshold is not None:
+        z = z.masked_fill(z < threshold, float("-inf"))
+    return torch.softmax(z, dim=-1)
+
+
+def _fits(counts: torch.Tensor, p: torch.Tensor, n: int) -> tuple[bool, tuple[int, int], float]:
+    """Do the counts (G, V) fit the probabilities (G, V)? Also the worst cell and its excess in standard
+    deviations (inf for a token drawn that has probability 0)."""
+    sd = (n * p * (1 - p)).sqrt()
+    excess = ((counts - n * p).abs() - SLACK) / sd.clamp_min(1e-12)
+    excess = torch.where((p == 0) & (counts > 0), torch.full_like(excess, math.inf), excess)
+    excess = torch.where((p == 0) & (counts == 0), torch.zeros_like(excess), excess)
+    i = int(excess.argmax())
+    cell = divmod(i, p.size(1))
+    return bool(excess.max() <= Z), cell, float(excess.max())
+
+
+def _sampling_run(ctx: Ctx, generate, table, temperature: float, top_k: int | None) -> None:
+    """Runs 3 and 4: one new token for N_PER_PROMPT copies of each of three prompts; the drawn tokens'
+    frequencies must fit softmax(logits / temperature) (top-k renormalised)."""
+    L, V = table.shape[0], table.shape[2]
+    G, T, n = 3, L - 1, N_PER_PROMPT
+    last = torch.randperm(V, generator=ctx.gen)[:G]  # three different last tokens
+    prompts = torch.cat([_prompt(ctx, G, T - 1, V), last[:, None]], dim=1)  # (G, T)
+    table = table.clone()
+    values = table[T - 1, last]  # (G, V)
+    gap = 6.0 / (V - 1)  # between consecutive values of a row (jitter: at most 0.1 of it, < gap / 4)
+    offsets = torch.tensor([[-0.75], [0.0], [0.75]]) * gap  # (G, 1): a threshold across the batch keeps 1 or 4+
+    table[T - 1, last] = values - values.mean(-1, keepdim=True) + offsets  # tokens in some row, never none
+    logits = table[T - 1, last].double()  # (G, V): the logits each prompt's next token is drawn from
+    idx = prompts.repeat_interleave(n, dim=0)  # (G n, T)
+    model = _stub(table, training=False)
+    gen_seed = 100 + ctx.seed
+    kwargs = dict(temperature=temperature, top_k=top_k, generator=torch.Generator().manual_seed(gen_seed))
+    out, tried = _run(ctx, generate, model, idx, 1, f"{G} prompts x {n} copies, one new token each", **kwargs)
+    _modes(ctx, model, tried, was_training=False)
+    drawn = out[:, -1].view(G, n)  # (G, n)
+    counts = torch.stack([torch.bincount(d, minlength=V) for d in drawn]).double()  # (G, V)
+    expected = _top_k_probs(logits, top_k, temperature)  # (G, V)
+    ok, (g, v), excess = _fits(counts, expected, n)
+    if ok:
+        return
+    rule = f"|count - n p| <= {Z:g} sqrt(n p (1 - p)) + {SLACK:g} for every token, n = {n}"
+    candidates = [(GREEDY, torch.nn.functional.one_hot(logits.argmax(-1), V).double()),
+                  (TEMPERATURE_MULTIPLIED, _top_k_probs(logits * temperature * temperature, top_k, temperature)),
+                  (TEMPERATURE_MISSING, _top_k_probs(logits, top_k, 1.0))]
+    if top_k is not None:
+        z = logits / temperature
+        kth = torch.topk(z, top_k, dim=-1).values[:, [-1]]  # (G, 1)
+        candidates += [(TOP_K_IGNORED, _top_k_probs(logits, None, temperature)),
+                       (TOP_K_PLUS_ONE, _top_k_probs(logits, top_k + 1, temperature)),
+                       (TOP_K_MINUS_ONE, _top_k_probs(logits, top_k - 1, temperature)),
+                       (TOP_K_ACROSS_BATCH, _top_k_probs(logits, None, temperature, kth.min())),
+                       (TOP_K_ACROSS_BATCH, _top_k_probs(logits, None, temperature, kth.max())),
+                       (TOP_K_ACROSS_BATCH, _top_k_probs(logits, None, temperature, kth[-1]))]
+    mistake = next((m for m, p in candidates if _fits(counts, p, n)[0]), None)
+    kept = (expected[g] > 0).sum().item()
+    got_kept = int((counts[g] > 0).sum())
+    if top_k is not None and bool(((expected == 0) & (counts > 0)).any()):
+        g = int(((expected == 0) & (counts > 0)).any(-1).nonzero()[0])
+        bad = ((expected[g] == 0) & (counts[g] > 0)).nonzero()[:, 0].tolist()
+        problem = f"prompt {g}'s rows drew tokens {bad}, which are not among the {top_k} largest logits of their row"
+    elif top_k is not None and bool(((expected > 0) & (counts == 0)).any()):
+        g = int(((expected > 0) & (counts == 0)).any(-1).nonzero()[0])
+        problem = f"prompt {g}'s rows never drew some of the {top_k} tokens top-k keeps"
+    else:
+        problem = f"the frequencies of the drawn tokens do not fit softmax(logits / temperature)" + \
+                  (" over the top-k" if top_k is not None else "")
+    freq = lambda row: "[" + ", ".join(f"{x:.3f}" for x in row.tolist()) + "]"  # noqa: E731
+    ctx.fail(problem, tried=tried,
+             expected=f"prompt {g}: frequencies near {freq(expected[g])} ({kept} distinct tokens kept; {rule})",
+             got=f"{freq(counts[g] / n)} ({got_kept} distinct tokens drawn); token {v} is off by "
+                 f"{'a probability of 0' if math.isinf(excess) else f'{excess + Z:.1f} standard deviations'}",
+             mistake=mistake,
+             hint="divide the logits of the last position by the temperature, keep the top_k largest of each row "
+                  "(the rest -inf), softmax, then torch.multinomial(probs, 1, generator=generator)")
+
+
+@check
+def check_generate(ctx: Ctx, generate) -> str:
+    """Check ``generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None)`` on a scripted
+    model (fixed logits that depend on the position and the token there; it records what it was fed): the prompt
+    kept, the context cropped to the last ``max_seq_len`` tokens, the next token drawn from the last position,
+    eval mode and no autograd inside with the mode restored, ``top_k=1`` equal to greedy decoding (and to the
+    reference), reproducible with a ``torch.Generator``, and the frequencies of a large batch of samples equal to
+    ``softmax(logits / temperature)`` (top-k renormalised, exactly k tokens per row) within a stated tolerance."""
+    generate = ctx.function(generate, "generate")
+    L, V = _sizes(ctx.seed)
+    table = _table(ctx, L, V)
+    try:
+        _greedy_run(ctx, generate, table)
+    except CheckFailure as failure:
+        if failure.mistake is not None:
+            raise
+        # top_k=1 went wrong in a way the greedy run cannot name (a top-k or temperature mistake makes other
+        # tokens, or none): the sampling runs name such mistakes from the frequencies, so try them first
+        for temperature, top_k in ((0.6, None), (1.5, TOP_K)):
+            try:
+                _sampling_run(ctx, generate, table, temperature=temperature, top_k=top_k)
+            except CheckFailure as named:
+                if named.mistake is not None:
+                    raise named from None
+        raise
+    _generator_run(ctx, generate, table)
+    _sampling_run(ctx, generate, table, temperature=0.6, top_k=None)
+    _sampling_run(ctx, generate, table, temperature=1.5, top_k=TOP_K)
+    return (f"prompt kept; context cropped to the last max_seq_len={L} tokens; next token from the last position; "
+            f"eval mode, no autograd, mode restored; top_k=1 = greedy = reference; reproducible with a generator; "
+            f"sample frequencies of {3 * N_PER_PROMPT} rows fit softmax(logits / T) at T=0.6 and with top_k={TOP_K} "
+            f"at T=1.5")
