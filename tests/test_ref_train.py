@@ -178,3 +178,13 @@ def test_fast_attention_switches_every_layer_and_restores_on_error():
     assert [b.attn.need_weights for b in m.blocks] == [True] * 3
     with fast_attention(m, enabled=False):
         assert [b.attn.need_weights for b in m.blocks] == [True] * 3
+
+
+def test_fused_adamw_takes_the_same_steps():
+    plain, fused = tiny(), tiny()
+    kwargs = dict(steps=4, batch_size=2, block_size=16, lr=1e-2, weight_decay=0.1, decay_2d_only=True,
+                  progress=False)
+    h_plain, h_fused = train(plain, data(), **kwargs), train(fused, data(), fused=True, **kwargs)
+    assert h_fused["loss"] == pytest.approx(h_plain["loss"], abs=1e-12)
+    for p, q in zip(fused.parameters(), plain.parameters()):
+        torch.testing.assert_close(p, q, atol=1e-12, rtol=0)

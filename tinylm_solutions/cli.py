@@ -214,7 +214,8 @@ def _train(args: dict) -> int:
         model = TinyLM(**model_config)
     except ValueError as e:
         raise UsageError(str(e)) from None
-    optimizer = make_optimizer(model, s["lr"], (s["beta1"], s["beta2"]), s["weight_decay"], s["decay_2d_only"])
+    optimizer = make_optimizer(model, s["lr"], (s["beta1"], s["beta2"]), s["weight_decay"], s["decay_2d_only"],
+                               s["fused_adamw"])
     rank, trained = 0, model
     if world > 1:  # torchrun: one process per rank; gradients averaged over them
         import torch.distributed as dist

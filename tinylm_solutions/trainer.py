@@ -56,20 +56,23 @@ def lr_at(done: int, lr: float, warmup_steps: int = 0, min_lr: float | None = No
 
 
 def make_optimizer(model: torch.nn.Module, lr: float, betas: tuple[float, float] = (0.9, 0.999),
-                   weight_decay: float = 0.01, decay_2d_only: bool = False) -> torch.optim.AdamW:
+                   weight_decay: float = 0.01, decay_2d_only: bool = False,
+                   fused: bool = False) -> torch.optim.AdamW:
     """AdamW over ``model``'s trainable parameters (Loshchilov & Hutter 2019; ``torch.optim.AdamW``).
 
     The defaults are ``torch.optim.AdamW``'s (decay 0.01 on every parameter). With ``decay_2d_only``, only
     the parameters with 2 or more dimensions (the matrices of the linear layers and the embeddings) are
     decayed; biases and LayerNorm gains are not (nanoGPT's ``configure_optimizers``). A tied weight is one
-    parameter and is counted once.
+    parameter and is counted once. ``fused``: PyTorch's fused AdamW kernel (the same update in one pass over
+    all parameters, equal up to rounding; faster than the default per-tensor loop on CPU).
     """
     params = [p for p in model.parameters() if p.requires_grad]
+    fused = {"fused": True} if fused else {}
     if not decay_2d_only:
-        return torch.optim.AdamW(params, lr=lr, betas=betas, weight_decay=weight_decay)
+        return torch.optim.AdamW(params, lr=lr, betas=betas, weight_decay=weight_decay, **fused)
     groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
               {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
-    return torch.optim.AdamW(groups, lr=lr, betas=betas)
+    return torch.optim.AdamW(groups, lr=lr, betas=betas, **fused)
 
 
 @contextmanager
@@ -98,7 +101,7 @@ def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tens
           history: dict[str, list] | None = None, shard: tuple[int, int] = (0, 1), warmup_steps: int = 0,
           min_lr: float | None = None, lr_decay_steps: int | None = None,
           betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.01, decay_2d_only: bool = False,
-          fast: bool = False) -> dict[str, list]:
+          fused: bool = False, fast: bool = False) -> dict[str, list]:
     """Train with AdamW on random batches, reporting loss, grad norm and tokens/s on a tqdm bar.
 
     Args:
@@ -119,7 +122,7 @@ def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tens
             ``decay_steps = lr_decay_steps or steps``: step ``s`` (1-based) uses ``lr_at(s - 1, lr, ...)``, set
             on every parameter group of the optimizer (a given one too). Default: constant ``lr``, and the
             optimizer's rates are left alone.
-        betas, weight_decay, decay_2d_only: of the new AdamW (:func:`make_optimizer`; ignored when
+        betas, weight_decay, decay_2d_only, fused: of the new AdamW (:func:`make_optimizer`; ignored when
             ``optimizer`` is given). Defaults: ``torch.optim.AdamW``'s.
         fast: train (and evaluate) with the fused attention path (:func:`fast_attention`); the model's
             setting is restored at the end.
@@ -130,7 +133,8 @@ def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tens
     """
     block_size = block_size or model.max_seq_len
     gen = generator if generator is not None else torch.Generator().manual_seed(seed)
-    optimizer = optimizer if optimizer is not None else make_optimizer(model, lr, betas, weight_decay, decay_2d_only)
+    optimizer = optimizer if optimizer is not None else make_optimizer(model, lr, betas, weight_decay, decay_2d_only,
+                                                                              fused)
     decay_steps = lr_decay_steps or steps
     schedule = warmup_steps > 0 or min_lr is not None  # else the optimizer's rates are left alone
     hist = history if history is not None else \
