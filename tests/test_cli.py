@@ -2,6 +2,7 @@
 the command line; a corpus given by path; checkpoints and an exact --resume; one clear line for bad input."""
 from __future__ import annotations
 
+import math
 import subprocess
 import sys
 from pathlib import Path
@@ -76,7 +77,8 @@ def test_a_corpus_file_is_trained_on(capsys, tmp_path):
 
 
 @pytest.mark.parametrize("case", ["missing", "not_utf8", "empty", "too_short", "unknown_key", "wrong_type",
-                                  "resume_without_checkpoint", "other_vocabulary", "other_model", "not_a_checkpoint"])
+                                  "resume_without_checkpoint", "other_vocabulary", "other_model", "not_a_checkpoint",
+                                  "bad_schedule", "bad_flag"])
 def test_bad_input_gives_one_line_and_status_2(capsys, tmp_path, case):
     corpus, config, ckpt = tmp_path / "c.txt", tmp_path / "c.yaml", tmp_path / "c.pt"
     args = {
@@ -90,6 +92,8 @@ def test_bad_input_gives_one_line_and_status_2(capsys, tmp_path, case):
         "other_vocabulary": ["--checkpoint", str(ckpt), "--resume", "--max-chars", "3000"],
         "other_model": ["--checkpoint", str(ckpt), "--resume", "--d-model", "32"],
         "not_a_checkpoint": ["--checkpoint", str(corpus), "--resume"],
+        "bad_schedule": ["--config", str(config)],
+        "bad_flag": ["--config", str(config)],
     }[case]
     expected = {
         "missing": "nope.txt: no such file", "not_utf8": "is not UTF-8 text (byte 0xff at offset 5)",
@@ -97,14 +101,32 @@ def test_bad_input_gives_one_line_and_status_2(capsys, tmp_path, case):
         "unknown_key": "unknown key 'd_modle'", "wrong_type": "steps must be int, not 'many'",
         "resume_without_checkpoint": "--resume needs --checkpoint", "other_vocabulary": "another vocabulary",
         "other_model": "a model with d_model = 16, these settings give 32", "not_a_checkpoint": "not a tinylm checkpoint",
+        "bad_schedule": "a cosine decay to min_lr needs decay_steps > warmup_steps=5, got 2",
+        "bad_flag": "decay_2d_only must be bool, not 'yes please'",
     }[case]
     corpus.write_bytes({"not_utf8": b"hello\xff", "empty": b"  \n", "too_short": b"a few words only"}.get(case, b"x" * 50))
-    config.write_text({"unknown_key": "d_modle: 32\n", "wrong_type": "steps: many\n"}.get(case, ""))
+    config.write_text({"unknown_key": "d_modle: 32\n", "wrong_type": "steps: many\n",
+                       "bad_schedule": "warmup_steps: 5\nmin_lr: 0.0001\n",
+                       "bad_flag": "decay_2d_only: yes please\n"}.get(case, ""))
     if case in ("other_vocabulary", "other_model"):
         assert train_main([*SMALL, "--steps", "2", "--checkpoint", str(ckpt)]) == 0
         capsys.readouterr()
     assert train_main([*SMALL, "--steps", "2", *args]) == 2
     assert expected in error_line(capsys, "tinylm-train")
+
+
+def test_nanogpts_recipe_from_a_config_file_reaches_the_optimizer(tmp_path):
+    config, ckpt = tmp_path / "recipe.yaml", tmp_path / "run.pt"
+    config.write_text("lr: 0.001\nwarmup_steps: 2\nmin_lr: 0.0001\nbeta2: 0.99\nweight_decay: 0.1\n"
+                      "decay_2d_only: true\n")
+    assert train_main([*SMALL, "--steps", "5", "--config", str(config), "--checkpoint", str(ckpt),
+                       "--fast-attention", "false"]) == 0
+    saved = torch.load(ckpt, weights_only=True)
+    decayed, not_decayed = saved["optimizer"]["param_groups"]
+    assert (decayed["weight_decay"], not_decayed["weight_decay"]) == (0.1, 0.0)
+    assert tuple(decayed["betas"]) == (0.9, 0.99)
+    assert decayed["lr"] == pytest.approx(1e-4 + 0.5 * 9e-4 * (1 + math.cos(math.pi * 2 / 3)), rel=1e-12)  # step 5
+    assert saved["settings"]["fast_attention"] is False and saved["settings"]["min_lr"] == 0.0001
 
 
 def test_generate_bad_input(capsys, tmp_path):

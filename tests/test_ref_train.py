@@ -82,3 +82,109 @@ def test_train_loop_history():
     assert hist["val_step"] == [10, 20, 30] and len(hist["val_loss"]) == 3
     assert all(t > 0 for t in hist["tokens_per_s"])
     assert sum(hist["loss"][-5:]) / 5 < sum(hist["loss"][:5]) / 5
+
+
+# --- nanoGPT's recipe in the loop: warmup + cosine schedule, AdamW betas, weight decay on 2-D weights ---
+
+from tinylm_solutions.trainer import fast_attention, lr_at, make_optimizer  # noqa: E402
+
+
+@pytest.mark.parametrize("done, expected", [
+    (0, 1e-3 * 1 / 101), (49, 1e-3 * 50 / 101), (99, 1e-3 * 100 / 101),  # warmup: lr * (done + 1) / (warmup + 1)
+    (100, 1e-3),  # the peak, cos(0) = 1
+    (1050, 1e-4 + 0.5 * 9e-4),  # half way through the decay: cos(pi / 2) = 0
+    (2000, 1e-4), (2500, 1e-4),  # the end of the decay and beyond: min_lr
+])
+def test_lr_at_is_nanogpts_get_lr(done, expected):
+    assert lr_at(done, 1e-3, warmup_steps=100, min_lr=1e-4, decay_steps=2000) == pytest.approx(expected, rel=1e-12)
+
+
+def test_lr_at_without_decay_or_warmup():
+    assert [lr_at(d, 0.5, warmup_steps=3) for d in range(5)] == [0.125, 0.25, 0.375, 0.5, 0.5]
+    assert lr_at(7, 0.5) == 0.5
+    assert lr_at(1, 1.0, min_lr=0.0, decay_steps=4) == pytest.approx(0.5 * (1 + math.cos(math.pi / 4)), rel=1e-12)
+
+
+@pytest.mark.parametrize("kwargs, phrase", [
+    (dict(done=-1), "must be >= 0"), (dict(done=0, min_lr=1e-4), "needs decay_steps > warmup_steps=0"),
+    (dict(done=0, warmup_steps=10, min_lr=1e-4, decay_steps=10), "needs decay_steps > warmup_steps=10"),
+])
+def test_lr_at_bad_input(kwargs, phrase):
+    with pytest.raises(ValueError, match=phrase):
+        lr_at(lr=1e-3, **kwargs)
+
+
+def test_train_sets_the_scheduled_lr_on_every_step():
+    m, lrs = tiny(), []
+    train(m, data(), steps=6, batch_size=2, block_size=16, lr=0.1, warmup_steps=2, min_lr=0.01, progress=False,
+          callback=lambda step, rec: lrs.append(rec["lr"]))
+    expected = [0.1 / 3, 0.2 / 3] + [0.01 + 0.045 * (1 + math.cos(math.pi * r / 4)) for r in range(4)]
+    assert lrs == pytest.approx(expected, rel=1e-12)
+
+
+def test_train_without_a_schedule_leaves_the_rate_alone():
+    m, lrs = tiny(), []
+    opt = torch.optim.SGD(m.parameters(), lr=0.25)
+    train(m, data(), steps=3, batch_size=2, block_size=16, lr=9.0, optimizer=opt, progress=False,
+          callback=lambda step, rec: lrs.append(rec["lr"]))
+    assert lrs == [0.25, 0.25, 0.25]
+
+
+def test_make_optimizer_defaults_are_adamws_and_decay_2d_only_is_nanogpts():
+    m = tiny()
+    plain = make_optimizer(m, 1e-3)
+    assert len(plain.param_groups) == 1
+    assert plain.param_groups[0]["betas"] == (0.9, 0.999) and plain.param_groups[0]["weight_decay"] == 0.01
+    opt = make_optimizer(m, 1e-3, betas=(0.9, 0.99), weight_decay=0.1, decay_2d_only=True)
+    decayed, not_decayed = opt.param_groups
+    assert (decayed["weight_decay"], not_decayed["weight_decay"], decayed["betas"]) == (0.1, 0.0, (0.9, 0.99))
+    names = {id(p): n for n, p in m.named_parameters()}  # the tied weight once, under token_emb
+    assert sorted(names[id(p)] for p in decayed["params"]) == sorted(
+        n for n, p in m.named_parameters() if p.dim() == 2)
+    assert {names[id(p)].rsplit(".", 1)[-1] for p in not_decayed["params"]} == {"bias", "weight"}
+    assert all(p.dim() == 1 for p in not_decayed["params"])
+    assert len(decayed["params"]) + len(not_decayed["params"]) == len(list(m.parameters()))
+
+
+def test_adamw_decay_on_2d_only_leaves_biases_undecayed():
+    m = tiny()
+    for p in m.parameters():
+        p.grad = torch.zeros_like(p)  # no gradient: AdamW's step is the decay alone, p <- p (1 - lr wd)
+    before = {n: p.detach().clone() for n, p in m.named_parameters()}
+    make_optimizer(m, 0.5, weight_decay=0.1, decay_2d_only=True).step()
+    for n, p in m.named_parameters():
+        factor = 1 - 0.5 * 0.1 if p.dim() == 2 else 1.0
+        torch.testing.assert_close(p.detach(), before[n] * factor, atol=1e-15, rtol=0)
+
+
+def test_fast_training_restores_the_taught_path_and_matches_it():
+    slow, fast = tiny(), tiny()
+    h_slow = train(slow, data(), steps=5, batch_size=2, block_size=16, lr=1e-2, progress=False)
+    h_fast = train(fast, data(), steps=5, batch_size=2, block_size=16, lr=1e-2, progress=False, fast=True)
+    assert h_fast["loss"] == pytest.approx(h_slow["loss"], abs=1e-9)  # float64: equal up to rounding
+    assert all(m.need_weights for m in fast.modules() if hasattr(m, "need_weights"))
+    fast(data(16)[None])
+    assert fast.get_attention_weights()[0].shape == (1, 2, 16, 16)
+
+
+def test_fast_attention_switches_every_layer_and_restores_on_error():
+    m = TinyLM(V, 16, 16, 2, 3, 32)
+    with pytest.raises(RuntimeError, match="inside"):
+        with fast_attention(m):
+            assert [b.attn.need_weights for b in m.blocks] == [False] * 3
+            m(data(16)[None])
+            assert m.get_attention_weights() == [None] * 3
+            raise RuntimeError("inside")
+    assert [b.attn.need_weights for b in m.blocks] == [True] * 3
+    with fast_attention(m, enabled=False):
+        assert [b.attn.need_weights for b in m.blocks] == [True] * 3
+
+
+def test_fused_adamw_takes_the_same_steps():
+    plain, fused = tiny(), tiny()
+    kwargs = dict(steps=4, batch_size=2, block_size=16, lr=1e-2, weight_decay=0.1, decay_2d_only=True,
+                  progress=False)
+    h_plain, h_fused = train(plain, data(), **kwargs), train(fused, data(), fused=True, **kwargs)
+    assert h_fused["loss"] == pytest.approx(h_plain["loss"], abs=1e-12)
+    for p, q in zip(fused.parameters(), plain.parameters()):
+        torch.testing.assert_close(p, q, atol=1e-12, rtol=0)

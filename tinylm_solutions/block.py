@@ -56,7 +56,7 @@ class TransformerBlock(nn.Module):
 
     def _attend(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
         out, weights = self.attn(x, mask)  # (B, T, D), (B, H, T, T)
-        self.last_attn_weights = weights.detach()
+        self.last_attn_weights = None if weights is None else weights.detach()  # None: attn's fast path
         return self.dropout(out)  # (B, T, D)
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:

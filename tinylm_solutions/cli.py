@@ -36,11 +36,12 @@ from .generate import generate
 from .model import TinyLM
 from .tokenizer import CharTokenizer, WordTokenizer
 from .train import perplexity
-from .trainer import train
+from .trainer import lr_at, make_optimizer, train
 
 DEFAULTS = Path(__file__).resolve().parent / "configs" / "tinylm.yaml"
 MODEL_KEYS = ("block_size", "d_model", "num_heads", "num_layers", "d_ff", "dropout")
-TYPES = {"tokenizer": str, "lr": float, "dropout": float, "max_grad_norm": float, "temperature": float}
+TYPES = {"tokenizer": str, "lr": float, "dropout": float, "max_grad_norm": float, "temperature": float,
+         "min_lr": float, "beta1": float, "beta2": float, "weight_decay": float}
 
 
 class UsageError(Exception):
@@ -91,6 +92,14 @@ def _typed(key: str, value, default, where: str):
     if type(value) is not kind:
         raise UsageError(f"{where}: {key} must be {kind.__name__}, not {value!r}")
     return value
+
+
+def _flag(text: str) -> bool:
+    """A command-line boolean: true/false, yes/no, on/off or 1/0."""
+    value = {"true": True, "yes": True, "on": True, "1": True, "false": False, "no": False, "off": False, "0": False}
+    if text.lower() not in value:
+        raise argparse.ArgumentTypeError(f"expected true or false, not {text!r}")
+    return value[text.lower()]
 
 
 def read_corpus(path: str | None, max_chars: int | None) -> str:
@@ -157,7 +166,8 @@ def train_main(argv: list[str] | None = None) -> int:
     p.add_argument("--no-progress", action="store_true")
     for key, value in defaults.items():
         kind = TYPES.get(key, type(value) if value is not None else int)
-        p.add_argument("--" + key.replace("_", "-"), type=kind, dest=key, help=f"default {value!r}")
+        p.add_argument("--" + key.replace("_", "-"), type=_flag if kind is bool else kind, dest=key,
+                       help=f"default {value!r}")
     args = vars(p.parse_args(argv))
     try:
         return _train(args)
@@ -192,6 +202,10 @@ def _train(args: dict) -> int:
             k = differ[0]
             raise UsageError(f"checkpoint {args['checkpoint']} is a model with {k} = {ckpt['model_config'].get(k)}, "
                              f"these settings give {model_config[k]}")
+    try:  # a schedule that cannot be followed is reported before any training
+        lr_at(0, s["lr"], s["warmup_steps"], s["min_lr"], s["lr_decay_steps"] or s["steps"])
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     world = int(os.environ.get("WORLD_SIZE", "1"))
     if world > 1 and s["batch_size"] % world:
         raise UsageError(f"batch_size {s['batch_size']} must be a multiple of the {world} processes")
@@ -200,7 +214,8 @@ def _train(args: dict) -> int:
         model = TinyLM(**model_config)
     except ValueError as e:
         raise UsageError(str(e)) from None
-    optimizer = torch.optim.AdamW(model.parameters(), lr=s["lr"])
+    optimizer = make_optimizer(model, s["lr"], (s["beta1"], s["beta2"]), s["weight_decay"], s["decay_2d_only"],
+                               s["fused_adamw"])
     rank, trained = 0, model
     if world > 1:  # torchrun: one process per rank; gradients averaged over them
         import torch.distributed as dist
@@ -230,7 +245,8 @@ def _train(args: dict) -> int:
     train(trained, train_data, val_data, steps=s["steps"], batch_size=s["batch_size"], block_size=s["block_size"],
           lr=s["lr"], max_grad_norm=s["max_grad_norm"], eval_interval=s["eval_interval"], seed=s["seed"],
           progress=not args["no_progress"] and rank == 0, callback=save, optimizer=optimizer, generator=gen,
-          start_step=start, history=hist, shard=(rank, world))
+          start_step=start, history=hist, shard=(rank, world), warmup_steps=s["warmup_steps"], min_lr=s["min_lr"],
+          lr_decay_steps=s["lr_decay_steps"], fast=s["fast_attention"])
     if world > 1:
         torch.distributed.destroy_process_group()
     if hist["val_loss"]:

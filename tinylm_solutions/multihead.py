@@ -6,6 +6,7 @@ boolean masks: ``True`` means "may attend".
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 from .attention import scaled_dot_product_attention
@@ -46,6 +47,14 @@ class MultiHeadSelfAttention(nn.Module):
     ``forward(x (B, T, D), mask=None) -> (out (B, T, D), weights (B, H, T, T))``; ``mask`` is bool,
     True = may attend, broadcastable to ``(B, H, T, T)`` (a ``(T, T)`` causal mask works as is).
 
+    ``need_weights`` (attribute, default True) chooses the path. True: the taught one, the course's own
+    :func:`~tinylm_solutions.attention.scaled_dot_product_attention`, which forms the weights and returns
+    them. False: a fast path for training, PyTorch's fused ``torch.nn.functional.scaled_dot_product_attention``
+    (same formula, same mask convention, fully masked rows give zeros as well), which never forms the
+    weights and returns None in their place. Both give the same outputs and gradients up to rounding
+    (``tests/test_ref_attention_fast.py``); :func:`tinylm_solutions.trainer.fast_attention` switches a
+    whole model for the duration of a training run.
+
     Raises:
         ValueError: if ``d_model`` is not divisible by ``num_heads``.
     """
@@ -59,10 +68,16 @@ class MultiHeadSelfAttention(nn.Module):
         self.W_K = nn.Linear(d_model, d_model)
         self.W_V = nn.Linear(d_model, d_model)
         self.W_O = nn.Linear(d_model, d_model)
+        self.need_weights = True  # False: the fused fast path, which returns None for the weights
 
     def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
         q = split_heads(self.W_Q(x), self.num_heads)  # (B, H, T, d_k)
         k = split_heads(self.W_K(x), self.num_heads)  # (B, H, T, d_k)
         v = split_heads(self.W_V(x), self.num_heads)  # (B, H, T, d_k)
-        out, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T, d_k), (B, H, T, T)
-        return self.W_O(merge_heads(out)), weights  # (B, T, D), (B, H, T, T)
+        if self.need_weights:
+            out, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T, d_k), (B, H, T, T)
+        else:
+            if mask is not None and mask.dtype != torch.bool:
+                raise TypeError(f"mask must be a bool tensor (True = may attend), got dtype {mask.dtype}")
+            out, weights = F.scaled_dot_product_attention(q, k, v, attn_mask=mask), None  # (B, H, T, d_k)
+        return self.W_O(merge_heads(out)), weights  # (B, T, D), (B, H, T, T) or None

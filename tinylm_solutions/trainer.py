@@ -2,16 +2,95 @@
 
 Given code from stage 09 on (stage 09's own notebook writes its loop by hand): the command line
 (:mod:`tinylm_solutions.cli`), the benchmarks and the ablations of stage 11 use it.
+
+Optional, off by default (the defaults train as before): nanoGPT's recipe of a linear warmup then a cosine
+decay of the learning rate to ``min_lr`` (:func:`lr_at`; Loshchilov & Hutter 2017, "SGDR"; nanoGPT's
+``get_lr``), AdamW betas and weight decay on the 2-D weights only (:func:`make_optimizer`, as nanoGPT's
+``configure_optimizers``), and the fused attention path for training (:func:`fast_attention`).
 """
 from __future__ import annotations
 
+import math
 import time
+from contextlib import contextmanager
 
 import torch
 from tqdm.auto import tqdm
 
 from .data import get_batch
+from .multihead import MultiHeadSelfAttention
 from .train import evaluate, train_step
+
+
+def lr_at(done: int, lr: float, warmup_steps: int = 0, min_lr: float | None = None,
+          decay_steps: int | None = None) -> float:
+    """The learning rate of the step that follows ``done`` finished steps (nanoGPT's ``get_lr(done)``).
+
+    - warmup, ``done < warmup_steps``: ``lr * (done + 1) / (warmup_steps + 1)``;
+    - then, if ``min_lr`` is given, cosine decay: ``min_lr + (lr - min_lr) * (1 + cos(pi * r)) / 2`` with
+      ``r = (done - warmup_steps) / (decay_steps - warmup_steps)``, and ``min_lr`` once ``done > decay_steps``;
+    - otherwise ``lr`` (constant).
+
+    Args:
+        done: steps already taken (0 for the first step), an int >= 0.
+        lr: peak learning rate; warmup_steps: length of the linear warmup;
+        min_lr: the floor of the cosine decay (None: no decay); decay_steps: where the decay reaches
+            ``min_lr`` (counted from step 0, warmup included; needed with ``min_lr``).
+
+    Raises:
+        ValueError: ``done`` or ``warmup_steps`` negative, or ``min_lr`` given without ``decay_steps >
+            warmup_steps``.
+    """
+    if done < 0 or warmup_steps < 0:
+        raise ValueError(f"done and warmup_steps must be >= 0, got {done} and {warmup_steps}")
+    if min_lr is not None and (decay_steps is None or decay_steps <= warmup_steps):
+        raise ValueError(f"a cosine decay to min_lr needs decay_steps > warmup_steps={warmup_steps}, got {decay_steps}")
+    if done < warmup_steps:
+        return lr * (done + 1) / (warmup_steps + 1)
+    if min_lr is None:
+        return lr
+    if done > decay_steps:
+        return min_lr
+    ratio = (done - warmup_steps) / (decay_steps - warmup_steps)  # 0 .. 1
+    return min_lr + 0.5 * (1.0 + math.cos(math.pi * ratio)) * (lr - min_lr)
+
+
+def make_optimizer(model: torch.nn.Module, lr: float, betas: tuple[float, float] = (0.9, 0.999),
+                   weight_decay: float = 0.01, decay_2d_only: bool = False,
+                   fused: bool = False) -> torch.optim.AdamW:
+    """AdamW over ``model``'s trainable parameters (Loshchilov & Hutter 2019; ``torch.optim.AdamW``).
+
+    The defaults are ``torch.optim.AdamW``'s (decay 0.01 on every parameter). With ``decay_2d_only``, only
+    the parameters with 2 or more dimensions (the matrices of the linear layers and the embeddings) are
+    decayed; biases and LayerNorm gains are not (nanoGPT's ``configure_optimizers``). A tied weight is one
+    parameter and is counted once. ``fused``: PyTorch's fused AdamW kernel (the same update in one pass over
+    all parameters, equal up to rounding; faster than the default per-tensor loop on CPU).
+    """
+    params = [p for p in model.parameters() if p.requires_grad]
+    fused = {"fused": True} if fused else {}
+    if not decay_2d_only:
+        return torch.optim.AdamW(params, lr=lr, betas=betas, weight_decay=weight_decay, **fused)
+    groups = [{"params": [p for p in params if p.dim() >= 2], "weight_decay": weight_decay},
+              {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
+    return torch.optim.AdamW(groups, lr=lr, betas=betas, **fused)
+
+
+@contextmanager
+def fast_attention(model: torch.nn.Module, enabled: bool = True):
+    """Within the block, every :class:`~tinylm_solutions.multihead.MultiHeadSelfAttention` of ``model`` takes
+    the fused path (``need_weights = False``: no attention weights are formed or kept); afterwards each
+    layer's setting is restored, so the taught path and ``get_attention_weights()`` are back.
+    ``enabled=False`` changes nothing.
+    """
+    layers = [m for m in model.modules() if isinstance(m, MultiHeadSelfAttention)] if enabled else []
+    saved = [m.need_weights for m in layers]
+    for m in layers:
+        m.need_weights = False
+    try:
+        yield model
+    finally:
+        for m, need in zip(layers, saved):
+            m.need_weights = need
 
 
 def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tensor | None = None, *,
@@ -19,7 +98,10 @@ def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tens
           max_grad_norm: float | None = 1.0, eval_interval: int = 100, eval_batches: int | None = 20,
           seed: int = 0, progress: bool = True, callback=None, optimizer: torch.optim.Optimizer | None = None,
           generator: torch.Generator | None = None, start_step: int = 0,
-          history: dict[str, list] | None = None, shard: tuple[int, int] = (0, 1)) -> dict[str, list]:
+          history: dict[str, list] | None = None, shard: tuple[int, int] = (0, 1), warmup_steps: int = 0,
+          min_lr: float | None = None, lr_decay_steps: int | None = None,
+          betas: tuple[float, float] = (0.9, 0.999), weight_decay: float = 0.01, decay_2d_only: bool = False,
+          fused: bool = False, fast: bool = False) -> dict[str, list]:
     """Train with AdamW on random batches, reporting loss, grad norm and tokens/s on a tqdm bar.
 
     Args:
@@ -36,32 +118,49 @@ def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tens
         shard: ``(rank, world_size)`` of a data-parallel run (``model`` wrapped in DistributedDataParallel):
             every process draws the same global batch of ``batch_size`` rows and trains on rows
             ``rank::world_size``, so that the averaged gradients are those of the global batch.
+        warmup_steps, min_lr, lr_decay_steps: the learning-rate schedule, :func:`lr_at` with
+            ``decay_steps = lr_decay_steps or steps``: step ``s`` (1-based) uses ``lr_at(s - 1, lr, ...)``, set
+            on every parameter group of the optimizer (a given one too). Default: constant ``lr``, and the
+            optimizer's rates are left alone.
+        betas, weight_decay, decay_2d_only, fused: of the new AdamW (:func:`make_optimizer`; ignored when
+            ``optimizer`` is given). Defaults: ``torch.optim.AdamW``'s.
+        fast: train (and evaluate) with the fused attention path (:func:`fast_attention`); the model's
+            setting is restored at the end.
 
     Returns:
-        History ``{"step", "loss", "grad_norm", "tokens_per_s", "val_step", "val_loss"}`` (lists).
+        History ``{"step", "loss", "grad_norm", "tokens_per_s", "val_step", "val_loss"}`` (lists). The record
+        passed to ``callback`` also has ``"lr"``, the learning rate of that step.
     """
     block_size = block_size or model.max_seq_len
     gen = generator if generator is not None else torch.Generator().manual_seed(seed)
-    optimizer = optimizer if optimizer is not None else torch.optim.AdamW(model.parameters(), lr=lr)
+    optimizer = optimizer if optimizer is not None else make_optimizer(model, lr, betas, weight_decay, decay_2d_only,
+                                                                              fused)
+    decay_steps = lr_decay_steps or steps
+    schedule = warmup_steps > 0 or min_lr is not None  # else the optimizer's rates are left alone
     hist = history if history is not None else \
         {"step": [], "loss": [], "grad_norm": [], "tokens_per_s": [], "val_step": [], "val_loss": []}
     bar = tqdm(range(start_step + 1, steps + 1), initial=start_step, total=steps, disable=not progress,
                desc="train")
-    for step in bar:
-        t0 = time.perf_counter()
-        x, y = get_batch(train_data, batch_size, block_size, gen)  # (batch_size, T) each
-        rank, world = shard
-        record = train_step(model, (x[rank::world], y[rank::world]), optimizer, max_grad_norm)
-        record["tokens_per_s"] = batch_size * block_size / (time.perf_counter() - t0)
-        for key in ("loss", "grad_norm", "tokens_per_s"):
-            hist[key].append(record[key])
-        hist["step"].append(step)
-        if val_data is not None and (step % eval_interval == 0 or step == steps):
-            record["val_loss"] = evaluate(model, val_data, batch_size, block_size, eval_batches)
-            hist["val_step"].append(step)
-            hist["val_loss"].append(record["val_loss"])
-        bar.set_postfix(loss=f"{record['loss']:.3f}", gnorm=f"{record['grad_norm']:.2f}",
-                        tok_s=f"{record['tokens_per_s']:.0f}")
-        if callback is not None:
-            callback(step, record)
-    return hist
+    with fast_attention(model, fast):  # the taught path is restored afterwards
+        for step in bar:
+            t0 = time.perf_counter()
+            if schedule:
+                for group in optimizer.param_groups:
+                    group["lr"] = lr_at(step - 1, lr, warmup_steps, min_lr, decay_steps)
+            x, y = get_batch(train_data, batch_size, block_size, gen)  # (batch_size, T) each
+            rank, world = shard
+            record = train_step(model, (x[rank::world], y[rank::world]), optimizer, max_grad_norm)
+            record["tokens_per_s"] = batch_size * block_size / (time.perf_counter() - t0)
+            record["lr"] = optimizer.param_groups[0]["lr"]
+            for key in ("loss", "grad_norm", "tokens_per_s"):
+                hist[key].append(record[key])
+            hist["step"].append(step)
+            if val_data is not None and (step % eval_interval == 0 or step == steps):
+                record["val_loss"] = evaluate(model, val_data, batch_size, block_size, eval_batches)
+                hist["val_step"].append(step)
+                hist["val_loss"].append(record["val_loss"])
+            bar.set_postfix(loss=f"{record['loss']:.3f}", gnorm=f"{record['grad_norm']:.2f}",
+                            tok_s=f"{record['tokens_per_s']:.0f}")
+            if callback is not None:
+                callback(step, record)
+        return hist

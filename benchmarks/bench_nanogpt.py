@@ -1,0 +1,251 @@
+"""TinyLM against nanoGPT on nanoGPT's CPU recipe, side by side in one run. Prints numbers; asserts nothing.
+
+    .venv/bin/python benchmarks/bench_nanogpt.py --corpus ../shared/data/tinyshakespeare.txt
+    .venv/bin/python benchmarks/bench_nanogpt.py --corpus FILE --iters 200 --only tinylm,encoder   # quicker
+
+The recipe (nanoGPT's README, "I only have a macbook"): batch 12, context 64, 4 layers, 4 heads, width 128,
+no dropout, 2000 iterations, AdamW lr 1e-3 with 100 warmup steps and a cosine decay to 1e-4, betas (0.9, 0.99),
+weight decay 0.1 on the 2-D weights, gradient clipping at 1.0, a 90/10 split of the characters of the corpus.
+Three runs, one after the other, each in a process of its own timed the same way (wall seconds from start
+to exit, Python and torch start-up included):
+
+- nanoGPT: its own ``train.py`` from a temporary checkout of the git repository ``--nanogpt`` (nothing of it is
+  copied into this project), with ``data/<name>/{train,val}.bin`` and ``meta.pkl`` written here for the
+  corpus (sorted characters, uint16, first 90% / last 10%), as its ``prepare.py`` would.
+- TinyLM: the reference model trained by :func:`tinylm_solutions.trainer.train` with the same recipe, on the
+  same token ids (read from the same ``.bin`` files; the vocabulary is :class:`CharTokenizer`'s), with the
+  fused attention path and PyTorch's fused AdamW (nanoGPT fuses AdamW on CUDA only).
+- nn.TransformerEncoder: a model of the same size built from PyTorch's layers (Pre-LN, GELU, causal mask,
+  tied output layer), trained by the same loop (fused AdamW too): what PyTorch's own modules cost per step.
+
+Every run evaluates as nanoGPT does: at step 0, every ``--eval-interval`` steps and at the end, the mean loss of
+``--eval-iters`` random batches of each split (nanoGPT's ``estimate_loss``); the last validation estimate is
+the "val loss" reported. "ms/step" is the median of the per-step times (one optimizer step with its batch).
+Timings depend on the machine and on its load: only ratios within one run mean anything.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import pickle
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+NANOGPT_GIT = Path("/work/.mirror/karpathy+nanoGPT/repo")
+RECIPE = dict(batch_size=12, block_size=64, n_layer=4, n_head=4, n_embd=128, lr=1e-3, min_lr=1e-4, warmup=100,
+              beta2=0.99, weight_decay=0.1, grad_clip=1.0)
+
+
+# ----------------------------------------------------------------------------------------- the data, as prepare.py
+def write_dataset(corpus: Path, out: Path) -> dict:
+    """``out/{train,val}.bin`` (uint16 ids of the sorted characters; first 90% / last 10%) and ``meta.pkl``."""
+    import numpy as np
+
+    text = corpus.read_text(encoding="utf-8")
+    chars = sorted(set(text))
+    stoi = {ch: i for i, ch in enumerate(chars)}
+    ids = np.array([stoi[ch] for ch in text], dtype=np.uint16)
+    n_train = int(len(ids) * 0.9)
+    out.mkdir(parents=True, exist_ok=True)
+    ids[:n_train].tofile(out / "train.bin")
+    ids[n_train:].tofile(out / "val.bin")
+    with open(out / "meta.pkl", "wb") as f:
+        pickle.dump({"vocab_size": len(chars), "itos": dict(enumerate(chars)), "stoi": stoi}, f)
+    return {"chars": len(text), "vocab": len(chars), "train": n_train, "val": len(ids) - n_train}
+
+
+# ---------------------------------------------------------------------------------------------------- the workers
+def _encoder_model(vocab_size: int):
+    """A TinyLM-sized LM from ``nn.TransformerEncoder`` (Pre-LN, GELU, causal, tied head); forward as TinyLM's."""
+    import torch
+    from torch import nn
+
+    class EncoderLM(nn.Module):
+        def __init__(self, vocab_size: int, max_seq_len: int, d_model: int, num_heads: int, num_layers: int):
+            super().__init__()
+            self.max_seq_len = max_seq_len
+            self.token_emb = nn.Embedding(vocab_size, d_model)
+            self.pos_emb = nn.Embedding(max_seq_len, d_model)
+            layer = nn.TransformerEncoderLayer(d_model, num_heads, 4 * d_model, dropout=0.0, activation="gelu",
+                                               batch_first=True, norm_first=True)
+            self.encoder = nn.TransformerEncoder(layer, num_layers, enable_nested_tensor=False)
+            self.norm = nn.LayerNorm(d_model)
+            self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
+            self.lm_head.weight = self.token_emb.weight
+            nn.init.normal_(self.token_emb.weight, std=0.02)
+            nn.init.normal_(self.pos_emb.weight, std=0.02)
+
+        def forward(self, input_ids, labels=None):
+            T = input_ids.size(1)
+            x = self.token_emb(input_ids) + self.pos_emb(torch.arange(T))  # (B, T, D)
+            mask = nn.Transformer.generate_square_subsequent_mask(T)  # (T, T), -inf above the diagonal
+            x = self.encoder(x, mask=mask, is_causal=True)  # (B, T, D)
+            return self.lm_head(self.norm(x)), None  # (B, T, V)
+
+    r = RECIPE
+    return EncoderLM(vocab_size, r["block_size"], r["n_embd"], r["n_head"], r["n_layer"])
+
+
+def worker(kind: str, data_dir: Path, corpus: Path, iters: int, eval_interval: int, eval_iters: int,
+           threads: int) -> dict:
+    """Train ``kind`` ("tinylm" or "encoder") with the recipe; returns the numbers (printed as JSON)."""
+    import numpy as np
+    import torch
+
+    from tinylm_solutions.data import get_batch
+    from tinylm_solutions.model import TinyLM
+    from tinylm_solutions.tokenizer import CharTokenizer
+    from tinylm_solutions.train import batch_loss
+    from tinylm_solutions.trainer import train
+
+    torch.set_num_threads(threads)
+    torch.manual_seed(1337)  # nanoGPT's seed
+    meta = pickle.loads((data_dir / "meta.pkl").read_bytes())
+    tok = CharTokenizer(corpus.read_text(encoding="utf-8"))
+    assert list(tok.chars) == [meta["itos"][i] for i in range(meta["vocab_size"])], "not the same vocabulary"
+    split = {s: torch.from_numpy(np.fromfile(data_dir / f"{s}.bin", dtype=np.uint16).astype(np.int64))
+             for s in ("train", "val")}
+    r = RECIPE
+    model = (TinyLM(tok.vocab_size, r["block_size"], r["n_embd"], r["n_head"], r["n_layer"], 4 * r["n_embd"])
+             if kind == "tinylm" else _encoder_model(tok.vocab_size))
+    eval_gen = torch.Generator().manual_seed(1337)
+
+    @torch.no_grad()
+    def estimate_loss() -> dict:  # nanoGPT's estimate_loss: eval_iters random batches per split
+        model.eval()
+        out = {s: statistics.fmean(batch_loss(model, get_batch(split[s], r["batch_size"], r["block_size"],
+                                                                 eval_gen)).item() for _ in range(eval_iters))
+               for s in ("train", "val")}
+        model.train()
+        return out
+
+    evals = [(0, estimate_loss())]
+
+    def callback(step: int, record: dict) -> None:
+        if step % eval_interval == 0 or step == iters:
+            evals.append((step, estimate_loss()))
+
+    hist = train(model, split["train"], None, steps=iters, batch_size=r["batch_size"], block_size=r["block_size"],
+                 lr=r["lr"], warmup_steps=r["warmup"], min_lr=r["min_lr"], lr_decay_steps=iters,
+                 betas=(0.9, r["beta2"]), weight_decay=r["weight_decay"], decay_2d_only=True,
+                 fused=True, max_grad_norm=r["grad_clip"], fast=True, progress=False, callback=callback, seed=1337)
+    ms = [r["batch_size"] * r["block_size"] / tps * 1e3 for tps in hist["tokens_per_s"]]  # per step
+    return {"ms_per_step": statistics.median(ms), "val_loss": evals[-1][1]["val"],
+            "train_loss": evals[-1][1]["train"], "params": sum(p.numel() for p in model.parameters()),
+            "evals": [(s, e["val"]) for s, e in evals]}
+
+
+# ----------------------------------------------------------------------------------------------------- the runs
+def run_nanogpt(git_dir: Path, corpus: Path, tmp: Path, iters: int, eval_interval: int, eval_iters: int,
+                env: dict) -> dict:
+    """nanoGPT's train.py on the recipe, from a temporary checkout of ``git_dir``; its log parsed."""
+    checkout = tmp / "nanoGPT"
+    checkout.mkdir()
+    archive = subprocess.run(["git", f"--git-dir={git_dir}", "archive", "HEAD"], check=True, capture_output=True)
+    subprocess.run(["tar", "-x", "-C", str(checkout)], input=archive.stdout, check=True)
+    name = "bench_" + re.sub(r"\W", "_", corpus.stem)
+    write_dataset(corpus, checkout / "data" / name)
+    r = RECIPE
+    cmd = [sys.executable, "train.py", "config/train_shakespeare_char.py", "--device=cpu", "--compile=False",
+           f"--dataset={name}", f"--eval_iters={eval_iters}", "--log_interval=1", f"--eval_interval={eval_interval}",
+           f"--block_size={r['block_size']}", f"--batch_size={r['batch_size']}", f"--n_layer={r['n_layer']}",
+           f"--n_head={r['n_head']}", f"--n_embd={r['n_embd']}", f"--max_iters={iters}",
+           f"--lr_decay_iters={iters}", f"--warmup_iters={r['warmup']}", "--dropout=0.0", f"--out_dir={tmp / 'out'}"]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=checkout, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"nanoGPT failed:\n{proc.stderr[-3000:]}")
+    ms = [float(m) for m in re.findall(r"^iter \d+: loss [\d.]+, time ([\d.]+)ms", proc.stdout, re.M)]
+    evals = [(int(s), float(v)) for s, v in re.findall(r"^step (\d+): train loss [\d.]+, val loss ([\d.]+)",
+                                                         proc.stdout, re.M)]
+    params = re.search(r"number of parameters: ([\d.]+)M", proc.stdout)
+    return {"wall_s": wall, "ms_per_step": statistics.median(ms), "val_loss": evals[-1][1], "evals": evals,
+            "params": float(params.group(1)) * 1e6 if params else float("nan")}
+
+
+def run_worker(kind: str, data_dir: Path, corpus: Path, iters: int, eval_interval: int, eval_iters: int,
+               threads: int, env: dict) -> dict:
+    cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", kind, "--data-dir", str(data_dir),
+           "--corpus", str(corpus), "--iters", str(iters), "--eval-interval", str(eval_interval),
+           "--eval-iters", str(eval_iters), "--threads", str(threads), "--warmup", str(RECIPE["warmup"])]
+    t0 = time.perf_counter()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    wall = time.perf_counter() - t0
+    if proc.returncode != 0:
+        raise RuntimeError(f"{kind} failed:\n{proc.stderr[-3000:]}")
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    return {"wall_s": wall, **result}
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--corpus", default=str(ROOT.parent / "shared" / "data" / "tinyshakespeare.txt"),
+                   help="a UTF-8 text file (default: ../shared/data/tinyshakespeare.txt next to the project)")
+    p.add_argument("--nanogpt", default=str(NANOGPT_GIT), help="nanoGPT's git directory (bare or .git)")
+    p.add_argument("--iters", type=int, default=2000)
+    p.add_argument("--warmup", type=int, default=RECIPE["warmup"], help="warmup steps (fewer for short runs)")
+    p.add_argument("--eval-interval", type=int, default=250)
+    p.add_argument("--eval-iters", type=int, default=20)
+    p.add_argument("--threads", type=int, default=2, help="OMP_NUM_THREADS / torch threads of every run")
+    p.add_argument("--only", default="nanogpt,tinylm,encoder", help="comma-separated subset of the runs")
+    p.add_argument("--worker", choices=["tinylm", "encoder"], help=argparse.SUPPRESS)
+    p.add_argument("--data-dir", help=argparse.SUPPRESS)
+    a = p.parse_args(argv)
+    corpus = Path(a.corpus).resolve()
+    RECIPE["warmup"] = a.warmup
+    if a.worker:
+        print(json.dumps(worker(a.worker, Path(a.data_dir), corpus, a.iters, a.eval_interval, a.eval_iters,
+                                a.threads)))
+        return 0
+    if not corpus.is_file():
+        p.error(f"corpus {a.corpus}: no such file")
+    git_dir = Path(a.nanogpt)
+    git_dir = git_dir / ".git" if (git_dir / ".git").exists() else git_dir
+    env = {**os.environ, "OMP_NUM_THREADS": str(a.threads), "MKL_NUM_THREADS": str(a.threads),
+           "PYTHONPATH": str(ROOT)}
+    runs = [k for k in a.only.split(",") if k]
+    results = {}
+    with tempfile.TemporaryDirectory(prefix="bench_nanogpt_") as tmp:
+        tmp = Path(tmp)
+        info = write_dataset(corpus, tmp / "data")
+        print(f"{corpus.name}: {info['chars']:,} chars, vocab {info['vocab']}, train {info['train']:,} / "
+              f"val {info['val']:,} tokens; {a.iters} iterations, {a.threads} threads; load average "
+              f"{os.getloadavg()[0]:.1f} at start", flush=True)
+        for kind in runs:
+            if kind == "nanogpt":
+                results[kind] = run_nanogpt(git_dir, corpus, tmp, a.iters, a.eval_interval, a.eval_iters, env)
+            else:
+                results[kind] = run_worker(kind, tmp / "data", corpus, a.iters, a.eval_interval, a.eval_iters,
+                                           a.threads, env)
+            r = results[kind]
+            print(f"  {kind}: {r['wall_s']:.1f} s, {r['ms_per_step']:.2f} ms/step, val loss {r['val_loss']:.4f}; "
+                  f"val by step {r['evals']}", flush=True)
+    names = {"nanogpt": "nanoGPT", "tinylm": "TinyLM (reference)", "encoder": "nn.TransformerEncoder"}
+    print(f"\nload average {os.getloadavg()[0]:.1f} at the end\n")
+    print(f"| {'run':<22} | {'params':>7} | {'wall s':>7} | {'ms/step':>8} | {'val loss':>8} |")
+    print(f"|{'-' * 24}|{'-' * 9}|{'-' * 9}|{'-' * 10}|{'-' * 10}|")
+    for kind, r in results.items():
+        print(f"| {names[kind]:<22} | {r['params'] / 1e6:>6.2f}M | {r['wall_s']:>7.1f} | {r['ms_per_step']:>8.2f} | "
+              f"{r['val_loss']:>8.4f} |")
+    if "tinylm" in results:
+        t = results["tinylm"]
+        print()
+        for other in ("nanogpt", "encoder"):
+            if other in results:
+                o = results[other]
+                print(f"TinyLM / {names[other]}: wall {t['wall_s'] / o['wall_s']:.2f}x, "
+                      f"ms/step {t['ms_per_step'] / o['ms_per_step']:.2f}x, "
+                      f"val loss {t['val_loss'] - o['val_loss']:+.4f}")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
