@@ -91,3 +91,24 @@ def test_check_accepts_other_correct_spellings(seed):
     from tinylm_checks import check_layer_norm
     for cls in ACCEPTED[check_layer_norm]:
         check_layer_norm(cls, seed=seed, quiet=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_the_fused_path_equals_the_taught_one_with_its_gradients(dtype):
+    """The trainer's fast path (fused = True: F.layer_norm) computes the taught formula: outputs and gradients."""
+    torch.manual_seed(0)
+    norm = LayerNorm(12).to(dtype)
+    with torch.no_grad():
+        norm.weight.normal_(), norm.bias.normal_()
+    x = torch.randn(3, 5, 12, dtype=dtype) * 4 + 2
+    runs = []
+    for fused in (False, True):
+        norm.fused = fused
+        norm.zero_grad(set_to_none=True)
+        xi = x.clone().requires_grad_(True)
+        out = norm(xi)
+        (out * torch.linspace(-1, 1, out.numel(), dtype=dtype).view_as(out)).sum().backward()
+        runs.append((out.detach(), xi.grad, norm.weight.grad, norm.bias.grad))
+    tol = dict(atol=1e-5, rtol=1e-5) if dtype == torch.float32 else dict(atol=1e-12, rtol=1e-12)
+    for taught, fused in zip(*runs):
+        torch.testing.assert_close(fused, taught, **tol)

@@ -172,10 +172,12 @@ def test_fast_attention_switches_every_layer_and_restores_on_error():
     with pytest.raises(RuntimeError, match="inside"):
         with fast_attention(m):
             assert [b.attn.need_weights for b in m.blocks] == [False] * 3
+            assert [n.fused for n in m.modules() if hasattr(n, "fused")] == [True] * 7  # 2 per block + final
             m(data(16)[None])
             assert m.get_attention_weights() == [None] * 3
             raise RuntimeError("inside")
     assert [b.attn.need_weights for b in m.blocks] == [True] * 3
+    assert [n.fused for n in m.modules() if hasattr(n, "fused")] == [False] * 7
     with fast_attention(m, enabled=False):
         assert [b.attn.need_weights for b in m.blocks] == [True] * 3
 

@@ -8,6 +8,7 @@ not depend on the batch and works the same at batch size 1, in training and in e
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
 
 
@@ -21,6 +22,9 @@ class LayerNorm(nn.Module):
     Parameters ``weight`` (ones) and ``bias`` (zeros), each ``(D,)``: ``2 D`` parameters.
     ``forward(x (..., D)) -> (..., D)``, same dtype as ``x``.
 
+    ``fused`` (attribute, default False): True computes the same formula with PyTorch's one-kernel
+    ``F.layer_norm`` (the trainer's fast path; ``tests/test_ref_norm.py`` shows the two agree).
+
     Raises:
         ValueError: (forward) if ``x.size(-1) != d_model``.
     """
@@ -28,12 +32,15 @@ class LayerNorm(nn.Module):
     def __init__(self, d_model: int, eps: float = 1e-5):
         super().__init__()
         self.d_model, self.eps = d_model, eps
+        self.fused = False  # True: F.layer_norm, the same formula in one kernel (training speed only)
         self.weight = nn.Parameter(torch.ones(d_model))  # (D,)
         self.bias = nn.Parameter(torch.zeros(d_model))  # (D,)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if x.size(-1) != self.d_model:
             raise ValueError(f"expected last dimension {self.d_model}, got shape {tuple(x.shape)}")
+        if self.fused:
+            return F.layer_norm(x, (self.d_model,), self.weight, self.bias, self.eps)  # (..., D)
         mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
         var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)  # (..., 1), biased
         x_hat = (x - mean) / torch.sqrt(var + self.eps)  # (..., D)

@@ -19,6 +19,7 @@ from tqdm.auto import tqdm
 
 from .data import get_batch
 from .multihead import MultiHeadSelfAttention
+from .norm import LayerNorm
 from .train import evaluate, train_step
 
 
@@ -78,19 +79,22 @@ def make_optimizer(model: torch.nn.Module, lr: float, betas: tuple[float, float]
 @contextmanager
 def fast_attention(model: torch.nn.Module, enabled: bool = True):
     """Within the block, every :class:`~tinylm_solutions.multihead.MultiHeadSelfAttention` of ``model`` takes
-    the fused path (``need_weights = False``: no attention weights are formed or kept); afterwards each
+    the fused path (``need_weights = False``: no attention weights are formed or kept) and every
+    :class:`~tinylm_solutions.norm.LayerNorm` computes with ``F.layer_norm`` (``fused = True``); afterwards each
     layer's setting is restored, so the taught path and ``get_attention_weights()`` are back.
     ``enabled=False`` changes nothing.
     """
-    layers = [m for m in model.modules() if isinstance(m, MultiHeadSelfAttention)] if enabled else []
-    saved = [m.need_weights for m in layers]
-    for m in layers:
-        m.need_weights = False
+    switches = [(m, "need_weights", False) for m in model.modules() if isinstance(m, MultiHeadSelfAttention)]
+    switches += [(m, "fused", True) for m in model.modules() if isinstance(m, LayerNorm)]
+    switches = switches if enabled else []
+    saved = [getattr(m, attr) for m, attr, _ in switches]
+    for m, attr, value in switches:
+        setattr(m, attr, value)
     try:
         yield model
     finally:
-        for m, need in zip(layers, saved):
-            m.need_weights = need
+        for (m, attr, _), value in zip(switches, saved):
+            setattr(m, attr, value)
 
 
 def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tensor | None = None, *,
