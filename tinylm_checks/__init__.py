@@ -6,13 +6,13 @@ or raises :class:`CheckFailure` saying what was tried, what was expected, what c
 known mistake, which one it is and what to look at.
 
 One module per stage (``setup`` 00, ``attention`` 01, ``multihead`` 02, ``masks`` 01/03, ``position`` 04,
-``ffn`` 05, ``norm`` 06, ``block`` 07) plus ``plots`` (the notebooks' figures and widgets) and ``runs`` (records of a learner's runs); each lists
+``ffn`` 05, ``norm`` 06, ``block`` 07, ``training`` 09) plus ``plots`` (the notebooks' figures and widgets) and ``runs`` (records of a learner's runs); each lists
 its public names in ``__all__``, and they are all importable from here.
 """
-from . import attention, block, ffn, masks, multihead, norm, plots, position, runs, setup
+from . import attention, block, ffn, masks, multihead, norm, plots, position, runs, setup, training
 from ._core import ATOL, MISTAKE_HINTS, MISTAKES, CheckFailure
 
-_STAGES = (setup, attention, multihead, masks, position, ffn, norm, block, plots, runs)
+_STAGES = (setup, attention, multihead, masks, position, ffn, norm, block, training, plots, runs)
 for _module in _STAGES:
     globals().update({name: getattr(_module, name) for name in _module.__all__})
 

@@ -18,4 +18,5 @@ STAGE_MODULES = {
     "05_ffn": ("ffn",),
     "06_norm": ("norm",),
     "07_block": ("block",),
+    "09_training": ("tokenizer", "train"),
 }
