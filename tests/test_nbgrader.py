@@ -81,6 +81,16 @@ WRONG = {
                  "            x = self.norm1(x + self.attn(x, mask)[0])\n"
                  "            x = self.norm2(x + self.ffn(x))\n"
                  "        return x\n"),
+    "09_training": ("train_step", "def train_step(model, batch, optimizer, max_grad_norm=1.0):\n"
+                    "    x, y = batch\n"
+                    "    model.train()\n"
+                    "    optimizer.zero_grad()\n"
+                    "    logits, _ = model(x)\n"
+                    "    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))\n"
+                    "    loss.backward()\n"
+                    "    optimizer.step()\n"
+                    "    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)  # too late\n"
+                    "    return {'loss': loss.item(), 'grad_norm': float(grad_norm)}\n"),
 }
 
 
@@ -130,6 +140,14 @@ CHEATS = {
                                            "    D = block.norm1.weight.numel()  # formulas, not counts\n"
                                            "    return {'attn': 4 * (D * D + D), 'ffn': 8 * D * D + 5 * D, "
                                            "'norms': 4 * D, 'total': 12 * D * D + 13 * D}\n"),
+    },
+    "09_training": {
+        "train_step": rebinding("check_train_step", WRONG["09_training"][1]),
+        "evaluate": patching("training", "check_evaluate", "import torch.nn.functional as F\n"
+                             "def evaluate(model, batches):  # train mode, the mean of batch means\n"
+                             "    means = [F.cross_entropy(model(x)[0].flatten(0, 1), y.flatten()).item() "
+                             "for x, y in batches]\n"
+                             "    return sum(means) / len(means)\n"),
     },
     "03_masks": {
         "key_padding_mask": rebinding("check_key_padding_mask", WRONG["03_masks"][1]),
