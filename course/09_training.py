@@ -42,11 +42,11 @@ _ = torch.manual_seed(0)
 # %% [markdown]
 # **Run lengths.** The two training runs below use fixed step counts (so every run of this notebook gives
 # the same numbers). Set the environment variable `TINYLM_QUICK=1` before starting Jupyter to run only a
-# few steps of each (the course's tests do this, and so does autograding, whose sandbox sets
-# `TINYLM_SANDBOX=1`: the runs earn no points); the numbers in the text are those of the full run.
+# few steps of each (the course's tests do this, and instructors may when they autograde: the runs earn no
+# points); the numbers in the text are those of the full run.
 
 # %%
-QUICK = os.environ.get("TINYLM_QUICK") == "1" or os.environ.get("TINYLM_SANDBOX") == "1"
+QUICK = os.environ.get("TINYLM_QUICK") == "1"
 OVERFIT_STEPS = 8 if QUICK else 150  # one fixed batch, until the loss is near 0
 TRAIN_STEPS = 6 if QUICK else 700  # the real run: about 40 s on 2 CPU cores
 print(f"QUICK = {QUICK}: {OVERFIT_STEPS} overfitting steps, {TRAIN_STEPS} training steps")

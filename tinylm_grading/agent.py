@@ -17,6 +17,11 @@ this file, as trusted code). Requests (``op``):
   ``backward`` request;
 - ``backward`` ``{call, grads}`` -> the gradients of the kept call's tensor inputs.
 
+A *probe* the grader passes to learner code (:mod:`tinylm_grading.probes`: a stub model for ``generate``, a
+spy optimizer) travels as its class name and spec; the agent builds it from its own registered classes
+(``probes.py``'s source runs in the kernel before this file's), calls the learner's code with it, and sends
+back its report. A ``torch.Generator`` travels as its state, both ways.
+
 A module the grader passes *to* learner code (``block_parameter_counts(block)``) travels as its tree
 (:func:`describe_tree`): the agent builds a stand-in with the same classes' names, torch's own layers as
 themselves, the same parameters (shared ones shared), buffers, modes and plain attributes, calls the
@@ -31,6 +36,11 @@ import json
 import torch
 
 MIME = "application/vnd.tinylm.reply+json"
+
+try:
+    PROBES  # noqa: B018 - in the kernel, probes.py's source ran first in this module's namespace
+except NameError:
+    from .probes import PROBES
 
 
 def _tensor_bytes(t: torch.Tensor) -> str:
@@ -51,6 +61,8 @@ def encode(value, depth: int = 0):
     if isinstance(value, torch.Tensor):  # a subclass: sent as the plain tensor it holds, marked
         return {"tensor": _tensor_bytes(torch.Tensor._make_subclass(torch.Tensor, value.detach())),
                 "requires_grad": bool(value.requires_grad), "subclass": type(value).__name__}
+    if isinstance(value, torch.Generator):
+        return {"generator": _tensor_bytes(value.get_state())}
     if isinstance(value, torch.dtype):
         return {"dtype": str(value).removeprefix("torch.")}
     if isinstance(value, tuple):
@@ -84,6 +96,11 @@ def decode(data):
         if type(t) is not torch.Tensor:
             raise ValueError(f"expected a tensor, got {type(t).__name__}")
         return t.requires_grad_(True) if data.get("requires_grad") and t.is_floating_point() else t
+    if "generator" in data:
+        state = torch.load(io.BytesIO(base64.b64decode(data["generator"])), weights_only=True)
+        if type(state) is not torch.Tensor or state.dtype != torch.uint8:
+            raise ValueError("expected a generator's state")
+        return torch.Generator().set_state(state)
     if "dtype" in data:
         dtype = getattr(torch, str(data["dtype"]), None)
         if not isinstance(dtype, torch.dtype):
@@ -258,13 +275,24 @@ class Agent:
             root, made, params = build_tree(spec)
             args[int(i)] = root
             modules[int(i)] = (root, {id(m): k for k, m in made.items()} | {id(p): k for k, p in params.items()})
+        probes = {}  # "3" (positional) or "k:name" (keyword) -> the probe built here
+        for key, spec in request.get("probes", {}).items():
+            probe = PROBES[str(spec["class"])].from_probe_spec(decode(spec["spec"]), args)
+            probes[key] = probe
+            if key.startswith("k:"):
+                kwargs[key[2:]] = probe
+            else:
+                args[int(key)] = probe
         with torch.set_grad_enabled(True if grad else torch.is_grad_enabled()):
             result = fn(*args, **kwargs)
         outputs = result if isinstance(result, (tuple, list)) else (result,)
         needs = [isinstance(o, torch.Tensor) and o.requires_grad for o in outputs]
         call = self._keep(([args[i] for i in sorted(grad)], list(outputs), needs)) if grad else None
-        send = tuple(None if i in modules else a for i, a in enumerate(args))
-        reply = {"result": encode(result), "args_after": encode(send), "grad_outputs": needs, "call": call}
+        send = tuple(None if i in modules or str(i) in probes else a for i, a in enumerate(args))
+        reply = {"result": encode(result), "args_after": encode(send), "grad_outputs": needs, "call": call,
+                 "kwargs_after": encode({k: v for k, v in kwargs.items() if isinstance(v, torch.Generator)})}
+        if probes:
+            reply["probes_after"] = {key: encode(probe.probe_report()) for key, probe in probes.items()}
         if modules:
             reply["modules_after"] = {str(i): _renamed(describe_tree(root), ids) for i, (root, ids) in modules.items()}
         return reply

@@ -33,12 +33,13 @@ from nbgrader import utils
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer
 
-from . import agent, remote
+from . import agent, probes, remote
 
 HIDDEN_CHECK = re.compile(r'runpy\.run_module\("tinylm_checks\.grading"\)\["fresh"\]\(\)\.(check_\w+)\((\w+), seed=1\)')
 GRADED_OUTSIDE = "(this verdict was computed by the grader, outside your notebook's kernel)"
 AGENT_SETUP = ("import types as _tinylm_types\n_tinylm_module = _tinylm_types.ModuleType('tinylm_agent')\n"
-               "exec({source!r}, _tinylm_module.__dict__)\n__tinylm_agent__ = _tinylm_module.Agent(globals())\n"
+               "exec({probes!r}, _tinylm_module.__dict__)\n"  # the probe classes first: the agent builds only those
+               "exec({agent!r}, _tinylm_module.__dict__)\n__tinylm_agent__ = _tinylm_module.Agent(globals())\n"
                "del _tinylm_types, _tinylm_module\n")
 
 DUPLICATE_NOTE = ("**Note from the grader:** the cell above is a copy of `{grade_id}` (same grade id). It ran as "
@@ -294,7 +295,8 @@ class GradingExecute(Execute):
         transport = KernelTransport(self)
         try:
             if not self._agent_ready:
-                self._evaluate("None", code=AGENT_SETUP.format(source=Path(agent.__file__).read_text()))
+                self._evaluate("None", code=AGENT_SETUP.format(probes=Path(probes.__file__).read_text(),
+                                                                agent=Path(agent.__file__).read_text()))
                 self._agent_ready = True
             result = remote.verdict(check, transport, name)
         except (TimeoutError, RuntimeError) as e:

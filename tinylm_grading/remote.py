@@ -30,6 +30,7 @@ from types import SimpleNamespace
 import torch
 
 from .agent import Agent, decode, describe_tree, encode
+from .probes import Probe
 
 BUILTIN_ERRORS = {n: e for n, e in vars(builtins).items() if isinstance(e, type) and issubclass(e, Exception)}
 
@@ -54,15 +55,29 @@ def _raise(reply: dict):
     raise cls(message)
 
 
-def _answer(args, reply: dict):
+def _answer(args, reply: dict, kwargs: dict | None = None):
     """A call's result and which outputs need grad; in-place changes the learner's code made to the arguments
-    are made to ``args`` here too (a check compares them with its copies)."""
+    are made to ``args`` here too (a check compares them with its copies), generators take the state they
+    were left in, and probes absorb their reports."""
+    kwargs = kwargs or {}
+    for key, report in (reply.get("probes_after") or {}).items():
+        key = str(key)
+        probe = kwargs.get(key[2:]) if key.startswith("k:") else \
+            args[int(key)] if key.isdigit() and int(key) < len(args) else None
+        if isinstance(probe, Probe):
+            probe.absorb_probe_report(decode(report))
+    after_kw = decode(reply.get("kwargs_after") or {"dict": []})
+    for k, g in (after_kw.items() if isinstance(after_kw, dict) else ()):
+        if isinstance(kwargs.get(k), torch.Generator) and isinstance(g, torch.Generator):
+            kwargs[k].set_state(g.get_state())
     for i, tree in (reply.get("modules_after") or {}).items():
         if str(i).isdigit() and int(i) < len(args) and isinstance(args[int(i)], torch.nn.Module):
             _apply_tree(args[int(i)], tree)
     after = decode(reply["args_after"])
     with torch.no_grad():
         for a, b in zip(args, after if isinstance(after, tuple) else ()):
+            if isinstance(a, torch.Generator) and isinstance(b, torch.Generator):
+                a.set_state(b.get_state())
             if isinstance(a, torch.Tensor) and isinstance(b, torch.Tensor) and a.shape == b.shape \
                     and a.dtype == b.dtype and not torch.equal(a, b):
                 a.copy_(b)
@@ -138,15 +153,21 @@ class RemoteFunction:
         return reply
 
     def _call(self, args, kwargs, grad: list[int]):
-        if any(isinstance(v, torch.nn.Module) for v in kwargs.values()):
+        probes = {str(i): a for i, a in enumerate(args) if isinstance(a, Probe)}
+        probes |= {f"k:{k}": v for k, v in kwargs.items() if isinstance(v, Probe)}
+        if any(isinstance(v, torch.nn.Module) and not isinstance(v, Probe) for v in kwargs.values()):
             raise NotCarried("a module passed by keyword")
-        modules = {str(i): describe_tree(a) for i, a in enumerate(args) if isinstance(a, torch.nn.Module)}
-        send = tuple(None if isinstance(a, torch.nn.Module) else a.detach() if isinstance(a, torch.Tensor) else a
-                     for a in args)
-        reply = self._request({"op": "call", "name": self._name, "args": encode(send), "kwargs": encode(kwargs),
-                               "grad": grad, "modules": modules})
+        modules = {str(i): describe_tree(a) for i, a in enumerate(args)
+                   if isinstance(a, torch.nn.Module) and not isinstance(a, Probe)}
+        send = tuple(None if isinstance(a, (torch.nn.Module, Probe)) else a.detach() if isinstance(a, torch.Tensor)
+                     else a for a in args)
+        send_kw = {k: None if isinstance(v, Probe) else v for k, v in kwargs.items()}
+        reply = self._request({"op": "call", "name": self._name, "args": encode(send), "kwargs": encode(send_kw),
+                               "grad": grad, "modules": modules,
+                               "probes": {key: {"class": type(p).__name__, "spec": encode(p.probe_spec())}
+                                          for key, p in probes.items()}})
         self._last_call = reply.get("call")
-        return _answer(args, reply)
+        return _answer(args, reply, kwargs)
 
     def __call__(self, *args, **kwargs):
         grad = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]

@@ -1,0 +1,135 @@
+"""Probes (tinylm_grading.probes) and generators travel to learner code and back, through the agent's JSON."""
+import pytest
+import torch
+
+from tinylm_grading import probes
+from tinylm_grading.remote import LoopbackTransport, stand_in
+
+
+@probes.register_probe
+class CountingModel(probes.Probe, torch.nn.Module):
+    """A model whose logits are ``table[t]`` at position ``t``; it records the lengths it was called with."""
+
+    def __init__(self, table: torch.Tensor):
+        torch.nn.Module.__init__(self)
+        self.table, self.lengths = table, []
+
+    def forward(self, idx):
+        self.lengths.append(idx.shape[1])
+        return self.table[: idx.shape[1]].expand(idx.shape[0], -1, -1)
+
+    def probe_spec(self):
+        return {"table": self.table}
+
+    @classmethod
+    def from_probe_spec(cls, spec, args):
+        return cls(spec["table"])
+
+    def probe_report(self):
+        return {"lengths": self.lengths}
+
+    def absorb_probe_report(self, report):
+        self.lengths = [int(n) for n in probes.expect(report["lengths"], list, "lengths")]
+
+
+@probes.register_probe
+class StepCounter(probes.Probe):
+    """Binds to the model passed as argument 0 and counts step() calls."""
+
+    def __init__(self, model):
+        self.model, self.steps = model, 0
+
+    def step(self):
+        self.steps += 1
+
+    def probe_spec(self):
+        return {}
+
+    @classmethod
+    def from_probe_spec(cls, spec, args):
+        return cls(args[0])
+
+    def probe_report(self):
+        return {"steps": self.steps, "bound": isinstance(self.model, CountingModel)}
+
+    def absorb_probe_report(self, report):
+        self.steps = probes.expect(report["steps"], int, "steps")
+        self.bound = report["bound"]
+
+
+def learner_generate(model, idx, n, optimizer=None, generator=None):
+    for _ in range(n):
+        logits = model(idx)[:, -1]  # (B, V)
+        nxt = torch.multinomial(logits.softmax(-1), 1, generator=generator)  # (B, 1)
+        idx = torch.cat([idx, nxt], 1)
+        if optimizer is not None:
+            optimizer.step()
+    return idx
+
+
+def remote(fn):
+    return stand_in(LoopbackTransport({"f": fn}), "f")
+
+
+def test_a_probe_runs_in_the_kernel_and_its_record_comes_back():
+    model = CountingModel(torch.randn(8, 5))
+    out = remote(learner_generate)(model, torch.zeros(2, 1, dtype=torch.long), 3)
+    assert out.shape == (2, 4)
+    assert model.lengths == [1, 2, 3]  # the grader's probe absorbed the kernel's record
+
+
+def test_probes_by_keyword_bind_to_earlier_arguments():
+    model, opt = CountingModel(torch.randn(8, 5)), StepCounter(None)
+    remote(learner_generate)(model, torch.zeros(1, 2, dtype=torch.long), 4, optimizer=opt)
+    assert (opt.steps, opt.bound, model.lengths) == (4, True, [2, 3, 4, 5])
+
+
+def test_remote_sampling_with_a_generator_equals_direct_and_advances_it_the_same():
+    table, idx = torch.randn(8, 5), torch.zeros(3, 1, dtype=torch.long)
+    g_direct, g_remote = torch.Generator().manual_seed(7), torch.Generator().manual_seed(7)
+    direct = learner_generate(CountingModel(table), idx, 5, generator=g_direct)
+    got = remote(learner_generate)(CountingModel(table), idx, 5, generator=g_remote)
+    assert torch.equal(direct, got)
+    assert torch.equal(g_direct.get_state(), g_remote.get_state())
+
+
+def test_a_positional_generator_comes_back_too():
+    def draw(g):
+        return torch.rand(3, generator=g)
+    g_direct, g_remote = torch.Generator().manual_seed(1), torch.Generator().manual_seed(1)
+    assert torch.equal(draw(g_direct), remote(draw)(g_remote))
+    assert torch.equal(g_direct.get_state(), g_remote.get_state())
+
+
+def test_only_registered_probes_are_built():
+    transport = LoopbackTransport({"f": learner_generate})
+    reply = transport.request({"op": "call", "name": "f", "args": [None, None, 1], "kwargs": {"dict": []},
+                               "probes": {"0": {"class": "Agent", "spec": {}}}})
+    assert reply["error"] == "KeyError"
+
+
+def test_a_lying_report_is_refused():
+    model = CountingModel(torch.randn(4, 3))
+    with pytest.raises(ValueError, match="lengths of type str"):
+        model.absorb_probe_report({"lengths": "many"})
+
+
+def test_registering_needs_a_probe_and_a_free_name():
+    with pytest.raises(TypeError, match="Probe subclass"):
+        probes.register_probe(int)
+    with pytest.raises(TypeError, match="registered already"):
+        probes.register_probe(type("CountingModel", (probes.Probe,), {}))
+
+
+def test_the_agent_setup_builds_probes_from_the_sources_it_sends():
+    """What the grader runs in a kernel: probes.py's source, then agent.py's, in one fresh module."""
+    from pathlib import Path
+    from tinylm_grading import agent
+    from tinylm_grading.preprocessors import AGENT_SETUP
+    namespace = {}
+    exec(AGENT_SETUP.format(probes=Path(probes.__file__).read_text(), agent=Path(agent.__file__).read_text()),
+         namespace)
+    kernel_probes = type(namespace["__tinylm_agent__"]).__init__.__globals__["PROBES"]
+    assert kernel_probes is not probes.PROBES  # the kernel's own registry, from the source it was sent
+    shipped = {name for name, cls in probes.PROBES.items() if cls.__module__ == "tinylm_grading.probes"}
+    assert set(kernel_probes) == shipped  # the course's probes, and not this file's test probes
