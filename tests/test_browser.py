@@ -43,12 +43,14 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """JupyterLab serving the releases of stages 01 and 04, as `make lab` does."""
+    """JupyterLab serving the releases of stages 01, 04 and 09, as `make lab` does (09's training cells take a few
+    steps: TINYLM_QUICK=1)."""
     course = tmp_path_factory.mktemp("course")
     shutil.copy(ROOT / "nbgrader_config.py", course)
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
-           "JUPYTER_CONFIG_DIR": str(course / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(course / ".runtime")}
-    for stage in ("01_attention", "04_positions"):
+           "JUPYTER_CONFIG_DIR": str(course / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(course / ".runtime"), "TINYLM_QUICK": "1",
+           "TINYLM_RUNS": str(course / "runs")}
+    for stage in ("01_attention", "04_positions", "09_training"):
         shutil.copytree(ROOT / "notebooks" / stage, course / "notebooks" / stage)
         subprocess.run([str(BIN / "nbgrader"), "generate_assignment", stage, "--log-level=WARN"],
                        cwd=course, env=env, check=True, capture_output=True)
@@ -179,3 +181,36 @@ def test_the_position_explorer_redraws_when_a_slider_moves(lab, browser):
     after = slider.locator(".widget-readout").text_content()
     page.close()
     assert int(after) == int(readout) + 3, (readout, after)
+
+
+def test_training_shows_a_progress_bar_and_one_live_loss_plot(lab, browser):
+    """Stage 09 with the learner's five answers written in: the overfitting cell redraws its loss plot in place
+    (one picture, not one per redraw) and the training cell shows tqdm's bar as a widget that reaches the end."""
+    page = open_notebook(browser, lab, "09_training/09_training.ipynb")
+    answers = {gid: solution_source("09_training", gid)
+               for gid in ("char_tokenizer", "word_encode", "train_step", "evaluate", "perplexity")}
+    page.evaluate("""async (answers) => {
+        const nb = window.jupyterapp.shell.currentWidget.content;
+        for (let i = 0; i < nb.widgets.length; i++) {
+            const meta = nb.widgets[i].model.getMetadata('nbgrader') || {};
+            if (meta.grade_id in answers) {
+                nb.widgets[i].model.sharedModel.setSource(answers[meta.grade_id]);
+            }
+            nb.activeCellIndex = i;
+            await window.jupyterapp.commands.execute('notebook:run-cell');
+        }
+    }""", answers)
+    overfit = page.locator(".jp-CodeCell", has_text="overfit_losses = []").first
+    train = page.locator(".jp-CodeCell", has_text="bar = tqdm(").first
+    try:
+        page.locator(".jp-CodeCell", has_text="record_run(\"09_train\"").locator(
+            ".jp-OutputArea-output", has_text="recorded 09_train").wait_for(state="attached", timeout=300_000)
+    except Exception:
+        raise AssertionError(f"notebook 09 did not run to its end (screenshot {screenshot_on_failure(page, 'training')})")
+    pictures = overfit.locator(".jp-OutputArea-output img").count()
+    bar = train.locator(".widget-hprogress, .widget-progress").first
+    bar_text = train.locator(".widget-hbox", has=bar).first.text_content()
+    page.close()
+    assert pictures == 1
+    assert "train" in bar_text and "6/6" in bar_text, bar_text
+
