@@ -357,7 +357,7 @@ for step in range(1, OVERFIT_STEPS + 1):
 live.close()
 print(f"loss: {overfit_losses[0]:.3f} at step 1 (ln V = {math.log(len(chars)):.3f}), "
       f"{overfit_losses[-1]:.4f} after {OVERFIT_STEPS} steps")
-record_run("09_overfit", losses=overfit_losses, final_loss=overfit_losses[-1], steps=OVERFIT_STEPS)
+_ = record_run("09_overfit", losses=overfit_losses, final_loss=overfit_losses[-1], steps=OVERFIT_STEPS)
 
 # %% [markdown]
 # The loss is near zero: the model, the loss and your step can learn. On *new* batches this model would
@@ -606,10 +606,10 @@ for s in samples:
 # 12's report reads this run's record:
 
 # %%
-record_run("09_train", history={k: v for k, v in log.items() if k != "max_grad_norm"}, config=config,
-           num_params=num_params, tokens_per_s=TRAIN_STEPS * BATCH_SIZE * BLOCK_SIZE / seconds,
-           peak_memory_mb=peak_mb, lr={"peak": PEAK_LR, "warmup": WARMUP, "schedule": "cosine to peak/10"},
-           samples=samples)
+_ = record_run("09_train", history={k: v for k, v in log.items() if k != "max_grad_norm"}, config=config,
+               num_params=num_params, tokens_per_s=TRAIN_STEPS * BATCH_SIZE * BLOCK_SIZE / seconds,
+               peak_memory_mb=peak_mb, lr={"peak": PEAK_LR, "warmup": WARMUP, "schedule": "cosine to peak/10"},
+               samples=samples)
 print("recorded 09_train and 09_overfit")
 
 # %% [markdown]

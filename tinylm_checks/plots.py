@@ -353,7 +353,7 @@ class LiveLossPlot:
 
     ``update(step, loss)`` after every step stores the point and, every ``every`` steps, redraws the
     figure in the cell's output (``IPython.display``'s ``display_id``: one figure updated, not one per
-    redraw); ``add_val(step, val_loss)`` adds a validation point; ``close()`` draws the final state.
+    redraw, as a PNG); ``add_val(step, val_loss)`` adds a validation point; ``close()`` draws the final state.
     Outside IPython only the data are kept. The training loss is drawn raw (light) and as a moving average
     over ``smooth`` steps.
 
@@ -423,11 +423,16 @@ class LiveLossPlot:
             return
         if get_ipython() is None:
             return
-        fig = self.figure()
+        import io
+
+        from IPython.display import Image
+
+        png = io.BytesIO()
+        self.figure().savefig(png, format="png", dpi=80)  # a PNG whatever the backend (Figure has no display of its own)
         if self._handle is None:
-            self._handle = display(fig, display_id=True)
+            self._handle = display(Image(data=png.getvalue()), display_id=True)
         else:
-            self._handle.update(fig)
+            self._handle.update(Image(data=png.getvalue()))
 
 
 def plot_training_log(log: dict[str, Sequence], axes=None):
