@@ -5,7 +5,9 @@
 - open stage 11, run it, and see the three ablations' plots drawn before the first exercise's check stops the run;
 - open stage 04, run it, move the "position" slider of the positional-table explorer, and see the plot
   drawn again (ipywidgets render and talk to the kernel);
-- open stage 10, run it, move the "head" slider of the attention explorer, and see the heatmap drawn again.
+- open stage 09, write its exercises, run it: the overfit cell shows a tqdm bar and one live loss plot,
+  redrawn in place;
+- open stage 10, run it, move the "head" slider of the attention explorer, and see the heatmap drawn again;
 - open stage 12, write its exercise, run it with no run records: report.md and its figures are written next
   to the notebook, its tables render, and the written answers wait as editable "YOUR ANSWER HERE" cells.
 
@@ -48,14 +50,14 @@ def free_port() -> int:
 
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """JupyterLab serving the releases of stages 01, 04, 10, 11 and 12, as `make lab` does (TINYLM_QUICK=1:
-    the training runs of stages 10 and 11 take a few steps)."""
+    """JupyterLab serving the releases of stages 01, 04 and 09-12, as `make lab` does (TINYLM_QUICK=1:
+    the training runs of stages 09-11 take a few steps)."""
     course = tmp_path_factory.mktemp("course")
     shutil.copy(ROOT / "nbgrader_config.py", course)
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",
            "JUPYTER_CONFIG_DIR": str(course / ".jupyter"), "JUPYTER_RUNTIME_DIR": str(course / ".runtime"),
            "TINYLM_QUICK": "1", "TINYLM_RUNS": str(course / ".runs")}
-    for stage in ("01_attention", "04_positions", "10_generation", "11_ablations", "12_report"):
+    for stage in ("01_attention", "04_positions", "09_training", "10_generation", "11_ablations", "12_report"):
         shutil.copytree(ROOT / "notebooks" / stage, course / "notebooks" / stage)
         subprocess.run([str(BIN / "nbgrader"), "generate_assignment", stage, "--log-level=WARN"],
                        cwd=course, env=env, check=True, capture_output=True)
@@ -285,3 +287,38 @@ def test_the_attention_explorer_redraws_when_the_head_slider_moves(lab, browser)
     after = slider.locator(".widget-readout").text_content()
     page.close()
     assert int(after) == int(readout) + 1, (readout, after)
+
+
+def test_training_shows_a_progress_bar_and_one_live_loss_plot(lab, browser):
+    """Stage 09 with the learner's five answers written in: the overfitting cell redraws its loss plot in place
+    (one picture, not one per redraw) and the training cell shows tqdm's bar as a widget and one loss plot."""
+    page = open_notebook(browser, lab, "09_training/09_training.ipynb")
+    answers = {gid: solution_source("09_training", gid)
+               for gid in ("char_tokenizer", "word_encode", "train_step", "evaluate", "perplexity")}
+    page.evaluate("""async (answers) => {
+        const nb = window.jupyterapp.shell.currentWidget.content;
+        for (let i = 0; i < nb.widgets.length; i++) {
+            const meta = nb.widgets[i].model.getMetadata('nbgrader') || {};
+            if (meta.grade_id in answers) {
+                nb.widgets[i].model.sharedModel.setSource(answers[meta.grade_id]);
+            }
+            nb.activeCellIndex = i;
+            await window.jupyterapp.commands.execute('notebook:run-cell');
+        }
+    }""", answers)
+    try:
+        page.locator(".jp-CodeCell", has_text="record_run(\"09_train\"").locator(
+            ".jp-OutputArea-output", has_text="recorded 09_train").wait_for(state="attached", timeout=300_000)
+    except Exception:
+        raise AssertionError(f"notebook 09 did not run to its end (screenshot {screenshot_on_failure(page, 'training')})")
+    outputs = page.evaluate("""() => {  // the outputs JupyterLab holds for each cell: their MIME types
+        const nb = window.jupyterapp.shell.currentWidget.content;
+        return Object.fromEntries(nb.widgets.map(c => [c.model.sharedModel.getSource(),
+            c.model.type === 'code' ? Array.from(c.model.outputs.toJSON(), o => Object.keys(o.data || {}).sort()) : []]));
+    }""")
+    page.close()
+    overfit = next(v for k, v in outputs.items() if "overfit_losses = []" in k)
+    train = next(v for k, v in outputs.items() if "bar = tqdm(" in k)
+    assert [kinds for kinds in overfit if "image/png" in kinds] == [["image/png", "text/plain"]]  # one, updated
+    assert sum("application/vnd.jupyter.widget-view+json" in kinds for kinds in train) == 1  # tqdm's widget bar
+    assert sum("image/png" in kinds for kinds in train) == 1

@@ -89,6 +89,16 @@ WRONG = {
     "08_lm": ("causal_lm_loss", "def causal_lm_loss(logits, labels):\n"
               "    V = logits.size(-1)\n"
               "    return F.cross_entropy(logits.reshape(-1, V), labels.reshape(-1))  # labels not shifted\n"),
+    "09_training": ("train_step", "def train_step(model, batch, optimizer, max_grad_norm=1.0):\n"
+                    "    x, y = batch\n"
+                    "    model.train()\n"
+                    "    optimizer.zero_grad()\n"
+                    "    logits, _ = model(x)\n"
+                    "    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))\n"
+                    "    loss.backward()\n"
+                    "    optimizer.step()\n"
+                    "    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)  # too late\n"
+                    "    return {'loss': loss.item(), 'grad_norm': float(grad_norm)}\n"),
     "10_generation": ("generate", "def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):\n"
                       "    was_training = model.training\n"
                       "    model.eval()\n"
@@ -166,6 +176,14 @@ CHEATS = {
                                     "    V, L = model.token_emb.weight.shape[0], len(model.blocks)\n"
                                     "    return {'token_emb': V * D, 'pos_emb': 0, 'blocks': 12 * L * D * D, 'norm': 0, "
                                     "'lm_head': 0, 'total': 12 * L * D * D + V * D}\n"),
+    },
+    "09_training": {
+        "train_step": rebinding("check_train_step", WRONG["09_training"][1]),
+        "evaluate": patching("training", "check_evaluate", "import torch.nn.functional as F\n"
+                             "def evaluate(model, batches):  # train mode, the mean of batch means\n"
+                             "    means = [F.cross_entropy(model(x)[0].flatten(0, 1), y.flatten()).item() "
+                             "for x, y in batches]\n"
+                             "    return sum(means) / len(means)\n"),
     },
     "12_report": {"flops_per_token": patching("report", "check_flops_per_token", WRONG["12_report"][1])},
     "03_masks": {

@@ -72,6 +72,51 @@ def test_evaluate_matches_manual_mean_and_restores_mode():
     assert m.training
 
 
+def test_evaluate_on_batches_counts_only_scored_tokens():
+    m = tiny().eval()
+    gen = torch.Generator().manual_seed(1)
+    batches = [(torch.randint(V, (b, 8), generator=gen), torch.randint(V, (b, 8), generator=gen)) for b in (3, 1)]
+    batches[0][1][0, :5] = -100
+    total = sum(F.cross_entropy(m(x)[0].reshape(-1, V), y.reshape(-1), reduction="sum").item() for x, y in batches)
+    assert evaluate(m, batches) == pytest.approx(total / (4 * 8 - 5), abs=1e-9)
+    assert not m.training  # eval mode restored as eval
+    with pytest.raises(ValueError, match="no target"):
+        evaluate(m, [(batches[1][0], torch.full((1, 8), -100))])
+
+
+@pytest.mark.parametrize("bad", [-0.1, float("nan"), float("inf")])
+def test_perplexity_rejects_what_is_not_a_mean_loss(bad):
+    with pytest.raises(ValueError, match="finite number >= 0"):
+        perplexity(bad)
+
+
+def test_reference_and_accepted_variants_pass_their_checks():
+    from mutants.training import ACCEPTED, REFERENCE
+    for check, fn in REFERENCE.items():
+        for seed in (0, 1):
+            check(fn, seed=seed, quiet=True)
+    for check, fns in ACCEPTED.items():
+        for fn in fns:
+            check(fn, seed=0, quiet=True)
+
+
+def test_probes_rebuild_from_their_spec_and_report():
+    from tinylm_grading.probes import ProbeLM, SpyOptimizer
+    model = ProbeLM(7, 4, seed=3)
+    model.emb.grad = torch.ones_like(model.emb)
+    opt = SpyOptimizer(model, lr=0.5)
+    twin = ProbeLM.from_probe_spec(model.probe_spec(), ())
+    spy = SpyOptimizer.from_probe_spec(opt.probe_spec(), (twin,))
+    x, y = torch.randint(7, (2, 3)), torch.randint(7, (2, 3))
+    assert train_step(twin, (x, y), spy, 0.1)["grad_norm"] > 0.1
+    assert [e["event"] for e in spy.events] == ["zero_grad", "step"]
+    assert spy.events[1]["grad_norm"] == pytest.approx(0.1, rel=1e-4)  # clipped before the step
+    model.absorb_probe_report(twin.probe_report())
+    opt.absorb_probe_report(spy.probe_report())
+    torch.testing.assert_close(model.emb, twin.emb)
+    assert model.calls == [{"training": True, "grad_enabled": True, "shape": [2, 3]}] and len(opt.events) == 2
+
+
 def test_train_loop_history():
     m = tiny()
     seen = []

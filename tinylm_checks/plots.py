@@ -15,7 +15,9 @@ import torch.nn.functional as F
 __all__ = ["plot_attention", "plot_heads_split", "plot_position_encoding", "position_explorer", "plot_activations",
            "plot_token_vectors", "plot_changes", "plot_depth_profile", "plot_parameter_ratio",
            # stage 11
-           "plot_layer_grad_norms", "plot_lr_sweep", "plot_order_test", "plot_loss_curves"]
+           "plot_layer_grad_norms", "plot_lr_sweep", "plot_order_test", "plot_loss_curves",
+           # stage 09
+           "LiveLossPlot", "plot_training_log"]
 
 def plot_attention(weights: torch.Tensor, tokens: list[str] | None = None, title: str = "attention weights",
                    ax=None):
@@ -565,3 +567,141 @@ def attention_explorer(model, tokenizer, text: str):
     box = widgets.Text(value=text, description="text", continuous_update=False,
                        layout=widgets.Layout(width="90%"))
     return widgets.interactive(draw, layer=layer, head=head, text=box)
+
+
+# ---- stage 09 (training): a loss plot that redraws while the loop runs, and the run's log after it
+
+class LiveLossPlot:
+    """A loss curve that redraws in place while a training loop runs (matplotlib in one display slot).
+
+    ``update(step, loss)`` after every step stores the point and, every ``every`` steps, redraws the
+    figure in the cell's output (``IPython.display``'s ``display_id``: one figure updated, not one per
+    redraw, as a PNG); ``add_val(step, val_loss)`` adds a validation point; ``close()`` draws the final state.
+    Outside IPython only the data are kept. The training loss is drawn raw (light) and as a moving average
+    over ``smooth`` steps.
+
+    Args:
+        total_steps: the x-axis limit; title: the figure's title; every: redraw period in steps (>= 1);
+        smooth: moving-average window (>= 1); log_y: logarithmic loss axis (overfitting runs go near 0).
+
+    Raises:
+        ValueError: if ``total_steps``, ``every`` or ``smooth`` is < 1.
+    """
+
+    def __init__(self, total_steps: int, title: str = "training loss", every: int = 20, smooth: int = 20,
+                 log_y: bool = False):
+        if min(total_steps, every, smooth) < 1:
+            raise ValueError(f"total_steps, every and smooth must be >= 1, got {total_steps}, {every}, {smooth}")
+        self.total_steps, self.title, self.every, self.smooth, self.log_y = total_steps, title, every, smooth, log_y
+        self.steps: list[int] = []
+        self.losses: list[float] = []
+        self.val_steps: list[int] = []
+        self.val_losses: list[float] = []
+        self._handle = None
+
+    def update(self, step: int, loss: float) -> None:
+        self.steps.append(int(step))
+        self.losses.append(float(loss))
+        if step % self.every == 0:
+            self._draw()
+
+    def add_val(self, step: int, val_loss: float) -> None:
+        self.val_steps.append(int(step))
+        self.val_losses.append(float(val_loss))
+
+    def close(self) -> None:
+        self._draw()
+
+    def figure(self):
+        """The figure of the current state (a new matplotlib Figure, not shown)."""
+        from matplotlib.figure import Figure
+
+        fig = Figure(figsize=(7, 3.2))
+        ax = fig.add_subplot()
+        if self.losses:
+            ax.plot(self.steps, self.losses, color="tab:blue", alpha=0.3, lw=0.8, label="train (each step)")
+            k = min(self.smooth, len(self.losses))
+            avg = torch.tensor(self.losses).unfold(0, k, 1).mean(-1).tolist()  # moving average over k steps
+            ax.plot(self.steps[k - 1:], avg, color="tab:blue", label=f"train (mean of {k})")
+        if self.val_losses:
+            ax.plot(self.val_steps, self.val_losses, "o-", color="tab:orange", label="validation")
+        ax.set_xlim(0, self.total_steps)
+        if self.log_y:
+            ax.set_yscale("log")
+        ax.set_xlabel("step")
+        ax.set_ylabel("loss (nats per token)")
+        last = f": {self.losses[-1]:.3f} at step {self.steps[-1]}" if self.losses else ""
+        ax.set_title(self.title + last, fontsize=10)
+        ax.grid(alpha=0.3)
+        if self.losses:
+            ax.legend(fontsize=8, loc="upper right")
+        fig.tight_layout()
+        return fig
+
+    def _draw(self) -> None:
+        try:
+            from IPython import get_ipython
+            from IPython.display import display
+        except ImportError:
+            return
+        if get_ipython() is None:
+            return
+        import io
+
+        from IPython.display import Image
+
+        png = io.BytesIO()
+        self.figure().savefig(png, format="png", dpi=80)  # a PNG whatever the backend (Figure has no display of its own)
+        if self._handle is None:
+            self._handle = display(Image(data=png.getvalue()), display_id=True)
+        else:
+            self._handle.update(Image(data=png.getvalue()))
+
+
+def plot_training_log(log: dict[str, Sequence], axes=None):
+    """Four panels of a training run's log, against ``log["step"]``: the learning rate, the global gradient
+    norm (before clipping, with ``log["max_grad_norm"]`` drawn as a line when given), each layer's
+    activation RMS (``log["act_rms"]``: layer name -> list, one value per step) and tokens/s.
+
+    Args:
+        log: ``{"step", "lr", "grad_norm", "act_rms", "tokens_per_s"}`` (lists of equal length; ``act_rms``
+            a dict of such lists), optionally ``"max_grad_norm"`` (a number).
+        axes: four matplotlib axes to draw in (default: a new 1 x 4 figure).
+
+    Returns:
+        The four axes.
+
+    Raises:
+        ValueError: if a key is missing or a list's length differs from ``log["step"]``'s.
+    """
+    need = ("step", "lr", "grad_norm", "act_rms", "tokens_per_s")
+    missing = [k for k in need if k not in log]
+    if missing:
+        raise ValueError(f"the log needs the keys {need}; missing {missing}")
+    steps = list(log["step"])
+    series = {"lr": log["lr"], "grad_norm": log["grad_norm"], "tokens_per_s": log["tokens_per_s"],
+              **{f"act_rms[{k}]": v for k, v in log["act_rms"].items()}}
+    bad = [k for k, v in series.items() if len(v) != len(steps)]
+    if bad:
+        raise ValueError(f"{bad} do not have one value per step ({len(steps)})")
+    if axes is None:
+        _, axes = plt.subplots(1, 4, figsize=(15, 3.2))
+    lr_ax, gn_ax, act_ax, tok_ax = axes
+    lr_ax.plot(steps, log["lr"], color="tab:purple")
+    lr_ax.set_title("learning rate", fontsize=10)
+    gn_ax.plot(steps, log["grad_norm"], color="tab:red", lw=0.8)
+    if log.get("max_grad_norm") is not None:
+        gn_ax.axhline(float(log["max_grad_norm"]), color="black", ls=":", lw=1, label="max_grad_norm (clip)")
+        gn_ax.legend(fontsize=8)
+    gn_ax.set_yscale("log")
+    gn_ax.set_title("global gradient norm (before clipping)", fontsize=10)
+    for name, values in log["act_rms"].items():
+        act_ax.plot(steps, values, label=name)
+    act_ax.set_title("activation RMS per layer (forward hooks)", fontsize=10)
+    act_ax.legend(fontsize=7)
+    tok_ax.plot(steps, log["tokens_per_s"], color="tab:green", lw=0.8)
+    tok_ax.set_title("tokens / s", fontsize=10)
+    for ax in axes:
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+    return axes

@@ -21,6 +21,7 @@ STAGE_MODULES = {
     "06_norm": ("norm",),
     "07_block": ("block",),
     "08_lm": ("model",),
+    "09_training": ("tokenizer", "train"),
     "10_generation": ("generate",),
     "11_ablations": ("debugging",),
     "12_report": ("flops",),

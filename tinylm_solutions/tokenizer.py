@@ -1,8 +1,11 @@
 """Two minimal tokenizers: characters (lossless) and words (lossy: whitespace is not kept).
 
 ``CharTokenizer`` is the one of Karpathy's char-rnn / nanoGPT's shakespeare_char: the vocabulary is the
-sorted set of characters of a text. ``WordTokenizer`` splits words and punctuation with a regex and maps
-rare or unseen words to ``<unk>``.
+sorted set of characters of a text. ``WordTokenizer`` splits words and punctuation with a regex, keeps
+three special tokens first (``<pad>`` 0, ``<unk>`` 1, ``<eos>`` 2) and maps rare or unseen words to ``<unk>``.
+
+Stage 09's exercises are the functions on plain data: :func:`char_tokenizer` and :func:`word_encode`
+(the classes build on them).
 """
 from __future__ import annotations
 
@@ -11,6 +14,72 @@ from collections import Counter
 from collections.abc import Iterable
 
 WORD_PATTERN = re.compile(r"\w+|[^\w\s]")  # a run of word characters, or one punctuation character
+PAD, UNK, EOS = "<pad>", "<unk>", "<eos>"
+SPECIALS = (PAD, UNK, EOS)  # ids 0, 1, 2 of every word vocabulary
+PAD_ID, UNK_ID, EOS_ID = 0, 1, 2
+
+
+def char_tokenizer(text: str) -> tuple[list[str], list[int]]:
+    """The character vocabulary of ``text`` and ``text`` encoded with it.
+
+    Args:
+        text: a non-empty ``str``.
+
+    Returns:
+        ``(vocab, ids)``: ``vocab = sorted(set(text))`` (a list of one-character strings, so ids do not
+        depend on the order characters first appear), and ``ids[i] = vocab.index(text[i])``; decoding is
+        ``"".join(vocab[i] for i in ids) == text``.
+
+    Raises:
+        ValueError: if ``text`` is empty or not a ``str``.
+    """
+    if not isinstance(text, str) or not text:
+        raise ValueError(f"char_tokenizer needs a non-empty str, got {text!r:.40}")
+    vocab = sorted(set(text))
+    stoi = {ch: i for i, ch in enumerate(vocab)}
+    return vocab, [stoi[ch] for ch in text]
+
+
+def build_word_vocab(text: str, min_freq: int = 1, lower: bool = False) -> list[str]:
+    """``SPECIALS``, then the ``WORD_PATTERN`` tokens of ``text`` seen at least ``min_freq`` times, by
+    decreasing frequency, ties alphabetically (deterministic).
+
+    Raises:
+        ValueError: if ``min_freq < 1``.
+    """
+    if min_freq < 1:
+        raise ValueError(f"min_freq must be >= 1, got {min_freq}")
+    counts = Counter(WORD_PATTERN.findall(text.lower() if lower else text))
+    kept = sorted((t for t, c in counts.items() if c >= min_freq and t not in SPECIALS),
+                  key=lambda t: (-counts[t], t))
+    return [*SPECIALS, *kept]
+
+
+def word_encode(text: str, vocab: list[str]) -> list[int]:
+    """Encode ``text`` with a word vocabulary: ``WORD_PATTERN`` tokens -> ids, unknown tokens -> ``<unk>``,
+    then one ``<eos>`` at the end.
+
+    Args:
+        text: any ``str`` (case is kept: lowercase it first if the vocabulary was built lowercased).
+        vocab: ``itos``, a list of distinct tokens starting with ``["<pad>", "<unk>", "<eos>"]``.
+
+    Returns:
+        ``list[int]`` of length ``len(WORD_PATTERN.findall(text)) + 1``; ``<pad>`` never appears (it only
+        fills batches of sequences of different lengths).
+
+    Raises:
+        ValueError: if ``vocab`` does not start with the three special tokens.
+    """
+    if list(vocab[:3]) != list(SPECIALS):
+        raise ValueError(f"a word vocabulary starts with {list(SPECIALS)}, got {list(vocab[:3])}")
+    stoi = {t: i for i, t in enumerate(vocab)}
+    return [stoi.get(t, UNK_ID) for t in WORD_PATTERN.findall(text)] + [EOS_ID]
+
+
+def unk_rate(ids) -> float:
+    """Share of ``<unk>`` among the ids that are not ``<pad>`` or ``<eos>``: 0.0 for no such ids."""
+    words = [int(i) for i in ids if int(i) not in (PAD_ID, EOS_ID)]
+    return sum(i == UNK_ID for i in words) / len(words) if words else 0.0
 
 
 class CharTokenizer:
@@ -27,7 +96,7 @@ class CharTokenizer:
     def __init__(self, text: str):
         if not text:
             raise ValueError("CharTokenizer needs a non-empty text to build its vocabulary")
-        self.chars = sorted(set(text))
+        self.chars, _ = char_tokenizer(text)
         self.stoi = {ch: i for i, ch in enumerate(self.chars)}
 
     @property
@@ -49,45 +118,42 @@ class CharTokenizer:
 
 
 class WordTokenizer:
-    """Word-level tokenizer: ``WORD_PATTERN`` tokens seen at least ``min_freq`` times, plus ``<unk>`` (id 0).
+    """Word-level tokenizer: ``<pad>`` (0), ``<unk>`` (1), ``<eos>`` (2), then the ``WORD_PATTERN`` tokens
+    seen at least ``min_freq`` times (:func:`build_word_vocab`).
 
     Args:
         text: training text for the vocabulary.
         min_freq: rarer tokens map to ``<unk>`` (default 1: keep everything seen).
         lower: lowercase text before splitting (default False).
 
-    Ids ``1..`` go to tokens by decreasing frequency, ties alphabetically (deterministic).
-    ``encode(str) -> list[int]`` (unknown tokens -> ``unk_id``); ``decode(list[int]) -> str`` joins tokens
-    with single spaces, so the round trip holds at the token level: ``tokenize(decode(encode(s))) ==
+    Ids ``3..`` go to tokens by decreasing frequency, ties alphabetically (deterministic).
+    ``encode(str, add_eos=False) -> list[int]`` (unknown tokens -> ``unk_id``); ``decode(list[int]) -> str``
+    joins tokens with single spaces, dropping ``<pad>``, so the round trip holds at the token level: ``tokenize(decode(encode(s))) ==
     tokenize(s)`` when every token of ``s`` is in the vocabulary.
 
     Raises:
         ValueError: if ``min_freq < 1``; (decode) on ids outside ``[0, vocab_size)``.
     """
 
-    UNK = "<unk>"
+    PAD, UNK, EOS = PAD, UNK, EOS
+    pad_id, unk_id, eos_id = PAD_ID, UNK_ID, EOS_ID
 
     def __init__(self, text: str, min_freq: int = 1, lower: bool = False):
-        if min_freq < 1:
-            raise ValueError(f"min_freq must be >= 1, got {min_freq}")
         self.lower = lower
-        counts = Counter(self.tokenize(text))
-        kept = sorted((t for t, c in counts.items() if c >= min_freq), key=lambda t: (-counts[t], t))
-        self.itos = [self.UNK] + kept
+        self.itos = build_word_vocab(text, min_freq, lower)
         self.stoi = {t: i for i, t in enumerate(self.itos)}
-        self.unk_id = 0
 
     @classmethod
     def from_vocab(cls, itos: list[str], lower: bool = False) -> "WordTokenizer":
-        """The tokenizer whose vocabulary is ``itos`` (``itos[0]`` is ``<unk>``), e.g. from a checkpoint.
+        """The tokenizer whose vocabulary is ``itos`` (starting with ``SPECIALS``), e.g. from a checkpoint.
 
         Raises:
-            ValueError: if ``itos`` does not start with ``<unk>``.
+            ValueError: if ``itos`` does not start with ``["<pad>", "<unk>", "<eos>"]``.
         """
-        if not itos or itos[0] != cls.UNK:
-            raise ValueError(f"a word vocabulary starts with {cls.UNK!r}")
+        if list(itos[:3]) != list(SPECIALS):
+            raise ValueError(f"a word vocabulary starts with {list(SPECIALS)}")
         tok = cls.__new__(cls)
-        tok.lower, tok.itos, tok.unk_id = lower, list(itos), 0
+        tok.lower, tok.itos = lower, list(itos)
         tok.stoi = {t: i for i, t in enumerate(tok.itos)}
         return tok
 
@@ -98,12 +164,13 @@ class WordTokenizer:
     def tokenize(self, text: str) -> list[str]:
         return WORD_PATTERN.findall(text.lower() if self.lower else text)
 
-    def encode(self, text: str) -> list[int]:
-        return [self.stoi.get(t, self.unk_id) for t in self.tokenize(text)]
+    def encode(self, text: str, add_eos: bool = False) -> list[int]:
+        ids = word_encode(text.lower() if self.lower else text, self.itos)  # ends with <eos>
+        return ids if add_eos else ids[:-1]
 
     def decode(self, ids: Iterable[int]) -> str:
         ids = [int(i) for i in ids]
         bad = [i for i in ids if not 0 <= i < self.vocab_size]
         if bad:
             raise ValueError(f"token ids out of range [0, {self.vocab_size}): {bad[:10]}")
-        return " ".join(self.itos[i] for i in ids)
+        return " ".join(self.itos[i] for i in ids if i != self.pad_id)

@@ -30,7 +30,7 @@ def batch_loss(model: torch.nn.Module, batch) -> torch.Tensor:
 
 def train_step(model: torch.nn.Module, batch, optimizer: torch.optim.Optimizer,
                max_grad_norm: float | None = 1.0) -> dict[str, float]:
-    """One optimization step: train mode, zero grads, loss, backward, clip, step.
+    """One optimization step: train mode, zero grads, loss, backward, clip, step (in that order).
 
     Args:
         model: a :class:`~tinylm_solutions.model.TinyLM` (or anything with its forward signature).
@@ -51,36 +51,59 @@ def train_step(model: torch.nn.Module, batch, optimizer: torch.optim.Optimizer,
     return {"loss": loss.item(), "grad_norm": grad_norm.item()}
 
 
-@torch.no_grad()
-def evaluate(model: torch.nn.Module, data: torch.Tensor, batch_size: int = 32, block_size: int | None = None,
+def evaluate(model: torch.nn.Module, data, batch_size: int = 32, block_size: int | None = None,
              max_batches: int | None = None) -> float:
-    """Mean next-token loss over the non-overlapping windows of ``data`` (:func:`~tinylm_solutions.data.lm_batches`).
+    """Mean next-token loss per counted target token, in eval mode under ``torch.no_grad()``.
 
     Args:
-        data: ``(N,)`` token ids; block_size: window length (default ``model.max_seq_len``);
+        model: forward ``model(x) -> (logits (B, T, V), ...)``.
+        data: ``(N,)`` token ids, cut into the non-overlapping windows of
+            :func:`~tinylm_solutions.data.lm_batches` (``block_size`` defaults to ``model.max_seq_len``);
+            or an iterable of ``(x (B, T), y (B, T))`` batches, whose targets may be ``-100`` (not counted).
         max_batches: stop after this many batches (None: all).
 
     Returns:
-        Token-weighted mean loss (float). Runs in eval mode under ``no_grad`` and restores the mode.
+        ``total loss / counted tokens`` (float): the sum of every counted target's cross-entropy divided
+        by how many targets are not ``-100``, so batches of different sizes weigh by their tokens, not
+        one batch one vote. ``perplexity(evaluate(...))`` is then the corpus perplexity. The model's
+        train/eval mode is restored afterwards, whatever it was.
+
+    Raises:
+        ValueError: if no target is counted.
     """
-    block_size = block_size or model.max_seq_len
+    if isinstance(data, torch.Tensor):
+        data = lm_batches(data, batch_size, block_size or model.max_seq_len)
     was_training = model.training
-    model.eval()
+    model.eval()  # dropout off
     total, n_tokens = 0.0, 0
     try:
-        for i, batch in enumerate(lm_batches(data, batch_size, block_size)):
-            if max_batches is not None and i >= max_batches:
-                break
-            total += batch_loss(model, batch).item() * batch[1].numel()
-            n_tokens += batch[1].numel()
+        with torch.no_grad():  # no graph: evaluation never calls backward
+            for i, batch in enumerate(data):
+                if max_batches is not None and i >= max_batches:
+                    break
+                x, y = batch  # (B, T), (B, T)
+                logits = model(x)[0]  # (B, T, V)
+                total += F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1),
+                                         ignore_index=-100, reduction="sum").item()
+                n_tokens += int((y != -100).sum())
     finally:
         model.train(was_training)
+    if n_tokens == 0:
+        raise ValueError("evaluate counted no target token (every target is -100, or there is no batch)")
     return total / n_tokens
 
 
 def perplexity(loss: float | torch.Tensor) -> float:
-    """``exp(loss)`` for a mean cross-entropy in nats: the effective number of equally likely next tokens."""
-    return math.exp(float(loss))
+    """``exp(loss)`` for a mean cross-entropy in nats (natural log, as ``F.cross_entropy``): the effective
+    number of equally likely next tokens (Jurafsky & Martin, SLP3 §3.2.1). ``perplexity(log(V)) == V``.
+
+    Raises:
+        ValueError: if ``loss`` is not a finite number >= 0 (a 0-dim tensor is accepted).
+    """
+    value = float(loss)
+    if not math.isfinite(value) or value < 0:
+        raise ValueError(f"perplexity needs a mean cross-entropy, a finite number >= 0, got {value}")
+    return math.exp(value)
 
 
 if __name__ == "__main__":  # python -m tinylm_solutions.train, or torchrun ... -m tinylm_solutions.train

@@ -11,7 +11,7 @@ docstring names the mistake in one line. Each module ends with what the tests fe
 """
 import importlib
 
-MODULES = ("softmax", "attention", "multihead", "masks", "position", "ffn", "norm", "block", "model", "generate",
+MODULES = ("softmax", "attention", "multihead", "masks", "position", "ffn", "norm", "block", "model", "training", "generate",
            "debugging", "report")
 
 

@@ -1,0 +1,627 @@
+# %% [markdown]
+# # 09 · Training
+#
+# Notebook 08 built `TinyLM`: token ids in, logits and a loss out. Untrained, it guesses uniformly (loss
+# ≈ ln V). This notebook turns text into token ids and makes the model learn. By the end you can:
+#
+# 1. write a **character-level tokenizer** (lossless) and the encoder of a **word-level** one, with the special
+#    tokens `<pad>`, `<unk>`, `<eos>`, and measure its UNK rate;
+# 2. write `train_step`: **zero_grad → forward → loss → backward → clip → step**, in that order, and say why;
+# 3. run the strongest correctness test of a training setup: **overfit one fixed batch** until the loss is
+#    near zero;
+# 4. write `evaluate` (eval mode, no gradients, the mode restored) and `perplexity = exp(total loss / counted
+#    tokens)`;
+# 5. train for about a minute on real text with a progress bar and a live loss plot, logging the learning
+#    rate, the gradient norm, each layer's activation RMS, tokens/s and peak memory.
+#
+# Shapes: `B` batch, `T` positions (the block size), `V` vocabulary size, `D` = `d_model`.
+
+# %%
+import math
+import os
+import re
+import resource
+import sys
+import time
+from collections import Counter
+from pathlib import Path
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from tqdm.auto import tqdm
+
+from tinylm_checks import (check_char_tokenizer, check_evaluate, check_perplexity, check_train_step,
+                           check_word_tokenizer)
+from tinylm_checks import LiveLossPlot, plot_training_log, record_run
+from tinylm_solutions.data import default_corpus, get_batch, lm_batches, train_val_split
+from tinylm_solutions.model import TinyLM
+
+_ = torch.manual_seed(0)
+
+# %% [markdown]
+# **Run lengths.** The two training runs below use fixed step counts (so every run of this notebook gives
+# the same numbers). Set the environment variable `TINYLM_QUICK=1` before starting Jupyter to run only a
+# few steps of each (the course's tests do this, and instructors may when they autograde: the runs earn no
+# points); the numbers in the text are those of the full run.
+
+# %%
+QUICK = os.environ.get("TINYLM_QUICK") == "1"
+OVERFIT_STEPS = 8 if QUICK else 150  # one fixed batch, until the loss is near 0
+TRAIN_STEPS = 6 if QUICK else 700  # the real run: about 40 s on 2 CPU cores
+print(f"QUICK = {QUICK}: {OVERFIT_STEPS} overfitting steps, {TRAIN_STEPS} training steps")
+
+# %% [markdown]
+# ## 1. Text in, ids out: the character-level tokenizer
+#
+# A model sees integers. The simplest tokenizer gives every **character** an id: Karpathy's char-rnn and
+# nanoGPT's `shakespeare_char` do exactly this. The vocabulary is the set of characters of the training
+# text, **sorted**, so that the ids depend on nothing but the text (a Python `set`'s order can change from
+# one run to the next; the order in which characters first appear changes with the text's beginning).
+#
+# ```
+# text  "banana!"      vocab = sorted(set(text)) = ['!', 'a', 'b', 'n']      (V = 4)
+# ids   [2, 1, 3, 1, 3, 1, 0]                    id = position in vocab
+# back  "".join(vocab[i] for i in ids) == "banana!"   (the round trip: nothing is lost)
+# ```
+#
+# The corpus of this course ships with Python: the docstrings of 37 standard-library modules, about 180 000
+# characters of English prose about programming (`default_corpus()`; no download).
+
+# %%
+text = default_corpus()
+print(f"{len(text):,d} characters; the beginning:\n")
+print(text[:300])
+
+# %% [markdown]
+# ### Exercise 1: `char_tokenizer(text) -> (vocab, ids)`
+#
+# Return the vocabulary (a list of the distinct characters of `text`, sorted) and `text` encoded with it
+# (a list of int, one id per character, counted from 0). Spaces, newlines and non-ASCII characters are
+# characters like any other.
+#
+# The check calls your function on three texts with unicode (`é`, `→`, `☕`), tabs and newlines, whose
+# characters first appear out of sorted order, and decodes your ids with your vocabulary.
+#
+# **Difficulty:** ★☆☆ · **Time:** about 5 min
+#
+# <details><summary>Hint 1: a lookup table</summary>
+#
+# Build the vocabulary first; then a dict from character to id (`enumerate` counts from 0) makes encoding one
+# lookup per character.
+# </details>
+#
+# <details><summary>Hint 2: the key lines</summary>
+#
+# `vocab = sorted(set(text))`, `stoi = {ch: i for i, ch in enumerate(vocab)}`, `ids = [stoi[ch] for ch in text]`
+# </details>
+
+# %% solution="char_tokenizer"
+def char_tokenizer(text: str) -> tuple[list[str], list[int]]:
+    """The sorted character vocabulary of text, and text encoded with it.
+
+    Returns:
+        (vocab, ids): vocab = the distinct characters of text, sorted; ids[i] = vocab.index(text[i]).
+    """
+    ### BEGIN SOLUTION
+    vocab = sorted(set(text))
+    stoi = {ch: i for i, ch in enumerate(vocab)}
+    return vocab, [stoi[ch] for ch in text]
+    ### END SOLUTION
+
+
+# %% test="char_tokenizer_check" points=2
+from tinylm_checks import check_char_tokenizer
+check_char_tokenizer(char_tokenizer)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_char_tokenizer(char_tokenizer, seed=1)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Your tokenizer on the whole corpus. `decode` is the other half of the round trip:
+
+# %%
+chars, ids = char_tokenizer(text)
+
+
+def decode(ids: list[int]) -> str:
+    return "".join(chars[i] for i in ids)
+
+
+data = torch.tensor(ids, dtype=torch.long)  # (N,)
+print(f"V = {len(chars)} characters: {''.join(chars[:60])!r} ...")
+print(f"round trip on the whole corpus: {decode(ids) == text}")
+
+# %% [markdown]
+# ## 2. Words: a smaller sequence, a bigger vocabulary, and unknown words
+#
+# A word-level tokenizer gives an id to every **word** (and punctuation mark). Sequences get about five
+# times shorter, so a model with the same context sees five times more text; the price is a large
+# vocabulary, and words the vocabulary has never seen. Three **special tokens** come first:
+#
+# | id | token | meaning |
+# |---|---|---|
+# | 0 | `<pad>` | fills the end of shorter sequences in a batch; never a prediction target (its label is `-100`) |
+# | 1 | `<unk>` | any word that is not in the vocabulary |
+# | 2 | `<eos>` | end of sequence: the model learns where a text stops |
+#
+# The words are found by a regular expression: a run of word characters, or one punctuation character.
+# The vocabulary keeps the words seen at least `min_freq` times, the most frequent first:
+
+# %%
+WORD_PATTERN = re.compile(r"\w+|[^\w\s]")  # a run of word characters, or one punctuation character
+SPECIALS = ["<pad>", "<unk>", "<eos>"]  # ids 0, 1, 2
+
+
+def build_word_vocab(text: str, min_freq: int = 1) -> list[str]:
+    """SPECIALS, then the tokens of text seen at least min_freq times, most frequent first (ties: alphabetical)."""
+    counts = Counter(WORD_PATTERN.findall(text))
+    kept = sorted((t for t, c in counts.items() if c >= min_freq), key=lambda t: (-counts[t], t))
+    return SPECIALS + kept
+
+
+print(WORD_PATTERN.findall("The cat sat, then ran."))
+print(build_word_vocab("the cat sat on the mat. the end.")[:8])
+
+# %% [markdown]
+# ### Exercise 2: `word_encode(text, vocab) -> list[int]`
+#
+# Split `text` with `WORD_PATTERN.findall`, map every token to its id in `vocab` (a list: the id is the
+# position), map a token that is not in `vocab` to the id of `<unk>`, and end with one `<eos>`. Case is kept
+# (`"The"` and `"the"` are different tokens).
+#
+# The check builds a small vocabulary and encodes three sentences with unknown words, capitalised words and
+# punctuation glued to words, and compares with the reference.
+#
+# **Difficulty:** ★☆☆ · **Time:** about 5 min
+#
+# <details><summary>Hint 1: a dict with a default</summary>
+#
+# `stoi = {t: i for i, t in enumerate(vocab)}`; `stoi.get(token, default)` returns `default` for a missing
+# key instead of raising `KeyError`.
+# </details>
+#
+# <details><summary>Hint 2: the key line</summary>
+#
+# `return [stoi.get(t, 1) for t in WORD_PATTERN.findall(text)] + [2]`  (1 = `<unk>`, 2 = `<eos>`)
+# </details>
+
+# %% solution="word_encode"
+def word_encode(text: str, vocab: list[str]) -> list[int]:
+    """Token ids of text: WORD_PATTERN tokens, unknown ones -> <unk> (1), then <eos> (2)."""
+    ### BEGIN SOLUTION
+    stoi = {t: i for i, t in enumerate(vocab)}
+    return [stoi.get(t, 1) for t in WORD_PATTERN.findall(text)] + [2]
+    ### END SOLUTION
+
+
+# %% test="word_encode_check" points=2
+from tinylm_checks import check_word_tokenizer
+check_word_tokenizer(word_encode)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_word_tokenizer(word_encode, seed=1)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **The UNK rate.** Build the vocabulary on the training part of the corpus and encode the validation
+# part: how many of its tokens are unknown? Raising `min_freq` shrinks the vocabulary (fewer rare words,
+# each seen too rarely to learn anyway) and raises the UNK rate. Characters never have this problem.
+
+# %%
+n_val = len(text) // 10
+train_text, val_text = text[:-n_val], text[-n_val:]
+for min_freq in (1, 2, 5):
+    vocab = build_word_vocab(train_text, min_freq)
+    val_ids = word_encode(val_text, vocab)[:-1]  # without the final <eos>
+    unk = sum(i == 1 for i in val_ids) / len(val_ids)
+    print(f"min_freq = {min_freq}: V = {len(vocab):6,d} words, {len(val_ids):,d} validation tokens "
+          f"(vs {len(val_text):,d} characters), UNK rate {unk:.1%}")
+
+# %% [markdown]
+# **Where `<pad>` goes.** Sentences have different lengths, a batch is a rectangle. Pad the short ones with
+# id 0, and give the padded positions the label `-100`: `F.cross_entropy` ignores that label, so padding
+# is never a target and does not count in the mean.
+
+# %%
+vocab = build_word_vocab(train_text, 2)
+sentences = [word_encode(s, vocab) for s in ("Return the value.", "Raise an error if the file is missing.")]
+T_max = max(map(len, sentences))
+x_pad = torch.tensor([s + [0] * (T_max - len(s)) for s in sentences])  # (B, T_max), 0 = <pad>
+labels = torch.where(x_pad == 0, -100, x_pad)  # (B, T_max): padding is never a target
+print(x_pad, labels, sep="\n")
+
+# %% [markdown]
+# The rest of this notebook uses characters: a small vocabulary (V ≈ 100) trains fast and never meets an
+# unknown token.
+#
+# ## 3. Batches
+#
+# A training batch is `B` random windows of `T + 1` consecutive tokens: the first `T` are the input `x`, the
+# last `T` the targets `y` (the next token at every position). `get_batch` (given, from the course's
+# `data` module, as in nanoGPT) draws the windows with a `torch.Generator`, so the batches are the same in
+# every run; `lm_batches` walks a text once, window after window, for evaluation.
+#
+# ```
+# data   t0 t1 t2 t3 t4 t5 ...
+# x         t1 t2 t3 t4         (one row of x: T tokens from a random start)
+# y            t2 t3 t4 t5      (the same window, one to the right: y[t] = the token after x[t])
+# ```
+#
+# Because `y` is already shifted, the loss compares `logits[:, t]` with `y[:, t]` directly:
+# `F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))`. (`TinyLM(x, labels=x)` does the shift itself:
+# pass one or the other, never both.)
+
+# %%
+train_data, val_data = train_val_split(data, val_fraction=0.1)
+gen = torch.Generator().manual_seed(0)
+x, y = get_batch(train_data, 2, 16, gen)  # (B, T), (B, T)
+print(f"train {len(train_data):,d} tokens, validation {len(val_data):,d}")
+print("x[0]:", repr(decode(x[0].tolist())))
+print("y[0]:", repr(decode(y[0].tolist())))
+
+# %% [markdown]
+# ## 4. One training step
+#
+# Every optimiser step is the same five moves (PyTorch's "optimizing model parameters" tutorial, plus
+# clipping):
+#
+# 1. `model.train()`: training mode (dropout on). An evaluation before may have left the model in eval mode.
+# 2. `optimizer.zero_grad()`: `.backward()` **adds** to `.grad`; without zeroing, every step would also
+#    apply all the previous steps' gradients.
+# 3. forward and loss: `logits, _ = model(x)`, `loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))`.
+# 4. `loss.backward()`: the gradient of the loss with respect to every parameter.
+# 5. `torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)`: if the global L2 norm of all
+#    gradients together is above `max_grad_norm`, scale them all down to that norm (Pascanu et al., 2013):
+#    one bad batch can't throw the model far. It returns the norm **before** clipping, worth logging.
+# 6. `optimizer.step()`: update the parameters with the (clipped) gradients.
+#
+# The order matters: clipping after the step changes nothing the step used; zeroing between backward
+# and step throws this batch's gradients away.
+#
+# ### Exercise 3: `train_step(model, batch, optimizer, max_grad_norm=1.0) -> dict`
+#
+# `batch` is a pair `(x, y)` of `(B, T)` long tensors as `get_batch` returns them; `model(x)` returns
+# `(logits (B, T, V), loss or None)`. Do the six moves above and return
+# `{"loss": float, "grad_norm": float}`: the batch's loss and the gradient norm before clipping, as Python
+# floats (`.item()`).
+#
+# The check runs your function on a small model of its own that starts **in eval mode** with **stale
+# gradients** already in `.grad`, and a *spy* optimizer: plain SGD that records the calls it gets and,
+# at `step()`, the gradients it was given. It then knows whether they were zeroed, clipped to
+# `max_grad_norm`, and computed before the step, and compares the loss and the norm with the reference.
+#
+# **Difficulty:** ★★☆ · **Time:** about 10 min
+#
+# <details><summary>Hint 1: the order</summary>
+#
+# `model.train()`, `optimizer.zero_grad()`, forward, loss, `loss.backward()`, `clip_grad_norm_`,
+# `optimizer.step()`, return.
+# </details>
+#
+# <details><summary>Hint 2: the key lines</summary>
+#
+# ```python
+# logits, _ = model(x)  # (B, T, V)
+# loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
+# loss.backward()
+# grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+# ```
+# </details>
+
+# %% solution="train_step"
+def train_step(model, batch, optimizer, max_grad_norm: float = 1.0) -> dict:
+    """One optimizer step on batch = (x (B, T), y (B, T)): returns {"loss": float, "grad_norm": float}."""
+    ### BEGIN SOLUTION
+    x, y = batch
+    model.train()
+    optimizer.zero_grad()
+    logits, _ = model(x)  # (B, T, V)
+    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
+    loss.backward()
+    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    optimizer.step()
+    return {"loss": loss.item(), "grad_norm": float(grad_norm)}
+    ### END SOLUTION
+
+
+# %% test="train_step_check" points=3
+from tinylm_checks import check_train_step
+check_train_step(train_step)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_train_step(train_step, seed=1)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ## 5. The strongest test: overfit one batch
+#
+# Before training for real, train on **one fixed batch**, over and over. A model with enough parameters can
+# memorise 8 × 32 tokens: the loss must fall from ln V ≈ 4.6 towards 0. If it doesn't, something is broken
+# (the targets are misaligned, the gradients don't reach a layer, the optimiser isn't stepping). Karpathy's
+# "A Recipe for Training Neural Networks" (2019) puts this test first. Your `train_step`, notebook 08's model:
+
+# %%
+torch.manual_seed(0)
+config = dict(vocab_size=len(chars), max_seq_len=64, d_model=64, num_heads=4, num_layers=2, d_ff=256)
+model = TinyLM(**config)
+fixed_batch = get_batch(train_data, 8, 32, torch.Generator().manual_seed(1))  # (8, 32) each
+optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
+live = LiveLossPlot(OVERFIT_STEPS, title="overfitting one batch", every=min(25, OVERFIT_STEPS // 4 or 1), smooth=1,
+                    log_y=True)
+overfit_losses = []
+for step in range(1, OVERFIT_STEPS + 1):
+    overfit_losses.append(train_step(model, fixed_batch, optimizer)["loss"])
+    live.update(step, overfit_losses[-1])
+live.close()
+print(f"loss: {overfit_losses[0]:.3f} at step 1 (ln V = {math.log(len(chars)):.3f}), "
+      f"{overfit_losses[-1]:.4f} after {OVERFIT_STEPS} steps")
+_ = record_run("09_overfit", losses=overfit_losses, final_loss=overfit_losses[-1], steps=OVERFIT_STEPS)
+
+# %% [markdown]
+# The loss is near zero: the model, the loss and your step can learn. On *new* batches this model would
+# do badly: it memorised, it didn't generalise. That is what validation data measure.
+#
+# ## 6. Evaluation and perplexity
+#
+# To measure a model, run it over held-out text **without learning**:
+#
+# - `model.eval()` (dropout off: this TinyLM has none, but most models do) and, afterwards, the mode it had
+#   before: `was_training = model.training` ... `model.train(was_training)`. An evaluation in the middle
+#   of training must not leave the model in eval mode, nor switch a model in eval mode to training.
+# - `with torch.no_grad():`: no graph is built (less memory, faster), since no backward follows.
+# - The loss of the text is **total loss / counted tokens**: add up every target's cross-entropy
+#   (`reduction="sum"`) and count the targets that are not `-100`. The mean of per-batch means is not the
+#   same when batches differ in size (the last one is often smaller) or in padding.
+#
+# **Perplexity** is `exp(loss)`, loss in nats (natural log, as `F.cross_entropy`). A model that spreads its
+# bets evenly over `k` tokens has loss `ln k` and perplexity `k`: "as uncertain as a fair choice among k".
+# An untrained model has perplexity ≈ V.
+#
+# ### Exercise 4: `evaluate(model, batches) -> float`
+#
+# `batches` is a list of `(x, y)` pairs (batches may have different sizes; `y` may contain `-100`). Return
+# the total cross-entropy of all counted targets divided by their number, as a Python float, computed in
+# eval mode under `torch.no_grad()`, and leave the model in the mode it was in.
+#
+# The check runs it on a small model that records, at every forward, its mode and whether grad mode was
+# on; once starting in training mode, once in eval mode, on three batches of different sizes with some
+# targets `-100`.
+#
+# **Difficulty:** ★★☆ · **Time:** about 10 min
+#
+# <details><summary>Hint 1: two accumulators</summary>
+#
+# `total += F.cross_entropy(..., reduction="sum").item()` and `count += (y != -100).sum().item()` per batch;
+# divide once, at the end.
+# </details>
+#
+# <details><summary>Hint 2: the frame</summary>
+#
+# ```python
+# was_training = model.training
+# model.eval()
+# with torch.no_grad():
+#     for x, y in batches:
+#         ...
+# model.train(was_training)
+# ```
+# </details>
+
+# %% solution="evaluate"
+def evaluate(model, batches) -> float:
+    """Mean cross-entropy per counted (non -100) target over batches [(x (B, T), y (B, T)), ...]."""
+    ### BEGIN SOLUTION
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for x, y in batches:
+            logits, _ = model(x)  # (B, T, V)
+            total += F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1),
+                                     reduction="sum").item()
+            count += int((y != -100).sum())
+    model.train(was_training)
+    return total / count
+    ### END SOLUTION
+
+
+# %% test="evaluate_check" points=2
+from tinylm_checks import check_evaluate
+check_evaluate(evaluate)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_evaluate(evaluate, seed=1)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# ### Exercise 5: `perplexity(loss) -> float`
+#
+# `exp(loss)` as a Python float, for a mean cross-entropy `loss` in nats (a float or a 0-dim tensor). The
+# check tries a few losses, among them `ln V` (whose perplexity is `V`).
+#
+# **Difficulty:** ★☆☆ · **Time:** about 2 min
+#
+# <details><summary>Hint</summary>
+#
+# `math.exp(float(loss))`
+# </details>
+
+# %% solution="perplexity"
+def perplexity(loss) -> float:
+    """exp(loss) for a mean cross-entropy in nats."""
+    ### BEGIN SOLUTION
+    return math.exp(float(loss))
+    ### END SOLUTION
+
+
+# %% test="perplexity_check" points=1
+from tinylm_checks import check_perplexity
+check_perplexity(perplexity)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_perplexity(perplexity, seed=1)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# The overfitted model on the validation text (the first 20 windows) next to a new, untrained one:
+
+# %%
+val_batches = list(lm_batches(val_data, 16, 64))[:20]
+untrained = TinyLM(**config)
+for name, m in (("untrained", untrained), ("overfitted on one batch", model)):
+    loss = evaluate(m, val_batches)
+    print(f"{name:>24}: validation loss {loss:.3f}, perplexity {perplexity(loss):6.1f} (V = {len(chars)})")
+
+# %% [markdown]
+# ## 7. Training on the corpus
+#
+# Now the real run: a fresh model, a new random batch at every step, AdamW with a **learning-rate
+# schedule**: a linear warm-up over the first steps (AdamW's early updates are noisy), then a cosine decay
+# to a tenth of the peak (as in GPT-3 and nanoGPT). Besides the loss, the loop logs what you look at when a
+# run goes wrong:
+#
+# - the **learning rate** of every step;
+# - the **global gradient norm** before clipping (spikes show instability; if it is always above
+#   `max_grad_norm`, every step is clipped and the learning rate is effectively lower);
+# - each block's **activation RMS**, `sqrt(mean(h²))` of its output, recorded by a **forward hook**: a
+#   function PyTorch calls after a module's forward (`module.register_forward_hook(fn)`,
+#   `fn(module, inputs, output)`); an RMS that keeps growing means the residual stream is blowing up;
+# - **tokens/s** and the **peak memory** of the process.
+#
+# With `TINYLM_QUICK=1` it runs only a few steps. To train on a text of your own, set `CORPUS_PATH` to
+# any UTF-8 file (a book from Project Gutenberg, your notes...); the vocabulary is rebuilt from it.
+
+# %%
+CORPUS_PATH = None  # e.g. "my_book.txt": any UTF-8 text file
+if CORPUS_PATH is not None:
+    text = Path(CORPUS_PATH).read_text(encoding="utf-8")
+    chars, ids = char_tokenizer(text)
+    data = torch.tensor(ids, dtype=torch.long)  # (N,)
+    train_data, val_data = train_val_split(data, val_fraction=0.1)
+    print(f"{CORPUS_PATH}: {len(text):,d} characters, V = {len(chars)}")
+
+# %%
+BATCH_SIZE, BLOCK_SIZE, PEAK_LR, WARMUP, MAX_GRAD_NORM = 16, 64, 3e-3, 50, 1.0
+EVAL_EVERY = max(TRAIN_STEPS // 5, 1)
+
+
+def lr_at(step: int) -> float:
+    """Linear warm-up to PEAK_LR over WARMUP steps, then cosine decay to PEAK_LR / 10 at TRAIN_STEPS."""
+    if step <= WARMUP:
+        return PEAK_LR * step / WARMUP
+    progress = (step - WARMUP) / max(TRAIN_STEPS - WARMUP, 1)
+    return PEAK_LR / 10 + (PEAK_LR - PEAK_LR / 10) * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+torch.manual_seed(0)
+config = dict(vocab_size=len(chars), max_seq_len=BLOCK_SIZE, d_model=64, num_heads=4, num_layers=2, d_ff=256)
+model = TinyLM(**config)
+optimizer = torch.optim.AdamW(model.parameters(), lr=PEAK_LR, weight_decay=0.1)
+num_params = sum(p.numel() for p in model.parameters())
+
+act_rms = {f"block {i}": [] for i in range(len(model.blocks))}  # one value per step and block
+
+
+def record_rms(name):
+    def hook(module, inputs, output):  # called by PyTorch after module.forward
+        if module.training:  # training steps only, not evaluations
+            act_rms[name].append(output.detach().pow(2).mean().sqrt().item())
+    return hook
+
+
+hooks = [block.register_forward_hook(record_rms(f"block {i}")) for i, block in enumerate(model.blocks)]
+log = {"step": [], "lr": [], "loss": [], "grad_norm": [], "tokens_per_s": [], "act_rms": act_rms,
+       "val_step": [], "val_loss": [], "max_grad_norm": MAX_GRAD_NORM}
+val_batches = list(lm_batches(val_data, 32, BLOCK_SIZE))[:10]
+batch_gen = torch.Generator().manual_seed(0)
+live = LiveLossPlot(TRAIN_STEPS, title="training on the corpus", every=min(50, TRAIN_STEPS // 3 or 1), smooth=25)
+start = time.perf_counter()
+bar = tqdm(range(1, TRAIN_STEPS + 1), desc="train")
+for step in bar:
+    t0 = time.perf_counter()
+    for group in optimizer.param_groups:
+        group["lr"] = lr_at(step)
+    batch = get_batch(train_data, BATCH_SIZE, BLOCK_SIZE, batch_gen)  # (B, T) each
+    out = train_step(model, batch, optimizer, MAX_GRAD_NORM)
+    tokens_per_s = BATCH_SIZE * BLOCK_SIZE / (time.perf_counter() - t0)
+    for key, value in (("step", step), ("lr", lr_at(step)), ("loss", out["loss"]),
+                       ("grad_norm", out["grad_norm"]), ("tokens_per_s", tokens_per_s)):
+        log[key].append(value)
+    live.update(step, out["loss"])
+    if step % EVAL_EVERY == 0 or step == TRAIN_STEPS:
+        log["val_step"].append(step)
+        log["val_loss"].append(evaluate(model, val_batches))
+        live.add_val(step, log["val_loss"][-1])
+    bar.set_postfix(loss=f"{out['loss']:.3f}", lr=f"{lr_at(step):.1e}", gnorm=f"{out['grad_norm']:.2f}")
+live.close()
+for h in hooks:
+    h.remove()
+seconds = time.perf_counter() - start
+peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1024 if sys.platform != "darwin" else 1024 ** 2)
+if torch.cuda.is_available():
+    peak_mb = torch.cuda.max_memory_allocated() / 2 ** 20
+print(f"{TRAIN_STEPS} steps in {seconds:.1f} s, {TRAIN_STEPS * BATCH_SIZE * BLOCK_SIZE / seconds:,.0f} tokens/s; "
+      f"peak memory {peak_mb:,.0f} MB (the whole process)")
+print(f"validation loss {log['val_loss'][-1]:.3f}, perplexity {perplexity(log['val_loss'][-1]):.1f} "
+      f"(untrained: about {len(chars)})")
+
+# %%
+plot_training_log(log)
+plt.tight_layout()
+plt.show()
+
+# %% [markdown]
+# Read the panels left to right: the warm-up and the cosine; the gradient norm, high at first (often
+# clipped), then settling; the activation RMS of each block's output (the residual stream), which grows from
+# its small initial value and levels off (a steady climb would mean the stream is blowing up);
+# tokens/s, steady apart from the steps that coincide with an evaluation.
+#
+# What has the model learnt? Let it write: start from a prompt, and repeatedly sample the next character
+# from the softmax of the last position's logits (notebook 10 does this properly, with temperature and
+# top-k):
+
+# %%
+def sample(model, prompt: str, n: int = 200, seed: int = 0) -> str:
+    stoi = {ch: i for i, ch in enumerate(chars)}
+    idx = torch.tensor([[stoi[ch] for ch in prompt if ch in stoi]])  # (1, T)
+    gen = torch.Generator().manual_seed(seed)
+    model.eval()
+    with torch.no_grad():
+        for _ in range(n):
+            logits, _ = model(idx[:, -model.max_seq_len:])  # (1, T, V)
+            probs = F.softmax(logits[0, -1], dim=-1)  # (V,)
+            idx = torch.cat([idx, torch.multinomial(probs, 1, generator=gen)[None]], dim=1)  # (1, T+1)
+    return decode(idx[0].tolist())
+
+
+samples = [sample(model, prompt) for prompt in ("Return the ", "The default ")]
+for s in samples:
+    print(repr(s), end="\n\n")
+
+# %% [markdown]
+# Word-like pieces, spaces, punctuation and the look of docstrings, from 110 000 parameters and under a
+# minute of CPU: not yet sense (the validation perplexity is about 11, against 99 before training). Stage
+# 12's report reads this run's record:
+
+# %%
+_ = record_run("09_train", history={k: v for k, v in log.items() if k != "max_grad_norm"}, config=config,
+               num_params=num_params, tokens_per_s=TRAIN_STEPS * BATCH_SIZE * BLOCK_SIZE / seconds,
+               peak_memory_mb=peak_mb, lr={"peak": PEAK_LR, "warmup": WARMUP, "schedule": "cosine to peak/10"},
+               samples=samples)
+print("recorded 09_train and 09_overfit")
+
+# %% [markdown]
+# ## Summary
+#
+# - A character tokenizer: `vocab = sorted(set(text))`, id = position, lossless round trip. A word tokenizer:
+#   shorter sequences, a big vocabulary, `<pad>` (label `-100`), `<unk>` (the UNK rate grows with
+#   `min_freq`), `<eos>`.
+# - `train_step`: `train()` → `zero_grad` → forward → loss → `backward` → clip → `step`; return floats.
+# - First overfit one batch: if the loss doesn't go near 0, don't train further, debug.
+# - `evaluate`: `eval()`, `no_grad`, the mode restored; total loss / counted tokens. Perplexity = `exp(loss)`.
+# - Log the learning rate, the gradient norm, activation RMS (forward hooks), tokens/s and memory: they tell
+#   you why a run fails.
+#
+# **Next:** notebook 10 generates text with temperature and top-k, and looks inside the attention.

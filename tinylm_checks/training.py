@@ -1,0 +1,493 @@
+"""Stage 09 checks: the two tokenizers (``char_tokenizer``, ``word_encode``), ``train_step``, ``evaluate`` and
+``perplexity``.
+
+The tokenizer checks run the learner's function on texts of their own (characters first seen out of sorted
+order, unicode, punctuation next to words, unknown and differently-cased words) and compare with the reference
+(:mod:`tinylm_solutions.tokenizer`). ``train_step`` and ``evaluate`` run on probes
+(:mod:`tinylm_grading.probes`): a small float64 language model that records the mode and grad mode of every
+forward, and a spy SGD optimizer that records ``zero_grad`` and, at ``step``, the gradients it was given. So
+the check sees the order of the steps (stale gradients left in before the call show a missing
+``zero_grad``; unclipped gradients at ``step`` a missing or late clipping) without reading any code.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+
+from tinylm_grading.probes import ProbeLM, SpyOptimizer
+
+from ._core import Ctx, check, known_mistake, reference
+
+ref_tok = reference("tokenizer")
+ref_train = reference("train")
+
+__all__ = ["check_char_tokenizer", "check_word_tokenizer", "check_train_step", "check_evaluate",
+           "check_perplexity"]
+
+# ---- the mistakes these checks can name
+VOCAB_NOT_SORTED = known_mistake(
+    "vocab_not_sorted", "the vocabulary is not sorted: ids then depend on the order in which characters first "
+    "appear (or on the set's order, which changes between Python runs), so the same character gets another id "
+    "in another text or session",
+    "vocab = sorted(set(text)): a list of the distinct characters in sorted order")
+VOCAB_NOT_UNIQUE = known_mistake(
+    "vocab_not_unique", "a character appears more than once in the vocabulary",
+    "build the vocabulary from the distinct characters: sorted(set(text))")
+VOCAB_MISSING = known_mistake(
+    "vocab_missing_chars", "the vocabulary lacks characters of the text (or has characters the text does not "
+    "have): spaces, newlines or non-ASCII characters are characters too",
+    "take every distinct character of the text, whitespace and unicode included: sorted(set(text))")
+IDS_OFF_BY_ONE = known_mistake(
+    "ids_off_by_one", "the ids start at 1: the first character of the vocabulary must get id 0, so that an id "
+    "is an index into the vocabulary (and into an nn.Embedding's rows)",
+    "stoi = {ch: i for i, ch in enumerate(vocab)}: enumerate counts from 0")
+ROUND_TRIP = known_mistake(
+    "round_trip_broken", "decoding the ids does not give the text back: ''.join(vocab[i] for i in ids) != text",
+    "encode every character of the text, in order, as its index in the vocabulary: [stoi[ch] for ch in text]")
+UNKNOWN_RAISES = known_mistake(
+    "unknown_word_raises", "a word that is not in the vocabulary raises an error: it must become <unk>",
+    "look words up with a default: stoi.get(token, unk_id), with unk_id = 1, the id of '<unk>'")
+UNKNOWN_DROPPED = known_mistake(
+    "unknown_word_dropped", "words that are not in the vocabulary are left out: they must become <unk>, so that "
+    "the model still sees that a word was there (and the UNK rate can be measured)",
+    "map every token to an id, unknown ones to unk_id = 1: stoi.get(token, 1)")
+UNK_AS_PAD = known_mistake(
+    "unknown_as_pad", "unknown words get id 0, '<pad>': padding is for filling batches and is not a word; "
+    "unknown words get '<unk>', id 1",
+    "stoi.get(token, 1): id 1 is '<unk>', id 0 is '<pad>'")
+NO_EOS = known_mistake(
+    "eos_missing", "the ids do not end with '<eos>' (id 2): the model has no way to learn where a text ends",
+    "append the end-of-sequence id after the last token: ids + [2]")
+EOS_MISPLACED = known_mistake(
+    "eos_misplaced", "'<eos>' is there but not only at the end (at the start, or after every token)",
+    "one '<eos>' (id 2), after the last token: ids + [2]")
+SPLIT_ON_WHITESPACE = known_mistake(
+    "split_on_whitespace", "the text is split on whitespace, so punctuation stays glued to words ('cat,' is "
+    "one token, and an unknown one)",
+    "split with the pattern of the notebook: WORD_PATTERN.findall(text) separates words and punctuation")
+LOWERCASED = known_mistake(
+    "lowercased", "the text is lowercased before the lookup: the vocabulary was built with case kept, so 'The' "
+    "and 'the' are different tokens",
+    "look the tokens up as they are in the text; do not call .lower()")
+
+WRONG_ORDER = known_mistake(
+    "wrong_step_order", "the steps of train_step are out of order: optimizer.step() did not see this batch's "
+    "gradients (step before backward, or zero_grad between backward and step)",
+    "zero_grad, then loss = ..., loss.backward(), clip, and only then optimizer.step()")
+NO_ZERO_GRAD = known_mistake(
+    "no_zero_grad", "the gradients are not zeroed first: backward adds to .grad, so the previous step's "
+    "gradients were added to this batch's",
+    "start with optimizer.zero_grad() (before loss.backward())")
+NO_CLIPPING = known_mistake(
+    "no_clipping", "the gradients are not clipped: their global norm is above max_grad_norm at optimizer.step()",
+    "torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm) between loss.backward() and "
+    "optimizer.step()")
+CLIP_AFTER_STEP = known_mistake(
+    "clip_after_step", "the gradients are clipped after optimizer.step(): the step already used the unclipped "
+    "gradients, so clipping had no effect",
+    "call torch.nn.utils.clip_grad_norm_ before optimizer.step(), right after loss.backward()")
+MAX_NORM_IGNORED = known_mistake(
+    "max_grad_norm_ignored", "the gradients are clipped to another norm than the max_grad_norm argument (a "
+    "constant such as 1.0)",
+    "pass the argument: torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)")
+NO_STEP = known_mistake(
+    "no_optimizer_step", "optimizer.step() is never called: the parameters do not change",
+    "end with optimizer.step(), after the gradients are clipped")
+TRAIN_MODE_NOT_SET = known_mistake(
+    "train_mode_not_set", "train_step ran the model in eval mode: after an evaluation the model stays in eval "
+    "mode (dropout off) unless train_step switches it back",
+    "start train_step with model.train()")
+GRAD_NORM_AFTER_CLIP = known_mistake(
+    "grad_norm_after_clipping", "the returned grad_norm is the norm after clipping (at most max_grad_norm): it "
+    "should be the norm before, which clip_grad_norm_ returns",
+    "grad_norm = torch.nn.utils.clip_grad_norm_(...) returns the total norm before clipping: report that")
+LOSS_AS_TENSOR = known_mistake(
+    "loss_not_a_float", "a tensor is returned where a Python float belongs: kept in a history, a loss tensor "
+    "keeps its whole autograd graph alive",
+    "return plain numbers: loss.item() and grad_norm.item()")
+
+EVAL_IN_TRAIN_MODE = known_mistake(
+    "evaluate_in_train_mode", "the model runs in training mode during evaluation (dropout would be on)",
+    "call model.eval() before the loop (and restore the mode afterwards)")
+EVAL_WITH_GRAD = known_mistake(
+    "evaluate_with_grad", "evaluation builds the autograd graph (grad mode on, or a tensor that requires grad "
+    "returned): memory and time for a backward that never comes",
+    "run the loop under `with torch.no_grad():` and return loss.item()-style floats")
+MODE_NOT_RESTORED = known_mistake(
+    "mode_not_restored", "evaluate does not restore the model's mode: it must leave the model in training mode "
+    "if it was training, and in eval mode if it was in eval mode",
+    "was_training = model.training before model.eval(); model.train(was_training) at the end")
+MEAN_OF_MEANS = known_mistake(
+    "mean_of_batch_means", "the result is the mean of the per-batch mean losses: a small batch weighs as much "
+    "as a large one; the corpus loss is total loss / counted tokens",
+    "add up F.cross_entropy(..., reduction='sum') over the batches and divide by the number of counted tokens")
+IGNORED_COUNTED = known_mistake(
+    "ignored_tokens_counted", "targets equal to -100 are counted in the number of tokens (or in the loss): "
+    "they are ignored positions, neither scored nor counted",
+    "count only the scored targets: (y != -100).sum(); F.cross_entropy ignores -100 in the loss by default")
+RETURNED_PERPLEXITY = known_mistake(
+    "evaluate_returned_perplexity", "evaluate returns exp(loss), the perplexity, instead of the mean loss",
+    "return total / n_tokens; perplexity(loss) takes the exp")
+PPL_BASE_2 = known_mistake(
+    "perplexity_base_2", "2 ** loss is used: F.cross_entropy's loss is in nats (natural log), so perplexity is "
+    "e ** loss",
+    "math.exp(loss)")
+PPL_NEGATED = known_mistake(
+    "perplexity_negated", "exp(-loss) is computed: that is the geometric mean probability of the targets, 1 / "
+    "perplexity",
+    "math.exp(loss)")
+
+CHAR_TEXTS = ["héllo wörld\n→ zebra, ABBA!", "the cat sat.\n\tMaß ≠ mass ☕", "zyx wvu\nzz yy: 42 → 24"]
+
+
+def _ids_list(ctx: Ctx, ids, what: str, tried: str) -> list[int]:
+    """``ids`` as a list of Python ints: a list/tuple of ints, or a 1-D integer tensor."""
+    if ids is None:
+        ctx.fail(f"{what} is None", tried=tried, expected="a list of int", mistake="missing_return")
+    if isinstance(ids, torch.Tensor):
+        if ids.dim() != 1 or ids.is_floating_point():
+            ctx.fail(f"{what} is a tensor of shape {tuple(ids.shape)} and dtype {ids.dtype}", tried=tried,
+                     expected="a list of int (or a 1-D integer tensor)",
+                     hint="return a flat list of int ids, one per token")
+        return [int(i) for i in ids.tolist()]
+    if not isinstance(ids, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
+        kinds = sorted({type(i).__name__ for i in ids}) if isinstance(ids, (list, tuple)) else [type(ids).__name__]
+        ctx.fail(f"{what} is not a list of int", tried=tried, expected="a list of int",
+                 got=("a list of " + ", ".join(kinds)) if isinstance(ids, (list, tuple)) else kinds[0],
+                 hint="ids are ints: vocab positions, one per token")
+    return list(ids)
+
+
+# --------------------------------------------------------------------------- char_tokenizer
+
+@check
+def check_char_tokenizer(ctx: Ctx, fn) -> str:
+    ctx.function(fn, "char_tokenizer")
+    texts = CHAR_TEXTS[ctx.seed % 3:] + CHAR_TEXTS[:ctx.seed % 3]
+    for text in texts:
+        tried = f"char_tokenizer({text!r})"
+        out = ctx.call(fn, text, what=f"called as {tried}")
+        if out is None:
+            ctx.fail("char_tokenizer returned None", tried=tried, expected="a pair (vocab, ids)",
+                     mistake="missing_return")
+        if not isinstance(out, (tuple, list)) or len(out) != 2:
+            ctx.fail("char_tokenizer did not return a pair (vocab, ids)", tried=tried,
+                     expected="(vocab: list of characters, ids: list of int)", got=type(out).__name__,
+                     hint="return vocab, ids")
+        vocab, ids = out
+        expected_vocab, expected_ids = ref_tok.char_tokenizer(text)
+        if isinstance(vocab, str):
+            vocab = list(vocab)
+        if not isinstance(vocab, (list, tuple)) or not all(isinstance(c, str) and len(c) == 1 for c in vocab):
+            ctx.fail("vocab is not a list of single characters", tried=tried,
+                     expected=f"{expected_vocab[:8]} ... ({len(expected_vocab)} characters)",
+                     got=repr(vocab)[:80], hint="vocab = sorted(set(text)) is a list of one-character strings")
+        vocab = list(vocab)
+        if len(set(vocab)) != len(vocab):
+            dup = next(c for c in vocab if vocab.count(c) > 1)
+            ctx.fail("the vocabulary has duplicates", tried=tried, expected="each character once",
+                     got=f"{dup!r} {vocab.count(dup)} times", mistake=VOCAB_NOT_UNIQUE)
+        if set(vocab) != set(expected_vocab):
+            missing, extra = sorted(set(expected_vocab) - set(vocab)), sorted(set(vocab) - set(expected_vocab))
+            ctx.fail("the vocabulary is not the set of the text's characters", tried=tried,
+                     expected=f"{len(expected_vocab)} distinct characters",
+                     got=f"{len(vocab)}; missing {missing[:6]!r}, extra {extra[:6]!r}", mistake=VOCAB_MISSING)
+        if vocab != expected_vocab:
+            ctx.fail("the vocabulary is not in sorted order", tried=tried,
+                     expected=f"sorted(set(text)) = {expected_vocab[:10]}",
+                     got=f"{vocab[:10]}", mistake=VOCAB_NOT_SORTED)
+        ids = _ids_list(ctx, ids, "ids", tried)
+        if ids == [i + 1 for i in expected_ids]:
+            ctx.fail("the ids are one too high", tried=tried, expected=f"{expected_ids[:10]} ...",
+                     got=f"{ids[:10]} ...", mistake=IDS_OFF_BY_ONE)
+        if len(ids) != len(text):
+            ctx.fail("there is not one id per character", tried=tried, expected=f"{len(text)} ids",
+                     got=f"{len(ids)} ids", mistake=ROUND_TRIP)
+        if ids != expected_ids:
+            bad = next(t for t, (a, b) in enumerate(zip(ids, expected_ids)) if a != b)
+            decoded = "".join(vocab[i] if 0 <= i < len(vocab) else "?" for i in ids)
+            ctx.fail("decoding the ids does not give the text back", tried=tried,
+                     expected=f"id {expected_ids[bad]} for character {bad} ({text[bad]!r})",
+                     got=f"id {ids[bad]}; decoded text {decoded!r}", mistake=ROUND_TRIP)
+    return (f"vocab = sorted(set(text)), one id per character, and the round trip on {len(texts)} texts "
+            "with whitespace and unicode")
+
+
+# --------------------------------------------------------------------------- word_encode
+
+WORD_TRAIN = ("the cat sat on the mat. the dog sat on the log, and the cat saw the dog. "
+              "a cat, a dog: the end.")
+WORD_TEXTS = ["The cat sat on the sofa, and the dog saw it.", "a zebra sat on the mat; the cat ran!",
+              "the dog and the cat.  The end?"]
+
+
+def _word_candidates(text: str, vocab: list[str]):
+    """Known mistakes of word_encode on ``text``: (mistake, ids) pairs."""
+    stoi = {t: i for i, t in enumerate(vocab)}
+    tokens = ref_tok.WORD_PATTERN.findall(text)
+    good = [stoi.get(t, 1) for t in tokens]
+    lower = [stoi.get(t, 1) for t in ref_tok.WORD_PATTERN.findall(text.lower())]
+    split = [stoi.get(t, 1) for t in text.split()]
+    return [(NO_EOS, good), (EOS_MISPLACED, [2] + good), (EOS_MISPLACED, [2] + good + [2]),
+            (UNKNOWN_DROPPED, [stoi[t] for t in tokens if t in stoi] + [2]),
+            (UNKNOWN_DROPPED, [stoi[t] for t in tokens if t in stoi]),
+            (UNK_AS_PAD, [stoi.get(t, 0) for t in tokens] + [2]), (UNK_AS_PAD, [stoi.get(t, 0) for t in tokens]),
+            (LOWERCASED, lower + [2]), (LOWERCASED, lower),
+            (SPLIT_ON_WHITESPACE, split + [2]), (SPLIT_ON_WHITESPACE, split)]
+
+
+@check
+def check_word_tokenizer(ctx: Ctx, fn) -> str:
+    ctx.function(fn, "word_encode")
+    vocab = ref_tok.build_word_vocab(WORD_TRAIN)
+    texts = WORD_TEXTS[ctx.seed % 3:] + WORD_TEXTS[:ctx.seed % 3]
+    unk_total = n_total = 0
+    for text in texts:
+        tried = f"word_encode({text!r}, vocab) with vocab = {vocab[:6]} ... ({len(vocab)} tokens)"
+        try:
+            ids = fn(text, list(vocab))
+        except (KeyError, ValueError, IndexError) as e:
+            ctx.fail(f"your code raised {type(e).__name__} on a word that is not in the vocabulary", tried=tried,
+                     got=f"{type(e).__name__}: {e}"[:120], mistake=UNKNOWN_RAISES)
+        except Exception:  # noqa: BLE001 - let ctx.call report any other exception the usual way
+            ids = ctx.call(fn, text, list(vocab), what=f"called as {tried}")
+        ids = _ids_list(ctx, ids, "the ids", tried)
+        expected = ref_tok.word_encode(text, vocab)
+        if ids != expected:
+            named = next((m for m, cand in _word_candidates(text, vocab) if cand == ids), None)
+            ctx.fail("the ids are not those of the reference", tried=tried, expected=str(expected),
+                     got=str(ids), mistake=named,
+                     hint="split with WORD_PATTERN.findall(text), look each token up with stoi.get(token, 1) "
+                          "(1 = '<unk>'), then append 2 ('<eos>')")
+        unk_total += ids.count(1)
+        n_total += len(ids) - 1
+    return (f"tokens split by WORD_PATTERN, unknown words -> <unk> ({unk_total} of {n_total} here), one <eos> "
+            f"at the end, on {len(texts)} texts")
+
+
+# --------------------------------------------------------------------------- train_step
+
+V, D = 11, 6
+
+
+def _batch(ctx: Ctx, B: int, T: int, n_ignored: int = 0):
+    x = torch.randint(V, (B, T), generator=ctx.gen)  # (B, T)
+    y = torch.randint(V, (B, T), generator=ctx.gen)  # (B, T)
+    if n_ignored:
+        flat = y.view(-1)
+        flat[torch.randperm(B * T, generator=ctx.gen)[:n_ignored]] = -100
+    return x, y
+
+
+def _loss_and_grads(model: ProbeLM, x, y):
+    """The reference's loss and gradients on a copy of ``model``: (loss, {name: grad}, global norm)."""
+    twin = ProbeLM(V, D)
+    twin.absorb_probe_report({**model.probe_report(), "grads": {"emb": None, "head": None}, "calls": []})
+    with torch.enable_grad():
+        logits = twin(x)[0]  # (B, T, V)
+        loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))
+        loss.backward()
+    grads = {"emb": twin.emb.grad.clone(), "head": twin.head.grad.clone()}
+    norm = math.sqrt(sum(float((g ** 2).sum()) for g in grads.values()))
+    return float(loss.detach()), grads, norm
+
+
+def _same(a: dict, b: dict, atol: float = 1e-8) -> bool:
+    return all(a.get(n) is not None and b.get(n) is not None and torch.allclose(a[n], b[n], atol=atol, rtol=1e-6)
+               for n in ("emb", "head"))
+
+
+def _scaled(grads: dict, c: float) -> dict:
+    return {n: g * c for n, g in grads.items()}
+
+
+def _float(ctx: Ctx, value, what: str, tried: str, mistake_if_tensor: str) -> float:
+    if isinstance(value, torch.Tensor):
+        ctx.fail(f"{what} is a tensor", tried=tried, expected="a Python float",
+                 got=f"tensor({value.detach().flatten()[:1].tolist()}..., requires_grad={value.requires_grad})",
+                 mistake=mistake_if_tensor)
+    if value is None:
+        ctx.fail(f"{what} is None", tried=tried, expected="a Python float", mistake="missing_return")
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        ctx.fail(f"{what} is not a number", tried=tried, expected="a Python float", got=type(value).__name__,
+                 hint="return float values (loss.item())")
+    return float(value)
+
+
+@check
+def check_train_step(ctx: Ctx, fn) -> str:
+    ctx.function(fn, "train_step")
+    B, T = (3, 5) if ctx.seed % 2 == 0 else (4, 3)
+    model = ProbeLM(V, D, seed=ctx.seed)
+    x, y = _batch(ctx, B, T, n_ignored=2)
+    loss, grads, norm = _loss_and_grads(model, x, y)
+    max_norm = round(norm / 3, 3)  # clipping must act: the gradients are 3 times too large
+    clip = min(1.0, max_norm / (norm + 1e-6))  # torch.nn.utils.clip_grad_norm_'s clip_coef
+    clipped = _scaled(grads, clip)
+    stale = {n: torch.randn(p.shape, generator=ctx.gen, dtype=torch.float64) for n, p in
+             (("emb", model.emb), ("head", model.head))}
+    model.emb.grad, model.head.grad = stale["emb"].clone(), stale["head"].clone()  # a previous step's
+    model.eval()  # as after an evaluation
+    before = {"emb": model.emb.detach().clone(), "head": model.head.detach().clone()}
+    opt = SpyOptimizer(model, lr=0.1)
+    tried = (f"train_step(model, (x, y), optimizer, {max_norm}) with a small LM (V={V}, D={D}) in eval mode "
+             f"holding stale gradients, x, y ({B}, {T}) (2 targets -100), and an SGD optimizer that records "
+             f"its calls; the gradient norm is {norm:.3f}")
+    out = ctx.call(fn, model, (x, y), opt, max_norm, what=f"called as {tried}")
+    steps = [e for e in opt.events if e["event"] == "step"]
+    if not steps:
+        ctx.fail("optimizer.step() was not called", tried=tried, expected="one call of optimizer.step()",
+                 got="events: " + (", ".join(e["event"] for e in opt.events) or "none"), mistake=NO_STEP)
+    if len(steps) > 1:
+        ctx.fail(f"optimizer.step() was called {len(steps)} times", tried=tried, expected="one call",
+                 hint="one train_step is one optimizer step")
+    if not model.calls:
+        ctx.fail("the model was never called", tried=tried, expected="one forward on x",
+                 hint="logits, _ = model(x), then the loss against y")
+    if not any(c["training"] for c in model.calls):
+        ctx.fail("the model ran in eval mode", tried=tried, expected="model.training True during the forward",
+                 got="model.training False", mistake=TRAIN_MODE_NOT_SET)
+    at_step = steps[0]["grads"]
+    after = {n: (getattr(model, n).grad.clone() if getattr(model, n).grad is not None else None)
+             for n in ("emb", "head")}
+    got_norm = steps[0]["grad_norm"]
+    events = ", ".join(e["event"] for e in opt.events)
+    if not _same(at_step, clipped):
+        if _same(at_step, grads):
+            late = all(after[n] is not None for n in after) and _same(after, clipped)
+            ctx.fail("optimizer.step() got unclipped gradients", tried=tried,
+                     expected=f"gradient norm {max_norm} at step (clipped)", got=f"norm {got_norm:.4f}",
+                     mistake=CLIP_AFTER_STEP if late else NO_CLIPPING)
+        summed = {n: stale[n] + grads[n] for n in grads}
+        total = math.sqrt(sum(float((g ** 2).sum()) for g in summed.values()))
+        if _same(at_step, summed) or _same(at_step, _scaled(summed, min(1.0, max_norm / (total + 1e-6)))):
+            ctx.fail("optimizer.step() got this batch's gradients plus the stale ones", tried=tried,
+                     expected=f"this batch's gradients, clipped (norm {max_norm})", got=f"norm {got_norm:.4f}",
+                     mistake=NO_ZERO_GRAD)
+        if all(at_step[n] is None or not bool(at_step[n].any()) for n in at_step) or _same(at_step, stale):
+            ctx.fail("optimizer.step() did not get this batch's gradients", tried=tried,
+                     expected="loss.backward() and clipping before optimizer.step()",
+                     got=f"gradients at step: {'none' if at_step['emb'] is None else 'stale or zero'}; "
+                         f"optimizer calls in order: {events}", mistake=WRONG_ORDER)
+        ratio = got_norm / norm if norm else 0.0
+        if _same(at_step, _scaled(grads, ratio)):
+            ctx.fail(f"the gradients were clipped to norm {got_norm:.4f}", tried=tried,
+                     expected=f"norm {max_norm} (max_grad_norm)", got=f"norm {got_norm:.4f}",
+                     mistake=MAX_NORM_IGNORED)
+        ctx.fail("optimizer.step() got gradients that are not those of the batch's loss", tried=tried,
+                 expected=f"the gradients of F.cross_entropy(logits.reshape(-1, V), y.reshape(-1)), clipped to "
+                          f"norm {max_norm}", got=f"norm {got_norm:.4f}",
+                 hint="compare your loss line with the notebook's: cross-entropy of the (B*T, V) logits against "
+                      "the (B*T,) targets, mean over the counted targets")
+    if not isinstance(out, dict):
+        ctx.fail("train_step did not return a dict", tried=tried, expected='{"loss": float, "grad_norm": float}',
+                 got="None" if out is None else type(out).__name__,
+                 mistake="missing_return" if out is None else None, hint='return {"loss": ..., "grad_norm": ...}')
+    for key in ("loss", "grad_norm"):
+        if key not in out:
+            ctx.fail(f"the result has no key {key!r}", tried=tried, expected='{"loss": float, "grad_norm": float}',
+                     got=f"keys {sorted(out)}", hint='return {"loss": loss.item(), "grad_norm": grad_norm.item()}')
+    got_loss = _float(ctx, out["loss"], 'result["loss"]', tried, LOSS_AS_TENSOR)
+    if abs(got_loss - loss) > 1e-6:
+        ctx.fail('result["loss"] is not the batch\'s loss', tried=tried, expected=f"{loss:.6f}",
+                 got=f"{got_loss:.6f}", hint="report the loss computed before the step: loss.item()")
+    got_gn = _float(ctx, out["grad_norm"], 'result["grad_norm"]', tried, LOSS_AS_TENSOR)
+    if abs(got_gn - norm) > 1e-6:
+        ctx.fail('result["grad_norm"] is not the gradient norm before clipping', tried=tried,
+                 expected=f"{norm:.6f}", got=f"{got_gn:.6f}",
+                 mistake=GRAD_NORM_AFTER_CLIP if abs(got_gn - max_norm) < 1e-4 else None,
+                 hint="grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)")
+    expected_after = {n: before[n] - 0.1 * clipped[n] for n in before}
+    now = {"emb": model.emb.detach(), "head": model.head.detach()}
+    if not _same(now, expected_after):
+        ctx.fail("the parameters after the step are not p - lr * clipped gradient", tried=tried,
+                 expected="one SGD step with the clipped gradients", got="other parameters",
+                 hint="call optimizer.step() once; do not change the parameters or .grad yourself")
+    return (f"train mode, zero_grad -> backward -> clip to {max_norm} -> step (checked with a spy optimizer), "
+            "loss and the norm before clipping returned")
+
+
+# --------------------------------------------------------------------------- evaluate
+
+def _eval_candidates(model: ProbeLM, batches):
+    """Known evaluate mistakes: (mistake, value) pairs."""
+    sums, counts, means, all_tokens = [], [], [], []
+    with torch.no_grad():
+        for x, y in batches:
+            logits = model(x)[0]  # (B, T, V)
+            flat, target = logits.reshape(-1, V), y.reshape(-1)
+            sums.append(float(F.cross_entropy(flat, target, reduction="sum")))
+            counts.append(int((y != -100).sum()))
+            means.append(float(F.cross_entropy(flat, target)))
+            all_tokens.append(y.numel())
+    model.calls.clear()
+    good = sum(sums) / sum(counts)
+    return [(MEAN_OF_MEANS, sum(means) / len(means)), (IGNORED_COUNTED, sum(sums) / sum(all_tokens)),
+            (IGNORED_COUNTED, sum(m * n for m, n in zip(means, all_tokens)) / sum(all_tokens)),
+            (RETURNED_PERPLEXITY, math.exp(good)), (MEAN_OF_MEANS, math.exp(sum(means) / len(means)))]
+
+
+@check
+def check_evaluate(ctx: Ctx, fn) -> str:
+    ctx.function(fn, "evaluate")
+    sizes = [(3, 4, 3), (1, 4, 0), (2, 4, 5)] if ctx.seed % 2 == 0 else [(2, 5, 4), (4, 5, 1), (1, 5, 0)]
+    batches = [_batch(ctx, B, T, n) for B, T, n in sizes]
+    for training in (True, False):
+        model = ProbeLM(V, D, seed=ctx.seed).train(training)
+        expected = ref_train.evaluate(model, batches)
+        candidates = _eval_candidates(model, batches)
+        model.calls.clear()
+        model.train(training)
+        mode = "training" if training else "eval"
+        tried = (f"evaluate(model, batches) on a small LM (V={V}, D={D}) in {mode} mode, {len(batches)} batches "
+                 f"(x, y) of sizes {[s[:2] for s in sizes]} with {sum(s[2] for s in sizes)} targets -100")
+        out = ctx.call(fn, model, list(batches), what=f"called as {tried}")
+        if out is None:
+            ctx.fail("the result is None", tried=tried, expected="a Python float", mistake="missing_return")
+        if len(model.calls) != len(batches):
+            ctx.fail(f"the model was called {len(model.calls)} times", tried=tried,
+                     expected=f"once per batch ({len(batches)})", hint="loop over every batch once")
+        if any(c["training"] for c in model.calls):
+            ctx.fail("the model ran in training mode", tried=tried, expected="model.training False during the "
+                     "forwards", got="model.training True", mistake=EVAL_IN_TRAIN_MODE)
+        if any(c["grad_enabled"] for c in model.calls) or (isinstance(out, torch.Tensor) and out.requires_grad):
+            ctx.fail("the forwards ran with grad mode on", tried=tried, expected="torch.is_grad_enabled() False",
+                     got="True", mistake=EVAL_WITH_GRAD)
+        if model.training != training:
+            ctx.fail(f"the model is left in {'training' if model.training else 'eval'} mode", tried=tried,
+                     expected=f"{mode} mode, as it was before the call", mistake=MODE_NOT_RESTORED)
+        if isinstance(out, torch.Tensor) and out.dim() == 0:
+            out = out.item()
+        got = _float(ctx, out, "the result", tried, LOSS_AS_TENSOR)
+        if abs(got - expected) > 1e-6:
+            named = next((m for m, v in candidates if abs(v - got) <= 1e-6), None)
+            ctx.fail("the result is not total loss / counted tokens", tried=tried, expected=f"{expected:.6f}",
+                     got=f"{got:.6f}", mistake=named,
+                     hint="sum F.cross_entropy(..., reduction='sum') over the batches, count (y != -100).sum(), "
+                          "and divide once at the end")
+    return ("eval mode under no_grad, the mode restored (from training and from eval), total loss / counted "
+            "tokens with -100 ignored over batches of different sizes")
+
+
+# --------------------------------------------------------------------------- perplexity
+
+@check
+def check_perplexity(ctx: Ctx, fn) -> str:
+    ctx.function(fn, "perplexity")
+    losses = [0.0, 1.0, math.log(V), 2.5 + ctx.seed / 10]
+    for loss in [*losses, torch.tensor(1.25)]:
+        tried = f"perplexity({loss!r})"
+        out = ctx.call(fn, loss, what=f"called as {tried}")
+        if isinstance(out, torch.Tensor) and out.dim() == 0:
+            out = out.item()
+        got = _float(ctx, out, "the result", tried, LOSS_AS_TENSOR)
+        expected = ref_train.perplexity(loss)
+        if not math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-9):
+            value = float(loss)
+            named = (PPL_BASE_2 if math.isclose(got, 2 ** value, rel_tol=1e-9)
+                     else PPL_NEGATED if math.isclose(got, math.exp(-value), rel_tol=1e-9) else None)
+            ctx.fail("the result is not exp(loss)", tried=tried, expected=f"{expected:.6g}", got=f"{got:.6g}",
+                     mistake=named, hint="perplexity = math.exp(loss), loss a mean cross-entropy in nats")
+    return f"exp(loss) for losses {', '.join(f'{v:.3g}' for v in losses)} and a 0-dim tensor (log V -> V = {V})"
