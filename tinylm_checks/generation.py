@@ -27,6 +27,7 @@ import math
 import torch
 
 from ._core import CheckFailure, Ctx, check, fmt_shape, known_mistake, reference
+from .training import MODE_NOT_RESTORED
 
 ref = reference("generate")
 
@@ -59,9 +60,6 @@ GRAD_ON = known_mistake(
     "gradients_recorded", "autograd records every step of generation: the loop does not run under torch.no_grad()",
     "decorate generate with @torch.no_grad() (or put the loop in `with torch.no_grad():`): sampling needs no "
     "gradients, and recording them costs memory at every step")
-MODE_NOT_RESTORED = known_mistake(
-    "mode_not_restored", "generate leaves the model in eval mode: a model that was training is not put back",
-    "remember was_training = model.training before model.eval(), and call model.train(was_training) at the end")
 GENERATOR_IGNORED = known_mistake(
     "generator_ignored", "the generator argument is not used: the samples come from the global random number "
     "generator (or a seed of your own), so the same generator seed does not give the same tokens",

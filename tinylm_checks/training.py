@@ -116,8 +116,8 @@ EVAL_WITH_GRAD = known_mistake(
     "returned): memory and time for a backward that never comes",
     "run the loop under `with torch.no_grad():` and return loss.item()-style floats")
 MODE_NOT_RESTORED = known_mistake(
-    "mode_not_restored", "evaluate does not restore the model's mode: it must leave the model in training mode "
-    "if it was training, and in eval mode if it was in eval mode",
+    "mode_not_restored", "the model's mode is not restored: a model that was training must be left in training "
+    "mode, one in eval mode in eval mode",
     "was_training = model.training before model.eval(); model.train(was_training) at the end")
 MEAN_OF_MEANS = known_mistake(
     "mean_of_batch_means", "the result is the mean of the per-batch mean losses: a small batch weighs as much "
