@@ -38,6 +38,7 @@ from tinylm_solutions.data import default_corpus, get_batch, lm_batches, train_v
 from tinylm_solutions.model import TinyLM
 
 _ = torch.manual_seed(0)
+torch.set_num_threads(1)  # the tensors here are small: one thread is as fast as two, and never waits for the other
 
 # %% [markdown]
 # **Run lengths.** The two training runs below use fixed step counts (so every run of this notebook gives
@@ -538,7 +539,7 @@ val_batches = list(lm_batches(val_data, 32, BLOCK_SIZE))[:10]
 batch_gen = torch.Generator().manual_seed(0)
 live = LiveLossPlot(TRAIN_STEPS, title="training on the corpus", every=min(50, TRAIN_STEPS // 3 or 1), smooth=25)
 start = time.perf_counter()
-bar = tqdm(range(1, TRAIN_STEPS + 1), desc="train")
+bar = tqdm(range(1, TRAIN_STEPS + 1), desc="train", mininterval=1.0)  # redrawn at most once a second
 for step in bar:
     t0 = time.perf_counter()
     for group in optimizer.param_groups:
