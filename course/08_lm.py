@@ -113,7 +113,8 @@ print(f"uniform logits: loss {F.cross_entropy(uniform[:, :-1].reshape(-1, V), ta
 # - `logits`: `(B, T, V)` float, the model's raw scores; `labels`: `(B, T)` integer, **aligned with the
 #   inputs**, some entries possibly `-100`.
 # - Return the mean cross-entropy of `logits[:, t]` against `labels[:, t + 1]` over every target that is
-#   not `-100`: a 0-dim tensor of the logits' dtype, with gradients flowing to the logits.
+#   not `-100`: a 0-dim tensor of the logits' dtype, with gradients flowing to the logits (a tensor, not
+#   `.item()`'s Python number: `loss.backward()` needs the graph).
 #
 # **What the check tries:** random logits of its own sizes (`B`, `T`, `V` all different) in float64 and in
 # float32, labels that are all token ids (0 among them), then labels with some targets set to `-100` (it also
@@ -127,6 +128,7 @@ print(f"uniform logits: loss {F.cross_entropy(uniform[:, :-1].reshape(-1, V), ta
 #
 # `logits[:, :-1]` (the predictions that have a next token) against `labels[:, 1:]` (the tokens that have a
 # predecessor). Then `F.cross_entropy` wants `(N, V)` and `(N,)`; its default `ignore_index` is already -100.
+# Flatten with `.reshape`: a slice such as `logits[:, :-1]` is not contiguous, and `.view` refuses it.
 # </details>
 #
 # <details><summary>Hint 2: the key line</summary>
@@ -198,9 +200,9 @@ print(f"with -100 targets: {causal_lm_loss(logits, labels).item():.4f}; "
 #   first, but the optimizer sees two tensors and they drift apart after the first step.
 # - **GPT-2's initialisation** (Radford et al. 2019, §2.3; nanoGPT's `_init_weights`): every `nn.Linear` and
 #   `nn.Embedding` weight `N(0, 0.02)`, every bias 0; the two projections that write into the residual stream
-#   in each block (`attn.W_O` and `ffn.linear2`) get std `0.02 / sqrt(2·L)`, so that the `2L` contributions
-#   added to the stream don't grow its size with depth. PyTorch's defaults are different: `nn.Embedding`
-#   starts at `N(0, 1)`, which with tied weights makes the initial logits huge.
+#   in each block (the weights of `attn.W_O` and `ffn.linear2`; their biases stay 0) get std `0.02 / sqrt(2·L)`,
+#   so that the `2L` contributions added to the stream don't grow its size with depth. PyTorch's defaults are
+#   different: `nn.Embedding` starts at `N(0, 1)`, which with tied weights makes the initial logits huge.
 #
 # ### Exercise 2: `TinyLM`
 #
@@ -212,7 +214,8 @@ print(f"with -100 targets: {causal_lm_loss(logits, labels).item():.4f}; "
 # `lm_head`'s weight to `token_emb`'s, then initialise as GPT-2 does (above).
 #
 # `forward(self, input_ids, labels=None)`: `input_ids (B, T)` integer. Raise a `ValueError` that names
-# `max_seq_len` when `T > self.max_seq_len`. Return the pair `(logits (B, T, V), loss)`, where `loss` is
+# `max_seq_len` when `T > self.max_seq_len`. The positions are `0 .. T-1` for this input's `T` (where a token
+# sits, not which token it is), and the causal mask is `T x T`: `max_seq_len` is only the upper limit. Return the pair `(logits (B, T, V), loss)`, where `loss` is
 # **your** `causal_lm_loss(logits, labels)` when `labels` is given and `None` otherwise.
 #
 # `get_num_params` is given (nanoGPT's): it counts each tensor once, and without the position embedding

@@ -204,3 +204,61 @@ def test_accepted_variants_pass_the_checks(capsys):
             for seed in (0, 1):
                 check(answer, seed=seed)
     assert capsys.readouterr().out.count("passed") == 2 * sum(len(a) for a in ACCEPTED.values())
+
+
+# ---- a learner's reports on the stage-08 checks (each fixed as a kind; the mutants are rows in mutants/model.py)
+
+def _failure(check, wrong, seed=0):
+    from tinylm_checks import CheckFailure
+    with pytest.raises(CheckFailure) as info:
+        check(wrong, seed=seed, quiet=True)
+    return info.value
+
+
+@pytest.mark.parametrize("wrong", ["LMResidualInitHitsBiases", "LMResidualInitHitsOutBiasOnly"])
+def test_residual_init_that_hits_the_biases_is_not_blamed_on_unzeroed_biases(wrong):
+    from mutants import model as mutants
+    from tinylm_checks import check_tiny_lm
+    exc = _failure(check_tiny_lm, getattr(mutants, wrong))
+    assert exc.mistake == "residual_init_hit_biases" and "zeros_" not in exc.hint
+    assert "attn.W_O.weight" in exc.hint and "p.dim() == 2" in exc.hint and "attn.W_O.bias" in exc.got
+    exc = _failure(check_tiny_lm, mutants.LMBiasesKept)  # every bias left at its default: the general mistake
+    assert exc.mistake == "biases_not_zeroed" and "zeros_" in exc.hint
+
+
+def test_view_of_a_sliced_tensor_is_not_called_a_transpose():
+    from mutants import model as mutants
+    from tinylm_checks import MISTAKES, check_causal_lm_loss
+    exc = _failure(check_causal_lm_loss, mutants.loss_sliced_view)
+    assert exc.mistake == "view_after_transpose" and "sliced" in MISTAKES[exc.mistake]
+    assert "just transposed" not in str(exc) and ".reshape(...)" in exc.hint
+
+
+@pytest.mark.parametrize("wrong, mistake, phrase", [
+    ("LMPositionsFromTokenIds", "positions_from_token_ids", "torch.arange(T"),
+    ("LMMaskForMaxSeqLen", "causal_mask_for_max_seq_len", "causal_mask(T)"),
+    ("LMWholePositionTable", "positions_for_max_seq_len", "torch.arange(T"),
+    ("LMPositionsArangeMaxLen", "positions_for_max_seq_len", "torch.arange(T")])
+def test_position_crashes_are_named_at_both_seeds(wrong, mistake, phrase):
+    from mutants import model as mutants
+    from tinylm_checks import check_tiny_lm
+    for seed in (0, 1):
+        exc = _failure(check_tiny_lm, getattr(mutants, wrong), seed)
+        assert exc.mistake == mistake and phrase in exc.hint and "your code raised" in exc.problem
+
+
+@pytest.mark.parametrize("check, wrong", [("check_causal_lm_loss", "loss_item"), ("check_tiny_lm", "LMLossItem")])
+def test_a_loss_returned_as_float_is_told_to_keep_the_tensor(check, wrong):
+    import tinylm_checks
+    from mutants import model as mutants
+    exc = _failure(getattr(tinylm_checks, check), getattr(mutants, wrong))
+    assert exc.mistake == "loss_returned_as_float" and "(float)" in exc.got
+    assert exc.hint == "return the 0-dim tensor (no .item()): the loss must carry gradients for backward"
+
+
+def test_a_crash_names_the_learners_own_line():
+    from mutants import model as mutants
+    from tinylm_checks import check_tiny_lm
+    exc = _failure(check_tiny_lm, mutants.LMMaskForMaxSeqLen)
+    assert exc.got.endswith("in trunk, line %d: x = block(x, mask)" % (
+        mutants.LMMaskForMaxSeqLen.trunk.__code__.co_firstlineno + 3))

@@ -156,7 +156,7 @@ class Ctx:
             raise
         except Exception as e:  # noqa: BLE001 - learner code may raise anything
             self.fail(f"your code raised {type(e).__name__} when {what}",
-                      got=type(e).__name__ + (f": {_short(e)}" if _short(e) else ""),
+                      got=type(e).__name__ + (f": {_short(e)}" if _short(e) else "") + _learner_frame(e),
                       mistake=_mistake_from_exception(e) or mistake_if_raises,
                       hint=_hint_from_exception(e))
         for i, (a, c) in enumerate(zip(args, copies)):
@@ -374,6 +374,39 @@ def _short(e: Exception, limit: int = 300) -> str:
     return text if len(text) <= limit else text[:limit] + " ..."
 
 
+def _not_learner_dirs() -> tuple[str, ...]:
+    """Folders whose frames are never the learner's: torch, the course's packages, the standard library."""
+    import os
+    import sysconfig
+    dirs = [os.path.dirname(torch.__file__), os.path.dirname(os.path.abspath(__file__)),
+            sysconfig.get_paths()["stdlib"], sysconfig.get_paths()["purelib"]]
+    for package in ("tinylm_solutions", "tinylm_grading"):
+        dirs.append(os.path.join(os.path.dirname(dirs[1]), package))
+    return tuple(os.path.abspath(d) + os.sep for d in dirs)
+
+
+def _learner_frame(e: BaseException) -> str:
+    """"; in forward, line 31: x = block(x, mask)": the last frame of the traceback in the learner's own code
+    (not in torch, site-packages, the standard library or the course's packages), or "" when there is none
+    (an exception raised in the learner's kernel and rebuilt in the grader carries no frames of the learner's)."""
+    import linecache
+    import os
+    import traceback
+    skip = _not_learner_dirs()
+    found = None
+    for frame in traceback.extract_tb(e.__traceback__):
+        path = os.path.abspath(frame.filename) if not frame.filename.startswith("<") else frame.filename
+        if frame.filename.startswith("<frozen") or path.startswith(skip) or "site-packages" in path \
+                or "dist-packages" in path:
+            continue
+        found = frame
+    if found is None:
+        return ""
+    line = (found.line or linecache.getline(found.filename, found.lineno)).strip()
+    line = line if len(line) <= 120 else line[:117] + "..."
+    return f"; in {found.name}, line {found.lineno}" + (f": {line}" if line else "")
+
+
 def _mistake_from_exception(e: Exception) -> str | None:
     """The known mistake an exception shows by itself, whatever the exercise."""
     msg = str(e)
@@ -410,8 +443,9 @@ def _hint_from_exception(e: Exception) -> str:
     return "run your code on the input the first line names, in a cell of its own, and read the full traceback"
 
 
-known_mistake("view_after_transpose", "calling .view() on a tensor that was just transposed (it is not contiguous)",
-              "after a transpose the tensor is not contiguous: use .reshape(...) or .contiguous().view(...)")
+known_mistake("view_after_transpose", "calling .view() on a tensor that is not contiguous (sliced or transposed): "
+              ".view() only relabels memory that is laid out in order",
+              "use .reshape(...), which copies when it must (or .contiguous().view(...))")
 known_mistake("not_implemented", "the exercise is not done yet (it still raises NotImplementedError)",
               "replace `raise NotImplementedError()` with your code, and run the exercise cell again")
 known_mistake("missing_projection", "the output projection W_O is missing",
@@ -481,6 +515,7 @@ def check(fn):
             raise
         except Exception as e:  # noqa: BLE001 - a crash inside learner code reached through a tensor op
             ctx.fail(f"running your code raised {type(e).__name__}: {_short(e)}",
+                     got=_learner_frame(e).removeprefix("; ") or None,
                      mistake=_mistake_from_exception(e), hint=_hint_from_exception(e))
         finally:
             torch.set_rng_state(torch_state)

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import functools
 import math
+import re
 
 import torch
 import torch.nn.functional as F
@@ -115,6 +116,31 @@ RESIDUAL_NOT_SCALED = known_mistake(
 BIASES_NOT_ZERO = known_mistake(
     "biases_not_zeroed", "the linear layers' biases are not set to zero",
     "nn.init.zeros_(module.bias) for every nn.Linear that has one")
+RESIDUAL_HIT_BIASES = known_mistake(
+    "residual_init_hit_biases", "the scaled init of the residual projections also re-initialised their biases "
+    "(only the biases of attn.W_O and ffn.linear2 are not zero: a name test such as `\"W_O\" in name` matches "
+    "attn.W_O.bias too)",
+    "select the weights only: names ending in attn.W_O.weight and ffn.linear2.weight (or init p only when "
+    "p.dim() == 2)")
+POS_FROM_IDS = known_mistake(
+    "positions_from_token_ids", "the position embedding is looked up with the token ids, self.pos_emb(input_ids), "
+    "instead of the positions 0 .. T-1 (it fails as soon as a token id is >= max_seq_len)",
+    "positions are where a token sits, not which token it is: self.pos_emb(torch.arange(T, "
+    "device=input_ids.device)), shape (T, D), added to the (B, T, D) token embeddings")
+POS_FOR_MAX_LEN = known_mistake(
+    "positions_for_max_seq_len", "the position embedding is taken for all max_seq_len positions (the whole "
+    "pos_emb.weight table, or torch.arange(max_seq_len)), not for the input's T: it only fits an input of exactly "
+    "max_seq_len tokens",
+    "build position-dependent things for the input's T: self.pos_emb(torch.arange(T, device=input_ids.device)) "
+    "for the positions, causal_mask(T) for the mask")
+MASK_FOR_MAX_LEN = known_mistake(
+    "causal_mask_for_max_seq_len", "the causal mask is built for max_seq_len, not for the input's T: a "
+    "(max_seq_len, max_seq_len) mask only fits an input of exactly max_seq_len tokens",
+    "build position-dependent things for the input's T: causal_mask(T) for the mask (T = input_ids.size(1)), "
+    "torch.arange(T) for the positions")
+LOSS_AS_FLOAT = known_mistake(
+    "loss_returned_as_float", "the loss is returned as a Python number (.item()), not as a tensor",
+    "return the 0-dim tensor (no .item()): the loss must carry gradients for backward")
 
 # ---- parameter_table (exercise 3)
 TABLE_KEYS = ("token_emb", "pos_emb", "blocks", "norm", "lm_head", "total")
@@ -187,6 +213,9 @@ def _labels(ctx: Ctx, B: int, T: int, V: int, ignored: bool) -> torch.Tensor:
 
 def _check_loss_value(ctx: Ctx, got, logits, labels, tried: str, what: str = "the loss") -> None:
     expected = ref.causal_lm_loss(logits, labels)
+    if isinstance(got, (int, float)) and not isinstance(got, bool):  # loss.item(), or a sum of .item()s
+        ctx.fail(f"{what} is not a tensor", tried=tried, expected="a 0-dim tensor that carries gradients",
+                 got=f"{got!r} ({type(got).__name__})", mistake=LOSS_AS_FLOAT)
     ctx.tensor(got, what, (), dtype=logits.dtype, tried=tried,
                hint="return one number, the mean over the targets: a 0-dim tensor (F.cross_entropy's default "
                     "reduction='mean')")
@@ -337,15 +366,16 @@ def _variants(reference: nn.Module, ids: torch.Tensor):
     mask = ref_attention.causal_mask(T)
 
     def run(x, m=mask, final_norm=True):
-        for block in reference.blocks:
-            x = block(x, m)
-        return reference.lm_head(reference.norm(x) if final_norm else x)  # (B, T, V)
+        return _run_reference(reference, x, m, final_norm)  # (B, T, V)
     with torch.no_grad():
         right = run(tok + pos)
-        return [(NO_FINAL_NORM, run(tok + pos, final_norm=False)), (NO_POSITIONS, run(tok)),
-                (NO_CAUSAL_MASK, run(tok + pos, m=None)),
-                (EMB_SCALED, run(tok * math.sqrt(tok.size(-1)) + pos)),
-                (SOFTMAX_BEFORE_LOSS, right.softmax(-1))]
+        out = [(NO_FINAL_NORM, run(tok + pos, final_norm=False)), (NO_POSITIONS, run(tok)),
+               (NO_CAUSAL_MASK, run(tok + pos, m=None)),
+               (EMB_SCALED, run(tok * math.sqrt(tok.size(-1)) + pos)),
+               (SOFTMAX_BEFORE_LOSS, right.softmax(-1))]
+        if int(ids.max()) < reference.max_seq_len:  # pos_emb(input_ids) runs when every id is a valid position
+            out.append((POS_FROM_IDS, run(tok + reference.pos_emb(ids))))
+        return out
 
 
 def _forward(ctx: Ctx, model, ids, tried, labels=None, mistake_if_raises=None):
@@ -364,6 +394,68 @@ def _forward(ctx: Ctx, model, ids, tried, labels=None, mistake_if_raises=None):
     logits = ctx.tensor(out[0], "logits", (B, T, V), tried=tried,
                         hint="logits = self.lm_head(self.norm(x)): one score per vocabulary entry at every position")
     return logits, out[1]
+
+
+def _first_forward(ctx: Ctx, model, reference, ids, tried):
+    """The first forward; a crash is named by what the model does on other inputs (see :func:`_crash_mistake`)."""
+    try:
+        with torch.no_grad():
+            return _forward(ctx, model, ids, tried)
+    except CheckFailure as failure:
+        if failure.mistake is not None or not failure.problem.startswith("your code raised"):
+            raise
+        mistake = _crash_mistake(model, reference, ids, failure.got or "")
+        if mistake is None:
+            raise
+        ctx.fail(failure.problem, tried=failure.tried, expected=failure.expected, got=failure.got, mistake=mistake)
+
+
+def _crash_mistake(model, reference, ids, error: str) -> str | None:
+    """Name a forward that crashed on ``ids`` (B, T), T < max_seq_len, by how it behaves on other inputs:
+
+    - token ids all below max_seq_len (``ids % max_seq_len``) run, and give the logits of a model that adds
+      ``pos_emb(input_ids)``: the positions were looked up with the token ids;
+    - an input of exactly max_seq_len tokens runs and gives the reference's logits: something
+      position-dependent was built for max_seq_len instead of T. The broadcast error then tells which: a
+      mismatch on the (B, T, D) embeddings' dimension 1 is the position table, one deeper (the attention
+      scores' key axis) is the mask.
+    """
+    L, V = reference.max_seq_len, reference.token_emb.weight.size(0)
+
+    def logits_of(x):
+        try:
+            with torch.no_grad():
+                out = model(x)
+        except Exception:  # noqa: BLE001 - this only looks for a behaviour it can name
+            return None
+        out = out[0] if isinstance(out, (tuple, list)) and out else out
+        return out if isinstance(out, torch.Tensor) else None
+
+    small = ids % L  # (B, T): every token id a valid position too
+    got = logits_of(small)
+    if got is not None:
+        with torch.no_grad():
+            want = _run_reference(reference, reference.token_emb(small) + reference.pos_emb(small))
+        if close(got, want, 1e-5):
+            return POS_FROM_IDS
+    full = (torch.arange(ids.size(0) * L).reshape(ids.size(0), L) * 7 + 3) % V  # (B, L)
+    got = logits_of(full)
+    if got is not None:
+        with torch.no_grad():
+            want, _ = reference(full)
+        if close(got, want, 1e-5) and ids.size(1) < L:
+            # the exception's own text (a learner frame may follow "; in ")
+            dim1 = re.search(r"non-singleton dimension 1\b", error.split("; in ")[0]) is not None
+            return POS_FOR_MAX_LEN if dim1 else MASK_FOR_MAX_LEN
+    return None
+
+
+def _run_reference(reference, x, mask="causal", final_norm=True):
+    """The reference's blocks, final norm and lm_head on the embeddings ``x`` (B, T, D)."""
+    m = ref_attention.causal_mask(x.size(1)) if isinstance(mask, str) else mask
+    for block in reference.blocks:
+        x = block(x, m)
+    return reference.lm_head(reference.norm(x) if final_norm else x)  # (B, T, V)
 
 
 def _check_causal(ctx, model, ids, logits, reference, tried) -> None:
@@ -487,8 +579,13 @@ def _check_init(ctx: Ctx, cls) -> str:
     biases = [(n, m.bias) for n, m in linears if m.bias is not None]
     nonzero = [n for n, b in biases if bool((b != 0).any())]
     if nonzero:
+        # only the residual projections' biases moved: the scaled init of the residual projections hit them too
+        only_residual = all(n.endswith(("attn.W_O", "ffn.linear2")) for n in nonzero)
         ctx.fail(f"the bias of {nonzero[0]} is not zero", tried=tried, expected="every nn.Linear bias 0",
-                 got=f"{len(nonzero)} of {len(biases)} biases not zero", mistake=BIASES_NOT_ZERO)
+                 got=f"{len(nonzero)} of {len(biases)} biases not zero" + (
+                     f": {', '.join(n + '.bias' for n in nonzero[:4])}{', ...' if len(nonzero) > 4 else ''}"
+                     if only_residual else ""),
+                 mistake=RESIDUAL_HIT_BIASES if only_residual else BIASES_NOT_ZERO)
     ids = torch.randint(V, (4, L), generator=ctx.gen)
     with torch.no_grad():
         _, loss = _forward(ctx, model, ids, tried + f", input_ids (4, {L}), labels = input_ids", labels=ids)
@@ -517,8 +614,8 @@ def check_tiny_lm(ctx: Ctx, TinyLM) -> str:
     _load(ctx, model, reference)
     ids = torch.randint(V, (B, T), generator=ctx.gen)
     tried = f"{described} holding the reference's weights, input_ids {fmt_shape(ids.shape)}, float64, seed {ctx.seed}"
+    logits, loss = _first_forward(ctx, model, reference, ids, tried)
     with torch.no_grad():
-        logits, loss = _forward(ctx, model, ids, tried)
         want, _ = reference(ids)
     if loss is not None:
         ctx.fail("forward(input_ids) without labels returned a loss", tried=tried, expected="(logits, None)",

@@ -76,6 +76,16 @@ def loss_manual_gather(logits, labels):
     return -logp.gather(-1, labels[:, 1:, None]).mean()
 
 
+def loss_item(logits, labels):
+    """Reported: returns loss.item(), a Python float."""
+    return loss_right(logits, labels).item()
+
+
+def loss_sliced_view(logits, labels):
+    """Reported: logits[:, :-1].view(-1, V): a slice of the time axis is not contiguous."""
+    return F.cross_entropy(logits[:, :-1].view(-1, logits.size(-1)), labels[:, 1:].reshape(-1))
+
+
 def loss_summed(logits, labels):
     """reduction='sum'."""
     return _ce(logits[:, :-1], labels[:, 1:], reduction="sum")
@@ -335,6 +345,76 @@ class LMBiasesKept(_LM):
                     m.bias.copy_(biases[id(m)])
 
 
+class LMResidualInitHitsBiases(_LM):
+    """Reported: the residual-projection init loop matches `"W_O" in name or "linear2" in name`, so it also
+    re-initialises the biases of attn.W_O and ffn.linear2 (after every bias was zeroed)."""
+    residual_std = False
+
+    def init_weights(self, num_layers):
+        super().init_weights(num_layers)
+        for name, p in self.named_parameters():
+            if "W_O" in name or "linear2" in name:
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * num_layers))
+
+
+class LMResidualInitHitsOutBiasOnly(_LM):
+    """The same loop with `"W_O" in name` only: attn.W_O.bias is re-initialised (linear2's weight keeps 0.02 /
+    sqrt(2 L) from a second, right loop)."""
+
+    def init_weights(self, num_layers):
+        super().init_weights(num_layers)
+        for name, p in self.named_parameters():
+            if "W_O" in name:
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * num_layers))
+
+
+class LMPositionsFromTokenIds(_LM):
+    """Reported: indexes the position embedding with the token ids, self.pos_emb(input_ids) (an IndexError
+    when a token id is >= max_seq_len)."""
+
+    def embed(self, input_ids):
+        return self.token_emb(input_ids) + self.pos_emb(input_ids)
+
+
+class LMMaskForMaxSeqLen(_LM):
+    """Reported: builds the causal mask for max_seq_len, not for the input's T (shape mismatch when T <
+    max_seq_len)."""
+
+    def trunk(self, x, T):
+        mask = causal_mask(self.max_seq_len)
+        for block in self.blocks:
+            x = block(x, mask)
+        return x
+
+
+class LMWholePositionTable(_LM):
+    """Adds the whole position table, pos_emb.weight (max_seq_len, D), to the (B, T, D) token embeddings."""
+
+    def embed(self, input_ids):
+        return self.token_emb(input_ids) + self.pos_emb.weight
+
+
+class LMPositionsArangeMaxLen(_LM):
+    """Looks up torch.arange(max_seq_len) positions instead of torch.arange(T)."""
+
+    def embed(self, input_ids):
+        return self.token_emb(input_ids) + self.pos_emb(torch.arange(self.max_seq_len))
+
+
+class LMLossItem(_LM):
+    """Returns loss.item(), a Python float."""
+
+    def forward(self, input_ids, labels=None):
+        logits, loss = super().forward(input_ids, labels)
+        return logits, None if loss is None else loss.item()
+
+
+class LMLogitsSlicedView(_LM):
+    """Reported: its loss flattens the shifted logits with .view (logits[:, :-1] is not contiguous)."""
+    loss_fn = staticmethod(lambda logits, labels: F.cross_entropy(
+        logits[:, :-1].view(-1, logits.size(-1)), labels[:, 1:].reshape(-1)))
+
+
 class LMHeadBias(_LM):
     """lm_head with a bias."""
 
@@ -513,6 +593,8 @@ ROWS = [
     (check_causal_lm_loss, loss_float32, "dtype_changed", "has dtype torch.float32"),
     (check_causal_lm_loss, loss_per_token, None, "the loss has the wrong shape"),
     (check_causal_lm_loss, loss_no_return, "missing_return", "the loss is not a tensor"),
+    (check_causal_lm_loss, loss_item, "loss_returned_as_float", "the loss is not a tensor"),
+    (check_causal_lm_loss, loss_sliced_view, "view_after_transpose", "raised RuntimeError"),
     (check_causal_lm_loss, loss_stub, "not_implemented", "raised NotImplementedError"),
     (check_causal_lm_loss, None, None, "expected the function causal_lm_loss, got None"),
     # ---- TinyLM: the issue's named mistakes
@@ -539,6 +621,15 @@ ROWS = [
     (check_tiny_lm, LMNoResidualScaling, "residual_init_not_scaled", "attn.W_O and ffn.linear2 weights have std"),
     (check_tiny_lm, LMBiasesKept, "biases_not_zeroed", "is not zero"),
     (check_tiny_lm, LMHeadBias, "linear_with_bias", "has a bias it should not have"),
+    # ---- TinyLM: reported by a learner (fixed as kinds)
+    (check_tiny_lm, LMResidualInitHitsBiases, "residual_init_hit_biases", "is not zero"),
+    (check_tiny_lm, LMResidualInitHitsOutBiasOnly, "residual_init_hit_biases", "the bias of blocks.0.attn.W_O"),
+    (check_tiny_lm, LMPositionsFromTokenIds, "positions_from_token_ids", "raised IndexError"),
+    (check_tiny_lm, LMMaskForMaxSeqLen, "causal_mask_for_max_seq_len", "raised RuntimeError"),
+    (check_tiny_lm, LMWholePositionTable, "positions_for_max_seq_len", "raised RuntimeError"),
+    (check_tiny_lm, LMPositionsArangeMaxLen, "positions_for_max_seq_len", "raised RuntimeError"),
+    (check_tiny_lm, LMLossItem, "loss_returned_as_float", "the loss is not a tensor"),
+    (check_tiny_lm, LMLogitsSlicedView, "view_after_transpose", "raised RuntimeError"),
     (check_tiny_lm, LMNoReturn, "missing_return", "did not return a pair"),
     (check_tiny_lm, LMGPT2Names, None, "has no attribute token_emb"),
     # ---- TinyLM: unnamed, with a hint that says where to look
