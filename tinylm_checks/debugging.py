@@ -163,7 +163,8 @@ def _logs_probability(ctx, fn) -> bool:
     far = torch.tensor([[0.0, -1000.0, -1.0], [0.0, -2.0, -1.0]], dtype=torch.float64)  # (2, 3): target 1 of row 0
     results = []
     for logits, what in ((near, "logits near 1000"), (far, "a row [0, -1000, -1] whose target logit is -1000")):
-        got = ctx.call(fn, logits, targets, what=f"it was called with {what}, shape (2, 3)", names=("logits", "targets"))
+        got = ctx.call(fn, logits, targets, what=f"it was called with {what}, shape (2, 3)",
+                       names=("logits", "targets"))
         results.append(isinstance(got, torch.Tensor) and got.numel() == 1 and bool(torch.isfinite(got).all()))
     return results[0] and not results[1]
 
@@ -175,7 +176,8 @@ def _ce_call(ctx, fn, logits, targets, tried, *, overflow=None):
         # to 0 and was logged (whatever the shift): the probes tell which
         ctx.fail(f"the loss is {got.item()} for {tried}", tried=tried,
                  expected=f"{F.cross_entropy(logits, targets).item():.6g}, as F.cross_entropy", got=str(got.item()),
-                 mistake=LOG_OF_SOFTMAX if overflow is not None and _logs_probability(ctx, fn) else overflow)
+                 mistake=(LOG_OF_SOFTMAX if overflow is not None and _logs_probability(ctx, fn)
+                          else overflow))
     return ctx.tensor(got, "the loss", (), dtype=logits.dtype, tried=tried,
                       hint="return the mean over the N rows: a scalar tensor, shape ()")
 
