@@ -17,12 +17,12 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .attention import MASK_AFTER_SOFTMAX, SOFTMAX_OVER_QUERIES
+from .attention import MASK_AFTER_SOFTMAX, MASK_INVERTED, SOFTMAX_OVER_QUERIES
 from .masks import MASK_NOT_BOOL
 from .model import IGNORED_SCORED as IGNORE_INDEX_DROPPED, LOSS_SUMMED
 from .model import NOT_SHIFTED as LABELS_NOT_SHIFTED, SHIFT_REVERSED, SHIFTED_TWICE as LABELS_SHIFTED_TWICE
 from .setup import SOFTMAX_WRONG_DIM
-from ._core import Ctx, check, compare, diagnose, known_mistake, max_abs_diff, reference, within
+from ._core import CheckFailure, Ctx, check, compare, diagnose, known_mistake, max_abs_diff, reference, within
 
 ref = reference("debugging")
 given = reference("ablations")
@@ -120,9 +120,15 @@ EXP_OVERFLOW = known_mistake(
     "subtract each row's maximum before exp: log_z = m + log(sum(exp(logits - m))), then loss = log_z - "
     "logits[target] (or call F.cross_entropy / torch.logsumexp, which do exactly this)")
 SHIFT_NOT_MAX = known_mistake(
-    "shift_not_max", "the logits are shifted by a constant that is not the row maximum (the mean, the first "
-    "logit, ...): fine for close logits, but exp still overflows when one logit is far above the shift",
+    "shift_not_max", "the logits are shifted by a constant that is not each row's maximum (the mean, the first "
+    "logit, one maximum over the whole tensor, ...): fine for close logits, but when they are far apart exp "
+    "overflows to inf for a logit far above the shift, or underflows to 0 for every logit of a row far below "
+    "it (log(0) = -inf)",
     "shift by the maximum of each row, logits.max(dim=-1, keepdim=True).values: then the largest exp is exp(0) = 1")
+LOG_OF_SOFTMAX = known_mistake(
+    "log_of_softmax", "the probabilities are built (softmax) and then logged: a far-off target's probability "
+    "underflows to 0 and log(0) = -inf",
+    "no softmax, no division: loss = logsumexp(z) - z[target], with logsumexp computed as m + log(sum(exp(z - m)))")
 MAX_NOT_ADDED_BACK = known_mistake(
     "max_not_added_back", "the row maximum is subtracted inside the exp but not added back to the log-sum-exp",
     "log(sum(exp(z))) = m + log(sum(exp(z - m))): add m back, or subtract it from the target's logit too")
@@ -147,12 +153,31 @@ def _ce_candidates(logits, targets):
               for eps in (1e-12, 1e-9, 1e-8, 1e-7, 1e-6))]
 
 
+def _logs_probability(ctx, fn) -> bool:
+    """Does ``fn`` take the log of a probability? Two probes in float64 decide it by behaviour: logits near
+    1000 (finite: ``fn`` shifts them somehow) and a row whose maximum is 0 with the target at -1000 (no exp can
+    overflow there, yet exp(-1000) underflows to 0: a loss built as -log(p) is inf, logsumexp - z[target] is
+    1000 + log(...))."""
+    targets = torch.tensor([1, 0])  # (2,)
+    near = torch.tensor([[1000.0, 999.0, 998.0], [1001.0, 1000.0, 1002.0]], dtype=torch.float64)  # (2, 3)
+    far = torch.tensor([[0.0, -1000.0, -1.0], [0.0, -2.0, -1.0]], dtype=torch.float64)  # (2, 3): target 1 of row 0
+    results = []
+    for logits, what in ((near, "logits near 1000"), (far, "a row [0, -1000, -1] whose target logit is -1000")):
+        got = ctx.call(fn, logits, targets, what=f"it was called with {what}, shape (2, 3)",
+                       names=("logits", "targets"))
+        results.append(isinstance(got, torch.Tensor) and got.numel() == 1 and bool(torch.isfinite(got).all()))
+    return results[0] and not results[1]
+
+
 def _ce_call(ctx, fn, logits, targets, tried, *, overflow=None):
     got = ctx.call(fn, logits, targets, what=f"it was called with {tried}", names=("logits", "targets"))
     if isinstance(got, torch.Tensor) and got.dim() == 0 and got.dtype == logits.dtype and not bool(torch.isfinite(got)):
+        # a non-finite loss: an exp that overflowed (no shift, or a wrong one), or a probability that underflowed
+        # to 0 and was logged (whatever the shift): the probes tell which
         ctx.fail(f"the loss is {got.item()} for {tried}", tried=tried,
                  expected=f"{F.cross_entropy(logits, targets).item():.6g}, as F.cross_entropy", got=str(got.item()),
-                 mistake=overflow)
+                 mistake=(LOG_OF_SOFTMAX if overflow is not None and _logs_probability(ctx, fn)
+                          else overflow))
     return ctx.tensor(got, "the loss", (), dtype=logits.dtype, tried=tried,
                       hint="return the mean over the N rows: a scalar tensor, shape ()")
 
@@ -167,7 +192,9 @@ def check_stable_cross_entropy(ctx: Ctx, fn):
     cases = [("logits ~ N(0, 9)", 3 * ctx.randn(N, V), None),
              ("logits ~ 1000 + N(0, 1) (all large)", 1000 + ctx.randn(N, V), EXP_OVERFLOW),
              ("logits ~ -1000 + N(0, 1) (all very negative)", -1000 + ctx.randn(N, V), EXP_OVERFLOW),
-             ("logits ~ N(0, 1000^2) (far apart)", 1000 * ctx.randn(N, V), SHIFT_NOT_MAX)]
+             ("logits ~ N(0, 1000^2) (far apart)", 1000 * ctx.randn(N, V), SHIFT_NOT_MAX),
+             ("row n ~ 2000 n + N(0, 1) (rows far apart: one shift for all rows fails)",
+              2000.0 * torch.arange(N, dtype=torch.float64)[:, None] + ctx.randn(N, V), SHIFT_NOT_MAX)]
     for what, logits, overflow in cases:  # (N, V) each, float64
         tried = f"{what}, shape ({N}, {V}), float64, targets of shape ({N},)"
         got = _ce_call(ctx, fn, logits, targets, tried, overflow=overflow)
@@ -190,7 +217,8 @@ def check_stable_cross_entropy(ctx: Ctx, fn):
         ctx.fail("the gradient is wrong for large logits", tried="logits ~ N(0, 1000^2), d loss / d logits",
                  expected="(softmax(logits) - one_hot(targets)) / N, finite", got=f"largest difference {err:.3g}",
                  hint="compute the loss with tensor operations only; the gradient follows")
-    return f"equals F.cross_entropy for logits of 1, 1000 and -1000, in float64 and float32, with its gradient"
+    return ("equals F.cross_entropy for logits of 1, 1000 and -1000, far apart, rows far apart, in float64 and "
+            "float32, with its gradient")
 
 
 # ---- fixed_attention
@@ -213,11 +241,15 @@ def _attn_candidates(q, k, v, mask):
             scores = scores.masked_fill(~mask, float("-inf"))
         w = torch.softmax(scores, dim=dim)
         return w
+
+    def attend_inverted(scores):  # filled where True (= may attend); the NaN of emptied rows zeroed
+        return torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
     s = q @ k.transpose(-2, -1)
     out = [(ELEMENTWISE_SCORES, attend((q * k).sum(-1, keepdim=True) / math.sqrt(d_k))),
            (ELEMENTWISE_SCORES, attend((q * k).sum(-1, keepdim=True))),
            (MISSING_SCALE, attend(s)), (SOFTMAX_OVER_QUERIES, attend(s / math.sqrt(d_k), dim=-2))]
     if mask is not None:
+        out.append((MASK_INVERTED, attend_inverted(s / math.sqrt(d_k))))
         out.append((MASK_AFTER_SOFTMAX, torch.softmax(s / math.sqrt(d_k), -1).masked_fill(~mask, 0.0)))
     return [(n, w.expand(*q.shape[:-1], k.size(-2)).nan_to_num()) for n, w in out]
 
@@ -229,6 +261,16 @@ def _attn_call(ctx, fn, q, k, v, mask, tried):
                  got=type(got).__name__ if got is not None else "None (did you forget `return`?)",
                  mistake="missing_return" if got is None else None, hint="return out, weights")
     B, H, T, d_v = v.shape
+    w = got[1]
+    if (mask is not None and isinstance(w, torch.Tensor) and tuple(w.shape) == (B, H, T, T)
+            and w.is_floating_point() and bool(torch.isnan(w).any())):
+        empty = torch.isnan(w).any(-1).any(0).any(0)  # (T,): query rows with NaN weights
+        if bool((empty == mask.all(-1)).all()):  # NaN exactly in the rows where the mask allows every key
+            rows = [i for i in range(T) if bool(empty[i])]
+            ctx.fail(f"the weights are NaN in query row(s) {rows}, where the mask allows every key: a causal "
+                     "mask never empties a row", tried=tried, expected="no NaN",
+                     got="NaN rows: filling where the mask is True fills the allowed keys; fill where ~mask",
+                     mistake=MASK_INVERTED)
     weights = ctx.tensor(got[1], "weights", (B, H, T, T), tried=tried)
     out = ctx.tensor(got[0], "out", (B, H, T, d_v), tried=tried)
     return out, weights
@@ -331,6 +373,21 @@ def check_fixed_causal_mask(ctx: Ctx, fn):
 
 
 # ---- fixed_lm_loss
+VIEW_NOT_CONTIGUOUS = known_mistake(
+    "view_not_contiguous", "calling .view() on a tensor that is not contiguous: a slice such as logits[:, :-1] "
+    "(or a transposed tensor) skips memory, and .view cannot flatten it",
+    "sliced or transposed tensors are not contiguous: use .reshape(-1, V) (or .contiguous().view(-1, V))")
+
+
+def _lm_call(ctx: Ctx, fn, logits, labels, tried, **kw):
+    """Call ``fn(logits, labels)``; the generic .view error (worded for a transpose in _core) is named for what
+    this exercise does before a .view: it slices."""
+    try:
+        return ctx.call(fn, logits, labels, what="it was called with " + tried, names=("logits", "labels"), **kw)
+    except CheckFailure as e:
+        if e.mistake != "view_after_transpose":
+            raise
+        ctx.fail(e.problem, tried=e.tried, expected=e.expected, got=e.got, mistake=VIEW_NOT_CONTIGUOUS)
 
 
 def _lm_candidates(logits, labels):
@@ -352,7 +409,7 @@ def check_fixed_lm_loss(ctx: Ctx, fn):
     nxt = torch.cat([ids[:, 1:], ids[:, :1]], dim=1)  # (B, T): the next token (the last one's is arbitrary)
     predicting = 10.0 * F.one_hot(nxt, V).double()  # (B, T, V): predicts the next token
     tried_c = f"logits (B={B}, T={T}, V={V}) = 10 * one_hot(input_ids): a model copying its input, labels = input_ids"
-    got_c = ctx.tensor(ctx.call(fn, copying, ids, what="it was called with " + tried_c, names=("logits", "labels")),
+    got_c = ctx.tensor(_lm_call(ctx, fn, copying, ids, tried_c),
                        "the loss", (), tried=tried_c, hint="return a scalar tensor, the mean over the targets")
     expected_c = float(ref.fixed_lm_loss(copying, ids))
     if float(got_c) < 1.0:
@@ -363,13 +420,13 @@ def check_fixed_lm_loss(ctx: Ctx, fn):
     labels = ids.clone()
     labels[0, -2:] = -100  # padding at the end of sequence 0
     tried = f"random logits ({B}, {T}, {V}) float64, labels ({B}, {T}) with -100 at the last two positions of row 0"
-    got = ctx.tensor(ctx.call(fn, logits, labels, what="it was called with " + tried, names=("logits", "labels"),
-                              mistake_if_raises=IGNORE_INDEX_DROPPED), "the loss", (), tried=tried)
+    got = ctx.tensor(_lm_call(ctx, fn, logits, labels, tried, mistake_if_raises=IGNORE_INDEX_DROPPED), "the loss", (),
+                     tried=tried)
     compare(ctx, got, ref.fixed_lm_loss(logits, labels), "the loss", tried, _lm_candidates(logits, labels),
             fallback="F.cross_entropy over logits[:, :-1] and labels[:, 1:], flattened, ignore_index=-100")
     tried_p = tried_c.replace("one_hot(input_ids): a model copying its input", "one_hot(next token): a model "
                               "predicting the next token")
-    got_p = ctx.tensor(ctx.call(fn, predicting, ids, what="it was called with " + tried_p, names=("logits", "labels")),
+    got_p = ctx.tensor(_lm_call(ctx, fn, predicting, ids, tried_p),
                        "the loss", (), tried=tried_p)
     compare(ctx, got_p, ref.fixed_lm_loss(predicting, ids), "the loss of a model predicting the next token", tried_p,
             fallback="logits[:, t] predicts labels[:, t + 1]: these logits should score a loss near 0")

@@ -381,12 +381,13 @@ def plot_layer_grad_norms(grad_norms: dict[str, Sequence[float]], losses: dict[s
     return axes
 
 
-def plot_lr_sweep(lrs: Sequence[float], final_losses: dict[str, Sequence[float]], ax=None):
+def plot_lr_sweep(lrs: Sequence[float], final_losses: dict[str, Sequence[float]], hline=None, ax=None):
     """Final training loss against the learning rate (log x), one line per wiring (e.g. Pre-LN, Post-LN).
 
     Args:
         lrs: the learning rates; final_losses: wiring -> one loss per learning rate (nan/inf: diverged,
             drawn as an x at the top of the plot).
+        hline: ``(value, label)`` draws a dotted horizontal reference (e.g. the unigram loss), or None.
         ax: a matplotlib Axes; a new figure when None.
 
     Returns:
@@ -403,6 +404,8 @@ def plot_lr_sweep(lrs: Sequence[float], final_losses: dict[str, Sequence[float]]
         bad = [lr for lr, v in zip(lrs, values) if not math.isfinite(v)]
         if bad:
             ax.scatter(bad, [top] * len(bad), marker="x", color=line.get_color(), s=80)
+    if hline is not None:
+        ax.axhline(hline[0], color="grey", linestyle=":", label=hline[1])
     ax.set(xscale="log", xlabel="learning rate", ylabel="final training loss (mean of the last steps)",
            title="learning-rate sweep")
     ax.grid(True, alpha=0.3)
@@ -430,7 +433,9 @@ def plot_order_test(results: dict[str, dict[str, float]], ax=None):
         ax.bar_label(bars, fmt="%.2f", fontsize=8)
     ax.set_xticks(range(len(models)), models)
     ax.set(ylabel="mean next-token loss (nats)", title="order test")
-    ax.legend(fontsize=8)
+    top = max((v for r in results.values() for v in r.values() if math.isfinite(v)), default=1.0)
+    ax.set_ylim(0, 1.3 * top)  # headroom above the tallest bar's label, for the legend's one row
+    ax.legend(fontsize=8, loc="upper center", ncol=2)
     return ax
 
 

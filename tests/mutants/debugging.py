@@ -93,6 +93,31 @@ def ce_max_not_added(logits, targets):
     return (log_z - logits.gather(-1, targets[:, None]).squeeze(-1)).mean()
 
 
+def ce_softmax_then_log(logits, targets):
+    """Shifts by the row max (right), then builds the softmax and logs it: the far target's p underflows to 0."""
+    z = logits - logits.max(dim=-1, keepdim=True).values
+    probs = z.exp() / z.exp().sum(dim=-1, keepdim=True)  # (N, V)
+    return -probs.gather(-1, targets[:, None]).log().mean()
+
+
+def ce_torch_softmax_log(logits, targets):
+    """torch.softmax (stable) and then .log(): the same underflow."""
+    return -torch.softmax(logits, dim=-1).log().gather(-1, targets[:, None]).mean()
+
+
+def ce_mean_shift_softmax_log(logits, targets):
+    """Shifts by the row mean, then softmax and log: wrong shift and a logged probability."""
+    z = (logits - logits.mean(dim=-1, keepdim=True)).exp()
+    return -(z / z.sum(-1, keepdim=True)).gather(-1, targets[:, None]).log().mean()
+
+
+def ce_global_max(logits, targets):
+    """One maximum over the whole tensor: rows far below it underflow (every exp is 0, log(0) = -inf)."""
+    m = logits.max()
+    log_z = m + (logits - m).exp().sum(-1).log()
+    return (log_z - logits.gather(-1, targets[:, None]).squeeze(-1)).mean()
+
+
 def ce_clamped(logits, targets):
     """Adds 1e-9 to the probabilities before the log: no NaN, but capped."""
     probs = torch.softmax(logits, dim=-1)
@@ -174,6 +199,22 @@ def attn_mask_after(q, k, v, mask=None):
     w = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.size(-1)), dim=-1)
     if mask is not None:
         w = w.masked_fill(~mask, 0.0)
+    return w @ v, w
+
+
+def attn_inverted_mask(q, k, v, mask=None):
+    """Fills where the mask is True (= may attend): the causal mask's full last row becomes all -inf."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    if mask is not None:
+        scores = scores.masked_fill(mask, float("-inf"))
+    w = torch.softmax(scores, dim=-1)
+    return w @ v, w
+
+
+def attn_inverted_mask_guarded(q, k, v, mask=None):
+    """The inverted mask with the NaN rows zeroed: no NaN left to see, the weights are wrong."""
+    out, w = attn_inverted_mask(q, k, v, mask)
+    w = w.nan_to_num()
     return w @ v, w
 
 
@@ -267,6 +308,19 @@ def lm_hand_written(logits, labels):
     return -torch.log_softmax(lg, -1).gather(-1, lb[..., None]).mean()
 
 
+def lm_view_slice(logits, labels):
+    """.view on the slice logits[:, :-1], which is not contiguous."""
+    V = logits.size(-1)
+    return F.cross_entropy(logits[:, :-1].view(-1, V), labels[:, 1:].reshape(-1), ignore_index=-100)
+
+
+def lm_view_transposed(logits, labels):
+    """Moves the time axis first, then .view: the transpose is not contiguous either."""
+    V = logits.size(-1)
+    lg, lb = logits[:, :-1].transpose(0, 1), labels[:, 1:].transpose(0, 1)
+    return F.cross_entropy(lg.view(-1, V), lb.reshape(-1), ignore_index=-100)
+
+
 def lm_view(logits, labels):
     """Not a mistake: .contiguous().view as in Hugging Face's code."""
     lg, lb = logits[:, :-1].contiguous(), labels[:, 1:].contiguous()
@@ -303,6 +357,10 @@ ROWS = [
     # ---- stable_cross_entropy
     (check_stable_cross_entropy, naive_cross_entropy, "exp_overflow", "the loss is nan"),
     (check_stable_cross_entropy, ce_mean_shift, "shift_not_max", "far apart"),
+    (check_stable_cross_entropy, ce_softmax_then_log, "log_of_softmax", "the loss is inf"),
+    (check_stable_cross_entropy, ce_torch_softmax_log, "log_of_softmax", "the loss is inf"),
+    (check_stable_cross_entropy, ce_mean_shift_softmax_log, "log_of_softmax", "(far apart)"),
+    (check_stable_cross_entropy, ce_global_max, "shift_not_max", "the loss is -inf"),
     (check_stable_cross_entropy, ce_max_not_added, "max_not_added_back", "not equal to the reference"),
     (check_stable_cross_entropy, ce_clamped, "probability_clamped", "not equal to the reference"),
     (check_stable_cross_entropy, ce_summed, "loss_summed", "not equal to the reference"),
@@ -317,6 +375,8 @@ ROWS = [
     (check_fixed_attention, attn_no_scale, "missing_scale", "not equal to the reference"),
     (check_fixed_attention, attn_queries, "softmax_over_queries", "not equal to the reference"),
     (check_fixed_attention, attn_mask_after, "mask_after_softmax", "not equal to the reference"),
+    (check_fixed_attention, attn_inverted_mask, "mask_inverted", "a causal mask never empties a row"),
+    (check_fixed_attention, attn_inverted_mask_guarded, "mask_inverted", "not equal to the reference"),
     (check_fixed_attention, attn_detached, "no_gradient", "no gradient reaches q"),
     (check_fixed_attention, attn_weights_only, None, "not a pair (out, weights)"),
     (check_fixed_attention, attn_stub, "not_implemented", "raised NotImplementedError"),
@@ -336,6 +396,8 @@ ROWS = [
     (check_fixed_lm_loss, lm_shift_twice, "labels_shifted_twice", "not equal to the reference"),
     (check_fixed_lm_loss, lm_summed, "loss_summed", "not equal to the reference"),
     (check_fixed_lm_loss, lm_hand_written, "ignored_targets_scored", "raised RuntimeError"),
+    (check_fixed_lm_loss, lm_view_slice, "view_not_contiguous", "raised RuntimeError"),
+    (check_fixed_lm_loss, lm_view_transposed, "view_not_contiguous", "raised RuntimeError"),
     (check_fixed_lm_loss, lm_stub, "not_implemented", "raised NotImplementedError"),
     (check_fixed_lm_loss, None, None, "expected the function fixed_lm_loss, got None"),
 ]
