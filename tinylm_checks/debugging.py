@@ -22,7 +22,7 @@ from .masks import MASK_NOT_BOOL
 from .model import IGNORED_SCORED as IGNORE_INDEX_DROPPED, LOSS_SUMMED
 from .model import NOT_SHIFTED as LABELS_NOT_SHIFTED, SHIFT_REVERSED, SHIFTED_TWICE as LABELS_SHIFTED_TWICE
 from .setup import SOFTMAX_WRONG_DIM
-from ._core import CheckFailure, Ctx, check, compare, diagnose, known_mistake, max_abs_diff, reference, within
+from ._core import Ctx, check, compare, diagnose, known_mistake, max_abs_diff, reference, within
 
 ref = reference("debugging")
 given = reference("ablations")
@@ -373,21 +373,10 @@ def check_fixed_causal_mask(ctx: Ctx, fn):
 
 
 # ---- fixed_lm_loss
-VIEW_NOT_CONTIGUOUS = known_mistake(
-    "view_not_contiguous", "calling .view() on a tensor that is not contiguous: a slice such as logits[:, :-1] "
-    "(or a transposed tensor) skips memory, and .view cannot flatten it",
-    "sliced or transposed tensors are not contiguous: use .reshape(-1, V) (or .contiguous().view(-1, V))")
-
-
 def _lm_call(ctx: Ctx, fn, logits, labels, tried, **kw):
-    """Call ``fn(logits, labels)``; the generic .view error (worded for a transpose in _core) is named for what
-    this exercise does before a .view: it slices."""
-    try:
-        return ctx.call(fn, logits, labels, what="it was called with " + tried, names=("logits", "labels"), **kw)
-    except CheckFailure as e:
-        if e.mistake != "view_after_transpose":
-            raise
-        ctx.fail(e.problem, tried=e.tried, expected=e.expected, got=e.got, mistake=VIEW_NOT_CONTIGUOUS)
+    """Call ``fn(logits, labels)`` (a .view() on the sliced logits is named by the core: view_after_transpose,
+    worded for slices and transposes alike)."""
+    return ctx.call(fn, logits, labels, what="it was called with " + tried, names=("logits", "labels"), **kw)
 
 
 def _lm_candidates(logits, labels):
