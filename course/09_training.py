@@ -252,7 +252,8 @@ print(x_pad, labels, sep="\n")
 #
 # Because `y` is already shifted, the loss compares `logits[:, t]` with `y[:, t]` directly:
 # `F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))`. (`TinyLM(x, labels=x)` does the shift itself:
-# pass one or the other, never both.)
+# pass one or the other, never both: `model(x, labels=y)` shifts `y` a second time and scores every position
+# against the token two ahead.)
 
 # %%
 train_data, val_data = train_val_split(data, val_fraction=0.1)
@@ -265,7 +266,7 @@ print("y[0]:", repr(decode(y[0].tolist())))
 # %% [markdown]
 # ## 4. One training step
 #
-# Every optimiser step is the same five moves (PyTorch's "optimizing model parameters" tutorial, plus
+# Every optimiser step is the same six moves (PyTorch's "optimizing model parameters" tutorial, plus
 # clipping):
 #
 # 1. `model.train()`: training mode (dropout on). An evaluation before may have left the model in eval mode.
@@ -291,7 +292,8 @@ print("y[0]:", repr(decode(y[0].tolist())))
 # The check runs your function on a small model of its own that starts **in eval mode** with **stale
 # gradients** already in `.grad`, and a *spy* optimizer: plain SGD that records the calls it gets and,
 # at `step()`, the gradients it was given. It then knows whether they were zeroed, clipped to
-# `max_grad_norm`, and computed before the step, and compares the loss and the norm with the reference.
+# `max_grad_norm`, and computed before the step, and compares the loss and the norm with the reference. The
+# model also records whether it was called with `labels=`: compute the loss from the logits yourself.
 #
 # **Difficulty:** ★★☆ · **Time:** about 10 min
 #
@@ -364,6 +366,11 @@ _ = record_run("09_overfit", losses=overfit_losses, final_loss=overfit_losses[-1
 # The loss is near zero: the model, the loss and your step can learn. On *new* batches this model would
 # do badly: it memorised, it didn't generalise. That is what validation data measure.
 #
+# What this test cannot catch: a loss against the wrong targets that are still a fixed function of the
+# batch. With `_, loss = model(x, labels=y)` (the double shift of section 3) the model overfits this batch
+# just as well, loss near 0, while learning to predict the token two ahead. That is why the notebook says
+# never to pass `y` as labels, and why the check of exercise 3 looks at how the model was called.
+#
 # ## 6. Evaluation and perplexity
 #
 # To measure a model, run it over held-out text **without learning**:
@@ -384,7 +391,8 @@ _ = record_run("09_overfit", losses=overfit_losses, final_loss=overfit_losses[-1
 #
 # `batches` is a list of `(x, y)` pairs (batches may have different sizes; `y` may contain `-100`). Return
 # the total cross-entropy of all counted targets divided by their number, as a Python float, computed in
-# eval mode under `torch.no_grad()`, and leave the model in the mode it was in.
+# eval mode under `torch.no_grad()`, and leave the model in the mode it was in. A tensor is not a float:
+# the check names a returned tensor (even a 0-dim one) as a mistake, here and in exercise 5.
 #
 # The check runs it on a small model that records, at every forward, its mode and whether grad mode was
 # on; once starting in training mode, once in eval mode, on three batches of different sizes with some
@@ -440,7 +448,8 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_evaluate(evaluate, se
 # ### Exercise 5: `perplexity(loss) -> float`
 #
 # `exp(loss)` as a Python float, for a mean cross-entropy `loss` in nats (a float or a 0-dim tensor). The
-# check tries a few losses, among them `ln V` (whose perplexity is `V`).
+# check tries a few losses, among them `ln V` (whose perplexity is `V`); as for `evaluate`, a returned
+# tensor is named as a mistake: return a `float`.
 #
 # **Difficulty:** ★☆☆ · **Time:** about 2 min
 #
@@ -474,6 +483,11 @@ untrained = TinyLM(**config)
 for name, m in (("untrained", untrained), ("overfitted on one batch", model)):
     loss = evaluate(m, val_batches)
     print(f"{name:>24}: validation loss {loss:.3f}, perplexity {perplexity(loss):6.1f} (V = {len(chars)})")
+
+# %% [markdown]
+# The overfitted model's perplexity (about 725) is far *above* V = 99, the untrained model's: a uniform guess
+# gives every target probability 1/V, while a model that memorised one batch puts nearly all its probability
+# on the wrong characters, so the targets get much less than 1/V. Confidently wrong is worse than uniform.
 
 # %% [markdown]
 # ## 7. Training on the corpus
@@ -521,6 +535,7 @@ config = dict(vocab_size=len(chars), max_seq_len=BLOCK_SIZE, d_model=64, num_hea
 model = TinyLM(**config)
 optimizer = torch.optim.AdamW(model.parameters(), lr=PEAK_LR, weight_decay=0.1)
 num_params = sum(p.numel() for p in model.parameters())
+print(f"{num_params:,d} parameters")
 
 act_rms = {f"block {i}": [] for i in range(len(model.blocks))}  # one value per step and block
 
@@ -572,12 +587,38 @@ print(f"validation loss {log['val_loss'][-1]:.3f}, perplexity {perplexity(log['v
 plot_training_log(log)
 plt.tight_layout()
 plt.show()
+grad_norms = torch.tensor(log["grad_norm"])
+edges = [0, WARMUP, TRAIN_STEPS // 2, 3 * TRAIN_STEPS // 4, TRAIN_STEPS]
+for lo, hi in zip(edges, edges[1:]):
+    if hi > lo:
+        clipped = (grad_norms[lo:hi] > MAX_GRAD_NORM).float().mean().item()
+        print(f"steps {lo + 1:3d}-{hi:3d}: median gradient norm {grad_norms[lo:hi].median().item():.2f}, "
+              f"{clipped:4.0%} of the steps clipped")
+rms = torch.tensor(list(act_rms.values())).mean(0)  # (steps,): the mean over the blocks
+print(f"activation RMS: peak {rms.max().item():.2f} at step {rms.argmax().item() + 1}, "
+      f"{rms[-1].item():.2f} at the end")
 
 # %% [markdown]
-# Read the panels left to right: the warm-up and the cosine; the gradient norm, high at first (often
-# clipped), then settling; the activation RMS of each block's output (the residual stream), which grows from
-# its small initial value and levels off (a steady climb would mean the stream is blowing up);
-# tokens/s, steady apart from the steps that coincide with an evaluation.
+# Read the panels left to right (the numbers are those of the full run, printed above):
+#
+# - **learning rate**: the warm-up to 3e-3 over 50 steps, then the cosine down to 3e-4.
+# - **gradient norm**: near 3 at the start (most of the first 50 steps are clipped), then between 0.5 and 1
+#   from step 50 to about 300 (almost no step clipped), then rising again: about half of steps 301-450 and
+#   nearly all of steps 451-600 are clipped. A late rise like this is a known effect of weight decay with a
+#   decaying learning rate (Defazio et al., 2025, "Why Gradients Rapidly Increase Near the End of
+#   Training"): weight decay shrinks the weights, and a weight followed by a LayerNorm gets gradients that
+#   grow as its scale shrinks (the LayerNorm undoes the scale). Clipping on every step means clipping is no
+#   longer a guard against a rare bad batch: every update is scaled down, and the real step is smaller than
+#   the schedule says. Here that happens only at the end, where the learning rate is already small and the
+#   loss still falls; from the start, it would say `max_grad_norm` is too small for the model (or the
+#   learning rate too large).
+# - **activation RMS** of each block's output (the residual stream): it grows from its small initial value
+#   while the blocks learn to contribute, peaks at about 1.1 around step 240, then falls to about 0.65 as
+#   weight decay pulls the weights back and the smaller learning rate lets the gradients push less. It does
+#   not climb steadily: the stream is not blowing up.
+# - **tokens/s**: timed around `train_step` alone (the evaluations are outside the timing), so it shows the
+#   step's speed only; it jumps from step to step because one step takes a few milliseconds and anything
+#   else running on the machine shows. Read its typical level, not its spikes.
 #
 # What has the model learnt? Let it write: start from a prompt, and repeatedly sample the next character
 # from the softmax of the last position's logits (notebook 10 does this properly, with temperature and
@@ -597,13 +638,15 @@ def sample(model, prompt: str, n: int = 200, seed: int = 0) -> str:
     return decode(idx[0].tolist())
 
 
-samples = [sample(model, prompt) for prompt in ("Return the ", "The default ")]
+# one generator seed per prompt: with the same seed, both samples would draw the same random numbers, and
+# after two similar prompts they would often continue alike
+samples = [sample(model, prompt, seed=i) for i, prompt in enumerate(("Return the ", "The default "))]
 for s in samples:
     print(repr(s), end="\n\n")
 
 # %% [markdown]
-# Word-like pieces, spaces, punctuation and the look of docstrings, from 110 000 parameters and under a
-# minute of CPU: not yet sense (the validation perplexity is about 11, against 99 before training). Stage
+# Word-like pieces, spaces, punctuation and the look of docstrings, from about 110 000 parameters (printed
+# before the run) and under a minute of CPU: not yet sense (the validation perplexity is about 11, against 99 before training). Stage
 # 12's report reads this run's record:
 
 # %%

@@ -583,7 +583,7 @@ class LiveLossPlot:
     figure in the cell's output (``IPython.display``'s ``display_id``: one figure updated, not one per
     redraw, as a PNG); ``add_val(step, val_loss)`` adds a validation point; ``close()`` draws the final state.
     Outside IPython only the data are kept. The training loss is drawn raw (light) and as a moving average
-    over ``smooth`` steps.
+    over ``smooth`` steps; with ``smooth=1``, as one line.
 
     Args:
         total_steps: the x-axis limit; title: the figure's title; every: redraw period in steps (>= 1);
@@ -623,7 +623,9 @@ class LiveLossPlot:
 
         fig = Figure(figsize=(7, 3.2))
         ax = fig.add_subplot()
-        if self.losses:
+        if self.losses and self.smooth == 1:  # no moving average: one line, the loss of each step
+            ax.plot(self.steps, self.losses, color="tab:blue", label="train")
+        elif self.losses:
             ax.plot(self.steps, self.losses, color="tab:blue", alpha=0.3, lw=0.8, label="train (each step)")
             k = min(self.smooth, len(self.losses))
             avg = torch.tensor(self.losses).unfold(0, k, 1).mean(-1).tolist()  # moving average over k steps

@@ -18,7 +18,7 @@ import torch.nn.functional as F
 
 from tinylm_grading.probes import ProbeLM, SpyOptimizer
 
-from ._core import Ctx, check, known_mistake, reference
+from ._core import MISTAKES, Ctx, check, known_mistake, reference
 
 ref_tok = reference("tokenizer")
 ref_train = reference("train")
@@ -64,8 +64,8 @@ EOS_MISPLACED = known_mistake(
     "eos_misplaced", "'<eos>' is there but not only at the end (at the start, or after every token)",
     "one '<eos>' (id 2), after the last token: ids + [2]")
 SPLIT_ON_WHITESPACE = known_mistake(
-    "split_on_whitespace", "the text is split on whitespace, so punctuation stays glued to words ('cat,' is "
-    "one token, and an unknown one)",
+    "split_on_whitespace", "the text is split on whitespace, so punctuation stays glued to words (a word "
+    "with a comma after it is one token, and an unknown one)",
     "split with the pattern of the notebook: WORD_PATTERN.findall(text) separates words and punctuation")
 LOWERCASED = known_mistake(
     "lowercased", "the text is lowercased before the lookup: the vocabulary was built with case kept, so 'The' "
@@ -103,6 +103,10 @@ GRAD_NORM_AFTER_CLIP = known_mistake(
     "grad_norm_after_clipping", "the returned grad_norm is the norm after clipping (at most max_grad_norm): it "
     "should be the norm before, which clip_grad_norm_ returns",
     "grad_norm = torch.nn.utils.clip_grad_norm_(...) returns the total norm before clipping: report that")
+LABELS_PASSED = known_mistake(
+    "labels_passed_to_model", "the model was asked for its own loss with labels=y, but y is already shifted "
+    "(get_batch's targets): the model would shift again, and score each position against the token two ahead",
+    "compute the loss from the logits: F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))")
 LOSS_AS_TENSOR = known_mistake(
     "loss_not_a_float", "a tensor is returned where a Python float belongs: kept in a history, a loss tensor "
     "keeps its whole autograd graph alive",
@@ -130,6 +134,13 @@ IGNORED_COUNTED = known_mistake(
 RETURNED_PERPLEXITY = known_mistake(
     "evaluate_returned_perplexity", "evaluate returns exp(loss), the perplexity, instead of the mean loss",
     "return total / n_tokens; perplexity(loss) takes the exp")
+EVAL_RETURNED_TENSOR = known_mistake(
+    "evaluate_returned_tensor", "evaluate returns a tensor: its contract is a Python float (a number to print, "
+    "log and compare, holding no tensor)",
+    "return a Python float: add up loss.item() values (or call .item() on the result)")
+PPL_RETURNED_TENSOR = known_mistake(
+    "perplexity_returned_tensor", "perplexity returns a tensor: its contract is a Python float",
+    "return a Python float: math.exp(loss) (or .item())")
 PPL_BASE_2 = known_mistake(
     "perplexity_base_2", "2 ** loss is used: F.cross_entropy's loss is in nats (natural log), so perplexity is "
     "e ** loss",
@@ -224,18 +235,24 @@ WORD_TEXTS = ["The cat sat on the sofa, and the dog saw it.", "a zebra sat on th
 
 
 def _word_candidates(text: str, vocab: list[str]):
-    """Known mistakes of word_encode on ``text``: (mistake, ids) pairs."""
+    """Known mistakes of word_encode on ``text``, alone and combined: (mistakes, ids) pairs, ``mistakes`` a
+    tuple of ids (the first is the one named; the others are mentioned), fewest mistakes first."""
+    from itertools import product
+
     stoi = {t: i for i, t in enumerate(vocab)}
-    tokens = ref_tok.WORD_PATTERN.findall(text)
-    good = [stoi.get(t, 1) for t in tokens]
-    lower = [stoi.get(t, 1) for t in ref_tok.WORD_PATTERN.findall(text.lower())]
-    split = [stoi.get(t, 1) for t in text.split()]
-    return [(NO_EOS, good), (EOS_MISPLACED, [2] + good), (EOS_MISPLACED, [2] + good + [2]),
-            (UNKNOWN_DROPPED, [stoi[t] for t in tokens if t in stoi] + [2]),
-            (UNKNOWN_DROPPED, [stoi[t] for t in tokens if t in stoi]),
-            (UNK_AS_PAD, [stoi.get(t, 0) for t in tokens] + [2]), (UNK_AS_PAD, [stoi.get(t, 0) for t in tokens]),
-            (LOWERCASED, lower + [2]), (LOWERCASED, lower),
-            (SPLIT_ON_WHITESPACE, split + [2]), (SPLIT_ON_WHITESPACE, split)]
+    splits = [((), ref_tok.WORD_PATTERN.findall(text)), ((SPLIT_ON_WHITESPACE,), text.split()),
+              ((LOWERCASED,), ref_tok.WORD_PATTERN.findall(text.lower())),
+              ((SPLIT_ON_WHITESPACE, LOWERCASED), text.lower().split())]
+    lookups = [((), lambda ts: [stoi.get(t, 1) for t in ts]),
+               ((UNKNOWN_DROPPED,), lambda ts: [stoi[t] for t in ts if t in stoi]),
+               ((UNK_AS_PAD,), lambda ts: [stoi.get(t, 0) for t in ts])]
+    eos = [((), lambda ids: ids + [2]), ((NO_EOS,), lambda ids: ids), ((EOS_MISPLACED,), lambda ids: [2] + ids),
+           ((EOS_MISPLACED,), lambda ids: [2] + ids + [2])]
+    out = []
+    for (m1, tokens), (m2, look), (m3, end) in product(splits, lookups, eos):
+        if m1 + m2 + m3:
+            out.append((m1 + m2 + m3, end(look(tokens))))
+    return sorted(out, key=lambda c: len(c[0]))
 
 
 @check
@@ -256,9 +273,12 @@ def check_word_tokenizer(ctx: Ctx, fn) -> str:
         ids = _ids_list(ctx, ids, "the ids", tried)
         expected = ref_tok.word_encode(text, vocab)
         if ids != expected:
-            named = next((m for m, cand in _word_candidates(text, vocab) if cand == ids), None)
-            ctx.fail("the ids are not those of the reference", tried=tried, expected=str(expected),
-                     got=str(ids), mistake=named,
+            named = next((ms for ms, cand in _word_candidates(text, vocab) if cand == ids), ())
+            glued = [t for t in text.split() if ref_tok.WORD_PATTERN.fullmatch(t) is None]
+            notes = [f"text.split() keeps {glued[:3]} as tokens" if SPLIT_ON_WHITESPACE in named and glued else "",
+                     "and also " + "; and also ".join(MISTAKES[m] for m in named[1:]) if len(named) > 1 else ""]
+            ctx.fail("the ids are not those of the reference" + "".join(f" ({n})" for n in notes if n),
+                     tried=tried, expected=str(expected), got=str(ids), mistake=named[0] if named else None,
                      hint="split with WORD_PATTERN.findall(text), look each token up with stoi.get(token, 1) "
                           "(1 = '<unk>'), then append 2 ('<eos>')")
         unk_total += ids.count(1)
@@ -306,7 +326,9 @@ def _scaled(grads: dict, c: float) -> dict:
 def _float(ctx: Ctx, value, what: str, tried: str, mistake_if_tensor: str) -> float:
     if isinstance(value, torch.Tensor):
         ctx.fail(f"{what} is a tensor", tried=tried, expected="a Python float",
-                 got=f"tensor({value.detach().flatten()[:1].tolist()}..., requires_grad={value.requires_grad})",
+                 got=(f"a tensor of shape {tuple(value.shape)}, dtype {value.dtype}"
+                      + (f", value {float(value.detach().flatten()[0]):.6g}" if value.numel() else "")
+                      + (", requires_grad=True" if value.requires_grad else "")),
                  mistake=mistake_if_tensor)
     if value is None:
         ctx.fail(f"{what} is None", tried=tried, expected="a Python float", mistake="missing_return")
@@ -346,6 +368,10 @@ def check_train_step(ctx: Ctx, fn) -> str:
     if not model.calls:
         ctx.fail("the model was never called", tried=tried, expected="one forward on x",
                  hint="logits, _ = model(x), then the loss against y")
+    if any(c.get("labels") for c in model.calls):
+        ctx.fail("the model was called with labels", tried=tried,
+                 expected="logits, _ = model(x), then the loss of the logits against y",
+                 got="model(x, labels=...)", mistake=LABELS_PASSED)
     if not any(c["training"] for c in model.calls):
         ctx.fail("the model ran in eval mode", tried=tried, expected="model.training True during the forward",
                  got="model.training False", mistake=TRAIN_MODE_NOT_SET)
@@ -449,6 +475,10 @@ def check_evaluate(ctx: Ctx, fn) -> str:
         if len(model.calls) != len(batches):
             ctx.fail(f"the model was called {len(model.calls)} times", tried=tried,
                      expected=f"once per batch ({len(batches)})", hint="loop over every batch once")
+        if any(c.get("labels") for c in model.calls):
+            ctx.fail("the model was called with labels", tried=tried,
+                     expected="logits, _ = model(x), then the loss of the logits against y",
+                     got="model(x, labels=...)", mistake=LABELS_PASSED)
         if any(c["training"] for c in model.calls):
             ctx.fail("the model ran in training mode", tried=tried, expected="model.training False during the "
                      "forwards", got="model.training True", mistake=EVAL_IN_TRAIN_MODE)
@@ -458,9 +488,7 @@ def check_evaluate(ctx: Ctx, fn) -> str:
         if model.training != training:
             ctx.fail(f"the model is left in {'training' if model.training else 'eval'} mode", tried=tried,
                      expected=f"{mode} mode, as it was before the call", mistake=MODE_NOT_RESTORED)
-        if isinstance(out, torch.Tensor) and out.dim() == 0:
-            out = out.item()
-        got = _float(ctx, out, "the result", tried, LOSS_AS_TENSOR)
+        got = _float(ctx, out, "the result", tried, EVAL_RETURNED_TENSOR)
         if abs(got - expected) > 1e-6:
             named = next((m for m, v in candidates if abs(v - got) <= 1e-6), None)
             ctx.fail("the result is not total loss / counted tokens", tried=tried, expected=f"{expected:.6f}",
@@ -480,9 +508,7 @@ def check_perplexity(ctx: Ctx, fn) -> str:
     for loss in [*losses, torch.tensor(1.25)]:
         tried = f"perplexity({loss!r})"
         out = ctx.call(fn, loss, what=f"called as {tried}")
-        if isinstance(out, torch.Tensor) and out.dim() == 0:
-            out = out.item()
-        got = _float(ctx, out, "the result", tried, LOSS_AS_TENSOR)
+        got = _float(ctx, out, "the result", tried, PPL_RETURNED_TENSOR)
         expected = ref_train.perplexity(loss)
         if not math.isclose(got, expected, rel_tol=1e-9, abs_tol=1e-9):
             value = float(loss)

@@ -147,11 +147,13 @@ import math  # noqa: E402 - stage 09's probes
 @register_probe
 class ProbeLM(Probe, torch.nn.Module):
     """A language model small enough to follow: ``logits = head(emb(x))`` in float64, TinyLM's forward
-    signature (``model(x) -> (logits (B, T, V), None)``), and a record of every forward call: the
-    module's mode and whether grad mode was on.
+    signature (``model(x, labels=None) -> (logits (B, T, V), loss or None)``; given ``labels``, the loss is
+    TinyLM's: the logits at t against ``labels[:, t + 1]``, -100 ignored), and a record of every forward
+    call: the module's mode, whether grad mode was on and whether labels were passed.
 
     Attributes:
-        calls: list of ``{"training": bool, "grad_enabled": bool, "shape": [B, T]}``, one per forward.
+        calls: list of ``{"training": bool, "grad_enabled": bool, "shape": [B, T], "labels": bool}``, one
+            per forward.
     """
 
     def __init__(self, vocab_size: int, d_model: int, seed: int = 0):
@@ -166,9 +168,13 @@ class ProbeLM(Probe, torch.nn.Module):
 
     def forward(self, x: torch.Tensor, labels=None):
         self.calls.append({"training": bool(self.training), "grad_enabled": torch.is_grad_enabled(),
-                           "shape": list(x.shape)})
+                           "shape": list(x.shape), "labels": labels is not None})
         logits = self.emb[x] @ self.head.T  # (B, T, D) @ (D, V) -> (B, T, V)
-        return logits, None
+        if labels is None:
+            return logits, None
+        loss = torch.nn.functional.cross_entropy(  # as TinyLM: the model shifts the labels itself
+            logits[:, :-1].reshape(-1, self.vocab_size), labels[:, 1:].reshape(-1), ignore_index=-100)
+        return logits, loss
 
     def _state(self) -> dict:
         return {"emb": self.emb.detach().clone(), "head": self.head.detach().clone(),
@@ -202,7 +208,8 @@ class ProbeLM(Probe, torch.nn.Module):
                 expect(g, torch.Tensor, "a gradient").to(torch.float64).reshape(param.shape).clone()
         self.train(bool(expect(report.get("training"), bool, "the mode")))
         self.calls = [{"training": bool(expect(c, dict, "a call").get("training")),
-                       "grad_enabled": bool(c.get("grad_enabled")), "shape": list(c.get("shape", []))}
+                       "grad_enabled": bool(c.get("grad_enabled")), "shape": list(c.get("shape", [])),
+                       "labels": bool(c.get("labels"))}
                       for c in expect(report.get("calls"), list, "the calls")]
 
 

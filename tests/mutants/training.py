@@ -129,6 +129,18 @@ def word_lower(text, vocab):
     return [stoi.get(t, 1) for t in WORD_PATTERN.findall(text.lower())] + [2]
 
 
+def word_split_lower(text, vocab):
+    """Splits on whitespace and lowercases (learner s7/l09): two mistakes at once."""
+    stoi = {t: i for i, t in enumerate(vocab)}
+    return [stoi.get(t, 1) for t in text.lower().split()] + [2]
+
+
+def word_split_no_eos(text, vocab):
+    """Splits on whitespace and forgets <eos>."""
+    stoi = {t: i for i, t in enumerate(vocab)}
+    return [stoi.get(t, 1) for t in text.split()]
+
+
 def word_hard_coded_unk(text, vocab):
     """Uses len(vocab) (one past the end) as the unknown id: no mistake named, the ids differ."""
     stoi = {t: i for i, t in enumerate(vocab)}
@@ -288,6 +300,31 @@ def step_label_shift(model, batch, optimizer, max_grad_norm=1.0):
     return {"loss": loss.item(), "grad_norm": norm.item()}
 
 
+def step_labels_to_model(model, batch, optimizer, max_grad_norm=1.0):
+    """`_, loss = model(x, labels=y)` with get_batch's already-shifted y (learner s7/l09): a double shift."""
+    model.train()
+    optimizer.zero_grad()
+    x, y = batch
+    _, loss = model(x, labels=y)
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    optimizer.step()
+    return {"loss": loss.item(), "grad_norm": norm.item()}
+
+
+def step_labels_x(model, batch, optimizer, max_grad_norm=1.0):
+    """`_, loss = model(x, labels=x)`: the model's own shift, right in itself; the check wants the loss against
+    y, so the loss differs at the last position and the model was asked for its loss: named the same."""
+    model.train()
+    optimizer.zero_grad()
+    x, y = batch
+    _, loss = model(x, labels=x)
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    optimizer.step()
+    return {"loss": loss.item(), "grad_norm": norm.item()}
+
+
 # --------------------------------------------------------------------------- evaluate
 
 def eval_stub(model, batches):
@@ -384,6 +421,30 @@ def eval_returns_perplexity(model, batches):
     return math.exp(total / count)
 
 
+def eval_labels_to_model(model, batches):
+    """Asks the model for its loss with labels=y (a double shift)."""
+    was = model.training
+    model.eval()
+    with torch.no_grad():
+        losses = [model(x, labels=y)[1].item() for x, y in batches]
+    model.train(was)
+    return sum(losses) / len(losses)
+
+
+def eval_tensor(model, batches):
+    """Returns a 0-dim tensor (total / count with tensors)."""
+    was = model.training
+    model.eval()
+    total, count = torch.zeros((), dtype=torch.float64), 0
+    with torch.no_grad():
+        for x, y in batches:
+            logits, _ = model(x)
+            total = total + F.cross_entropy(logits.flatten(0, 1), y.reshape(-1), reduction="sum")
+            count += int((y != -100).sum())
+    model.train(was)
+    return total / count
+
+
 def eval_sum(model, batches):
     """Returns the total loss, not divided: no mistake named."""
     was = model.training
@@ -420,8 +481,13 @@ def ppl_log(loss):
 
 
 def ppl_torch(loss):
-    """Not a mistake: torch.exp on a tensor made from the loss."""
-    return torch.exp(torch.as_tensor(loss, dtype=torch.float64))
+    """torch.exp(torch.as_tensor(loss)) (learner s7/l09): a 0-dim tensor, not a float."""
+    return torch.exp(torch.as_tensor(loss))
+
+
+def ppl_torch_item(loss):
+    """Not a mistake: torch.exp on a tensor made from the loss, then .item()."""
+    return torch.exp(torch.as_tensor(loss, dtype=torch.float64)).item()
 
 
 def ppl_not_float(loss):
@@ -448,8 +514,10 @@ ROWS = [
     (check_word_tokenizer, word_unk_is_pad, "unknown_as_pad", "not those of the reference"),
     (check_word_tokenizer, word_no_eos, "eos_missing", "not those of the reference"),
     (check_word_tokenizer, word_eos_first, "eos_misplaced", "not those of the reference"),
-    (check_word_tokenizer, word_split, "split_on_whitespace", "not those of the reference"),
+    (check_word_tokenizer, word_split, "split_on_whitespace", "text.split() keeps ['sofa,', 'it.']"),
     (check_word_tokenizer, word_lower, "lowercased", "not those of the reference"),
+    (check_word_tokenizer, word_split_lower, "split_on_whitespace", "and also the text is lowercased"),
+    (check_word_tokenizer, word_split_no_eos, "split_on_whitespace", "and also the ids do not end with '<eos>'"),
     (check_word_tokenizer, word_hard_coded_unk, None, "not those of the reference"),
     (check_word_tokenizer, None, None, "expected the function word_encode, got None"),
     (check_word_tokenizer, word_stub, "not_implemented", "raised NotImplementedError"),
@@ -465,6 +533,8 @@ ROWS = [
     (check_train_step, step_no_train_mode, "train_mode_not_set", "ran in eval mode"),
     (check_train_step, step_norm_after_clip, "grad_norm_after_clipping", "norm before clipping"),
     (check_train_step, step_tensor_loss, "loss_not_a_float", 'result["loss"] is a tensor'),
+    (check_train_step, step_labels_to_model, "labels_passed_to_model", "the model was called with labels"),
+    (check_train_step, step_labels_x, "labels_passed_to_model", "the model was called with labels"),
     (check_train_step, step_label_shift, None, "not those of the batch's loss"),
     (check_train_step, None, None, "expected the function train_step, got None"),
     (check_train_step, step_stub, "not_implemented", "raised NotImplementedError"),
@@ -477,6 +547,8 @@ ROWS = [
     (check_evaluate, eval_mean_of_means, "mean_of_batch_means", "not total loss / counted tokens"),
     (check_evaluate, eval_counts_ignored, "ignored_tokens_counted", "not total loss / counted tokens"),
     (check_evaluate, eval_returns_perplexity, "evaluate_returned_perplexity", "not total loss / counted tokens"),
+    (check_evaluate, eval_labels_to_model, "labels_passed_to_model", "the model was called with labels"),
+    (check_evaluate, eval_tensor, "evaluate_returned_tensor", "the result is a tensor"),
     (check_evaluate, eval_sum, None, "not total loss / counted tokens"),
     (check_evaluate, None, None, "expected the function evaluate, got None"),
     (check_evaluate, eval_stub, "not_implemented", "raised NotImplementedError"),
@@ -484,6 +556,7 @@ ROWS = [
     # ---- perplexity
     (check_perplexity, ppl_base_2, "perplexity_base_2", "not exp(loss)"),
     (check_perplexity, ppl_negated, "perplexity_negated", "not exp(loss)"),
+    (check_perplexity, ppl_torch, "perplexity_returned_tensor", "the result is a tensor"),
     (check_perplexity, ppl_log, None, "not exp(loss)"),
     (check_perplexity, ppl_not_float, None, "the result is not a number"),
     (check_perplexity, None, None, "expected the function perplexity, got None"),
@@ -500,4 +573,4 @@ STUB = {check_char_tokenizer: char_stub, check_word_tokenizer: word_stub, check_
         check_evaluate: eval_stub, check_perplexity: ppl_stub}
 # correct in another spelling: must pass (test_ref_train / test_ref_tokenizer)
 ACCEPTED = {check_char_tokenizer: [char_tensor_ids], check_train_step: [step_model_zero_grad],
-            check_evaluate: [eval_inference_mode], check_perplexity: [ppl_torch]}
+            check_evaluate: [eval_inference_mode], check_perplexity: [ppl_torch_item]}
