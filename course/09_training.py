@@ -602,9 +602,9 @@ print(f"activation RMS: peak {rms.max().item():.2f} at step {rms.argmax().item()
 # Read the panels left to right (the numbers are those of the full run, printed above):
 #
 # - **learning rate**: the warm-up to 3e-3 over 50 steps, then the cosine down to 3e-4.
-# - **gradient norm**: near 3 at the start (most of the first 50 steps are clipped), then between 0.5 and 1
-#   from step 50 to about 300 (almost no step clipped), then rising again: about half of steps 301-450 and
-#   nearly all of steps 451-600 are clipped. A late rise like this is a known effect of weight decay with a
+# - **gradient norm**: near 3 at the start, above 1 for most of the warm-up (two thirds of the first 50
+#   steps are clipped), then between 0.5 and 1 from step 50 to about 300 (4% clipped), then rising again:
+#   more than half of steps 301-450 and nearly all of steps 451-600 are clipped. A late rise like this is a known effect of weight decay with a
 #   decaying learning rate (Defazio et al., 2025, "Why Gradients Rapidly Increase Near the End of
 #   Training"): weight decay shrinks the weights, and a weight followed by a LayerNorm gets gradients that
 #   grow as its scale shrinks (the LayerNorm undoes the scale). Clipping on every step means clipping is no

@@ -114,7 +114,24 @@ def test_probes_rebuild_from_their_spec_and_report():
     model.absorb_probe_report(twin.probe_report())
     opt.absorb_probe_report(spy.probe_report())
     torch.testing.assert_close(model.emb, twin.emb)
-    assert model.calls == [{"training": True, "grad_enabled": True, "shape": [2, 3]}] and len(opt.events) == 2
+    assert model.calls == [{"training": True, "grad_enabled": True, "shape": [2, 3], "labels": False}]
+    assert len(opt.events) == 2
+
+
+def test_probe_lm_given_labels_shifts_them_as_tinylm_and_records_it():
+    """model(x, labels=y) returns TinyLM's loss (logits at t against labels[:, t + 1], -100 ignored), so a
+    train_step that passes labels runs on the probe as on TinyLM, and the call records labels=True."""
+    from tinylm_grading.probes import ProbeLM
+    model = ProbeLM(7, 4, seed=3)
+    x, y = torch.randint(7, (2, 5)), torch.randint(7, (2, 5))
+    y[0, 2] = -100
+    logits, loss = model(x, labels=y)
+    expected = F.cross_entropy(logits[:, :-1].reshape(-1, 7), y[:, 1:].reshape(-1))
+    torch.testing.assert_close(loss, expected)
+    assert model(x)[1] is None
+    assert [c["labels"] for c in model.calls] == [True, False]
+    twin = ProbeLM.from_probe_spec(model.probe_spec(), ())
+    assert [c["labels"] for c in twin.calls] == [True, False]  # the record travels
 
 
 def test_train_loop_history():
