@@ -490,6 +490,21 @@ def ppl_torch_item(loss):
     return torch.exp(torch.as_tensor(loss, dtype=torch.float64)).item()
 
 
+def ppl_int_exp(loss):
+    """Rounds the perplexity down to an integer (it equals 2 ** loss at loss = 1: not to be named base 2)."""
+    return int(math.exp(float(loss)))
+
+
+def ppl_capped(loss):
+    """Caps the exponent, as code guarding against overflow might: exp(min(loss, 20))."""
+    return math.exp(min(float(loss), 20.0))
+
+
+def ppl_float32(loss):
+    """Not a mistake: computed in float32 (relative error ~1e-7)."""
+    return torch.exp(torch.tensor(float(loss), dtype=torch.float32)).item()
+
+
 def ppl_not_float(loss):
     """Returns a string: no mistake named."""
     return f"{math.exp(float(loss)):.3f}"
@@ -558,6 +573,8 @@ ROWS = [
     (check_perplexity, ppl_negated, "perplexity_negated", "not exp(loss)"),
     (check_perplexity, ppl_torch, "perplexity_returned_tensor", "the result is a tensor"),
     (check_perplexity, ppl_log, None, "not exp(loss)"),
+    (check_perplexity, ppl_int_exp, None, "not exp(loss)"),
+    (check_perplexity, ppl_capped, None, "not exp(loss)"),
     (check_perplexity, ppl_not_float, None, "the result is not a number"),
     (check_perplexity, None, None, "expected the function perplexity, got None"),
     (check_perplexity, ppl_stub, "not_implemented", "raised NotImplementedError"),
@@ -573,4 +590,4 @@ STUB = {check_char_tokenizer: char_stub, check_word_tokenizer: word_stub, check_
         check_evaluate: eval_stub, check_perplexity: ppl_stub}
 # correct in another spelling: must pass (test_ref_train / test_ref_tokenizer)
 ACCEPTED = {check_char_tokenizer: [char_tensor_ids], check_train_step: [step_model_zero_grad],
-            check_evaluate: [eval_inference_mode], check_perplexity: [ppl_torch_item]}
+            check_evaluate: [eval_inference_mode], check_perplexity: [ppl_torch_item, ppl_float32]}
