@@ -150,7 +150,8 @@ PPL_NEGATED = known_mistake(
     "perplexity",
     "math.exp(loss)")
 
-CHAR_TEXTS = ["héllo wörld\n→ zebra, ABBA!", "the cat sat.\n\tMaß ≠ mass ☕", "zyx wvu\nzz yy: 42 → 24"]
+# leading and trailing whitespace, \r\n and blank lines are text too: the round trip must keep them
+CHAR_TEXTS = [" héllo wörld\r\n→ zebra, ABBA!\n", "\tthe cat sat.\n\tMaß ≠ mass ☕ ", "zyx wvu\n\nzz yy: 42 → 24\r\n"]
 
 
 def _ids_list(ctx: Ctx, ids, what: str, tried: str) -> list[int]:
@@ -229,9 +230,9 @@ def check_char_tokenizer(ctx: Ctx, fn) -> str:
 # --------------------------------------------------------------------------- word_encode
 
 WORD_TRAIN = ("the cat sat on the mat. the dog sat on the log, and the cat saw the dog. "
-              "a cat, a dog: the end.")
+              "a cat, a dog: the end at the café.")
 WORD_TEXTS = ["The cat sat on the sofa, and the dog saw it.", "a zebra sat on the mat; the cat ran!",
-              "the dog and the cat.  The end?"]
+              "the dog and the cat...  The café end?!", ""]  # runs of punctuation, a known non-ASCII word, no text
 
 
 def _word_candidates(text: str, vocab: list[str]):

@@ -123,6 +123,28 @@ def word_split(text, vocab):
     return [stoi.get(t, 1) for t in text.split()] + [2]
 
 
+def word_punct_runs(text, vocab):
+    """Keeps a run of punctuation ('...', '?!') as one token (blind red team)."""
+    import re
+    stoi = {t: i for i, t in enumerate(vocab)}
+    return [stoi.get(t, 1) for t in re.findall(r"\w+|[^\w\s]+", text)] + [2]
+
+
+def word_ascii(text, vocab):
+    """Words are ASCII runs only: 'café' loses its 'é' (blind red team)."""
+    import re
+    stoi = {t: i for i, t in enumerate(vocab)}
+    return [stoi.get(t, 1) for t in re.findall(r"[A-Za-z0-9_]+|[^\w\s]", text)] + [2]
+
+
+def word_no_eos_when_empty(text, vocab):
+    """Adds <eos> only to non-empty texts (blind red team)."""
+    import re
+    stoi = {t: i for i, t in enumerate(vocab)}
+    ids = [stoi.get(t, 1) for t in re.findall(r"\w+|[^\w\s]", text)]
+    return ids + [2] if ids else ids
+
+
 def word_lower(text, vocab):
     """Lowercases the text first."""
     stoi = {t: i for i, t in enumerate(vocab)}
@@ -530,6 +552,9 @@ ROWS = [
     (check_word_tokenizer, word_no_eos, "eos_missing", "not those of the reference"),
     (check_word_tokenizer, word_eos_first, "eos_misplaced", "not those of the reference"),
     (check_word_tokenizer, word_split, "split_on_whitespace", "text.split() keeps ['sofa,', 'it.']"),
+    (check_word_tokenizer, word_punct_runs, None, "the ids are not those of the reference"),
+    (check_word_tokenizer, word_ascii, None, "the ids are not those of the reference"),
+    (check_word_tokenizer, word_no_eos_when_empty, "eos_missing", "the ids are not those of the reference"),
     (check_word_tokenizer, word_lower, "lowercased", "not those of the reference"),
     (check_word_tokenizer, word_split_lower, "split_on_whitespace", "and also the text is lowercased"),
     (check_word_tokenizer, word_split_no_eos, "split_on_whitespace", "and also the ids do not end with '<eos>'"),
