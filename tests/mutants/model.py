@@ -673,6 +673,14 @@ def table_buffers_counted(model):
     return {**t, "total": sum(t.values())}
 
 
+def table_by_name_prefix(model):
+    """Red team c_named_params_prefix (right): each parameter under the first part of its name; a shared tensor is
+    yielded once, under token_emb (accepted: the check's models hold only the five parts)."""
+    t = dict.fromkeys(("token_emb", "pos_emb", "blocks", "norm", "lm_head"), 0)
+    for name, p in model.named_parameters():
+        t[name.split(".")[0]] += p.numel()
+    return {**t, "total": sum(t.values())}
+
 def table_stub(model):
     """The untouched learner stub."""
     # YOUR CODE HERE
@@ -776,4 +784,4 @@ REFERENCE = {check_causal_lm_loss: ref.causal_lm_loss, check_tiny_lm: ref.TinyLM
 LATE_FAILURE = {check_causal_lm_loss: loss_float32, check_tiny_lm: LMNoResidualScaling,
                 check_parameter_table: table_trainable_only}  # fails late, after the check did most of its work
 STUB = {check_causal_lm_loss: loss_stub, check_tiny_lm: LMStub, check_parameter_table: table_stub}
-ACCEPTED = {check_causal_lm_loss: [loss_right], check_tiny_lm: [_LM, LMTorchNorm], check_parameter_table: [table_right]}
+ACCEPTED = {check_causal_lm_loss: [loss_right], check_tiny_lm: [_LM, LMTorchNorm], check_parameter_table: [table_right, table_by_name_prefix]}
