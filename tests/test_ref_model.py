@@ -262,3 +262,64 @@ def test_a_crash_names_the_learners_own_line():
     exc = _failure(check_tiny_lm, mutants.LMMaskForMaxSeqLen)
     assert exc.got.endswith("in trunk, line %d: x = block(x, mask)" % (
         mutants.LMMaskForMaxSeqLen.trunk.__code__.co_firstlineno + 3))
+
+
+# ---- a blind red team's wrong TinyLMs and tables that passed (each fixed as a kind; rows in mutants/model.py)
+
+def test_fresh_reference_layer_norms_start_at_one_and_zero():
+    m = tiny()
+    norms = [m.norm] + [b.norm1 for b in m.blocks] + [b.norm2 for b in m.blocks]
+    assert all(torch.equal(n.weight, torch.ones(D, dtype=n.weight.dtype)) for n in norms)
+    assert all(torch.equal(n.bias, torch.zeros(D, dtype=n.bias.dtype)) for n in norms)
+    assert m.max_seq_len == L
+
+
+@pytest.mark.parametrize("wrong, first", [("LMLayerNormReinit", "blocks.0.norm1.weight"),
+                                          ("LMZeroAll1dParams", "blocks.0.norm1.weight"),
+                                          ("LMFinalNormWeightZero", "norm.weight")])
+def test_a_reinitialised_layer_norm_is_named_with_its_name(wrong, first):
+    from mutants import model as mutants
+    from tinylm_checks import check_tiny_lm
+    for seed in (0, 1):
+        exc = _failure(check_tiny_lm, getattr(mutants, wrong), seed)
+        assert exc.mistake == "layer_norm_reinitialised" and exc.problem.endswith(": " + first)
+        assert "only nn.Linear and nn.Embedding" in exc.hint and exc.got.startswith(first + " mean ")
+
+
+@pytest.mark.parametrize("wrong, std", [("LMPosStd001", 0.01), ("LMPosZeros", 0.0), ("LMPosUniform", 0.02 / 3 ** 0.5)])
+def test_pos_emb_std_is_checked_from_both_sides(wrong, std):
+    from mutants import model as mutants
+    from tinylm_checks import check_tiny_lm
+    exc = _failure(check_tiny_lm, getattr(mutants, wrong))
+    assert exc.mistake == "embedding_init_std_wrong" and exc.problem.startswith("the embedding pos_emb.weight has std")
+    assert abs(float(exc.got.removeprefix("std ")) - std) <= 0.1 * 0.02
+
+
+def test_max_seq_len_must_be_stored():
+    from mutants import model as mutants
+    from tinylm_checks import check_tiny_lm
+    exc = _failure(check_tiny_lm, mutants.LMNoMaxSeqLenAttr)
+    assert exc.mistake == "max_seq_len_not_stored" and exc.got == "no attribute max_seq_len"
+    assert exc.hint == "in __init__: self.max_seq_len = max_seq_len"
+
+
+def test_residual_scaling_everywhere_and_a_wrong_residual_std_are_told_apart():
+    from mutants import model as mutants
+    from tinylm_checks import check_tiny_lm
+    exc = _failure(check_tiny_lm, mutants.LMScaledAllLinearsInBlocks)
+    assert exc.mistake == "residual_init_everywhere" and "attn.W_O.weight and ffn.linear2.weight" in exc.hint
+    exc = _failure(check_tiny_lm, mutants.LMResidStdPrecedence)  # 0.02 / 2 * sqrt(3) = 0.0173, 13% from 0.02
+    assert exc.mistake == "residual_init_std_wrong" and "0.02 / sqrt(2 * num_layers) = 0.008165" in exc.expected
+    assert "with the brackets" in exc.hint and "std 0.0174" == exc.got
+    exc = _failure(check_tiny_lm, mutants.LMNoResidualScaling)  # 0.02: the general mistake, as before
+    assert exc.mistake == "residual_init_not_scaled"
+    exc = _failure(check_tiny_lm, mutants.LMLinearDefaultInit)  # PyTorch's U(-1/sqrt(D), 1/sqrt(D))
+    assert exc.mistake == "linear_not_gpt2_init"
+
+
+def test_buffers_counted_as_parameters_are_named():
+    from mutants import model as mutants
+    from tinylm_checks import check_parameter_table
+    exc = _failure(check_parameter_table, mutants.table_buffers_counted)
+    assert exc.mistake == "buffers_counted" and "causal-mask buffer" in exc.tried
+    assert "parameters()" in exc.hint

@@ -138,6 +138,31 @@ MASK_FOR_MAX_LEN = known_mistake(
     "(max_seq_len, max_seq_len) mask only fits an input of exactly max_seq_len tokens",
     "build position-dependent things for the input's T: causal_mask(T) for the mask (T = input_ids.size(1)), "
     "torch.arange(T) for the positions")
+EMB_STD_WRONG = known_mistake(
+    "embedding_init_std_wrong", "an embedding is not initialised as GPT-2's N(0, 0.02): its weights' std is not 0.02 "
+    "(a smaller or larger std, zeros, or a uniform draw)",
+    "nn.init.normal_(module.weight, mean=0.0, std=0.02) for every nn.Embedding, token_emb and pos_emb alike (a "
+    "uniform U(-a, a) has std a / sqrt(3), not a)")
+RESIDUAL_EVERYWHERE = known_mistake(
+    "residual_init_everywhere", "the scaled init 0.02 / sqrt(2 * num_layers) was applied to every linear layer of "
+    "the blocks, not only to the projections that write into the residual stream",
+    "only attn.W_O.weight and ffn.linear2.weight get 0.02 / sqrt(2 * num_layers); W_Q, W_K, W_V and linear1 keep "
+    "N(0, 0.02): select the names ending in 'attn.W_O.weight' and 'ffn.linear2.weight'")
+RESIDUAL_STD_WRONG = known_mistake(
+    "residual_init_std_wrong", "the projections that write into the residual stream (attn.W_O and ffn.linear2) "
+    "have the wrong std: neither 0.02 nor 0.02 / sqrt(2 * num_layers)",
+    "std = 0.02 / math.sqrt(2 * num_layers), with the brackets: 0.02 / 2 * math.sqrt(num_layers) is "
+    "(0.02 / 2) * sqrt(num_layers), which grows with depth instead of shrinking")
+NORM_REINIT = known_mistake(
+    "layer_norm_reinitialised", "a LayerNorm's parameters were re-initialised: on a fresh model every LayerNorm "
+    "(the blocks' norm1 and norm2, and the final norm) must have weight 1 and bias 0, as GPT-2 and nn.LayerNorm "
+    "start",
+    "the init loop must touch only nn.Linear and nn.Embedding; LayerNorm keeps weight 1, bias 0 (don't init every "
+    "parameter, nor every 1-D parameter)")
+MAX_LEN_NOT_STORED = known_mistake(
+    "max_seq_len_not_stored", "the model does not store max_seq_len as self.max_seq_len (generate and the length "
+    "check read it)",
+    "in __init__: self.max_seq_len = max_seq_len")
 LOSS_AS_FLOAT = known_mistake(
     "loss_returned_as_float", "the loss is returned as a Python number (.item()), not as a tensor",
     "return the 0-dim tensor (no .item()): the loss must carry gradients for backward")
@@ -158,6 +183,11 @@ TABLE_TRAINABLE_ONLY = known_mistake(
 NONE_PART = known_mistake(
     "none_part_not_handled", "a model without position embedding (pos_emb is None) makes the function fail",
     "a part that is None holds 0 parameters: `0 if model.pos_emb is None else count(model.pos_emb)`")
+BUFFERS_COUNTED = known_mistake(
+    "buffers_counted", "buffers are counted as parameters (state_dict() or buffers() also holds the attention's "
+    "causal-mask buffer, which nothing learns)",
+    "count parameters only: sum(p.numel() for p in model.<part>.parameters()); a buffer (register_buffer: a mask, "
+    "running statistics) is saved with the model but is not a parameter")
 MODEL_CHANGED = known_mistake(
     "model_changed", "the function changes the model it is given (requires_grad flags, parameters, train/eval mode): "
     "counting must only read it",
@@ -541,6 +571,28 @@ def _std(ps) -> float:
     return float(flat.std())
 
 
+def _norms(model: nn.Module) -> list[tuple[str, nn.Module]]:
+    """The LayerNorms: modules named norm, norm1, norm2 (the course's LayerNorm) or of class nn.LayerNorm."""
+    return [(n, m) for n, m in model.named_modules()
+            if n and (isinstance(m, nn.LayerNorm) or re.fullmatch(r"norm\d*", n.rsplit(".", 1)[-1]))
+            and isinstance(getattr(m, "weight", None), torch.Tensor)]
+
+
+def _check_norm_init(ctx: Ctx, model: nn.Module, tried: str) -> None:
+    """On a fresh build every LayerNorm has weight 1 and bias 0 (GPT-2; nn.LayerNorm's own init)."""
+    wrong = []
+    for n, m in _norms(model):
+        w, b = m.weight.detach(), getattr(m, "bias", None)
+        if not bool((w == 1).all()):
+            wrong.append(f"{n}.weight mean {float(w.double().mean()):.3g}, std {float(w.double().std()):.3g}")
+        if isinstance(b, torch.Tensor) and not bool((b.detach() == 0).all()):
+            wrong.append(f"{n}.bias mean {float(b.detach().double().mean()):.3g}")
+    if wrong:
+        ctx.fail(f"a LayerNorm is not at its initial weight 1, bias 0: {wrong[0].split(' ')[0]}", tried=tried,
+                 expected="every LayerNorm (blocks' norm1, norm2 and the final norm): weight all 1, bias all 0",
+                 got="; ".join(wrong[:4]) + ("; ..." if len(wrong) > 4 else ""), mistake=NORM_REINIT)
+
+
 def _check_init(ctx: Ctx, cls) -> str:
     """GPT-2's initialisation, by statistics on a fresh build of the check's own (large enough) sizes, and the
     loss at init close to ln V."""
@@ -554,28 +606,39 @@ def _check_init(ctx: Ctx, cls) -> str:
     def near(value, target):
         return abs(value - target) <= 0.15 * target
 
-    emb = [named[n] for n in ("token_emb.weight", "pos_emb.weight") if n in named]
-    s = _std(emb)
-    if not near(s, 0.02):
-        ctx.fail(f"the embeddings' weights have std {s:.3g}", tried=tried, expected="std 0.02 (GPT-2: N(0, 0.02))",
-                 got=f"std {s:.3g}", mistake=EMB_DEFAULT_INIT if s > 0.3 else None,
-                 hint="nn.init.normal_(module.weight, mean=0.0, std=0.02) for every nn.Embedding")
+    for name in ("token_emb", "pos_emb"):  # each on its own: pos_emb's few rows hide in a pooled std
+        if f"{name}.weight" not in named:
+            continue
+        s = _std([named[f"{name}.weight"]])
+        if not near(s, 0.02):
+            ctx.fail(f"the embedding {name}.weight has std {s:.3g}", tried=tried,
+                     expected="std 0.02 (GPT-2: N(0, 0.02)) for token_emb and pos_emb", got=f"std {s:.3g}",
+                     mistake=EMB_DEFAULT_INIT if s > 0.3 else EMB_STD_WRONG,
+                     hint="nn.init.normal_(module.weight, mean=0.0, std=0.02) for every nn.Embedding")
     linears = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear) and n.startswith("blocks")]
     residual = [m.weight for n, m in linears if n.endswith(("attn.W_O", "ffn.linear2"))]
     others = [m.weight for n, m in linears if not n.endswith(("attn.W_O", "ffn.linear2"))]
     if others:
         s = _std(others)
         if not near(s, 0.02):
+            # W_Q, W_K, W_V and linear1 all read D features: PyTorch's default U(-1/sqrt(D), 1/sqrt(D)) has std
+            # 1/sqrt(3 D); the residual projections' small std everywhere is the scaled init applied to every layer
+            mistake = (RESIDUAL_EVERYWHERE if near(s, small) else
+                       LINEAR_DEFAULT_INIT if near(s, 1 / math.sqrt(3 * D)) else None)
             ctx.fail(f"the blocks' W_Q, W_K, W_V and linear1 weights have std {s:.3g}", tried=tried,
-                     expected="std 0.02", got=f"std {s:.3g}", mistake=LINEAR_DEFAULT_INIT,
+                     expected="std 0.02 (only attn.W_O and ffn.linear2 get 0.02 / sqrt(2 * num_layers))",
+                     got=f"std {s:.3g}", mistake=mistake,
                      hint="nn.init.normal_(module.weight, mean=0.0, std=0.02) for every nn.Linear")
     if residual:
         s = _std(residual)
         if not near(s, small):
+            # thousands of weights: a std 5% from 0.02 is 0.02 (the estimate's own error is under 1%)
+            tight = abs(s - 0.02) <= 0.05 * 0.02
             ctx.fail(f"attn.W_O and ffn.linear2 weights have std {s:.3g}", tried=tried,
                      expected=f"std 0.02 / sqrt(2 * num_layers) = {small:.4g} (GPT-2 paper, §2.3)", got=f"std {s:.3g}",
-                     mistake=RESIDUAL_NOT_SCALED if near(s, 0.02) else None,
-                     hint="scale the projections into the residual stream: std 0.02 / math.sqrt(2 * num_layers)")
+                     mistake=RESIDUAL_NOT_SCALED if tight else RESIDUAL_STD_WRONG,
+                     hint=f"scale the projections into the residual stream: std 0.02 / math.sqrt(2 * num_layers) = "
+                          f"{small:.4g} here")
     biases = [(n, m.bias) for n, m in linears if m.bias is not None]
     nonzero = [n for n, b in biases if bool((b != 0).any())]
     if nonzero:
@@ -586,6 +649,7 @@ def _check_init(ctx: Ctx, cls) -> str:
                      f": {', '.join(n + '.bias' for n in nonzero[:4])}{', ...' if len(nonzero) > 4 else ''}"
                      if only_residual else ""),
                  mistake=RESIDUAL_HIT_BIASES if only_residual else BIASES_NOT_ZERO)
+    _check_norm_init(ctx, model, tried)
     ids = torch.randint(V, (4, L), generator=ctx.gen)
     with torch.no_grad():
         _, loss = _forward(ctx, model, ids, tried + f", input_ids (4, {L}), labels = input_ids", labels=ids)
@@ -610,6 +674,12 @@ def check_tiny_lm(ctx: Ctx, TinyLM) -> str:
     described = _describe(V, L, D, H, N, d_ff)
     model = _build(ctx, cls, V, L, D, H, N, d_ff)
     _layout(ctx, model, V, L, D, H, N, d_ff)
+    stored = getattr(model, "max_seq_len", None)
+    if isinstance(stored, bool) or not isinstance(stored, int) or stored != L:
+        ctx.fail(f"{type(model).__name__}.max_seq_len is not {L}", tried=described,
+                 expected=f"self.max_seq_len = max_seq_len = {L}",
+                 got="no attribute max_seq_len" if not hasattr(model, "max_seq_len") else f"{stored!r}",
+                 mistake=MAX_LEN_NOT_STORED)
     reference = _reference_model(ctx, V, L, D, H, N, d_ff)
     _load(ctx, model, reference)
     ids = torch.randint(V, (B, T), generator=ctx.gen)
@@ -656,8 +726,12 @@ def check_tiny_lm(ctx: Ctx, TinyLM) -> str:
 def _table_cases(seed: int):
     D1, N1, V1, L1 = (16, 2, 40, 12) if seed == 0 else (12 + 4 * (seed % 2), 3, 37, 10)
     D2, N2, V2, L2 = (24, 1, 50, 8) if seed == 0 else (20, 2, 45, 9)
+    tied = ref.TinyLM(V1, L1, D1, 2, N1, 3 * D1)
+    for block in tied.blocks:  # a persistent buffer, as nanoGPT's attention keeps its mask: state, not a parameter
+        block.attn.register_buffer("causal", ref_attention.causal_mask(L1))
     return [
-        (f"TinyLM({V1}, {L1}, {D1}, 2, {N1}, {3 * D1}) (tied)", ref.TinyLM(V1, L1, D1, 2, N1, 3 * D1)),
+        (f"TinyLM({V1}, {L1}, {D1}, 2, {N1}, {3 * D1}) (tied; each block's attn holds a causal-mask buffer "
+         f"({L1}, {L1}))", tied),
         (f"TinyLM({V2}, {L2}, {D2}, 4, {N2}, {4 * D2}, tie_weights=False)",
          ref.TinyLM(V2, L2, D2, 4, N2, 4 * D2, tie_weights=False)),
         (f"TinyLM({V1}, {L1}, {D1}, 2, {N1}, {4 * D1}, positions='none') (pos_emb is None)",
@@ -676,7 +750,14 @@ def _table_variants(model) -> list[tuple[str, dict]]:
     head = n(model.lm_head)
     dup = sum(p.numel() for _, p in model.named_parameters(remove_duplicate=False))
     tr = {k: trainable(getattr(model, k)) for k in TABLE_KEYS[:-1]}
-    return [
+    bufs = lambda m: 0 if m is None else sum(b.numel() for b in m.buffers())  # noqa: E731
+    with_bufs = {k: right[k] + (0 if k == "lm_head" and right[k] == 0 else bufs(getattr(model, k)))
+                 for k in TABLE_KEYS[:-1]}
+    out = []
+    if bufs(model):
+        out += [(BUFFERS_COUNTED, {**with_bufs, "total": total})
+                for total in (sum(with_bufs.values()), right["total"] + bufs(model), right["total"])]
+    return out + [
         (LM_HEAD_TIED_COUNTED, {**right, "lm_head": head, "total": dup}),
         (LM_HEAD_TIED_COUNTED, {**right, "lm_head": head}),
         (LM_HEAD_TIED_COUNTED, {**right, "lm_head": head, "total": right["total"] + head - right["lm_head"]}),

@@ -498,6 +498,100 @@ def lm_function(vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff):
     return _LM(vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff)
 
 
+# ---- found by a blind red team (stage 08): wrong, and passed before the checks were fixed as kinds
+
+class LMLayerNormReinit(_LM):
+    """Red team w_layernorm_reinit: the init also draws every LayerNorm weight from N(0, 0.02)."""
+
+    def init_weights(self, num_layers):
+        super().init_weights(num_layers)
+        for m in self.modules():
+            if isinstance(m, LayerNorm):
+                nn.init.normal_(m.weight, 0.0, 0.02)
+
+
+class LMZeroAll1dParams(_LM):
+    """Red team w_zero_all_1d_params: zeroes every 1-D parameter, so the LayerNorm gains are 0 (logits all 0)."""
+
+    def init_weights(self, num_layers):
+        super().init_weights(num_layers)
+        for p in self.parameters():
+            if p.dim() == 1:
+                nn.init.zeros_(p)
+
+
+class LMFinalNormWeightZero(_LM):
+    """Red team w_final_norm_weight_zero: the final LayerNorm's weight starts at 0."""
+
+    def init_weights(self, num_layers):
+        super().init_weights(num_layers)
+        nn.init.zeros_(self.norm.weight)
+
+
+class LMPosStd001(_LM):
+    """Red team w_pos_std_001: pos_emb drawn with std 0.01 (GPT-2's TensorFlow code does so for wpe)."""
+
+    def init_weights(self, num_layers):
+        super().init_weights(num_layers)
+        nn.init.normal_(self.pos_emb.weight, 0.0, 0.01)
+
+
+class LMPosZeros(_LM):
+    """Red team w_pos_zeros: pos_emb starts at zero."""
+
+    def init_weights(self, num_layers):
+        super().init_weights(num_layers)
+        nn.init.zeros_(self.pos_emb.weight)
+
+
+class LMPosUniform(_LM):
+    """Red team w_pos_uniform: pos_emb from U(-0.02, 0.02), std 0.02 / sqrt(3) = 0.0115."""
+
+    def init_weights(self, num_layers):
+        super().init_weights(num_layers)
+        nn.init.uniform_(self.pos_emb.weight, -0.02, 0.02)
+
+
+class LMTokStd001(_LM):
+    """Red team w_tok_std_0.01: token_emb drawn with std 0.01."""
+
+    def init_weights(self, num_layers):
+        super().init_weights(num_layers)
+        nn.init.normal_(self.token_emb.weight, 0.0, 0.01)
+
+
+class LMNoMaxSeqLenAttr(_LM):
+    """Red team w_no_max_seq_len_attr: no self.max_seq_len; the length check reads pos_emb.num_embeddings."""
+
+    def __init__(self, *args):
+        super().__init__(*args)
+        del self.max_seq_len
+
+    def check_length(self, T):
+        if T > self.pos_emb.num_embeddings:
+            raise ValueError(f"sequence length {T} exceeds max_seq_len={self.pos_emb.num_embeddings}")
+
+
+class LMScaledAllLinearsInBlocks(_LM):
+    """Red team w_scaled_all_linears_in_blocks: every Linear weight in the blocks gets 0.02 / sqrt(2 L)."""
+
+    def init_weights(self, num_layers):
+        super().init_weights(num_layers)
+        for name, p in self.named_parameters():
+            if name.startswith("blocks") and p.dim() == 2:
+                nn.init.normal_(p, 0.0, 0.02 / math.sqrt(2 * num_layers))
+
+
+class LMResidStdPrecedence(_LM):
+    """Red team w_resid_std_precedence: 0.02 / 2 * sqrt(L), i.e. (0.02 / 2) * sqrt(L)."""
+
+    def init_weights(self, num_layers):
+        super().init_weights(num_layers)
+        for name, p in self.named_parameters():
+            if name.endswith(("attn.W_O.weight", "ffn.linear2.weight")):
+                nn.init.normal_(p, 0.0, 0.02 / 2 * num_layers ** 0.5)
+
+
 lm_instance = _LM(11, 8, 8, 2, 1, 16)
 
 
@@ -570,6 +664,23 @@ def table_no_return(model):
     t = table_right(model)  # noqa: F841
 
 
+def table_buffers_counted(model):
+    """Red team w_buffers_counted: counts state_dict() entries, buffers included."""
+    t = {k: 0 if getattr(model, k) is None else sum(v.numel() for v in getattr(model, k).state_dict().values())
+         for k in ("token_emb", "pos_emb", "blocks", "norm", "lm_head")}
+    if model.lm_head.weight is model.token_emb.weight:
+        t["lm_head"] = 0
+    return {**t, "total": sum(t.values())}
+
+
+def table_by_name_prefix(model):
+    """Red team c_named_params_prefix (right): each parameter under the first part of its name; a shared tensor is
+    yielded once, under token_emb (accepted: the check's models hold only the five parts)."""
+    t = dict.fromkeys(("token_emb", "pos_emb", "blocks", "norm", "lm_head"), 0)
+    for name, p in model.named_parameters():
+        t[name.split(".")[0]] += p.numel()
+    return {**t, "total": sum(t.values())}
+
 def table_stub(model):
     """The untouched learner stub."""
     # YOUR CODE HERE
@@ -616,7 +727,7 @@ ROWS = [
     (check_tiny_lm, LMNoLengthCheck, "no_length_check", "a too-long input raised IndexError"),
     (check_tiny_lm, LMCropsSilently, "no_length_check", "a too-long input was accepted"),
     (check_tiny_lm, LMLengthOffByOne, "length_check_off_by_one", "exactly max_seq_len"),
-    (check_tiny_lm, LMDefaultInit, "embedding_default_init", "the embeddings' weights have std"),
+    (check_tiny_lm, LMDefaultInit, "embedding_default_init", "the embedding token_emb.weight has std"),
     (check_tiny_lm, LMLinearDefaultInit, "linear_not_gpt2_init", "W_Q, W_K, W_V and linear1 weights have std"),
     (check_tiny_lm, LMNoResidualScaling, "residual_init_not_scaled", "attn.W_O and ffn.linear2 weights have std"),
     (check_tiny_lm, LMBiasesKept, "biases_not_zeroed", "is not zero"),
@@ -632,6 +743,17 @@ ROWS = [
     (check_tiny_lm, LMLogitsSlicedView, "view_after_transpose", "raised RuntimeError"),
     (check_tiny_lm, LMNoReturn, "missing_return", "did not return a pair"),
     (check_tiny_lm, LMGPT2Names, None, "has no attribute token_emb"),
+    # ---- TinyLM: found by a blind red team (passed before; fixed as kinds)
+    (check_tiny_lm, LMLayerNormReinit, "layer_norm_reinitialised", "a LayerNorm is not at its initial weight 1"),
+    (check_tiny_lm, LMZeroAll1dParams, "layer_norm_reinitialised", "a LayerNorm is not at its initial weight 1"),
+    (check_tiny_lm, LMFinalNormWeightZero, "layer_norm_reinitialised", "initial weight 1, bias 0: norm.weight"),
+    (check_tiny_lm, LMPosStd001, "embedding_init_std_wrong", "the embedding pos_emb.weight has std"),
+    (check_tiny_lm, LMPosZeros, "embedding_init_std_wrong", "the embedding pos_emb.weight has std 0"),
+    (check_tiny_lm, LMPosUniform, "embedding_init_std_wrong", "the embedding pos_emb.weight has std 0.011"),
+    (check_tiny_lm, LMTokStd001, "embedding_init_std_wrong", "the embedding token_emb.weight has std"),
+    (check_tiny_lm, LMNoMaxSeqLenAttr, "max_seq_len_not_stored", "max_seq_len is not 9"),
+    (check_tiny_lm, LMScaledAllLinearsInBlocks, "residual_init_everywhere", "W_Q, W_K, W_V and linear1 weights"),
+    (check_tiny_lm, LMResidStdPrecedence, "residual_init_std_wrong", "attn.W_O and ffn.linear2 weights have std"),
     # ---- TinyLM: unnamed, with a hint that says where to look
     (check_tiny_lm, LMVagueLengthError, None, "does not say what the limit is"),
     (check_tiny_lm, LMLogitsOnly, None, "did not return a pair"),
@@ -653,6 +775,7 @@ ROWS = [
     (check_parameter_table, table_tensor_values, None, "is not an int"),
     (check_parameter_table, table_wrong_key, None, "the dict has no key 'token_emb', 'pos_emb'"),
     (check_parameter_table, table_no_return, "missing_return", "the result is not a dict"),
+    (check_parameter_table, table_buffers_counted, "buffers_counted", "the count for 'blocks' is wrong"),
     (check_parameter_table, table_stub, "not_implemented", "raised NotImplementedError"),
     (check_parameter_table, None, None, "expected the function parameter_table, got None"),
 ]
@@ -661,4 +784,4 @@ REFERENCE = {check_causal_lm_loss: ref.causal_lm_loss, check_tiny_lm: ref.TinyLM
 LATE_FAILURE = {check_causal_lm_loss: loss_float32, check_tiny_lm: LMNoResidualScaling,
                 check_parameter_table: table_trainable_only}  # fails late, after the check did most of its work
 STUB = {check_causal_lm_loss: loss_stub, check_tiny_lm: LMStub, check_parameter_table: table_stub}
-ACCEPTED = {check_causal_lm_loss: [loss_right], check_tiny_lm: [_LM, LMTorchNorm], check_parameter_table: [table_right]}
+ACCEPTED = {check_causal_lm_loss: [loss_right], check_tiny_lm: [_LM, LMTorchNorm], check_parameter_table: [table_right, table_by_name_prefix]}
