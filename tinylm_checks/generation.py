@@ -4,7 +4,7 @@ The check runs the learner's ``generate`` on a *scripted* language model (:class
 its logits are a fixed table indexed by (position, token fed there), so the token a correct ``generate`` draws is
 known exactly from what it fed the model, and every wrong context (not cropped, cropped from the front) or wrong
 position (the first instead of the last) shows. The model records what it was fed, its train/eval mode and
-whether autograd was recording. Four runs:
+whether autograd was recording. Six runs:
 
 1. ``top_k=1`` past ``max_seq_len`` (greedy): the prompt kept, each call fed the last ``max_seq_len`` tokens,
    each new token the argmax of the last position's logits, eval mode and no autograd inside, the model's mode
@@ -16,6 +16,12 @@ whether autograd was recording. Four runs:
 4. Top-k: the same with ``top_k = 3``: no token outside each row's 3 largest logits, all 3 drawn, frequencies
    fitting the renormalised softmax. The three prompts' logits have different offsets, so a threshold taken
    across the batch instead of per row keeps another number of tokens in some row.
+5. Every step: three new tokens at temperature 0.6 for a batch of one-token prompts, on a model whose logits depend
+   on the position only (so each step's tokens follow one known distribution): every step's frequencies must fit,
+   not only the first's.
+6. The defaults: generate called WITHOUT temperature and top_k on a vocabulary of 64 (> 50) with a flat-ish
+   distribution: the frequencies must fit softmax(logits), per token and summed over 8 groups of tokens by rank, so
+   a default top_k (Hugging Face's 50, or 5, 10, 20) or a default temperature != 1.0 shows.
 
 Sampling as in nanoGPT's ``GPT.generate``; temperature: Ackley, Hinton & Sejnowski (1985); top-k: Fan, Lewis &
 Dauphin (2018), "Hierarchical Neural Story Generation", §5.4.
@@ -424,9 +430,11 @@ def _steps_run(ctx: Ctx, generate, L: int, V: int) -> None:
     _modes(ctx, model, tried, was_training=False)
     counts = torch.stack([torch.bincount(out[:, 1 + s], minlength=V) for s in range(steps)]).double()  # (steps, V)
     expected = torch.softmax(logits / temperature, dim=-1)  # (steps, V)
-    ok, (s, v), excess = _fits(counts, expected, n)
-    if ok:
+    fits = [_fits(counts[s:s + 1], expected[s:s + 1], n) for s in range(steps)]
+    if all(ok for ok, _, _ in fits):
         return
+    s = next(s for s in range(steps) if not fits[s][0])  # the first step that does not fit
+    (_, v), excess = fits[s][1:]
     plain = torch.softmax(logits, dim=-1)
     mistake = None
     if s > 0 and _fits(counts[:1], expected[:1], n)[0] and _fits(counts[1:], plain[1:], n)[0]:
@@ -487,11 +495,13 @@ def _defaults_run(ctx: Ctx, generate) -> None:
         problem = "the frequencies of the drawn tokens do not fit softmax(logits)"
         if any(_binned(counts, torch.softmax(logits / t, -1), n, bins) for t in (0.5, 0.6, 0.7, 0.8, 0.9, 1.25, 1.5, 2.0)):
             mistake = WRONG_DEFAULT_TEMPERATURE
+    tail = V - kept if kept < V else 8
     ctx.fail(problem, tried=tried,
-             expected=f"frequencies near softmax(logits), all {V} tokens drawn (the {V - kept if kept < V else 10} "
-                      f"least likely together about {float(expected[order[-(V - kept if kept < V else 10):]].sum()):.3f})",
-             got=f"{drawn} distinct tokens drawn; the {V - kept if kept < V else 10} least likely together "
-                 f"{float(counts[order[-(V - kept if kept < V else 10):]].sum()) / n:.3f}",
+             expected=f"frequencies near softmax(logits), all {V} tokens drawn: the 8 most likely together about "
+                      f"{float(expected[order[:8]].sum()):.3f}, the {tail} least likely together about "
+                      f"{float(expected[order[-tail:]].sum()):.3f}",
+             got=f"{drawn} distinct tokens drawn; the 8 most likely together {float(counts[order[:8]].sum()) / n:.3f}, "
+                 f"the {tail} least likely together {float(counts[order[-tail:]].sum()) / n:.3f}",
              mistake=mistake)
 
 
@@ -502,7 +512,9 @@ def check_generate(ctx: Ctx, generate) -> str:
     kept, the context cropped to the last ``max_seq_len`` tokens, the next token drawn from the last position,
     eval mode and no autograd inside with the mode restored, ``top_k=1`` equal to greedy decoding (and to the
     reference), reproducible with a ``torch.Generator``, and the frequencies of a large batch of samples equal to
-    ``softmax(logits / temperature)`` (top-k renormalised, exactly k tokens per row) within a stated tolerance."""
+    ``softmax(logits / temperature)`` (top-k renormalised, exactly k tokens per row) within a stated tolerance, at
+    every step of a multi-token run, and, called without temperature and top_k, equal to ``softmax(logits)`` on a
+    64-token vocabulary (the defaults temperature=1.0, top_k=None)."""
     generate = ctx.function(generate, "generate")
     L, V = _sizes(ctx.seed)
     table = _table(ctx, L, V)
