@@ -163,6 +163,29 @@ def _prompt(ctx: Ctx, B: int, T: int, V: int) -> torch.Tensor:
     return torch.randint(V, (B, T), generator=ctx.gen)
 
 
+def _rows_alone_fine(generate, model, idx, n: int, kwargs: dict) -> bool:
+    """Run generate on each distinct prompt of idx alone (B = 1; the first 4): True if none raises and every new
+    token is among the top_k largest logits of the context it was drawn from. A mistake made row by row (a wrong
+    threshold, a softmax over the wrong dimension) shows alone as it does in the batch; a threshold across the
+    batch does not."""
+    from tinylm_grading.probes import ScriptedLM
+    k = kwargs["top_k"]
+    for r, row in enumerate(torch.unique(idx, dim=0)[:4]):
+        stub = ScriptedLM(model.table).eval()
+        try:
+            out = generate(stub, row[None].clone(), n, **{**kwargs, "generator": torch.Generator().manual_seed(r)})
+        except Exception:  # noqa: BLE001 - learner code may raise anything
+            return False
+        if not isinstance(out, torch.Tensor) or tuple(out.shape) != (1, idx.size(1) + n) or len(stub.calls) != n:
+            return False
+        for s, call in enumerate(stub.calls):
+            fed = call["ids"]  # (1, Tc)
+            logits = stub.table[fed.size(1) - 1, fed[0, -1]]  # (V,)
+            if int(out[0, idx.size(1) + s]) not in torch.topk(logits, k).indices.tolist():
+                return False
+    return True
+
+
 def _run(ctx: Ctx, generate, model, idx, n: int, what: str, **kwargs):
     """Call the learner's generate; an exception the scripted model raised (too long an input) or a missing
     generator parameter is named."""
@@ -181,9 +204,10 @@ def _run(ctx: Ctx, generate, model, idx, n: int, what: str, **kwargs):
             mistake = NO_GENERATOR_ARG
         elif isinstance(e, NotImplementedError) and not msg.strip():
             mistake = "not_implemented"
-        elif "probability tensor contains" in msg and (kwargs.get("top_k") or 0) > 1:
-            # torch.multinomial got a row of nan: every logit of that row was -inf, so top-k (k > 1) cut the whole
-            # row, which no per-row threshold does, not even one off by one (k - 1 >= 1 tokens stay)
+        elif "probability tensor contains" in msg and (kwargs.get("top_k") or 0) > 1 and \
+                _rows_alone_fine(generate, model, idx, n, kwargs):
+            # torch.multinomial got a row of nan in the batch, yet every row alone samples within its top-k: the
+            # threshold was taken across the batch and cut some row whole
             mistake = TOP_K_ACROSS_BATCH
         else:
             hint = "run your generate on the tried: input in a cell of its own and read the full traceback"
