@@ -131,3 +131,10 @@ def test_scripted_model_rejects_what_tinylm_rejects(ids):
     m, _ = scripted()
     with pytest.raises(ValueError, match="max_seq_len|2-D integer"):
         m(ids)
+
+
+def test_defaults_are_temperature_1_and_no_top_k():
+    """check_generate calls generate without temperature and top_k and expects these defaults."""
+    import inspect
+    params = inspect.signature(generate).parameters
+    assert (params["temperature"].default, params["top_k"].default, params["generator"].default) == (1.0, None, None)

@@ -4,7 +4,7 @@ The check runs the learner's ``generate`` on a *scripted* language model (:class
 its logits are a fixed table indexed by (position, token fed there), so the token a correct ``generate`` draws is
 known exactly from what it fed the model, and every wrong context (not cropped, cropped from the front) or wrong
 position (the first instead of the last) shows. The model records what it was fed, its train/eval mode and
-whether autograd was recording. Four runs:
+whether autograd was recording. Six runs:
 
 1. ``top_k=1`` past ``max_seq_len`` (greedy): the prompt kept, each call fed the last ``max_seq_len`` tokens,
    each new token the argmax of the last position's logits, eval mode and no autograd inside, the model's mode
@@ -16,6 +16,12 @@ whether autograd was recording. Four runs:
 4. Top-k: the same with ``top_k = 3``: no token outside each row's 3 largest logits, all 3 drawn, frequencies
    fitting the renormalised softmax. The three prompts' logits have different offsets, so a threshold taken
    across the batch instead of per row keeps another number of tokens in some row.
+5. Every step: three new tokens at temperature 0.6 for a batch of one-token prompts, on a model whose logits depend
+   on the position only (so each step's tokens follow one known distribution): every step's frequencies must fit,
+   not only the first's.
+6. The defaults: generate called WITHOUT temperature and top_k on a vocabulary of 64 (> 50) with a flat-ish
+   distribution: the frequencies must fit softmax(logits), per token and summed over 8 groups of tokens by rank, so
+   a default top_k (Hugging Face's 50, or 5, 10, 20) or a default temperature != 1.0 shows.
 
 Sampling as in nanoGPT's ``GPT.generate``; temperature: Ackley, Hinton & Sejnowski (1985); top-k: Fan, Lewis &
 Dauphin (2018), "Hierarchical Neural Story Generation", §5.4.
@@ -87,6 +93,37 @@ TOP_K_PLUS_ONE = known_mistake(
 TOP_K_MINUS_ONE = known_mistake(
     "top_k_keeps_k_minus_1", "top-k keeps only k - 1 tokens per row (the k-th largest logit is removed too)",
     "keep the logits >= the k-th largest: logits.masked_fill(logits < v[:, [-1]], float('-inf'))")
+TOP_K_KEEPS_ONE = known_mistake(
+    "top_k_keeps_one", "top-k keeps only one token per row, the most likely one, although top_k > 1 was asked (the "
+    "threshold is the largest logit, v[:, [0]], instead of the k-th largest)",
+    "v, _ = torch.topk(logits, top_k) sorts each row's values in descending order: the k-th largest is the last "
+    "column, v[:, [-1]]; mask the logits below it")
+ONLY_LAST_TOKEN = known_mistake(
+    "only_last_token_fed", "the model is fed only the last token at every step, not the context",
+    "feed the whole sequence so far, cropped to its last max_seq_len tokens: idx[:, -model.max_seq_len:] (a "
+    "language model's next token depends on all the tokens in its context, not just the last one)")
+ROW0_PROBS = known_mistake(
+    "row_0_probabilities_for_every_row", "every row draws from the first row's distribution (probs[0] or probs[:1] "
+    "used for the whole batch)",
+    "sample each row from its own probabilities: torch.multinomial(probs, 1) with probs (B, V) draws one token per row")
+TEMPERATURE_FIRST_STEP = known_mistake(
+    "temperature_first_step_only", "the temperature is applied at the first step only: the later tokens are drawn "
+    "from softmax(logits), as if temperature were 1",
+    "divide the logits by the temperature at every step, inside the loop: logits = logits[:, -1, :] / temperature")
+WRONG_DEFAULT_TOP_K = known_mistake(
+    "wrong_default_top_k", "called without top_k, generate still keeps only the most likely tokens: the default "
+    "top_k is not None",
+    "the defaults are temperature=1.0 and top_k=None (no filtering): def generate(model, idx, max_new_tokens, "
+    "temperature=1.0, top_k=None, generator=None), and filter only `if top_k is not None`")
+WRONG_DEFAULT_TEMPERATURE = known_mistake(
+    "wrong_default_temperature", "called without temperature, the samples do not follow softmax(logits): the "
+    "default temperature is not 1.0",
+    "the defaults are temperature=1.0 and top_k=None (no filtering): def generate(model, idx, max_new_tokens, "
+    "temperature=1.0, top_k=None, generator=None)")
+TOP_K_ZERO_FILL = known_mistake(
+    "top_k_filled_with_zero", "top-k sets the logits outside the k largest to 0 instead of -inf: those tokens keep "
+    "the probability of a logit of 0 and are still drawn",
+    "mask with -inf so that softmax gives them probability 0: logits.masked_fill(logits < v[:, [-1]], float('-inf'))")
 TOP_K_ACROSS_BATCH = known_mistake(
     "top_k_across_batch", "top-k is applied across the batch (one threshold for all rows) instead of per row: "
     "some rows keep more or fewer than k tokens",
@@ -97,6 +134,8 @@ Z = 5.0  # the frequencies' tolerance: |count - n p| <= Z sqrt(n p (1 - p)) + SL
 SLACK = 3.0
 N_PER_PROMPT = 1500
 TOP_K = 3
+N_STEPS_ROWS = 2000  # rows of the multi-step temperature run
+DEFAULTS_V, DEFAULTS_ROWS = 64, 6000  # the defaults run: a vocabulary > 50 (HF's top_k=50 cuts), many rows
 
 
 def _sizes(seed: int) -> tuple[int, int]:
@@ -124,6 +163,29 @@ def _prompt(ctx: Ctx, B: int, T: int, V: int) -> torch.Tensor:
     return torch.randint(V, (B, T), generator=ctx.gen)
 
 
+def _rows_alone_fine(generate, model, idx, n: int, kwargs: dict) -> bool:
+    """Run generate on each distinct prompt of idx alone (B = 1; the first 4): True if none raises and every new
+    token is among the top_k largest logits of the context it was drawn from. A mistake made row by row (a wrong
+    threshold, a softmax over the wrong dimension) shows alone as it does in the batch; a threshold across the
+    batch does not."""
+    from tinylm_grading.probes import ScriptedLM
+    k = kwargs["top_k"]
+    for r, row in enumerate(torch.unique(idx, dim=0)[:4]):
+        stub = ScriptedLM(model.table).eval()
+        try:
+            out = generate(stub, row[None].clone(), n, **{**kwargs, "generator": torch.Generator().manual_seed(r)})
+        except Exception:  # noqa: BLE001 - learner code may raise anything
+            return False
+        if not isinstance(out, torch.Tensor) or tuple(out.shape) != (1, idx.size(1) + n) or len(stub.calls) != n:
+            return False
+        for s, call in enumerate(stub.calls):
+            fed = call["ids"]  # (1, Tc)
+            logits = stub.table[fed.size(1) - 1, fed[0, -1]]  # (V,)
+            if int(out[0, idx.size(1) + s]) not in torch.topk(logits, k).indices.tolist():
+                return False
+    return True
+
+
 def _run(ctx: Ctx, generate, model, idx, n: int, what: str, **kwargs):
     """Call the learner's generate; an exception the scripted model raised (too long an input) or a missing
     generator parameter is named."""
@@ -142,6 +204,11 @@ def _run(ctx: Ctx, generate, model, idx, n: int, what: str, **kwargs):
             mistake = NO_GENERATOR_ARG
         elif isinstance(e, NotImplementedError) and not msg.strip():
             mistake = "not_implemented"
+        elif "probability tensor contains" in msg and (kwargs.get("top_k") or 0) > 1 and \
+                _rows_alone_fine(generate, model, idx, n, kwargs):
+            # torch.multinomial got a row of nan in the batch, yet every row alone samples within its top-k: the
+            # threshold was taken across the batch and cut some row whole
+            mistake = TOP_K_ACROSS_BATCH
         else:
             hint = "run your generate on the tried: input in a cell of its own and read the full traceback"
         ctx.fail(f"your code raised {type(e).__name__} when generate was called", tried=tried,
@@ -217,6 +284,8 @@ def _greedy_run(ctx: Ctx, generate, table) -> None:
         what = f"at step {s} (sequence length {T + s}) the model was fed the wrong context"
         if tuple(fed.shape) == (B, min(L, T + s)) and torch.equal(fed, seq[:, :L]):
             ctx.fail(what, tried=tried, expected=expected, got=got, mistake=CROP_FROM_FRONT)
+        if T + s > 1 and tuple(fed.shape) == (B, 1) and torch.equal(fed, seq[:, -1:]):
+            ctx.fail(what, tried=tried, expected=expected, got=got, mistake=ONLY_LAST_TOKEN)
         if T + s >= L and tuple(fed.shape) == (B, L - 1) and torch.equal(fed, seq[:, -(L - 1):]):
             ctx.fail(what, tried=tried, expected=expected, got=got, mistake=CROP_OFF_BY_ONE)
         ctx.fail(what, tried=tried, expected=expected, got=got,
@@ -316,7 +385,9 @@ def _sampling_run(ctx: Ctx, generate, table, temperature: float, top_k: int | No
     if ok:
         return
     rule = f"|count - n p| <= {Z:g} sqrt(n p (1 - p)) + {SLACK:g} for every token, n = {n}"
-    candidates = [(GREEDY, torch.nn.functional.one_hot(logits.argmax(-1), V).double()),
+    one_hot = torch.nn.functional.one_hot(logits.argmax(-1), V).double()  # (G, V)
+    candidates = [(TOP_K_KEEPS_ONE, one_hot)] if top_k is not None and top_k > 1 else []
+    candidates += [(GREEDY, one_hot),
                   (TEMPERATURE_MULTIPLIED, _top_k_probs(logits * temperature * temperature, top_k, temperature)),
                   (TEMPERATURE_MISSING, _top_k_probs(logits, top_k, 1.0))]
     if top_k is not None:
@@ -328,6 +399,9 @@ def _sampling_run(ctx: Ctx, generate, table, temperature: float, top_k: int | No
                        (TOP_K_ACROSS_BATCH, _top_k_probs(logits, None, temperature, kth.min())),
                        (TOP_K_ACROSS_BATCH, _top_k_probs(logits, None, temperature, kth.max())),
                        (TOP_K_ACROSS_BATCH, _top_k_probs(logits, None, temperature, kth[-1]))]
+        candidates.append((TOP_K_ZERO_FILL, torch.softmax((logits / temperature).masked_fill(
+            logits / temperature < kth, 0.0), dim=-1)))
+    candidates.append((ROW0_PROBS, expected[:1].expand_as(expected)))
     mistake = next((m for m, p in candidates if _fits(counts, p, n)[0]), None)
     kept = (expected[g] > 0).sum().item()
     got_kept = int((counts[g] > 0).sum())
@@ -351,6 +425,110 @@ def _sampling_run(ctx: Ctx, generate, table, temperature: float, top_k: int | No
                   "(the rest -inf), softmax, then torch.multinomial(probs, 1, generator=generator)")
 
 
+def _position_table(ctx: Ctx, L: int, V: int, spread: float) -> torch.Tensor:
+    """(L, V, V) logits that depend on the position only (the same row whatever token is fed there): each position's
+    row a random permutation of evenly spaced values spread ... -spread plus a little jitter. The tokens drawn at
+    each step then follow one known distribution, whatever was drawn before."""
+    values = torch.linspace(spread, -spread, V, dtype=torch.float64)
+    rows = torch.stack([values[torch.randperm(V, generator=ctx.gen)] for _ in range(L)])  # (L, V)
+    rows = rows + (torch.rand(L, V, generator=ctx.gen, dtype=torch.float64) - 0.5) * 0.01
+    return rows[:, None, :].expand(L, V, V).float().contiguous()
+
+
+def _freq(row: torch.Tensor) -> str:
+    return "[" + ", ".join(f"{x:.3f}" for x in row.tolist()) + "]"
+
+
+def _steps_run(ctx: Ctx, generate, L: int, V: int) -> None:
+    """Run 5: STEPS new tokens at a temperature != 1 for N_STEPS_ROWS rows of a one-token prompt, on a model whose
+    logits depend on the position only: the tokens of every step (not only the first) must fit
+    softmax(logits / temperature)."""
+    temperature, steps, n = 0.6, 3, N_STEPS_ROWS
+    table = _position_table(ctx, L, V, 3.0)
+    logits = table[:steps, 0].double()  # (steps, V): the logits of step s are those of position s
+    idx = torch.randint(V, (1, 1), generator=ctx.gen).repeat(n, 1)  # (n, 1)
+    model = _stub(table, training=False)
+    kwargs = dict(temperature=temperature, top_k=None, generator=torch.Generator().manual_seed(200 + ctx.seed))
+    out, tried = _run(ctx, generate, model, idx, steps, f"{n} copies of a 1-token prompt, {steps} new tokens each; "
+                      "the model's logits depend on the position only", **kwargs)
+    _modes(ctx, model, tried, was_training=False)
+    counts = torch.stack([torch.bincount(out[:, 1 + s], minlength=V) for s in range(steps)]).double()  # (steps, V)
+    expected = torch.softmax(logits / temperature, dim=-1)  # (steps, V)
+    fits = [_fits(counts[s:s + 1], expected[s:s + 1], n) for s in range(steps)]
+    if all(ok for ok, _, _ in fits):
+        return
+    s = next(s for s in range(steps) if not fits[s][0])  # the first step that does not fit
+    (_, v), excess = fits[s][1:]
+    plain = torch.softmax(logits, dim=-1)
+    mistake = None
+    if s > 0 and _fits(counts[:1], expected[:1], n)[0] and _fits(counts[1:], plain[1:], n)[0]:
+        mistake = TEMPERATURE_FIRST_STEP
+    ctx.fail(f"the tokens of step {s} do not fit softmax(logits / temperature)", tried=tried,
+             expected=f"step {s}: frequencies near {_freq(expected[s])} (|count - n p| <= {Z:g} sqrt(n p (1 - p)) + "
+                      f"{SLACK:g} for every token, n = {n})",
+             got=f"{_freq(counts[s] / n)}; token {v} is off by "
+                 f"{'a probability of 0' if math.isinf(excess) else f'{excess + Z:.1f} standard deviations'}",
+             mistake=mistake,
+             hint="every step is the same: crop, call the model, divide the last position's logits by the "
+                  "temperature, filter top_k, softmax, draw")
+
+
+def _binned(counts: torch.Tensor, p: torch.Tensor, n: int, bins: int) -> bool:
+    """Do the counts (V,) fit p (V,) once the tokens are grouped by rank of p into `bins` equal groups (sums of many
+    small cells show a small shift of the distribution that no single cell shows)?"""
+    order = p.argsort(descending=True)
+    return _fits(counts[order].view(1, bins, -1).sum(-1), p[order].view(1, bins, -1).sum(-1), n)[0]
+
+
+def _defaults_run(ctx: Ctx, generate) -> None:
+    """Run 6: generate(model, idx, 1, generator=...) WITHOUT temperature and top_k, on a model with a vocabulary of
+    DEFAULTS_V > 50 tokens and a flat-ish distribution: the frequencies must fit softmax(logits), so a default top_k
+    (5, 10, 20, 50: any cut) or a default temperature != 1 shows."""
+    V, n, bins = DEFAULTS_V, DEFAULTS_ROWS, 8
+    table = _position_table(ctx, 2, V, 2.0)
+    logits = table[0, 0].double()  # (V,): the prompt is one token, at position 0
+    idx = torch.randint(V, (1, 1), generator=ctx.gen).repeat(n, 1)  # (n, 1)
+    model = _stub(table, training=False)
+    gen = torch.Generator().manual_seed(300 + ctx.seed)
+    args = f"idx {fmt_shape(idx.shape)}, max_new_tokens=1, generator=a torch.Generator"
+    tried = (f"generate(model, {args}), without temperature and top_k, on a scripted model with max_seq_len=2, "
+             f"vocab_size={V} (the defaults must be temperature=1.0, top_k=None; seed {ctx.seed})")
+    try:
+        out = generate(model, idx.clone(), 1, generator=gen)
+    except Exception as e:  # noqa: BLE001 - learner code may raise anything
+        msg = str(e)
+        ctx.fail(f"your code raised {type(e).__name__} when generate was called without temperature and top_k",
+                 tried=tried, got=f"{type(e).__name__}: {msg.splitlines()[0] if msg.strip() else ''}".rstrip(": "),
+                 hint="give temperature and top_k their defaults: temperature=1.0, top_k=None")
+    if not isinstance(out, torch.Tensor) or tuple(out.shape) != (n, 2):
+        ctx.fail("generate called without temperature and top_k returned something else", tried=tried,
+                 expected=f"a long tensor {fmt_shape((n, 2))}",
+                 got=fmt_shape(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__)
+    counts = torch.bincount(out[:, 1].long().clamp(0, V - 1), minlength=V).double()  # (V,)
+    expected = torch.softmax(logits, dim=-1)
+    if _fits(counts[None], expected[None], n)[0] and _binned(counts, expected, n, bins):
+        return
+    order = logits.argsort(descending=True)
+    drawn = int((counts > 0).sum())
+    kept = int((counts[order] > 0).nonzero().max()) + 1  # the rank of the least likely token drawn
+    mistake = None
+    if kept < V and drawn == kept and n * float(expected[order[kept:]].sum()) > 30:
+        mistake = WRONG_DEFAULT_TOP_K
+        problem = f"only the {kept} most likely of the {V} tokens were drawn: the default top_k cuts the rest"
+    else:
+        problem = "the frequencies of the drawn tokens do not fit softmax(logits)"
+        if any(_binned(counts, torch.softmax(logits / t, -1), n, bins) for t in (0.5, 0.6, 0.7, 0.8, 0.9, 1.25, 1.5, 2.0)):
+            mistake = WRONG_DEFAULT_TEMPERATURE
+    tail = V - kept if kept < V else 8
+    ctx.fail(problem, tried=tried,
+             expected=f"frequencies near softmax(logits), all {V} tokens drawn: the 8 most likely together about "
+                      f"{float(expected[order[:8]].sum()):.3f}, the {tail} least likely together about "
+                      f"{float(expected[order[-tail:]].sum()):.3f}",
+             got=f"{drawn} distinct tokens drawn; the 8 most likely together {float(counts[order[:8]].sum()) / n:.3f}, "
+                 f"the {tail} least likely together {float(counts[order[-tail:]].sum()) / n:.3f}",
+             mistake=mistake)
+
+
 @check
 def check_generate(ctx: Ctx, generate) -> str:
     """Check ``generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None)`` on a scripted
@@ -358,7 +536,9 @@ def check_generate(ctx: Ctx, generate) -> str:
     kept, the context cropped to the last ``max_seq_len`` tokens, the next token drawn from the last position,
     eval mode and no autograd inside with the mode restored, ``top_k=1`` equal to greedy decoding (and to the
     reference), reproducible with a ``torch.Generator``, and the frequencies of a large batch of samples equal to
-    ``softmax(logits / temperature)`` (top-k renormalised, exactly k tokens per row) within a stated tolerance."""
+    ``softmax(logits / temperature)`` (top-k renormalised, exactly k tokens per row) within a stated tolerance, at
+    every step of a multi-token run, and, called without temperature and top_k, equal to ``softmax(logits)`` on a
+    64-token vocabulary (the defaults temperature=1.0, top_k=None)."""
     generate = ctx.function(generate, "generate")
     L, V = _sizes(ctx.seed)
     table = _table(ctx, L, V)
@@ -379,7 +559,10 @@ def check_generate(ctx: Ctx, generate) -> str:
     _generator_run(ctx, generate, table)
     _sampling_run(ctx, generate, table, temperature=0.6, top_k=None)
     _sampling_run(ctx, generate, table, temperature=1.5, top_k=TOP_K)
+    _steps_run(ctx, generate, L, V)
+    _defaults_run(ctx, generate)
     return (f"prompt kept; context cropped to the last max_seq_len={L} tokens; next token from the last position; "
             f"eval mode, no autograd, mode restored; top_k=1 = greedy = reference; reproducible with a generator; "
             f"sample frequencies of {3 * N_PER_PROMPT} rows fit softmax(logits / T) at T=0.6 and with top_k={TOP_K} "
-            f"at T=1.5")
+            f"at T=1.5; every step of a 3-token run fits softmax(logits / 0.6); called without temperature and top_k "
+            f"(vocabulary {DEFAULTS_V}) the samples fit softmax(logits): the defaults are 1.0 and None")

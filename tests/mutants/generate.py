@@ -177,6 +177,76 @@ def gen_float_ids(model, idx, max_new_tokens, temperature=1.0, top_k=None, gener
     return _loop(model, idx, max_new_tokens, temperature, top_k, generator).float()
 
 
+def gen_default_top_k_50(model, idx, max_new_tokens, temperature=1.0, top_k=50, generator=None):
+    """Hugging Face's default top_k=50 (min(top_k, V) in the filter): a vocabulary of 50 or fewer never shows it."""
+    return _loop(model, idx, max_new_tokens, temperature, top_k, generator)
+
+
+def gen_default_top_k_5(model, idx, max_new_tokens, temperature=1.0, top_k=5, generator=None):
+    """A default top_k=5."""
+    return _loop(model, idx, max_new_tokens, temperature, top_k, generator)
+
+
+def gen_top_k_or_50(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):
+    """`top_k = top_k or 50`: None becomes 50 inside."""
+    return _loop(model, idx, max_new_tokens, temperature, top_k or 50, generator)
+
+
+def gen_default_temperature_08(model, idx, max_new_tokens, temperature=0.8, top_k=None, generator=None):
+    """A default temperature of 0.8."""
+    return _loop(model, idx, max_new_tokens, temperature, top_k, generator)
+
+
+def gen_temperature_first_step_only(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):
+    """Divides by the temperature at the first step only."""
+    step = [0]
+
+    def scale(logits, t):
+        step[0] += 1
+        return logits / t if step[0] == 1 else logits
+    return _loop(model, idx, max_new_tokens, temperature, top_k, generator, scale=scale)
+
+
+def gen_top_k_keeps_one(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):
+    """Takes v[:, [0]], the largest value, as the threshold: one token kept whatever k."""
+    def filt(logits, k):
+        if k is None:
+            return logits
+        v, _ = torch.topk(logits, k)
+        return logits.masked_fill(logits < v[:, [0]], float("-inf"))
+    return _loop(model, idx, max_new_tokens, temperature, top_k, generator, filt=filt)
+
+
+def gen_top_k_flattened(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):
+    """One top-k over the flattened batch: whole rows end up -inf (nan probabilities)."""
+    def filt(logits, k):
+        if k is None:
+            return logits
+        return logits.masked_fill(logits < torch.topk(logits.flatten(), k).values[-1], float("-inf"))
+    return _loop(model, idx, max_new_tokens, temperature, top_k, generator, filt=filt)
+
+
+def gen_top_k_zero_fill(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):
+    """masked_fill(..., 0.0) instead of -inf."""
+    def filt(logits, k):
+        if k is None:
+            return logits
+        v, _ = torch.topk(logits, k)
+        return logits.masked_fill(logits < v[:, [-1]], 0.0)
+    return _loop(model, idx, max_new_tokens, temperature, top_k, generator, filt=filt)
+
+
+def gen_row0_probs(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):
+    """Every row draws from row 0's probabilities."""
+    return _loop(model, idx, max_new_tokens, temperature, top_k, generator,
+                 sample=lambda probs, g: torch.multinomial(probs[:1].expand_as(probs), 1, generator=g))
+
+
+def gen_last_token_only(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):
+    """Feeds idx[:, -1:], the last token only."""
+    return _loop(model, idx, max_new_tokens, temperature, top_k, generator, crop=lambda idx, L: idx[:, -1:])
+
+
 def gen_stub(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):
     """The untouched learner stub."""
     raise NotImplementedError()
@@ -207,6 +277,17 @@ ROWS = [
     (check_generate, gen_train_mode, "model_in_train_mode", "in training mode while generating"),
     (check_generate, gen_grad_on, "gradients_recorded", "autograd was recording"),
     (check_generate, gen_mode_not_restored, "mode_not_restored", "changed the model's mode"),
+    (check_generate, gen_default_top_k_50, "wrong_default_top_k", "only the 50 most likely of the 64 tokens"),
+    (check_generate, gen_default_top_k_5, "wrong_default_top_k", "only the 5 most likely of the 64 tokens"),
+    (check_generate, gen_top_k_or_50, "wrong_default_top_k", "only the 50 most likely of the 64 tokens"),
+    (check_generate, gen_default_temperature_08, "wrong_default_temperature", "do not fit softmax(logits)"),
+    (check_generate, gen_temperature_first_step_only, "temperature_first_step_only",
+     "the tokens of step 1 do not fit softmax(logits / temperature)"),
+    (check_generate, gen_top_k_keeps_one, "top_k_keeps_one", "never drew some of the 3 tokens"),
+    (check_generate, gen_top_k_flattened, "top_k_across_batch", "raised RuntimeError"),
+    (check_generate, gen_top_k_zero_fill, "top_k_filled_with_zero", "which are not among the 3 largest"),
+    (check_generate, gen_row0_probs, "row_0_probabilities_for_every_row", "do not fit softmax"),
+    (check_generate, gen_last_token_only, "only_last_token_fed", "fed the wrong context"),
     # ---- no mistake named
     (check_generate, gen_float_ids, None, "the output has dtype torch.float32"),
     # ---- robustness
