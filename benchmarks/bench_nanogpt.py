@@ -6,7 +6,7 @@
 The recipe (nanoGPT's README, "I only have a macbook"): batch 12, context 64, 4 layers, 4 heads, width 128,
 no dropout, 2000 iterations, AdamW lr 1e-3 with 100 warmup steps and a cosine decay to 1e-4, betas (0.9, 0.99),
 weight decay 0.1 on the 2-D weights, gradient clipping at 1.0, a 90/10 split of the characters of the corpus.
-Three runs, one after the other, each in a process of its own timed the same way (wall seconds from start
+Four runs, one after the other, each in a process of its own timed the same way (wall seconds from start
 to exit, Python and torch start-up included):
 
 - nanoGPT: its own ``train.py`` from a temporary checkout of the git repository ``--nanogpt`` (nothing of it is
@@ -14,7 +14,10 @@ to exit, Python and torch start-up included):
   corpus (sorted characters, uint16, first 90% / last 10%), as its ``prepare.py`` would.
 - TinyLM: the reference model trained by :func:`tinylm_solutions.trainer.train` with the same recipe, on the
   same token ids (read from the same ``.bin`` files; the vocabulary is :class:`CharTokenizer`'s), with the
-  fused attention path and PyTorch's fused AdamW (nanoGPT fuses AdamW on CUDA only).
+  fused attention path and PyTorch's fused AdamW (nanoGPT fuses AdamW on CUDA only). Its init is GPT-2's rule
+  with the width's own std, ``small_init_std(128)`` = 0.056 (the reference trainer's default), not GPT-2's 0.02.
+- TinyLM, GPT-2's 0.02: the same run with ``init_std=0.02``, nanoGPT's init (the course's contract): what the
+  init alone is worth at this width.
 - nn.TransformerEncoder: a model of the same size built from PyTorch's layers (Pre-LN, GELU, causal mask,
   tied output layer), trained by the same loop (fused AdamW too): what PyTorch's own modules cost per step.
 
@@ -95,12 +98,12 @@ def _encoder_model(vocab_size: int):
 
 def worker(kind: str, data_dir: Path, corpus: Path, iters: int, eval_interval: int, eval_iters: int,
            threads: int) -> dict:
-    """Train ``kind`` ("tinylm" or "encoder") with the recipe; returns the numbers (printed as JSON)."""
+    """Train ``kind`` ("tinylm", "tinylm_gpt2init" or "encoder") with the recipe; returns the numbers (printed as JSON)."""
     import numpy as np
     import torch
 
     from tinylm_solutions.data import get_batch
-    from tinylm_solutions.model import TinyLM
+    from tinylm_solutions.model import TinyLM, small_init_std
     from tinylm_solutions.tokenizer import CharTokenizer
     from tinylm_solutions.train import batch_loss
     from tinylm_solutions.trainer import train
@@ -113,8 +116,11 @@ def worker(kind: str, data_dir: Path, corpus: Path, iters: int, eval_interval: i
     split = {s: torch.from_numpy(np.fromfile(data_dir / f"{s}.bin", dtype=np.uint16).astype(np.int64))
              for s in ("train", "val")}
     r = RECIPE
-    model = (TinyLM(tok.vocab_size, r["block_size"], r["n_embd"], r["n_head"], r["n_layer"], 4 * r["n_embd"])
-             if kind == "tinylm" else _encoder_model(tok.vocab_size))
+    if kind == "encoder":
+        model = _encoder_model(tok.vocab_size)
+    else:
+        model = TinyLM(tok.vocab_size, r["block_size"], r["n_embd"], r["n_head"], r["n_layer"], 4 * r["n_embd"],
+                       init_std=small_init_std(r["n_embd"]) if kind == "tinylm" else 0.02)
     eval_gen = torch.Generator().manual_seed(1337)
 
     @torch.no_grad()
@@ -195,8 +201,9 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--eval-interval", type=int, default=250)
     p.add_argument("--eval-iters", type=int, default=20)
     p.add_argument("--threads", type=int, default=2, help="OMP_NUM_THREADS / torch threads of every run")
-    p.add_argument("--only", default="nanogpt,tinylm,encoder", help="comma-separated subset of the runs")
-    p.add_argument("--worker", choices=["tinylm", "encoder"], help=argparse.SUPPRESS)
+    p.add_argument("--only", default="nanogpt,tinylm,tinylm_gpt2init,encoder",
+                   help="comma-separated subset of the runs")
+    p.add_argument("--worker", choices=["tinylm", "tinylm_gpt2init", "encoder"], help=argparse.SUPPRESS)
     p.add_argument("--data-dir", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     corpus = Path(a.corpus).resolve()
@@ -228,7 +235,8 @@ def main(argv: list[str] | None = None) -> int:
             r = results[kind]
             print(f"  {kind}: {r['wall_s']:.1f} s, {r['ms_per_step']:.2f} ms/step, val loss {r['val_loss']:.4f}; "
                   f"val by step {r['evals']}", flush=True)
-    names = {"nanogpt": "nanoGPT", "tinylm": "TinyLM (reference)", "encoder": "nn.TransformerEncoder"}
+    names = {"nanogpt": "nanoGPT", "tinylm": "TinyLM (reference)", "tinylm_gpt2init": "TinyLM, GPT-2's 0.02",
+             "encoder": "nn.TransformerEncoder"}
     print(f"\nload average {os.getloadavg()[0]:.1f} at the end\n")
     print(f"| {'run':<22} | {'params':>7} | {'wall s':>7} | {'ms/step':>8} | {'val loss':>8} |")
     print(f"|{'-' * 24}|{'-' * 9}|{'-' * 9}|{'-' * 10}|{'-' * 10}|")
@@ -238,7 +246,7 @@ def main(argv: list[str] | None = None) -> int:
     if "tinylm" in results:
         t = results["tinylm"]
         print()
-        for other in ("nanogpt", "encoder"):
+        for other in ("nanogpt", "tinylm_gpt2init", "encoder"):
             if other in results:
                 o = results[other]
                 print(f"TinyLM / {names[other]}: wall {t['wall_s'] / o['wall_s']:.2f}x, "

@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from tinylm_solutions.block import TransformerBlock
-from tinylm_solutions.model import TinyLM, causal_lm_loss, shift_labels
+from tinylm_solutions.model import TinyLM, causal_lm_loss, shift_labels, small_init_std
 from tinylm_solutions.norm import LayerNorm
 
 TOL = dict(atol=1e-6, rtol=0.0)
@@ -60,6 +60,38 @@ def test_init_std_and_loss_at_init_close_to_ln_V():
     assert abs(m.token_emb.weight.std().item() - 0.02) < 0.002
     _, loss = m(ids(8, 16), labels=ids(8, 16))
     assert abs(loss.item() - math.log(V)) < 0.1
+
+
+@pytest.mark.parametrize("init_std", [0.02, 0.05])
+def test_init_std_is_gpt2s_rule_with_that_std(init_std):
+    torch.manual_seed(0)
+    m = TinyLM(V, L, 256, 4, 3, 1024, init_std=init_std)  # wide enough for 2% std estimates
+    for name, p in m.named_parameters():
+        if name.endswith("bias") and "norm" not in name:
+            assert torch.count_nonzero(p) == 0, name
+        elif p.dim() == 2:
+            want = init_std / math.sqrt(2 * 3) if name.endswith(("W_O.weight", "linear2.weight")) else init_std
+            assert p.std().item() == pytest.approx(want, rel=0.05), name
+    assert m.config["init_std"] == init_std and TinyLM(**m.config).config == m.config
+
+
+def test_the_default_init_is_gpt2s_and_draws_as_before():
+    torch.manual_seed(0)
+    a = TinyLM(V, L, D, H, N, D_FF)
+    torch.manual_seed(0)
+    b = TinyLM(V, L, D, H, N, D_FF, init_std=0.02)
+    assert a.config["init_std"] == 0.02 and all(torch.equal(x, y) for x, y in zip(a.parameters(), b.parameters()))
+
+
+def test_small_init_std_is_sqrt_2_over_5_d_model():
+    assert small_init_std(768) == pytest.approx(0.0228218, abs=1e-7)  # GPT-2's width: about GPT-2's 0.02
+    assert small_init_std(128) == pytest.approx(0.0559017, abs=1e-7)
+    for bad in (0, -4, 12.0, True, "128"):
+        with pytest.raises(ValueError, match="d_model must be a positive integer"):
+            small_init_std(bad)
+    for bad in (0, -0.02, True, "0.02", None):
+        with pytest.raises(ValueError, match="init_std must be a positive number"):
+            TinyLM(V, L, D, H, N, D_FF, init_std=bad)
 
 
 def test_label_shift_matches_manual_cross_entropy():

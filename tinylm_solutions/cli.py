@@ -33,7 +33,7 @@ import yaml
 
 from .data import default_corpus, train_val_split
 from .generate import generate
-from .model import TinyLM
+from .model import TinyLM, small_init_std
 from .tokenizer import CharTokenizer, WordTokenizer
 from .train import perplexity
 from .trainer import lr_at, make_optimizer, train
@@ -41,7 +41,7 @@ from .trainer import lr_at, make_optimizer, train
 DEFAULTS = Path(__file__).resolve().parent / "configs" / "tinylm.yaml"
 MODEL_KEYS = ("block_size", "d_model", "num_heads", "num_layers", "d_ff", "dropout")
 TYPES = {"tokenizer": str, "lr": float, "dropout": float, "max_grad_norm": float, "temperature": float,
-         "min_lr": float, "beta1": float, "beta2": float, "weight_decay": float}
+         "min_lr": float, "init_std": float, "beta1": float, "beta2": float, "weight_decay": float}
 
 
 class UsageError(Exception):
@@ -211,7 +211,7 @@ def _train(args: dict) -> int:
         raise UsageError(f"batch_size {s['batch_size']} must be a multiple of the {world} processes")
     torch.manual_seed(s["seed"])
     try:
-        model = TinyLM(**model_config)
+        model = TinyLM(**model_config, init_std=s["init_std"] or small_init_std(s["d_model"]))
     except ValueError as e:
         raise UsageError(str(e)) from None
     optimizer = make_optimizer(model, s["lr"], (s["beta1"], s["beta2"]), s["weight_decay"], s["decay_2d_only"],
