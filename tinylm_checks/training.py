@@ -336,6 +336,9 @@ def _float(ctx: Ctx, value, what: str, tried: str, mistake_if_tensor: str) -> fl
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         ctx.fail(f"{what} is not a number", tried=tried, expected="a Python float", got=type(value).__name__,
                  hint="return float values (loss.item())")
+    if not math.isfinite(value):  # NaN compares unequal to everything: `abs(nan - x) > tol` is False
+        ctx.fail(f"{what} is {value}", tried=tried, expected="a finite float", got=repr(float(value)),
+                 hint="every loss here is finite: print the losses you add up and what you divide by")
     return float(value)
 
 

@@ -309,6 +309,16 @@ def step_tensor_loss(model, batch, optimizer, max_grad_norm=1.0):
     return {"loss": loss, "grad_norm": norm.item()}
 
 
+def step_nan_returned(model, batch, optimizer, max_grad_norm=1.0):
+    """Takes the right step but returns NaN for the loss and the norm (NaN compares unequal to everything)."""
+    model.train()
+    optimizer.zero_grad()
+    _loss(model, batch).backward()
+    torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    optimizer.step()
+    return {"loss": float("nan"), "grad_norm": float("nan")}
+
+
 def step_label_shift(model, batch, optimizer, max_grad_norm=1.0):
     """Shifts y once more (y is already the next token): a wrong loss, no mistake named."""
     model.train()
@@ -467,6 +477,17 @@ def eval_tensor(model, batches):
     return total / count
 
 
+def eval_nan(model, batches):
+    """Runs the model in eval mode under no_grad, restores the mode, and returns NaN."""
+    was = model.training
+    model.eval()
+    with torch.no_grad():
+        for x, y in batches:
+            model(x)
+    model.train(was)
+    return float("nan")
+
+
 def eval_sum(model, batches):
     """Returns the total loss, not divided: no mistake named."""
     was = model.training
@@ -576,6 +597,7 @@ ROWS = [
     (check_train_step, step_labels_to_model, "labels_passed_to_model", "the model was called with labels"),
     (check_train_step, step_labels_x, "labels_passed_to_model", "the model was called with labels"),
     (check_train_step, step_label_shift, None, "not those of the batch's loss"),
+    (check_train_step, step_nan_returned, None, 'result["loss"] is nan'),
     (check_train_step, None, None, "expected the function train_step, got None"),
     (check_train_step, step_stub, "not_implemented", "raised NotImplementedError"),
     (check_train_step, step_no_return, "missing_return", "did not return a dict"),
@@ -590,6 +612,7 @@ ROWS = [
     (check_evaluate, eval_labels_to_model, "labels_passed_to_model", "the model was called with labels"),
     (check_evaluate, eval_tensor, "evaluate_returned_tensor", "the result is a tensor"),
     (check_evaluate, eval_sum, None, "not total loss / counted tokens"),
+    (check_evaluate, eval_nan, None, "the result is nan"),
     (check_evaluate, None, None, "expected the function evaluate, got None"),
     (check_evaluate, eval_stub, "not_implemented", "raised NotImplementedError"),
     (check_evaluate, eval_no_return, "missing_return", "the result is None"),
