@@ -133,3 +133,57 @@ def test_the_agent_setup_builds_probes_from_the_sources_it_sends():
     assert kernel_probes is not probes.PROBES  # the kernel's own registry, from the source it was sent
     shipped = {name for name, cls in probes.PROBES.items() if cls.__module__ == "tinylm_grading.probes"}
     assert set(kernel_probes) == shipped  # the course's probes, and not this file's test probes
+
+
+# ---- a reply costs the grader no more memory than its size (a blind red team's bombs)
+
+def _wire(t: torch.Tensor, compress: bool = False) -> dict:
+    """``t`` as a learner's kernel could send it: torch.save without the agent's clone, optionally deflated."""
+    import base64
+    import io
+    import zipfile
+    buf = io.BytesIO()
+    torch.save(t, buf)
+    raw = buf.getvalue()
+    if compress:
+        out = io.BytesIO()
+        with zipfile.ZipFile(io.BytesIO(raw)) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+            for info in src.infolist():
+                dst.writestr(info.filename, src.read(info), zipfile.ZIP_DEFLATED)
+        raw = out.getvalue()
+    return {"tensor": base64.b64encode(raw).decode()}
+
+
+def test_a_stride_0_tensor_is_refused():
+    from tinylm_grading.agent import decode
+    with pytest.raises(ValueError, match=r"shape \(40000, 100000\) with strides \(0, 0\) has more elements"):
+        decode(_wire(torch.zeros(1).as_strided((40_000, 100_000), (0, 0))))
+
+
+def test_a_compressed_tensor_is_refused_before_it_inflates():
+    from tinylm_grading.agent import decode
+    with pytest.raises(ValueError, match="uncompressed zip"):
+        decode(_wire(torch.zeros(1000, dtype=torch.uint8), compress=True))
+    with pytest.raises(ValueError, match="torch.save's zip"):
+        decode({"tensor": "aGVsbG8="})  # b"hello"
+
+
+def test_dense_tensors_still_travel_with_their_layout():
+    from tinylm_grading.agent import decode, encode
+    t = torch.arange(12.0).reshape(3, 4).T  # transposed: dense, not contiguous
+    back = decode(encode(t))
+    assert torch.equal(back, t) and back.stride() == t.stride()
+    assert torch.equal(decode(encode(t[:, 1])), t[:, 1])  # a view: the agent sends its own elements only
+
+
+def test_probe_reports_of_the_wrong_shape_are_refused():
+    model = probes.ProbeLM(7, 3)
+    report = model.probe_report()
+    with pytest.raises(ValueError, match=r"a call's shape that is not a shape"):
+        model.absorb_probe_report({**report, "calls": [{"training": False, "shape": torch.zeros(5_000_000)}]})
+    with pytest.raises(ValueError, match=r"a gradient of shape \(1,\), expected \(7, 3\)"):
+        model.absorb_probe_report({**report, "grads": {"emb": torch.zeros(1), "head": None}})
+    spy = probes.SpyOptimizer(model)
+    with pytest.raises(ValueError, match=r"a gradient of shape \(0, 7, 3\), expected \(7, 3\)"):
+        spy.absorb_probe_report({"events": [{"event": "step", "grad_norm": 1.0,
+                                             "grads": {"emb": torch.zeros(0, 7, 3), "head": None}}]})

@@ -32,6 +32,7 @@ from __future__ import annotations
 import base64
 import io
 import json
+import zipfile
 
 import torch
 
@@ -83,8 +84,33 @@ class Opaque:
     """Stands for a value the wire does not carry (its type's name and module are kept for messages)."""
 
 
+def _load(text) -> torch.Tensor:
+    """A plain tensor from :func:`_tensor_bytes`' text, costing the grader no more memory than the text's size.
+
+    ``torch.save`` writes an uncompressed zip of the tensor's storage. Refused (``ValueError``): anything else,
+    a compressed record (which inflates on loading: a few kB can become GBs), and a tensor with more elements
+    than its storage holds (a stride of 0 makes a 1-element storage a tensor of any size, and every operation
+    on it costs that size)."""
+    raw = base64.b64decode(str(text), validate=True)
+    try:
+        with zipfile.ZipFile(io.BytesIO(raw)) as z:
+            records = z.infolist()
+    except zipfile.BadZipFile:
+        raise ValueError("a tensor must come as torch.save's zip") from None
+    if any(r.compress_type != zipfile.ZIP_STORED for r in records) or sum(r.file_size for r in records) > len(raw):
+        raise ValueError("a tensor must come as torch.save's uncompressed zip")
+    t = torch.load(io.BytesIO(raw), weights_only=True)
+    if type(t) is not torch.Tensor:
+        raise ValueError(f"expected a tensor, got {type(t).__name__}")
+    if t.numel() * t.element_size() > t.untyped_storage().nbytes():
+        raise ValueError(f"a tensor of shape {tuple(t.shape)} with strides {t.stride()} has more elements than "
+                         "its storage: overlapping elements are not carried")
+    return t
+
+
 def decode(data):
-    """The inverse of :func:`encode`; tensors are loaded with ``weights_only=True`` and must be plain tensors."""
+    """The inverse of :func:`encode`; tensors are loaded with ``weights_only=True`` and must be plain tensors
+    that hold their own elements (:func:`_load`)."""
     if data is None or isinstance(data, (bool, int, float, str)):
         return data
     if isinstance(data, list):
@@ -92,13 +118,11 @@ def decode(data):
     if not isinstance(data, dict):
         raise ValueError(f"unexpected data of type {type(data).__name__}")
     if "tensor" in data:
-        t = torch.load(io.BytesIO(base64.b64decode(data["tensor"])), weights_only=True)
-        if type(t) is not torch.Tensor:
-            raise ValueError(f"expected a tensor, got {type(t).__name__}")
+        t = _load(data["tensor"])
         return t.requires_grad_(True) if data.get("requires_grad") and t.is_floating_point() else t
     if "generator" in data:
-        state = torch.load(io.BytesIO(base64.b64decode(data["generator"])), weights_only=True)
-        if type(state) is not torch.Tensor or state.dtype != torch.uint8:
+        state = _load(data["generator"])
+        if state.dtype != torch.uint8:
             raise ValueError("expected a generator's state")
         return torch.Generator().set_state(state)
     if "dtype" in data:
@@ -112,10 +136,7 @@ def decode(data):
         return {_key(decode(k)): decode(v) for k, v in data["dict"]}
     if "ndarray" in data:
         import numpy as np
-        t = torch.load(io.BytesIO(base64.b64decode(data["ndarray"])), weights_only=True)
-        if type(t) is not torch.Tensor:
-            raise ValueError("expected an array")
-        return np.asarray(t.numpy())
+        return np.asarray(_load(data["ndarray"]).numpy())
     if "opaque" in data:
         cls = type(str(data["opaque"])[:100], (Opaque,), {"__module__": str(data.get("module", ""))[:100]})
         return cls()

@@ -68,6 +68,21 @@ def expect(value, kind, what: str):
     return value
 
 
+def expect_tensor(value, shape, what: str) -> torch.Tensor:
+    """``value`` if it is a tensor of exactly ``shape``, else ``ValueError``."""
+    if tuple(expect(value, torch.Tensor, what).shape) != tuple(shape):
+        raise ValueError(f"a probe's report has {what} of shape {tuple(value.shape)}, expected {tuple(shape)}")
+    return value
+
+
+def expect_shape(value, what: str) -> list[int]:
+    """``value`` as a list if it is a list or tuple of at most 8 ints (a tensor's shape), else ``ValueError``."""
+    if not isinstance(value, (list, tuple)) or len(value) > 8 \
+            or not all(type(n) is int for n in value):
+        raise ValueError(f"a probe's report has {what} that is not a shape")
+    return list(value)
+
+
 # ---- stage 10 (generation): a language model with fixed logits, for check_generate
 
 @register_probe
@@ -152,9 +167,12 @@ class ProbeLM(Probe, torch.nn.Module):
     call: the module's mode, whether grad mode was on and whether labels were passed.
 
     Attributes:
+        MAX_CALLS: the most calls the grader reads from a report (the checks make a few dozen).
         calls: list of ``{"training": bool, "grad_enabled": bool, "shape": [B, T], "labels": bool}``, one
             per forward.
     """
+
+    MAX_CALLS = 1000
 
     def __init__(self, vocab_size: int, d_model: int, seed: int = 0):
         torch.nn.Module.__init__(self)
@@ -164,7 +182,7 @@ class ProbeLM(Probe, torch.nn.Module):
         self.head = torch.nn.Parameter(torch.randn(vocab_size, d_model, generator=gen, dtype=torch.float64)
                                        * (3.0 / math.sqrt(d_model)))  # logits of std ~3: gradient norm > 1
         self.max_seq_len = 64
-        self.calls: list[dict] = []
+        self.calls: list[dict] = []  # the grader keeps at most MAX_CALLS of a report's
 
     def forward(self, x: torch.Tensor, labels=None):
         self.calls.append({"training": bool(self.training), "grad_enabled": torch.is_grad_enabled(),
@@ -199,18 +217,18 @@ class ProbeLM(Probe, torch.nn.Module):
         grads = expect(report.get("grads"), dict, "gradients")
         with torch.no_grad():
             for name in ("emb", "head"):
-                value = expect(report.get(name), torch.Tensor, name)
-                getattr(self, name).copy_(value.to(torch.float64).reshape(getattr(self, name).shape))
+                param = getattr(self, name)
+                param.copy_(expect_tensor(report.get(name), param.shape, name).to(torch.float64))
         for name in ("emb", "head"):
             g = grads.get(name)
             param = getattr(self, name)
             param.grad = None if g is None else \
-                expect(g, torch.Tensor, "a gradient").to(torch.float64).reshape(param.shape).clone()
+                expect_tensor(g, param.shape, "a gradient").to(torch.float64).clone()
         self.train(bool(expect(report.get("training"), bool, "the mode")))
         self.calls = [{"training": bool(expect(c, dict, "a call").get("training")),
-                       "grad_enabled": bool(c.get("grad_enabled")), "shape": list(c.get("shape", [])),
-                       "labels": bool(c.get("labels"))}
-                      for c in expect(report.get("calls"), list, "the calls")]
+                       "grad_enabled": bool(c.get("grad_enabled")),
+                       "shape": expect_shape(c.get("shape", []), "a call's shape"), "labels": bool(c.get("labels"))}
+                      for c in expect(report.get("calls"), list, "the calls")[:self.MAX_CALLS]]
 
 
 @register_probe
@@ -222,7 +240,10 @@ class SpyOptimizer(Probe):
         events: ``{"event": "zero_grad"}`` or ``{"event": "step", "grads": {name: tensor or None},
             "grad_norm": float}`` (the parameters' gradients at the moment ``step`` is called, and their
             global L2 norm: clipping must come before).
+        MAX_EVENTS: the most events the grader reads from a report.
     """
+
+    MAX_EVENTS = 1000
 
     def __init__(self, model: ProbeLM, lr: float = 0.1):
         self.model, self.lr = model, float(lr)
@@ -265,7 +286,7 @@ class SpyOptimizer(Probe):
         return {"lr": self.lr, "events": list(self.events)}
 
     def absorb_probe_report(self, report) -> None:
-        events = expect(expect(report, dict, "the optimizer").get("events"), list, "the events")
+        events = expect(expect(report, dict, "the optimizer").get("events"), list, "the events")[:self.MAX_EVENTS]
         self.events = []
         for e in events:
             e = expect(e, dict, "an event")
@@ -273,7 +294,7 @@ class SpyOptimizer(Probe):
                 grads = expect(e.get("grads"), dict, "a step's gradients")
                 self.events.append({"event": "step", "grad_norm": float(expect(e.get("grad_norm"), float, "a norm")),
                                     "grads": {n: (None if grads.get(n) is None else
-                                                  expect(grads[n], torch.Tensor, "a gradient").to(torch.float64))
-                                              for n in ("emb", "head")}})
+                                                  expect_tensor(grads[n], p.shape, "a gradient").to(torch.float64))
+                                              for n, p in self._named()}})
             else:
                 self.events.append({"event": "zero_grad"})
