@@ -17,6 +17,11 @@ c.CourseDirectory.db_url = "sqlite:///gradebook.db"
 # Feedback pages show learners' markdown and outputs: sanitized, so that a <script> in a submission does not
 # run in the browser of whoever opens the page (the learner's instructor, say).
 c.HTMLExporter.sanitize_html = True
+# ... but that cleans outputs only: nbgrader's formgrade and feedback templates render markdown cells without
+# it, so a learner's written answer could hold a <script> that runs in the instructor's formgrader, which
+# shares an origin with their Jupyter server. Markdown goes through nbconvert's renderer and then bleach
+# (tinylm_grading/html.py).
+c.HTMLExporter.filters = {"markdown2html": "tinylm_grading.html.markdown2html"}
 
 # What a learner sees in place of a solution.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}

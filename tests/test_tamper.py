@@ -165,6 +165,9 @@ def graded(tmp_path_factory):
     for student, attack in ATTACKS.items():
         nb = nbformat.from_dict(source)
         nb.cells[index[EXERCISE]].source = f"COURSE = {str(course)!r}\n" + WRONG + attack
+        if student == "m_terminal":  # and a markdown cell of its own, for whoever opens the feedback page
+            nb.cells.insert(index[EXERCISE] + 1, nbformat.v4.new_markdown_cell(
+                f"<img src=\"x\" onerror=\"{SCRIPT}\">\n\n[link](javascript:{SCRIPT})"))
         if student == "m_slow":  # and more slow cells of its own after it
             slow = nbformat.v4.new_code_cell("import time\ntime.sleep(12)")
             nb.cells[index[EXERCISE] + 2:index[EXERCISE] + 2] = [nbformat.from_dict(slow) for _ in range(4)]
@@ -267,6 +270,7 @@ def test_feedback_runs_no_script_from_the_submission(graded):
     assert run("generate_feedback", A, "--student", "m_terminal", "--force", cwd=course).returncode == 0
     html = (course / "feedback" / "m_terminal" / A / f"{A}.html").read_text()
     assert "attention_scores" in html and f"<script>{SCRIPT}" not in html  # sanitized: no such tag in the page
+    assert '<img src="x"' not in html and 'href="javascript:' not in html  # its markdown is shown, not run
 
 
 def test_no_process_outlives_grading(graded):
