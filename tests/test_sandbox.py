@@ -32,6 +32,9 @@ PROBES = {
     "imports": "import torch, tinylm_checks, tinylm_solutions\nprint(json.dumps('ok'))",
     "reference_of_this_stage": "try:\n    from tinylm_solutions.position import PositionalEncoding\n    r = 'imported'\n"
                                "except ImportError as e:\n    r = str(e)\nprint(json.dumps(r))",
+    # a later stage's module repeats earlier answers (11's debugging.py holds 08's loss): its source is hidden too
+    "reference_of_later_stages": "import tinylm_solutions\np = os.path.join(os.path.dirname(tinylm_solutions.__file__), "
+                                 "'debugging.py')\nprint(json.dumps('fixed_lm_loss' in open(p).read()))",
     "reference_of_earlier_stages": "from tinylm_solutions.multihead import MultiHeadSelfAttention\n"
                                    "from tinylm_solutions.attention import causal_mask\nprint(json.dumps('ok'))",
     "compiled_reference": "import tinylm_solutions\nd = os.path.join(os.path.dirname(tinylm_solutions.__file__), "
@@ -100,6 +103,7 @@ def test_the_reference_of_the_stage_being_graded_is_hidden(probed):
     _, out = probed
     assert "cannot be imported while the notebook is autograded" in out["reference_of_this_stage"]
     assert out["reference_of_earlier_stages"] == "ok"
+    assert out["reference_of_later_stages"] is False
     assert out["compiled_reference"] == []
 
 
@@ -175,3 +179,37 @@ def test_the_opt_out_runs_the_kernel_unsandboxed(tmp_path, monkeypatch):
                    resources={"metadata": {"path": str(tmp_path)}}).execute()
     assert nb.cells[0].outputs[0]["text"].strip() == "False"
     assert sys.executable  # the same interpreter family ran it
+
+
+def _imports(source: str) -> set[str]:
+    """The tinylm_solutions modules a source imports when it runs (``from tinylm_solutions[.x] import y`` at
+    its top level; an import in a function or under ``if __name__ == "__main__"`` runs later, if ever)."""
+    import ast
+    names = set()
+    for node in ast.parse(source).body:
+        if isinstance(node, ast.ImportFrom) and node.module == "tinylm_solutions":
+            names |= {a.name for a in node.names}
+        elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tinylm_solutions."):
+            names.add(node.module.split(".")[1])
+        elif isinstance(node, ast.ImportFrom) and node.level == 1:  # inside the package: from .x import y
+            names.add(node.module)
+    return names
+
+
+@pytest.mark.parametrize("stage", sorted(__import__("tinylm_solutions").STAGE_MODULES))
+def test_a_stage_hides_its_answers_and_later_code_but_nothing_its_notebook_needs(stage):
+    import tinylm_solutions
+    package = Path(tinylm_solutions.__file__).parent
+    hidden = set(tinylm_solutions.hidden_modules(stage))
+    assert set(tinylm_solutions.STAGE_MODULES[stage]) <= hidden
+    needed, todo = set(), _imports((ROOT / "course" / f"{stage}.py").read_text())
+    while todo:  # what the notebook imports, and what that imports in turn
+        name = todo.pop()
+        if name not in needed:
+            needed.add(name)
+            todo |= _imports((package / f"{name}.py").read_text())
+    assert not needed & hidden, needed & hidden
+    later = [m for s, ms in tinylm_solutions.STAGE_MODULES.items() if s > stage for m in ms]
+    assert set(later) <= hidden  # stage 11's fixes repeat 08's loss: a later stage's module is hidden too
+    modules = {p.stem for p in package.glob("*.py")} - {"__init__"}
+    assert modules == {m for ms in tinylm_solutions.STAGE_MODULES.values() for m in ms} | set(tinylm_solutions.GIVEN_FROM)

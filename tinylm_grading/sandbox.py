@@ -15,9 +15,10 @@ and inside it:
 - ``tinylm_checks`` is replaced by a stand-in (:mod:`tinylm_grading.standin`): the course's plotting
   helpers, and checks that only say that the grader runs them (the real checks carry the reference's
   equivalents; every verdict is computed outside the kernel);
-- the reference module that holds the answers of the stage being graded
-  (``tinylm_solutions.STAGE_MODULES``) is replaced by one that raises ImportError, and the package's
-  compiled files are hidden; earlier stages' modules, which notebooks import as given code, stay;
+- the reference modules that hold the answers of the stage being graded, and every module a later stage
+  brings (which repeats earlier answers: stage 11's fixes hold stage 08's loss), are replaced by ones that
+  raise ImportError (``tinylm_solutions.hidden_modules``), and the package's compiled files are hidden;
+  earlier stages' modules and the given code the notebook imports stay;
 - the kernel's working folder (the submission's folder under ``autograded/``) is a private tmpfs of
   limited size holding the submission's files read-only (links are not followed); it and ``/tmp`` are
   the only writable places, and both vanish with the kernel (plus the folder of the kernel's sockets, in
@@ -139,11 +140,12 @@ class SandboxKernelManager(SlicedPollKernelManager):
 
     def hidden_reference(self, workdir: Path) -> list[Path]:
         """The reference modules that hold the answers of the stage being graded (``stage``, else the working
-        folder's name, which nbgrader makes the assignment's); empty for a folder that is no stage."""
+        folder's name, which nbgrader makes the assignment's) or repeat them: its own and every later stage's
+        (``tinylm_solutions.hidden_modules``); empty for a folder that is no stage."""
         import tinylm_solutions
         package = Path(tinylm_solutions.__file__).resolve().parent
         stage = self.stage or workdir.name
-        names = tinylm_solutions.STAGE_MODULES.get(stage, ())
+        names = tinylm_solutions.hidden_modules(stage)
         return [package / f"{name}.py" for name in names if (package / f"{name}.py").exists()]
 
     def bwrap_args(self, workdir: Path, box: Path, conn_dir: Path) -> list[str]:

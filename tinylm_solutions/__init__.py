@@ -26,3 +26,20 @@ STAGE_MODULES = {
     "11_ablations": ("debugging",),
     "12_report": ("flops",),
 }
+
+#: The modules that hold no exercise's answer, by the first stage whose notebook imports them (None: no
+#: notebook does). They still repeat answers of the stages before: ``ablations`` has TinyLM's forward (08),
+#: ``trainer`` calls ``train_step`` (09).
+GIVEN_FROM = {"data": "08_lm", "trainer": "10_generation", "ablations": "11_ablations", "report": "12_report",
+              "cli": None}
+
+
+def hidden_modules(stage: str) -> tuple[str, ...]:
+    """The modules hidden from the learner's kernel while ``stage`` is autograded (``()`` for a name that is
+    no stage): the stage's own answers, and every module that a later stage brings, answers or given code,
+    because later code repeats earlier answers (stage 11's fixed loss is stage 08's loss). What stays is
+    what the stage's notebook may import: the earlier stages' modules and the given code it uses."""
+    if stage not in STAGE_MODULES:
+        return ()
+    later = [m for s, ms in STAGE_MODULES.items() if s >= stage for m in ms]
+    return (*later, *(m for m, first in GIVEN_FROM.items() if first is None or first > stage))
