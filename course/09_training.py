@@ -293,7 +293,8 @@ print("y[0]:", repr(decode(y[0].tolist())))
 # gradients** already in `.grad`, and a *spy* optimizer: plain SGD that records the calls it gets and,
 # at `step()`, the gradients it was given. It then knows whether they were zeroed, clipped to
 # `max_grad_norm`, and computed before the step, and compares the loss and the norm with the reference. The
-# model also records whether it was called with `labels=`: compute the loss from the logits yourself.
+# model also records whether it was called with `labels=`: compute the loss from the logits yourself. A
+# last call leaves `max_grad_norm` out: the default, 1.0, must clip.
 #
 # **Difficulty:** ★★☆ · **Time:** about 10 min
 #

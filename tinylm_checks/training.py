@@ -12,6 +12,7 @@ the check sees the order of the steps (stale gradients left in before the call s
 from __future__ import annotations
 
 import math
+import re
 
 import torch
 import torch.nn.functional as F
@@ -67,6 +68,10 @@ SPLIT_ON_WHITESPACE = known_mistake(
     "split_on_whitespace", "the text is split on whitespace, so punctuation stays glued to words (a word "
     "with a comma after it is one token, and an unknown one)",
     "split with the pattern of the notebook: WORD_PATTERN.findall(text) separates words and punctuation")
+PUNCTUATION_DROPPED = known_mistake(
+    "punctuation_dropped", "only the words are kept (a pattern like \\w+): punctuation marks are tokens too, "
+    "and the model needs them",
+    "split with the pattern of the notebook: WORD_PATTERN.findall(text) also matches each punctuation mark")
 LOWERCASED = known_mistake(
     "lowercased", "the text is lowercased before the lookup: the vocabulary was built with case kept, so 'The' "
     "and 'the' are different tokens",
@@ -92,6 +97,15 @@ MAX_NORM_IGNORED = known_mistake(
     "max_grad_norm_ignored", "the gradients are clipped to another norm than the max_grad_norm argument (a "
     "constant such as 1.0)",
     "pass the argument: torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)")
+NORM_TYPE_WRONG = known_mistake(
+    "clip_norm_type_wrong", "the gradients are clipped by another norm than the global L2 norm (norm_type=inf "
+    "or 1): max_grad_norm bounds the L2 norm of all gradients together",
+    "keep clip_grad_norm_'s default norm_type=2: "
+    "torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)")
+MAX_NORM_DEFAULT = known_mistake(
+    "max_grad_norm_default_wrong", "called without max_grad_norm, train_step clips to another norm than 1.0: "
+    "the default in the signature is not the exercise's",
+    "keep the signature as given: def train_step(model, batch, optimizer, max_grad_norm=1.0)")
 NO_STEP = known_mistake(
     "no_optimizer_step", "optimizer.step() is never called: the parameters do not change",
     "end with optimizer.step(), after the gradients are clipped")
@@ -131,6 +145,10 @@ IGNORED_COUNTED = known_mistake(
     "ignored_tokens_counted", "targets equal to -100 are counted in the number of tokens (or in the loss): "
     "they are ignored positions, neither scored nor counted",
     "count only the scored targets: (y != -100).sum(); F.cross_entropy ignores -100 in the loss by default")
+WEIGHTED_BY_ROWS = known_mistake(
+    "batch_means_weighted_by_rows", "the per-batch mean losses are weighted by the batches' numbers of rows: a "
+    "row of a short batch holds fewer targets, and rows hold -100s, so the weights are not the counted tokens",
+    "add up F.cross_entropy(..., reduction='sum') over the batches and divide once by (y != -100).sum() over all")
 RETURNED_PERPLEXITY = known_mistake(
     "evaluate_returned_perplexity", "evaluate returns exp(loss), the perplexity, instead of the mean loss",
     "return total / n_tokens; perplexity(loss) takes the exp")
@@ -243,7 +261,9 @@ def _word_candidates(text: str, vocab: list[str]):
     stoi = {t: i for i, t in enumerate(vocab)}
     splits = [((), ref_tok.WORD_PATTERN.findall(text)), ((SPLIT_ON_WHITESPACE,), text.split()),
               ((LOWERCASED,), ref_tok.WORD_PATTERN.findall(text.lower())),
-              ((SPLIT_ON_WHITESPACE, LOWERCASED), text.lower().split())]
+              ((SPLIT_ON_WHITESPACE, LOWERCASED), text.lower().split()),
+              ((PUNCTUATION_DROPPED,), re.findall(r"\w+", text)),
+              ((PUNCTUATION_DROPPED, LOWERCASED), re.findall(r"\w+", text.lower()))]
     lookups = [((), lambda ts: [stoi.get(t, 1) for t in ts]),
                ((UNKNOWN_DROPPED,), lambda ts: [stoi[t] for t in ts if t in stoi]),
                ((UNK_AS_PAD,), lambda ts: [stoi.get(t, 0) for t in ts])]
@@ -254,6 +274,21 @@ def _word_candidates(text: str, vocab: list[str]):
         if m1 + m2 + m3:
             out.append((m1 + m2 + m3, end(look(tokens))))
     return sorted(out, key=lambda c: len(c[0]))
+
+
+def _word_mistakes(ctx: Ctx, fn, vocab: list[str], text: str, ids: list[int]) -> tuple:
+    """The fewest known mistakes that give the learner's ``ids`` on ``text`` and their results on the other
+    texts too (on one text two mistakes can agree: a glued "sofa," and a dropped "," are both unknown)."""
+    found = [ms for ms, cand in _word_candidates(text, vocab) if cand == ids]
+    fewest = {ms for ms in found if len(ms) == len(found[0])} if found else set()
+    if len(fewest) > 1:
+        for other in (t for t in WORD_TEXTS if t != text):
+            try:
+                got = fn(other, list(vocab))
+            except Exception:  # noqa: BLE001 - only to tell mistakes apart; the failure is reported anyway
+                continue
+            found = [ms for ms in found if any(c == got for m, c in _word_candidates(other, vocab) if m == ms)]
+    return found[0] if found else ()
 
 
 @check
@@ -274,7 +309,7 @@ def check_word_tokenizer(ctx: Ctx, fn) -> str:
         ids = _ids_list(ctx, ids, "the ids", tried)
         expected = ref_tok.word_encode(text, vocab)
         if ids != expected:
-            named = next((ms for ms, cand in _word_candidates(text, vocab) if cand == ids), ())
+            named = _word_mistakes(ctx, fn, vocab, text, ids)
             glued = [t for t in text.split() if ref_tok.WORD_PATTERN.fullmatch(t) is None]
             notes = [f"text.split() keeps {glued[:3]} as tokens" if SPLIT_ON_WHITESPACE in named and glued else "",
                      "and also " + "; and also ".join(MISTAKES[m] for m in named[1:]) if len(named) > 1 else ""]
@@ -401,6 +436,12 @@ def check_train_step(ctx: Ctx, fn) -> str:
                      expected="loss.backward() and clipping before optimizer.step()",
                      got=f"gradients at step: {'none' if at_step['emb'] is None else 'stale or zero'}; "
                          f"optimizer calls in order: {events}", mistake=WRONG_ORDER)
+        for p in (math.inf, 1.0):
+            other = float(torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads.values()]), p))
+            if _same(at_step, _scaled(grads, min(1.0, max_norm / (other + 1e-6)))):
+                ctx.fail(f"the gradients were clipped by their {'max' if p == math.inf else 'L1'} norm",
+                         tried=tried, expected=f"global L2 norm {max_norm} at step",
+                         got=f"L2 norm {got_norm:.4f}", mistake=NORM_TYPE_WRONG)
         ratio = got_norm / norm if norm else 0.0
         if _same(at_step, _scaled(grads, ratio)):
             ctx.fail(f"the gradients were clipped to norm {got_norm:.4f}", tried=tried,
@@ -435,15 +476,34 @@ def check_train_step(ctx: Ctx, fn) -> str:
         ctx.fail("the parameters after the step are not p - lr * clipped gradient", tried=tried,
                  expected="one SGD step with the clipped gradients", got="other parameters",
                  hint="call optimizer.step() once; do not change the parameters or .grad yourself")
+    _check_default_max_norm(ctx, fn)
     return (f"train mode, zero_grad -> backward -> clip to {max_norm} -> step (checked with a spy optimizer), "
-            "loss and the norm before clipping returned")
+            "loss and the norm before clipping returned; without max_grad_norm, clipped to 1.0")
+
+
+def _check_default_max_norm(ctx: Ctx, fn) -> None:
+    """``train_step`` called without ``max_grad_norm`` clips to the signature's default, 1.0."""
+    x, y = _batch(ctx, 3, 4)
+    for seed in range(ctx.seed + 1, ctx.seed + 100):  # a model whose gradient norm is well above 1.0
+        model = ProbeLM(V, D, seed=seed)
+        _, grads, norm = _loss_and_grads(model, x, y)
+        if norm > 1.5:
+            break
+    opt = SpyOptimizer(model, lr=0.1)
+    tried = f"train_step(model, (x, y), optimizer) without max_grad_norm; the gradient norm is {norm:.3f}"
+    ctx.call(fn, model, (x, y), opt, what=f"called as {tried}")
+    steps = [e for e in opt.events if e["event"] == "step"]
+    if steps and not _same(steps[0]["grads"], _scaled(grads, 1.0 / (norm + 1e-6))):
+        ctx.fail("without max_grad_norm the gradients were not clipped to norm 1.0", tried=tried,
+                 expected="gradient norm 1.0 at step (the default max_grad_norm=1.0)",
+                 got=f"norm {steps[0]['grad_norm']:.4f}", mistake=MAX_NORM_DEFAULT)
 
 
 # --------------------------------------------------------------------------- evaluate
 
 def _eval_candidates(model: ProbeLM, batches):
     """Known evaluate mistakes: (mistake, value) pairs."""
-    sums, counts, means, all_tokens = [], [], [], []
+    sums, counts, means, all_tokens, rows = [], [], [], [], []
     with torch.no_grad():
         for x, y in batches:
             logits = model(x)[0]  # (B, T, V)
@@ -452,18 +512,23 @@ def _eval_candidates(model: ProbeLM, batches):
             counts.append(int((y != -100).sum()))
             means.append(float(F.cross_entropy(flat, target)))
             all_tokens.append(y.numel())
+            rows.append(y.shape[0])
     model.calls.clear()
     good = sum(sums) / sum(counts)
     return [(MEAN_OF_MEANS, sum(means) / len(means)), (IGNORED_COUNTED, sum(sums) / sum(all_tokens)),
             (IGNORED_COUNTED, sum(m * n for m, n in zip(means, all_tokens)) / sum(all_tokens)),
+            (WEIGHTED_BY_ROWS, sum(m * b for m, b in zip(means, rows)) / sum(rows)),
             (RETURNED_PERPLEXITY, math.exp(good)), (MEAN_OF_MEANS, math.exp(sum(means) / len(means)))]
 
 
 @check
 def check_evaluate(ctx: Ctx, fn) -> str:
     ctx.function(fn, "evaluate")
-    sizes = [(3, 4, 3), (1, 4, 0), (2, 4, 5)] if ctx.seed % 2 == 0 else [(2, 5, 4), (4, 5, 1), (1, 5, 0)]
+    # (B, T, targets -100): the lengths differ too, so that weighting by rows is not weighting by positions
+    sizes = [(3, 4, 3), (1, 6, 0), (2, 5, 5)] if ctx.seed % 2 == 0 else [(2, 5, 4), (4, 3, 1), (1, 6, 0)]
     batches = [_batch(ctx, B, T, n) for B, T, n in sizes]
+    for _, y in batches[:2]:  # token 0 is a token like any other (only -100 is ignored): make sure it occurs
+        y.view(-1)[(y.view(-1) != -100).nonzero()[0]] = 0
     for training in (True, False):
         model = ProbeLM(V, D, seed=ctx.seed).train(training)
         expected = ref_train.evaluate(model, batches)
@@ -472,7 +537,8 @@ def check_evaluate(ctx: Ctx, fn) -> str:
         model.train(training)
         mode = "training" if training else "eval"
         tried = (f"evaluate(model, batches) on a small LM (V={V}, D={D}) in {mode} mode, {len(batches)} batches "
-                 f"(x, y) of sizes {[s[:2] for s in sizes]} with {sum(s[2] for s in sizes)} targets -100")
+                 f"(x, y) of sizes {[s[:2] for s in sizes]} with {sum(s[2] for s in sizes)} targets -100 and some "
+                 "targets 0")
         out = ctx.call(fn, model, list(batches), what=f"called as {tried}")
         if out is None:
             ctx.fail("the result is None", tried=tried, expected="a Python float", mistake="missing_return")

@@ -145,6 +145,13 @@ def word_no_eos_when_empty(text, vocab):
     return ids + [2] if ids else ids
 
 
+def word_words_only(text, vocab):
+    """Splits with \\w+ only: the punctuation is dropped."""
+    import re
+    stoi = {t: i for i, t in enumerate(vocab)}
+    return [stoi.get(t, 1) for t in re.findall(r"\w+", text)] + [2]
+
+
 def word_lower(text, vocab):
     """Lowercases the text first."""
     stoi = {t: i for i, t in enumerate(vocab)}
@@ -307,6 +314,28 @@ def step_tensor_loss(model, batch, optimizer, max_grad_norm=1.0):
     norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
     optimizer.step()
     return {"loss": loss, "grad_norm": norm.item()}
+
+
+def step_default_norm_5(model, batch, optimizer, max_grad_norm=5.0):
+    """Right with the argument; its default clips to 5."""
+    model.train()
+    optimizer.zero_grad()
+    loss = _loss(model, batch)
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    optimizer.step()
+    return {"loss": loss.item(), "grad_norm": norm.item()}
+
+
+def step_clip_inf_norm(model, batch, optimizer, max_grad_norm=1.0):
+    """Clips by the largest gradient entry (norm_type=inf)."""
+    model.train()
+    optimizer.zero_grad()
+    loss = _loss(model, batch)
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm, norm_type=float("inf"))
+    optimizer.step()
+    return {"loss": loss.item(), "grad_norm": norm.item()}
 
 
 def step_nan_returned(model, batch, optimizer, max_grad_norm=1.0):
@@ -477,6 +506,34 @@ def eval_tensor(model, batches):
     return total / count
 
 
+def eval_skips_token_0(model, batches):
+    """Counts only targets > 0, as if token 0 were padding."""
+    was = model.training
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for x, y in batches:
+            logits, _ = model(x)
+            total += F.cross_entropy(logits.flatten(0, 1), y.reshape(-1), reduction="sum").item()
+            count += int((y > 0).sum())
+    model.train(was)
+    return total / count
+
+
+def eval_weighted_by_rows(model, batches):
+    """Weights each batch's mean loss by its number of rows."""
+    was = model.training
+    model.eval()
+    total, rows = 0.0, 0
+    with torch.no_grad():
+        for x, y in batches:
+            logits, _ = model(x)
+            total += F.cross_entropy(logits.flatten(0, 1), y.reshape(-1)).item() * x.shape[0]
+            rows += x.shape[0]
+    model.train(was)
+    return total / rows
+
+
 def eval_nan(model, batches):
     """Runs the model in eval mode under no_grad, restores the mode, and returns NaN."""
     was = model.training
@@ -573,6 +630,7 @@ ROWS = [
     (check_word_tokenizer, word_no_eos, "eos_missing", "not those of the reference"),
     (check_word_tokenizer, word_eos_first, "eos_misplaced", "not those of the reference"),
     (check_word_tokenizer, word_split, "split_on_whitespace", "text.split() keeps ['sofa,', 'it.']"),
+    (check_word_tokenizer, word_words_only, "punctuation_dropped", "not those of the reference"),
     (check_word_tokenizer, word_punct_runs, None, "the ids are not those of the reference"),
     (check_word_tokenizer, word_ascii, None, "the ids are not those of the reference"),
     (check_word_tokenizer, word_no_eos_when_empty, "eos_missing", "the ids are not those of the reference"),
@@ -598,6 +656,8 @@ ROWS = [
     (check_train_step, step_labels_x, "labels_passed_to_model", "the model was called with labels"),
     (check_train_step, step_label_shift, None, "not those of the batch's loss"),
     (check_train_step, step_nan_returned, None, 'result["loss"] is nan'),
+    (check_train_step, step_clip_inf_norm, "clip_norm_type_wrong", "clipped by their max norm"),
+    (check_train_step, step_default_norm_5, "max_grad_norm_default_wrong", "not clipped to norm 1.0"),
     (check_train_step, None, None, "expected the function train_step, got None"),
     (check_train_step, step_stub, "not_implemented", "raised NotImplementedError"),
     (check_train_step, step_no_return, "missing_return", "did not return a dict"),
@@ -613,6 +673,8 @@ ROWS = [
     (check_evaluate, eval_tensor, "evaluate_returned_tensor", "the result is a tensor"),
     (check_evaluate, eval_sum, None, "not total loss / counted tokens"),
     (check_evaluate, eval_nan, None, "the result is nan"),
+    (check_evaluate, eval_weighted_by_rows, "batch_means_weighted_by_rows", "not total loss / counted tokens"),
+    (check_evaluate, eval_skips_token_0, None, "not total loss / counted tokens"),
     (check_evaluate, None, None, "expected the function evaluate, got None"),
     (check_evaluate, eval_stub, "not_implemented", "raised NotImplementedError"),
     (check_evaluate, eval_no_return, "missing_return", "the result is None"),
