@@ -150,28 +150,25 @@ def solution_source(stage: str, grade_id: str) -> str:
                      and "### END SOLUTION" not in line)
 
 
-def test_the_position_explorer_redraws_when_a_slider_moves(lab, browser):
-    """Stage 04's explorer shows the learner's own table: write exercise 1 into the release (as a learner
-    does), run every cell in order, then move the slider with the keyboard and wait for a new picture."""
-    page = open_notebook(browser, lab, "04_positions/04_positions.ipynb")
-    # One cell at a time, as Shift+Enter does: "Run All" would stop at the first failing check cell.
-    page.evaluate("""async (answer) => {
+def answer_and_run_every_cell(page, answers: dict[str, str]) -> None:
+    """As a learner does: write ``answers`` (grade id -> source) into their cells and run every cell in order,
+    one at a time as Shift+Enter does ("Run All" would stop at the first failing check cell)."""
+    page.evaluate("""async (answers) => {
         const nb = window.jupyterapp.shell.currentWidget.content;
         for (let i = 0; i < nb.widgets.length; i++) {
             const meta = nb.widgets[i].model.getMetadata('nbgrader') || {};
-            if (meta.grade_id === 'sinusoidal_position_encoding') {
-                nb.widgets[i].model.sharedModel.setSource(answer);
+            if (meta.grade_id in answers) {
+                nb.widgets[i].model.sharedModel.setSource(answers[meta.grade_id]);
             }
             nb.activeCellIndex = i;
             await window.jupyterapp.commands.execute('notebook:run-cell');
         }
-    }""", solution_source("04_positions", "sinusoidal_position_encoding"))
-    slider = page.locator(".widget-slider", has=page.locator(".widget-label", has_text="position")).first
-    try:
-        slider.wait_for(state="visible", timeout=180_000)
-    except Exception:
-        raise AssertionError(f"the explorer's position slider did not appear (screenshot "
-                             f"{screenshot_on_failure(page, 'explorer')})")
+    }""", answers)
+
+
+def move_slider_and_wait_for_a_new_picture(page, slider, presses: int) -> tuple[str, str]:
+    """Press ArrowRight ``presses`` times on ``slider`` (an ipywidgets slider in an ``interact``) and wait until
+    the interact's picture changes; returns the slider's readout before and after."""
     slider.scroll_into_view_if_needed()
     explorer = page.locator(".widget-interact", has=slider).first
     picture = explorer.locator(".jp-OutputArea-output img").first
@@ -180,13 +177,28 @@ def test_the_position_explorer_redraws_when_a_slider_moves(lab, browser):
     readout = slider.locator(".widget-readout").text_content()
     handle = slider.locator(".noUi-handle").first
     handle.focus()
-    for _ in range(3):
+    for _ in range(presses):
         handle.press("ArrowRight")
     page.wait_for_function(
         "([el, old]) => { const img = el.querySelector('.jp-OutputArea-output img'); "
         "return img && img.getAttribute('src') !== old; }",
         arg=[explorer.element_handle(), before], timeout=120_000, polling=500)
-    after = slider.locator(".widget-readout").text_content()
+    return readout, slider.locator(".widget-readout").text_content()
+
+
+def test_the_position_explorer_redraws_when_a_slider_moves(lab, browser):
+    """Stage 04's explorer shows the learner's own table: write exercise 1 into the release (as a learner
+    does), run every cell in order, then move the slider with the keyboard and wait for a new picture."""
+    page = open_notebook(browser, lab, "04_positions/04_positions.ipynb")
+    gid = "sinusoidal_position_encoding"
+    answer_and_run_every_cell(page, {gid: solution_source("04_positions", gid)})
+    slider = page.locator(".widget-slider", has=page.locator(".widget-label", has_text="position")).first
+    try:
+        slider.wait_for(state="visible", timeout=180_000)
+    except Exception:
+        raise AssertionError(f"the explorer's position slider did not appear (screenshot "
+                             f"{screenshot_on_failure(page, 'explorer')})")
+    readout, after = move_slider_and_wait_for_a_new_picture(page, slider, 3)
     page.close()
     assert int(after) == int(readout) + 3, (readout, after)
 
@@ -216,17 +228,7 @@ def test_the_report_is_written_and_the_written_answers_wait_for_the_learner(lab,
     (release / "report.md").unlink(missing_ok=True)  # written by an earlier run of the source notebook, if any
     shutil.rmtree(release / "report_figures", ignore_errors=True)
     page = open_notebook(browser, lab, "12_report/12_report.ipynb")
-    page.evaluate("""async (answer) => {
-        const nb = window.jupyterapp.shell.currentWidget.content;
-        for (let i = 0; i < nb.widgets.length; i++) {
-            const meta = nb.widgets[i].model.getMetadata('nbgrader') || {};
-            if (meta.grade_id === 'flops_per_token') {
-                nb.widgets[i].model.sharedModel.setSource(answer);
-            }
-            nb.activeCellIndex = i;
-            await window.jupyterapp.commands.execute('notebook:run-cell');
-        }
-    }""", solution_source("12_report", "flops_per_token"))
+    answer_and_run_every_cell(page, {"flops_per_token": solution_source("12_report", "flops_per_token")})
     wrote = page.locator(".jp-OutputArea-output", has_text="report.md").last
     try:
         page.wait_for_function("() => [...document.querySelectorAll('.jp-OutputArea-output')]"
@@ -253,38 +255,16 @@ def test_the_attention_explorer_redraws_when_the_head_slider_moves(lab, browser)
     into the release, run every cell in order, then move the "head" slider with the keyboard and wait for a new
     picture."""
     page = open_notebook(browser, lab, "10_generation/10_generation.ipynb")
-    page.evaluate("""async (answer) => {
-        const nb = window.jupyterapp.shell.currentWidget.content;
-        for (let i = 0; i < nb.widgets.length; i++) {
-            const meta = nb.widgets[i].model.getMetadata('nbgrader') || {};
-            if (meta.grade_id === 'generate') {
-                nb.widgets[i].model.sharedModel.setSource(answer);
-            }
-            nb.activeCellIndex = i;
-            await window.jupyterapp.commands.execute('notebook:run-cell');
-        }
-    }""", solution_source("10_generation", "generate"))
+    answer_and_run_every_cell(page, {"generate": solution_source("10_generation", "generate")})
     slider = page.locator(".widget-slider", has=page.locator(".widget-label", has_text="head")).first
     try:
         slider.wait_for(state="visible", timeout=180_000)
     except Exception:
         raise AssertionError(f"the explorer's head slider did not appear (screenshot "
                              f"{screenshot_on_failure(page, 'attention-explorer')})")
-    slider.scroll_into_view_if_needed()
     explorer = page.locator(".widget-interact", has=slider).first
     assert explorer.locator(".widget-text input").first.input_value() == "Return a new list of the items"
-    picture = explorer.locator(".jp-OutputArea-output img").first
-    picture.wait_for(state="visible", timeout=120_000)
-    before = picture.get_attribute("src")
-    readout = slider.locator(".widget-readout").text_content()
-    handle = slider.locator(".noUi-handle").first
-    handle.focus()
-    handle.press("ArrowRight")
-    page.wait_for_function(
-        "([el, old]) => { const img = el.querySelector('.jp-OutputArea-output img'); "
-        "return img && img.getAttribute('src') !== old; }",
-        arg=[explorer.element_handle(), before], timeout=120_000, polling=500)
-    after = slider.locator(".widget-readout").text_content()
+    readout, after = move_slider_and_wait_for_a_new_picture(page, slider, 1)
     page.close()
     assert int(after) == int(readout) + 1, (readout, after)
 
@@ -295,17 +275,7 @@ def test_training_shows_a_progress_bar_and_one_live_loss_plot(lab, browser):
     page = open_notebook(browser, lab, "09_training/09_training.ipynb")
     answers = {gid: solution_source("09_training", gid)
                for gid in ("char_tokenizer", "word_encode", "train_step", "evaluate", "perplexity")}
-    page.evaluate("""async (answers) => {
-        const nb = window.jupyterapp.shell.currentWidget.content;
-        for (let i = 0; i < nb.widgets.length; i++) {
-            const meta = nb.widgets[i].model.getMetadata('nbgrader') || {};
-            if (meta.grade_id in answers) {
-                nb.widgets[i].model.sharedModel.setSource(answers[meta.grade_id]);
-            }
-            nb.activeCellIndex = i;
-            await window.jupyterapp.commands.execute('notebook:run-cell');
-        }
-    }""", answers)
+    answer_and_run_every_cell(page, answers)
     try:
         page.locator(".jp-CodeCell", has_text="record_run(\"09_train\"").locator(
             ".jp-OutputArea-output", has_text="recorded 09_train").wait_for(state="attached", timeout=300_000)
