@@ -96,3 +96,17 @@ def test_gradients_flow_back_through_the_remote_call():
     assert torch.equal(a.grad, b.detach()) and torch.equal(b.grad, a.detach())
     cut = remote(lambda a: a.detach() * 2)
     assert not cut(torch.ones(2, requires_grad=True)).requires_grad
+
+
+def test_a_crash_in_the_kernel_names_the_learners_own_line():
+    """The line a learner sees in their kernel's message also comes back from the grader's run of the check."""
+    import linecache
+    from tinylm_checks import check_softmax
+    cell = "/tmp/ipykernel_7/1234.py"  # how IPython names a notebook cell's code
+    source = "def softmax(x):\n    e = x.exp()\n    return e / e.sum(dim=5)\n"
+    linecache.cache[cell] = (len(source), None, source.splitlines(True), cell)
+    namespace = {}
+    exec(compile(source, cell, "exec"), namespace)
+    with pytest.raises(CheckFailure) as e:
+        check_softmax(remote(namespace["softmax"]), quiet=True)
+    assert e.value.got.endswith("; in softmax, line 3: return e / e.sum(dim=5)"), e.value.got

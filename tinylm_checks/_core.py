@@ -387,8 +387,11 @@ def _not_learner_dirs() -> tuple[str, ...]:
 
 def _learner_frame(e: BaseException) -> str:
     """"; in forward, line 31: x = block(x, mask)": the last frame of the traceback in the learner's own code
-    (not in torch, site-packages, the standard library or the course's packages), or "" when there is none
-    (an exception raised in the learner's kernel and rebuilt in the grader carries no frames of the learner's)."""
+    (not in torch, site-packages, the standard library or the course's packages), or "" when there is none.
+    An exception raised in the learner's kernel and rebuilt in the grader carries no frames of the learner's:
+    the grader's agent found that line in the kernel (``learner_frame``)."""
+    if isinstance(getattr(e, "learner_frame", None), str):
+        return e.learner_frame
     import linecache
     import os
     import traceback

@@ -149,6 +149,22 @@ def _key(k):
 
 # ---------------------------------------------------------------- the kernel side
 
+def _where(e: BaseException) -> str:
+    """"; in forward, line 31: x = block(x, mask)": the last frame of ``e``'s traceback in a notebook cell (the
+    learner's code: IPython names a cell's file ``.../ipykernel_<pid>/<hash>.py``), or "". Only words for the
+    check's message (tinylm_checks._core's learner frame), as in the learner's own kernel."""
+    import linecache
+    import traceback
+    cells = [f for f in traceback.extract_tb(e.__traceback__)
+             if "ipykernel_" in f.filename or f.filename.startswith("<ipython-input")]
+    if not cells:
+        return ""
+    frame = cells[-1]
+    line = (frame.line or linecache.getline(frame.filename, frame.lineno)).strip()
+    line = line if len(line) <= 120 else line[:117] + "..."
+    return f"; in {frame.name}, line {frame.lineno}" + (f": {line}" if line else "")
+
+
 PLAIN = (bool, int, float, str, type(None))
 
 
@@ -263,7 +279,7 @@ class Agent:
             reply = getattr(self, "op_" + request["op"])(request)
         except Exception as e:  # noqa: BLE001 - learner code may raise anything; it is an answer
             reply = {"error": type(e).__name__, "builtin": type(e).__module__ == "builtins",
-                     "message": str(e)[:2000]}
+                     "message": str(e)[:2000], "where": _where(e)}
         return json.dumps(reply)
 
     def op_describe(self, request):
@@ -363,7 +379,7 @@ class Agent:
                 raise
             self._tree(module)
             return {"error": type(e).__name__, "builtin": type(e).__module__ == "builtins", "message": str(e)[:2000],
-                    "tree": [_describe_module(m) for m in module.modules()]}
+                    "where": _where(e), "tree": [_describe_module(m) for m in module.modules()]}
         changed = _structure(module) != before
         if changed:  # forward created layers: the grader's copy must see them
             self._tree(module)

@@ -52,7 +52,9 @@ def _raise(reply: dict):
     cls = BUILTIN_ERRORS.get(name) if reply.get("builtin") else None
     if cls is None:
         cls = type(name if name.isidentifier() else "RemoteError", (RemoteError,), {})
-    raise cls(message)
+    error = cls(message)
+    error.learner_frame = str(reply.get("where") or "")[:200]  # words for the message, from the kernel
+    raise error
 
 
 def _answer(args, reply: dict, kwargs: dict | None = None):
