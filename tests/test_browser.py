@@ -166,6 +166,17 @@ def answer_and_run_every_cell(page, answers: dict[str, str]) -> None:
     }""", answers)
 
 
+def slider_labelled(page, label: str):
+    """The first ipywidgets slider labelled ``label``, once visible (the notebook above it has run)."""
+    slider = page.locator(".widget-slider", has=page.locator(".widget-label", has_text=label)).first
+    try:
+        slider.wait_for(state="visible", timeout=180_000)
+    except Exception:
+        raise AssertionError(f"the explorer's {label} slider did not appear (screenshot "
+                             f"{screenshot_on_failure(page, label + '-slider')})")
+    return slider
+
+
 def move_slider_and_wait_for_a_new_picture(page, slider, presses: int) -> tuple[str, str]:
     """Press ArrowRight ``presses`` times on ``slider`` (an ipywidgets slider in an ``interact``) and wait until
     the interact's picture changes; returns the slider's readout before and after."""
@@ -192,12 +203,7 @@ def test_the_position_explorer_redraws_when_a_slider_moves(lab, browser):
     page = open_notebook(browser, lab, "04_positions/04_positions.ipynb")
     gid = "sinusoidal_position_encoding"
     answer_and_run_every_cell(page, {gid: solution_source("04_positions", gid)})
-    slider = page.locator(".widget-slider", has=page.locator(".widget-label", has_text="position")).first
-    try:
-        slider.wait_for(state="visible", timeout=180_000)
-    except Exception:
-        raise AssertionError(f"the explorer's position slider did not appear (screenshot "
-                             f"{screenshot_on_failure(page, 'explorer')})")
+    slider = slider_labelled(page, "position")
     readout, after = move_slider_and_wait_for_a_new_picture(page, slider, 3)
     page.close()
     assert int(after) == int(readout) + 3, (readout, after)
@@ -256,12 +262,7 @@ def test_the_attention_explorer_redraws_when_the_head_slider_moves(lab, browser)
     picture."""
     page = open_notebook(browser, lab, "10_generation/10_generation.ipynb")
     answer_and_run_every_cell(page, {"generate": solution_source("10_generation", "generate")})
-    slider = page.locator(".widget-slider", has=page.locator(".widget-label", has_text="head")).first
-    try:
-        slider.wait_for(state="visible", timeout=180_000)
-    except Exception:
-        raise AssertionError(f"the explorer's head slider did not appear (screenshot "
-                             f"{screenshot_on_failure(page, 'attention-explorer')})")
+    slider = slider_labelled(page, "head")
     explorer = page.locator(".widget-interact", has=slider).first
     assert explorer.locator(".widget-text input").first.input_value() == "Return a new list of the items"
     readout, after = move_slider_and_wait_for_a_new_picture(page, slider, 1)
