@@ -15,7 +15,9 @@ ATTACK = ("The model overfits because the training set is tiny.\n\n"
           "<img src=\"x\" onerror=\"document.title='XSS-IMG'\">\n<script>document.title = 'XSS-SCRIPT';</script>\n"
           "\n[click](javascript:alert(1)) <a href=\"data:text/html,<script>alert(2)</script>\">data</a> "
           "<iframe src=\"/api/terminals\"></iframe> <svg onload=\"alert(3)\"></svg> "
-          "<p style=\"background:url(javascript:alert(4))\">styled</p>")
+          "<p style=\"background:url(javascript:alert(4))\">styled</p>"
+          # DOM clobbering: the formgrader's script finds its elements by id and class (round 2 of the red team)
+          "<span id=\"bug_answer\"></span><div class=\"modal-backdrop fade full-credit\"></div>")
 COURSE_TEXT = ("## 2.1 The loss\n\nA *table*:\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n$x < y$ and `a < b`\n\n"
                "<details><summary>Hint 1</summary>\n\nUse **`F.cross_entropy`**.\n\n</details>\n\n"
                "![a plot](https://example.org/p.png) [docs](https://pytorch.org)")
@@ -55,6 +57,7 @@ def test_a_learners_markdown_runs_nothing(template):
         assert attack not in html, attack
     assert "<a>click</a>" in html  # the link's text stays, its javascript: URL is dropped
     assert "&lt;script&gt;document.title = 'XSS-SCRIPT';&lt;/script&gt;" in html  # shown as text
+    assert 'id="bug_answer"' not in html and 'class="modal-backdrop fade full-credit"' not in html
 
 
 @pytest.mark.parametrize("template", ["feedback", "formgrade"])

@@ -187,3 +187,38 @@ def test_probe_reports_of_the_wrong_shape_are_refused():
     with pytest.raises(ValueError, match=r"a gradient of shape \(0, 7, 3\), expected \(7, 3\)"):
         spy.absorb_probe_report({"events": [{"event": "step", "grad_norm": 1.0,
                                              "grads": {"emb": torch.zeros(0, 7, 3), "head": None}}]})
+
+
+def _tree(children: dict) -> list:
+    """Agent-style module descriptions: ``children`` maps a module id to the ids of its children."""
+    return [{"id": i, "children": [[str(k), c] for k, c in enumerate(cs)], "params": [], "buffers": []}
+            for i, cs in children.items()]
+
+
+def test_a_module_tree_with_too_many_paths_or_a_cycle_is_refused():
+    from tinylm_grading.remote import AgentError, check_module_tree
+    check_module_tree(_tree({0: [1, 2], 1: [3], 2: [3], 3: []}))  # a shared child: fine
+    dag = _tree({i: [i + 1, i + 1] for i in range(30)} | {30: []})  # 2**30 paths from the top
+    with pytest.raises(AgentError, match="more than 10000 paths"):
+        check_module_tree(dag)
+    with pytest.raises(AgentError, match="contains itself"):
+        check_module_tree(_tree({0: [1], 1: [2], 2: [0]}))
+
+
+def test_the_agents_answer_must_be_one_string_literal():
+    import json
+    from tinylm_grading.preprocessors import _one_string_literal
+    from tinylm_grading.remote import AgentError
+    for answer in ({"result": "it's \"quoted\" \\ and\nnew"}, {"a": "'"}, {"b": '"'}, {"c": "\\"}):
+        text = repr(json.dumps(answer))
+        assert _one_string_literal(text) == text
+    for bomb in ("[" + "[]," * 1000 + "]", "'a'" * 1000, "'a' 'b'", "'a\\\\' + 'b'", "'''a'''", "'a\nb'", "", "'"):
+        with pytest.raises(AgentError):
+            _one_string_literal(bomb)
+
+
+def test_opaque_values_cost_one_class_per_kind_at_most():
+    from tinylm_grading import agent
+    values = agent.decode([{"opaque": f"T{i}", "module": "m"} for i in range(1000)] + [{"opaque": "T1", "module": "m"}])
+    assert all(isinstance(v, agent.Opaque) for v in values) and type(values[1]) is type(values[-1])
+    assert type(values[1]).__name__ == "T1" and len(agent._OPAQUE) <= 256

@@ -22,14 +22,16 @@ TAGS = frozenset({
     "summary", "sup", "table", "tbody", "td", "tfoot", "th", "thead", "tr", "u", "ul"})
 PROTOCOLS = frozenset({"http", "https", "mailto", "data"})
 CSS = CSSSanitizer(allowed_css_properties=["text-align", "color", "background-color", "font-weight",
-                                           "font-style", "width", "height"])
+                                           "font-style"])
 
 
 def _allowed(tag: str, name: str, value: str) -> bool:
-    """Attributes kept: class, id, title, align and style (properties in ``CSS``) anywhere; ``href`` of a
-    link unless a ``data:`` URL; ``src``/``alt``/``width``/``height`` of an image, ``data:`` only as an image.
-    bleach has already refused any URL whose protocol is not in ``PROTOCOLS``."""
-    if name in ("class", "id", "title", "align", "style"):
+    """Attributes kept: title, align and style (properties in ``CSS``) anywhere; ``href`` of a link unless a
+    ``data:`` URL; ``src``/``alt``/``width``/``height`` of an image, ``data:`` only as an image. bleach has
+    already refused any URL whose protocol is not in ``PROTOCOLS``. No ``id``, ``name`` or ``class``: the
+    formgrader's own script finds its elements by them, and an answer holding ``<span id="bug_answer">`` and a
+    ``class="modal-backdrop"`` made one click give full credit to every grade of the notebook."""
+    if name in ("title", "align", "style"):
         return True
     url = value.strip().lower()
     if tag == "a" and name == "href":

@@ -174,7 +174,23 @@ class KernelTransport:
         except (TimeoutError, KernelDied) as e:
             self.timed_out, self.died = True, isinstance(e, KernelDied)
             raise
-        return json.loads(ast.literal_eval(text))
+        return json.loads(ast.literal_eval(_one_string_literal(text)))
+
+
+def _one_string_literal(text) -> str:
+    """``text`` if it is one quoted string literal, as ``repr`` of a str writes it; else ``remote.AgentError``.
+
+    The learner's kernel formats the agent's answer, so it can send any expression: millions of ``[]`` or of
+    implicitly joined ``'a' 'a'`` cost the grader's parser about 50 bytes of memory per byte (a 16 MiB reply
+    took 8 GB). One literal costs its own length. The test runs in linear time: without its escaped
+    backslashes and escaped quotes, the inside must hold no quote of the kind that delimits it."""
+    if not isinstance(text, str) or len(text) < 2 or text[0] not in "'\"" or text[-1] != text[0]:
+        raise remote.AgentError("the agent's answer is not a string literal")
+    quote = text[0]
+    inside = text[1:-1].replace("\\\\", "").replace("\\" + quote, "")
+    if quote in inside or "\n" in inside:
+        raise remote.AgentError("the agent's answer is not one string literal")
+    return text
 
 
 class GradingExecute(Execute):

@@ -92,6 +92,7 @@ def _apply_tree(root: torch.nn.Module, tree: dict) -> None:
     ones removed), buffers' values and modes. Ids are those ``root``'s objects were described with."""
     if not isinstance(tree, dict) or not isinstance(tree.get("tree"), list):
         raise AgentError("the description of a module that came back is not a tree")
+    check_module_tree(tree["tree"])
     modules = {id(m): m for m in root.modules(remove_duplicate=False)}
     params = {id(p): p for _, p in root.named_parameters(remove_duplicate=False)}
     for d in tree["tree"]:
@@ -312,8 +313,36 @@ def _mirror_class(spec: dict):
     return type(name, bases, {"forward": Mirror.forward})
 
 
+MAX_MODULE_PATHS = 10_000  # TinyLM has about 40 modules, each reached by one path
+
+
+def check_module_tree(tree: list) -> None:
+    """``AgentError`` unless the modules described by ``tree`` (the agent's descriptions) form a tree or a DAG
+    with at most ``MAX_MODULE_PATHS`` paths below any module: torch walks every path (``named_modules(
+    remove_duplicate=False)``, ``.double()``), so 30 levels of a child registered twice make 2**30 of them, and
+    a module that is its own descendant never ends."""
+    children = {d["id"]: [c for _, c in d["children"] if c is not None] for d in tree}
+    paths, state = {}, {}  # state: 1 = below it now, 2 = counted
+    for start in children:
+        stack = [(start, False)]
+        while stack:
+            node, done = stack.pop()
+            if done:
+                paths[node] = 1 + sum(paths.get(c, 1) for c in children.get(node, ()))
+                state[node] = 2
+                if paths[node] > MAX_MODULE_PATHS:
+                    raise AgentError(f"a module reached by more than {MAX_MODULE_PATHS} paths is not carried")
+            elif state.get(node) == 1:
+                raise AgentError("a module that contains itself is not carried")
+            elif state.get(node) != 2:
+                state[node] = 1
+                stack.append((node, True))
+                stack.extend((c, False) for c in children.get(node, ()))
+
+
 def _absorb(link: "_Link", tree: list) -> None:
     """Create the mirrors of new modules and bring known ones up to date (a forward may add layers)."""
+    check_module_tree(tree)
     for spec in tree:
         m = link.by_id.get(spec["id"])
         if m is None:
