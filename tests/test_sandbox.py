@@ -49,6 +49,13 @@ PROBES = {
     "fill_disk": "try:\n    with open('big.bin', 'wb') as f:\n        for _ in range(400):\n"
                  "            f.write(bytes(2**20))\n    r = 'written'\nexcept OSError as e:\n    r = type(e).__name__\n"
                  "os.remove('big.bin')\nprint(json.dumps(r))",
+    # the folders bubblewrap makes (its root, the mount points' parents, /dev) hold nothing; /dev/shm is sized
+    "write_elsewhere": "import sys\nr = {}\nfor p in ('/x', '/dev/x', '/usr/x', os.path.dirname(sys.executable) + '/x'):\n"
+                       "    try:\n        open(p, 'w').write('x'); r[p] = 'written'\n"
+                       "    except OSError as e:\n        r[p] = type(e).__name__\nprint(json.dumps(sorted(set(r.values()))))",
+    "fill_shm": "try:\n    with open('/dev/shm/big.bin', 'wb') as f:\n        for _ in range(400):\n"
+                "            f.write(bytes(2**20))\n    r = 'written'\nexcept OSError as e:\n    r = type(e).__name__\n"
+                "print(json.dumps(r))",
     "pids": "print(json.dumps(sorted(int(p) for p in os.listdir('/proc') if p.isdigit())))",
     "parent": "print(json.dumps(os.getppid()))",
     "network": "import socket\ntry:\n    socket.create_connection(('127.0.0.1', 22), timeout=2); r = 'connected'\n"
@@ -97,6 +104,8 @@ def test_the_kernel_works_in_a_private_folder_of_limited_size(probed):
     assert sorted(os.listdir(work)) == ["given.txt", "link.db"]  # the folder itself was not written to
     assert out["link"] == [False, True]  # the submission's files are there, its links are not followed
     assert out["fill_disk"] == "OSError"  # 400 MiB do not fit (ENOSPC, or RLIMIT_FSIZE)
+    assert out["write_elsewhere"] == ["OSError"]  # read-only: bubblewrap's root (the mount points' parents), /dev
+    assert out["fill_shm"] == "OSError"  # /dev/shm is a tmpfs of tmp_mb
 
 
 def test_the_reference_of_the_stage_being_graded_is_hidden(probed):

@@ -20,8 +20,9 @@ and inside it:
   raise ImportError (``tinylm_solutions.hidden_modules``), and the package's compiled files are hidden;
   earlier stages' modules and the given code the notebook imports stay;
 - the kernel's working folder (the submission's folder under ``autograded/``) is a private tmpfs of
-  limited size holding the submission's files read-only (links are not followed); it and ``/tmp`` are
-  the only writable places, and both vanish with the kernel (plus the folder of the kernel's sockets, in
+  limited size holding the submission's files read-only (links are not followed); it, ``/tmp`` and
+  ``/dev/shm`` (sized tmpfs) are the only writable places, and all vanish with the kernel; bubblewrap's own
+  root and ``/dev`` are read-only (plus the folder of the kernel's sockets, in
   ``/dev/shm`` where it can be: memory charged to the sandbox, not the grader's disk);
 - the kernel has its own PID, network (it talks to nbgrader over Unix sockets), IPC and UTS namespaces
   and no capabilities: it cannot see or signal any process outside, and it cannot reach the network;
@@ -150,8 +151,8 @@ class SandboxKernelManager(SlicedPollKernelManager):
 
     def bwrap_args(self, workdir: Path, box: Path, conn_dir: Path) -> list[str]:
         """bubblewrap's arguments: what is mounted where, the namespaces and the environment."""
-        args = ["--dev", "/dev", "--proc", "/proc", "--size", str(self.tmp_mb * 2**20), "--tmpfs", "/tmp",
-                "--dir", "/tmp/home"]
+        args = ["--dev", "/dev", "--size", str(self.tmp_mb * 2**20), "--tmpfs", "/dev/shm", "--proc", "/proc",
+                "--size", str(self.tmp_mb * 2**20), "--tmpfs", "/tmp", "--dir", "/tmp/home"]
         for name in SYSTEM:  # /bin -> usr/bin and the like stay links
             path = Path(name)
             if path.is_symlink():
@@ -197,6 +198,9 @@ class SandboxKernelManager(SlicedPollKernelManager):
         for name in KEPT_ENV:
             if name in os.environ:
                 args += ["--setenv", name, os.environ[name]]
+        # bubblewrap's own root and /dev are tmpfs without a size: read-only once everything is mounted (a blind
+        # tester wrote 600 MiB each to /work, /root and /dev/shm); /dev/shm is a sized tmpfs of its own
+        args += ["--remount-ro", "/dev", "--remount-ro", "/"]
         args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                  "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
         return args
