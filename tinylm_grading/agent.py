@@ -84,8 +84,6 @@ class Opaque:
     """Stands for a value the wire does not carry (its type's name and module are kept for messages)."""
 
 
-_OPAQUE: dict[tuple[str, str], type] = {}  # the classes made for opaque values, one per (name, module), 256 at most
-
 
 def _load(text) -> torch.Tensor:
     """A plain tensor from :func:`_tensor_bytes`' text, costing the grader no more memory than the text's size.
@@ -111,13 +109,16 @@ def _load(text) -> torch.Tensor:
     return t
 
 
-def decode(data):
+def decode(data, _kinds: dict | None = None):
     """The inverse of :func:`encode`; tensors are loaded with ``weights_only=True`` and must be plain tensors
-    that hold their own elements (:func:`_load`)."""
+    that hold their own elements (:func:`_load`). A value the wire does not carry becomes an instance of a
+    class named after its type: one class per (name, module) in one reply, 256 at most (a class costs kBs: a
+    reply of 340k made 1 GB of them); past that, plain :class:`Opaque`."""
     if data is None or isinstance(data, (bool, int, float, str)):
         return data
+    _kinds = {} if _kinds is None else _kinds
     if isinstance(data, list):
-        return [decode(v) for v in data]
+        return [decode(v, _kinds) for v in data]
     if not isinstance(data, dict):
         raise ValueError(f"unexpected data of type {type(data).__name__}")
     if "tensor" in data:
@@ -134,17 +135,17 @@ def decode(data):
             raise ValueError(f"unknown dtype {data['dtype']!r}")
         return dtype
     if "tuple" in data:
-        return tuple(decode(v) for v in data["tuple"])
+        return tuple(decode(v, _kinds) for v in data["tuple"])
     if "dict" in data:
-        return {_key(decode(k)): decode(v) for k, v in data["dict"]}
+        return {_key(decode(k, _kinds)): decode(v, _kinds) for k, v in data["dict"]}
     if "ndarray" in data:
         import numpy as np
         return np.asarray(_load(data["ndarray"]).numpy())
     if "opaque" in data:
         key = (str(data["opaque"])[:100], str(data.get("module", ""))[:100])
-        cls = _OPAQUE.get(key)
-        if cls is None and len(_OPAQUE) < 256:  # a class costs kBs: a reply of 340k made 1 GB of them
-            cls = _OPAQUE[key] = type(key[0], (Opaque,), {"__module__": key[1]})
+        cls = _kinds.get(key)
+        if cls is None and len(_kinds) < 256:
+            cls = _kinds[key] = type(key[0], (Opaque,), {"__module__": key[1]})
         return (cls or Opaque)()
     raise ValueError(f"unexpected data with keys {sorted(data)[:5]}")
 
