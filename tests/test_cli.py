@@ -163,7 +163,7 @@ def test_two_processes_take_the_same_steps_as_one_on_the_same_global_batch(tmp_p
     run = [*SMALL, "--steps", "3", "--batch-size", "8", "--eval-interval", "3", "--sample-tokens", "0"]
     one, two = tmp_path / "one.pt", tmp_path / "two.pt"
     assert train_main([*run, "--checkpoint", str(one)]) == 0
-    proc = subprocess.run([str(BIN / "torchrun"), "--standalone", "--nproc_per_node=2", "-m", "tinylm_solutions.train",
+    proc = subprocess.run([str(BIN / "torchrun"), "--standalone", "--nproc_per_node=2", "-m", "tinylm_solutions.cli",
                            *run, "--checkpoint", str(two)], capture_output=True, text=True, timeout=300,
                           env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
     assert proc.returncode == 0, proc.stderr[-2000:]

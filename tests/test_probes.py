@@ -1,8 +1,8 @@
-"""Probes (tinylm_grading.probes) and generators travel to learner code and back, through the agent's JSON."""
+"""Probes (tinylm_checks.probes) and generators travel to learner code and back, through the agent's JSON."""
 import pytest
 import torch
 
-from tinylm_grading import probes
+from tinylm_checks import probes
 from tinylm_grading.remote import LoopbackTransport, stand_in
 
 
@@ -131,7 +131,7 @@ def test_the_agent_setup_builds_probes_from_the_sources_it_sends():
          namespace)
     kernel_probes = type(namespace["__tinylm_agent__"]).__init__.__globals__["PROBES"]
     assert kernel_probes is not probes.PROBES  # the kernel's own registry, from the source it was sent
-    shipped = {name for name, cls in probes.PROBES.items() if cls.__module__ == "tinylm_grading.probes"}
+    shipped = {name for name, cls in probes.PROBES.items() if cls.__module__ == "tinylm_checks.probes"}
     assert set(kernel_probes) == shipped  # the course's probes, and not this file's test probes
 
 

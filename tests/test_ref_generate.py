@@ -104,7 +104,7 @@ def test_other_correct_samplers_pass_the_check():
 
 
 def scripted(L=4, V=6):
-    from tinylm_grading.probes import ScriptedLM
+    from tinylm_checks.probes import ScriptedLM
     table = torch.randn(L, V, V, generator=torch.Generator().manual_seed(0))
     return ScriptedLM(table), table
 

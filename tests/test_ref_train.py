@@ -101,7 +101,7 @@ def test_reference_and_accepted_variants_pass_their_checks():
 
 
 def test_probes_rebuild_from_their_spec_and_report():
-    from tinylm_grading.probes import ProbeLM, SpyOptimizer
+    from tinylm_checks.probes import ProbeLM, SpyOptimizer
     model = ProbeLM(7, 4, seed=3)
     model.emb.grad = torch.ones_like(model.emb)
     opt = SpyOptimizer(model, lr=0.5)
@@ -121,7 +121,7 @@ def test_probes_rebuild_from_their_spec_and_report():
 def test_probe_lm_given_labels_shifts_them_as_tinylm_and_records_it():
     """model(x, labels=y) returns TinyLM's loss (logits at t against labels[:, t + 1], -100 ignored), so a
     train_step that passes labels runs on the probe as on TinyLM, and the call records labels=True."""
-    from tinylm_grading.probes import ProbeLM
+    from tinylm_checks.probes import ProbeLM
     model = ProbeLM(7, 4, seed=3)
     x, y = torch.randint(7, (2, 5)), torch.randint(7, (2, 5))
     y[0, 2] = -100

@@ -1,10 +1,10 @@
-"""tinylm_checks.runs: the records stage 12's report reads back."""
+"""tinylm_checks.lab.runs: the records stage 12's report reads back."""
 import json
 
 import pytest
 import torch
 
-from tinylm_checks import runs
+from tinylm_checks.lab import runs
 
 
 @pytest.fixture

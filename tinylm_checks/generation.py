@@ -1,6 +1,6 @@
 """Stage 10 checks: autoregressive sampling, ``generate(model, idx, max_new_tokens, temperature, top_k, generator)``.
 
-The check runs the learner's ``generate`` on a *scripted* language model (:class:`tinylm_grading.probes.ScriptedLM`):
+The check runs the learner's ``generate`` on a *scripted* language model (:class:`tinylm_checks.probes.ScriptedLM`):
 its logits are a fixed table indexed by (position, token fed there), so the token a correct ``generate`` draws is
 known exactly from what it fed the model, and every wrong context (not cropped, cropped from the front) or wrong
 position (the first instead of the last) shows. The model records what it was fed, its train/eval mode and
@@ -155,7 +155,7 @@ def _table(ctx: Ctx, L: int, V: int) -> torch.Tensor:
 
 
 def _stub(table: torch.Tensor, training: bool = True):
-    from tinylm_grading.probes import ScriptedLM
+    from .probes import ScriptedLM
     return ScriptedLM(table).train(training)
 
 
@@ -168,7 +168,7 @@ def _rows_alone_fine(generate, model, idx, n: int, kwargs: dict) -> bool:
     token is among the top_k largest logits of the context it was drawn from. A mistake made row by row (a wrong
     threshold, a softmax over the wrong dimension) shows alone as it does in the batch; a threshold across the
     batch does not."""
-    from tinylm_grading.probes import ScriptedLM
+    from .probes import ScriptedLM
     k = kwargs["top_k"]
     for r, row in enumerate(torch.unique(idx, dim=0)[:4]):
         stub = ScriptedLM(model.table).eval()

@@ -4,7 +4,7 @@
 The tokenizer checks run the learner's function on texts of their own (characters first seen out of sorted
 order, unicode, punctuation next to words, unknown and differently-cased words) and compare with the reference
 (:mod:`tinylm_solutions.tokenizer`). ``train_step`` and ``evaluate`` run on probes
-(:mod:`tinylm_grading.probes`): a small float64 language model that records the mode and grad mode of every
+(:mod:`tinylm_checks.probes`): a small float64 language model that records the mode and grad mode of every
 forward, and a spy SGD optimizer that records ``zero_grad`` and, at ``step``, the gradients it was given. So
 the check sees the order of the steps (stale gradients left in before the call show a missing
 ``zero_grad``; unclipped gradients at ``step`` a missing or late clipping) without reading any code.
@@ -17,7 +17,7 @@ import re
 import torch
 import torch.nn.functional as F
 
-from tinylm_grading.probes import ProbeLM, SpyOptimizer
+from tinylm_checks.probes import ProbeLM, SpyOptimizer
 
 from ._core import MISTAKES, Ctx, check, known_mistake, reference
 

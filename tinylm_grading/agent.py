@@ -17,7 +17,7 @@ this file, as trusted code). Requests (``op``):
   ``backward`` request;
 - ``backward`` ``{call, grads}`` -> the gradients of the kept call's tensor inputs.
 
-A *probe* the grader passes to learner code (:mod:`tinylm_grading.probes`: a stub model for ``generate``, a
+A *probe* the grader passes to learner code (:mod:`tinylm_checks.probes`: a stub model for ``generate``, a
 spy optimizer) travels as its class name and spec; the agent builds it from its own registered classes
 (``probes.py``'s source runs in the kernel before this file's), calls the learner's code with it, and sends
 back its report. A ``torch.Generator`` travels as its state, both ways.
@@ -41,7 +41,7 @@ MIME = "application/vnd.tinylm.reply+json"
 try:
     PROBES  # noqa: B018 - in the kernel, probes.py's source ran first in this module's namespace
 except NameError:
-    from .probes import PROBES
+    from tinylm_checks.probes import PROBES
 
 
 def _tensor_bytes(t: torch.Tensor) -> str:

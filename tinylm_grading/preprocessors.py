@@ -33,7 +33,9 @@ from nbgrader import utils
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer
 
-from . import agent, probes, remote
+from tinylm_checks import probes
+
+from . import agent, remote
 
 HIDDEN_CHECK = re.compile(r'runpy\.run_module\("tinylm_checks\.grading"\)\["fresh"\]\(\)\.(check_\w+)\((\w+), seed=1\)')
 GRADED_OUTSIDE = "(this verdict was computed by the grader, outside your notebook's kernel)"

@@ -30,7 +30,7 @@ from types import SimpleNamespace
 import torch
 
 from .agent import Agent, decode, describe_tree, encode
-from .probes import Probe
+from tinylm_checks.probes import Probe
 
 BUILTIN_ERRORS = {n: e for n, e in vars(builtins).items() if isinstance(e, type) and issubclass(e, Exception)}
 

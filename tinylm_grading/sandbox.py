@@ -68,7 +68,7 @@ INSTALL = ("bubblewrap is needed to autograde safely: `make venv` installs it (p
            "sandbox off for a trusted, single-user context)")
 
 
-GIVEN = ("plots.py", "runs.py")  # tinylm_checks' modules a notebook uses that judge nothing: the stand-in has them
+GIVEN = "lab"  # tinylm_checks' subpackage of the learner's tools, which judge nothing: the stand-in has it
 
 
 class SandboxUnavailable(RuntimeError):
@@ -172,8 +172,7 @@ class SandboxKernelManager(SlicedPollKernelManager):
         standin = box / "tinylm_checks"
         shutil.copytree(Path(__file__).resolve().parent / "standin", standin,
                         ignore=shutil.ignore_patterns("__pycache__"))
-        for given in GIVEN:
-            shutil.copy(checks / given, standin / given)
+        shutil.copytree(checks / GIVEN, standin / GIVEN, ignore=shutil.ignore_patterns("__pycache__"))
         args += ["--ro-bind", str(standin), str(checks)]
         hidden = self.hidden_reference(workdir)
         if hidden:

@@ -13,7 +13,7 @@ evaluation; ``--resume`` continues from it exactly (the same batches in the same
 never stopped).
 
 Past one machine it trains data-parallel on PyTorch's own engine: ``torchrun --nproc_per_node=2 -m
-tinylm_solutions.train ...`` runs one process per rank (``DistributedDataParallel``, the gloo backend on
+tinylm_solutions.cli ...`` runs one process per rank (``DistributedDataParallel``, the gloo backend on
 CPU); each trains on its share of every global batch of ``--batch-size`` rows, and rank 0 prints, evaluates
 the same model and writes the checkpoint.
 

@@ -1,6 +1,6 @@
 """Stage 12's given code: build ``report.md`` (and its PNG figures) from a learner's run records.
 
-The records are those of :mod:`tinylm_checks.runs` (``load_runs()``): ``"09_overfit"``, ``"09_train"``,
+The records are those of :mod:`tinylm_checks.lab.runs` (``load_runs()``): ``"09_overfit"``, ``"09_train"``,
 ``"11_ablations"`` and ``"11_first_bug"``. :func:`collect` takes each record that has the keys the report
 needs and recomputes a small version of any that is missing or incomplete (saying so in its notes), so a
 report can always be written. Nothing here computes FLOPs: the notebook passes in the numbers of the

@@ -1,6 +1,6 @@
 """Stage 09's answers: the loss of a batch, one training step, evaluation, perplexity. The training loop that
 uses them is :mod:`tinylm_solutions.trainer`; the command line, :mod:`tinylm_solutions.cli` (``tinylm-train``,
-or ``torchrun ... -m tinylm_solutions.train`` through this module's ``__main__``).
+or ``torchrun ... -m tinylm_solutions.cli``).
 
 Loss: next-token cross-entropy; perplexity = exp(mean loss) (Jurafsky & Martin, SLP3 §3.2.1). Optimizer:
 AdamW (Loshchilov & Hutter 2019, ``torch.optim.AdamW``). Gradient clipping: ``torch.nn.utils.clip_grad_norm_``
@@ -104,8 +104,3 @@ def perplexity(loss: float | torch.Tensor) -> float:
     if not math.isfinite(value) or value < 0:
         raise ValueError(f"perplexity needs a mean cross-entropy, a finite number >= 0, got {value}")
     return math.exp(value)
-
-
-if __name__ == "__main__":  # python -m tinylm_solutions.train, or torchrun ... -m tinylm_solutions.train
-    from .cli import train_main
-    raise SystemExit(train_main())

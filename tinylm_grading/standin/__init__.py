@@ -1,5 +1,5 @@
 """What ``import tinylm_checks`` gives a notebook while it is autograded (the sandbox mounts this package,
-with the course's ``plots.py`` and ``runs.py``, in place of ``tinylm_checks``).
+with the course's ``lab`` subpackage, in place of ``tinylm_checks``).
 
 The course's checks hold the reference's equivalents (the variants a check compares a learner's answer
 with, the right one among them), so they stay outside the learner's kernel: every verdict is computed by
@@ -7,10 +7,8 @@ the grader, in its own process (:mod:`tinylm_grading.remote`). A notebook keeps 
 helpers are the real ones, and a ``check_*`` call (the visible line of a check cell, or an ungraded bonus
 check) only prints where the verdict comes from.
 """
-from .plots import *  # noqa: F401,F403 - the course's plotting helpers, unchanged
-from .plots import __all__ as _PLOTS
-from .runs import *  # noqa: F401,F403 - the records of a learner's runs (stage 12's report reads them)
-from .runs import __all__ as _RUNS
+from .lab import *  # noqa: F401,F403 - the learner's tools (figures, widgets, records of runs), unchanged
+from .lab import __all__ as _LAB
 
 ATOL = 1e-6
 MISTAKES: dict = {}
@@ -35,4 +33,4 @@ def __getattr__(name: str):  # `from tinylm_checks import check_x` for every che
     raise AttributeError(f"module 'tinylm_checks' has no attribute {name!r}")
 
 
-__all__ = ["ATOL", "MISTAKES", "MISTAKE_HINTS", "CheckFailure", *_PLOTS, *_RUNS]
+__all__ = ["ATOL", "MISTAKES", "MISTAKE_HINTS", "CheckFailure", *_LAB]

@@ -1,0 +1,11 @@
+"""The learner's tools, apart from the checks: figures (``plots``), interactive views (``widgets``) and the
+records of a learner's runs (``runs``). They draw or keep what a notebook computed and judge nothing, so
+they are the same in a learner's kernel and in autograding's sandbox (whose stand-in ``tinylm_checks`` holds
+this package unchanged). Every public name is also importable from ``tinylm_checks``.
+"""
+from . import plots, runs, widgets
+from .plots import *  # noqa: F401,F403
+from .runs import *  # noqa: F401,F403
+from .widgets import *  # noqa: F401,F403
+
+__all__ = [*plots.__all__, *widgets.__all__, *runs.__all__]
