@@ -70,8 +70,8 @@ def test_table_is_well_formed():
 
 
 def test_every_registered_mistake_has_its_own_hint():
-    from tinylm_checks._core import CLASHES
-    assert not CLASHES, f"mistake ids registered twice with different words: {CLASHES}"
+    from tinylm_checks._text import CLASHES
+    assert not CLASHES, f"message ids defined twice in tinylm_checks.messages: {CLASHES}"
     assert set(MISTAKES) == set(MISTAKE_HINTS)
     assert all(MISTAKE_HINTS[m].strip() and MISTAKES[m].strip() for m in MISTAKES)
 

@@ -4,10 +4,11 @@ A check compares by behaviour: it builds inputs from its own seeded generator, c
 function (or instantiates the learner's class with its own sizes), copies weights from the reference
 when there are weights, and compares outputs. The comparisons here use only a few tensor operations
 (subtraction, ``abs``, ``max``, ``isfinite``), which :mod:`tinylm_checks.grading` verifies before a
-graded run.
+graded run. Every sentence a failure shows comes from the message table (:mod:`tinylm_checks._text`).
 """
 from __future__ import annotations
 
+import contextlib
 import functools
 import inspect
 import random
@@ -16,6 +17,8 @@ from dataclasses import dataclass, field
 import numpy as np
 import torch
 from torch import nn
+
+from ._text import MISTAKE_HINTS, MISTAKES, TEXT, MessageError, fill, hints, known_mistake, parts, say
 
 ATOL = 1e-6
 RTOL = 1e-6
@@ -29,42 +32,47 @@ class CheckFailure(AssertionError):
     Subclasses ``AssertionError`` so that nbgrader scores the test cell 0. ``mistake`` is a short
     identifier of a known mistake (e.g. ``"softmax_over_queries"``) or ``None`` when the mistake is
     not one the check recognises; tests use it to assert the diagnosis. ``hint_for`` is the mistake the
-    hint was written for (always ``mistake`` when one is named: see :meth:`Ctx.fail`). In
-    IPython/JupyterLab only the message is shown, not a traceback through the checker
+    hint was written for (always ``mistake`` when one is named: see :meth:`Ctx.fail`). ``message_id`` is the
+    id of the failure's entry in the message table. ``also`` holds further failures found in the same run
+    that are independent of this one (:meth:`Ctx.slips`); ``mistakes`` lists every named mistake, this one's
+    first. In IPython/JupyterLab only the message is shown, not a traceback through the checker
     (``_render_traceback_``).
     """
 
     def __init__(self, check: str, problem: str, *, tried: str | None = None,
                  expected: str | None = None, got: str | None = None,
-                 mistake: str | None = None, hint: str | None = None, hint_for: str | None = None):
+                 mistake: str | None = None, hint: str | None = None, hint_for: str | None = None,
+                 message_id: str | None = None, also: list["CheckFailure"] | tuple = ()):
         self.check, self.problem, self.mistake, self.hint_for = check, problem, mistake, hint_for
         self.tried, self.expected, self.got, self.hint = tried, expected, got, hint
-        lines = [f"{check} failed: {problem}"]
-        for label, text in (("tried", tried), ("expected", expected), ("got", got)):
-            if text:
-                lines.append(f"  {label + ':':<9} {text}")
-        if mistake:
-            lines.append(f"  likely mistake: {MISTAKES.get(mistake, mistake)}")
-        if hint:
-            lines.append(f"  hint:     {hint}")
-        super().__init__("\n".join(lines))
+        self.message_id, self.also = message_id, list(also)
+        super().__init__(self._text())
+
+    @property
+    def mistakes(self) -> list[str]:
+        return [m for m in [self.mistake, *(a.mistake for a in self.also)] if m is not None]
+
+    def _lines(self, indent: str) -> list[str]:
+        lines = []
+        for label, value in (("tried", self.tried), ("expected", self.expected), ("got", self.got)):
+            if value:
+                lines.append(f"{indent}{say('core.label.' + label) + ':':<9} {value}")
+        if self.mistake:
+            lines.append(f"{indent}{say('core.label.mistake')}: {MISTAKES.get(self.mistake, self.mistake)}")
+        if self.hint:
+            lines.append(f"{indent}{say('core.label.hint') + ':':<9} {self.hint}")
+        return lines
+
+    def _text(self) -> str:
+        lines = [say("core.headline", check=self.check, problem=self.problem), *self._lines("  ")]
+        for other in self.also:
+            lines += [f"  {say('core.label.also')}: {other.problem}", *other._lines("    ")]
+        return "\n".join(lines)
 
     def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
         red, reset = "\x1b[31m", "\x1b[0m"
         head, *rest = str(self).split("\n")
         return [f"{red}CheckFailure{reset}: {head}", *rest]
-
-
-MISTAKES: dict[str, str] = {}
-"""Known mistakes: identifier -> the sentence a learner reads. Filled by the check modules."""
-
-MISTAKE_HINTS: dict[str, str] = {}
-"""Known mistakes: identifier -> the hint that goes with it wherever it is named (a check may give a
-version that fits its exercise better: see ``Ctx.hints``)."""
-
-
-CLASHES: list[str] = []
-"""Ids registered twice with different words (the first registration is kept); tests require none."""
 
 
 class _Reference:
@@ -92,18 +100,6 @@ def reference(name: str) -> _Reference:
     return _Reference(f"tinylm_solutions.{name}")
 
 
-def known_mistake(name: str, sentence: str, hint: str) -> str:
-    """Register a mistake a check can name, with the sentence and the hint a learner reads."""
-    if not sentence or not hint:
-        raise ValueError(f"mistake {name!r} needs a sentence and a hint")
-    if MISTAKES.get(name, sentence) != sentence or MISTAKE_HINTS.get(name, hint) != hint:
-        CLASHES.append(name)  # a test fails on it; a learner's import must not (it would stop every notebook)
-        return name
-    MISTAKES[name] = sentence
-    MISTAKE_HINTS[name] = hint
-    return name
-
-
 # --------------------------------------------------------------------------- running a check
 
 @dataclass
@@ -120,20 +116,55 @@ class Ctx:
     def __post_init__(self):
         self.gen = torch.Generator().manual_seed(self.seed)
 
-    def fail(self, problem: str, *, mistake: str | None = None, hint: str | None = None,
-             mistake_hint: str | None = None, **kw) -> None:
-        """Raise a CheckFailure. A named ``mistake`` always comes with *its own* hint: ``mistake_hint``
-        (a hint written for that mistake at the call site), else this exercise's wording
-        (``self.hints``), else the hint registered with the mistake. ``hint`` is the hint for a failure
-        no mistake is named for; it is never shown next to a named mistake."""
+    def failure(self, message_id: str, *, mistake: str | None = None, tried: str | None = None,
+                expected: str | None = None, got: str | None = None, hint: str | None = None,
+                mistake_hint: str | None = None, **values) -> CheckFailure:
+        """The CheckFailure of the message table's entry ``message_id``, its templates filled with ``values``.
+
+        The entry's parts (problem, expected, got, hint, mistake_hint) are sentences; a part given here instead
+        is already words of the table (a :func:`say` result) or plain data (a shape, a dtype, numbers, code).
+        One part cannot come from both. A named ``mistake`` always comes with *its own* hint: the entry's (or the
+        given) ``mistake_hint``, else this exercise's wording (``self.hints``), else the hint registered with the
+        mistake. ``hint`` is the hint for a failure no mistake is named for; it is never shown next to a named
+        mistake."""
+        given = {"expected": expected, "got": got, "hint": hint, "mistake_hint": mistake_hint}
+        text = {}
+        if f"{message_id}.problem" not in TEXT:  # TRANSITION: a module not yet converted passes its English problem
+            given["problem"] = message_id
+            message_id = None
+        for part, template in (parts(message_id) if message_id else {}).items():
+            if given.get(part) is not None:
+                raise MessageError(f"{message_id}: the {part} is both in the table and given")
+            text[part] = fill(f"{message_id}.{part}", values)
+        text = {**{k: v for k, v in given.items() if v is not None}, **text}
         if mistake is None and self.batched and _uses_dot_T(self.learner) and not isinstance(self.learner, type):
             mistake = "batched_T"
         if mistake is not None:
-            hint = mistake_hint or self.hints.get(mistake) or MISTAKE_HINTS[mistake]
+            hint = text.get("mistake_hint") or self.hints.get(mistake) or MISTAKE_HINTS[mistake]
         elif mistake_hint is not None:
-            raise TypeError("mistake_hint needs a mistake")
-        raise CheckFailure(self.name, problem, mistake=mistake, hint=hint,
-                           hint_for=mistake, **kw) from None
+            raise MessageError(f"{message_id}: a mistake_hint needs a mistake")
+        else:
+            hint = text.get("hint")
+        return CheckFailure(self.name, text["problem"], tried=tried, expected=text.get("expected"),
+                            got=text.get("got"), mistake=mistake, hint=hint, hint_for=mistake, message_id=message_id)
+
+    def fail(self, message_id: str, **kw) -> None:
+        """Raise :meth:`failure` (``message_id`` and the same keywords)."""
+        raise self.failure(message_id, **kw) from None
+
+    @contextlib.contextmanager
+    def slips(self):
+        """Collect independent failures and report them together: ``with ctx.slips() as slip: ... slip(id,
+        ...)`` takes :meth:`failure`'s arguments; leaving the block raises the first failure, carrying the others
+        in ``also``. For mistakes that cannot hide one another (a mode not restored, grad mode on, a wrong
+        average): a learner then fixes them in one round, not one round each."""
+        found: list[CheckFailure] = []
+        yield lambda message_id, **kw: found.append(self.failure(message_id, **kw))
+        if found:
+            first = found[0]
+            first.also = found[1:]
+            first.args = (first._text(),)
+            raise first from None
 
     def randn(self, *shape: int) -> torch.Tensor:
         return torch.randn(*shape, generator=self.gen, dtype=torch.float64)
@@ -152,18 +183,17 @@ class Ctx:
         copies = [a.clone() if isinstance(a, torch.Tensor) else a for a in args]
         try:
             result = fn(*copies, **kwargs)
-        except CheckFailure:
+        except (CheckFailure, MessageError):
             raise
         except Exception as e:  # noqa: BLE001 - learner code may raise anything
-            self.fail(f"your code raised {type(e).__name__} when {what}",
+            self.fail("core.raised", error=type(e).__name__, what=what,
                       got=type(e).__name__ + (f": {_short(e)}" if _short(e) else "") + _learner_frame(e),
                       mistake=_mistake_from_exception(e) or mistake_if_raises,
                       hint=_hint_from_exception(e))
         for i, (a, c) in enumerate(zip(args, copies)):
             if isinstance(a, torch.Tensor) and not (a.shape == c.shape and bool((a == c).all())):
-                name = names[i] if i < len(names) else f"argument {i + 1}"
-                self.fail(f"your code changed its input {name} in place", tried=what,
-                          mistake="input_modified_in_place")
+                name = names[i] if i < len(names) else say("core.argument", i=i + 1)
+                self.fail("core.modified_in_place", name=name, tried=what, mistake="input_modified_in_place")
         return result
 
     def differentiable(self, fn, *args, what: str, names: tuple[str, ...]) -> None:
@@ -174,46 +204,43 @@ class Ctx:
             out = self.call(fn, *inputs, what=what, names=names)
             first = out[0] if isinstance(out, (tuple, list)) else out
             if not isinstance(first, torch.Tensor) or not first.requires_grad:
-                self.fail("the output carries no gradient", tried=what, mistake="no_gradient")
+                self.fail("core.no_gradient", tried=what, mistake="no_gradient")
             first.sum().backward()
         for name, a in zip(names, inputs):
             if isinstance(a, torch.Tensor) and a.requires_grad and a.grad is None:
-                self.fail(f"no gradient reaches {name}", tried=what, mistake="no_gradient",
-                          mistake_hint=f"compute the output from {name} with tensor operations (no .detach() or numpy)")
+                self.fail("core.no_gradient_to", name=name, tried=what, mistake="no_gradient")
 
     def dtype_follows(self, fn, *args, what: str, names: tuple[str, ...]) -> None:
         """Called with float32 tensors, the function must return float32."""
         inputs = [a.float() if isinstance(a, torch.Tensor) and a.is_floating_point() else a for a in args]
-        out = self.call(fn, *inputs, what=what + " (in float32)", names=names)
+        what = say("core.in_float32", what=what)
+        out = self.call(fn, *inputs, what=what, names=names)
         for t in (out if isinstance(out, (tuple, list)) else (out,)):
             if isinstance(t, torch.Tensor) and t.dtype != torch.float32:
-                self.fail(f"float32 inputs gave a {t.dtype} output", tried=what + " (in float32)",
-                          expected="torch.float32, the dtype of the inputs", got=str(t.dtype), mistake="dtype_changed")
+                self.fail("core.dtype_not_followed", dtype=t.dtype, tried=what, got=str(t.dtype), mistake="dtype_changed")
 
     def function(self, obj, expected_name: str):
         """Ensure ``obj`` is a plain function (not a class, not None)."""
         if obj is None or isinstance(obj, type) or not callable(obj):
-            kind = "None" if obj is None else ("a class" if isinstance(obj, type) else type(obj).__name__)
-            self.fail(f"expected the function {expected_name}, got {kind}",
-                      hint=f"pass the function itself: {self.name}({expected_name})")
+            kind = say("core.kind.none") if obj is None else (
+                say("core.kind.class") if isinstance(obj, type) else type(obj).__name__)
+            self.fail("core.not_a_function", name=expected_name, kind=kind, check=self.name)
         return obj
 
     def module_class(self, obj, expected_name: str):
         """Ensure ``obj`` is an ``nn.Module`` subclass (the class, not an instance)."""
         if isinstance(obj, nn.Module):
-            self.fail(f"expected the class {expected_name}, got an instance of {type(obj).__name__}",
-                      hint=f"pass the class, not an object: {self.name}({expected_name})")
+            self.fail("core.instance_not_class", name=expected_name, kind=type(obj).__name__, check=self.name)
         if not (isinstance(obj, type) and issubclass(obj, nn.Module)):
-            kind = "None" if obj is None else type(obj).__name__
-            self.fail(f"expected the class {expected_name} (a subclass of nn.Module), got {kind}",
-                      hint=f"define `class {expected_name}(nn.Module):` and pass the class itself")
+            kind = say("core.kind.none") if obj is None else type(obj).__name__
+            self.fail("core.not_a_module_class", name=expected_name, kind=kind)
         return obj
 
     def build(self, cls, *args, what: str, **kwargs):
         """Instantiate a learner module with the check's sizes, in float64."""
         module = self.call(cls, *args, what=what, **kwargs)
         if not isinstance(module, nn.Module):
-            self.fail(f"{what} did not return an nn.Module", got=type(module).__name__)
+            self.fail("core.not_a_module", what=what, got=type(module).__name__)
         return module.double()
 
     def linear(self, module: nn.Module, attr: str, d_in: int, d_out: int, bias: bool = True) -> nn.Linear:
@@ -221,16 +248,16 @@ class Ctx:
         layer = self.attribute(module, attr, f"nn.Linear({d_in}, {d_out})")
         cls = type(module).__name__
         if not isinstance(layer, nn.Linear):
-            self.fail(f"{cls}.{attr} is a {type(layer).__name__}, not an nn.Linear",
-                      expected=f"nn.Linear({d_in}, {d_out})", hint=f"self.{attr} = nn.Linear({d_in}, {d_out})")
+            self.fail("core.not_linear", cls=cls, attr=attr, kind=type(layer).__name__, d_in=d_in, d_out=d_out,
+                      expected=f"nn.Linear({d_in}, {d_out})")
         sizes = f"nn.Linear({layer.in_features}, {layer.out_features}, bias={layer.bias is not None})"
         if (layer.bias is not None) != bias and (layer.in_features, layer.out_features) == (d_in, d_out):
-            self.fail(f"{cls}.{attr} " + ("has no bias" if bias else "has a bias it should not have"),
+            self.fail("core.linear_without_bias" if bias else "core.linear_with_bias", cls=cls, attr=attr,
                       expected=f"nn.Linear({d_in}, {d_out}, bias={bias})", got=sizes,
                       mistake="linear_without_bias" if bias else "linear_with_bias")
         if (layer.in_features, layer.out_features) != (d_in, d_out):
-            self.fail(f"{cls}.{attr} has the wrong size", expected=f"nn.Linear({d_in}, {d_out}, bias={bias})",
-                      got=sizes, hint="the sizes in the exercise's docstring are (in_features, out_features)")
+            self.fail("core.linear_size", cls=cls, attr=attr, expected=f"nn.Linear({d_in}, {d_out}, bias={bias})",
+                      got=sizes)
         return layer
 
     def attribute(self, module: nn.Module, attr: str, expected: str):
@@ -240,11 +267,9 @@ class Ctx:
         if layer is None:
             near = [a for a in dir(module) if a.lower() == attr.lower() and a != attr]
             if near:
-                self.fail(f"{cls} has no attribute {attr} (it has {near[0]})", mistake="attribute_name",
-                          mistake_hint=f"the check copies weights by name: call the layer self.{attr}")
-            self.fail(f"{cls} has no attribute {attr}", expected=f"self.{attr} = {expected} in __init__",
-                      mistake="missing_projection" if attr == "W_O" else None,
-                      hint=f"create self.{attr} in __init__ (after super().__init__())")
+                self.fail("core.attribute_near_miss", cls=cls, attr=attr, near=near[0], mistake="attribute_name")
+            self.fail("core.attribute_missing", cls=cls, attr=attr, layer=expected,
+                      mistake="missing_projection" if attr == "W_O" else None)
         return layer
 
     # ---- checking what came back
@@ -259,20 +284,17 @@ class Ctx:
         fail = functools.partial(self.fail, tried=tried)
         if not isinstance(x, torch.Tensor):
             numpy = type(x).__module__.startswith("numpy")
-            fail(f"{what} is not a tensor", expected=f"a tensor of shape {fmt_shape(shape)}",
-                 got=type(x).__name__ if x is not None else "None (did you forget `return`?)",
-                 mistake="missing_return" if x is None else "numpy_output" if numpy else None,
-                 hint="return a torch tensor")
+            fail("core.not_a_tensor", what=what, shape=fmt_shape(shape),
+                 got=type(x).__name__ if x is not None else say("core.got_none"),
+                 mistake="missing_return" if x is None else "numpy_output" if numpy else None)
         if tuple(x.shape) != tuple(shape):
-            fail(f"{what} has the wrong shape", expected=fmt_shape(shape), got=fmt_shape(x.shape),
+            fail("core.wrong_shape", what=what, expected=fmt_shape(shape), got=fmt_shape(x.shape),
                  hint=hint, mistake=mistake)
         if x.dtype != dtype:
-            fail(f"{what} has dtype {x.dtype}", expected=f"{dtype} (the dtype of the inputs)", got=str(x.dtype),
-                 mistake="dtype_changed")
+            fail("core.wrong_dtype", what=what, dtype=x.dtype, want=dtype, got=str(x.dtype), mistake="dtype_changed")
         if dtype.is_floating_point and not bool(torch.isfinite(x).all()):
             bad = (~torch.isfinite(x)).nonzero()[0].tolist()
-            fail(f"{what} contains NaN or inf", got=f"{x[tuple(bad)].item()} at index {bad}",
-                 hint="look for a division by zero, or a softmax over a row where every score is -inf")
+            fail("core.not_finite", what=what, value=x[tuple(bad)].item(), index=bad)
         return x
 
 
@@ -285,20 +307,21 @@ def where(index, axes: tuple[str, ...] | None) -> str:
     "query 2 of head 1 in batch 0"; without axis names, "index [0, 1, 2]"."""
     index = [int(i) for i in index]
     if not index:
-        return "the whole tensor"
+        return say("core.where.whole")
     if axes is None or len(axes) < len(index):
-        return f"index {index}"
-    parts = [f"{name} {i}" for name, i in zip(axes, index)]
-    if len(parts) == 1 or axes[0] != "batch":
-        return " of ".join(reversed(parts))
-    inner = " of ".join(reversed(parts[1:]))
-    return f"{inner} in {parts[0]}"
+        return say("core.where.index", index=index)
+    names = [say("axis." + name.replace(" ", "_")) for name in axes]
+    places = [say("core.where.axis", axis=name, i=i) for name, i in zip(names, index)]
+    if len(places) == 1 or axes[0] != "batch":
+        return functools.reduce(lambda inner, outer: say("core.where.of", inner=inner, outer=outer), reversed(places))
+    inner = functools.reduce(lambda inner, outer: say("core.where.of", inner=inner, outer=outer), reversed(places[1:]))
+    return say("core.where.in", inner=inner, batch=places[0])
 
 
 def tolerance(atol: float = None) -> str:
     """The comparison's tolerance, in words."""
     atol = ATOL if atol is None else atol
-    return f"equal up to rounding: |difference| at most {atol:g} + {RTOL:g} x |expected|"
+    return say("core.tolerance", atol=atol, rtol=RTOL)
 
 
 def max_abs_diff(a: torch.Tensor, b: torch.Tensor) -> tuple[float, list[int]]:
@@ -344,19 +367,24 @@ def compare(ctx: Ctx, got: torch.Tensor, expected: torch.Tensor, what: str, trie
     """
     if within(got, expected, atol):
         return
+    ctx.fail(**not_equal(got, expected, what, atol, axes), tried=tried, mistake=diagnose(got, candidates or {}, atol),
+             hint=fallback or say("core.hint.rebuild"))
+
+
+def not_equal(got: torch.Tensor, expected: torch.Tensor, what: str, atol: float = ATOL,
+              axes: tuple[str, ...] | None = None) -> dict:
+    """The arguments of the failure "``what``: not equal to the reference": the row of the largest difference,
+    expected and got, and where it is (for :meth:`Ctx.fail`)."""
     err, index = max_abs_diff(got, expected)
     row = tuple(index[:-1])
-    ctx.fail(f"{what}: not equal to the reference", tried=tried,
-             expected=f"{_fmt_row(expected[row])} at {where(row, axes)} ({tolerance(atol)})",
-             got=f"{_fmt_row(got[row])}; largest difference {err:.3g}, at {where(index, axes)}",
-             mistake=diagnose(got, candidates or {}, atol),
-             hint=fallback or "rebuild the tried: input in a cell of its own and print the shape and a few values "
-                              "after each line of your code")
+    return dict(message_id="core.not_equal", what=what, row=fmt_values(expected[row]), at=where(row, axes),
+                tolerance=tolerance(atol), row_got=fmt_values(got[row]), err=err, at_err=where(index, axes))
 
 
-def _fmt_row(row: torch.Tensor, n: int = 5) -> str:
-    vals = row.flatten().tolist()
-    body = ", ".join(f"{v:.4f}" for v in vals[:n])
+def fmt_values(values, n: int = 5, digits: int = 4) -> str:
+    """The first ``n`` values of a tensor or a sequence, ``digits`` decimals each: ``[0.1000, 0.2000, ...]``."""
+    vals = values.flatten().tolist() if isinstance(values, torch.Tensor) else list(values)
+    body = ", ".join(f"{v:.{digits}f}" for v in vals[:n])
     return "[" + body + (", ..." if len(vals) > n else "") + "]"
 
 
@@ -390,8 +418,8 @@ def _learner_frame(e: BaseException) -> str:
     (not in torch, site-packages, the standard library or the course's packages), or "" when there is none.
     An exception raised in the learner's kernel and rebuilt in the grader carries no frames of the learner's:
     the grader's agent found that line in the kernel (``learner_frame``)."""
-    if isinstance(getattr(e, "learner_frame", None), str):
-        return e.learner_frame
+    if isinstance(getattr(e, "learner_frame", None), tuple):  # from the grader's agent: (function, line, code) or ()
+        return _frame_words(*e.learner_frame) if e.learner_frame else ""
     import linecache
     import os
     import traceback
@@ -405,9 +433,16 @@ def _learner_frame(e: BaseException) -> str:
         found = frame
     if found is None:
         return ""
-    line = (found.line or linecache.getline(found.filename, found.lineno)).strip()
-    line = line if len(line) <= 120 else line[:117] + "..."
-    return f"; in {found.name}, line {found.lineno}" + (f": {line}" if line else "")
+    return _frame_words(found.name, found.lineno, found.line or linecache.getline(found.filename, found.lineno))
+
+
+def _frame_words(function: str, line: int, code: str) -> str:
+    """"; in forward, line 31: x = block(x, mask)" (the code cut to 120 characters), or without the code."""
+    code = code.strip()
+    code = code if len(code) <= 120 else code[:117] + "..."
+    if not code:
+        return say("core.learner_frame_no_code", function=function, line=line)
+    return say("core.learner_frame", function=function, line=line, code=code)
 
 
 def _mistake_from_exception(e: Exception) -> str | None:
@@ -438,60 +473,13 @@ def _hint_from_exception(e: Exception) -> str:
     """The hint for an exception that names no known mistake: what to look at, not a guess."""
     msg = str(e)
     if "must have the same dtype" in msg or "expected scalar type" in msg or "expected m1 and m2 to have the same" in msg:
-        return ("the check runs your module in float64 (module.double()): create layers in __init__, not in "
-                "forward, and new tensors with dtype=x.dtype")
+        return say("core.hint.dtype_mismatch")
     if "size of tensor a" in msg or "mat1 and mat2 shapes" in msg or "shape" in msg and isinstance(e, RuntimeError):
-        return ("two shapes don't line up: rebuild the tried: input in a cell of its own and print the shape "
-                "after each line of your code; compare with the shape comments in the notebook")
-    return "run your code on the input the first line names, in a cell of its own, and read the full traceback"
+        return say("core.hint.shape_mismatch")
+    return say("core.hint.exception")
 
 
-known_mistake("view_after_transpose", "calling .view() on a tensor that is not contiguous (sliced or transposed): "
-              ".view() only relabels memory that is laid out in order",
-              "use .reshape(...), which copies when it must (or .contiguous().view(...))")
-known_mistake("not_implemented", "the exercise is not done yet (it still raises NotImplementedError)",
-              "replace `raise NotImplementedError()` with your code, and run the exercise cell again")
-known_mistake("missing_projection", "the output projection W_O is missing",
-              "create self.W_O = nn.Linear(d_model, d_model) in __init__ and apply it to the merged heads")
-known_mistake("input_modified_in_place", "an input tensor is modified in place",
-              "don't use in-place operations (x /= ..., x.sub_(...), x[...] = ...) on the inputs; "
-              "compute new tensors instead (x = x / ...)")
-known_mistake("no_gradient", "the output is cut off from the autograd graph",
-              "don't use torch.no_grad(), .detach(), .item(), .tolist() or numpy: "
-              "training needs gradients through every operation")
-known_mistake("dtype_changed", "the output's dtype differs from the inputs' dtype",
-              "don't convert with .double()/.float() or create tensors with a fixed dtype; "
-              "follow the inputs' dtype (x.dtype, torch.zeros_like)")
-known_mistake("missing_return", "the function returns None: the `return` is missing",
-              "end the function with `return ...`")
-known_mistake("numpy_output", "the result is a numpy array, not a torch tensor",
-              "stay in PyTorch: numpy cuts the autograd graph")
-known_mistake("attribute_name", "a layer has another name than the one the exercise asks for",
-              "the check copies weights by name: use exactly the attribute names of the exercise")
-known_mistake("linear_without_bias", "a linear layer is created with bias=False",
-              "nn.Linear has a bias unless you pass bias=False: leave bias out")
-known_mistake("linear_with_bias", "a linear layer has a bias it should not have",
-              "pass bias=False to this nn.Linear")
-known_mistake("missing_super_init", "__init__ does not call super().__init__() before creating layers",
-              "start __init__ with super().__init__()")
-known_mistake("batched_T", "`.T` is used on a batched tensor; it reverses every dimension",
-              "swap the last two dimensions with k.transpose(-2, -1); .T reverses all of them")
-known_mistake("bool_index_mask", "the scores are masked by bool indexing (scores[~mask] = ...), which does not "
-              "broadcast the mask", "indexing with a bool mask needs the mask's exact shape; "
-              "scores.masked_fill(~mask, float('-inf')) broadcasts it and returns a new tensor")
-known_mistake("in_place_broadcast", "an in-place operation (&=, +=, masked_fill_, ...) writes its result into a "
-              "tensor smaller than the broadcast result", "use the out-of-place form, e.g. out = out & m: it builds a "
-              "new tensor of the broadcast shape and leaves the inputs as they are")
-known_mistake("tensor_truth_value", "a tensor is used where Python needs one True or False (`and`, `or`, `not`, "
-              "`if t:`), which is ambiguous for a tensor of many values",
-              "use the elementwise operators &, |, ~ on tensors, and `if t is not None` to test for None")
-known_mistake("embedding_of_floats", "an nn.Embedding is given float values (e.g. x itself); it looks up rows by "
-              "integer ids", "give the embedding integer indices, e.g. the positions torch.arange(T, device=x.device)")
-HARD_CODED_AXES = known_mistake("hard_coded_axes", "the code assumes a number of dimensions (an axis counted from the front, "
-              "like transpose(1, 2) or dim=2, or sizes unpacked with B, T, D = x.shape): it works for one and "
-              "breaks for another",
-              "count axes from the end, which works for any number of leading dimensions: "
-              "k.transpose(-2, -1), softmax(dim=-1)")
+HARD_CODED_AXES = known_mistake("hard_coded_axes")
 
 
 # --------------------------------------------------------------------------- the decorator
@@ -514,10 +502,10 @@ def check(fn):
             torch.set_grad_enabled(True)  # the checks test gradients, whatever the notebook's mode
             ctx.learner = obj
             summary = fn(ctx, obj, *args, **kwargs)
-        except CheckFailure:
+        except (CheckFailure, MessageError):  # a MessageError is the checks' own bug, never the learner's
             raise
         except Exception as e:  # noqa: BLE001 - a crash inside learner code reached through a tensor op
-            ctx.fail(f"running your code raised {type(e).__name__}: {_short(e)}",
+            ctx.fail("core.raised_running", error=type(e).__name__, message=_short(e),
                      got=_learner_frame(e).removeprefix("; ") or None,
                      mistake=_mistake_from_exception(e), hint=_hint_from_exception(e))
         finally:
@@ -527,7 +515,7 @@ def check(fn):
             torch.set_default_dtype(dtype)
             torch.set_grad_enabled(grad)
         if not quiet:
-            print(f"✔ {name} passed: {summary}")
+            print(say("core.passed", check=name, summary=summary))
         return None
 
     wrapper.__signature__ = inspect.Signature(

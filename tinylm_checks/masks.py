@@ -20,97 +20,33 @@ ref_multihead = reference("multihead")
 
 __all__ = ["check_causal_mask", "check_key_padding_mask", "check_combine_masks", "check_masked_softmax"]
 
-MASK_UPPER = known_mistake("causal_mask_upper",
-                           "the mask is upper-triangular: position t may see the future and not the past",
-                           "use torch.tril (lower triangle): row t (the query) may see columns 0..t (the keys)")
-DIAGONAL_MASKED = known_mistake("diagonal_masked",
-                                "the diagonal is masked: a position must be allowed to attend to itself",
-                                "keep the diagonal: torch.tril(torch.ones(T, T, dtype=torch.bool)) with the default "
-                                "diagonal=0")
-MASK_NOT_BOOL = known_mistake("mask_not_bool", "the mask is not a bool tensor",
-                              "create it with dtype=torch.bool, or compare (positions < lengths gives a bool tensor)")
-PEEKS_AHEAD = known_mistake("mask_peeks_ahead", "the mask lets position t see position t + 1 (tril with diagonal=1)",
-                            "torch.tril(..., diagonal=0): the diagonal is the last allowed position")
-NO_MASKING = known_mistake("mask_all_true", "the mask allows every position: nothing is masked",
-                           "keep only the lower triangle: torch.tril(torch.ones(T, T, dtype=torch.bool))")
-ADDITIVE_MASK = known_mistake("additive_float_mask",
-                              "the mask is an additive float mask (0 / -inf); this course uses bool masks",
-                              "return True where attention is allowed: torch.tril(torch.ones(T, T, dtype=torch.bool))")
+MASK_UPPER = known_mistake("causal_mask_upper")
+DIAGONAL_MASKED = known_mistake("diagonal_masked")
+MASK_NOT_BOOL = known_mistake("mask_not_bool")
+PEEKS_AHEAD = known_mistake("mask_peeks_ahead")
+NO_MASKING = known_mistake("mask_all_true")
+ADDITIVE_MASK = known_mistake("additive_float_mask")
 
 # ---- stage 03
-PAD_QUERY_AXIS = known_mistake("padding_on_query_axis",
-                               "the padding mask is put on the query axis, (B, 1, T, 1): it hides whole rows (queries) "
-                               "instead of columns (keys)",
-                               "padding hides keys, the last axis of the scores: index it as [:, None, None, :] -> "
-                               "(B, 1, 1, T)")
-PAD_2D = known_mistake("padding_mask_2d",
-                       "the padding mask's batch axis lines up with the queries ((B, T), or (1, 1, B, T), against "
-                       "scores (B, H, T, T)), so it only works when B == T",
-                       "add the two size-1 axes for heads and queries: mask[:, None, None, :] -> (B, 1, 1, T)")
-PAD_EXPANDED = known_mistake("padding_mask_expanded",
-                             "the padding mask is expanded to (B, 1, T, T): it broadcasts, but only to T queries; the "
-                             "exercise asks for (B, 1, 1, T), which fits any number of queries",
-                             "leave the query axis at size 1: real[:, None, None, :] -> (B, 1, 1, T)")
-PAD_3D = known_mistake("padding_mask_3d",
-                       "the padding mask is (B, 1, T): against scores (B, H, T, T) its batch axis lines up with the "
-                       "heads, so it only works for single-head scores or when B == H",
-                       "one more size-1 axis, for the heads: (B, 1, 1, T)")
-PAD_OFF_BY_ONE = known_mistake("padding_off_by_one",
-                               "the padding mask is off by one: it keeps one position too many or too few",
-                               "sequence b has lengths[b] real tokens, at positions 0 .. lengths[b] - 1 (right "
-                               "padding): positions < lengths[b], with a strict <")
-PAD_INVERTED = known_mistake("padding_mask_inverted",
-                             "the padding mask is True on padding (nn.MultiheadAttention's key_padding_mask "
-                             "convention); here True = a real token that may be attended to",
-                             "return True for real tokens and False for padding")
-PAD_SIDE_IGNORED = known_mistake("padding_side_ignored",
-                                 "padding_side='left' gives the right-padding mask: with left padding the real tokens "
-                                 "are the last lengths[b] positions",
-                                 "for padding_side='left', real positions are those >= T - lengths[b]")
-PAD_LEFT_FROM_LENGTHS = known_mistake("left_padding_from_lengths",
-                                      "with left padding the real tokens are taken to start at position lengths[b]; "
-                                      "they start at T - lengths[b]",
-                                      "for padding_side='left', real positions are those >= T - lengths[b]")
-PAD_SIDE_SWAPPED = known_mistake("padding_sides_swapped",
-                                 "'left' and 'right' are swapped: right padding means the padding comes after the "
-                                 "real tokens",
-                                 "padding_side='right': real tokens first (positions < lengths[b]); 'left': real "
-                                 "tokens last (positions >= T - lengths[b])")
-PAD_WIDTH_FROM_LENGTHS = known_mistake("padding_width_from_lengths",
-                                       "the mask's width comes from the lengths (lengths.max()) instead of T",
-                                       "the mask has T key positions: torch.arange(T), whatever the longest sequence is")
-COMBINE_OR = known_mistake("combine_or",
-                           "the masks are combined with | (or): a key is then allowed if ANY mask allows it, so "
-                           "padding and future keys leak in",
-                           "a key may be attended to only if every mask allows it: combine with & (and)")
-COMBINE_XOR = known_mistake("combine_xor", "the masks are combined with ^ (exclusive or)",
-                            "a key may be attended to only if every mask allows it: combine with & (and)")
-COMBINE_DROPS_MASK = known_mistake("combine_drops_a_mask",
-                                   "a mask is dropped: the result combines only some of the masks (the first, the last, "
-                                   "or the first two)",
-                                   "loop over every mask in *masks and AND each one that is not None into the result")
-COMBINE_NONE = known_mistake("combine_none_not_skipped",
-                             "a None mask is not skipped: None means 'no mask', and & with None raises TypeError",
-                             "skip the masks that are None: `if m is None: continue`")
-COMBINE_STOPS_AT_NONE = known_mistake("combine_stops_at_none",
-                                      "combining stops at the first None (break or return) instead of skipping it, so "
-                                      "the masks after it are dropped",
-                                      "skip a None with `continue` and keep combining the masks after it")
-COMBINE_ALL_NONE = known_mistake("combine_all_none",
-                                 "with every mask None the result must be None (no mask at all)",
-                                 "start from out = None, and return out unchanged when every mask is None")
-COMBINE_TWO_ONLY = known_mistake("combine_two_masks_only",
-                                 "combine_masks takes exactly two masks; it must take any number (*masks)",
-                                 "def combine_masks(*masks): loop over masks")
-MASK_TIMES_INF = known_mistake("mask_times_inf",
-                               "the mask is turned into scores by multiplying it with -inf ((~mask) * -inf): the allowed "
-                               "keys get 0 x -inf = NaN",
-                               "set the masked scores with scores.masked_fill(~mask, float('-inf')) (or torch.where), "
-                               "which never multiplies by infinity")
-MASK_NONE_NOT_HANDLED = known_mistake("mask_none_not_handled",
-                                      "masked_softmax(scores) without a mask raises: mask=None must give the plain "
-                                      "softmax",
-                                      "start with `if mask is None: return torch.softmax(scores, dim=-1)`")
+PAD_QUERY_AXIS = known_mistake("padding_on_query_axis")
+PAD_2D = known_mistake("padding_mask_2d")
+PAD_EXPANDED = known_mistake("padding_mask_expanded")
+PAD_3D = known_mistake("padding_mask_3d")
+PAD_OFF_BY_ONE = known_mistake("padding_off_by_one")
+PAD_INVERTED = known_mistake("padding_mask_inverted")
+PAD_SIDE_IGNORED = known_mistake("padding_side_ignored")
+PAD_LEFT_FROM_LENGTHS = known_mistake("left_padding_from_lengths")
+PAD_SIDE_SWAPPED = known_mistake("padding_sides_swapped")
+PAD_WIDTH_FROM_LENGTHS = known_mistake("padding_width_from_lengths")
+COMBINE_OR = known_mistake("combine_or")
+COMBINE_XOR = known_mistake("combine_xor")
+COMBINE_DROPS_MASK = known_mistake("combine_drops_a_mask")
+COMBINE_NONE = known_mistake("combine_none_not_skipped")
+COMBINE_STOPS_AT_NONE = known_mistake("combine_stops_at_none")
+COMBINE_ALL_NONE = known_mistake("combine_all_none")
+COMBINE_TWO_ONLY = known_mistake("combine_two_masks_only")
+MASK_TIMES_INF = known_mistake("mask_times_inf")
+MASK_NONE_NOT_HANDLED = known_mistake("mask_none_not_handled")
 
 HINTS = {MASK_INVERTED: "True on and below the diagonal: torch.tril(...), not its complement"}
 LEFT_OFF_BY_ONE = ("with left padding sequence b's real tokens are the last lengths[b]: positions T - lengths[b] .. T - 1, "

@@ -156,20 +156,18 @@ def _key(k):
 
 # ---------------------------------------------------------------- the kernel side
 
-def _where(e: BaseException) -> str:
-    """"; in forward, line 31: x = block(x, mask)": the last frame of ``e``'s traceback in a notebook cell (the
-    learner's code: IPython names a cell's file ``.../ipykernel_<pid>/<hash>.py``), or "". Only words for the
-    check's message (tinylm_checks._core's learner frame), as in the learner's own kernel."""
+def _where(e: BaseException) -> list | None:
+    """``[function, line, code]`` of the last frame of ``e``'s traceback in a notebook cell (the learner's code:
+    IPython names a cell's file ``.../ipykernel_<pid>/<hash>.py``), or None. Only data for the check's message,
+    which the grader words (tinylm_checks._core's learner frame), as in the learner's own kernel."""
     import linecache
     import traceback
     cells = [f for f in traceback.extract_tb(e.__traceback__)
              if "ipykernel_" in f.filename or f.filename.startswith("<ipython-input")]
     if not cells:
-        return ""
+        return None
     frame = cells[-1]
-    line = (frame.line or linecache.getline(frame.filename, frame.lineno)).strip()
-    line = line if len(line) <= 120 else line[:117] + "..."
-    return f"; in {frame.name}, line {frame.lineno}" + (f": {line}" if line else "")
+    return [frame.name, frame.lineno, (frame.line or linecache.getline(frame.filename, frame.lineno)).strip()[:200]]
 
 
 PLAIN = (bool, int, float, str, type(None))

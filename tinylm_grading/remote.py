@@ -53,7 +53,9 @@ def _raise(reply: dict):
     if cls is None:
         cls = type(name if name.isidentifier() else "RemoteError", (RemoteError,), {})
     error = cls(message)
-    error.learner_frame = str(reply.get("where") or "")[:200]  # words for the message, from the kernel
+    where = reply.get("where")  # data for the message's words: (function, line, code), or () for none
+    error.learner_frame = (str(where[0])[:100], where[1], str(where[2])[:200]) if isinstance(where, list) \
+        and len(where) == 3 and type(where[1]) is int else ()
     raise error
 
 
