@@ -10,7 +10,7 @@ dicts:
   exercise's own wording of some mistakes' hints (mistake id -> hint).
 
 Texts are ``str.format`` templates with named fields (``"{cls} has no attribute {attr}"``); literal
-braces are doubled. Flattened, every text has one key: ``"<id>"`` for a fragment, ``"<id>.<part>"`` for a
+braces are doubled. A mistake's sentence and hint are plain text (they have no fields). Flattened, every text has one key: ``"<id>"`` for a fragment, ``"<id>.<part>"`` for a
 part, ``"mistakes.<id>"`` and ``"mistakes.<id>.hint"`` for a mistake. That key is the text's gettext
 ``msgctxt`` and the English text its ``msgid``, so a catalog of another language maps onto this table
 without touching any check.

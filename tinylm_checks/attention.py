@@ -11,7 +11,9 @@ import math
 
 import torch
 
-from ._core import HARD_CODED_AXES, Ctx, check, compare, diagnose, fmt_shape, known_mistake, reference, where
+from ._core import (HARD_CODED_AXES, Ctx, check, compare, diagnose, fmt_shape, fmt_values, hints, known_mistake, reference,
+                    say, where)
+from ._modules import check_gradients, copy_linears, expect_param_count, randomise
 from .setup import SOFTMAX_UNSTABLE
 
 ref = reference("attention")
@@ -51,14 +53,6 @@ SHARED_PROJECTION = known_mistake("shared_projection")
 NAN_FULLY_MASKED = known_mistake("nan_fully_masked_row")
 DROPOUT_ON_WEIGHTS = known_mistake("dropout_on_weights")
 EXTRA_PROJECTION = known_mistake("extra_output_projection")
-
-# How a module (SelfAttention here, MultiHeadSelfAttention in stage 02) that calls the attention
-# function makes these mistakes: the wording of some hints for the module exercises.
-MODULE_HINTS = {
-    MASK_IGNORED: "forward(x, mask) must use its mask: pass it on to scaled_dot_product_attention(q, k, v, mask)",
-    MASK_INVERTED: "True = may attend: pass the mask on unchanged (no ~mask), and inside the attention fill where "
-                   "it is False: scores.masked_fill(~mask, float('-inf'))",
-}
 
 SCORE_AXES = {3: ("batch", "query", "key"), 4: ("batch", "head", "query", "key")}
 OUT_AXES = {3: ("batch", "query", "feature"), 4: ("batch", "head", "query", "feature")}
@@ -170,58 +164,53 @@ def padding_mask(lengths, T: int, heads: bool) -> torch.Tensor:
 
 
 def _unpack_pair(ctx: Ctx, result, what: str, out_shape, w_shape, mask=None, tried=None,
-                 returns="return weights @ v, weights"):
-    """Learner returned (out, weights)? Check both shapes; name a swapped pair or an inverted mask's NaN."""
+                 returns="return weights @ v, weights"):  # code
+    """Learner returned (out, weights)? Check both shapes; name a swapped pair or an inverted mask's NaN.
+    ``returns`` is the code of the exercise's last line (for hints)."""
+    end_with = say("attention.pair.end_with", returns=returns)
     if isinstance(result, torch.Tensor) and tuple(result.shape) == tuple(out_shape):
-        ctx.fail(f"{what} returned one tensor", expected="a pair (out, weights)", got=f"a tensor {fmt_shape(result.shape)}",
-                 mistake=WEIGHTS_NOT_RETURNED, mistake_hint=f"end with `{returns}`")
+        ctx.fail("attention.pair.one_tensor", what=what, shape=fmt_shape(result.shape),
+                 expected=say("attention.pair.a_pair"), mistake=WEIGHTS_NOT_RETURNED, mistake_hint=end_with)
     if result is None:
-        ctx.fail(f"{what} returned None", expected="a pair (out, weights)", mistake="missing_return",
-                 mistake_hint=f"end with `{returns}`")
+        ctx.fail("attention.pair.none", what=what, expected=say("attention.pair.a_pair"), mistake="missing_return",
+                 mistake_hint=end_with)
     if not isinstance(result, (tuple, list)) or len(result) != 2:
-        ctx.fail(f"{what} must return a pair (out, weights)",
-                 got=f"{type(result).__name__}" + (f" of length {len(result)}" if isinstance(result, (tuple, list)) else ""),
-                 hint=f"end with `{returns}`")
+        ctx.fail("attention.pair.not_a_pair", what=what, hint=end_with,
+                 got=say("attention.pair.of_length", kind=type(result).__name__, n=len(result))
+                 if isinstance(result, (tuple, list)) else type(result).__name__)
     out, weights = result
     if (isinstance(out, torch.Tensor) and isinstance(weights, torch.Tensor)
             and tuple(out.shape) == tuple(w_shape) and tuple(weights.shape) == tuple(out_shape)
             and tuple(out_shape) != tuple(w_shape)):
-        ctx.fail(f"{what} returned its outputs in the wrong order", expected=f"(out {fmt_shape(out_shape)}, "
-                 f"weights {fmt_shape(w_shape)})", got=f"({fmt_shape(out.shape)}, {fmt_shape(weights.shape)})",
-                 mistake=SWAPPED_OUTPUTS)
+        ctx.fail("attention.pair.swapped", what=what, out_shape=fmt_shape(out_shape), w_shape=fmt_shape(w_shape),
+                 got=f"({fmt_shape(out.shape)}, {fmt_shape(weights.shape)})", mistake=SWAPPED_OUTPUTS)
     if mask is not None and isinstance(weights, torch.Tensor) and tuple(weights.shape) == tuple(w_shape):
         nan_rows = torch.isnan(weights).any(-1)
         full_rows = mask.expand(w_shape).all(-1)
         if bool(nan_rows.any()) and bool((nan_rows == full_rows).all()):
-            ctx.fail("the weights are NaN exactly in the rows where the mask allows every key", tried=tried,
-                     expected="True in the mask = may attend", mistake=MASK_INVERTED)
+            ctx.fail("attention.pair.nan_where_all_allowed", tried=tried, mistake=MASK_INVERTED)
     if mask is not None and isinstance(weights, torch.Tensor) and tuple(weights.shape) == tuple(w_shape):
         nan_rows = torch.isnan(weights).any(-1)
         empty_rows = ~mask.expand(w_shape).any(-1)
         if bool(nan_rows.any()) and bool((nan_rows == empty_rows).all()):
             i = empty_rows.nonzero()[0].tolist()
-            ctx.fail("NaN in the weights where a query may attend to no key", tried=tried,
-                     expected=f"finite values: the reference gives that query zero weights and a zero output",
-                     got=f"NaN at {where(i, SCORE_AXES.get(len(w_shape)))}: the softmax of a row of -inf is 0/0",
+            ctx.fail("attention.pair.nan_where_none_allowed", tried=tried, at=where(i, SCORE_AXES.get(len(w_shape))),
                      mistake=NAN_FULLY_MASKED)
     if isinstance(weights, torch.Tensor) and tuple(weights.shape) == tuple(w_shape) and len(w_shape) in SCORE_AXES \
             and bool(torch.isnan(weights).any()):
         bad = torch.isnan(weights).nonzero()[0].tolist()
-        ctx.fail("the attention weights contain NaN", tried=tried,
-                 got=f"NaN at {where(bad, SCORE_AXES[len(w_shape)])}",
-                 hint="NaN comes from 0/0 or inf - inf: a softmax over a row where every score is -inf, or a "
-                      "-inf multiplied by 0")
-    out = ctx.tensor(out, f"out returned by {what}", out_shape, tried=tried)
-    weights = ctx.tensor(weights, f"weights returned by {what}", w_shape, tried=tried)
+        ctx.fail("attention.pair.nan", tried=tried, at=where(bad, SCORE_AXES[len(w_shape)]))
+    out = ctx.tensor(out, say("attention.pair.out_returned_by", what=what), out_shape, tried=tried)
+    weights = ctx.tensor(weights, say("attention.pair.weights_returned_by", what=what), w_shape, tried=tried)
     return out, weights
 
 
-def check_weights(ctx: Ctx, weights, ref_w, w_cands, tried, mask=None, large=False,
-                  fallback="the weights come from the scores: look at how q and k are made and multiplied, the "
-                           "scale and the softmax"):
+def check_weights(ctx: Ctx, weights, ref_w, w_cands, tried, mask=None, large=False, fallback=None):
     """Compare attention weights with the reference's: masked keys first, then rows with no allowed key,
     dropout, row sums, values. ``w_cands`` are (mistake, weights) pairs; ``large`` says the scores are
-    large (a masked key that gets weight then shows a fill value that is too weak)."""
+    large (a masked key that gets weight then shows a fill value that is too weak); ``fallback`` is the hint
+    for weights that are wrong in no known way (by default: look at the scores)."""
+    fallback = fallback or say("attention.weights.fallback")
     w_axes = SCORE_AXES.get(weights.dim())
     if mask is not None:
         allowed = mask.expand_as(weights)
@@ -230,64 +219,52 @@ def check_weights(ctx: Ctx, weights, ref_w, w_cands, tried, mask=None, large=Fal
         if bool(leak.any()):
             i = leak.nonzero()[0].tolist()
             inverted = bool((weights.masked_select(allowed).abs() <= 1e-12).all())
-            ctx.fail("a masked key got attention weight" + (" when the scores are large" if large else ""), tried=tried,
-                     expected=f"weight 0 where the mask is False (e.g. {where(i, w_axes)})",
-                     got=f"weight {weights[tuple(i)].item():.4g}" + (
-                         "; and every key the mask allows got weight 0" if inverted else ""),
+            ctx.fail("attention.weights.masked_key", tried=tried, at=where(i, w_axes), weight=weights[tuple(i)].item(),
+                     when=say("attention.weights.when_large") if large else "",
+                     inverted=say("attention.weights.allowed_got_zero") if inverted else "",
                      # with large scores (tried last, after small ones passed) only a scale-dependent mistake is
                      # left that lets masked keys through: a finite fill value that real scores outweigh
-                     mistake=FILL_TOO_WEAK if large else diagnose(weights, w_cands) or (MASK_INVERTED if inverted else None),
-                     hint="masked keys must end up with weight 0: is the mask used (passed on, if your code calls "
-                          "the attention function), and are masked scores set to -inf before the softmax?")
+                     mistake=FILL_TOO_WEAK if large else diagnose(weights, w_cands) or (MASK_INVERTED if inverted else None))
         if bool(full.any()):
             rows = weights[full]
             if not bool((rows == 0).all()):
                 i = full.nonzero()[0].tolist()
                 uniform = bool(((rows - 1 / weights.size(-1)).abs() <= 1e-9).all())
-                ctx.fail("a query that may attend to no key got non-zero weights", tried=tried,
-                         expected=f"all-zero weights at {where(i, w_axes)} (as torch.nn.functional."
-                                  "scaled_dot_product_attention gives)",
-                         got=f"{_fmt(weights[tuple(i)])}" + ("; uniform weights" if uniform else ""),
-                         mistake=FINITE_FILL if uniform else diagnose(weights, w_cands),
-                         hint="fill masked scores with float('-inf'), then weights.nan_to_num(0.0)")
+                ctx.fail("attention.weights.no_key_allowed", tried=tried, at=where(i, w_axes),
+                         values=fmt_values(weights[tuple(i)]),
+                         uniform=say("attention.weights.uniform") if uniform else "",
+                         mistake=FINITE_FILL if uniform else diagnose(weights, w_cands))
     dropped = (weights == 0) & (ref_w > 1e-12)
     if bool(dropped.any()) and bool((weights != 0).any()):
         ratio = weights[weights != 0] / ref_w[weights != 0]
         if float(ratio.min()) > 1 + 1e-6 and float(ratio.max() - ratio.min()) <= 1e-6:
-            ctx.fail("some attention weights are 0 and the others are scaled up", tried=tried,
-                     got=f"{int(dropped.sum())} weights set to 0, the rest multiplied by {float(ratio.mean()):.4f}",
+            ctx.fail("attention.weights.dropout", tried=tried, n=int(dropped.sum()), ratio=float(ratio.mean()),
                      mistake=DROPOUT_ON_WEIGHTS)
     sums = weights.sum(-1)
     expected_sums = (ref_w.sum(-1) > 0.5).to(sums.dtype)  # 1, or 0 for a query with no allowed key
     if not bool(((sums - expected_sums).abs() <= 1e-6).all()):
         bad = ((sums - expected_sums).abs() > 1e-6).nonzero()[0].tolist()
-        ctx.fail("a row of the attention weights does not sum to 1", tried=tried,
-                 expected="each row of weights (one query's weights over all keys) sums to 1",
-                 got=f"the row of {where(bad, w_axes)} sums to {sums[tuple(bad)].item():.4f}",
+        ctx.fail("attention.weights.row_sum", tried=tried, at=where(bad, w_axes), total=sums[tuple(bad)].item(),
                  # large scores come last: a softmax that passed with small scores and loses its rows here
                  # is not shift-invariant, i.e. exp() of the raw scores
                  mistake=diagnose(weights, w_cands) or (SOFTMAX_UNSTABLE if large else None),
-                 hint="the softmax must run over the keys (dim=-1)" + (
-                     ", and the mask must be applied to the scores before it" if mask is not None else ""))
-    compare(ctx, weights, ref_w, "the attention weights", tried, w_cands, axes=w_axes,
-            fallback=fallback + (" and the mask" if mask is not None else ""))
+                 hint=say("attention.weights.row_sum_hint_mask" if mask is not None else "attention.weights.row_sum_hint"))
+    compare(ctx, weights, ref_w, say("attention.weights.what"), tried, w_cands, axes=w_axes,
+            fallback=say("attention.weights.fallback_mask", fallback=fallback) if mask is not None else fallback)
 
 
 def _check_pair(ctx: Ctx, out, weights, ref_out, ref_w, cands, tried, mask=None, large=False,
-                out_what="the output (weights @ v)", after_weights="the last step, out = weights @ v"):
-    """Compare weights first (:func:`check_weights`), then the output.
+                out_what=None, after_weights=None):
+    """Compare weights first (:func:`check_weights`), then the output (``out_what``: by default "the output
+    (weights @ v)").
 
     ``after_weights`` says, for this exercise, what turns right weights into the output: the place to
-    look when the weights are right and the output is not.
+    look when the weights are right and the output is not (by default the last step, out = weights @ v).
     """
     check_weights(ctx, weights, ref_w, [(n, w) for n, (_, w) in cands if w is not None], tried, mask, large)
-    compare(ctx, out, ref_out, out_what, tried, [(n, o) for n, (o, _) in cands if o is not None],
-            axes=OUT_AXES.get(out.dim()), fallback=f"the weights are right, so look after them: {after_weights}")
-
-
-def _fmt(row: torch.Tensor, n: int = 5) -> str:
-    vals = row.flatten().tolist()
-    return "[" + ", ".join(f"{v:.4f}" for v in vals[:n]) + (", ..." if len(vals) > n else "") + "]"
+    compare(ctx, out, ref_out, out_what or say("attention.out.what"), tried,
+            [(n, o) for n, (o, _) in cands if o is not None], axes=OUT_AXES.get(out.dim()),
+            fallback=say("attention.out.fallback", after_weights=after_weights or say("attention.out.after_weights")))
 
 
 @check
@@ -298,24 +275,23 @@ def check_attention_scores(ctx: Ctx, attention_scores) -> str:
     for lead, size in (((s["B"],), 1.0), ((s["B"], s["H"]), 1.0), ((s["B"],), 8.0)):  # 8.0: scores in the tens
         q = ctx.randn(*lead, s["T_q"], s["d_k"]) * size
         k = ctx.randn(*lead, s["T_k"], s["d_k"]) * size
-        tried = f"q {fmt_shape(q.shape)}, k {fmt_shape(k.shape)}, float64, seed {ctx.seed}"
-        got = ctx.call(fn, q, k, what=f"called with {tried}", names=("q", "k"),
+        tried = say("attention_scores.tried", q=fmt_shape(q.shape), k=fmt_shape(k.shape), seed=ctx.seed)
+        got = ctx.call(fn, q, k, what=say("core.called_with", tried=tried), names=("q", "k"),
                        mistake_if_raises=HARD_CODED_AXES if len(lead) == 2 else None)  # 3-D worked just before
         expected = ref.attention_scores(q, k)
         transposed = isinstance(got, torch.Tensor) and tuple(got.shape) == (*lead, s["T_k"], s["T_q"])
-        got = ctx.tensor(got, "the scores", expected.shape, tried=tried, mistake=TRANSPOSED_SCORES if transposed else None,
-                         hint="scores have one row per query and one column per key: (..., T_q, T_k)")
+        got = ctx.tensor(got, say("attention_scores.what"), expected.shape, tried=tried,
+                         mistake=TRANSPOSED_SCORES if transposed else None, hint=say("attention_scores.shape_hint"))
         d_k = s["d_k"]
         raw = q @ k.transpose(-2, -1)
-        compare(ctx, got, expected, "the scores", tried,
+        compare(ctx, got, expected, say("attention_scores.what"), tried,
                 [(NO_SCALING, raw), (SCALE_BY_D_K, raw / d_k), (SCALE_MULTIPLIED, raw * math.sqrt(d_k)),
                  (SQRT_PRECEDENCE, raw * 2 / d_k), (SQRT_PRECEDENCE, raw / (2 * d_k)), (INT_SQRT, raw / int(math.sqrt(d_k))),
                  (D_K_WRONG_DIM, raw / math.sqrt(s["T_q"])), (D_K_WRONG_DIM, raw / math.sqrt(s["T_k"]))],
-                axes=SCORE_AXES[q.dim()], fallback="scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]): "
-                                                   "compare your expression with this, term by term")
-    ctx.differentiable(fn, q, k, what=f"called with {tried}", names=("q", "k"))
-    ctx.dtype_follows(fn, q, k, what=f"called with {tried}", names=("q", "k"))
-    return "shape (..., T_q, T_k) and q @ k^T / sqrt(d_k) on 3-D and 4-D inputs with T_q != T_k"
+                axes=SCORE_AXES[q.dim()], fallback=say("attention_scores.fallback"))
+    ctx.differentiable(fn, q, k, what=say("core.called_with", tried=tried), names=("q", "k"))
+    ctx.dtype_follows(fn, q, k, what=say("core.called_with", tried=tried), names=("q", "k"))
+    return say("attention_scores.passed")
 
 
 @check
@@ -326,72 +302,39 @@ def check_scaled_dot_product_attention(ctx: Ctx, scaled_dot_product_attention) -
     s = _sizes(ctx.seed)
     B, H, T_q, T_k, d_k, d_v = (s[n] for n in ("B", "H", "T_q", "T_k", "d_k", "d_v"))
 
-    def run(q, k, v, mask, label, mistake_if_raises=None):
-        tried = f"q {fmt_shape(q.shape)}, k {fmt_shape(k.shape)}, v {fmt_shape(v.shape)}, float64, seed {ctx.seed}, {label}"
+    def run(q, k, v, mask, label, mistake_if_raises=None, large=False):
+        tried = say("sdpa.tried", q=fmt_shape(q.shape), k=fmt_shape(k.shape), v=fmt_shape(v.shape), seed=ctx.seed,
+                    label=label)
         args = (q, k, v) if mask is None else (q, k, v, mask)
-        res = ctx.call(fn, *args, what=f"called with {tried}", names=("q", "k", "v", "mask"),
+        res = ctx.call(fn, *args, what=say("core.called_with", tried=tried), names=("q", "k", "v", "mask"),
                        mistake_if_raises=mistake_if_raises)
         lead = q.shape[:-2]
         out, weights = _unpack_pair(ctx, res, "scaled_dot_product_attention", (*lead, q.size(-2), v.size(-1)),
                                     (*lead, q.size(-2), k.size(-2)), mask, tried)
         _check_pair(ctx, out, weights, *ref.scaled_dot_product_attention(q, k, v, mask),
-                    _candidates(q, k, v, mask), tried, mask, large=label.startswith("large"))
+                    _candidates(q, k, v, mask), tried, mask, large=large)
         return tried
 
     q3, k3, v3 = ctx.randn(B, T_q, d_k), ctx.randn(B, T_k, d_k), ctx.randn(B, T_k, d_v)
-    run(q3, k3, v3, None, "no mask")
+    run(q3, k3, v3, None, say("sdpa.no_mask"))
     q, k, v = ctx.randn(B, H, T_q, d_k), ctx.randn(B, H, T_k, d_k), ctx.randn(B, H, T_k, d_v)
-    tried = run(q, k, v, None, "no mask", mistake_if_raises=HARD_CODED_AXES)  # the same code worked on 3-D
-    ctx.differentiable(fn, q, k, v, what=f"called with {tried}", names=("q", "k", "v"))
-    ctx.dtype_follows(fn, q, k, v, what=f"called with {tried}", names=("q", "k", "v"))
+    tried = run(q, k, v, None, say("sdpa.no_mask"), mistake_if_raises=HARD_CODED_AXES)  # the same code worked on 3-D
+    ctx.differentiable(fn, q, k, v, what=say("core.called_with", tried=tried), names=("q", "k", "v"))
+    ctx.dtype_follows(fn, q, k, v, what=say("core.called_with", tried=tried), names=("q", "k", "v"))
 
     # self-attention shapes (T_q = T_k) with a key-padding mask: a mask used on the wrong axis shows here
     lengths = ([T_k - 2, T_k, 1, T_k - 1] + [T_k] * B)[:B]
     pad = padding_mask(lengths, T_k, heads=True)  # (B, 1, 1, T_k)
-    run(ctx.randn(B, H, T_k, d_k), k, v, pad, f"key-padding mask {fmt_shape(pad.shape)} (True = real key)",
+    run(ctx.randn(B, H, T_k, d_k), k, v, pad, say("sdpa.padding", shape=fmt_shape(pad.shape)),
         mistake_if_raises=MASK_RESHAPED)  # the same code worked without a mask
     mask = _random_mask(ctx, B, 1, T_q, T_k)  # broadcast over heads
-    run(q, k, v, mask, f"bool mask {fmt_shape(mask.shape)} (True = may attend)", mistake_if_raises=MASK_RESHAPED)
+    run(q, k, v, mask, say("sdpa.random_mask", shape=fmt_shape(mask.shape)), mistake_if_raises=MASK_RESHAPED)
     mask[0, 0, 0] = False  # batch 0, query 0: every key masked (as padding can do)
-    run(q, k, v, mask, f"bool mask {fmt_shape(mask.shape)} in which query 0 of batch 0 may attend to no key")
+    run(q, k, v, mask, say("sdpa.empty_row", shape=fmt_shape(mask.shape)))
     # every score large and negative: a finite fill value (-1e4, -1e9 / scale...) is then above every real score
     run((q.abs() + 1) * LARGE, -(k.abs() + 1) * LARGE, v, mask,
-        f"large negative scores (q > 0, k < 0, both times {LARGE:g}), bool mask {fmt_shape(mask.shape)}")
-    return ("out and weights equal the reference on 3-D and 4-D inputs; rows sum to 1; masked keys get weight "
-            "exactly 0, also with large scores; a query with no allowed key gets zero weights and a zero output")
-
-
-def _copy_linears(ctx: Ctx, learner, reference, names, D):
-    with torch.no_grad():
-        for name in names:
-            ctx.linear(learner, name, D, D).weight.copy_(getattr(reference, name).weight)
-            ctx.linear(learner, name, D, D).bias.copy_(getattr(reference, name).bias)
-
-
-def _randomise(ctx: Ctx, module) -> None:
-    """Non-zero, distinct weights and biases in every parameter of the reference module."""
-    with torch.no_grad():
-        for p in module.parameters():
-            p.copy_(ctx.randn(*p.shape) * 0.3)
-
-
-def count_params(module) -> int:
-    return sum(p.numel() for p in module.parameters())
-
-
-def check_gradients(ctx: Ctx, module, out, names, tried):
-    """The output must depend differentiably on each named layer (or parameter)."""
-    module.zero_grad(set_to_none=True)
-    if not out.requires_grad:
-        ctx.fail("the output carries no gradient", tried=tried, mistake="no_gradient")
-    out.sum().backward()
-    for name in names:
-        name = name if "." in name else f"{name}.weight"
-        p = module.get_parameter(name)
-        if p.grad is None or not bool((p.grad != 0).any()):
-            ctx.fail(f"no gradient reaches {name}", tried=tried, mistake="no_gradient",
-                     mistake_hint=f"the output must be computed through self.{name.split('.')[0]}, without "
-                                  ".detach() or numpy")
+        say("sdpa.large", large=LARGE, shape=fmt_shape(mask.shape)), large=True)
+    return say("sdpa.passed")
 
 
 def projection_mixups(x, layers, attend):
@@ -412,35 +355,32 @@ def projection_mixups(x, layers, attend):
 @check
 def check_self_attention(ctx: Ctx, SelfAttention) -> str:
     """Check ``SelfAttention(d_model)``: W_Q, W_K, W_V sizes, 3(D^2+D) parameters, output with copied weights."""
-    ctx.hints = MODULE_HINTS
+    ctx.hints = hints("attention.module_hints")
     cls = ctx.module_class(SelfAttention, "SelfAttention")
     B, T, D = (3, 5, 8) if ctx.seed == 0 else (2 + ctx.seed % 3, 4 + ctx.seed % 3, 10)
-    learner = ctx.build(cls, D, what=f"SelfAttention(d_model={D}) was created")
+    learner = ctx.build(cls, D, what=say("self_attention.created", D=D))
     reference = ref.SelfAttention(D).double()
-    _randomise(ctx, reference)
+    randomise(ctx, reference)
     names = ("W_Q", "W_K", "W_V")
-    _copy_linears(ctx, learner, reference, names, D)
-    n = count_params(learner)
-    if n != 3 * (D * D + D):
-        ctx.fail("wrong number of parameters", expected=f"3 (D^2 + D) = {3 * (D * D + D)} for D = {D}", got=str(n),
-                 mistake=SHARED_PROJECTION if n == D * D + D else EXTRA_PROJECTION if n == 4 * (D * D + D) else None,
-                 hint="SelfAttention holds exactly W_Q, W_K, W_V = nn.Linear(d_model, d_model); no other parameters")
+    copy_linears(ctx, learner, reference, names, D, D)
+    n = expect_param_count(ctx, learner, 3 * (D * D + D), "self_attention.param_count", D=D,
+                           mistakes={D * D + D: SHARED_PROJECTION, 4 * (D * D + D): EXTRA_PROJECTION}.get)
 
     x = ctx.randn(B, T, D)
     lengths = torch.tensor([T, T - 2, 1] * B)[:B]
-    for mask, label in ((None, ""), (ref.causal_mask(T), ", causal mask (T, T)"),
-                        (padding_mask(lengths, T, heads=False), ", key-padding mask (B, 1, T)")):
-        tried = f"x {fmt_shape(x.shape)}, float64, seed {ctx.seed}{label}"
-        res = ctx.call(learner, x, mask, what=f"forward was called with {tried}", names=("x", "mask"),
+    for mask, label in ((None, ""), (ref.causal_mask(T), say("self_attention.causal")),
+                        (padding_mask(lengths, T, heads=False), say("self_attention.padding"))):
+        tried = say("self_attention.tried", shape=fmt_shape(x.shape), seed=ctx.seed, label=label)
+        res = ctx.call(learner, x, mask, what=say("core.forward_called", tried=tried), names=("x", "mask"),
                        mistake_if_raises=MASK_RESHAPED if mask is not None else None)
         out, weights = _unpack_pair(ctx, res, "SelfAttention.forward", (B, T, D), (B, T, T), mask, tried,
-                                    returns="return scaled_dot_product_attention(q, k, v, mask)")
+                                    returns="return scaled_dot_product_attention(q, k, v, mask)")  # code
         with torch.no_grad():
             layers = {n_: getattr(reference, n_) for n_ in names}
             cands = _candidates(*(layers[n_](x) for n_ in names), mask,
                                 extra=projection_mixups(x, layers, lambda q, k, v: ref.scaled_dot_product_attention(q, k, v, mask)))
             ref_out, ref_w = reference(x, mask)
         _check_pair(ctx, out.detach(), weights.detach(), ref_out, ref_w, cands, tried, mask,
-                    after_weights="out = weights @ v, with v = self.W_V(x)")
+                    after_weights=say("self_attention.after_weights"))
     check_gradients(ctx, learner, out, names, tried)
-    return f"3 (D^2 + D) = {n} parameters; out (B, T, D) and weights (B, T, T) equal the reference with copied weights"
+    return say("self_attention.passed", n=n)

@@ -14,7 +14,7 @@ from torch import nn
 
 from ._core import (ATOL, HARD_CODED_AXES, Ctx, check, compare, fmt_shape, known_mistake, max_abs_diff, reference,
                     where, within)
-from .attention import _randomise, check_gradients, count_params
+from ._modules import check_gradients, count_params, randomise as _randomise
 
 ref = reference("ffn")
 

@@ -11,7 +11,8 @@ import torch
 
 from ._core import Ctx, check, fmt_shape, known_mistake, reference, where
 from .setup import SOFTMAX_UNSTABLE
-from .attention import (MASK_INVERTED, MASK_RENORMALISED, MASK_RESHAPED, NAN_FULLY_MASKED, SCORE_AXES, _randomise, check_weights,
+from ._modules import randomise as _randomise
+from .attention import (MASK_INVERTED, MASK_RENORMALISED, MASK_RESHAPED, NAN_FULLY_MASKED, SCORE_AXES, check_weights,
                         weight_variants)
 
 ref = reference("masks")

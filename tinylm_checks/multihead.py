@@ -5,10 +5,10 @@ import math
 
 import torch
 
-from ._core import Ctx, check, compare, fmt_shape, known_mistake, reference
-from .attention import (MASK_INVERTED, MASK_RESHAPED, MASK_TRANSPOSED, MODULE_HINTS, SCALE_BY_SQRT_D,
-                        SHARED_PROJECTION, _candidates, _check_pair, _copy_linears, _randomise, _sdpa_variant,
-                        _unpack_pair, check_gradients, count_params, padding_mask, projection_mixups)
+from ._core import Ctx, check, compare, fmt_shape, hints, known_mistake, reference, say
+from ._modules import check_gradients, copy_linears, expect_param_count, randomise
+from .attention import (MASK_RESHAPED, SCALE_BY_SQRT_D, SHARED_PROJECTION, _candidates, _check_pair, _sdpa_variant,
+                        _unpack_pair, padding_mask, projection_mixups)
 
 ref = reference("multihead")
 ref_attention = reference("attention")
@@ -24,16 +24,6 @@ NO_DIVISIBILITY_CHECK = known_mistake("no_divisibility_check")
 FLOAT_D_K = known_mistake("float_d_k")
 SPLIT_INTERLEAVED = known_mistake("split_interleaved")
 MERGE_INTERLEAVED = known_mistake("merge_interleaved")
-
-# In MultiHeadSelfAttention the learner calls the imported scaled_dot_product_attention and writes no
-# masked_fill: hints about the mask say what to do with it there.
-HINTS = {**MODULE_HINTS,
-         MASK_INVERTED: "pass the mask on unchanged to scaled_dot_product_attention: in this course True = may "
-                        "attend (nn.MultiheadAttention's attn_mask is the one where True = blocked)",
-         MASK_RESHAPED: "pass the mask on unchanged: a (T, T) causal mask and a (B, 1, 1, T) padding mask both "
-                        "broadcast to the scores (B, H, T, T) as they are",
-         MASK_TRANSPOSED: "pass the mask on unchanged (no .transpose): its rows are the queries, its columns the keys"}
-
 
 def _split_candidates(x, H):
     B, T, D = x.shape
@@ -58,17 +48,17 @@ def check_split_heads(ctx: Ctx, split_heads) -> str:
     fn = ctx.function(split_heads, "split_heads")
     B, T, H, d_k = _sizes(ctx.seed)
     x = ctx.randn(B, T, H * d_k)
-    tried = f"x {fmt_shape(x.shape)}, num_heads={H}, float64, seed {ctx.seed}"
-    got = ctx.call(fn, x, H, what=f"called with {tried}", names=("x",))
+    tried = say("split_heads.tried", shape=fmt_shape(x.shape), H=H, seed=ctx.seed)
+    what = say("core.called_with", tried=tried)
+    got = ctx.call(fn, x, H, what=what, names=("x",))
     not_transposed = isinstance(got, torch.Tensor) and tuple(got.shape) == (B, T, H, d_k)
-    got = ctx.tensor(got, "the split", (B, H, T, d_k), tried=tried, mistake=SPLIT_NOT_TRANSPOSED if not_transposed else None,
-                     hint="(B, T, D) -> (B, H, T, d_k): print the shape after each step")
-    compare(ctx, got, ref.split_heads(x, H), "the split", tried, _split_candidates(x, H), axes=HEAD_AXES,
-            fallback="head h must hold features h*d_k ... (h+1)*d_k - 1 of every position: print split_heads of the "
-                     "small x of the demo above (x[0, t, f] = 10 t + f) and read where each number went")
-    ctx.differentiable(fn, x, H, what=f"called with {tried}", names=("x",))
-    ctx.dtype_follows(fn, x, H, what=f"called with {tried}", names=("x",))
-    return "(B, T, D) -> (B, H, T, d_k) with head h holding features h*d_k ... (h+1)*d_k - 1"
+    got = ctx.tensor(got, say("split_heads.what"), (B, H, T, d_k), tried=tried,
+                     mistake=SPLIT_NOT_TRANSPOSED if not_transposed else None, hint=say("split_heads.shape_hint"))
+    compare(ctx, got, ref.split_heads(x, H), say("split_heads.what"), tried, _split_candidates(x, H), axes=HEAD_AXES,
+            fallback=say("split_heads.fallback"))
+    ctx.differentiable(fn, x, H, what=what, names=("x",))
+    ctx.dtype_follows(fn, x, H, what=what, names=("x",))
+    return say("split_heads.passed")
 
 
 @check
@@ -78,23 +68,23 @@ def check_merge_heads(ctx: Ctx, merge_heads) -> str:
     B, T, H, d_k = _sizes(ctx.seed)
     x = ctx.randn(B, T, H * d_k)
     heads = ref.split_heads(x, H)  # (B, H, T, d_k), not contiguous: as it is inside attention
-    fallback = ("merge_heads must undo split_heads: merge_heads(split_heads(x, H)) gives x back; try it on the "
-                "small x of the demo above")
-    tried = f"x {fmt_shape(heads.shape)} (the output of split_heads), float64, seed {ctx.seed}"
-    got = ctx.call(fn, heads, what=f"called with {tried}", names=("x",))
-    got = ctx.tensor(got, "the merge", (B, T, H * d_k), hint="(B, H, T, d_k) -> (B, T, H * d_k)", tried=tried)
-    compare(ctx, got, x, "merge_heads(split_heads(x)) (it must give x back)", tried,
+    fallback = say("merge_heads.fallback")
+    tried = say("merge_heads.tried_split", shape=fmt_shape(heads.shape), seed=ctx.seed)
+    got = ctx.call(fn, heads, what=say("core.called_with", tried=tried), names=("x",))
+    got = ctx.tensor(got, say("merge_heads.what"), (B, T, H * d_k), hint=say("merge_heads.shape_hint"), tried=tried)
+    compare(ctx, got, x, say("merge_heads.round_trip"), tried,
             {MERGE_WITHOUT_TRANSPOSE: heads.reshape(B, T, H * d_k),
              MERGE_INTERLEAVED: heads.permute(0, 2, 3, 1).reshape(B, T, H * d_k)}, axes=MERGED_AXES, fallback=fallback)
     fresh = ctx.randn(B, H, T, d_k)  # contiguous, like the output of weights @ v
-    tried = f"x {fmt_shape(fresh.shape)} (a new contiguous tensor), float64, seed {ctx.seed}"
-    got = ctx.tensor(ctx.call(fn, fresh, what=f"called with {tried}", names=("x",)), "the merge", (B, T, H * d_k),
+    tried = say("merge_heads.tried_fresh", shape=fmt_shape(fresh.shape), seed=ctx.seed)
+    what = say("core.called_with", tried=tried)
+    got = ctx.tensor(ctx.call(fn, fresh, what=what, names=("x",)), say("merge_heads.what"), (B, T, H * d_k),
                      tried=tried)
-    compare(ctx, got, ref.merge_heads(fresh), "the merge", tried,
+    compare(ctx, got, ref.merge_heads(fresh), say("merge_heads.what"), tried,
             {MERGE_WITHOUT_TRANSPOSE: fresh.reshape(B, T, H * d_k)}, axes=MERGED_AXES, fallback=fallback)
-    ctx.differentiable(fn, fresh, what=f"called with {tried}", names=("x",))
-    ctx.dtype_follows(fn, fresh, what=f"called with {tried}", names=("x",))
-    return "(B, H, T, d_k) -> (B, T, H * d_k), and merge_heads(split_heads(x)) == x"
+    ctx.differentiable(fn, fresh, what=what, names=("x",))
+    ctx.dtype_follows(fn, fresh, what=what, names=("x",))
+    return say("merge_heads.passed")
 
 
 def _mha_candidates(reference, x, H, mask):
@@ -130,61 +120,51 @@ def check_multi_head_attention(ctx: Ctx, MultiHeadSelfAttention) -> str:
     4(D^2+D) parameters, out (B, T, D) and weights (B, H, T, T) equal to the reference with copied
     weights, without a mask, with a causal mask and with a key-padding mask, and gradients reaching
     every projection."""
-    ctx.hints = HINTS
+    ctx.hints = {**hints("attention.module_hints"), **hints("multi_head_attention.hints")}
     cls = ctx.module_class(MultiHeadSelfAttention, "MultiHeadSelfAttention")
     B, T, H, d_k = _sizes(ctx.seed)
     D = H * d_k
 
-    learner = ctx.build(cls, D, H, what=f"MultiHeadSelfAttention(d_model={D}, num_heads={H}) was created")
+    learner = ctx.build(cls, D, H, what=say("multi_head_attention.created", D=D, H=H))
     bad = (D + 1, H)
     try:
         cls(*bad)
     except ValueError:
         pass
     except Exception as e:  # noqa: BLE001
-        ctx.fail(f"MultiHeadSelfAttention{bad} raised {type(e).__name__}, not ValueError",
+        ctx.fail("multi_head_attention.wrong_error", bad=bad, error=type(e).__name__,
                  tried=f"MultiHeadSelfAttention(d_model={bad[0]}, num_heads={bad[1]})", got=f"{type(e).__name__}: {e}",
-                 mistake=NO_DIVISIBILITY_CHECK,
-                 mistake_hint="raise ValueError yourself, with a message, before building anything")
+                 mistake=NO_DIVISIBILITY_CHECK)
     else:
-        ctx.fail(f"MultiHeadSelfAttention{bad} was created without complaint",
-                 tried=f"MultiHeadSelfAttention(d_model={bad[0]}, num_heads={bad[1]})",
-                 expected="ValueError: d_model must be divisible by num_heads", mistake=NO_DIVISIBILITY_CHECK)
+        ctx.fail("multi_head_attention.no_error", bad=bad,
+                 tried=f"MultiHeadSelfAttention(d_model={bad[0]}, num_heads={bad[1]})", mistake=NO_DIVISIBILITY_CHECK)
 
     reference = ref.MultiHeadSelfAttention(D, H).double()
-    _randomise(ctx, reference)
+    randomise(ctx, reference)
     names = ("W_Q", "W_K", "W_V", "W_O")
-    _copy_linears(ctx, learner, reference, names, D)
-    n = count_params(learner)
-    if n != 4 * (D * D + D):
-        shared = n < 4 * (D * D + D) and n % (D * D + D) == 0
-        ctx.fail("wrong number of parameters", expected=f"4 (D^2 + D) = {4 * (D * D + D)} for D = {D}", got=str(n),
-                 mistake=SHARED_PROJECTION if shared else None,
-                 mistake_hint="are some of W_Q, W_K, W_V, W_O the same layer? they must be four separate layers"
-                 if shared else None,
-                 hint="the module holds exactly W_Q, W_K, W_V, W_O = nn.Linear(d_model, d_model); "
-                      "heads share these layers and split their outputs")
+    copy_linears(ctx, learner, reference, names, D, D)
+    full = 4 * (D * D + D)
+    n = expect_param_count(ctx, learner, full, "multi_head_attention.param_count", D=D,
+                           mistakes=lambda n: SHARED_PROJECTION if n < full and n % (D * D + D) == 0 else None)
 
     x = ctx.randn(B, T, D)
-    for mask, label in ((None, ""), (ref_attention.causal_mask(T), ", causal mask (T, T)"),
+    for mask, label in ((None, ""), (ref_attention.causal_mask(T), say("multi_head_attention.causal")),
                         (padding_mask(torch.tensor([T, T - 2, 1] * B)[:B], T, heads=True),
-                         ", key-padding mask (B, 1, 1, T)")):
-        tried = f"d_model={D}, num_heads={H}, x {fmt_shape(x.shape)}, float64, seed {ctx.seed}{label}"
-        res = ctx.call(learner, x, mask, what=f"forward was called with {tried}", names=("x", "mask"),
+                         say("multi_head_attention.padding"))):
+        tried = say("multi_head_attention.tried", D=D, H=H, shape=fmt_shape(x.shape), seed=ctx.seed, label=label)
+        res = ctx.call(learner, x, mask, what=say("core.forward_called", tried=tried), names=("x", "mask"),
                        mistake_if_raises=MASK_RESHAPED if mask is not None else None)
         if isinstance(res, (tuple, list)) and len(res) == 2 and isinstance(res[1], torch.Tensor) \
                 and tuple(res[1].shape) == (B, T, T):
-            ctx.fail("the weights have shape (B, T, T)", tried=tried, expected=f"(B, H, T, T) = {fmt_shape((B, H, T, T))}",
+            ctx.fail("multi_head_attention.weights_averaged", tried=tried, shape=fmt_shape((B, H, T, T)),
                      got=fmt_shape(res[1].shape), mistake=WEIGHTS_AVERAGED)
         out, weights = _unpack_pair(ctx, res, "MultiHeadSelfAttention.forward", (B, T, D), (B, H, T, T), mask, tried,
-                                    returns="return self.W_O(merge_heads(out)), weights")
+                                    returns="return self.W_O(merge_heads(out)), weights")  # code
         with torch.no_grad():
             ref_out, ref_w = reference(x, mask)
             cands = _mha_candidates(reference, x, H, mask)
         _check_pair(ctx, out.detach(), weights.detach(), ref_out, ref_w, cands, tried, mask,
-                    out_what="the output W_O(merge_heads(weights @ v))",
-                    after_weights="the merge of the heads (transpose back, then reshape) and W_O")
+                    out_what=say("multi_head_attention.out_what"),
+                    after_weights=say("multi_head_attention.after_weights"))
     check_gradients(ctx, learner, out, names, tried)
-    return (f"ValueError for d_model % num_heads != 0; 4 (D^2 + D) = {n} parameters; out (B, T, D) and "
-            f"weights (B, H, T, T) equal the reference with copied weights, without a mask and with causal "
-            f"and padding masks")
+    return say("multi_head_attention.passed", n=n)

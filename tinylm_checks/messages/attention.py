@@ -111,4 +111,111 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    # how a module that calls the attention function (SelfAttention here, MultiHeadSelfAttention in stage 02)
+    # makes some of these mistakes: the module exercises' wording of their hints
+    "attention.module_hints": {
+        "mask_ignored": "forward(x, mask) must use its mask: pass it on to scaled_dot_product_attention(q, k, v, mask)",
+        "mask_inverted": "True = may attend: pass the mask on unchanged (no ~mask), and inside the attention fill where "
+                         "it is False: scores.masked_fill(~mask, float('-inf'))",
+    },
+    # ---- an (out, weights) pair
+    "attention.pair.end_with": "end with `{returns}`",
+    "attention.pair.a_pair": "a pair (out, weights)",
+    "attention.pair.one_tensor": {
+        "problem": "{what} returned one tensor",
+        "got": "a tensor {shape}",
+    },
+    "attention.pair.none": {
+        "problem": "{what} returned None",
+    },
+    "attention.pair.not_a_pair": {
+        "problem": "{what} must return a pair (out, weights)",
+    },
+    "attention.pair.of_length": "{kind} of length {n}",
+    "attention.pair.swapped": {
+        "problem": "{what} returned its outputs in the wrong order",
+        "expected": "(out {out_shape}, weights {w_shape})",
+    },
+    "attention.pair.nan_where_all_allowed": {
+        "problem": "the weights are NaN exactly in the rows where the mask allows every key",
+        "expected": "True in the mask = may attend",
+    },
+    "attention.pair.nan_where_none_allowed": {
+        "problem": "NaN in the weights where a query may attend to no key",
+        "expected": "finite values: the reference gives that query zero weights and a zero output",
+        "got": "NaN at {at}: the softmax of a row of -inf is 0/0",
+    },
+    "attention.pair.nan": {
+        "problem": "the attention weights contain NaN",
+        "got": "NaN at {at}",
+        "hint": "NaN comes from 0/0 or inf - inf: a softmax over a row where every score is -inf, or a -inf multiplied "
+                "by 0",
+    },
+    "attention.pair.out_returned_by": "out returned by {what}",
+    "attention.pair.weights_returned_by": "weights returned by {what}",
+    # ---- comparing the weights
+    "attention.weights.fallback": "the weights come from the scores: look at how q and k are made and multiplied, the "
+                                  "scale and the softmax",
+    "attention.weights.fallback_mask": "{fallback} and the mask",
+    "attention.weights.masked_key": {
+        "problem": "a masked key got attention weight{when}",
+        "expected": "weight 0 where the mask is False (e.g. {at})",
+        "got": "weight {weight:.4g}{inverted}",
+        "hint": "masked keys must end up with weight 0: is the mask used (passed on, if your code calls the attention "
+                "function), and are masked scores set to -inf before the softmax?",
+    },
+    "attention.weights.when_large": " when the scores are large",
+    "attention.weights.allowed_got_zero": "; and every key the mask allows got weight 0",
+    "attention.weights.no_key_allowed": {
+        "problem": "a query that may attend to no key got non-zero weights",
+        "expected": "all-zero weights at {at} (as torch.nn.functional.scaled_dot_product_attention gives)",
+        "got": "{values}{uniform}",
+        "hint": "fill masked scores with float('-inf'), then weights.nan_to_num(0.0)",
+    },
+    "attention.weights.uniform": "; uniform weights",
+    "attention.weights.dropout": {
+        "problem": "some attention weights are 0 and the others are scaled up",
+        "got": "{n} weights set to 0, the rest multiplied by {ratio:.4f}",
+    },
+    "attention.weights.row_sum": {
+        "problem": "a row of the attention weights does not sum to 1",
+        "expected": "each row of weights (one query's weights over all keys) sums to 1",
+        "got": "the row of {at} sums to {total:.4f}",
+    },
+    "attention.weights.row_sum_hint": "the softmax must run over the keys (dim=-1)",
+    "attention.weights.row_sum_hint_mask": "the softmax must run over the keys (dim=-1), and the mask must be applied "
+                                           "to the scores before it",
+    "attention.weights.what": "the attention weights",
+    "attention.out.what": "the output (weights @ v)",
+    "attention.out.after_weights": "the last step, out = weights @ v",
+    "attention.out.fallback": "the weights are right, so look after them: {after_weights}",
+    # ---- attention_scores
+    "attention_scores.tried": "q {q}, k {k}, float64, seed {seed}",
+    "attention_scores.what": "the scores",
+    "attention_scores.shape_hint": "scores have one row per query and one column per key: (..., T_q, T_k)",
+    "attention_scores.fallback": "scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1]): compare your expression "
+                                 "with this, term by term",
+    "attention_scores.passed": "shape (..., T_q, T_k) and q @ k^T / sqrt(d_k) on 3-D and 4-D inputs with T_q != T_k",
+    # ---- scaled_dot_product_attention
+    "sdpa.tried": "q {q}, k {k}, v {v}, float64, seed {seed}, {label}",
+    "sdpa.no_mask": "no mask",
+    "sdpa.padding": "key-padding mask {shape} (True = real key)",
+    "sdpa.random_mask": "bool mask {shape} (True = may attend)",
+    "sdpa.empty_row": "bool mask {shape} in which query 0 of batch 0 may attend to no key",
+    "sdpa.large": "large negative scores (q > 0, k < 0, both times {large:g}), bool mask {shape}",
+    "sdpa.passed": "out and weights equal the reference on 3-D and 4-D inputs; rows sum to 1; masked keys get weight "
+                   "exactly 0, also with large scores; a query with no allowed key gets zero weights and a zero output",
+    # ---- SelfAttention
+    "self_attention.created": "SelfAttention(d_model={D}) was created",
+    "self_attention.param_count": {
+        "problem": "wrong number of parameters",
+        "expected": "3 (D^2 + D) = {expected_n} for D = {D}",
+        "hint": "SelfAttention holds exactly W_Q, W_K, W_V = nn.Linear(d_model, d_model); no other parameters",
+    },
+    "self_attention.tried": "x {shape}, float64, seed {seed}{label}",
+    "self_attention.causal": ", causal mask (T, T)",
+    "self_attention.padding": ", key-padding mask (B, 1, T)",
+    "self_attention.after_weights": "out = weights @ v, with v = self.W_V(x)",
+    "self_attention.passed": "3 (D^2 + D) = {n} parameters; out (B, T, D) and weights (B, T, T) equal the reference "
+                             "with copied weights",
 }

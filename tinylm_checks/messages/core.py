@@ -79,6 +79,7 @@ MESSAGES = {
     "core.passed": "✔ {check} passed: {summary}",
     # ---- calling learner code
     "core.called_with": "called with {tried}",
+    "core.forward_called": "forward was called with {tried}",
     "core.in_float32": "{what} (in float32)",
     "core.argument": "argument {i}",
     "core.raised": {
@@ -105,6 +106,10 @@ MESSAGES = {
     "core.no_gradient_to": {
         "problem": "no gradient reaches {name}",
         "mistake_hint": "compute the output from {name} with tensor operations (no .detach() or numpy)",
+    },
+    "module.no_gradient_to": {
+        "problem": "no gradient reaches {name}",
+        "mistake_hint": "the output must be computed through self.{layer}, without .detach() or numpy",
     },
     "core.dtype_not_followed": {
         "problem": "float32 inputs gave a {dtype} output",

@@ -31,4 +31,58 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    # in MultiHeadSelfAttention the learner calls the imported scaled_dot_product_attention and writes no
+    # masked_fill: hints about the mask say what to do with it there
+    "multi_head_attention.hints": {
+        "mask_inverted": "pass the mask on unchanged to scaled_dot_product_attention: in this course True = may attend "
+                         "(nn.MultiheadAttention's attn_mask is the one where True = blocked)",
+        "mask_reshaped": "pass the mask on unchanged: a (T, T) causal mask and a (B, 1, 1, T) padding mask both "
+                         "broadcast to the scores (B, H, T, T) as they are",
+        "mask_transposed": "pass the mask on unchanged (no .transpose): its rows are the queries, its columns the keys",
+    },
+    # ---- split_heads
+    "split_heads.tried": "x {shape}, num_heads={H}, float64, seed {seed}",
+    "split_heads.what": "the split",
+    "split_heads.shape_hint": "(B, T, D) -> (B, H, T, d_k): print the shape after each step",
+    "split_heads.fallback": "head h must hold features h*d_k ... (h+1)*d_k - 1 of every position: print split_heads of "
+                            "the small x of the demo above (x[0, t, f] = 10 t + f) and read where each number went",
+    "split_heads.passed": "(B, T, D) -> (B, H, T, d_k) with head h holding features h*d_k ... (h+1)*d_k - 1",
+    # ---- merge_heads
+    "merge_heads.fallback": "merge_heads must undo split_heads: merge_heads(split_heads(x, H)) gives x back; try it on "
+                            "the small x of the demo above",
+    "merge_heads.tried_split": "x {shape} (the output of split_heads), float64, seed {seed}",
+    "merge_heads.tried_fresh": "x {shape} (a new contiguous tensor), float64, seed {seed}",
+    "merge_heads.what": "the merge",
+    "merge_heads.shape_hint": "(B, H, T, d_k) -> (B, T, H * d_k)",
+    "merge_heads.round_trip": "merge_heads(split_heads(x)) (it must give x back)",
+    "merge_heads.passed": "(B, H, T, d_k) -> (B, T, H * d_k), and merge_heads(split_heads(x)) == x",
+    # ---- MultiHeadSelfAttention
+    "multi_head_attention.created": "MultiHeadSelfAttention(d_model={D}, num_heads={H}) was created",
+    "multi_head_attention.wrong_error": {
+        "problem": "MultiHeadSelfAttention{bad} raised {error}, not ValueError",
+        "mistake_hint": "raise ValueError yourself, with a message, before building anything",
+    },
+    "multi_head_attention.no_error": {
+        "problem": "MultiHeadSelfAttention{bad} was created without complaint",
+        "expected": "ValueError: d_model must be divisible by num_heads",
+    },
+    "multi_head_attention.param_count": {
+        "problem": "wrong number of parameters",
+        "expected": "4 (D^2 + D) = {expected_n} for D = {D}",
+        "mistake_hint": "are some of W_Q, W_K, W_V, W_O the same layer? they must be four separate layers",
+        "hint": "the module holds exactly W_Q, W_K, W_V, W_O = nn.Linear(d_model, d_model); heads share these layers "
+                "and split their outputs",
+    },
+    "multi_head_attention.causal": ", causal mask (T, T)",
+    "multi_head_attention.padding": ", key-padding mask (B, 1, 1, T)",
+    "multi_head_attention.tried": "d_model={D}, num_heads={H}, x {shape}, float64, seed {seed}{label}",
+    "multi_head_attention.weights_averaged": {
+        "problem": "the weights have shape (B, T, T)",
+        "expected": "(B, H, T, T) = {shape}",
+    },
+    "multi_head_attention.out_what": "the output W_O(merge_heads(weights @ v))",
+    "multi_head_attention.after_weights": "the merge of the heads (transpose back, then reshape) and W_O",
+    "multi_head_attention.passed": "ValueError for d_model % num_heads != 0; 4 (D^2 + D) = {n} parameters; out (B, T, D) "
+                                   "and weights (B, H, T, T) equal the reference with copied weights, without a mask "
+                                   "and with causal and padding masks",
 }

@@ -1,0 +1,189 @@
+"""The checks' message table (tinylm_checks.messages, read by tinylm_checks._text): every sentence a learner reads
+from a check lives there, once, under a stable id, as a template with named fields; the checks use only ids
+the table has, give every field a template needs, and leave no sentence of their own in the code.
+
+The code is read with ``ast``: a message id is a string literal passed to ``ctx.fail``, ``ctx.failure``, a
+``slip`` of ``ctx.slips()``, ``say``, ``hints``, ``known_mistake`` or ``expect_param_count``.
+"""
+from __future__ import annotations
+
+import ast
+import importlib
+import pkgutil
+import re
+import string
+from pathlib import Path
+
+import pytest
+
+import tinylm_checks
+from tinylm_checks import _text, messages
+
+CHECKS = Path(tinylm_checks.__file__).parent
+RESERVED = {"mistake", "tried", "expected", "got", "hint", "mistake_hint", "message_id"}  # Ctx.failure's own keywords
+FORMAT_SPEC = re.compile(r"^([^{}]?[<>=^])?[+\- ]?#?0?\d*[,_]?(\.\d+)?[bcdeEfFgGnosxX%]?$")
+ID_ARG = {"fail": 0, "failure": 0, "slip": 0, "say": 0, "hints": 0, "known_mistake": 0, "expect_param_count": 3}
+# Not check code: the table itself, its reader, the learner's tools (their labels are issue 3 of 5's), the probes
+# (whose words are errors about their own use, read by the checks' authors).
+NOT_CHECKS = ("messages", "lab", "_text.py", "probes.py")
+
+
+def check_sources() -> dict[Path, ast.Module]:
+    files = [p for p in sorted(CHECKS.rglob("*.py")) if not any(part in NOT_CHECKS for part in p.relative_to(CHECKS).parts)]
+    return {p: ast.parse(p.read_text(), str(p)) for p in files}
+
+
+def func_name(call: ast.Call) -> str | None:
+    f = call.func
+    return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
+
+
+def uses():
+    """Every literal message id the checks use: (file, line, function, id, keyword names or None for **kw)."""
+    for path, tree in check_sources().items():
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call) or func_name(node) not in ID_ARG:
+                continue
+            i = ID_ARG[func_name(node)]
+            if len(node.args) > i and isinstance(node.args[i], ast.Constant) and isinstance(node.args[i].value, str):
+                keywords = None if any(k.arg is None for k in node.keywords) else {k.arg for k in node.keywords}
+                yield path.name, node.lineno, func_name(node), node.args[i].value, keywords
+
+
+def entries():
+    """(module, id, value) of every entry of every messages module."""
+    for info in pkgutil.iter_modules(messages.__path__):
+        module = importlib.import_module(f"{messages.__name__}.{info.name}")
+        for key, value in getattr(module, "MESSAGES", {}).items():
+            yield info.name, key, value
+
+
+def test_no_id_is_defined_twice():
+    assert _text.CLASHES == []
+
+
+def test_every_messages_module_contributes():
+    modules = {info.name for info in pkgutil.iter_modules(messages.__path__)}
+    assert modules and modules == set(_text.ORIGIN.values())
+
+
+@pytest.mark.parametrize("key", sorted(k for k in _text.TEXT if not k.startswith("mistakes.")))  # mistakes: plain text
+def test_every_template_has_named_fields_only(key):
+    for literal, name, spec, conversion in string.Formatter().parse(_text.TEXT[key]):
+        if name is None:
+            continue
+        assert name.isidentifier(), f"{key}: field {{{name}}} (braces in the text are written {{{{ }}}})"
+        assert name not in RESERVED or key.rsplit(".", 1)[-1] not in _text.PARTS, \
+            f"{key}: field {{{name}}} is a keyword of Ctx.failure"
+        assert conversion is None and FORMAT_SPEC.match(spec), f"{key}: {{{name}:{spec}}}"
+
+
+def test_every_entry_is_a_text_a_failure_or_a_hint_table():
+    for module, key, value in entries():
+        if isinstance(value, str):
+            continue
+        assert isinstance(value, dict) and value, f"{module}: {key}"
+        if set(value) <= set(_text.PARTS):
+            assert "problem" in value, f"{module}: failure {key} has no problem"
+        else:
+            unknown = set(value) - set(tinylm_checks.MISTAKES)
+            assert not unknown, f"{module}: {key} is neither a failure nor a hint table ({sorted(unknown)})"
+
+
+def test_every_id_the_checks_use_exists_and_gets_its_fields():
+    problems = []
+    for file, line, fn, key, keywords in uses():
+        where = f"{file}:{line} {fn}({key!r})"
+        if fn == "known_mistake":
+            if key not in tinylm_checks.MISTAKES:
+                problems.append(f"{where}: no such mistake")
+            continue
+        if fn == "hints":
+            try:
+                _text.hints(key)
+            except _text.MessageError as e:
+                problems.append(f"{where}: {e}")
+            continue
+        templates = [_text.TEXT[key]] if fn == "say" and key in _text.TEXT else \
+            [t for part in _text.PARTS for k, t in _text.TEXT.items() if k == f"{key}.{part}"]
+        if not templates or fn != "say" and f"{key}.problem" not in _text.TEXT:
+            problems.append(f"{where}: no such {'text' if fn == 'say' else 'failure'}")
+            continue
+        if keywords is None:
+            continue
+        needed = set().union(*(_text.fields(t) for t in templates))
+        if fn == "expect_param_count":
+            needed.discard("expected_n")  # expect_param_count gives it
+        missing = needed - keywords
+        unused = keywords - needed - RESERVED - {"mistakes"}
+        if missing:
+            problems.append(f"{where}: the template needs {sorted(missing)}")
+        if unused:
+            problems.append(f"{where}: no template uses {sorted(unused)}")
+    assert not problems, "\n".join(problems)
+
+
+def _string_constants(tree: ast.Module) -> set[str]:
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            found.add(node.value)
+    return found
+
+
+def test_every_message_is_used():
+    constants = set().union(*(_string_constants(t) for t in check_sources().values()))
+    prefixes = tuple(c for c in constants if c.endswith(".") and c.count(".") >= 1)  # ids built in code: "axis." + name
+    unused = []
+    for key in _text.TEXT:
+        if key.startswith("mistakes."):
+            if key.split(".")[1] not in constants:
+                unused.append(key)
+            continue
+        entry = key.rsplit(".", 1)[0] if key.rsplit(".", 1)[-1] in _text.PARTS else key
+        if key not in constants and entry not in constants and not key.startswith(prefixes) \
+                and not entry.rsplit(".", 1)[0] in constants:  # a hint table's entry: "<id>.<mistake>"
+            unused.append(key)
+    assert not unused, f"messages no check uses: {unused}"
+
+
+SENTENCE = re.compile(r"[A-Za-z]{2,} [A-Za-z]{2,}")
+
+
+INTERNAL_ERRORS = {"MessageError", "TypeError", "ValueError", "RuntimeError", "KeyError", "AttributeError"}
+
+
+def _not_for_learners(tree: ast.Module) -> set[int]:
+    """Strings no learner reads: docstrings (and other bare string statements), patterns an exception's message is
+    matched against (``"..." in msg``), and the messages of the checks' own errors (``raise TypeError(...)``)."""
+    ids = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
+            ids.add(id(node.value))
+        elif isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)):
+            ids.add(id(node.left))
+        elif isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and func_name(node.exc) in INTERNAL_ERRORS:
+            ids |= {id(n) for n in ast.walk(node.exc)}
+    return ids
+
+
+def test_no_sentence_outside_the_table():
+    """A string literal of two or more words in check code is a sentence a learner may read: it belongs in the
+    table. Code a message quotes (``returns="return weights @ v, weights"``) says so with ``# code`` on its line."""
+    found = []
+    for path, tree in check_sources().items():
+        lines = path.read_text().splitlines()
+        skip = _not_for_learners(tree)
+        for node in ast.walk(tree):
+            if id(node) in skip:
+                continue
+            if isinstance(node, ast.JoinedStr):
+                texts = [v.value for v in node.values if isinstance(v, ast.Constant)]
+            elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+                texts = [node.value]
+            else:
+                continue
+            span = lines[node.lineno - 1:node.end_lineno]
+            if any(SENTENCE.search(t) for t in texts) and not any("# code" in line for line in span):
+                found.append(f"{path.relative_to(CHECKS)}:{node.lineno}: {span[0].strip()[:100]}")
+    assert not found, "sentences outside tinylm_checks.messages:\n" + "\n".join(sorted(set(found)))
