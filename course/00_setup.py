@@ -197,7 +197,7 @@ def softmax(x: torch.Tensor) -> torch.Tensor:
     ### END SOLUTION
 
 
-# %% test="softmax_check" points=1
+# %% test="softmax_check"
 from tinylm_checks import check_softmax
 check_softmax(softmax)
 ### BEGIN HIDDEN TESTS

@@ -154,7 +154,7 @@ def attention_scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     ### END SOLUTION
 
 
-# %% test="attention_scores_check" points=1
+# %% test="attention_scores_check"
 from tinylm_checks import check_attention_scores
 check_attention_scores(attention_scores)
 ### BEGIN HIDDEN TESTS
@@ -270,7 +270,7 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
     ### END SOLUTION
 
 
-# %% test="scaled_dot_product_attention_check" points=2
+# %% test="scaled_dot_product_attention_check"
 from tinylm_checks import check_scaled_dot_product_attention
 check_scaled_dot_product_attention(scaled_dot_product_attention)
 ### BEGIN HIDDEN TESTS
@@ -383,7 +383,7 @@ class SelfAttention(nn.Module):
         ### END SOLUTION
 
 
-# %% test="self_attention_check" points=3
+# %% test="self_attention_check"
 from tinylm_checks import check_self_attention
 check_self_attention(SelfAttention)
 ### BEGIN HIDDEN TESTS
@@ -499,7 +499,7 @@ def causal_mask(T: int) -> torch.Tensor:
     ### END SOLUTION
 
 
-# %% test="causal_mask_check" points=1
+# %% test="causal_mask_check"
 from tinylm_checks import check_causal_mask
 check_causal_mask(causal_mask)
 ### BEGIN HIDDEN TESTS

@@ -149,7 +149,7 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     ### END SOLUTION
 
 
-# %% test="split_heads_check" points=1
+# %% test="split_heads_check"
 from tinylm_checks import check_split_heads
 check_split_heads(split_heads)
 ### BEGIN HIDDEN TESTS
@@ -221,7 +221,7 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     ### END SOLUTION
 
 
-# %% test="merge_heads_check" points=1
+# %% test="merge_heads_check"
 from tinylm_checks import check_merge_heads
 check_merge_heads(merge_heads)
 ### BEGIN HIDDEN TESTS
@@ -355,7 +355,7 @@ class MultiHeadSelfAttention(nn.Module):
         ### END SOLUTION
 
 
-# %% test="multi_head_attention_check" points=3
+# %% test="multi_head_attention_check"
 from tinylm_checks import check_multi_head_attention
 check_multi_head_attention(MultiHeadSelfAttention)
 ### BEGIN HIDDEN TESTS

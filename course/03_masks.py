@@ -130,7 +130,7 @@ def key_padding_mask(lengths: torch.Tensor, T: int, padding_side: str = "right")
     ### END SOLUTION
 
 
-# %% test="key_padding_mask_check" points=2
+# %% test="key_padding_mask_check"
 from tinylm_checks import check_key_padding_mask
 check_key_padding_mask(key_padding_mask)
 ### BEGIN HIDDEN TESTS
@@ -217,7 +217,7 @@ def combine_masks(*masks):
     ### END SOLUTION
 
 
-# %% test="combine_masks_check" points=1
+# %% test="combine_masks_check"
 from tinylm_checks import check_combine_masks
 check_combine_masks(combine_masks)
 ### BEGIN HIDDEN TESTS
@@ -327,7 +327,7 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> to
     ### END SOLUTION
 
 
-# %% test="masked_softmax_check" points=2
+# %% test="masked_softmax_check"
 from tinylm_checks import check_masked_softmax
 check_masked_softmax(masked_softmax)
 ### BEGIN HIDDEN TESTS

@@ -176,7 +176,7 @@ def sinusoidal_position_encoding(max_len: int, d_model: int) -> torch.Tensor:
     ### END SOLUTION
 
 
-# %% test="sinusoidal_position_encoding_check" points=3
+# %% test="sinusoidal_position_encoding_check"
 from tinylm_checks import check_sinusoidal_position_encoding
 check_sinusoidal_position_encoding(sinusoidal_position_encoding)
 ### BEGIN HIDDEN TESTS
@@ -336,7 +336,7 @@ class PositionalEncoding(nn.Module):
         ### END SOLUTION
 
 
-# %% test="positional_encoding_check" points=2
+# %% test="positional_encoding_check"
 from tinylm_checks import check_positional_encoding
 check_positional_encoding(PositionalEncoding)
 ### BEGIN HIDDEN TESTS
@@ -436,7 +436,7 @@ class LearnedPositionalEmbedding(nn.Module):
         ### END SOLUTION
 
 
-# %% test="learned_positional_embedding_check" points=1
+# %% test="learned_positional_embedding_check"
 from tinylm_checks import check_learned_positional_embedding
 check_learned_positional_embedding(LearnedPositionalEmbedding)
 ### BEGIN HIDDEN TESTS
@@ -502,7 +502,7 @@ for module in (PositionalEncoding(64, 512), LearnedPositionalEmbedding(64, 512))
 # `(..., T, d_k)` with `out_even` in the even columns.
 # </details>
 
-# %% solution="apply_rope" bonus=true
+# %% solution="apply_rope"
 def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
     """Rotate each interleaved pair (2i, 2i+1) of x by the angle position * theta_i (RoFormer, eq. 34).
 

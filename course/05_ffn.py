@@ -165,7 +165,7 @@ class FeedForward(nn.Module):
         ### END SOLUTION
 
 
-# %% test="feed_forward_check" points=3
+# %% test="feed_forward_check"
 from tinylm_checks import check_feed_forward
 check_feed_forward(FeedForward)
 ### BEGIN HIDDEN TESTS
@@ -255,7 +255,7 @@ for D_ in (64, 256, 768):
 # `return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))  # (..., D)`
 # </details>
 
-# %% solution="swiglu" bonus=true
+# %% solution="swiglu"
 class SwiGLU(nn.Module):
     """The SwiGLU feed-forward network: down_proj(SiLU(gate_proj(x)) * up_proj(x)), no biases.
 

@@ -169,7 +169,7 @@ class LayerNorm(nn.Module):
         ### END SOLUTION
 
 
-# %% test="layer_norm_check" points=3
+# %% test="layer_norm_check"
 from tinylm_checks import check_layer_norm
 check_layer_norm(LayerNorm)
 ### BEGIN HIDDEN TESTS

@@ -227,7 +227,7 @@ class TransformerBlock(nn.Module):
         ### END SOLUTION
 
 
-# %% test="transformer_block_check" points=4
+# %% test="transformer_block_check"
 from tinylm_checks import check_transformer_block
 check_transformer_block(TransformerBlock)
 ### BEGIN HIDDEN TESTS
@@ -376,7 +376,7 @@ def block_parameter_counts(block: nn.Module) -> dict[str, int]:
     ### END SOLUTION
 
 
-# %% test="block_parameter_counts_check" points=2
+# %% test="block_parameter_counts_check"
 from tinylm_checks import check_block_parameter_counts
 check_block_parameter_counts(block_parameter_counts)
 ### BEGIN HIDDEN TESTS

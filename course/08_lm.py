@@ -155,7 +155,7 @@ def causal_lm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     ### END SOLUTION
 
 
-# %% test="causal_lm_loss_check" points=2
+# %% test="causal_lm_loss_check"
 from tinylm_checks import check_causal_lm_loss
 check_causal_lm_loss(causal_lm_loss)
 ### BEGIN HIDDEN TESTS
@@ -306,7 +306,7 @@ class TinyLM(nn.Module):
         return n - self.pos_emb.weight.numel() if non_embedding else n
 
 
-# %% test="tiny_lm_check" points=5
+# %% test="tiny_lm_check"
 from tinylm_checks import check_tiny_lm
 check_tiny_lm(TinyLM)
 ### BEGIN HIDDEN TESTS
@@ -440,7 +440,7 @@ def parameter_table(model: nn.Module) -> dict[str, int]:
     ### END SOLUTION
 
 
-# %% test="parameter_table_check" points=2
+# %% test="parameter_table_check"
 from tinylm_checks import check_parameter_table
 check_parameter_table(parameter_table)
 ### BEGIN HIDDEN TESTS

@@ -111,7 +111,7 @@ def char_tokenizer(text: str) -> tuple[list[str], list[int]]:
     ### END SOLUTION
 
 
-# %% test="char_tokenizer_check" points=2
+# %% test="char_tokenizer_check"
 from tinylm_checks import check_char_tokenizer
 check_char_tokenizer(char_tokenizer)
 ### BEGIN HIDDEN TESTS
@@ -197,7 +197,7 @@ def word_encode(text: str, vocab: list[str]) -> list[int]:
     ### END SOLUTION
 
 
-# %% test="word_encode_check" points=2
+# %% test="word_encode_check"
 from tinylm_checks import check_word_tokenizer
 check_word_tokenizer(word_encode)
 ### BEGIN HIDDEN TESTS
@@ -330,7 +330,7 @@ def train_step(model, batch, optimizer, max_grad_norm: float = 1.0) -> dict:
     ### END SOLUTION
 
 
-# %% test="train_step_check" points=3
+# %% test="train_step_check"
 from tinylm_checks import check_train_step
 check_train_step(train_step)
 ### BEGIN HIDDEN TESTS
@@ -437,7 +437,7 @@ def evaluate(model, batches) -> float:
     ### END SOLUTION
 
 
-# %% test="evaluate_check" points=2
+# %% test="evaluate_check"
 from tinylm_checks import check_evaluate
 check_evaluate(evaluate)
 ### BEGIN HIDDEN TESTS
@@ -467,7 +467,7 @@ def perplexity(loss) -> float:
     ### END SOLUTION
 
 
-# %% test="perplexity_check" points=1
+# %% test="perplexity_check"
 from tinylm_checks import check_perplexity
 check_perplexity(perplexity)
 ### BEGIN HIDDEN TESTS

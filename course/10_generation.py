@@ -159,7 +159,7 @@ def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=
     ### END SOLUTION
 
 
-# %% test="generate_check" points=4
+# %% test="generate_check"
 from tinylm_checks import check_generate
 check_generate(generate)
 ### BEGIN HIDDEN TESTS

@@ -331,7 +331,7 @@ def nan_loss_bug() -> str:
     ### END SOLUTION
 
 
-# %% test="nan_loss_bug_check" points=1
+# %% test="nan_loss_bug_check"
 from tinylm_checks import check_nan_loss_bug
 check_nan_loss_bug(nan_loss_bug)
 ### BEGIN HIDDEN TESTS
@@ -399,7 +399,7 @@ def stable_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.T
     ### END SOLUTION
 
 
-# %% test="stable_cross_entropy_check" points=2
+# %% test="stable_cross_entropy_check"
 from tinylm_checks import check_stable_cross_entropy
 check_stable_cross_entropy(stable_cross_entropy)
 ### BEGIN HIDDEN TESTS
@@ -489,7 +489,7 @@ def uniform_attention_bug() -> str:
     ### END SOLUTION
 
 
-# %% test="uniform_attention_bug_check" points=1
+# %% test="uniform_attention_bug_check"
 from tinylm_checks import check_uniform_attention_bug
 check_uniform_attention_bug(uniform_attention_bug)
 ### BEGIN HIDDEN TESTS
@@ -509,7 +509,7 @@ def fixed_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: tor
     ### END SOLUTION
 
 
-# %% test="fixed_attention_check" points=2
+# %% test="fixed_attention_check"
 from tinylm_checks import check_fixed_attention
 check_fixed_attention(fixed_attention)
 ### BEGIN HIDDEN TESTS
@@ -595,7 +595,7 @@ def future_mask_bug() -> str:
     ### END SOLUTION
 
 
-# %% test="future_mask_bug_check" points=1
+# %% test="future_mask_bug_check"
 from tinylm_checks import check_future_mask_bug
 check_future_mask_bug(future_mask_bug)
 ### BEGIN HIDDEN TESTS
@@ -611,7 +611,7 @@ def fixed_causal_mask(T: int) -> torch.Tensor:
     ### END SOLUTION
 
 
-# %% test="fixed_causal_mask_check" points=2
+# %% test="fixed_causal_mask_check"
 from tinylm_checks import check_fixed_causal_mask
 check_fixed_causal_mask(fixed_causal_mask)
 ### BEGIN HIDDEN TESTS
@@ -685,7 +685,7 @@ def unshifted_labels_bug() -> str:
     ### END SOLUTION
 
 
-# %% test="unshifted_labels_bug_check" points=1
+# %% test="unshifted_labels_bug_check"
 from tinylm_checks import check_unshifted_labels_bug
 check_unshifted_labels_bug(unshifted_labels_bug)
 ### BEGIN HIDDEN TESTS
@@ -702,7 +702,7 @@ def fixed_lm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     ### END SOLUTION
 
 
-# %% test="fixed_lm_loss_check" points=2
+# %% test="fixed_lm_loss_check"
 from tinylm_checks import check_fixed_lm_loss
 check_fixed_lm_loss(fixed_lm_loss)
 ### BEGIN HIDDEN TESTS

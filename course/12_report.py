@@ -187,7 +187,7 @@ def flops_per_token(config: dict, seq_len: int) -> int:
     ### END SOLUTION
 
 
-# %% test="flops_per_token_check" points=2
+# %% test="flops_per_token_check"
 from tinylm_checks import check_flops_per_token
 check_flops_per_token(flops_per_token)
 ### BEGIN HIDDEN TESTS
@@ -278,7 +278,7 @@ except OSError as e:
 #
 # **Q1 (2 points).** What does the overfit run show, and why run it before training on real text?
 
-# %% [markdown] answer="overfit_answer" points=2
+# %% [markdown] answer="overfit_answer"
 # The loss on the one batch falls from about ln V (a uniform guess) to close to 0 within a hundred steps:
 # the model, the loss and the optimiser step are wired correctly, since a network this size can memorise
 # one batch. If it could not, no amount of real data would help: the bug would be in the code, and this is
@@ -288,7 +288,7 @@ except OSError as e:
 # **Q2 (3 points).** What does each ablation show? Name the run that did best and worst in each, and
 # explain why with what the course taught (residual stream, LayerNorm placement, permutation invariance).
 
-# %% [markdown] answer="ablations_answer" points=3
+# %% [markdown] answer="ablations_answer"
 # Without residual connections the deep model trains much worse than the shallow one, while with them
 # depth helps or does no harm: the residual stream carries the signal and the gradient past each block.
 # Post-LN is fine at a small learning rate and falls behind (or diverges) at a large one, where Pre-LN still
@@ -299,7 +299,7 @@ except OSError as e:
 # **Q3 (2 points).** What was the first bug you met, what evidence gave it away, and how did you confirm
 # the cause?
 
-# %% [markdown] answer="bug_answer" points=2
+# %% [markdown] answer="bug_answer"
 # The "cheating" mask: the training loss fell far below the validation loss of a correct model within a
 # few steps, and generation was garbage. Plotting the attention weights showed weight above the diagonal
 # (queries attending to later tokens); replacing the mask with the causal one brought the loss back to
@@ -309,7 +309,7 @@ except OSError as e:
 # **Q4 (2 points).** Where does the compute go in your model, and how close did your CPU come to the rate
 # the FLOPs estimate predicts? What would change for a model with `d_model = 768`?
 
-# %% [markdown] answer="compute_answer" points=2
+# %% [markdown] answer="compute_answer"
 # At this size the output layer (the tied token embedding, 6VD per token) and the blocks' matrices take
 # most of the FLOPs; the attention scores are a few percent because T is small compared with D. The CPU
 # sustained a few GFLOP/s, far below its peak: small matrices leave time to Python and memory traffic. At

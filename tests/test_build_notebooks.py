@@ -1,10 +1,12 @@
-"""tools/build_notebooks.py: the committed notebooks are the build of their sources, and lint catches
-broken grading metadata."""
+"""tools/build_notebooks.py: the committed notebooks and the README's exercise table are the build of their
+sources and of the registry, and lint catches broken grading metadata."""
 import importlib.util
 import textwrap
 from pathlib import Path
 
 import pytest
+
+from tinylm_grading import registry
 
 ROOT = Path(__file__).resolve().parent.parent
 spec = importlib.util.spec_from_file_location("build_notebooks", ROOT / "tools" / "build_notebooks.py")
@@ -28,13 +30,16 @@ def f():
     return 1
     ### END SOLUTION
 
-# %% test="f_check" points=2
+# %% test="f_check"
 check_f(f)
 ### BEGIN HIDDEN TESTS
 import runpy
 runpy.run_module("tinylm_checks.grading")["fresh"]().check_f(f, seed=1)
 ### END HIDDEN TESTS
 '''
+STAGE = registry.Stage("99_stage", "a stage")
+F = registry.Exercise("f", "99_stage", "f", "somewhere", "check_f", 2)
+Q1 = registry.Exercise("q1_answer", "99_stage", points=3, written=True)
 
 
 def write(tmp_path, text):
@@ -43,8 +48,18 @@ def write(tmp_path, text):
     return p
 
 
-def test_committed_notebooks_are_up_to_date():
+def build(tmp_path, text, exercises=(F,)):
+    return build_notebooks.build(write(tmp_path, text), STAGE, exercises)
+
+
+def test_committed_notebooks_and_readme_table_are_up_to_date():
     assert build_notebooks.main(["--check"]) == 0
+
+
+def test_the_readme_table_is_the_registry_s():
+    readme = (ROOT / "README.md").read_text()
+    assert f"{build_notebooks.TABLE_START}\n{registry.exercise_table()}{build_notebooks.TABLE_END}" in readme
+    assert readme.count("| `check_") == len(registry.checked())
 
 
 def test_every_stage_source_has_a_notebook():
@@ -54,7 +69,7 @@ def test_every_stage_source_has_a_notebook():
 
 
 def test_good_source_gets_nbgrader_metadata(tmp_path):
-    nb = build_notebooks.build(write(tmp_path, GOOD))
+    nb = build(tmp_path, GOOD)
     sol, test = nb.cells[1].metadata.nbgrader, nb.cells[2].metadata.nbgrader
     assert sol == {"grade": False, "grade_id": "f", "locked": False, "schema_version": 3, "solution": True, "task": False}
     assert test == {"grade": True, "grade_id": "f_check", "locked": True, "points": 2, "schema_version": 3,
@@ -63,40 +78,44 @@ def test_good_source_gets_nbgrader_metadata(tmp_path):
 
 
 def test_bonus_exercise_is_a_solution_with_an_ungraded_check(tmp_path):
-    source = GOOD.replace('solution="f"', 'solution="f" bonus=true').replace(
-        '# %% test="f_check" points=2\ncheck_f(f)', '# %%\ncheck_f(f)')
-    nb = build_notebooks.build(write(tmp_path, source))
+    source = GOOD.replace('# %% test="f_check"\ncheck_f(f)', '# %%\ncheck_f(f)').split("### BEGIN HIDDEN")[0]
+    nb = build(tmp_path, source, (registry.Exercise("f", "99_stage", "f", "somewhere", "check_f", 0),))
     assert nb.cells[1].metadata.nbgrader["solution"] is True
     assert "nbgrader" not in nb.cells[2].metadata
 
 
 @pytest.mark.parametrize("change, message", [
     (lambda s: s.replace('test="f_check"', 'test="f"'), "not unique"),
-    (lambda s: s.replace(" points=2", ""), "needs points"),
-    (lambda s: s.replace('["fresh"]()', ""), "hidden block"),
+    (lambda s: s.replace('test="f_check"', 'test="f_check" points=2'), "points= is the registry's"),
+    (lambda s: s.replace('solution="f"', 'solution="f" bonus=true'), "bonus= is the registry's"),
+    (lambda s: s.replace('solution="f"', 'solution="g"'), "solution 'g' is no exercise of 99_stage"),
+    (lambda s: s.replace('["fresh"]()', ""), "needs the hidden block"),
+    (lambda s: s.replace("seed=1)", "seed=2)"), "needs the hidden block"),  # the grader would read seed 2
+    (lambda s: s.replace("check_f(f, seed=1)", "check_f(f,  seed=1)"), "needs the hidden block"),
+    (lambda s: s.replace("check_f(f, seed=1)", "check_g(f, seed=1)"), "needs the hidden block"),
     (lambda s: s.replace("    ### END SOLUTION\n", ""), "no BEGIN/END SOLUTION"),
-    (lambda s: s.replace('# %% test="f_check" points=2', "# %%"), "not followed by a test cell"),
-    (lambda s: s.replace("check_f(f)\n", ""), "no visible check call"),
+    (lambda s: s.replace('# %% test="f_check"', "# %%"), "not followed by the test cell 'f_check'"),
+    (lambda s: s.replace("check_f(f)\n", ""), r"must call check_f\(f\)"),
     (lambda s: s.replace("**Difficulty:** ★☆☆ · **Time:** about 5 min", ""), "Difficulty"),
     (lambda s: s.replace("<details>", ""), "<details>"),
-    (lambda s: s.replace('solution="f"', 'solution="f" bonus=true'), "not followed by an ungraded check cell"),
+    (lambda s: s.split("# %% solution")[0], r"exercises \['f'\] have no cell here"),
 ])
 def test_lint_rejects_broken_metadata(tmp_path, change, message):
     with pytest.raises(build_notebooks.LintError, match=message):
-        build_notebooks.build(write(tmp_path, change(GOOD)))
+        build(tmp_path, change(GOOD))
 
 
 ANSWER = '''
 # %% [markdown]
 # **Q1.** What does the run show?
 
-# %% [markdown] answer="q1_answer" points=3
+# %% [markdown] answer="q1_answer"
 # The loss falls to 0: the model can memorise one batch.
 '''
 
 
 def test_written_answer_is_a_manually_graded_markdown_cell(tmp_path):
-    nb = build_notebooks.build(write(tmp_path, GOOD + ANSWER))
+    nb = build(tmp_path, GOOD + ANSWER, (F, Q1))
     question, answer = nb.cells[-2], nb.cells[-1]
     assert answer.cell_type == "markdown" and answer.source.startswith("The loss falls")
     assert answer.metadata.nbgrader == {"grade": True, "grade_id": "q1_answer", "locked": False, "points": 3,
@@ -105,14 +124,18 @@ def test_written_answer_is_a_manually_graded_markdown_cell(tmp_path):
 
 
 @pytest.mark.parametrize("change, message", [
-    (lambda s: s.replace(" points=3", ""), "written answer 'q1_answer' needs points"),
+    (lambda s: s.replace('answer="q1_answer"', 'answer="q1_answer" points=3'), "points= is the registry's"),
     (lambda s: s.replace('answer="q1_answer"', 'answer="f_check"'), "not unique"),
+    (lambda s: s.replace('answer="q1_answer"', 'answer="q2_answer"'), "'q2_answer' is no written answer"),
     (lambda s: s.replace("# %% [markdown] answer=", "# %% answer="), "must be a markdown cell"),
     (lambda s: s.replace("# %% [markdown]\n# **Q1.** What does the run show?\n\n", ""),
      "must follow a markdown cell that asks the question"),
-    (lambda s: s + '\n# %% [markdown] answer="q2_answer" points=1\n# An answer right after an answer.\n',
-     "'q2_answer' must follow a markdown cell that asks the question"),
 ])
 def test_lint_rejects_broken_written_answers(tmp_path, change, message):
     with pytest.raises(build_notebooks.LintError, match=message):
-        build_notebooks.build(write(tmp_path, change(GOOD + ANSWER)))
+        build(tmp_path, change(GOOD + ANSWER), (F, Q1))
+
+
+def test_a_source_that_is_no_stage_of_the_registry_is_refused(tmp_path):
+    with pytest.raises(build_notebooks.LintError, match="no stage"):
+        build_notebooks.build(write(tmp_path, GOOD))

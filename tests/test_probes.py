@@ -125,7 +125,7 @@ def test_the_agent_setup_builds_probes_from_the_sources_it_sends():
     """What the grader runs in a kernel: probes.py's source, then agent.py's, in one fresh module."""
     from pathlib import Path
     from tinylm_grading import agent
-    from tinylm_grading.preprocessors import AGENT_SETUP
+    from tinylm_grading.verdicts import AGENT_SETUP
     namespace = {}
     exec(AGENT_SETUP.format(probes=Path(probes.__file__).read_text(), agent=Path(agent.__file__).read_text()),
          namespace)
@@ -207,7 +207,7 @@ def test_a_module_tree_with_too_many_paths_or_a_cycle_is_refused():
 
 def test_the_agents_answer_must_be_one_string_literal():
     import json
-    from tinylm_grading.preprocessors import _one_string_literal
+    from tinylm_grading.verdicts import one_string_literal as _one_string_literal
     from tinylm_grading.remote import AgentError
     for answer in ({"result": "it's \"quoted\" \\ and\nnew"}, {"a": "'"}, {"b": '"'}, {"c": "\\"}):
         text = repr(json.dumps(answer))

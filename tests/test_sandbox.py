@@ -14,7 +14,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from tinylm_grading import sandbox
+from tinylm_grading import registry, sandbox
 from tinylm_grading.sandbox import SandboxKernelManager, SandboxUnavailable
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -205,20 +205,29 @@ def _imports(source: str) -> set[str]:
     return names
 
 
-@pytest.mark.parametrize("stage", sorted(__import__("tinylm_solutions").STAGE_MODULES))
+@pytest.mark.parametrize("stage", [s.name for s in registry.STAGES])
 def test_a_stage_hides_its_answers_and_later_code_but_nothing_its_notebook_needs(stage):
     import tinylm_solutions
     package = Path(tinylm_solutions.__file__).parent
-    hidden = set(tinylm_solutions.hidden_modules(stage))
-    assert set(tinylm_solutions.STAGE_MODULES[stage]) <= hidden
-    needed, todo = set(), _imports((ROOT / "course" / f"{stage}.py").read_text())
+    hidden = set(registry.hidden_modules(stage))
+    assert set(registry.STAGE[stage].answers) <= hidden
+    imported = _imports((ROOT / "course" / f"{stage}.py").read_text())
+    assert imported == set(registry.STAGE[stage].imports)  # the registry says what each notebook imports
+    needed, todo = set(), set(imported)
     while todo:  # what the notebook imports, and what that imports in turn
         name = todo.pop()
         if name not in needed:
             needed.add(name)
             todo |= _imports((package / f"{name}.py").read_text())
     assert not needed & hidden, needed & hidden
-    later = [m for s, ms in tinylm_solutions.STAGE_MODULES.items() if s > stage for m in ms]
+    later = [m for s in registry.STAGES if s.name > stage for m in s.answers]
     assert set(later) <= hidden  # stage 11's fixes repeat 08's loss: a later stage's module is hidden too
     modules = {p.stem for p in package.glob("*.py")} - {"__init__"}
-    assert modules == {m for ms in tinylm_solutions.STAGE_MODULES.values() for m in ms} | set(tinylm_solutions.GIVEN_FROM)
+    answers = [m for s in registry.STAGES for m in s.answers]
+    given = {m for s in registry.STAGES for m in s.imports} - set(answers)
+    assert len(answers) == len(set(answers))  # a module holds one stage's answers: given code stays importable
+    assert modules == set(answers) | given | set(registry.NOT_IMPORTED)
+
+
+def test_a_name_that_is_no_stage_hides_nothing():
+    assert registry.hidden_modules("99_extra") == ()

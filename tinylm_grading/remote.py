@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import builtins
 import contextlib
+import functools
 import io
 import json
 from types import SimpleNamespace
@@ -157,7 +158,8 @@ class RemoteFunction:
             _raise(reply)
         return reply
 
-    def _call(self, args, kwargs, grad: list[int]):
+    def _send(self, args, kwargs, grad: list[int], params=()):
+        """Call the learner's function in the kernel: (result, which outputs need grad, the call's id)."""
         probes = {str(i): a for i, a in enumerate(args) if isinstance(a, Probe)}
         probes |= {f"k:{k}": v for k, v in kwargs.items() if isinstance(v, Probe)}
         if any(isinstance(v, torch.nn.Module) and not isinstance(v, Probe) for v in kwargs.values()):
@@ -171,29 +173,46 @@ class RemoteFunction:
                                "grad": grad, "modules": modules,
                                "probes": {key: {"class": type(p).__name__, "spec": encode(p.probe_spec())}
                                           for key, p in probes.items()}})
-        self._last_call = reply.get("call")
-        return _answer(args, reply, kwargs)
+        return (*_answer(args, reply, kwargs), reply.get("call"))
 
     def __call__(self, *args, **kwargs):
         grad = [i for i, a in enumerate(args) if isinstance(a, torch.Tensor) and a.requires_grad]
-        if not (grad and torch.is_grad_enabled()):
-            return self._call(args, kwargs, [])[0]
-        outputs = _RemoteCall.apply(self, kwargs, grad, len(args), *args)
-        return outputs[0] if self._single else (list(outputs) if self._as_list else tuple(outputs))
+        return _Call(self._request, self._send, kwargs, grad if torch.is_grad_enabled() else [], len(args)).apply(args)
+
+
+class _Call:
+    """One call of learner code in the kernel, from start to backward: its own state only (its id, which the
+    backward request names, and whether its result is one value, a list or a tuple). A stand-in makes a new one
+    for every call and keeps no state of its calls itself, so calls that overlap (a check calls a function again
+    before backward ran for the first call) cannot mix up."""
+
+    def __init__(self, request, send, kwargs: dict, grad: list[int], n: int):
+        self.request, self.send = request, send  # payload -> reply; (inputs, kwargs, grad, params) -> answer
+        self.kwargs, self.grad, self.n = kwargs, grad, n
+        self.call_id, self.single, self.as_list = None, True, False
+
+    def run(self, args: tuple):
+        """Send the call: ``args`` are the inputs, then the parameters whose gradients are asked for."""
+        result, needs, self.call_id = self.send(args[:self.n], self.kwargs, self.grad, list(args[self.n:]))
+        self.single, self.as_list = not isinstance(result, (tuple, list)), isinstance(result, list)
+        return result, needs
+
+    def apply(self, args: tuple, params: tuple = ()):
+        """The call's result, in the autograd graph when an input or a parameter needs a gradient."""
+        if not (self.grad or params):
+            return self.run(tuple(args))[0]
+        outputs = _RemoteCall.apply(self, *args, *params)
+        return outputs[0] if self.single else (list(outputs) if self.as_list else tuple(outputs))
 
 
 class _RemoteCall(torch.autograd.Function):
     """A remote call in the autograd graph: backward asks the agent for the gradients of the inputs."""
 
     @staticmethod
-    def forward(ctx, fn, kwargs, grad, n, *args):
-        fn._n_args = n
-        result, needs = fn._call(args, kwargs, grad)
-        ctx.call_id = fn._last_call
-        fn._single = not isinstance(result, (tuple, list))
-        fn._as_list = isinstance(result, list)
-        outputs = (result,) if fn._single else tuple(result)
-        ctx.fn, ctx.grad, ctx.n = fn, grad, n
+    def forward(ctx, call, *args):
+        result, needs = call.run(args)
+        outputs = (result,) if call.single else tuple(result)
+        ctx.call = call
         ctx.tensor_outputs = [isinstance(o, torch.Tensor) for o in outputs]
         ctx.mark_non_differentiable(*(o for o, need in zip(outputs, needs + [False] * len(outputs))  # one call:
                                       if isinstance(o, torch.Tensor) and not (need and o.is_floating_point())))  # it replaces
@@ -201,14 +220,15 @@ class _RemoteCall(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, *grad_outputs):
+        call = ctx.call
         grads = [g if is_tensor else None for g, is_tensor in zip(grad_outputs, ctx.tensor_outputs)]
-        reply = ctx.fn._request({"op": "backward", "call": ctx.call_id, "grads": encode(grads)})
+        reply = call.request({"op": "backward", "call": call.call_id, "grads": encode(grads)})
         got = decode(reply["grads"])
-        per_arg = [None] * ctx.n
-        for i, g in zip(ctx.grad, got):
+        per_arg = [None] * call.n
+        for i, g in zip(call.grad, got):
             per_arg[i] = g if isinstance(g, torch.Tensor) else None
-        extra = [g if isinstance(g, torch.Tensor) else None for g in got[len(ctx.grad):]]  # parameters (modules)
-        return (None, None, None, None, *per_arg, *extra)
+        extra = [g if isinstance(g, torch.Tensor) else None for g in got[len(call.grad):]]  # parameters (modules)
+        return (None, *per_arg, *extra)
 
 
 # ---------------------------------------------------------------- modules
@@ -255,46 +275,31 @@ class _Link:
         params = [p for p in self.root.parameters() if p.requires_grad and getattr(p, "_remote_id", None)]
         if not torch.is_grad_enabled():
             grad, params = [], []
-        fn = _ModuleCall(self, module)
-        if not (grad or params):
-            return fn.call(args, kwargs, [], [])[0]
-        outputs = _RemoteCall.apply(fn, kwargs, grad, len(args), *args, *params)
-        return outputs[0] if fn._single else (list(outputs) if fn._as_list else tuple(outputs))
-
-
-class _ModuleCall:
-    """One forward of a mirror, shaped like RemoteFunction for _RemoteCall."""
-
-    def __init__(self, link: _Link, module):
-        self.link, self.module = link, module
-        self.grad_params = []
+        send = functools.partial(self._send_forward, module)
+        return _Call(self._request, send, kwargs, grad, len(args)).apply(args, tuple(params))
 
     def _request(self, payload):
-        reply = self.link.transport.request(payload)
+        reply = self.transport.request(payload)
         if not isinstance(reply, dict):
             raise AgentError("the agent's answer is not an object")
         if "error" in reply and "tree" in reply:
-            self.link.absorb(reply["tree"])
+            self.absorb(reply["tree"])
         if "error" in reply:
             _raise(reply)
         return reply
 
-    def call(self, args, kwargs, grad, grad_params):
-        params, buffers, training = self.link.state()
+    def _send_forward(self, module, args, kwargs, grad, grad_params):
+        """Run ``module``'s forward in the kernel on this tree's parameters: (result, which outputs need grad,
+        the call's id)."""
+        params, buffers, training = self.state()
         send = tuple(a.detach() if isinstance(a, torch.Tensor) else a for a in args)
-        reply = self._request({"op": "forward", "module": self.module._remote_id, "args": encode(send),
+        reply = self._request({"op": "forward", "module": module._remote_id, "args": encode(send),
                                "kwargs": encode(kwargs), "grad": grad, "params": encode(params),
                                "buffers": encode(buffers), "training": encode(training),
                                "grad_params": [p._remote_id for p in grad_params]})
         if "tree" in reply:  # forward changed the module (created layers): the mirror follows
-            self.link.absorb(reply["tree"])
-        self._last_call = reply.get("call")
-        return _answer(args, reply)
-
-    def _call(self, args, kwargs, grad):  # the interface _RemoteCall uses: args = (*inputs, *params)
-        n = self._n_args
-        inputs, params = args[:n], list(args[n:])
-        return self.call(inputs, kwargs, grad, params)
+            self.absorb(reply["tree"])
+        return (*_answer(args, reply), reply.get("call"))
 
 
 def _build_mirror(transport, reply: dict):

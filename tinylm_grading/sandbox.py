@@ -17,7 +17,7 @@ and inside it:
   equivalents; every verdict is computed outside the kernel);
 - the reference modules that hold the answers of the stage being graded, and every module a later stage
   brings (which repeats earlier answers: stage 11's fixes hold stage 08's loss), are replaced by ones that
-  raise ImportError (``tinylm_solutions.hidden_modules``), and the package's compiled files are hidden;
+  raise ImportError (``tinylm_grading.registry.hidden_modules``), and the package's compiled files are hidden;
   earlier stages' modules and the given code the notebook imports stay;
 - the kernel's working folder (the submission's folder under ``autograded/``) is a private tmpfs of
   limited size holding the submission's files read-only (links are not followed); it, ``/tmp`` and
@@ -142,11 +142,13 @@ class SandboxKernelManager(SlicedPollKernelManager):
     def hidden_reference(self, workdir: Path) -> list[Path]:
         """The reference modules that hold the answers of the stage being graded (``stage``, else the working
         folder's name, which nbgrader makes the assignment's) or repeat them: its own and every later stage's
-        (``tinylm_solutions.hidden_modules``); empty for a folder that is no stage."""
+        (:func:`tinylm_grading.registry.hidden_modules`); empty for a folder that is no stage."""
         import tinylm_solutions
+
+        from .registry import hidden_modules
         package = Path(tinylm_solutions.__file__).resolve().parent
         stage = self.stage or workdir.name
-        names = tinylm_solutions.hidden_modules(stage)
+        names = hidden_modules(stage)
         return [package / f"{name}.py" for name in names if (package / f"{name}.py").exists()]
 
     def bwrap_args(self, workdir: Path, box: Path, conn_dir: Path) -> list[str]:

@@ -1,29 +1,32 @@
-"""Build the nbgrader source notebooks from the jupytext sources, and lint them.
+"""Build the nbgrader source notebooks from the jupytext sources, lint them against the course's registry, and
+write the README's exercise table.
 
-    python tools/build_notebooks.py              # course/NN_name.py -> notebooks/NN_name/NN_name.ipynb
-    python tools/build_notebooks.py --check      # exit 1 if a notebook is missing or differs from its source
+    python tools/build_notebooks.py              # course/NN_name.py -> notebooks/NN_name/NN_name.ipynb; README table
+    python tools/build_notebooks.py --check      # exit 1 if a notebook or the README table differs from its source
     python tools/build_notebooks.py --only 04    # build (or check) the stages whose name starts with 04
 
-The sources are jupytext "percent" files. Cell markers carry the grading metadata, so no one edits
-nbgrader JSON by hand:
+The sources are jupytext "percent" files. Cell markers name the cells that grading knows; everything else about
+an exercise (its points, whether it is a bonus, its check, its hidden check) comes from the registry
+(``tinylm_grading/registry.py``), so no one edits nbgrader JSON or writes points twice:
 
-    # %% solution="attention_scores"               an exercise: nbgrader solution cell
-    # %% test="attention_scores_check" points=2    its check: nbgrader autograder test cell (locked)
-    # %% solution="apply_rope" bonus=true           a bonus exercise: stripped from the release like any
-                                                    solution; its check cell is an ordinary, ungraded cell
+    # %% solution="attention_scores"                an exercise: nbgrader solution cell
+    # %% test="attention_scores_check"              its check: nbgrader autograder test cell (locked), with the
+                                                     registry's points
+    # %% solution="apply_rope"                      a bonus exercise (0 points in the registry) is stripped from the
+                                                     release like any solution; its check cell is an ordinary cell
     # %% tags=["raises-exception"]                  a cell meant to fail (nbval accepts its error)
-    # %% [markdown] answer="overfit_answer" points=2
-                                                    a written answer, graded by hand: an nbgrader manually
-                                                    graded answer cell (solution and grade, unlocked); its
-                                                    text is the model answer, which the release replaces
-                                                    with nbgrader's "YOUR ANSWER HERE"
+    # %% [markdown] answer="overfit_answer"         a written answer, graded by hand: an nbgrader manually graded
+                                                     answer cell (solution and grade, unlocked); its text is the
+                                                     model answer, which the release replaces with "YOUR ANSWER HERE"
 
-Lint rules (errors stop the build): grade ids unique and lowercase; every solution cell has a
-``### BEGIN SOLUTION`` / ``### END SOLUTION`` span and is followed by a test cell (a bonus exercise by a
-cell with a visible check call); every test cell has points, a visible check call and a hidden block
-that re-runs the check from a fresh copy of the checks; a written answer is a markdown cell with points, after
-a markdown cell that asks the question; the markdown that introduces each exercise
-gives its difficulty and time (``**Difficulty:** ★★☆ · **Time:** about 10 min``) and hints in collapsed
+Lint rules (errors stop the build): the stage and each exercise, test and answer are the registry's, each
+exactly once, in the registry's stage; every solution cell has a ``### BEGIN SOLUTION`` / ``### END SOLUTION``
+span and is followed by its check cell: a graded one is a test cell whose visible line calls the registry's check
+on the registry's name and whose hidden block is exactly ``import runpy`` and the registry's hidden check line
+(:attr:`~tinylm_grading.registry.Exercise.hidden_check`, the same line the grader reads with
+:func:`~tinylm_grading.registry.hidden_calls`); a bonus exercise's is an ordinary cell with the visible call. A
+written answer is a markdown cell after a markdown cell that asks the question. The markdown that introduces each
+exercise gives its difficulty and time (``**Difficulty:** ★★☆ · **Time:** about 10 min``) and hints in collapsed
 ``<details>`` blocks, so that a learner can choose to struggle first.
 """
 from __future__ import annotations
@@ -38,12 +41,17 @@ import jupytext
 import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))  # the registry, also before the package is installed
+from tinylm_grading import registry  # noqa: E402
+
 SOURCES = ROOT / "course"
 NOTEBOOKS = ROOT / "notebooks"
-FRESH_CALL = 'runpy.run_module("tinylm_checks.grading")["fresh"]()'
-GRADE_ID = re.compile(r"^[a-z0-9_]+$")
+README = ROOT / "README.md"
+TABLE_START = "<!-- exercises: generated from tinylm_grading/registry.py by `make notebooks`; edit the registry, not this table -->"
+TABLE_END = "<!-- end of exercises -->"
 DIFFICULTY = re.compile(r"\*\*Difficulty:\*\* [★☆]{3} · \*\*Time:\*\* about \d+ min")
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
+HIDDEN = "### BEGIN HIDDEN TESTS\n{}\n### END HIDDEN TESTS"
 
 
 class LintError(Exception):
@@ -58,58 +66,100 @@ def nbgrader_meta(grade_id: str, *, solution: bool, grade: bool, locked: bool, p
     return meta
 
 
-def build(source: Path) -> nbformat.NotebookNode:
-    """Read one percent source and return the nbgrader source notebook (lint errors raise LintError)."""
+def hidden_block(exercise: registry.Exercise) -> str:
+    """The hidden part of an exercise's test cell, exactly."""
+    return HIDDEN.format(f"import runpy\n{exercise.hidden_check}")
+
+
+def _lint_test_cell(cell, exercise: registry.Exercise, where: str) -> list[str]:
+    problems = []
+    visible = cell.source.partition("### BEGIN HIDDEN TESTS")[0]
+    if not re.search(rf"^{re.escape(exercise.visible_check)}$", visible, re.M):
+        problems.append(f"{where}: the check cell of {exercise.id!r} must call {exercise.visible_check} on a line of "
+                        "its own")
+    if exercise.bonus:
+        if registry.hidden_calls(cell.source) or "### BEGIN HIDDEN TESTS" in cell.source:
+            problems.append(f"{where}: the check cell of bonus exercise {exercise.id!r} has a hidden block")
+        return problems
+    calls = registry.hidden_calls(cell.source)
+    if calls != [(exercise.check, exercise.name, exercise.hidden_seed)] or hidden_block(exercise) not in cell.source:
+        problems.append(f"{where}: test cell {exercise.test_id!r} needs the hidden block, exactly:\n"
+                        f"{hidden_block(exercise)}\n(found calls {calls})")
+    return problems
+
+
+def build(source: Path, stage: registry.Stage | None = None, exercises: tuple | None = None) -> nbformat.NotebookNode:
+    """Read one percent source and return the nbgrader source notebook (lint errors raise LintError). ``stage``
+    and ``exercises`` default to the registry's for the source's name (tests pass their own)."""
     nb = jupytext.read(source)
-    stem, seen, problems, answers = source.stem, set(), [], set()
+    stem, problems, answers = source.stem, [], set()
+    stage = stage or registry.STAGE.get(stem)
+    if stage is None:
+        raise LintError(f"{source.name}: {stem!r} is no stage of tinylm_grading/registry.py")
+    exercises = {e.id: e for e in (exercises if exercises is not None else registry.stage_exercises(stage.name))}
+    tests = {e.test_id: e for e in exercises.values() if not e.bonus}
+    seen: dict[str, str] = {}  # grade id -> where
     for i, cell in enumerate(nb.cells):
         meta = cell.metadata
         meta.pop("lines_to_next_cell", None)
-        solution, test, points = meta.pop("solution", None), meta.pop("test", None), meta.pop("points", None)
-        bonus = meta.pop("bonus", False)
-        answer = meta.pop("answer", None)
+        solution, test, answer = meta.pop("solution", None), meta.pop("test", None), meta.pop("answer", None)
         where = f"{source.name}, cell {i}"
+        for stale in ("points", "bonus"):
+            if meta.pop(stale, None) is not None:
+                problems.append(f"{where}: {stale}= is the registry's to say (tinylm_grading/registry.py)")
         cell.id = hashlib.sha1(f"{stem}:{i}".encode()).hexdigest()[:12]
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
         for gid in (solution, test, answer):
             if gid is not None:
-                if not GRADE_ID.match(str(gid)) or gid in seen:
-                    problems.append(f"{where}: grade id {gid!r} is not unique lowercase_with_underscores")
-                seen.add(gid)
+                if gid in seen:
+                    problems.append(f"{where}: grade id {gid!r} is not unique (also {seen[gid]})")
+                seen[gid] = where
         if solution is not None:
+            exercise = exercises.get(solution)
+            if exercise is None or exercise.written:
+                problems.append(f"{where}: solution {solution!r} is no exercise of {stage.name} in the registry")
+                continue
             if "### BEGIN SOLUTION" not in cell.source or "### END SOLUTION" not in cell.source:
                 problems.append(f"{where}: solution cell {solution!r} has no BEGIN/END SOLUTION span")
-            nxt = next((c for c in nb.cells[i + 1:] if c.cell_type == "code"), None)
-            if bonus:
-                if nxt is None or "test" in nxt.metadata or not re.search(r"^check_\w+\(", nxt.source, re.M):
-                    problems.append(f"{where}: bonus exercise {solution!r} is not followed by an ungraded check cell")
-            elif nxt is None or "test" not in nxt.metadata:
-                problems.append(f"{where}: solution cell {solution!r} is not followed by a test cell")
+            nxt = next(((j, c) for j, c in enumerate(nb.cells[i + 1:], i + 1) if c.cell_type == "code"), None)
+            if nxt is None:
+                problems.append(f"{where}: solution cell {solution!r} is not followed by its check cell")
+            elif exercise.bonus and "test" in nxt[1].metadata:
+                problems.append(f"{where}: bonus exercise {solution!r} is followed by a test cell: its check cell is "
+                                "an ordinary cell")
+            elif not exercise.bonus and nxt[1].metadata.get("test") != exercise.test_id:
+                problems.append(f"{where}: solution cell {solution!r} is not followed by the test cell "
+                                f"{exercise.test_id!r}")
+            else:
+                problems += _lint_test_cell(nxt[1], exercise, f"{source.name}, cell {nxt[0]}")
             intro = next((c for c in reversed(nb.cells[:i]) if c.cell_type == "markdown"), None)
             if intro is None or not DIFFICULTY.search(intro.source) or "<details>" not in intro.source:
                 problems.append(f"{where}: the markdown before exercise {solution!r} needs a "
                                 "'**Difficulty:** ★★☆ · **Time:** about N min' line and hints in <details> blocks")
-            meta["nbgrader"] = nbgrader_meta(str(solution), solution=True, grade=False, locked=False)
+            meta["nbgrader"] = nbgrader_meta(solution, solution=True, grade=False, locked=False)
         if answer is not None:
+            exercise = exercises.get(answer)
             before = nb.cells[i - 1] if i else None
-            if cell.cell_type != "markdown":
+            if exercise is None or not exercise.written:
+                problems.append(f"{where}: written answer {answer!r} is no written answer of {stage.name} in the "
+                                "registry")
+            elif cell.cell_type != "markdown":
                 problems.append(f"{where}: written answer {answer!r} must be a markdown cell")
-            if not isinstance(points, int) or points <= 0:
-                problems.append(f"{where}: written answer {answer!r} needs points=<positive int>")
-            if before is None or before.cell_type != "markdown" or i - 1 in answers:
+            elif before is None or before.cell_type != "markdown" or i - 1 in answers:
                 problems.append(f"{where}: written answer {answer!r} must follow a markdown cell that asks the question")
+            else:
+                meta["nbgrader"] = nbgrader_meta(answer, solution=True, grade=True, locked=False, points=exercise.points)
             answers.add(i)
-            meta["nbgrader"] = nbgrader_meta(str(answer), solution=True, grade=True, locked=False, points=points)
         if test is not None:
-            if not isinstance(points, int) or points <= 0:
-                problems.append(f"{where}: test cell {test!r} needs points=<positive int>")
-            hidden = cell.source.partition("### BEGIN HIDDEN TESTS")[2].partition("### END HIDDEN TESTS")[0]
-            if FRESH_CALL not in hidden or "seed=" not in hidden:
-                problems.append(f"{where}: test cell {test!r} needs a hidden block calling {FRESH_CALL}.check_...(..., seed=N)")
-            if not re.search(r"^check_\w+\(", cell.source, re.M):
-                problems.append(f"{where}: test cell {test!r} has no visible check call")
-            meta["nbgrader"] = nbgrader_meta(str(test), solution=False, grade=True, locked=True, points=points)
+            exercise = tests.get(test)
+            if exercise is None or exercise.written:
+                problems.append(f"{where}: test cell {test!r} is no check of {stage.name} in the registry")
+                continue
+            meta["nbgrader"] = nbgrader_meta(test, solution=False, grade=True, locked=True, points=exercise.points)
+    missing = [e.id for e in exercises.values() if e.id not in seen]
+    if missing:
+        problems.append(f"{source.name}: the registry's exercises {missing} have no cell here")
     if problems:
         raise LintError("\n".join(problems))
     nb.metadata = nbformat.from_dict({
@@ -125,21 +175,36 @@ def target(source: Path) -> Path:
     return NOTEBOOKS / source.stem / f"{source.stem}.ipynb"
 
 
+def readme_with_table(text: str) -> str:
+    """The README with its exercise table made from the registry."""
+    head, start, rest = text.partition(TABLE_START)
+    _, end, tail = rest.partition(TABLE_END)
+    if not start or not end:
+        raise LintError(f"README.md has no {TABLE_START!r} ... {TABLE_END!r} section")
+    return f"{head}{TABLE_START}\n{registry.exercise_table()}{TABLE_END}{tail}"
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--check", action="store_true", help="fail if a built notebook is missing or stale")
+    parser.add_argument("--check", action="store_true", help="fail if a built notebook or the README table is stale")
     parser.add_argument("--only", metavar="PREFIX", help="only the stages whose name starts with PREFIX (e.g. 04)")
     args = parser.parse_args(argv)
     stale = []
-    for source in sorted(SOURCES.glob(f"{args.only or ''}*.py")):
-        if not re.match(r"^\d\d_", source.name):
-            continue
+    sources = [p for p in sorted(SOURCES.glob(f"{args.only or ''}*.py")) if re.match(r"^\d\d_", p.name)]
+    if not args.only and sorted(p.stem for p in sources) != [s.name for s in registry.STAGES]:
+        print(f"course/ holds {[p.stem for p in sources]}, the registry's stages are "
+              f"{[s.name for s in registry.STAGES]}", file=sys.stderr)
+        return 1
+    outputs = {}
+    for source in sources:
         try:
-            text = nbformat.writes(build(source)) + "\n"
+            outputs[target(source)] = nbformat.writes(build(source)) + "\n"
         except LintError as e:
             print(f"lint errors:\n{e}", file=sys.stderr)
             return 1
-        out = target(source)
+    if not args.only:
+        outputs[README] = readme_with_table(README.read_text())
+    for out, text in outputs.items():
         if args.check:
             if not out.exists() or out.read_text() != text:
                 stale.append(str(out.relative_to(ROOT)))
