@@ -91,4 +91,135 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    # ---- shared by the mask exercises
+    "masks.what": "the mask",
+    # ---- causal_mask
+    "causal_mask.hints": {
+        "mask_inverted": "True on and below the diagonal: torch.tril(...), not its complement",
+    },
+    "causal_mask.wrong_shape": {
+        "problem": "the mask has the wrong shape",
+        "hint": "one row per query position, one column per key position",
+    },
+    "causal_mask.wrong_dtype": {
+        "problem": "the mask has dtype {dtype}",
+    },
+    "causal_mask.wrong": {
+        "problem": "the mask is wrong",
+        "expected": "row {row} (query {row}): {expected_row} (1 = may attend)",
+        "got": "row {row} (query {row}): {got_row}",
+        "hint": "row t must be True in columns 0..t and False after",
+    },
+    "causal_mask.passed": "bool (T, T), True on and below the diagonal, for T in {lengths}",
+    # ---- key_padding_mask
+    "key_padding_mask.tried": "lengths={lengths}, T={T}, padding_side={padding_side} (B = {B})",
+    "key_padding_mask.wrong_shape": {
+        "problem": "the mask has the wrong shape",
+        "expected": "(B, 1, 1, T) = {shape}: it must broadcast to scores (B, H, T_q, T)",
+        "hint": "batch first, then size-1 axes for heads and queries, then the keys: (B, 1, 1, T)",
+    },
+    "key_padding_mask.wrong_dtype": {
+        "problem": "the mask has dtype {dtype}",
+        "expected": "torch.bool (True = real token)",
+    },
+    "key_padding_mask.wrong": {
+        "problem": "the mask is wrong",
+        "expected": "sequence {sequence} (length {length}): {expected_row} (1 = real token)",
+        "got": "sequence {sequence}: {got_row}",
+        "hint": "True for the lengths[b] real tokens of sequence b: the first ones with right padding, the last ones "
+                "with left padding",
+    },
+    "key_padding_mask.left_off_by_one": "with left padding sequence b's real tokens are the last lengths[b]: positions "
+                                        "T - lengths[b] .. T - 1, i.e. positions >= T - lengths[b]",
+    "key_padding_mask.tried_empty": "lengths={lengths}, T={T}, padding_side={padding_side} (sequence 0 has no real "
+                                    "token)",
+    "key_padding_mask.empty_sequence": {
+        "problem": "a sequence of length 0 must be all padding",
+        "expected": "sequence 0: {zeros}",
+        "hint": "a length of 0 needs no special case with a comparison (positions < 0 and positions >= T are False "
+                "everywhere); with slicing, x[-0:] is the whole tensor, not an empty one",
+    },
+    "key_padding_mask.right_padding_mask": "right-padding mask",
+    "key_padding_mask.left_padding_mask": "left-padding mask",
+    "key_padding_mask.tried_attention": "reference MultiHeadSelfAttention(d_model={D}, num_heads={H}), x {shape}, your "
+                                        "{padding_mask} for lengths={lengths}",
+    "key_padding_mask.padded_key_weight": {
+        "problem": "a padded key got attention weight",
+        "expected": "weight 0 at {at}",
+    },
+    "key_padding_mask.padding_visible": {
+        "problem": "changing the padded tokens changed the output at a real token",
+        "got": "largest change {change:.3g}",
+        "hint": "padding must be invisible to real tokens",
+    },
+    "key_padding_mask.passed": "bool (B, 1, 1, T), True on real tokens, for right and left padding; in multi-head "
+                               "attention padded keys get weight 0 and changing them changes nothing at the real tokens",
+    # ---- combine_masks
+    "combine_masks.left_padding": "left-padding mask {shape}",
+    "combine_masks.causal": "causal mask {shape}",
+    "combine_masks.random": "random mask {shape}",
+    "combine_masks.tried": "combine_masks({masks}), B = {B}, T = {T}",
+    "combine_masks.called_as": "called as {tried}",
+    "combine_masks.argument": "mask {n}",
+    "combine_masks.all_none": {
+        "problem": "combine_masks of only None must return None",
+    },
+    "combine_masks.a_tensor": "{shape} tensor",
+    "combine_masks.returned_none": {
+        "problem": "combine_masks returned None although some masks are not None",
+        "expected": "the AND of the masks that are not None, shape {shape}",
+        "hint": "every path through the function must return the combined mask",
+    },
+    "combine_masks.dropped_mask": {
+        "problem": "combine_masks dropped a mask",
+        "expected": "the AND of every mask, of the broadcast shape {shape}",
+        "got": "a mask of shape {got_shape}: the AND of only some of them",
+    },
+    "combine_masks.what": "the combined mask",
+    "combine_masks.shape_hint": "the masks broadcast together: (B, 1, 1, T) and (T, T) give (B, 1, T, T); & does that",
+    "combine_masks.wrong_dtype": {
+        "problem": "the combined mask has dtype {dtype}",
+    },
+    "combine_masks.wrong": {
+        "problem": "the combined mask is wrong",
+        "expected": "{expected_value} at {at}: a key is allowed only where every mask allows it",
+        "hint": "a key is allowed only where every mask allows it: AND every mask that is not None",
+    },
+    "combine_masks.tried_attention": "reference MultiHeadSelfAttention(d_model={D}, num_heads={H}), x {shape}, your "
+                                     "combine_masks(left padding for lengths={lengths}, causal)",
+    "combine_masks.future_visible": {
+        "problem": "changing the tokens after position {position} changed the output at position {position} or before",
+        "hint": "the combined mask must keep the causal mask: no key after the query",
+    },
+    "combine_masks.past_hidden": {
+        "problem": "changing the token at position {earlier} did not change the output at position {position}",
+        "hint": "a real token must see the real tokens before it: the mask hides too much",
+    },
+    "combine_masks.passed": "the AND of any number of masks, None skipped (None if all are None), inputs unchanged; in "
+                            "multi-head attention with left padding and a causal mask, later tokens change nothing and "
+                            "earlier real ones do",
+    # ---- masked_softmax
+    "masked_softmax.hints": {
+        "softmax_unstable": "use torch.softmax on the masked scores: it subtracts each row's maximum for you, so exp() "
+                            "neither overflows nor underflows to all zeros",
+    },
+    "masked_softmax.random": "random mask",
+    "masked_softmax.no_mask": "mask=None",
+    "masked_softmax.padding_causal": "left padding & causal (padded queries may attend to no key; sequence 0 is all "
+                                     "padding)",
+    "masked_softmax.random_large": "random mask, large negative scores (around -1e7)",
+    "masked_softmax.with_mask": "bool mask {shape}: {label}",
+    "masked_softmax.tried": "scores {shape}, float64, seed {seed}, {label}",
+    "masked_softmax.nan": {
+        "problem": "the weights contain NaN",
+        "got": "NaN in the row of {at}",
+        "hint": "NaN comes from 0 / 0 (a row whose weights are all 0 before dividing) or from 0 x inf (a mask "
+                "multiplied by -inf)",
+    },
+    "masked_softmax.what": "the weights",
+    "masked_softmax.shape_hint": "the weights have the shape of the scores",
+    "masked_softmax.fallback": "fill the masked scores with float('-inf'), softmax over the keys (dim=-1), then turn "
+                               "the NaN of rows with no allowed key into 0",
+    "masked_softmax.passed": "softmax over the keys; masked keys get exactly 0, also with large scores; a query with "
+                             "no allowed key gets all zeros, never NaN; mask=None is the plain softmax",
 }
