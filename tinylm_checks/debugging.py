@@ -22,7 +22,7 @@ from .masks import MASK_NOT_BOOL
 from .model import IGNORED_SCORED as IGNORE_INDEX_DROPPED, LOSS_SUMMED
 from .model import NOT_SHIFTED as LABELS_NOT_SHIFTED, SHIFT_REVERSED, SHIFTED_TWICE as LABELS_SHIFTED_TWICE
 from .setup import SOFTMAX_WRONG_DIM
-from ._core import Ctx, check, compare, diagnose, known_mistake, max_abs_diff, reference, within
+from ._core import Ctx, check, compare, diagnose, hints, known_mistake, max_abs_diff, reference, say, within
 
 ref = reference("debugging")
 given = reference("ablations")
@@ -34,78 +34,63 @@ __all__ = ["check_nan_loss_bug", "check_uniform_attention_bug", "check_future_ma
 UNKNOWN_BUG_NAME = known_mistake("unknown_bug_name")
 WRONG_BUG_NAMED = known_mistake("wrong_bug_named")
 
-# For each symptom, the hint a learner reads after choosing each wrong name: why that name does not explain it.
-WRONG_NAME_HINTS = {
-    "nan_loss": {
-        "learning_rate_too_high": "the probe needs no training at all: the same logits, scaled up, give NaN at any "
-                                  "learning rate. Look at what the loss does with large logits",
-        "*": "the NaN appears in the loss itself, on fixed logits, once they are large: look at the first line of "
-             "naive_cross_entropy and at what exp(100) is in float32",
-    },
-    "uniform_attention": {
-        "missing_scale": "without the 1/sqrt(d_k) the weights get *sharper*, not uniform; here every allowed key "
-                         "gets exactly the same weight: print the shape of `scores` before the mask",
-        "softmax_over_queries": "the softmax is over dim=-1, the keys; print the shape of `scores` before the mask",
-        "*": "the weights do not change when the keys change: look at how the scores are computed and at their shape",
-    },
-    "low_loss_poor_samples": {
-        "mask_hides_past": "a mask that hides the past would make the loss worse, not better; print "
-                           "broken_causal_mask(4) and read row 0: which positions may token 0 see?",
-        "*": "the loss is lower than a model that reads only the past can reach: print broken_causal_mask(4)",
-    },
-    "copying_loss": {
-        "labels_shifted_twice": "shifted twice, the model would predict two tokens ahead: harder, not easier. "
-                                "The probe shows it predicts the token it is reading",
-        "mask_sees_future": "the lab's mask is the healthy one here; the probe shows the model predicts the token "
-                            "at its own position: look at which label logits[:, t] is scored against",
-        "*": "the model learned to output the token it reads: look at which label logits[:, t] is compared with",
-    },
-}
 
-
-def _bug_name(ctx: Ctx, fn, symptom: str, fn_name: str) -> str:
-    """Call the learner's ``fn()`` and compare its answer with the bug behind ``symptom``."""
+def _bug_name(ctx: Ctx, fn, symptom: str, fn_name: str, why_not: dict[str, str], why_not_other: str) -> str:
+    """Call the learner's ``fn()`` and compare its answer with the bug behind ``symptom``. A wrong name's hint says
+    why that name does not explain the symptom: the message ``why_not[name]``, or ``why_not_other``."""
     ctx.function(fn, fn_name)
-    got = ctx.call(fn, what=f"{fn_name}() was called")
+    call = f"{fn_name}()"
+    got = ctx.call(fn, what=say("debugging.was_called", call=call))
     names = tuple(given.BUG_NAMES)
     if not isinstance(got, str):
-        ctx.fail(f"{fn_name}() returned {type(got).__name__}, not a str",
-                 expected="one of the strings in BUG_NAMES", got=repr(got)[:80],
+        ctx.fail("bug_name.not_a_str", call=call, kind=type(got).__name__, got=repr(got)[:80],
                  mistake="missing_return" if got is None else UNKNOWN_BUG_NAME)
     if got not in names:
-        ctx.fail(f"{fn_name}() returned {got[:60]!r}, which is not one of the bug names",
-                 expected="one of " + ", ".join(names), got=repr(got[:60]), mistake=UNKNOWN_BUG_NAME)
+        ctx.fail("bug_name.unknown", call=call, answer=repr(got[:60]), names=", ".join(names), got=repr(got[:60]),
+                 mistake=UNKNOWN_BUG_NAME)
     right = ref.ANSWERS[symptom]
     if got != right:
-        hints = WRONG_NAME_HINTS[symptom]
-        ctx.fail(f"{got!r} does not explain this symptom", tried=f"{fn_name}()", got=repr(got),
-                 mistake=WRONG_BUG_NAMED, mistake_hint=hints.get(got, hints["*"]))
+        ctx.fail("bug_name.wrong", answer=repr(got), tried=call, got=repr(got), mistake=WRONG_BUG_NAMED,
+                 mistake_hint=say(why_not.get(got, why_not_other)))
     return right
 
 
 @check
 def check_nan_loss_bug(ctx: Ctx, fn):
     """The bug behind the NaN loss is named."""
-    return f"{_bug_name(ctx, fn, 'nan_loss', 'nan_loss_bug')!r} is the bug behind the NaN loss"
+    right = _bug_name(ctx, fn, "nan_loss", "nan_loss_bug",
+                      {"learning_rate_too_high": "nan_loss_bug.why_not.learning_rate_too_high"},
+                      "nan_loss_bug.why_not.other")
+    return say("nan_loss_bug.passed", answer=repr(right))
 
 
 @check
 def check_uniform_attention_bug(ctx: Ctx, fn):
     """The bug behind the uniform attention is named."""
-    return f"{_bug_name(ctx, fn, 'uniform_attention', 'uniform_attention_bug')!r} is the bug behind the uniform attention"
+    right = _bug_name(ctx, fn, "uniform_attention", "uniform_attention_bug",
+                      {"missing_scale": "uniform_attention_bug.why_not.missing_scale",
+                       "softmax_over_queries": "uniform_attention_bug.why_not.softmax_over_queries"},
+                      "uniform_attention_bug.why_not.other")
+    return say("uniform_attention_bug.passed", answer=repr(right))
 
 
 @check
 def check_future_mask_bug(ctx: Ctx, fn):
     """The bug behind the suspiciously low loss is named."""
-    return (f"{_bug_name(ctx, fn, 'low_loss_poor_samples', 'future_mask_bug')!r} is the bug behind the "
-            "suspiciously low loss")
+    right = _bug_name(ctx, fn, "low_loss_poor_samples", "future_mask_bug",
+                      {"mask_hides_past": "future_mask_bug.why_not.mask_hides_past"},
+                      "future_mask_bug.why_not.other")
+    return say("future_mask_bug.passed", answer=repr(right))
 
 
 @check
 def check_unshifted_labels_bug(ctx: Ctx, fn):
     """The bug behind the loss that falls to ~0 at once is named."""
-    return f"{_bug_name(ctx, fn, 'copying_loss', 'unshifted_labels_bug')!r} is the bug behind the copying model"
+    right = _bug_name(ctx, fn, "copying_loss", "unshifted_labels_bug",
+                      {"labels_shifted_twice": "unshifted_labels_bug.why_not.labels_shifted_twice",
+                       "mask_sees_future": "unshifted_labels_bug.why_not.mask_sees_future"},
+                      "unshifted_labels_bug.why_not.other")
+    return say("unshifted_labels_bug.passed", answer=repr(right))
 
 
 # ---- stable_cross_entropy
@@ -138,63 +123,62 @@ def _logs_probability(ctx, fn) -> bool:
     near = torch.tensor([[1000.0, 999.0, 998.0], [1001.0, 1000.0, 1002.0]], dtype=torch.float64)  # (2, 3)
     far = torch.tensor([[0.0, -1000.0, -1.0], [0.0, -2.0, -1.0]], dtype=torch.float64)  # (2, 3): target 1 of row 0
     results = []
-    for logits, what in ((near, "logits near 1000"), (far, "a row [0, -1000, -1] whose target logit is -1000")):
-        got = ctx.call(fn, logits, targets, what=f"it was called with {what}, shape (2, 3)",
+    for logits, label in ((near, "stable_cross_entropy.probe_near"), (far, "stable_cross_entropy.probe_far")):
+        got = ctx.call(fn, logits, targets, what=say("debugging.called_with", inputs=say(label)),
                        names=("logits", "targets"))
         results.append(isinstance(got, torch.Tensor) and got.numel() == 1 and bool(torch.isfinite(got).all()))
     return results[0] and not results[1]
 
 
 def _ce_call(ctx, fn, logits, targets, tried, *, overflow=None):
-    got = ctx.call(fn, logits, targets, what=f"it was called with {tried}", names=("logits", "targets"))
+    got = ctx.call(fn, logits, targets, what=say("debugging.called_with", inputs=tried), names=("logits", "targets"))
     if isinstance(got, torch.Tensor) and got.dim() == 0 and got.dtype == logits.dtype and not bool(torch.isfinite(got)):
         # a non-finite loss: an exp that overflowed (no shift, or a wrong one), or a probability that underflowed
         # to 0 and was logged (whatever the shift): the probes tell which
-        ctx.fail(f"the loss is {got.item()} for {tried}", tried=tried,
-                 expected=f"{F.cross_entropy(logits, targets).item():.6g}, as F.cross_entropy", got=str(got.item()),
+        ctx.fail("stable_cross_entropy.not_finite", loss=got.item(), inputs=tried, tried=tried,
+                 reference=F.cross_entropy(logits, targets).item(), got=str(got.item()),
                  mistake=(LOG_OF_SOFTMAX if overflow is not None and _logs_probability(ctx, fn)
                           else overflow))
-    return ctx.tensor(got, "the loss", (), dtype=logits.dtype, tried=tried,
-                      hint="return the mean over the N rows: a scalar tensor, shape ()")
+    return ctx.tensor(got, say("debugging.the_loss"), (), dtype=logits.dtype, tried=tried,
+                      hint=say("stable_cross_entropy.shape_hint"))
 
 
 @check
 def check_stable_cross_entropy(ctx: Ctx, fn):
     """stable_cross_entropy(logits (N, V), targets (N,)) equals F.cross_entropy, also for huge logits."""
     ctx.function(fn, "stable_cross_entropy")
-    ctx.hints[SOFTMAX_WRONG_DIM] = "normalise each row over its V classes: max, exp-sum and log-softmax with dim=-1"
+    ctx.hints = hints("stable_cross_entropy.hints")  # this exercise's wording of SOFTMAX_WRONG_DIM
     N, V = [(7, 11), (5, 13), (9, 6)][ctx.seed % 3]
     targets = torch.randint(V, (N,), generator=ctx.gen)  # (N,)
-    cases = [("logits ~ N(0, 9)", 3 * ctx.randn(N, V), None),
-             ("logits ~ 1000 + N(0, 1) (all large)", 1000 + ctx.randn(N, V), EXP_OVERFLOW),
-             ("logits ~ -1000 + N(0, 1) (all very negative)", -1000 + ctx.randn(N, V), EXP_OVERFLOW),
-             ("logits ~ N(0, 1000^2) (far apart)", 1000 * ctx.randn(N, V), SHIFT_NOT_MAX),
-             ("row n ~ 2000 n + N(0, 1) (rows far apart: one shift for all rows fails)",
+    cases = [("stable_cross_entropy.normal", 3 * ctx.randn(N, V), None),
+             ("stable_cross_entropy.large", 1000 + ctx.randn(N, V), EXP_OVERFLOW),
+             ("stable_cross_entropy.negative", -1000 + ctx.randn(N, V), EXP_OVERFLOW),
+             ("stable_cross_entropy.far_apart", 1000 * ctx.randn(N, V), SHIFT_NOT_MAX),
+             ("stable_cross_entropy.rows_far_apart",
               2000.0 * torch.arange(N, dtype=torch.float64)[:, None] + ctx.randn(N, V), SHIFT_NOT_MAX)]
-    for what, logits, overflow in cases:  # (N, V) each, float64
-        tried = f"{what}, shape ({N}, {V}), float64, targets of shape ({N},)"
+    for label, logits, overflow in cases:  # (N, V) each, float64
+        tried = say("stable_cross_entropy.tried", logits=say(label), N=N, V=V)
         got = _ce_call(ctx, fn, logits, targets, tried, overflow=overflow)
-        compare(ctx, got, F.cross_entropy(logits, targets), "the loss", tried, _ce_candidates(logits, targets),
-                fallback="the loss is the mean over rows of logsumexp(logits[n]) - logits[n, targets[n]]")
+        compare(ctx, got, F.cross_entropy(logits, targets), say("debugging.the_loss"), tried,
+                _ce_candidates(logits, targets), fallback=say("stable_cross_entropy.fallback"))
     logits32 = (100 + 3 * ctx.randn(N, V)).float()  # (N, V) float32: exp(100) overflows in float32
-    tried32 = f"logits ~ 100 + N(0, 9) in float32, shape ({N}, {V})"
+    tried32 = say("stable_cross_entropy.tried_float32", N=N, V=V)
     got32 = _ce_call(ctx, fn, logits32, targets, tried32, overflow=EXP_OVERFLOW)
-    compare(ctx, got32, F.cross_entropy(logits32.double(), targets).float(), "the float32 loss", tried32, atol=1e-4)
+    compare(ctx, got32, F.cross_entropy(logits32.double(), targets).float(), say("stable_cross_entropy.float32_loss"),
+            tried32, atol=1e-4)
     big = (1000 * ctx.randn(N, V)).requires_grad_(True)  # (N, V)
     with torch.enable_grad():
-        loss = ctx.call(fn, big, targets, what="its gradient was computed", names=("logits", "targets"))
+        loss = ctx.call(fn, big, targets, what=say("stable_cross_entropy.gradient_computed"),
+                        names=("logits", "targets"))
         if not (isinstance(loss, torch.Tensor) and loss.requires_grad):
-            ctx.fail("the loss carries no gradient", tried="logits ~ N(0, 1000^2) with requires_grad=True",
+            ctx.fail("stable_cross_entropy.no_gradient", tried=say("stable_cross_entropy.tried_requires_grad"),
                      mistake="no_gradient")
         (grad,) = torch.autograd.grad(loss, big)
     expected = (torch.softmax(big.detach(), -1) - F.one_hot(targets, V).double()) / N  # (N, V)
     if not bool(torch.isfinite(grad).all()) or not within(grad, expected):
         err = float((grad - expected).abs().nan_to_num(float("inf")).max())
-        ctx.fail("the gradient is wrong for large logits", tried="logits ~ N(0, 1000^2), d loss / d logits",
-                 expected="(softmax(logits) - one_hot(targets)) / N, finite", got=f"largest difference {err:.3g}",
-                 hint="compute the loss with tensor operations only; the gradient follows")
-    return ("equals F.cross_entropy for logits of 1, 1000 and -1000, far apart, rows far apart, in float64 and "
-            "float32, with its gradient")
+        ctx.fail("stable_cross_entropy.wrong_gradient", tried=say("stable_cross_entropy.tried_gradient"), err=err)
+    return say("stable_cross_entropy.passed")
 
 
 # ---- fixed_attention
@@ -226,11 +210,11 @@ def _attn_candidates(q, k, v, mask):
 
 
 def _attn_call(ctx, fn, q, k, v, mask, tried):
-    got = ctx.call(fn, q, k, v, mask, what=f"it was called with {tried}", names=("q", "k", "v", "mask"))
+    got = ctx.call(fn, q, k, v, mask, what=say("debugging.called_with", inputs=tried), names=("q", "k", "v", "mask"))
     if not isinstance(got, (tuple, list)) or len(got) != 2:
-        ctx.fail("the result is not a pair (out, weights)", tried=tried, expected="(out, weights)",
-                 got=type(got).__name__ if got is not None else "None (did you forget `return`?)",
-                 mistake="missing_return" if got is None else None, hint="return out, weights")
+        ctx.fail("fixed_attention.not_a_pair", tried=tried,
+                 got=type(got).__name__ if got is not None else say("core.got_none"),
+                 mistake="missing_return" if got is None else None)
     B, H, T, d_v = v.shape
     w = got[1]
     if (mask is not None and isinstance(w, torch.Tensor) and tuple(w.shape) == (B, H, T, T)
@@ -238,12 +222,9 @@ def _attn_call(ctx, fn, q, k, v, mask, tried):
         empty = torch.isnan(w).any(-1).any(0).any(0)  # (T,): query rows with NaN weights
         if bool((empty == mask.all(-1)).all()):  # NaN exactly in the rows where the mask allows every key
             rows = [i for i in range(T) if bool(empty[i])]
-            ctx.fail(f"the weights are NaN in query row(s) {rows}, where the mask allows every key: a causal "
-                     "mask never empties a row", tried=tried, expected="no NaN",
-                     got="NaN rows: filling where the mask is True fills the allowed keys; fill where ~mask",
-                     mistake=MASK_INVERTED)
-    weights = ctx.tensor(got[1], "weights", (B, H, T, T), tried=tried)
-    out = ctx.tensor(got[0], "out", (B, H, T, d_v), tried=tried)
+            ctx.fail("fixed_attention.nan_where_all_allowed", rows=rows, tried=tried, mistake=MASK_INVERTED)
+    weights = ctx.tensor(got[1], say("fixed_attention.weights"), (B, H, T, T), tried=tried)
+    out = ctx.tensor(got[0], say("fixed_attention.out"), (B, H, T, d_v), tried=tried)
     return out, weights
 
 
@@ -254,28 +235,28 @@ def check_fixed_attention(ctx: Ctx, fn):
     B, H, T, d_k, d_v = [(2, 3, 5, 4, 6), (3, 2, 4, 6, 5), (2, 2, 6, 3, 4)][ctx.seed % 3]
     q, k, v = ctx.randn(B, H, T, d_k), ctx.randn(B, H, T, d_k), ctx.randn(B, H, T, d_v)
     mask = torch.ones(T, T, dtype=torch.bool).tril()  # (T, T) causal
-    tried = f"q, k ({B}, {H}, {T}, {d_k}), v ({B}, {H}, {T}, {d_v}), float64, a causal mask ({T}, {T})"
+    sizes = dict(B=B, H=H, T=T, d_k=d_k, d_v=d_v)
+    tried = say("fixed_attention.tried", **sizes, mask=say("fixed_attention.causal_mask", T=T))
     out, weights = _attn_call(ctx, fn, q, k, v, mask, tried)
     k2 = ctx.randn(B, H, T, d_k)
-    _, weights2 = _attn_call(ctx, fn, q, k2, v, mask, tried + ", then new keys")
+    _, weights2 = _attn_call(ctx, fn, q, k2, v, mask, say("fixed_attention.then_new_keys", inputs=tried))
     if within(weights2, weights):
         allowed = mask.sum(-1).double()  # (T,): keys each query may see
         uniform = within(weights, (mask / allowed[:, None]).expand_as(weights))
-        ctx.fail("the attention weights do not change when the keys change", tried=tried + ", then k replaced",
-                 expected="new keys, new weights", got="the same weights" + (", uniform over the allowed keys "
-                 "(1/(t+1) in row t)" if uniform else ""), mistake=ELEMENTWISE_SCORES if uniform else None,
-                 hint="each weight must come from its own query-key dot product")
+        ctx.fail("fixed_attention.keys_ignored", tried=say("fixed_attention.then_k_replaced", inputs=tried),
+                 uniform=say("fixed_attention.uniform") if uniform else "",
+                 mistake=ELEMENTWISE_SCORES if uniform else None)
     ref_out, ref_w = ref.fixed_attention(q, k, v, mask)
-    compare(ctx, weights, ref_w, "weights", tried, _attn_candidates(q, k, v, mask), axes=ATTN_AXES,
-            fallback="weights = softmax(q @ k^T / sqrt(d_k)), masked with -inf before the softmax")
-    compare(ctx, out, ref_out, "out", tried, axes=("batch", "head", "query", "feature"),
-            fallback="out = weights @ v")
-    triedn = tried.replace(f", a causal mask ({T}, {T})", ", mask=None")
+    compare(ctx, weights, ref_w, say("fixed_attention.weights"), tried, _attn_candidates(q, k, v, mask),
+            axes=ATTN_AXES, fallback=say("fixed_attention.weights_fallback"))
+    compare(ctx, out, ref_out, say("fixed_attention.out"), tried, axes=("batch", "head", "query", "feature"),
+            fallback=say("fixed_attention.out_fallback"))
+    triedn = say("fixed_attention.tried", **sizes, mask="mask=None")
     out_n, w_n = _attn_call(ctx, fn, q, k, v, None, triedn)
-    compare(ctx, w_n, ref.fixed_attention(q, k, v)[1], "weights without a mask", triedn,
+    compare(ctx, w_n, ref.fixed_attention(q, k, v)[1], say("fixed_attention.weights_without_mask"), triedn,
             _attn_candidates(q, k, v, None), axes=ATTN_AXES)
-    ctx.differentiable(fn, q, k, v, mask, what="gradients were taken through it", names=("q", "k", "v"))
-    return "weights follow the keys (not uniform), equal to softmax(q k^T / sqrt(d_k)) with and without a mask"
+    ctx.differentiable(fn, q, k, v, mask, what=say("debugging.gradients_taken"), names=("q", "k", "v"))
+    return say("fixed_attention.passed")
 
 
 # ---- fixed_causal_mask
@@ -299,13 +280,13 @@ def _mask_name(m: torch.Tensor) -> str | None:
 def check_fixed_causal_mask(ctx: Ctx, fn):
     """fixed_causal_mask(T) -> bool (T, T): a TinyLM using it reads no future token; equal to tril."""
     ctx.function(fn, "fixed_causal_mask")
-    ctx.hints[MASK_NOT_BOOL] = "make it bool: torch.ones(T, T, dtype=torch.bool).tril(); True = may attend"
+    ctx.hints = hints("fixed_causal_mask.hints")  # this exercise's wording of MASK_NOT_BOOL
     masks = {}
     for T in (1, 4, 7):
-        m = ctx.call(fn, T, what=f"fixed_causal_mask({T}) was called")
+        m = ctx.call(fn, T, what=say("debugging.was_called", call=f"fixed_causal_mask({T})"))
         if isinstance(m, torch.Tensor) and m.dtype != torch.bool and tuple(m.shape) == (T, T):
-            ctx.fail(f"fixed_causal_mask({T}) has dtype {m.dtype}", tried=f"fixed_causal_mask({T})",
-                     expected="torch.bool", got=str(m.dtype), mistake=MASK_NOT_BOOL)
+            ctx.fail("fixed_causal_mask.not_bool", call=f"fixed_causal_mask({T})", dtype=m.dtype,
+                     tried=f"fixed_causal_mask({T})", expected="torch.bool", got=str(m.dtype), mistake=MASK_NOT_BOOL)
         masks[T] = ctx.tensor(m, f"fixed_causal_mask({T})", (T, T), dtype=torch.bool, tried=f"fixed_causal_mask({T})")
     # behaviour: a small LabTinyLM using the learner's mask
     V, L, T = 13, 8, 7
@@ -315,31 +296,30 @@ def check_fixed_causal_mask(ctx: Ctx, fn):
     t = 3
     changed = ids.clone()
     changed[:, t + 1:] = (changed[:, t + 1:] + 1 + torch.randint(V - 1, (2, T - t - 1), generator=ctx.gen)) % V
-    tried = f"a 2-layer TinyLM using your mask, input ids (2, {T}), then tokens {t + 1}..{T - 1} changed"
+    tried = say("fixed_causal_mask.tried", T=T, first=t + 1, last=T - 1)
     with torch.no_grad():
-        a = ctx.call(model, ids, what="a TinyLM using your mask ran forward")[0]  # (2, T, V)
-        b = ctx.call(model, changed, what="a TinyLM using your mask ran forward")[0]  # (2, T, V)
+        a = ctx.call(model, ids, what=say("fixed_causal_mask.forward"))[0]  # (2, T, V)
+        b = ctx.call(model, changed, what=say("fixed_causal_mask.forward"))[0]  # (2, T, V)
     err, idx = max_abs_diff(a[:, :t + 1], b[:, :t + 1])
     if err > 1e-9:
-        ctx.fail(f"the logits at positions 0..{t} changed when only later tokens changed", tried=tried,
-                 expected="no change before position " + str(t + 1), got=f"change up to {err:.3g}, at position {idx[1]}",
-                 mistake=MASK_SEES_FUTURE, hint="position t may read positions 0..t only")
+        ctx.fail("fixed_causal_mask.reads_future", t=t, first=t + 1, err=err, position=idx[1], tried=tried,
+                 mistake=MASK_SEES_FUTURE)
     for T, m in sorted(masks.items(), reverse=True):  # the largest first: at T = 1 many masks look alike
         expected = torch.ones(T, T, dtype=torch.bool).tril()
         if not bool((m == expected).all()):
             rows = [i for i in range(T) if not bool((m[i] == expected[i]).all())]
-            ctx.fail(f"fixed_causal_mask({T}) is not the causal mask", tried=f"fixed_causal_mask({T})",
-                     expected=f"row {rows[0]}: {expected[rows[0]].int().tolist()} (True on and below the diagonal)",
-                     got=f"row {rows[0]}: {m[rows[0]].int().tolist()}", mistake=_mask_name(m),
-                     hint="torch.ones(T, T, dtype=torch.bool).tril()")
-    return "a TinyLM using it ignores later tokens; equal to tril(ones(T, T)) for T = 1, 4, 7"
+            ctx.fail("fixed_causal_mask.not_causal", call=f"fixed_causal_mask({T})", row=rows[0],
+                     values=expected[rows[0]].int().tolist(), values_got=m[rows[0]].int().tolist(),
+                     tried=f"fixed_causal_mask({T})", mistake=_mask_name(m))
+    return say("fixed_causal_mask.passed")
 
 
 # ---- fixed_lm_loss
 def _lm_call(ctx: Ctx, fn, logits, labels, tried, **kw):
     """Call ``fn(logits, labels)`` (a .view() on the sliced logits is named by the core: view_after_transpose,
     worded for slices and transposes alike)."""
-    return ctx.call(fn, logits, labels, what="it was called with " + tried, names=("logits", "labels"), **kw)
+    return ctx.call(fn, logits, labels, what=say("debugging.called_with", inputs=tried), names=("logits", "labels"),
+                    **kw)
 
 
 def _lm_candidates(logits, labels):
@@ -360,30 +340,28 @@ def check_fixed_lm_loss(ctx: Ctx, fn):
     copying = 10.0 * F.one_hot(ids, V).double()  # (B, T, V): predicts the token it reads
     nxt = torch.cat([ids[:, 1:], ids[:, :1]], dim=1)  # (B, T): the next token (the last one's is arbitrary)
     predicting = 10.0 * F.one_hot(nxt, V).double()  # (B, T, V): predicts the next token
-    tried_c = f"logits (B={B}, T={T}, V={V}) = 10 * one_hot(input_ids): a model copying its input, labels = input_ids"
+    tried_c = say("fixed_lm_loss.tried_copying", B=B, T=T, V=V)
     got_c = ctx.tensor(_lm_call(ctx, fn, copying, ids, tried_c),
-                       "the loss", (), tried=tried_c, hint="return a scalar tensor, the mean over the targets")
+                       say("debugging.the_loss"), (), tried=tried_c, hint=say("fixed_lm_loss.shape_hint"))
     expected_c = float(ref.fixed_lm_loss(copying, ids))
     if float(got_c) < 1.0:
-        ctx.fail(f"a model that copies its input gets a loss of {float(got_c):.3g}", tried=tried_c,
-                 expected=f"{expected_c:.4g}: copying the input is no help in predicting the next token",
+        ctx.fail("fixed_lm_loss.copying_scores_well", loss=float(got_c), reference=expected_c, tried=tried_c,
                  got=f"{float(got_c):.4g}", mistake=_lm_name(got_c, copying, ids))
     logits = ctx.randn(B, T, V)  # (B, T, V)
     labels = ids.clone()
     labels[0, -2:] = -100  # padding at the end of sequence 0
-    tried = f"random logits ({B}, {T}, {V}) float64, labels ({B}, {T}) with -100 at the last two positions of row 0"
-    got = ctx.tensor(_lm_call(ctx, fn, logits, labels, tried, mistake_if_raises=IGNORE_INDEX_DROPPED), "the loss", (),
-                     tried=tried)
-    compare(ctx, got, ref.fixed_lm_loss(logits, labels), "the loss", tried, _lm_candidates(logits, labels),
-            fallback="F.cross_entropy over logits[:, :-1] and labels[:, 1:], flattened, ignore_index=-100")
-    tried_p = tried_c.replace("one_hot(input_ids): a model copying its input", "one_hot(next token): a model "
-                              "predicting the next token")
+    tried = say("fixed_lm_loss.tried_padding", B=B, T=T, V=V)
+    got = ctx.tensor(_lm_call(ctx, fn, logits, labels, tried, mistake_if_raises=IGNORE_INDEX_DROPPED),
+                     say("debugging.the_loss"), (), tried=tried)
+    compare(ctx, got, ref.fixed_lm_loss(logits, labels), say("debugging.the_loss"), tried,
+            _lm_candidates(logits, labels), fallback=say("fixed_lm_loss.fallback"))
+    tried_p = say("fixed_lm_loss.tried_predicting", B=B, T=T, V=V)
     got_p = ctx.tensor(_lm_call(ctx, fn, predicting, ids, tried_p),
-                       "the loss", (), tried=tried_p)
-    compare(ctx, got_p, ref.fixed_lm_loss(predicting, ids), "the loss of a model predicting the next token", tried_p,
-            fallback="logits[:, t] predicts labels[:, t + 1]: these logits should score a loss near 0")
-    ctx.differentiable(fn, logits, labels, what="gradients were taken through it", names=("logits",))
-    return "copying the input scores badly, predicting the next token well; equal to the shifted cross-entropy"
+                       say("debugging.the_loss"), (), tried=tried_p)
+    compare(ctx, got_p, ref.fixed_lm_loss(predicting, ids), say("fixed_lm_loss.predicting_loss"), tried_p,
+            fallback=say("fixed_lm_loss.predicting_fallback"))
+    ctx.differentiable(fn, logits, labels, what=say("debugging.gradients_taken"), names=("logits",))
+    return say("fixed_lm_loss.passed")
 
 
 def _lm_name(got, logits, labels):

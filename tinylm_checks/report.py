@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import numbers
 
-from ._core import Ctx, check, known_mistake, reference
+from ._core import Ctx, check, known_mistake, reference, say
 
 ref = reference("flops")
 
@@ -79,28 +79,22 @@ def check_flops_per_token(ctx: Ctx, flops_per_token) -> str:
     got, tried = [], []
     for config, seq_len in _configs(ctx.seed):
         tried.append(f"flops_per_token(config={_fmt(config)}, seq_len={seq_len})")
-        value = ctx.call(fn, dict(config), seq_len, what=f"called as {tried[-1]}")
+        value = ctx.call(fn, dict(config), seq_len, what=say("flops_per_token.called_as", call=tried[-1]))
         if value is None:
-            ctx.fail("the result is not a number", tried=tried[-1], got="None (did you forget `return`?)",
-                     mistake="missing_return")
+            ctx.fail("flops_per_token.none", tried=tried[-1], got=say("core.got_none"), mistake="missing_return")
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            ctx.fail("the result is not a number", tried=tried[-1], expected="an int (or a float)",
-                     got=type(value).__name__, mistake=NOT_A_NUMBER)
+            ctx.fail("flops_per_token.not_a_number", tried=tried[-1], got=type(value).__name__, mistake=NOT_A_NUMBER)
         got.append(value)
     cases = _configs(ctx.seed)
     wrong = [i for i, ((config, seq_len), value) in enumerate(zip(cases, got))
              if not _same(float(value), ref.flops_per_token(config, seq_len))]
     if not wrong:
-        return "6 N + 6 L T D on 3 configurations (tied and untied output layer, seq_len < max_seq_len)"
+        return say("flops_per_token.passed")
     per_case = [_candidates(config, seq_len) for config, seq_len in cases]
     mistake = next((per_case[0][k][0] for k in range(len(per_case[0]))
                     if all(_same(float(v), cands[k][1]) for v, cands in zip(got, per_case))), None)
     i = wrong[0]
     config, seq_len = cases[i]
     p, expected = _parts(config, seq_len), ref.flops_per_token(config, seq_len)
-    ctx.fail("the number of FLOPs per token is wrong", tried=tried[i],
-             expected=f"{expected:,} = 6 N + 6 L T D with N = {p['N']:,} (no position embedding), "
-                      f"L T D = {p['LTD']:,}",
-             got=f"{got[i]:,}" if math.isfinite(float(got[i])) else str(got[i]), mistake=mistake,
-             hint="compute the two terms separately and print them: 6 * N with N = "
-                  "TinyLM(**config).get_num_params(), then 6 * num_layers * seq_len * d_model")
+    ctx.fail("flops_per_token.wrong", flops=expected, N=p["N"], LTD=p["LTD"], tried=tried[i],
+             got=f"{got[i]:,}" if math.isfinite(float(got[i])) else str(got[i]), mistake=mistake)

@@ -56,4 +56,158 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    # ---- what every check of the lab says
+    "debugging.called_with": "it was called with {inputs}",
+    "debugging.was_called": "{call} was called",
+    "debugging.gradients_taken": "gradients were taken through it",
+    "debugging.the_loss": "the loss",
+    # ---- naming the bug: fn() returns one of BUG_NAMES
+    "bug_name.not_a_str": {
+        "problem": "{call} returned {kind}, not a str",
+        "expected": "one of the strings in BUG_NAMES",
+    },
+    "bug_name.unknown": {
+        "problem": "{call} returned {answer}, which is not one of the bug names",
+        "expected": "one of {names}",
+    },
+    "bug_name.wrong": {
+        "problem": "{answer} does not explain this symptom",
+    },
+    # for each symptom, the hint a learner reads after choosing a wrong name: why that name does not explain it
+    # (".other": any other wrong name)
+    "nan_loss_bug.why_not.learning_rate_too_high": (
+        "the probe needs no training at all: the same logits, scaled up, give NaN at any learning rate. Look at "
+        "what the loss does with large logits"),
+    "nan_loss_bug.why_not.other": (
+        "the NaN appears in the loss itself, on fixed logits, once they are large: look at the first line of "
+        "naive_cross_entropy and at what exp(100) is in float32"),
+    "nan_loss_bug.passed": "{answer} is the bug behind the NaN loss",
+    "uniform_attention_bug.why_not.missing_scale": (
+        "without the 1/sqrt(d_k) the weights get *sharper*, not uniform; here every allowed key gets exactly the "
+        "same weight: print the shape of `scores` before the mask"),
+    "uniform_attention_bug.why_not.softmax_over_queries": (
+        "the softmax is over dim=-1, the keys; print the shape of `scores` before the mask"),
+    "uniform_attention_bug.why_not.other": (
+        "the weights do not change when the keys change: look at how the scores are computed and at their shape"),
+    "uniform_attention_bug.passed": "{answer} is the bug behind the uniform attention",
+    "future_mask_bug.why_not.mask_hides_past": (
+        "a mask that hides the past would make the loss worse, not better; print broken_causal_mask(4) and read "
+        "row 0: which positions may token 0 see?"),
+    "future_mask_bug.why_not.other": (
+        "the loss is lower than a model that reads only the past can reach: print broken_causal_mask(4)"),
+    "future_mask_bug.passed": "{answer} is the bug behind the suspiciously low loss",
+    "unshifted_labels_bug.why_not.labels_shifted_twice": (
+        "shifted twice, the model would predict two tokens ahead: harder, not easier. The probe shows it predicts "
+        "the token it is reading"),
+    "unshifted_labels_bug.why_not.mask_sees_future": (
+        "the lab's mask is the healthy one here; the probe shows the model predicts the token at its own position: "
+        "look at which label logits[:, t] is scored against"),
+    "unshifted_labels_bug.why_not.other": (
+        "the model learned to output the token it reads: look at which label logits[:, t] is compared with"),
+    "unshifted_labels_bug.passed": "{answer} is the bug behind the copying model",
+    # ---- stable_cross_entropy
+    "stable_cross_entropy.hints": {
+        "softmax_wrong_dim": "normalise each row over its V classes: max, exp-sum and log-softmax with dim=-1",
+    },
+    "stable_cross_entropy.probe_near": "logits near 1000, shape (2, 3)",
+    "stable_cross_entropy.probe_far": "a row [0, -1000, -1] whose target logit is -1000, shape (2, 3)",
+    "stable_cross_entropy.not_finite": {
+        "problem": "the loss is {loss} for {inputs}",
+        "expected": "{reference:.6g}, as F.cross_entropy",
+    },
+    "stable_cross_entropy.shape_hint": "return the mean over the N rows: a scalar tensor, shape ()",
+    "stable_cross_entropy.normal": "logits ~ N(0, 9)",
+    "stable_cross_entropy.large": "logits ~ 1000 + N(0, 1) (all large)",
+    "stable_cross_entropy.negative": "logits ~ -1000 + N(0, 1) (all very negative)",
+    "stable_cross_entropy.far_apart": "logits ~ N(0, 1000^2) (far apart)",
+    "stable_cross_entropy.rows_far_apart": "row n ~ 2000 n + N(0, 1) (rows far apart: one shift for all rows fails)",
+    "stable_cross_entropy.tried": "{logits}, shape ({N}, {V}), float64, targets of shape ({N},)",
+    "stable_cross_entropy.fallback": "the loss is the mean over rows of logsumexp(logits[n]) - logits[n, targets[n]]",
+    "stable_cross_entropy.tried_float32": "logits ~ 100 + N(0, 9) in float32, shape ({N}, {V})",
+    "stable_cross_entropy.float32_loss": "the float32 loss",
+    "stable_cross_entropy.gradient_computed": "its gradient was computed",
+    "stable_cross_entropy.no_gradient": {
+        "problem": "the loss carries no gradient",
+    },
+    "stable_cross_entropy.tried_requires_grad": "logits ~ N(0, 1000^2) with requires_grad=True",
+    "stable_cross_entropy.wrong_gradient": {
+        "problem": "the gradient is wrong for large logits",
+        "expected": "(softmax(logits) - one_hot(targets)) / N, finite",
+        "got": "largest difference {err:.3g}",
+        "hint": "compute the loss with tensor operations only; the gradient follows",
+    },
+    "stable_cross_entropy.tried_gradient": "logits ~ N(0, 1000^2), d loss / d logits",
+    "stable_cross_entropy.passed": "equals F.cross_entropy for logits of 1, 1000 and -1000, far apart, rows far apart, "
+                                   "in float64 and float32, with its gradient",
+    # ---- fixed_attention
+    "fixed_attention.not_a_pair": {
+        "problem": "the result is not a pair (out, weights)",
+        "expected": "(out, weights)",
+        "hint": "return out, weights",
+    },
+    "fixed_attention.nan_where_all_allowed": {
+        "problem": "the weights are NaN in query row(s) {rows}, where the mask allows every key: a causal mask never "
+                   "empties a row",
+        "expected": "no NaN",
+        "got": "NaN rows: filling where the mask is True fills the allowed keys; fill where ~mask",
+    },
+    "fixed_attention.weights": "weights",
+    "fixed_attention.out": "out",
+    "fixed_attention.tried": "q, k ({B}, {H}, {T}, {d_k}), v ({B}, {H}, {T}, {d_v}), float64, {mask}",
+    "fixed_attention.causal_mask": "a causal mask ({T}, {T})",
+    "fixed_attention.then_new_keys": "{inputs}, then new keys",
+    "fixed_attention.then_k_replaced": "{inputs}, then k replaced",
+    "fixed_attention.keys_ignored": {
+        "problem": "the attention weights do not change when the keys change",
+        "expected": "new keys, new weights",
+        "got": "the same weights{uniform}",
+        "hint": "each weight must come from its own query-key dot product",
+    },
+    "fixed_attention.uniform": ", uniform over the allowed keys (1/(t+1) in row t)",
+    "fixed_attention.weights_fallback": "weights = softmax(q @ k^T / sqrt(d_k)), masked with -inf before the softmax",
+    "fixed_attention.out_fallback": "out = weights @ v",
+    "fixed_attention.weights_without_mask": "weights without a mask",
+    "fixed_attention.passed": "weights follow the keys (not uniform), equal to softmax(q k^T / sqrt(d_k)) with and "
+                              "without a mask",
+    # ---- fixed_causal_mask
+    "fixed_causal_mask.hints": {
+        "mask_not_bool": "make it bool: torch.ones(T, T, dtype=torch.bool).tril(); True = may attend",
+    },
+    "fixed_causal_mask.not_bool": {
+        "problem": "{call} has dtype {dtype}",
+    },
+    "fixed_causal_mask.tried": "a 2-layer TinyLM using your mask, input ids (2, {T}), then tokens {first}..{last} "
+                               "changed",
+    "fixed_causal_mask.forward": "a TinyLM using your mask ran forward",
+    "fixed_causal_mask.reads_future": {
+        "problem": "the logits at positions 0..{t} changed when only later tokens changed",
+        "expected": "no change before position {first}",
+        "got": "change up to {err:.3g}, at position {position}",
+        "hint": "position t may read positions 0..t only",
+    },
+    "fixed_causal_mask.not_causal": {
+        "problem": "{call} is not the causal mask",
+        "expected": "row {row}: {values} (True on and below the diagonal)",
+        "got": "row {row}: {values_got}",
+        "hint": "torch.ones(T, T, dtype=torch.bool).tril()",
+    },
+    "fixed_causal_mask.passed": "a TinyLM using it ignores later tokens; equal to tril(ones(T, T)) for T = 1, 4, 7",
+    # ---- fixed_lm_loss
+    "fixed_lm_loss.tried_copying": "logits (B={B}, T={T}, V={V}) = 10 * one_hot(input_ids): a model copying its input, "
+                                   "labels = input_ids",
+    "fixed_lm_loss.tried_predicting": "logits (B={B}, T={T}, V={V}) = 10 * one_hot(next token): a model predicting the "
+                                      "next token, labels = input_ids",
+    "fixed_lm_loss.shape_hint": "return a scalar tensor, the mean over the targets",
+    "fixed_lm_loss.copying_scores_well": {
+        "problem": "a model that copies its input gets a loss of {loss:.3g}",
+        "expected": "{reference:.4g}: copying the input is no help in predicting the next token",
+    },
+    "fixed_lm_loss.tried_padding": "random logits ({B}, {T}, {V}) float64, labels ({B}, {T}) with -100 at the last two "
+                                   "positions of row 0",
+    "fixed_lm_loss.fallback": "F.cross_entropy over logits[:, :-1] and labels[:, 1:], flattened, ignore_index=-100",
+    "fixed_lm_loss.predicting_loss": "the loss of a model predicting the next token",
+    "fixed_lm_loss.predicting_fallback": "logits[:, t] predicts labels[:, t + 1]: these logits should score a loss "
+                                         "near 0",
+    "fixed_lm_loss.passed": "copying the input scores badly, predicting the next token well; equal to the shifted "
+                            "cross-entropy",
 }

@@ -39,4 +39,19 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    "flops_per_token.called_as": "called as {call}",
+    "flops_per_token.none": {
+        "problem": "the result is not a number",
+    },
+    "flops_per_token.not_a_number": {
+        "problem": "the result is not a number",
+        "expected": "an int (or a float)",
+    },
+    "flops_per_token.passed": "6 N + 6 L T D on 3 configurations (tied and untied output layer, seq_len < max_seq_len)",
+    "flops_per_token.wrong": {
+        "problem": "the number of FLOPs per token is wrong",
+        "expected": "{flops:,} = 6 N + 6 L T D with N = {N:,} (no position embedding), L T D = {LTD:,}",
+        "hint": "compute the two terms separately and print them: 6 * N with N = TinyLM(**config).get_num_params(), "
+                "then 6 * num_layers * seq_len * d_model",
+    },
 }
