@@ -28,7 +28,7 @@ from mutants import masks as masks_mutants
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 A = "01_attention"
-pytestmark = pytest.mark.notebooks
+pytestmark = [pytest.mark.slow, pytest.mark.notebooks]
 
 
 def nbgrader(*args: str, cwd: Path) -> subprocess.CompletedProcess:

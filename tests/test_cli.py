@@ -13,6 +13,8 @@ import torch
 from tinylm_solutions.cli import generate_main, train_main
 from tinylm_solutions.model import TinyLM
 
+pytestmark = pytest.mark.slow
+
 BIN = Path(sys.executable).parent
 SMALL = ["--d-model", "16", "--num-heads", "2", "--num-layers", "1", "--block-size", "16", "--batch-size", "4",
          "--max-chars", "6000", "--sample-tokens", "5", "--no-progress"]

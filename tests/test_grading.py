@@ -6,6 +6,8 @@ import textwrap
 
 import pytest
 
+pytestmark = pytest.mark.slow
+
 WRONG = "def attention_scores(q, k):\n    return q @ k.transpose(-2, -1)\n"
 RIGHT = "from tinylm_solutions.attention import attention_scores\n"
 GRADE = textwrap.dedent("""

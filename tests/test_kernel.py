@@ -22,7 +22,7 @@ CELLS = ["import torch\nfrom tinylm_solutions.position import sinusoidal_positio
          "position_explorer(table)",  # stage 04's explorer: comms, an Output widget, a figure
          "1 + 1"]
 
-pytestmark = pytest.mark.notebooks
+pytestmark = [pytest.mark.slow, pytest.mark.notebooks]
 
 
 def test_the_manager_hands_out_the_sliced_client():

@@ -1,5 +1,6 @@
 """The instructor's round trip, for real: nbgrader generate_assignment, autograde, generate_feedback,
-export, in a temporary course directory that uses the repository's nbgrader_config.py.
+export, in a temporary course directory that uses the repository's nbgrader_config.py: one course directory per
+stage, so that the stages' round trips run on different workers (each stage's tests share one xdist group).
 
 Submissions graded (scores read from the gradebook with nbgrader.api.Gradebook):
   perfect      the source notebook (solutions)                 -> full marks
@@ -27,16 +28,19 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
+from tinylm_grading import registry
+
+pytestmark = [pytest.mark.slow, pytest.mark.notebooks]
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
 # Per graded stage: one exercise replaced by a known mistake (grade id of the solution cell -> new source),
 # and the cheats: wrong code plus a way of making the visible check pass (grade id -> new source).
-# An exercise that uses an earlier exercise of its own notebook (the stage's reference module is not
-# importable while the notebook is graded, so it uses the learner's own): a mistake there costs both.
-BUILT_ON = {"04_positions": {"sinusoidal_position_encoding": ("positional_encoding",)},
-            "08_lm": {"causal_lm_loss": ("tiny_lm",)}}  # TinyLM's forward calls the learner's causal_lm_loss
 WRONG = {
+    "00_setup": ("softmax", "import torch\n"
+                 "def softmax(x):\n    e = torch.exp(x)  # no shift: overflows for large scores\n"
+                 "    return e / e.sum(dim=-1, keepdim=True)\n"),
     "01_attention": ("attention_scores", "def attention_scores(q, k):\n    return q @ k.transpose(-2, -1)  # no scaling\n"),
     "02_multihead": ("merge_heads", "def merge_heads(x):\n    B, H, T, d_k = x.shape\n    return x.reshape(B, T, H * d_k)\n"),
     "03_masks": ("key_padding_mask", "import torch\n"
@@ -134,6 +138,7 @@ def patching(module: str, check: str, wrong: str) -> str:
 
 
 CHEATS = {
+    "00_setup": {"softmax": rebinding("check_softmax", WRONG["00_setup"][1])},
     "01_attention": {
         "attention_scores": rebinding("check_attention_scores", WRONG["01_attention"][1]),
         "causal_mask": patching("masks", "check_causal_mask", "import torch\n"
@@ -210,8 +215,20 @@ CHEATS = {
     },
 }
 ASSIGNMENTS = tuple(WRONG)  # autograded below
-RELEASED = ("00_setup", *ASSIGNMENTS)  # generated and checked for leaks
+RELEASED = ASSIGNMENTS  # generated and checked for leaks
 LOOPING = {"01_attention": "attention_scores", "02_multihead": "split_heads"}  # a cell that never ends
+
+
+def test_every_graded_stage_is_round_tripped_with_the_registry_s_exercises():
+    assert set(ASSIGNMENTS) == {s.name for s in registry.STAGES if registry.graded(s.name)}
+    for a in ASSIGNMENTS:
+        ids = {e.id for e in registry.checked(a)}
+        assert WRONG[a][0] in ids and set(CHEATS[a]) <= ids and LOOPING.get(a, WRONG[a][0]) in ids
+
+
+def stages(names) -> list:
+    """One parameter per stage, in that stage's xdist group (its round trip is graded once, on one worker)."""
+    return [pytest.param(a, marks=pytest.mark.xdist_group(f"nbgrader-{a}")) for a in names]
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -258,26 +275,30 @@ def with_cells(nb, replacements: dict[str, str]):
     return nb
 
 
-@pytest.fixture(scope="module")
-def course(tmp_path_factory) -> Path:
-    """A course directory with every assignment generated and every submission autograded."""
-    course = tmp_path_factory.mktemp("course")
-    shutil.copy(ROOT / "nbgrader_config.py", course)
-    for a in RELEASED:
+_COURSES: dict[str, Path] = {}  # stage -> its course directory, graded once per worker process
+
+
+@pytest.fixture
+def course(a, tmp_path_factory) -> Path:
+    """A course directory with stage ``a`` generated and, for a graded stage, every submission autograded."""
+    if a not in _COURSES:
+        course = tmp_path_factory.mktemp(f"course-{a}")
+        shutil.copy(ROOT / "nbgrader_config.py", course)
         shutil.copytree(ROOT / "notebooks" / a, course / "notebooks" / a)
         run("generate_assignment", a, "--force", cwd=course)
-    for a in ASSIGNMENTS:
-        source = nbformat.read(course / "notebooks" / a / f"{a}.ipynb", as_version=4)
-        release = nbformat.read(course / "release" / a / f"{a}.ipynb", as_version=4)
-        wrong_gid, wrong_source = WRONG[a]
-        submit(course, "perfect", a, source)
-        submit(course, "untouched", a, release)
-        submit(course, "one_wrong", a, with_cells(source, {wrong_gid: wrong_source}))
-        submit(course, "cheater", a, with_cells(source, CHEATS[a]))
-        if a in LOOPING:
-            submit(course, "looping", a, with_cells(source, {LOOPING[a]: "while True:\n    pass\n"}))
-        run("autograde", a, "--force", "--Execute.timeout=20", cwd=course)
-    return course
+        if a in ASSIGNMENTS:
+            source = nbformat.read(course / "notebooks" / a / f"{a}.ipynb", as_version=4)
+            release = nbformat.read(course / "release" / a / f"{a}.ipynb", as_version=4)
+            wrong_gid, wrong_source = WRONG[a]
+            submit(course, "perfect", a, source)
+            submit(course, "untouched", a, release)
+            submit(course, "one_wrong", a, with_cells(source, {wrong_gid: wrong_source}))
+            submit(course, "cheater", a, with_cells(source, CHEATS[a]))
+            if a in LOOPING:
+                submit(course, "looping", a, with_cells(source, {LOOPING[a]: "while True:\n    pass\n"}))
+            run("autograde", a, "--force", "--Execute.timeout=20", cwd=course)
+        _COURSES[a] = course
+    return _COURSES[a]
 
 
 def scores(course: Path, assignment: str, student: str) -> dict[str, float]:
@@ -294,15 +315,15 @@ def manual_grades(course: Path, assignment: str, student: str) -> dict[str, tupl
         return {g.name: (g.auto_score, g.needs_manual_grade) for g in nb.grades if g.cell.cell_type == "markdown"}
 
 
-WRITTEN = tuple(a for a in ASSIGNMENTS if a == "12_report")  # the stages with written answers
+WRITTEN = tuple(a for a in ASSIGNMENTS if any(e.written for e in registry.graded(a)))  # stages with written answers
 
 
-@pytest.mark.parametrize("a", WRITTEN)
+@pytest.mark.parametrize("a", stages(WRITTEN))
 def test_written_answers_are_left_to_the_instructor(course, a):
     """Autograding scores no written answer: one the learner wrote waits for the instructor; one left as
     released gets 0 at once. Their points are the notebook's manual points."""
     points = manual_points(source_nb(a))
-    assert len(points) == 4 and sum(points.values()) == 9
+    assert points == {e.id: e.points for e in registry.graded(a) if e.written}
     for student in ("perfect", "one_wrong", "cheater"):
         assert manual_grades(course, a, student) == {gid: (None, True) for gid in points}
     assert manual_grades(course, a, "untouched") == {gid: (0.0, False) for gid in points}
@@ -312,12 +333,12 @@ def source_nb(a: str):
     return nbformat.read(ROOT / "notebooks" / a / f"{a}.ipynb", as_version=4)
 
 
-@pytest.mark.parametrize("a", ASSIGNMENTS)
+@pytest.mark.parametrize("a", stages(ASSIGNMENTS))
 def test_solutions_score_full_marks(course, a):
     assert scores(course, a, "perfect") == test_points(source_nb(a))
 
 
-@pytest.mark.parametrize("a", ASSIGNMENTS)
+@pytest.mark.parametrize("a", stages(ASSIGNMENTS))
 def test_untouched_release_scores_zero(course, a):
     got = scores(course, a, "untouched")
     assert set(got) == set(test_points(source_nb(a))) and all(v == 0 for v in got.values()), got
@@ -325,17 +346,18 @@ def test_untouched_release_scores_zero(course, a):
 
 def lost(a: str, wrong) -> set[str]:
     """The test cells that score 0 when the exercises ``wrong`` are wrong: theirs, and those of the exercises
-    built on them in the same notebook (the stage's reference is hidden while it is graded)."""
-    return {f"{gid}_check" for w in wrong for gid in (w, *BUILT_ON.get(a, {}).get(w, ()))}
+    built on them in the same notebook (the registry's ``uses``: the stage's reference is hidden while it is
+    graded, so a notebook's later exercise uses the learner's own earlier one)."""
+    return {e.test_id for e in registry.graded(a) if e.id in wrong or set(e.uses) & set(wrong)}
 
 
-@pytest.mark.parametrize("a", ASSIGNMENTS)
+@pytest.mark.parametrize("a", stages(ASSIGNMENTS))
 def test_one_known_mistake_loses_exactly_that_exercise(course, a):
     expected = {gid: (0 if gid in lost(a, [WRONG[a][0]]) else pts) for gid, pts in test_points(source_nb(a)).items()}
     assert scores(course, a, "one_wrong") == expected
 
 
-@pytest.mark.parametrize("a", ASSIGNMENTS)
+@pytest.mark.parametrize("a", stages(ASSIGNMENTS))
 def test_cheating_earns_nothing(course, a):
     points = test_points(source_nb(a))
     cheated = lost(a, CHEATS[a])  # the verdict is computed outside the kernel: the rest stands
@@ -343,30 +365,31 @@ def test_cheating_earns_nothing(course, a):
     assert scores(course, a, "cheater") == expected
 
 
-@pytest.mark.parametrize("a", LOOPING)
+@pytest.mark.parametrize("a", stages(LOOPING))
 def test_infinite_loop_is_ended_by_the_cell_timeout(course, a):
     looping = f"{LOOPING[a]}_check"
     expected = {gid: (0 if gid == looping else pts) for gid, pts in test_points(source_nb(a)).items()}
     assert scores(course, a, "looping") == expected
 
 
-def test_feedback_and_export(course):
-    for a in ASSIGNMENTS:
-        run("generate_feedback", a, "--force", cwd=course)
-        html = (course / "feedback" / "one_wrong" / a / f"{a}.html").read_text()
-        assert "likely mistake" in html  # the check's diagnosis reaches the learner's feedback
+@pytest.mark.parametrize("a", stages(ASSIGNMENTS))
+def test_feedback_and_export(course, a):
+    run("generate_feedback", a, "--force", cwd=course)
+    html = (course / "feedback" / "one_wrong" / a / f"{a}.html").read_text()
+    assert "likely mistake" in html  # the check's diagnosis reaches the learner's feedback
     run("export", cwd=course)
     with open(course / "grades.csv", newline="") as f:
         rows = {(r["assignment"], r["student_id"]): r for r in csv.DictReader(f)}
-    assert len(rows) == 5 * len(RELEASED)  # every (assignment, student), submitted or not
-    for a in ASSIGNMENTS:
-        total = sum(test_points(source_nb(a)).values())  # written answers: in max_score, not yet scored
-        assert float(rows[(a, "perfect")]["score"]) == total
-        assert float(rows[(a, "perfect")]["max_score"]) == total + sum(manual_points(source_nb(a)).values())
-        assert float(rows[(a, "untouched")]["score"]) == 0.0
+    students = {p.name for p in (course / "submitted").iterdir()}
+    assert set(rows) == {(a, s) for s in students}
+    total = sum(test_points(source_nb(a)).values())  # written answers: in max_score, not yet scored
+    assert total == sum(e.points for e in registry.graded(a) if not e.written)
+    assert float(rows[(a, "perfect")]["score"]) == total
+    assert float(rows[(a, "perfect")]["max_score"]) == total + sum(manual_points(source_nb(a)).values())
+    assert float(rows[(a, "untouched")]["score"]) == 0.0
 
 
-@pytest.mark.parametrize("a", RELEASED)
+@pytest.mark.parametrize("a", stages(RELEASED))
 def test_release_contains_no_solution_code(course, a):
     release = nbformat.read(course / "release" / a / f"{a}.ipynb", as_version=4)
     text = "\n".join(c.source for c in release.cells)

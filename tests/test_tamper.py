@@ -21,6 +21,8 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
+pytestmark = [pytest.mark.slow, pytest.mark.notebooks]
+
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 A = "01_attention"

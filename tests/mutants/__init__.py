@@ -5,11 +5,15 @@ docstring names the mistake in one line. Each module ends with what the tests fe
 
 - ``ROWS``: ``(check, mutant, expected mistake id or None, key phrase of the problem)``;
   ``tests/test_checks_mutants.py`` asserts the diagnosis of every row;
-- ``REFERENCE``: check -> the object that must pass it (the reference implementation);
 - ``LATE_FAILURE``: check -> a mutant that fails late, after the check did most of its work;
 - ``STUB``: check -> the untouched learner stub.
+
+``REFERENCE`` (check -> the object that must pass it) comes from the course's registry of exercises.
 """
 import importlib
+
+import tinylm_checks
+from tinylm_grading import registry
 
 MODULES = ("softmax", "attention", "multihead", "masks", "position", "ffn", "norm", "block", "model", "training", "generate",
            "debugging", "report")
@@ -26,6 +30,6 @@ def _collect(name: str):
 
 
 ROWS = _collect("ROWS")
-REFERENCE = _collect("REFERENCE")
+REFERENCE = {getattr(tinylm_checks, e.check): e.reference() for e in registry.checked()}
 LATE_FAILURE = _collect("LATE_FAILURE")
 STUB = _collect("STUB")

@@ -676,6 +676,5 @@ ROWS = [
     (check_scaled_dot_product_attention, sdpa_fill_minus_1e4_rows_zeroed, "fill_too_weak", "when the scores are large"),
     (check_scaled_dot_product_attention, sdpa_mask_transposed, "mask_transposed", "masked key got attention"),
 ]
-REFERENCE = {check_attention_scores: ref.attention_scores, check_scaled_dot_product_attention: ref.scaled_dot_product_attention, check_self_attention: ref.SelfAttention}  # check -> the object that must pass it
 LATE_FAILURE = {check_attention_scores: scores_no_scaling, check_scaled_dot_product_attention: sdpa_mask_ignored, check_self_attention: SelfAttentionDetached}  # fails late, after the check did most of its work
 STUB = {check_attention_scores: scores_stub, check_scaled_dot_product_attention: sdpa_stub, check_self_attention: SelfAttentionStub}  # check -> the untouched learner stub

@@ -772,8 +772,6 @@ ROWS = [
     (check_block_parameter_counts, None, None, "expected the function block_parameter_counts, got None"),
     (check_block_parameter_counts, ref.TransformerBlock, None, "got a class"),
 ]
-REFERENCE = {check_transformer_block: ref.TransformerBlock,
-             check_block_parameter_counts: ref.block_parameter_counts}  # check -> the object that must pass it
 LATE_FAILURE = {check_transformer_block: BlockExtraUnusedNorm,
                 check_block_parameter_counts: counts_trainable_only}  # fails late, after the check did most of its work
 STUB = {check_transformer_block: BlockStub, check_block_parameter_counts: counts_stub}  # check -> the untouched stub

@@ -401,10 +401,6 @@ ROWS = [
     (check_fixed_lm_loss, lm_stub, "not_implemented", "raised NotImplementedError"),
     (check_fixed_lm_loss, None, None, "expected the function fixed_lm_loss, got None"),
 ]
-REFERENCE = {check_nan_loss_bug: ref.nan_loss_bug, check_uniform_attention_bug: ref.uniform_attention_bug,
-             check_future_mask_bug: ref.future_mask_bug, check_unshifted_labels_bug: ref.unshifted_labels_bug,
-             check_stable_cross_entropy: ref.stable_cross_entropy, check_fixed_attention: ref.fixed_attention,
-             check_fixed_causal_mask: ref.fixed_causal_mask, check_fixed_lm_loss: ref.fixed_lm_loss}
 LATE_FAILURE = {check_nan_loss_bug: name_lr, check_uniform_attention_bug: name_overflow,
                 check_future_mask_bug: name_labels, check_unshifted_labels_bug: name_overflow,
                 check_stable_cross_entropy: ce_mean_shift, check_fixed_attention: attn_detached,

@@ -561,7 +561,6 @@ ROWS = [
     (check_swiglu, None, None, "expected the class SwiGLU (a subclass of nn.Module), got None"),
     (check_swiglu, SwiGLUStub, "not_implemented", "raised NotImplementedError when SwiGLU("),
 ]
-REFERENCE = {check_feed_forward: ref.FeedForward, check_swiglu: ref.SwiGLU}  # check -> the object that must pass it
 LATE_FAILURE = {check_feed_forward: FFNDetached, check_swiglu: SwiGLUDetachedGate}  # fails late, after most of the work
 STUB = {check_feed_forward: FFNStub, check_swiglu: SwiGLUStub}  # check -> the untouched learner stub
 # correct in another spelling: must pass (test_ref_ffn)

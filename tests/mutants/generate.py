@@ -295,7 +295,6 @@ ROWS = [
     (check_generate, gen_stub, "not_implemented", "raised NotImplementedError"),
     (check_generate, gen_no_return, "missing_return", "did not return a tensor"),
 ]
-REFERENCE = {check_generate: ref.generate}  # check -> the object that must pass it
 LATE_FAILURE = {check_generate: gen_top_k_minus_one}  # fails late, after most of the work
 STUB = {check_generate: gen_stub}  # check -> the untouched learner stub
 ACCEPTED = {check_generate: [gen_gumbel, gen_inverse_cdf]}  # correct in another spelling: must pass

@@ -525,8 +525,6 @@ ROWS = [
     (check_combine_masks, combine_python_and, "tensor_truth_value", "raised RuntimeError"),
     (check_masked_softmax, msm_mask_unsqueezed, "mask_reshaped", "wrong shape"),
 ]
-REFERENCE = {check_causal_mask: ref_attention.causal_mask, check_key_padding_mask: ref.key_padding_mask,
-             check_combine_masks: ref.combine_masks, check_masked_softmax: ref.masked_softmax}  # check -> the object that must pass it
 LATE_FAILURE = {check_causal_mask: causal_mask_upper, check_key_padding_mask: kpm_sides_swapped,
                 check_combine_masks: combine_two, check_masked_softmax: msm_fill_minus_1e4_rows_zeroed}  # fails late, after the check did most of its work
 STUB = {check_causal_mask: causal_mask_stub, check_key_padding_mask: kpm_stub, check_combine_masks: combine_stub,

@@ -779,8 +779,6 @@ ROWS = [
     (check_parameter_table, table_stub, "not_implemented", "raised NotImplementedError"),
     (check_parameter_table, None, None, "expected the function parameter_table, got None"),
 ]
-REFERENCE = {check_causal_lm_loss: ref.causal_lm_loss, check_tiny_lm: ref.TinyLM,
-             check_parameter_table: ref.parameter_table}  # check -> the object that must pass it
 LATE_FAILURE = {check_causal_lm_loss: loss_float32, check_tiny_lm: LMNoResidualScaling,
                 check_parameter_table: table_trainable_only}  # fails late, after the check did most of its work
 STUB = {check_causal_lm_loss: loss_stub, check_tiny_lm: LMStub, check_parameter_table: table_stub}

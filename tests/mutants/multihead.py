@@ -455,6 +455,5 @@ ROWS = [
     (check_multi_head_attention, MHAKeysFromWQ, "projection_reused", "not equal to the reference"),
     (check_multi_head_attention, MHAMaskMultiplied, "mask_multiplied", "masked key got attention"),
 ]
-REFERENCE = {check_split_heads: ref.split_heads, check_merge_heads: ref.merge_heads, check_multi_head_attention: ref.MultiHeadSelfAttention}  # check -> the object that must pass it
 LATE_FAILURE = {check_split_heads: split_view_no_transpose, check_merge_heads: merge_without_transpose, check_multi_head_attention: MHADetached}  # fails late, after the check did most of its work
 STUB = {check_split_heads: split_stub, check_merge_heads: merge_stub, check_multi_head_attention: MHAStub}  # check -> the untouched learner stub

@@ -391,7 +391,6 @@ ROWS = [
     (check_layer_norm, LNForwardStub, "not_implemented", "raised NotImplementedError when forward"),
     (check_layer_norm, LNNoReturn, "missing_return", "is not a tensor"),
 ]
-REFERENCE = {check_layer_norm: ref.LayerNorm}  # check -> the object that must pass it
 LATE_FAILURE = {check_layer_norm: LNDetachedStats}  # fails late, after the check did most of its work
 STUB = {check_layer_norm: LNStub}  # check -> the untouched learner stub
 ACCEPTED = {check_layer_norm: [LNTorchVar, nn.LayerNorm]}  # correct in another spelling: must pass (test_ref_norm)

@@ -886,10 +886,6 @@ ROWS = [
     (check_apply_rope, None, None, "expected the function apply_rope, got None"),
     (check_learned_positional_embedding, LearnedEmbedsX, "embedding_of_floats", "raised RuntimeError"),
 ]
-REFERENCE = {check_sinusoidal_position_encoding: ref.sinusoidal_position_encoding,
-             check_positional_encoding: ref.PositionalEncoding,
-             check_learned_positional_embedding: ref.LearnedPositionalEmbedding,
-             check_apply_rope: ref.apply_rope}  # check -> the object that must pass it
 LATE_FAILURE = {check_sinusoidal_position_encoding: table_hard_coded_width, check_positional_encoding: PEDetached,
                 check_learned_positional_embedding: LearnedDetached,
                 check_apply_rope: rope_float64}  # fails late, after the check did most of its work

@@ -104,6 +104,5 @@ ROWS = [
     (check_flops_per_token, flops_no_return, "missing_return", "the result is not a number"),
     (check_flops_per_token, flops_stub, "not_implemented", "raised NotImplementedError"),
 ]
-REFERENCE = {check_flops_per_token: ref.flops_per_token}
 LATE_FAILURE = {check_flops_per_token: flops_max_seq_len}
 STUB = {check_flops_per_token: flops_stub}

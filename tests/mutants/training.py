@@ -690,9 +690,6 @@ ROWS = [
     (check_perplexity, ppl_stub, "not_implemented", "raised NotImplementedError"),
     (check_perplexity, ppl_no_return, "missing_return", "the result is None"),
 ]
-REFERENCE = {check_char_tokenizer: ref_tok.char_tokenizer, check_word_tokenizer: ref_tok.word_encode,
-             check_train_step: ref_train.train_step, check_evaluate: ref_train.evaluate,
-             check_perplexity: ref_train.perplexity}
 LATE_FAILURE = {check_char_tokenizer: char_ascii_codes, check_word_tokenizer: word_lower,
                 check_train_step: step_norm_after_clip, check_evaluate: eval_always_train_after,
                 check_perplexity: ppl_base_2}

@@ -1,0 +1,67 @@
+"""The registry of exercises (tinylm_grading/registry.py) agrees with everything it stands for: the checks, the
+reference, the mutants, the notebooks' grading metadata; and the hidden check line has one reading."""
+import json
+from pathlib import Path
+
+import pytest
+
+import tinylm_checks
+from tinylm_grading import registry
+
+from mutants import LATE_FAILURE, ROWS, STUB
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def test_ids_are_unique_and_stages_known():
+    ids = [e.id for e in registry.EXERCISES]
+    assert len(ids) == len(set(ids))
+    assert {e.stage for e in registry.EXERCISES} <= set(registry.STAGE)
+    assert [s.name for s in registry.STAGES] == sorted(s.name for s in registry.STAGES)
+    for e in registry.EXERCISES:
+        assert all(registry.BY_ID[u].stage == e.stage for u in e.uses), e.id  # built on its own notebook's work
+        assert e.written == (e.check == "") and e.points >= 0, e.id
+
+
+def test_every_check_is_the_registry_s_and_passes_its_reference():
+    public = {name for name in tinylm_checks.__all__ if name.startswith("check_")} - {"check_environment"}
+    assert public == {e.check for e in registry.checked()}
+    for e in registry.checked():
+        assert e.reference() is not None and e.name == e.reference().__name__, e.id
+        getattr(tinylm_checks, e.check)(e.reference(), quiet=True)
+
+
+def test_every_check_has_its_mutants():
+    checks = {getattr(tinylm_checks, e.check) for e in registry.checked()}
+    assert set(STUB) == set(LATE_FAILURE) == checks
+    per_check = {}
+    for check, mutant, _, _ in ROWS:
+        per_check.setdefault(check, set()).add(mutant)
+    assert set(per_check) == checks and all(len(m) >= 3 for m in per_check.values())
+
+
+@pytest.mark.parametrize("stage", [s.name for s in registry.STAGES])
+def test_each_notebook_grades_what_the_registry_says(stage):
+    nb = json.loads((ROOT / "notebooks" / stage / f"{stage}.ipynb").read_text())
+    meta = [c["metadata"]["nbgrader"] for c in nb["cells"] if "nbgrader" in c["metadata"]]
+    points = {m["grade_id"]: m["points"] for m in meta if m["grade"]}
+    assert points == {e.test_id: e.points for e in registry.graded(stage)}
+    solutions = {m["grade_id"] for m in meta if m["solution"]}
+    assert solutions == {e.id for e in registry.stage_exercises(stage)}
+
+
+def test_the_hidden_check_line_has_one_reading():
+    e = registry.BY_ID["attention_scores"]
+    fresh = 'runpy.run_module("tinylm_checks.grading")["fresh"]()'
+    assert registry.hidden_calls(f"import runpy\n{e.hidden_check}") == [("check_attention_scores", "attention_scores", 1)]
+    # spacing, quotes and line breaks do not change what is read
+    assert registry.hidden_calls("runpy.run_module( 'tinylm_checks.grading' )['fresh']( ).check_x(\n  f , seed = 2 )") \
+        == [("check_x", "f", 2)]
+    assert registry.hidden_calls(f"{fresh}.check_x(f, seed=1)\n{fresh}.check_y(g, seed=3)") == \
+        [("check_x", "f", 1), ("check_y", "g", 3)]
+    # what cannot be read is found anyway, as unreadable: the grader fails it, it is never left to the kernel
+    assert registry.hidden_calls(f"{fresh}.check_x(f, seed=s)") == [("check_x", "f", None)]
+    assert registry.hidden_calls(f"{fresh}.check_x(obj.f, seed=1)") == [("check_x", None, 1)]
+    assert registry.hidden_calls('g = runpy.run_module("tinylm_checks.grading")') == [("", "", None)]
+    assert registry.hidden_calls(f"{fresh}.check_x(f, seed=1") == [("", "", None)]  # does not parse
+    assert registry.hidden_calls("check_x(f)") == []  # no hidden check: an instructor's own test
