@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 from tinylm_checks.probes import ProbeLM, SpyOptimizer
 
-from ._core import MISTAKES, Ctx, check, known_mistake, reference
+from ._core import MISTAKES, Ctx, check, known_mistake, reference, say
 
 ref_tok = reference("tokenizer")
 ref_train = reference("train")
@@ -68,24 +68,21 @@ PPL_BASE_2 = known_mistake("perplexity_base_2")
 PPL_NEGATED = known_mistake("perplexity_negated")
 
 # leading and trailing whitespace, \r\n and blank lines are text too: the round trip must keep them
-CHAR_TEXTS = [" héllo wörld\r\n→ zebra, ABBA!\n", "\tthe cat sat.\n\tMaß ≠ mass ☕ ", "zyx wvu\n\nzz yy: 42 → 24\r\n"]
+CHAR_TEXTS = [" héllo wörld\r\n→ zebra, ABBA!\n", "\tthe cat sat.\n\tMaß ≠ mass ☕ ", "zyx wvu\n\nzz yy: 42 → 24\r\n"]  # code
 
 
 def _ids_list(ctx: Ctx, ids, what: str, tried: str) -> list[int]:
     """``ids`` as a list of Python ints: a list/tuple of ints, or a 1-D integer tensor."""
     if ids is None:
-        ctx.fail(f"{what} is None", tried=tried, expected="a list of int", mistake="missing_return")
+        ctx.fail("tokenizer.ids_none", what=what, tried=tried, mistake="missing_return")
     if isinstance(ids, torch.Tensor):
         if ids.dim() != 1 or ids.is_floating_point():
-            ctx.fail(f"{what} is a tensor of shape {tuple(ids.shape)} and dtype {ids.dtype}", tried=tried,
-                     expected="a list of int (or a 1-D integer tensor)",
-                     hint="return a flat list of int ids, one per token")
+            ctx.fail("tokenizer.ids_tensor", what=what, shape=tuple(ids.shape), dtype=ids.dtype, tried=tried)
         return [int(i) for i in ids.tolist()]
     if not isinstance(ids, (list, tuple)) or not all(isinstance(i, int) and not isinstance(i, bool) for i in ids):
         kinds = sorted({type(i).__name__ for i in ids}) if isinstance(ids, (list, tuple)) else [type(ids).__name__]
-        ctx.fail(f"{what} is not a list of int", tried=tried, expected="a list of int",
-                 got=("a list of " + ", ".join(kinds)) if isinstance(ids, (list, tuple)) else kinds[0],
-                 hint="ids are ints: vocab positions, one per token")
+        ctx.fail("tokenizer.ids_not_ints", what=what, tried=tried,
+                 got=say("tokenizer.list_of", kinds=", ".join(kinds)) if isinstance(ids, (list, tuple)) else kinds[0])
     return list(ids)
 
 
@@ -97,59 +94,50 @@ def check_char_tokenizer(ctx: Ctx, fn) -> str:
     texts = CHAR_TEXTS[ctx.seed % 3:] + CHAR_TEXTS[:ctx.seed % 3]
     for text in texts:
         tried = f"char_tokenizer({text!r})"
-        out = ctx.call(fn, text, what=f"called as {tried}")
+        out = ctx.call(fn, text, what=say("training.called_as", tried=tried))
         if out is None:
-            ctx.fail("char_tokenizer returned None", tried=tried, expected="a pair (vocab, ids)",
-                     mistake="missing_return")
+            ctx.fail("char_tokenizer.none", tried=tried, mistake="missing_return")
         if not isinstance(out, (tuple, list)) or len(out) != 2:
-            ctx.fail("char_tokenizer did not return a pair (vocab, ids)", tried=tried,
-                     expected="(vocab: list of characters, ids: list of int)", got=type(out).__name__,
-                     hint="return vocab, ids")
+            ctx.fail("char_tokenizer.not_a_pair", tried=tried, got=type(out).__name__)
         vocab, ids = out
         expected_vocab, expected_ids = ref_tok.char_tokenizer(text)
         if isinstance(vocab, str):
             vocab = list(vocab)
         if not isinstance(vocab, (list, tuple)) or not all(isinstance(c, str) and len(c) == 1 for c in vocab):
-            ctx.fail("vocab is not a list of single characters", tried=tried,
-                     expected=f"{expected_vocab[:8]} ... ({len(expected_vocab)} characters)",
-                     got=repr(vocab)[:80], hint="vocab = sorted(set(text)) is a list of one-character strings")
+            ctx.fail("char_tokenizer.vocab_not_chars", tried=tried, vocab_head=expected_vocab[:8],
+                     n=len(expected_vocab), got=repr(vocab)[:80])
         vocab = list(vocab)
         if len(set(vocab)) != len(vocab):
             dup = next(c for c in vocab if vocab.count(c) > 1)
-            ctx.fail("the vocabulary has duplicates", tried=tried, expected="each character once",
-                     got=f"{dup!r} {vocab.count(dup)} times", mistake=VOCAB_NOT_UNIQUE)
+            ctx.fail("char_tokenizer.vocab_duplicates", tried=tried, char=repr(dup), count=vocab.count(dup),
+                     mistake=VOCAB_NOT_UNIQUE)
         if set(vocab) != set(expected_vocab):
             missing, extra = sorted(set(expected_vocab) - set(vocab)), sorted(set(vocab) - set(expected_vocab))
-            ctx.fail("the vocabulary is not the set of the text's characters", tried=tried,
-                     expected=f"{len(expected_vocab)} distinct characters",
-                     got=f"{len(vocab)}; missing {missing[:6]!r}, extra {extra[:6]!r}", mistake=VOCAB_MISSING)
+            ctx.fail("char_tokenizer.vocab_wrong_set", tried=tried, n_expected=len(expected_vocab), n_got=len(vocab),
+                     missing=repr(missing[:6]), extra=repr(extra[:6]), mistake=VOCAB_MISSING)
         if vocab != expected_vocab:
-            ctx.fail("the vocabulary is not in sorted order", tried=tried,
-                     expected=f"sorted(set(text)) = {expected_vocab[:10]}",
+            ctx.fail("char_tokenizer.vocab_not_sorted", tried=tried, vocab_head=expected_vocab[:10],
                      got=f"{vocab[:10]}", mistake=VOCAB_NOT_SORTED)
-        ids = _ids_list(ctx, ids, "ids", tried)
+        ids = _ids_list(ctx, ids, say("char_tokenizer.ids"), tried)
         if ids == [i + 1 for i in expected_ids]:
-            ctx.fail("the ids are one too high", tried=tried, expected=f"{expected_ids[:10]} ...",
+            ctx.fail("char_tokenizer.ids_one_too_high", tried=tried, expected=f"{expected_ids[:10]} ...",
                      got=f"{ids[:10]} ...", mistake=IDS_OFF_BY_ONE)
         if len(ids) != len(text):
-            ctx.fail("there is not one id per character", tried=tried, expected=f"{len(text)} ids",
-                     got=f"{len(ids)} ids", mistake=ROUND_TRIP)
+            ctx.fail("char_tokenizer.ids_count", tried=tried, n_expected=len(text), n_got=len(ids), mistake=ROUND_TRIP)
         if ids != expected_ids:
             bad = next(t for t, (a, b) in enumerate(zip(ids, expected_ids)) if a != b)
             decoded = "".join(vocab[i] if 0 <= i < len(vocab) else "?" for i in ids)
-            ctx.fail("decoding the ids does not give the text back", tried=tried,
-                     expected=f"id {expected_ids[bad]} for character {bad} ({text[bad]!r})",
-                     got=f"id {ids[bad]}; decoded text {decoded!r}", mistake=ROUND_TRIP)
-    return (f"vocab = sorted(set(text)), one id per character, and the round trip on {len(texts)} texts "
-            "with whitespace and unicode")
+            ctx.fail("char_tokenizer.round_trip", tried=tried, want=expected_ids[bad], index=bad, char=repr(text[bad]),
+                     got_id=ids[bad], decoded=repr(decoded), mistake=ROUND_TRIP)
+    return say("char_tokenizer.passed", n=len(texts))
 
 
 # --------------------------------------------------------------------------- word_encode
 
-WORD_TRAIN = ("the cat sat on the mat. the dog sat on the log, and the cat saw the dog. "
+WORD_TRAIN = ("the cat sat on the mat. the dog sat on the log, and the cat saw the dog. "  # code
               "a cat, a dog: the end at the café.")
-WORD_TEXTS = ["The cat sat on the sofa, and the dog saw it.", "a zebra sat on the mat; the cat ran!",
-              "the dog and the cat...  The café end?!", ""]  # runs of punctuation, a known non-ASCII word, no text
+WORD_TEXTS = ["The cat sat on the sofa, and the dog saw it.", "a zebra sat on the mat; the cat ran!",  # code
+              "the dog and the cat...  The café end?!", ""]  # code: runs of punctuation, a known non-ASCII word, no text
 
 
 def _word_candidates(text: str, vocab: list[str]):
@@ -197,29 +185,27 @@ def check_word_tokenizer(ctx: Ctx, fn) -> str:
     texts = WORD_TEXTS[ctx.seed % 3:] + WORD_TEXTS[:ctx.seed % 3]
     unk_total = n_total = 0
     for text in texts:
-        tried = f"word_encode({text!r}, vocab) with vocab = {vocab[:6]} ... ({len(vocab)} tokens)"
+        tried = say("word_encode.tried", text=repr(text), vocab_head=vocab[:6], n=len(vocab))
         try:
             ids = fn(text, list(vocab))
         except (KeyError, ValueError, IndexError) as e:
-            ctx.fail(f"your code raised {type(e).__name__} on a word that is not in the vocabulary", tried=tried,
-                     got=f"{type(e).__name__}: {e}"[:120], mistake=UNKNOWN_RAISES)
+            ctx.fail("word_encode.raises", error=type(e).__name__, tried=tried, got=f"{type(e).__name__}: {e}"[:120],
+                     mistake=UNKNOWN_RAISES)
         except Exception:  # noqa: BLE001 - let ctx.call report any other exception the usual way
-            ids = ctx.call(fn, text, list(vocab), what=f"called as {tried}")
-        ids = _ids_list(ctx, ids, "the ids", tried)
+            ids = ctx.call(fn, text, list(vocab), what=say("training.called_as", tried=tried))
+        ids = _ids_list(ctx, ids, say("word_encode.ids"), tried)
         expected = ref_tok.word_encode(text, vocab)
         if ids != expected:
             named = _word_mistakes(ctx, fn, vocab, text, ids)
             glued = [t for t in text.split() if ref_tok.WORD_PATTERN.fullmatch(t) is None]
-            notes = [f"text.split() keeps {glued[:3]} as tokens" if SPLIT_ON_WHITESPACE in named and glued else "",
-                     "and also " + "; and also ".join(MISTAKES[m] for m in named[1:]) if len(named) > 1 else ""]
-            ctx.fail("the ids are not those of the reference" + "".join(f" ({n})" for n in notes if n),
-                     tried=tried, expected=str(expected), got=str(ids), mistake=named[0] if named else None,
-                     hint="split with WORD_PATTERN.findall(text), look each token up with stoi.get(token, 1) "
-                          "(1 = '<unk>'), then append 2 ('<eos>')")
+            also = say("word_encode.also_separator").join(MISTAKES[m] for m in named[1:])
+            ctx.fail("word_encode.wrong_ids",
+                     glued=say("word_encode.glued", tokens=glued[:3]) if SPLIT_ON_WHITESPACE in named and glued else "",
+                     also=say("word_encode.also", sentences=also) if len(named) > 1 else "",
+                     tried=tried, expected=str(expected), got=str(ids), mistake=named[0] if named else None)
         unk_total += ids.count(1)
         n_total += len(ids) - 1
-    return (f"tokens split by WORD_PATTERN, unknown words -> <unk> ({unk_total} of {n_total} here), one <eos> "
-            f"at the end, on {len(texts)} texts")
+    return say("word_encode.passed", unk=unk_total, n=n_total, texts=len(texts))
 
 
 # --------------------------------------------------------------------------- train_step
@@ -260,19 +246,17 @@ def _scaled(grads: dict, c: float) -> dict:
 
 def _float(ctx: Ctx, value, what: str, tried: str, mistake_if_tensor: str) -> float:
     if isinstance(value, torch.Tensor):
-        ctx.fail(f"{what} is a tensor", tried=tried, expected="a Python float",
-                 got=(f"a tensor of shape {tuple(value.shape)}, dtype {value.dtype}"
-                      + (f", value {float(value.detach().flatten()[0]):.6g}" if value.numel() else "")
-                      + (", requires_grad=True" if value.requires_grad else "")),
-                 mistake=mistake_if_tensor)
+        ctx.fail("training.float_tensor", what=what, shape=tuple(value.shape), dtype=value.dtype,
+                 value=say("training.float_tensor_value", value=float(value.detach().flatten()[0]))
+                 if value.numel() else "",
+                 requires_grad=say("training.float_tensor_requires_grad") if value.requires_grad else "",
+                 tried=tried, mistake=mistake_if_tensor)
     if value is None:
-        ctx.fail(f"{what} is None", tried=tried, expected="a Python float", mistake="missing_return")
+        ctx.fail("training.float_none", what=what, tried=tried, mistake="missing_return")
     if not isinstance(value, (int, float)) or isinstance(value, bool):
-        ctx.fail(f"{what} is not a number", tried=tried, expected="a Python float", got=type(value).__name__,
-                 hint="return float values (loss.item())")
+        ctx.fail("training.float_not_a_number", what=what, tried=tried, got=type(value).__name__)
     if not math.isfinite(value):  # NaN compares unequal to everything: `abs(nan - x) > tol` is False
-        ctx.fail(f"{what} is {value}", tried=tried, expected="a finite float", got=repr(float(value)),
-                 hint="every loss here is finite: print the losses you add up and what you divide by")
+        ctx.fail("training.float_not_finite", what=what, value=value, tried=tried, got=repr(float(value)))
     return float(value)
 
 
@@ -292,27 +276,20 @@ def check_train_step(ctx: Ctx, fn) -> str:
     model.eval()  # as after an evaluation
     before = {"emb": model.emb.detach().clone(), "head": model.head.detach().clone()}
     opt = SpyOptimizer(model, lr=0.1)
-    tried = (f"train_step(model, (x, y), optimizer, {max_norm}) with a small LM (V={V}, D={D}) in eval mode "
-             f"holding stale gradients, x, y ({B}, {T}) (2 targets -100), and an SGD optimizer that records "
-             f"its calls; the gradient norm is {norm:.3f}")
-    out = ctx.call(fn, model, (x, y), opt, max_norm, what=f"called as {tried}")
+    tried = say("train_step.tried", max_norm=max_norm, V=V, D=D, B=B, T=T, norm=norm)
+    out = ctx.call(fn, model, (x, y), opt, max_norm, what=say("training.called_as", tried=tried))
     steps = [e for e in opt.events if e["event"] == "step"]
     if not steps:
-        ctx.fail("optimizer.step() was not called", tried=tried, expected="one call of optimizer.step()",
-                 got="events: " + (", ".join(e["event"] for e in opt.events) or "none"), mistake=NO_STEP)
+        ctx.fail("train_step.no_step", events=", ".join(e["event"] for e in opt.events) or say("train_step.no_events"),
+                 tried=tried, mistake=NO_STEP)
     if len(steps) > 1:
-        ctx.fail(f"optimizer.step() was called {len(steps)} times", tried=tried, expected="one call",
-                 hint="one train_step is one optimizer step")
+        ctx.fail("train_step.steps", n=len(steps), tried=tried)
     if not model.calls:
-        ctx.fail("the model was never called", tried=tried, expected="one forward on x",
-                 hint="logits, _ = model(x), then the loss against y")
+        ctx.fail("train_step.no_forward", tried=tried)
     if any(c.get("labels") for c in model.calls):
-        ctx.fail("the model was called with labels", tried=tried,
-                 expected="logits, _ = model(x), then the loss of the logits against y",
-                 got="model(x, labels=...)", mistake=LABELS_PASSED)
+        ctx.fail("training.labels_passed", tried=tried, mistake=LABELS_PASSED)
     if not any(c["training"] for c in model.calls):
-        ctx.fail("the model ran in eval mode", tried=tried, expected="model.training True during the forward",
-                 got="model.training False", mistake=TRAIN_MODE_NOT_SET)
+        ctx.fail("train_step.eval_mode", tried=tried, mistake=TRAIN_MODE_NOT_SET)
     at_step = steps[0]["grads"]
     after = {n: (getattr(model, n).grad.clone() if getattr(model, n).grad is not None else None)
              for n in ("emb", "head")}
@@ -321,63 +298,44 @@ def check_train_step(ctx: Ctx, fn) -> str:
     if not _same(at_step, clipped):
         if _same(at_step, grads):
             late = all(after[n] is not None for n in after) and _same(after, clipped)
-            ctx.fail("optimizer.step() got unclipped gradients", tried=tried,
-                     expected=f"gradient norm {max_norm} at step (clipped)", got=f"norm {got_norm:.4f}",
+            ctx.fail("train_step.unclipped", max_norm=max_norm, norm=got_norm, tried=tried,
                      mistake=CLIP_AFTER_STEP if late else NO_CLIPPING)
         summed = {n: stale[n] + grads[n] for n in grads}
         total = math.sqrt(sum(float((g ** 2).sum()) for g in summed.values()))
         if _same(at_step, summed) or _same(at_step, _scaled(summed, min(1.0, max_norm / (total + 1e-6)))):
-            ctx.fail("optimizer.step() got this batch's gradients plus the stale ones", tried=tried,
-                     expected=f"this batch's gradients, clipped (norm {max_norm})", got=f"norm {got_norm:.4f}",
-                     mistake=NO_ZERO_GRAD)
+            ctx.fail("train_step.stale", max_norm=max_norm, norm=got_norm, tried=tried, mistake=NO_ZERO_GRAD)
         if all(at_step[n] is None or not bool(at_step[n].any()) for n in at_step) or _same(at_step, stale):
-            ctx.fail("optimizer.step() did not get this batch's gradients", tried=tried,
-                     expected="loss.backward() and clipping before optimizer.step()",
-                     got=f"gradients at step: {'none' if at_step['emb'] is None else 'stale or zero'}; "
-                         f"optimizer calls in order: {events}", mistake=WRONG_ORDER)
+            ctx.fail("train_step.wrong_order", events=events, tried=tried, mistake=WRONG_ORDER,
+                     grads=say("train_step.grads_none") if at_step["emb"] is None else say("train_step.grads_stale"))
         for p in (math.inf, 1.0):
             other = float(torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads.values()]), p))
             if _same(at_step, _scaled(grads, min(1.0, max_norm / (other + 1e-6)))):
-                ctx.fail(f"the gradients were clipped by their {'max' if p == math.inf else 'L1'} norm",
-                         tried=tried, expected=f"global L2 norm {max_norm} at step",
-                         got=f"L2 norm {got_norm:.4f}", mistake=NORM_TYPE_WRONG)
+                ctx.fail("train_step.norm_type", max_norm=max_norm, norm=got_norm, tried=tried, mistake=NORM_TYPE_WRONG,
+                         norm_name=say("train_step.norm_max") if p == math.inf else say("train_step.norm_l1"))
         ratio = got_norm / norm if norm else 0.0
         if _same(at_step, _scaled(grads, ratio)):
-            ctx.fail(f"the gradients were clipped to norm {got_norm:.4f}", tried=tried,
-                     expected=f"norm {max_norm} (max_grad_norm)", got=f"norm {got_norm:.4f}",
+            ctx.fail("train_step.other_max_norm", max_norm=max_norm, norm=got_norm, tried=tried,
                      mistake=MAX_NORM_IGNORED)
-        ctx.fail("optimizer.step() got gradients that are not those of the batch's loss", tried=tried,
-                 expected=f"the gradients of F.cross_entropy(logits.reshape(-1, V), y.reshape(-1)), clipped to "
-                          f"norm {max_norm}", got=f"norm {got_norm:.4f}",
-                 hint="compare your loss line with the notebook's: cross-entropy of the (B*T, V) logits against "
-                      "the (B*T,) targets, mean over the counted targets")
+        ctx.fail("train_step.other_grads", max_norm=max_norm, norm=got_norm, tried=tried)
     if not isinstance(out, dict):
-        ctx.fail("train_step did not return a dict", tried=tried, expected='{"loss": float, "grad_norm": float}',
-                 got="None" if out is None else type(out).__name__,
-                 mistake="missing_return" if out is None else None, hint='return {"loss": ..., "grad_norm": ...}')
+        ctx.fail("train_step.not_a_dict", tried=tried, got="None" if out is None else type(out).__name__,
+                 mistake="missing_return" if out is None else None)
     for key in ("loss", "grad_norm"):
         if key not in out:
-            ctx.fail(f"the result has no key {key!r}", tried=tried, expected='{"loss": float, "grad_norm": float}',
-                     got=f"keys {sorted(out)}", hint='return {"loss": loss.item(), "grad_norm": grad_norm.item()}')
+            ctx.fail("train_step.missing_key", key=repr(key), keys=sorted(out), tried=tried)
     got_loss = _float(ctx, out["loss"], 'result["loss"]', tried, LOSS_AS_TENSOR)
     if abs(got_loss - loss) > 1e-6:
-        ctx.fail('result["loss"] is not the batch\'s loss', tried=tried, expected=f"{loss:.6f}",
-                 got=f"{got_loss:.6f}", hint="report the loss computed before the step: loss.item()")
+        ctx.fail("train_step.wrong_loss", tried=tried, expected=f"{loss:.6f}", got=f"{got_loss:.6f}")
     got_gn = _float(ctx, out["grad_norm"], 'result["grad_norm"]', tried, LOSS_AS_TENSOR)
     if abs(got_gn - norm) > 1e-6:
-        ctx.fail('result["grad_norm"] is not the gradient norm before clipping', tried=tried,
-                 expected=f"{norm:.6f}", got=f"{got_gn:.6f}",
-                 mistake=GRAD_NORM_AFTER_CLIP if abs(got_gn - max_norm) < 1e-4 else None,
-                 hint="grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)")
+        ctx.fail("train_step.wrong_grad_norm", tried=tried, expected=f"{norm:.6f}", got=f"{got_gn:.6f}",
+                 mistake=GRAD_NORM_AFTER_CLIP if abs(got_gn - max_norm) < 1e-4 else None)
     expected_after = {n: before[n] - 0.1 * clipped[n] for n in before}
     now = {"emb": model.emb.detach(), "head": model.head.detach()}
     if not _same(now, expected_after):
-        ctx.fail("the parameters after the step are not p - lr * clipped gradient", tried=tried,
-                 expected="one SGD step with the clipped gradients", got="other parameters",
-                 hint="call optimizer.step() once; do not change the parameters or .grad yourself")
+        ctx.fail("train_step.wrong_parameters", tried=tried)
     _check_default_max_norm(ctx, fn)
-    return (f"train mode, zero_grad -> backward -> clip to {max_norm} -> step (checked with a spy optimizer), "
-            "loss and the norm before clipping returned; without max_grad_norm, clipped to 1.0")
+    return say("train_step.passed", max_norm=max_norm)
 
 
 def _check_default_max_norm(ctx: Ctx, fn) -> None:
@@ -389,13 +347,11 @@ def _check_default_max_norm(ctx: Ctx, fn) -> None:
         if norm > 1.5:
             break
     opt = SpyOptimizer(model, lr=0.1)
-    tried = f"train_step(model, (x, y), optimizer) without max_grad_norm; the gradient norm is {norm:.3f}"
-    ctx.call(fn, model, (x, y), opt, what=f"called as {tried}")
+    tried = say("train_step.tried_default", norm=norm)
+    ctx.call(fn, model, (x, y), opt, what=say("training.called_as", tried=tried))
     steps = [e for e in opt.events if e["event"] == "step"]
     if steps and not _same(steps[0]["grads"], _scaled(grads, 1.0 / (norm + 1e-6))):
-        ctx.fail("without max_grad_norm the gradients were not clipped to norm 1.0", tried=tried,
-                 expected="gradient norm 1.0 at step (the default max_grad_norm=1.0)",
-                 got=f"norm {steps[0]['grad_norm']:.4f}", mistake=MAX_NORM_DEFAULT)
+        ctx.fail("train_step.default_max_norm", norm=steps[0]["grad_norm"], tried=tried, mistake=MAX_NORM_DEFAULT)
 
 
 # --------------------------------------------------------------------------- evaluate
@@ -434,38 +390,28 @@ def check_evaluate(ctx: Ctx, fn) -> str:
         candidates = _eval_candidates(model, batches)
         model.calls.clear()
         model.train(training)
-        mode = "training" if training else "eval"
-        tried = (f"evaluate(model, batches) on a small LM (V={V}, D={D}) in {mode} mode, {len(batches)} batches "
-                 f"(x, y) of sizes {[s[:2] for s in sizes]} with {sum(s[2] for s in sizes)} targets -100 and some "
-                 "targets 0")
-        out = ctx.call(fn, model, list(batches), what=f"called as {tried}")
+        mode = say("evaluate.mode_training") if training else say("evaluate.mode_eval")
+        tried = say("evaluate.tried", V=V, D=D, mode=mode, n_batches=len(batches), sizes=[s[:2] for s in sizes],
+                    n_ignored=sum(s[2] for s in sizes))
+        out = ctx.call(fn, model, list(batches), what=say("training.called_as", tried=tried))
         if out is None:
-            ctx.fail("the result is None", tried=tried, expected="a Python float", mistake="missing_return")
+            ctx.fail("training.float_none", what=say("training.the_result"), tried=tried, mistake="missing_return")
         if len(model.calls) != len(batches):
-            ctx.fail(f"the model was called {len(model.calls)} times", tried=tried,
-                     expected=f"once per batch ({len(batches)})", hint="loop over every batch once")
+            ctx.fail("evaluate.calls", n=len(model.calls), n_batches=len(batches), tried=tried)
         if any(c.get("labels") for c in model.calls):
-            ctx.fail("the model was called with labels", tried=tried,
-                     expected="logits, _ = model(x), then the loss of the logits against y",
-                     got="model(x, labels=...)", mistake=LABELS_PASSED)
+            ctx.fail("training.labels_passed", tried=tried, mistake=LABELS_PASSED)
         if any(c["training"] for c in model.calls):
-            ctx.fail("the model ran in training mode", tried=tried, expected="model.training False during the "
-                     "forwards", got="model.training True", mistake=EVAL_IN_TRAIN_MODE)
+            ctx.fail("evaluate.train_mode", tried=tried, mistake=EVAL_IN_TRAIN_MODE)
         if any(c["grad_enabled"] for c in model.calls) or (isinstance(out, torch.Tensor) and out.requires_grad):
-            ctx.fail("the forwards ran with grad mode on", tried=tried, expected="torch.is_grad_enabled() False",
-                     got="True", mistake=EVAL_WITH_GRAD)
+            ctx.fail("evaluate.with_grad", tried=tried, got="True", mistake=EVAL_WITH_GRAD)
         if model.training != training:
-            ctx.fail(f"the model is left in {'training' if model.training else 'eval'} mode", tried=tried,
-                     expected=f"{mode} mode, as it was before the call", mistake=MODE_NOT_RESTORED)
-        got = _float(ctx, out, "the result", tried, EVAL_RETURNED_TENSOR)
+            ctx.fail("evaluate.mode_not_restored", mode=mode, tried=tried, mistake=MODE_NOT_RESTORED,
+                     left=say("evaluate.mode_training") if model.training else say("evaluate.mode_eval"))
+        got = _float(ctx, out, say("training.the_result"), tried, EVAL_RETURNED_TENSOR)
         if abs(got - expected) > 1e-6:
             named = next((m for m, v in candidates if abs(v - got) <= 1e-6), None)
-            ctx.fail("the result is not total loss / counted tokens", tried=tried, expected=f"{expected:.6f}",
-                     got=f"{got:.6f}", mistake=named,
-                     hint="sum F.cross_entropy(..., reduction='sum') over the batches, count (y != -100).sum(), "
-                          "and divide once at the end")
-    return ("eval mode under no_grad, the mode restored (from training and from eval), total loss / counted "
-            "tokens with -100 ignored over batches of different sizes")
+            ctx.fail("evaluate.wrong_value", tried=tried, expected=f"{expected:.6f}", got=f"{got:.6f}", mistake=named)
+    return say("evaluate.passed")
 
 
 # --------------------------------------------------------------------------- perplexity
@@ -477,7 +423,8 @@ def check_perplexity(ctx: Ctx, fn) -> str:
 
     def value_at(loss):
         tried = f"perplexity({loss!r})"
-        return _float(ctx, ctx.call(fn, loss, what=f"called as {tried}"), "the result", tried, PPL_RETURNED_TENSOR)
+        return _float(ctx, ctx.call(fn, loss, what=say("training.called_as", tried=tried)), say("training.the_result"),
+                      tried, PPL_RETURNED_TENSOR)
 
     def same(got, want):  # float32 arithmetic is accepted: the course's relative tolerance
         return math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9)
@@ -493,6 +440,5 @@ def check_perplexity(ctx: Ctx, fn) -> str:
             at_other = value_at(other)
             named = next((name for name, f in ((PPL_BASE_2, lambda v: 2 ** v), (PPL_NEGATED, lambda v: math.exp(-v)))
                           if same(got, f(float(loss))) and same(at_other, f(other))), None)
-            ctx.fail("the result is not exp(loss)", tried=tried, expected=f"{expected:.9g}", got=f"{got:.9g}",
-                     mistake=named, hint="perplexity = math.exp(loss), loss a mean cross-entropy in nats")
-    return f"exp(loss) for losses {', '.join(f'{v:.3g}' for v in losses)} and a 0-dim tensor (log V -> V = {V})"
+            ctx.fail("perplexity.wrong_value", tried=tried, expected=f"{expected:.9g}", got=f"{got:.9g}", mistake=named)
+    return say("perplexity.passed", losses=", ".join(f"{v:.3g}" for v in losses), V=V)

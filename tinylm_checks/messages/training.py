@@ -138,4 +138,244 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    # ---- shared by these checks
+    "training.called_as": "called as {tried}",
+    "training.the_result": "the result",
+    "training.labels_passed": {
+        "problem": "the model was called with labels",
+        "expected": "logits, _ = model(x), then the loss of the logits against y",
+        "got": "model(x, labels=...)",
+    },
+    # a result that must be a Python float
+    "training.float_tensor": {
+        "problem": "{what} is a tensor",
+        "expected": "a Python float",
+        "got": "a tensor of shape {shape}, dtype {dtype}{value}{requires_grad}",
+    },
+    "training.float_tensor_value": ", value {value:.6g}",
+    "training.float_tensor_requires_grad": ", requires_grad=True",
+    "training.float_none": {
+        "problem": "{what} is None",
+        "expected": "a Python float",
+    },
+    "training.float_not_a_number": {
+        "problem": "{what} is not a number",
+        "expected": "a Python float",
+        "hint": "return float values (loss.item())",
+    },
+    "training.float_not_finite": {
+        "problem": "{what} is {value}",
+        "expected": "a finite float",
+        "hint": "every loss here is finite: print the losses you add up and what you divide by",
+    },
+    # ids returned by a tokenizer
+    "tokenizer.ids_none": {
+        "problem": "{what} is None",
+        "expected": "a list of int",
+    },
+    "tokenizer.ids_tensor": {
+        "problem": "{what} is a tensor of shape {shape} and dtype {dtype}",
+        "expected": "a list of int (or a 1-D integer tensor)",
+        "hint": "return a flat list of int ids, one per token",
+    },
+    "tokenizer.ids_not_ints": {
+        "problem": "{what} is not a list of int",
+        "expected": "a list of int",
+        "hint": "ids are ints: vocab positions, one per token",
+    },
+    "tokenizer.list_of": "a list of {kinds}",
+    # ---- char_tokenizer
+    "char_tokenizer.ids": "ids",
+    "char_tokenizer.none": {
+        "problem": "char_tokenizer returned None",
+        "expected": "a pair (vocab, ids)",
+    },
+    "char_tokenizer.not_a_pair": {
+        "problem": "char_tokenizer did not return a pair (vocab, ids)",
+        "expected": "(vocab: list of characters, ids: list of int)",
+        "hint": "return vocab, ids",
+    },
+    "char_tokenizer.vocab_not_chars": {
+        "problem": "vocab is not a list of single characters",
+        "expected": "{vocab_head} ... ({n} characters)",
+        "hint": "vocab = sorted(set(text)) is a list of one-character strings",
+    },
+    "char_tokenizer.vocab_duplicates": {
+        "problem": "the vocabulary has duplicates",
+        "expected": "each character once",
+        "got": "{char} {count} times",
+    },
+    "char_tokenizer.vocab_wrong_set": {
+        "problem": "the vocabulary is not the set of the text's characters",
+        "expected": "{n_expected} distinct characters",
+        "got": "{n_got}; missing {missing}, extra {extra}",
+    },
+    "char_tokenizer.vocab_not_sorted": {
+        "problem": "the vocabulary is not in sorted order",
+        "expected": "sorted(set(text)) = {vocab_head}",
+    },
+    "char_tokenizer.ids_one_too_high": {
+        "problem": "the ids are one too high",
+    },
+    "char_tokenizer.ids_count": {
+        "problem": "there is not one id per character",
+        "expected": "{n_expected} ids",
+        "got": "{n_got} ids",
+    },
+    "char_tokenizer.round_trip": {
+        "problem": "decoding the ids does not give the text back",
+        "expected": "id {want} for character {index} ({char})",
+        "got": "id {got_id}; decoded text {decoded}",
+    },
+    "char_tokenizer.passed": "vocab = sorted(set(text)), one id per character, and the round trip on {n} texts with "
+                             "whitespace and unicode",
+    # ---- word_encode
+    "word_encode.tried": "word_encode({text}, vocab) with vocab = {vocab_head} ... ({n} tokens)",
+    "word_encode.ids": "the ids",
+    "word_encode.raises": {
+        "problem": "your code raised {error} on a word that is not in the vocabulary",
+    },
+    "word_encode.wrong_ids": {
+        "problem": "the ids are not those of the reference{glued}{also}",
+        "hint": "split with WORD_PATTERN.findall(text), look each token up with stoi.get(token, 1) (1 = '<unk>'), "
+                "then append 2 ('<eos>')",
+    },
+    "word_encode.glued": " (text.split() keeps {tokens} as tokens)",
+    # the other mistakes that together give the learner's ids: their sentences, joined
+    "word_encode.also": " (and also {sentences})",
+    "word_encode.also_separator": "; and also ",
+    "word_encode.passed": "tokens split by WORD_PATTERN, unknown words -> <unk> ({unk} of {n} here), one <eos> at the "
+                          "end, on {texts} texts",
+    # ---- train_step
+    "train_step.tried": "train_step(model, (x, y), optimizer, {max_norm}) with a small LM (V={V}, D={D}) in eval mode "
+                        "holding stale gradients, x, y ({B}, {T}) (2 targets -100), and an SGD optimizer that records "
+                        "its calls; the gradient norm is {norm:.3f}",
+    "train_step.no_step": {
+        "problem": "optimizer.step() was not called",
+        "expected": "one call of optimizer.step()",
+        "got": "events: {events}",
+    },
+    "train_step.no_events": "none",
+    "train_step.steps": {
+        "problem": "optimizer.step() was called {n} times",
+        "expected": "one call",
+        "hint": "one train_step is one optimizer step",
+    },
+    "train_step.no_forward": {
+        "problem": "the model was never called",
+        "expected": "one forward on x",
+        "hint": "logits, _ = model(x), then the loss against y",
+    },
+    "train_step.eval_mode": {
+        "problem": "the model ran in eval mode",
+        "expected": "model.training True during the forward",
+        "got": "model.training False",
+    },
+    "train_step.unclipped": {
+        "problem": "optimizer.step() got unclipped gradients",
+        "expected": "gradient norm {max_norm} at step (clipped)",
+        "got": "norm {norm:.4f}",
+    },
+    "train_step.stale": {
+        "problem": "optimizer.step() got this batch's gradients plus the stale ones",
+        "expected": "this batch's gradients, clipped (norm {max_norm})",
+        "got": "norm {norm:.4f}",
+    },
+    "train_step.wrong_order": {
+        "problem": "optimizer.step() did not get this batch's gradients",
+        "expected": "loss.backward() and clipping before optimizer.step()",
+        "got": "gradients at step: {grads}; optimizer calls in order: {events}",
+    },
+    "train_step.grads_none": "none",
+    "train_step.grads_stale": "stale or zero",
+    "train_step.norm_type": {
+        "problem": "the gradients were clipped by their {norm_name} norm",
+        "expected": "global L2 norm {max_norm} at step",
+        "got": "L2 norm {norm:.4f}",
+    },
+    "train_step.norm_max": "max",
+    "train_step.norm_l1": "L1",
+    "train_step.other_max_norm": {
+        "problem": "the gradients were clipped to norm {norm:.4f}",
+        "expected": "norm {max_norm} (max_grad_norm)",
+        "got": "norm {norm:.4f}",
+    },
+    "train_step.other_grads": {
+        "problem": "optimizer.step() got gradients that are not those of the batch's loss",
+        "expected": "the gradients of F.cross_entropy(logits.reshape(-1, V), y.reshape(-1)), clipped to norm "
+                    "{max_norm}",
+        "got": "norm {norm:.4f}",
+        "hint": "compare your loss line with the notebook's: cross-entropy of the (B*T, V) logits against the (B*T,) "
+                "targets, mean over the counted targets",
+    },
+    "train_step.not_a_dict": {
+        "problem": "train_step did not return a dict",
+        "expected": '{{"loss": float, "grad_norm": float}}',
+        "hint": 'return {{"loss": ..., "grad_norm": ...}}',
+    },
+    "train_step.missing_key": {
+        "problem": "the result has no key {key}",
+        "expected": '{{"loss": float, "grad_norm": float}}',
+        "got": "keys {keys}",
+        "hint": 'return {{"loss": loss.item(), "grad_norm": grad_norm.item()}}',
+    },
+    "train_step.wrong_loss": {
+        "problem": 'result["loss"] is not the batch\'s loss',
+        "hint": "report the loss computed before the step: loss.item()",
+    },
+    "train_step.wrong_grad_norm": {
+        "problem": 'result["grad_norm"] is not the gradient norm before clipping',
+        "hint": "grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)",
+    },
+    "train_step.wrong_parameters": {
+        "problem": "the parameters after the step are not p - lr * clipped gradient",
+        "expected": "one SGD step with the clipped gradients",
+        "got": "other parameters",
+        "hint": "call optimizer.step() once; do not change the parameters or .grad yourself",
+    },
+    "train_step.passed": "train mode, zero_grad -> backward -> clip to {max_norm} -> step (checked with a spy "
+                         "optimizer), loss and the norm before clipping returned; without max_grad_norm, clipped to 1.0",
+    "train_step.tried_default": "train_step(model, (x, y), optimizer) without max_grad_norm; the gradient norm is "
+                                "{norm:.3f}",
+    "train_step.default_max_norm": {
+        "problem": "without max_grad_norm the gradients were not clipped to norm 1.0",
+        "expected": "gradient norm 1.0 at step (the default max_grad_norm=1.0)",
+        "got": "norm {norm:.4f}",
+    },
+    # ---- evaluate
+    "evaluate.mode_training": "training",
+    "evaluate.mode_eval": "eval",
+    "evaluate.tried": "evaluate(model, batches) on a small LM (V={V}, D={D}) in {mode} mode, {n_batches} batches "
+                      "(x, y) of sizes {sizes} with {n_ignored} targets -100 and some targets 0",
+    "evaluate.calls": {
+        "problem": "the model was called {n} times",
+        "expected": "once per batch ({n_batches})",
+        "hint": "loop over every batch once",
+    },
+    "evaluate.train_mode": {
+        "problem": "the model ran in training mode",
+        "expected": "model.training False during the forwards",
+        "got": "model.training True",
+    },
+    "evaluate.with_grad": {
+        "problem": "the forwards ran with grad mode on",
+        "expected": "torch.is_grad_enabled() False",
+    },
+    "evaluate.mode_not_restored": {
+        "problem": "the model is left in {left} mode",
+        "expected": "{mode} mode, as it was before the call",
+    },
+    "evaluate.wrong_value": {
+        "problem": "the result is not total loss / counted tokens",
+        "hint": "sum F.cross_entropy(..., reduction='sum') over the batches, count (y != -100).sum(), and divide once "
+                "at the end",
+    },
+    "evaluate.passed": "eval mode under no_grad, the mode restored (from training and from eval), total loss / counted "
+                       "tokens with -100 ignored over batches of different sizes",
+    # ---- perplexity
+    "perplexity.wrong_value": {
+        "problem": "the result is not exp(loss)",
+        "hint": "perplexity = math.exp(loss), loss a mean cross-entropy in nats",
+    },
+    "perplexity.passed": "exp(loss) for losses {losses} and a 0-dim tensor (log V -> V = {V})",
 }
