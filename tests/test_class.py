@@ -22,8 +22,9 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from mutants import attention as attention_mutants
-from mutants import masks as masks_mutants
+from tinylm_grading import registry
+
+from mutants import ROWS
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
@@ -111,20 +112,16 @@ def test_release_fetch_submit_collect_autograde_feedback_export(tmp_path):
 
 # ---------------------------------------------------------------- the class simulation
 
-EXERCISES = {  # solution cell -> (its check cell, the mutant modules' rows for its check, the function's name)
-    "attention_scores": ("attention_scores_check", attention_mutants, "check_attention_scores", "attention_scores"),
-    "scaled_dot_product_attention": ("scaled_dot_product_attention_check", attention_mutants,
-                                     "check_scaled_dot_product_attention", "scaled_dot_product_attention"),
-    "causal_mask": ("causal_mask_check", masks_mutants, "check_causal_mask", "causal_mask"),
-}
+# The stage's function exercises (a class's mutants lean on their module's helpers, so they cannot be pasted alone).
+EXERCISES = {e.id: e for e in registry.graded(A) if e.name[:1].islower()}
 
 
-def known_mistakes(module, check_name: str, name: str) -> list[str]:
-    """Sources of the module's wrong functions that its check names, renamed to the exercise's name and
+def known_mistakes(exercise: registry.Exercise) -> list[str]:
+    """Sources of the mutants whose mistake the exercise's check names, renamed to the exercise's name and
     self-contained (they run in the notebook with only its imports)."""
-    out = []
-    for check, wrong, mistake, _ in module.ROWS:
-        if check.__name__ != check_name or mistake is None or not inspect.isfunction(wrong):
+    out, name = [], exercise.name
+    for check, wrong, mistake, _ in ROWS:
+        if check.__name__ != exercise.check or mistake is None or not inspect.isfunction(wrong):
             continue
         src = inspect.getsource(wrong)
         src = re.sub(rf"^def {wrong.__name__}\(", f"def {name}(", src, count=1)
@@ -144,7 +141,8 @@ def test_thirty_learners_scores_equal_the_prediction(tmp_path):
     course = new_course(tmp_path)
     source = nbformat.read(course / "notebooks" / A / f"{A}.ipynb", as_version=4)
     full = points(source)
-    pools = {gid: known_mistakes(*spec[1:]) for gid, spec in EXERCISES.items()}
+    pools = {gid: known_mistakes(e) for gid, e in EXERCISES.items()}
+    assert len(pools) == 3
     assert all(len(pool) >= 3 for pool in pools.values()), {g: len(p) for g, p in pools.items()}
     rng = random.Random(2026)
     predicted = {}
@@ -154,7 +152,7 @@ def test_thirty_learners_scores_equal_the_prediction(tmp_path):
         folder = course / "submitted" / learner / A
         folder.mkdir(parents=True)
         nbformat.write(solve(source, wrong), folder / f"{A}.ipynb")
-        predicted[learner] = {gid: (0 if gid in {EXERCISES[w][0] for w in wrong} else pts) for gid, pts in full.items()}
+        predicted[learner] = {gid: (0 if gid in {EXERCISES[w].test_id for w in wrong} else pts) for gid, pts in full.items()}
     nbgrader("autograde", A, cwd=course)
     got = {learner: scores(course, learner) for learner in predicted}
     assert got == predicted

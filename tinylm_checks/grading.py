@@ -65,26 +65,28 @@ def restore_torch() -> None:
     torch.testing.assert_close = comparison.assert_close
 
 
-def verify_torch(CheckFailure) -> None:
-    """Fail if the operations the checks compare with give wrong answers on known values."""
+def verify_torch(checks) -> None:
+    """Fail (``checks.CheckFailure``, worded by ``checks``' message table) if the operations the checks compare with
+    give wrong answers on known values."""
     a = torch.tensor([0.0, 1.0, 2.0], dtype=torch.float64)
     b = torch.tensor([0.0, 1.0, 2.5], dtype=torch.float64)
     probes = {
-        "torch.allclose": torch.allclose(a, a) is True and torch.allclose(a, b) is False,
-        "torch.equal": torch.equal(a, a) is True and torch.equal(a, b) is False,
-        "tensor subtraction and abs": float((a - b).abs().max()) == 0.5 and int((a - b).abs().argmax()) == 2,
-        "tensor comparison": bool((a == b).all()) is False and bool((a != b).any()) is True,
-        "torch.isfinite": bool(torch.isfinite(a / 0).all()) is False,
+        "allclose": torch.allclose(a, a) is True and torch.allclose(a, b) is False,
+        "equal": torch.equal(a, a) is True and torch.equal(a, b) is False,
+        "subtraction": float((a - b).abs().max()) == 0.5 and int((a - b).abs().argmax()) == 2,
+        "comparison": bool((a == b).all()) is False and bool((a != b).any()) is True,
+        "isfinite": bool(torch.isfinite(a / 0).all()) is False,
     }
     try:
         torch.testing.assert_close(a, b)
-        probes["torch.testing.assert_close"] = False
+        probes["assert_close"] = False
     except AssertionError:
-        probes["torch.testing.assert_close"] = True
+        probes["assert_close"] = True
     broken = [name for name, ok in probes.items() if not ok]
     if broken:
-        raise CheckFailure("grading", "PyTorch's comparison operations were changed in this notebook: "
-                           + ", ".join(broken) + " give wrong answers", hint="remove the code that replaces them")
+        say = checks._text.say
+        raise checks._core.Ctx("grading", 0).failure(
+            "grading.torch_patched", operations=", ".join(say(f"grading.operation.{name}") for name in broken))
 
 
 def fresh():
@@ -93,5 +95,5 @@ def fresh():
     restore_torch()
     for name in PACKAGES:
         module = _load(name, root)
-    verify_torch(module.CheckFailure)
+    verify_torch(module)
     return module

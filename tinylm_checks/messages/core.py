@@ -185,6 +185,17 @@ MESSAGES = {
     "core.hint.rebuild": "rebuild the tried: input in a cell of its own and print the shape and a few values after "
                          "each line of your code",
     "core.tolerance": "equal up to rounding: |difference| at most {atol:g} + {rtol:g} x |expected|",
+    # ---- grading: a fresh copy of the checks refuses a PyTorch whose comparisons were changed (grading.py)
+    "grading.torch_patched": {
+        "problem": "PyTorch's comparison operations were changed in this notebook: {operations} give wrong answers",
+        "hint": "remove the code that replaces them",
+    },
+    "grading.operation.allclose": "torch.allclose",
+    "grading.operation.equal": "torch.equal",
+    "grading.operation.subtraction": "tensor subtraction and abs",
+    "grading.operation.comparison": "tensor comparison",
+    "grading.operation.isfinite": "torch.isfinite",
+    "grading.operation.assert_close": "torch.testing.assert_close",
     # ---- naming a place in a tensor: "query 2 of head 1 in batch 0"
     "core.where.whole": "the whole tensor",
     "core.where.index": "index {index}",
