@@ -26,7 +26,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._core import CheckFailure, Ctx, check, close, compare, fmt_shape, known_mistake, reference, where, within
+from ._core import (MISTAKE_HINTS, CheckFailure, Ctx, check, close, compare, fmt_shape, hints, known_mistake, reference,
+                    say, where, within)
+from ._modules import count_params
 from .attention import ALWAYS_CAUSAL, MASK_INVERTED, SHARED_PROJECTION
 
 ref = reference("block")
@@ -57,19 +59,12 @@ BLOCK_RETURNS_PAIR = known_mistake("block_returns_pair")
 D_FF_IGNORED = known_mistake("d_ff_ignored")
 FFN_ACTIVATION = known_mistake("ffn_activation")
 
-HINTS = {MASK_INVERTED: "pass the mask on unchanged, self.attn(h, mask): in this course True = may attend "
-                        "(nn.TransformerEncoderLayer's src_mask is the one where True = blocked)",
-         ALWAYS_CAUSAL: "apply the mask you are given (pass it on to self.attn), and none when mask is None: the "
-                        "model (stage 08) builds the causal mask and hands it to every block"}
-TORCH_MHA_HINTS = {MASK_INVERTED: "nn.MultiheadAttention's bool attn_mask means True = blocked, the opposite of "
-                                  "this course: call self.attn(h, h, h, attn_mask=~mask)[0] (and attn_mask=None "
-                                  "when mask is None)"}
-
 OUT_AXES = ("batch", "position", "feature")
-PRE = "Pre-LN (norm_first=True)"
-POST = "Post-LN (norm_first=False)"
-WIRING = {True: "x = x + attn(norm1(x)), then x = x + ffn(norm2(x))",
-          False: "x = norm1(x + attn(x)), then x = norm2(x + ffn(x))"}
+
+
+def _ln(norm_first: bool) -> str:
+    """The wiring's name: "Pre-LN (norm_first=True)" or "Post-LN (norm_first=False)"."""
+    return say("transformer_block.pre_ln") if norm_first else say("transformer_block.post_ln")
 
 
 def _sizes(seed: int) -> tuple[int, int, int, int, int]:
@@ -77,10 +72,6 @@ def _sizes(seed: int) -> tuple[int, int, int, int, int]:
     if seed == 0:
         return 3, 6, 2, 5, 16  # D = 10
     return (2, 7, 3, 4, 20) if seed % 2 else (4, 5, 2, 7, 22)  # D = 12, 14
-
-
-def _count(params) -> int:
-    return sum(p.numel() for p in {id(p): p for p in params}.values())
 
 
 # --------------------------------------------------------------------------- the learner's layout
@@ -93,20 +84,15 @@ def _submodule(ctx: Ctx, blk: nn.Module, name: str, expected: str) -> nn.Module:
     cls = type(blk).__name__
     children = [n for n, _ in blk.named_children()]
     if sub is not None:
-        ctx.fail(f"{cls}.{name} is a {type(sub).__name__}, not a module", expected=f"self.{name} = {expected}",
-                 hint=f"create self.{name} = {expected} in __init__")
+        ctx.fail("transformer_block.not_a_module", cls=cls, attr=name, kind=type(sub).__name__, layer=expected)
     if name in ("norm1", "norm2"):
         norms = [n for n, m in blk.named_children() if _is_norm(m)]
         if len(norms) == 1:
-            ctx.fail(f"{cls} has no attribute {name}: it has one LayerNorm, {norms[0]}", mistake=SHARED_NORM,
-                     expected="self.norm1 and self.norm2, two LayerNorm(d_model)")
+            ctx.fail("transformer_block.one_norm", cls=cls, attr=name, norm=norms[0], mistake=SHARED_NORM)
     renamed = [n for n in children if n not in ("norm1", "attn", "norm2", "ffn")]  # another name for the part?
-    ctx.fail(f"{cls} has no attribute {name}" + (f" (its submodules: {', '.join(children)})" if children else ""),
-             expected=f"self.{name} = {expected} in __init__",
-             mistake="attribute_name" if renamed else None,
-             mistake_hint="the check copies weights by name: call the submodules norm1, attn, norm2, ffn"
-             if renamed else None,
-             hint=f"create self.{name} = {expected} in __init__ (after super().__init__())")
+    ctx.fail("transformer_block.no_submodule", cls=cls, attr=name, layer=expected,
+             submodules=say("transformer_block.its_submodules", names=", ".join(children)) if children else "",
+             mistake="attribute_name" if renamed else None)
 
 
 def _is_norm(m: nn.Module) -> bool:
@@ -129,30 +115,21 @@ def _layout(ctx: Ctx, blk: nn.Module, D: int, H: int, d_ff: int) -> tuple[dict[s
     norm2 = _submodule(ctx, blk, "norm2", "LayerNorm(d_model)")
     ffn = _submodule(ctx, blk, "ffn", "FeedForward(d_model, d_ff)")
     if norm1 is norm2:
-        ctx.fail(f"{cls}.norm1 and {cls}.norm2 are the same module", mistake=SHARED_NORM,
-                 expected="two LayerNorm(d_model), created separately")
+        ctx.fail("transformer_block.same_norm", cls=cls, mistake=SHARED_NORM)
     for name, norm in (("norm1", norm1), ("norm2", norm2)):
         if not _is_norm(norm) or norm.weight.shape != (D,):
-            ctx.fail(f"{cls}.{name} is not a LayerNorm over d_model = {D} features with a weight and a bias",
-                     expected=f"LayerNorm({D}): parameters weight ({D},) and bias ({D},)",
-                     got=f"{type(norm).__name__} with " + ", ".join(f"{n} {fmt_shape(p.shape)}" for n, p in
-                                                                  norm.named_parameters()) or "no parameters",
-                     hint=f"self.{name} = LayerNorm(d_model) (the course's, imported above) or nn.LayerNorm(d_model)")
+            ctx.fail("transformer_block.not_a_norm", cls=cls, attr=name, D=D, kind=type(norm).__name__,
+                     params=", ".join(f"{n} {fmt_shape(p.shape)}" for n, p in norm.named_parameters()))
         targets[f"{name}.weight"], targets[f"{name}.bias"] = norm.weight, norm.bias
 
     if isinstance(attn, nn.MultiheadAttention):
         kind = "torch"
         if not attn.batch_first:
-            ctx.fail(f"{cls}.attn is nn.MultiheadAttention without batch_first=True", expected="(B, T, D) inputs",
-                     got="batch_first=False: it reads x as (T, B, D)",
-                     hint="nn.MultiheadAttention(d_model, num_heads, batch_first=True), or the course's "
-                          "MultiHeadSelfAttention(d_model, num_heads)")
+            ctx.fail("transformer_block.torch_not_batch_first", cls=cls)
         if attn.in_proj_weight is None or attn.in_proj_bias is None or attn.embed_dim != D:
-            ctx.fail(f"{cls}.attn is not nn.MultiheadAttention({D}, num_heads) with biases",
-                     hint="nn.MultiheadAttention(d_model, num_heads, batch_first=True)")
+            ctx.fail("transformer_block.torch_not_mha", cls=cls, D=D)
         if attn.num_heads != H:
-            ctx.fail(f"{cls}.attn has {attn.num_heads} heads", expected=f"num_heads = {H}",
-                     hint="pass num_heads on to the attention")
+            ctx.fail("transformer_block.torch_heads", cls=cls, heads=attn.num_heads, H=H)
         for i, n in enumerate(("W_Q", "W_K", "W_V")):
             targets[f"attn.{n}.weight"] = attn.in_proj_weight[i * D:(i + 1) * D]
             targets[f"attn.{n}.bias"] = attn.in_proj_bias[i * D:(i + 1) * D]
@@ -161,31 +138,23 @@ def _layout(ctx: Ctx, blk: nn.Module, D: int, H: int, d_ff: int) -> tuple[dict[s
         kind = "course"
         heads = getattr(attn, "num_heads", H)
         if isinstance(heads, int) and heads != H:
-            ctx.fail(f"{cls}.attn has {heads} heads", expected=f"num_heads = {H}",
-                     hint="pass num_heads on: MultiHeadSelfAttention(d_model, num_heads)")
+            ctx.fail("transformer_block.heads", cls=cls, heads=heads, H=H)
         for n in ("W_Q", "W_K", "W_V", "W_O"):
             layer = ctx.linear(attn, n, D, D)
             targets[f"attn.{n}.weight"], targets[f"attn.{n}.bias"] = layer.weight, layer.bias
     else:
-        ctx.fail(f"{cls}.attn is a {type(attn).__name__} without W_Q, W_K, W_V, W_O",
-                 expected="MultiHeadSelfAttention(d_model, num_heads) (the course's, imported above), or "
-                          "nn.MultiheadAttention(d_model, num_heads, batch_first=True)",
-                 hint="self.attn = MultiHeadSelfAttention(d_model, num_heads)")
+        ctx.fail("transformer_block.not_attention", cls=cls, kind=type(attn).__name__)
 
     if hasattr(ffn, "linear1") and hasattr(ffn, "linear2"):
         names = ("linear1", "linear2")
     else:
         names = tuple(n for n, m in ffn.named_children() if isinstance(m, nn.Linear))
         if not isinstance(ffn, nn.Sequential) or len(names) != 2:
-            ctx.fail(f"{cls}.ffn is a {type(ffn).__name__} without linear1 and linear2",
-                     expected="FeedForward(d_model, d_ff) (the course's, imported above), or nn.Sequential("
-                              "nn.Linear(d_model, d_ff), nn.GELU(), nn.Linear(d_ff, d_model))",
-                     hint="self.ffn = FeedForward(d_model, d_ff)")
+            ctx.fail("transformer_block.not_ffn", cls=cls, kind=type(ffn).__name__)
     first = getattr(ffn, names[0])
     if isinstance(first, nn.Linear) and first.out_features == 4 * D != d_ff:
-        ctx.fail(f"{cls}.ffn has hidden width {first.out_features} = 4 * d_model", mistake=D_FF_IGNORED,
-                 tried=f"TransformerBlock(d_model={D}, num_heads={H}, d_ff={d_ff})",
-                 expected=f"hidden width d_ff = {d_ff}")
+        ctx.fail("transformer_block.d_ff_ignored", cls=cls, width=first.out_features, d_ff=d_ff, mistake=D_FF_IGNORED,
+                 tried=f"TransformerBlock(d_model={D}, num_heads={H}, d_ff={d_ff})")
     for n, (d_in, d_out), key in zip(names, ((D, d_ff), (d_ff, D)), ("linear1", "linear2")):
         layer = ctx.linear(ffn, n, d_in, d_out)
         targets[f"ffn.{key}.weight"], targets[f"ffn.{key}.bias"] = layer.weight, layer.bias
@@ -210,11 +179,11 @@ def _load(ctx: Ctx, blk: nn.Module, targets: dict[str, torch.Tensor], reference:
             t.copy_(params[name])
     for name, t in targets.items():
         if not torch.equal(t, params[name]):
-            other = next((n for n, u in targets.items() if n != name and u.data_ptr() == t.data_ptr()), "another one")
+            other = next((n for n, u in targets.items() if n != name and u.data_ptr() == t.data_ptr()),
+                         say("transformer_block.another_tensor"))
             part = name.split(".")[0]
-            ctx.fail(f"{name} and {other} are the same tensor: writing one changes the other",
-                     mistake=SHARED_NORM if part.startswith("norm") else SHARED_PROJECTION if part == "attn" else None,
-                     hint="create each layer separately in __init__")
+            ctx.fail("transformer_block.shared_tensor", name=name, other=other,
+                     mistake=SHARED_NORM if part.startswith("norm") else SHARED_PROJECTION if part == "attn" else None)
 
 
 def _torch_layer(reference: nn.Module, D: int, H: int, d_ff: int, norm_first: bool) -> nn.Module:
@@ -313,32 +282,39 @@ def _uses_weights(blk: nn.Module, args, expected: torch.Tensor) -> bool:
         del attn.forward
 
 
+def _again(ctx: Ctx, e: CheckFailure, mistake: str | None = None, hint: str | None = None) -> None:
+    """Raise the failure ``e`` of a call once more, now naming ``mistake`` (with its hint) or with ``hint``: its
+    problem, tried and got are already worded (from the table), so only the diagnosis changes."""
+    if mistake is not None:
+        hint = ctx.hints.get(mistake) or MISTAKE_HINTS[mistake]
+    raise CheckFailure(ctx.name, e.problem, tried=e.tried, got=e.got, mistake=mistake, hint=hint, hint_for=mistake,
+                       message_id=e.message_id) from None
+
+
 def _run(ctx: Ctx, blk: nn.Module, x: torch.Tensor, mask: torch.Tensor | None, tried: str,
          expected: torch.Tensor | None = None) -> torch.Tensor:
     """The block's output on ``x`` (and ``mask``), checked to be a finite (B, T, D) float64 tensor;
     ``expected`` (the right output) lets a failure be traced to the attention's weights used as its output."""
     args = (x,) if mask is None else (x, mask)
     try:
-        out = ctx.call(blk, *args, what=f"forward was called with {tried}", names=("x", "mask"))
+        out = ctx.call(blk, *args, what=say("core.forward_called", tried=tried), names=("x", "mask"))
     except CheckFailure as e:
         if e.mistake is None and expected is not None and _uses_weights(blk, args, expected):
-            ctx.fail(e.problem, tried=e.tried, got=e.got, mistake=ATTN_WEIGHTS_USED)
+            _again(ctx, e, mistake=ATTN_WEIGHTS_USED)
         if e.mistake is None and "tuple" in (e.got or ""):
-            ctx.fail(e.problem, tried=e.tried, got=e.got, mistake=ATTN_PAIR)
+            _again(ctx, e, mistake=ATTN_PAIR)
         if e.mistake is None and mask is not None and "positional argument" in (e.got or ""):
-            ctx.fail(e.problem, tried=e.tried, got=e.got, hint="forward must take the mask and hand it to the "
-                     "attention: def forward(self, x, mask=None)")
+            _again(ctx, e, hint=say("transformer_block.mask_argument_hint"))
         raise
     if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor) and out[0].shape == x.shape:
-        ctx.fail("forward returned a pair", tried=tried, expected=f"one tensor {fmt_shape(x.shape)}",
-                 got=f"a {type(out).__name__} of {len(out)}", mistake=BLOCK_RETURNS_PAIR)
+        ctx.fail("transformer_block.returns_pair", tried=tried, shape=fmt_shape(x.shape), kind=type(out).__name__,
+                 n=len(out), mistake=BLOCK_RETURNS_PAIR)
     if mask is not None and isinstance(out, torch.Tensor) and out.shape == x.shape and bool(torch.isnan(out).any()):
         nan_positions = torch.isnan(out).any(-1).any(0)  # (T,)
         if bool((nan_positions == mask.all(-1)).all()):  # NaN exactly where the inverted mask leaves no key
-            ctx.fail("the output is NaN exactly at the positions whose mask row allows every key", tried=tried,
-                     expected="True in the mask = may attend", mistake=MASK_INVERTED)
-    return ctx.tensor(out, "the block's output", tuple(x.shape), tried=tried,
-                      hint="a block keeps the shape of its input: (B, T, D) in, (B, T, D) out")
+            ctx.fail("transformer_block.nan_where_all_allowed", tried=tried, mistake=MASK_INVERTED)
+    return ctx.tensor(out, say("transformer_block.output"), tuple(x.shape), tried=tried,
+                      hint=say("transformer_block.shape_hint"))
 
 
 def _check_causal(ctx: Ctx, blk, x, mask, out, tried, reference, norm_first) -> None:
@@ -350,8 +326,8 @@ def _check_causal(ctx: Ctx, blk, x, mask, out, tried, reference, norm_first) -> 
     earlier = x.clone()
     earlier[:, t - 1] = ctx.randn(B, D) + 1.0
     with torch.no_grad():
-        out_later = _run(ctx, blk, later, mask, tried + f", tokens after position {t} changed")
-        out_earlier = _run(ctx, blk, earlier, mask, tried + f", token {t - 1} changed")
+        out_later = _run(ctx, blk, later, mask, say("transformer_block.tried_later", tried=tried, t=t))
+        out_earlier = _run(ctx, blk, earlier, mask, say("transformer_block.tried_earlier", tried=tried, position=t - 1))
 
     def mistake():
         cands = [(n, o) for n, o in _wirings(reference, x, mask, norm_first) if n in (MASK_NOT_PASSED, MASK_INVERTED)]
@@ -359,15 +335,11 @@ def _check_causal(ctx: Ctx, blk, x, mask, out, tried, reference, norm_first) -> 
     leak = (out_later[:, : t + 1] - out[:, : t + 1]).abs().amax(-1)  # (B, t + 1)
     if bool((leak > 1e-9).any()):
         b, s = (int(i) for i in (leak > 1e-9).nonzero()[0])
-        ctx.fail(f"changing the tokens after position {t} changed the output at position {s}", tried=tried,
-                 expected=f"no change at positions 0 .. {t}: the causal mask hides later tokens",
-                 got=f"a change of {float(leak[b, s]):.3g} at {where([b, s], OUT_AXES)}", mistake=mistake(),
-                 hint="the block must pass its mask to the attention, unchanged")
+        ctx.fail("transformer_block.leak", t=t, position=s, change=float(leak[b, s]), at=where([b, s], OUT_AXES),
+                 tried=tried, mistake=mistake())
     moved = (out_earlier[:, t] - out[:, t]).abs().amax(-1)  # (B,)
     if not bool((moved > 1e-9).all()):
-        ctx.fail(f"changing the token at position {t - 1} did not change the output at position {t}", tried=tried,
-                 expected="position t sees the tokens before it", mistake=mistake(),
-                 hint="the causal mask allows keys 0 .. t: pass it unchanged, True = may attend")
+        ctx.fail("transformer_block.not_moved", position=t - 1, t=t, tried=tried, mistake=mistake())
 
 
 def _check_gradients(ctx: Ctx, blk: nn.Module, x: torch.Tensor, mask, targets, tried) -> None:
@@ -376,7 +348,7 @@ def _check_gradients(ctx: Ctx, blk: nn.Module, x: torch.Tensor, mask, targets, t
     blk.zero_grad(set_to_none=True)
     out = _run(ctx, blk, x, mask, tried)
     if not out.requires_grad:
-        ctx.fail("the output carries no gradient", tried=tried, mistake="no_gradient")
+        ctx.fail("core.no_gradient", tried=tried, mistake="no_gradient")
     (out * ctx.randn(*out.shape)).sum().backward()
     names = {id(p): n for n, p in blk.named_parameters()}
     for name, t in targets.items():
@@ -386,15 +358,14 @@ def _check_gradients(ctx: Ctx, blk: nn.Module, x: torch.Tensor, mask, targets, t
         grad = p.grad
         if grad is None or not bool((grad != 0).any()):
             learner_name = names.get(id(p), name)
-            ctx.fail(f"no gradient reaches {learner_name}", tried=tried, mistake="no_gradient",
-                     mistake_hint=f"compute the output through self.{learner_name.split('.')[0]}, without .detach(), "
-                                  "torch.no_grad() or numpy")
+            ctx.fail("transformer_block.no_gradient_to", name=learner_name, layer=learner_name.split(".")[0],
+                     tried=tried, mistake="no_gradient")
     blk.zero_grad(set_to_none=True)
 
 
 def _build(ctx: Ctx, cls, D, H, d_ff, **kw) -> nn.Module:
     args = ", ".join([f"d_model={D}", f"num_heads={H}", f"d_ff={d_ff}"] + [f"{k}={v}" for k, v in kw.items()])
-    return ctx.build(cls, D, H, d_ff, what=f"TransformerBlock({args}) was created", **kw)
+    return ctx.build(cls, D, H, d_ff, what=say("transformer_block.created", args=args), **kw)
 
 
 @check
@@ -404,16 +375,15 @@ def check_transformer_block(ctx: Ctx, TransformerBlock) -> str:
     causal mask (perturbing later tokens changes nothing earlier); the default is Pre-LN; parameter
     count ``4(D^2+D) + 2 D d_ff + d_ff + D + 4D`` (``12 D^2 + 13 D`` at ``d_ff = 4 D``); gradients reach
     every weight."""
-    ctx.hints = dict(HINTS)
+    ctx.hints = hints("transformer_block.hints")
     cls = ctx.module_class(TransformerBlock, "TransformerBlock")
     try:
         params = inspect.signature(cls).parameters
     except (TypeError, ValueError):
         params = {}
     if params and "norm_first" not in params and not any(p.kind is p.VAR_KEYWORD for p in params.values()):
-        ctx.fail("TransformerBlock has no argument norm_first", expected="__init__(self, d_model, num_heads, d_ff, "
-                 "norm_first=True)", got=f"__init__(self, {', '.join(params)})",
-                 hint="add norm_first=True to __init__'s arguments and store it: self.norm_first = norm_first")
+        ctx.fail("transformer_block.no_norm_first", expected="__init__(self, d_model, num_heads, d_ff, norm_first=True)",
+                 got=f"__init__(self, {', '.join(params)})")
     B, T, H, d_k, d_ff = _sizes(ctx.seed)
     D = H * d_k
     reference = _reference(ctx, D, H, d_ff)
@@ -423,90 +393,80 @@ def check_transformer_block(ctx: Ctx, TransformerBlock) -> str:
         blocks[nf] = _build(ctx, cls, D, H, d_ff, norm_first=nf)
         layouts[nf] = _layout(ctx, blocks[nf], D, H, d_ff)
         if layouts[nf][1] == "torch":
-            ctx.hints.update(TORCH_MHA_HINTS)
+            ctx.hints.update(hints("transformer_block.torch_mha_hints"))
         _load(ctx, blocks[nf], layouts[nf][0], reference)
         tels[nf] = _torch_layer(reference, D, H, d_ff, nf)
-    sizes = f"d_model={D}, num_heads={H}, d_ff={d_ff}, x {fmt_shape(x.shape)} (mean about 2), float64, seed {ctx.seed}"
+    sizes = say("transformer_block.sizes", D=D, H=H, d_ff=d_ff, shape=fmt_shape(x.shape), seed=ctx.seed)
 
     # ---- no mask: both wirings (compared together first, to tell a swap from a single wrong wiring)
     for nf in (True, False):
-        tried = f"{PRE if nf else POST}, {sizes}, no mask"
+        tried = say("transformer_block.tried_no_mask", ln=_ln(nf), sizes=sizes)
         expected[nf] = _expected(tels[nf], x, None)
         with torch.no_grad():
             outs[nf] = _run(ctx, blocks[nf], x, None, tried, expected=expected[nf])
-            again = _run(ctx, blocks[nf], x, None, tried + ", called a second time")
+            again = _run(ctx, blocks[nf], x, None, say("transformer_block.tried_again", tried=tried))
         if not torch.equal(outs[nf], again):
             err = float((outs[nf] - again).abs().max())
-            ctx.fail("two calls on the same input gave different outputs", tried=tried,
-                     got=f"largest difference between the calls {err:.3g}", mistake=DROPOUT)
+            ctx.fail("transformer_block.not_deterministic", err=err, tried=tried, mistake=DROPOUT)
     if not (within(outs[True], expected[True]) and within(outs[False], expected[False])):
-        tried = f"{PRE} and {POST}, {sizes}, no mask"
+        tried = say("transformer_block.tried_both", pre_ln=_ln(True), post_ln=_ln(False), sizes=sizes)
         if close(outs[True], expected[False]) and close(outs[False], expected[True]):
-            ctx.fail("norm_first=True gave the Post-LN output and norm_first=False the Pre-LN one", tried=tried,
-                     mistake=PRE_POST_SWAPPED)
+            ctx.fail("transformer_block.pre_post_swapped", tried=tried, mistake=PRE_POST_SWAPPED)
         for nf in (True, False):
             if close(outs[True], outs[False]) and close(outs[True], expected[nf]):
-                ctx.fail(f"norm_first=True and norm_first=False gave the same output, the {PRE if nf else POST} one",
-                         tried=tried, mistake=NORM_FIRST_IGNORED)
+                ctx.fail("transformer_block.norm_first_ignored", ln=_ln(nf), tried=tried, mistake=NORM_FIRST_IGNORED)
     for nf in (True, False):
-        tried = f"{PRE if nf else POST}, {sizes}, no mask"
+        tried = say("transformer_block.tried_no_mask", ln=_ln(nf), sizes=sizes)
         if within(outs[nf], expected[nf]):
             continue
         cands = _wirings(reference, x, None, nf) + [(PRE_POST_SWAPPED, expected[not nf])]
-        compare(ctx, outs[nf], expected[nf], f"the {PRE if nf else POST} output",
-                tried + "; the reference is nn.TransformerEncoderLayer holding the same weights", cands, axes=OUT_AXES,
-                fallback=f"{'Pre' if nf else 'Post'}-LN is {WIRING[nf]}: check which tensor each line reads, "
-                         "normalises and adds")
+        compare(ctx, outs[nf], expected[nf], say("transformer_block.output_of", ln=_ln(nf)),
+                say("transformer_block.tried_reference", tried=tried), cands, axes=OUT_AXES,
+                fallback=say("transformer_block.fallback_pre") if nf else say("transformer_block.fallback_post"))
 
     # ---- the default is Pre-LN
     default = _build(ctx, cls, D, H, d_ff)
     _load(ctx, default, _layout(ctx, default, D, H, d_ff)[0], reference)
-    tried = (f"TransformerBlock(d_model={D}, num_heads={H}, d_ff={d_ff}) without norm_first, x {fmt_shape(x.shape)}, "
-             f"seed {ctx.seed}, no mask")
+    tried = say("transformer_block.tried_default", D=D, H=H, d_ff=d_ff, shape=fmt_shape(x.shape), seed=ctx.seed)
     with torch.no_grad():
         got = _run(ctx, default, x, None, tried)
     if not within(got, expected[True]):
-        ctx.fail("a block created without norm_first is not Pre-LN", tried=tried,
-                 expected="the Pre-LN output: norm_first defaults to True",
-                 got="the Post-LN output" if close(got, expected[False]) else "another output",
-                 hint="give norm_first the default True: def __init__(self, d_model, num_heads, d_ff, norm_first=True)")
+        ctx.fail("transformer_block.not_pre_ln_by_default", tried=tried,
+                 got=say("transformer_block.got_post_ln") if close(got, expected[False])
+                 else say("transformer_block.got_other"))
 
     # ---- a causal mask: causal by perturbation, then equal to PyTorch's layer
     mask = ref_attention.causal_mask(T)
     for nf in (True, False):
-        tried = f"{PRE if nf else POST}, {sizes}, causal mask {fmt_shape(mask.shape)} (True = may attend)"
+        tried = say("transformer_block.tried_causal", ln=_ln(nf), sizes=sizes, shape=fmt_shape(mask.shape))
         with torch.no_grad():
             out = _run(ctx, blocks[nf], x, mask, tried)
         _check_causal(ctx, blocks[nf], x, mask, out, tried, reference, nf)
         want = _expected(tels[nf], x, mask)
         if not within(out, want):
             cands = _wirings(reference, x, mask, nf) + [(PRE_POST_SWAPPED, _expected(tels[not nf], x, mask))]
-            compare(ctx, out, want, f"the {PRE if nf else POST} output with a causal mask",
-                    tried + "; the reference is nn.TransformerEncoderLayer holding the same weights", cands,
-                    axes=OUT_AXES,
-                    fallback="the output without a mask was right, so look at the mask: pass it to self.attn unchanged")
+            compare(ctx, out, want, say("transformer_block.output_with_mask", ln=_ln(nf)),
+                    say("transformer_block.tried_reference", tried=tried), cands, axes=OUT_AXES,
+                    fallback=say("transformer_block.fallback_mask"))
         _check_gradients(ctx, blocks[nf], x, mask, layouts[nf][0], tried)
 
     # ---- parameter counts: the general formula at this d_ff, 12 D^2 + 13 D at d_ff = 4 D
     for ff in (d_ff, 4 * D):
         blk = blocks[True] if ff == d_ff else _build(ctx, cls, D, H, ff, norm_first=True)
-        n = _count(blk.parameters())
+        n = count_params(blk)
         want = 4 * (D * D + D) + 2 * D * ff + ff + D + 4 * D
         if n != want:
-            parts = {name: _count(getattr(blk, name).parameters()) for name in ("norm1", "attn", "norm2", "ffn")}
+            parts = {name: count_params(getattr(blk, name)) for name in ("norm1", "attn", "norm2", "ffn")}
             known = {id(p) for name in parts for p in getattr(blk, name).parameters()}
             others = [f"{name} {fmt_shape(p.shape)}" for name, p in blk.named_parameters() if id(p) not in known]
             formula = "12 D^2 + 13 D" if ff == 4 * D else "4 (D^2 + D) + 2 D d_ff + d_ff + D + 4 D"
-            ctx.fail("wrong number of parameters", tried=f"TransformerBlock(d_model={D}, num_heads={H}, d_ff={ff})",
-                     expected=f"{formula} = {want:,}: attn {4 * (D * D + D):,}, ffn {2 * D * ff + ff + D:,}, "
-                              f"norms {4 * D}",
-                     got=f"{n:,}: " + ", ".join(f"{k} {v:,}" for k, v in parts.items())
-                     + (f"; outside them: {', '.join(others)}" if others else ""),
-                     hint="the block holds exactly norm1, attn, norm2, ffn" + (
-                         f": remove {', '.join(o.split()[0] for o in others)}" if others else ""))
-    return (f"equal to nn.TransformerEncoderLayer with the same weights, Pre-LN and Post-LN, without a mask and "
-            f"with a causal mask (later tokens change nothing earlier); Pre-LN by default; 12 D^2 + 13 D = "
-            f"{12 * D * D + 13 * D:,} parameters at d_ff = 4 D; gradients reach every weight")
+            ctx.fail("transformer_block.param_count", tried=f"TransformerBlock(d_model={D}, num_heads={H}, d_ff={ff})",
+                     formula=formula, want=want, attn=4 * (D * D + D), ffn=2 * D * ff + ff + D, norms=4 * D,
+                     n=n, parts=", ".join(f"{k} {v:,}" for k, v in parts.items()),
+                     outside=say("transformer_block.outside_parts", names=", ".join(others)) if others else "",
+                     remove=say("transformer_block.remove", names=", ".join(o.split()[0] for o in others))
+                     if others else "")
+    return say("transformer_block.passed", n=12 * D * D + 13 * D)
 
 
 # --------------------------------------------------------------------------- exercise 2: counting parameters
@@ -538,11 +498,11 @@ def _count_variants(block: nn.Module) -> list[tuple[str, dict[str, int]]]:
     # Each way of counting comes twice: norms as norm1's count + norm2's (a shared LayerNorm twice, as
     # count(block.norm1) + count(block.norm2) does), and with each tensor once (as nn.ModuleList does).
     def by(select, each=False):  # only the parameters select() keeps
-        parts = {"attn": _count(p for p in attn.parameters() if select(p)),
-                 "ffn": _count(p for p in ffn.parameters() if select(p)),
-                 "norms": (sum(_count(p for p in m.parameters() if select(p)) for m in (norm1, norm2)) if each
-                           else _count(p for m in (norm1, norm2) for p in m.parameters() if select(p)))}
-        return {**parts, "total": _count(p for p in block.parameters() if select(p))}
+        parts = {"attn": count_params(p for p in attn.parameters() if select(p)),
+                 "ffn": count_params(p for p in ffn.parameters() if select(p)),
+                 "norms": (sum(count_params(p for p in m.parameters() if select(p)) for m in (norm1, norm2)) if each
+                           else count_params(p for m in (norm1, norm2) for p in m.parameters() if select(p)))}
+        return {**parts, "total": count_params(p for p in block.parameters() if select(p))}
 
     def sized(size, each=False):  # every tensor counted as size(p) elements
         parts = {k: sum(size(p) for p in m.parameters()) for k, m in (("attn", attn), ("ffn", ffn))}
@@ -592,24 +552,25 @@ def _count_cases(seed: int):
     (D1, H1, f1), (D2, H2, f2) = sizes  # d_ff != 4 D; the weights' values don't matter here
     block1 = f"TransformerBlock(d_model={D1}, num_heads={H1}, d_ff={f1})"
     block2 = f"TransformerBlock(d_model={D2}, num_heads={H2}, d_ff={f2})"
-    cases = [(block1, "the first block", ref.TransformerBlock(D1, H1, f1)),
-             (block2[:-1] + ", norm_first=False)", "the Post-LN block",
+    cases = [(block1, say("block_parameter_counts.first_block"), ref.TransformerBlock(D1, H1, f1)),
+             (block2[:-1] + ", norm_first=False)", say("block_parameter_counts.post_ln_block"),
               ref.TransformerBlock(D2, H2, f2, norm_first=False))]
     extra = ref.TransformerBlock(D2, H2, f2)
     extra.scale = nn.Parameter(torch.ones(D2))  # (D,): a learned scale outside attn, ffn and the norms
-    cases.append((f"{block2} with one more parameter, block.scale ({D2},), outside attn, ffn and the norms",
-                  "the block with block.scale", extra))
+    cases.append((say("block_parameter_counts.extra", block=block2, D=D2), say("block_parameter_counts.extra_block"),
+                  extra))
     frozen = ref.TransformerBlock(D2, H2, f2)
     frozen.attn.requires_grad_(False)
-    cases.append((f"{block2} whose attention is frozen (block.attn.requires_grad_(False))", "the frozen block", frozen))
+    cases.append((say("block_parameter_counts.frozen", block=block2), say("block_parameter_counts.frozen_block"),
+                  frozen))
     shared = ref.TransformerBlock(D1, H1, f1)
     shared.norm2 = shared.norm1
-    cases.append((f"{block1} whose norm2 is norm1 (one LayerNorm shared by both sublayers)", "the shared-norm block",
+    cases.append((say("block_parameter_counts.shared", block=block1), say("block_parameter_counts.shared_block"),
                   shared))
     no_bias = ref.TransformerBlock(D1, H1, f1)
     no_bias.norm1, no_bias.norm2 = nn.LayerNorm(D1, bias=False), nn.LayerNorm(D1, bias=False)
-    cases.append((f"{block1} whose LayerNorms have no bias (nn.LayerNorm(d_model, bias=False))",
-                  "the block with bias-free norms", no_bias))
+    cases.append((say("block_parameter_counts.no_bias", block=block1), say("block_parameter_counts.no_bias_block"),
+                  no_bias))
     return cases
 
 
@@ -645,28 +606,32 @@ def _snapshot(block: nn.Module):
     return params, modes
 
 
+def _mode(training: bool) -> str:
+    return say("block.mode.train") if training else say("block.mode.eval")
+
+
 def _changes(before, block: nn.Module) -> list[str]:
-    """How ``block`` differs from its snapshot ``before``, in words."""
+    """How ``block`` differs from its snapshot ``before``, in words (from the table)."""
     params, modes = before
     now = dict(block.named_parameters(remove_duplicate=False))
-    out = [f"parameter {n} was removed" for n in params if n not in now]
-    out += [f"parameter {n} was added" for n in now if n not in params]
+    out = [say("block.changes.removed", name=n) for n in params if n not in now]
+    out += [say("block.changes.added", name=n) for n in now if n not in params]
     for n, (p, value, grad) in params.items():
         q = now.get(n)
         if q is None:
             continue
         if q is not p:
-            out.append(f"parameter {n} was replaced by another tensor")
+            out.append(say("block.changes.replaced", name=n))
         elif q.requires_grad != grad:
-            out.append(f"{n}.requires_grad went from {grad} to {q.requires_grad}")
+            out.append(say("block.changes.requires_grad", name=n, before=grad, after=q.requires_grad))
         elif q.dtype != value.dtype or q.shape != value.shape or not torch.equal(q.detach(), value):
-            out.append(f"the values (or dtype) of {n} changed")
+            out.append(say("block.changes.values", name=n))
     now_modes = dict(block.named_modules(remove_duplicate=False))
     for n, training in modes.items():
         m = now_modes.get(n)
         if m is not None and m.training != training:
-            out.append(f"{n or 'the block'} went from {'train' if training else 'eval'} to "
-                       f"{'train' if m.training else 'eval'} mode")
+            out.append(say("block.changes.mode", module=n or say("block.changes.the_block"), before=_mode(training),
+                           after=_mode(m.training)))
     return out
 
 
@@ -687,36 +652,30 @@ def check_block_parameter_counts(ctx: Ctx, block_parameter_counts) -> str:
     for label, short, block in _count_cases(ctx.seed):
         tried = f"block = {label}"
         before = _snapshot(block)
-        got = ctx.call(fn, block, what=f"called with {tried}")
+        got = ctx.call(fn, block, what=say("core.called_with", tried=tried))
         changed = _changes(before, block)
         if changed:
-            ctx.fail("your function changed the block it was given", tried=tried,
-                     expected="the block exactly as it was: counting only reads it",
-                     got="; ".join(changed[:3])
-                     + (f" (and {len(changed) - 3} more changes)" if len(changed) > 3 else ""),
-                     mistake=BLOCK_CHANGED)
+            ctx.fail("block_parameter_counts.changed", changes="; ".join(changed[:3]),
+                     more=say("block_parameter_counts.more_changes", n=len(changed) - 3) if len(changed) > 3 else "",
+                     tried=tried, mistake=BLOCK_CHANGED)
         if not isinstance(got, dict):
-            ctx.fail("the result is not a dict", tried=tried,
-                     expected='a dict with keys "attn", "ffn", "norms", "total"',
-                     got="None (did you forget `return`?)" if got is None else type(got).__name__,
-                     mistake="missing_return" if got is None else None,
-                     hint='return {"attn": ..., "ffn": ..., "norms": ..., "total": ...}')
+            ctx.fail("block_parameter_counts.not_a_dict", tried=tried,
+                     got=say("core.got_none") if got is None else type(got).__name__,
+                     mistake="missing_return" if got is None else None)
         missing = [k for k in KEYS if k not in got]
         if missing:
-            ctx.fail(f"the dict has no key {', '.join(repr(k) for k in missing)}", tried=tried,
-                     expected='keys "attn", "ffn", "norms", "total"', got=f"keys {', '.join(map(repr, got))}",
-                     hint="use exactly these four keys (lowercase, plural norms)")
+            ctx.fail("block_parameter_counts.missing_keys", missing=", ".join(repr(k) for k in missing),
+                     present=", ".join(map(repr, got)), tried=tried)
         values = {}
         for k in KEYS:
             values[k] = _as_int(got[k])
             if values[k] is None:
                 kind = type(got[k])
                 numeric = (isinstance(got[k], (float, torch.Tensor)) or kind.__module__.startswith("numpy"))
-                ctx.fail(f"the count for {k!r} is not an int", tried=tried,
-                         expected="plain Python ints", got=f"{got[k]!r} ({kind.__module__}.{kind.__name__})"
+                ctx.fail("block_parameter_counts.not_an_int", key=repr(k), tried=tried,
+                         got=f"{got[k]!r} ({kind.__module__}.{kind.__name__})"
                          if kind.__module__ != "builtins" else f"{got[k]!r} ({kind.__name__})",
-                         mistake=COUNT_NOT_INT if numeric else None,
-                         hint="p.numel() is an int; add them with sum(...), without converting to float or tensor")
+                         mistake=COUNT_NOT_INT if numeric else None)
         results.append((values, ref.block_parameter_counts(block), _count_variants(block)))
         labels.append((tried, short))
     wrong = [r for r, (values, expected, _) in enumerate(results) if values != expected]
@@ -725,17 +684,16 @@ def check_block_parameter_counts(ctx: Ctx, block_parameter_counts) -> str:
         r = first if first is not None else wrong[0]
         values, expected, _ = results[r]
         k = next(k for k in KEYS if values[k] != expected[k])
-        where_ = {"total": "block", "norms": "block.norm1 and block.norm2"}.get(k, f"block.{k}")
+        place = "block" if k == "total" else say("block_parameter_counts.both_norms") if k == "norms" else f"block.{k}"
         others = [labels[i][1] for i in wrong if i != r]
-        others = ("every other block" if len(others) == len(labels) - 1 and len(others) > 1
-                  else " and ".join(filter(None, [", ".join(others[:-1]), *others[-1:]])))
-        ctx.fail(f"the count for {k!r} is wrong", tried=labels[r][0],
-                 expected=", ".join(f"{n} {expected[n]:,}" for n in KEYS),
-                 got=", ".join(f"{n} {values[n]:,}" for n in KEYS)
-                 + (f"; the counts are also wrong for {others}" if others else ""),
-                 mistake=mistake,
-                 hint=f"count the elements of the tensors in {where_}: sum(p.numel() for p in "
-                      "...parameters()), each tensor once")
-    return ('"attn", "ffn", "norms", "total" counted from the parameters, as ints, for blocks of two widths with '
-            "d_ff != 4 D, one with an extra parameter, one with a frozen attention, one with a shared LayerNorm and "
-            "one with bias-free LayerNorms; the blocks left unchanged")
+        if len(others) == len(labels) - 1 and len(others) > 1:
+            others = say("block_parameter_counts.every_other_block")
+        elif len(others) > 1:
+            others = say("block_parameter_counts.list_and", first=", ".join(others[:-1]), last=others[-1])
+        else:
+            others = "".join(others)
+        ctx.fail("block_parameter_counts.wrong_count", key=repr(k), place=place,
+                 counts=", ".join(f"{n} {values[n]:,}" for n in KEYS),
+                 also=say("block_parameter_counts.also_wrong", blocks=others) if others else "",
+                 tried=labels[r][0], expected=", ".join(f"{n} {expected[n]:,}" for n in KEYS), mistake=mistake)
+    return say("block_parameter_counts.passed")

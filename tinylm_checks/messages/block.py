@@ -121,4 +121,226 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    # ---- what a counting function changed in the block (or model) it was given
+    "block.changes.removed": "parameter {name} was removed",
+    "block.changes.added": "parameter {name} was added",
+    "block.changes.replaced": "parameter {name} was replaced by another tensor",
+    "block.changes.requires_grad": "{name}.requires_grad went from {before} to {after}",
+    "block.changes.values": "the values (or dtype) of {name} changed",
+    "block.changes.mode": "{module} went from {before} to {after} mode",
+    "block.changes.the_block": "the block",
+    "block.mode.train": "train",
+    "block.mode.eval": "eval",
+    # ---- TransformerBlock
+    "transformer_block.hints": {
+        "mask_inverted": "pass the mask on unchanged, self.attn(h, mask): in this course True = may attend "
+                         "(nn.TransformerEncoderLayer's src_mask is the one where True = blocked)",
+        "always_causal": "apply the mask you are given (pass it on to self.attn), and none when mask is None: the model "
+                         "(stage 08) builds the causal mask and hands it to every block",
+    },
+    # when the learner's attn is nn.MultiheadAttention
+    "transformer_block.torch_mha_hints": {
+        "mask_inverted": "nn.MultiheadAttention's bool attn_mask means True = blocked, the opposite of this course: call "
+                         "self.attn(h, h, h, attn_mask=~mask)[0] (and attn_mask=None when mask is None)",
+    },
+    "transformer_block.pre_ln": "Pre-LN (norm_first=True)",
+    "transformer_block.post_ln": "Post-LN (norm_first=False)",
+    # the learner's layout: which submodules hold which weights
+    "transformer_block.not_a_module": {
+        "problem": "{cls}.{attr} is a {kind}, not a module",
+        "expected": "self.{attr} = {layer}",
+        "hint": "create self.{attr} = {layer} in __init__",
+    },
+    "transformer_block.one_norm": {
+        "problem": "{cls} has no attribute {attr}: it has one LayerNorm, {norm}",
+        "expected": "self.norm1 and self.norm2, two LayerNorm(d_model)",
+    },
+    "transformer_block.no_submodule": {
+        "problem": "{cls} has no attribute {attr}{submodules}",
+        "expected": "self.{attr} = {layer} in __init__",
+        "hint": "create self.{attr} = {layer} in __init__ (after super().__init__())",
+        "mistake_hint": "the check copies weights by name: call the submodules norm1, attn, norm2, ffn",
+    },
+    "transformer_block.its_submodules": " (its submodules: {names})",
+    "transformer_block.same_norm": {
+        "problem": "{cls}.norm1 and {cls}.norm2 are the same module",
+        "expected": "two LayerNorm(d_model), created separately",
+    },
+    "transformer_block.not_a_norm": {
+        "problem": "{cls}.{attr} is not a LayerNorm over d_model = {D} features with a weight and a bias",
+        "expected": "LayerNorm({D}): parameters weight ({D},) and bias ({D},)",
+        "got": "{kind} with {params}",
+        "hint": "self.{attr} = LayerNorm(d_model) (the course's, imported above) or nn.LayerNorm(d_model)",
+    },
+    "transformer_block.torch_not_batch_first": {
+        "problem": "{cls}.attn is nn.MultiheadAttention without batch_first=True",
+        "expected": "(B, T, D) inputs",
+        "got": "batch_first=False: it reads x as (T, B, D)",
+        "hint": "nn.MultiheadAttention(d_model, num_heads, batch_first=True), or the course's "
+                "MultiHeadSelfAttention(d_model, num_heads)",
+    },
+    "transformer_block.torch_not_mha": {
+        "problem": "{cls}.attn is not nn.MultiheadAttention({D}, num_heads) with biases",
+        "hint": "nn.MultiheadAttention(d_model, num_heads, batch_first=True)",
+    },
+    "transformer_block.torch_heads": {
+        "problem": "{cls}.attn has {heads} heads",
+        "expected": "num_heads = {H}",
+        "hint": "pass num_heads on to the attention",
+    },
+    "transformer_block.heads": {
+        "problem": "{cls}.attn has {heads} heads",
+        "expected": "num_heads = {H}",
+        "hint": "pass num_heads on: MultiHeadSelfAttention(d_model, num_heads)",
+    },
+    "transformer_block.not_attention": {
+        "problem": "{cls}.attn is a {kind} without W_Q, W_K, W_V, W_O",
+        "expected": "MultiHeadSelfAttention(d_model, num_heads) (the course's, imported above), or "
+                    "nn.MultiheadAttention(d_model, num_heads, batch_first=True)",
+        "hint": "self.attn = MultiHeadSelfAttention(d_model, num_heads)",
+    },
+    "transformer_block.not_ffn": {
+        "problem": "{cls}.ffn is a {kind} without linear1 and linear2",
+        "expected": "FeedForward(d_model, d_ff) (the course's, imported above), or nn.Sequential(nn.Linear(d_model, "
+                    "d_ff), nn.GELU(), nn.Linear(d_ff, d_model))",
+        "hint": "self.ffn = FeedForward(d_model, d_ff)",
+    },
+    "transformer_block.d_ff_ignored": {
+        "problem": "{cls}.ffn has hidden width {width} = 4 * d_model",
+        "expected": "hidden width d_ff = {d_ff}",
+    },
+    "transformer_block.shared_tensor": {
+        "problem": "{name} and {other} are the same tensor: writing one changes the other",
+        "hint": "create each layer separately in __init__",
+    },
+    "transformer_block.another_tensor": "another one",
+    # ---- running the learner's block
+    "transformer_block.mask_argument_hint": "forward must take the mask and hand it to the attention: def "
+                                            "forward(self, x, mask=None)",
+    "transformer_block.returns_pair": {
+        "problem": "forward returned a pair",
+        "expected": "one tensor {shape}",
+        "got": "a {kind} of {n}",
+    },
+    "transformer_block.nan_where_all_allowed": {
+        "problem": "the output is NaN exactly at the positions whose mask row allows every key",
+        "expected": "True in the mask = may attend",
+    },
+    "transformer_block.output": "the block's output",
+    "transformer_block.shape_hint": "a block keeps the shape of its input: (B, T, D) in, (B, T, D) out",
+    # causal by perturbation
+    "transformer_block.tried_later": "{tried}, tokens after position {t} changed",
+    "transformer_block.tried_earlier": "{tried}, token {position} changed",
+    "transformer_block.leak": {
+        "problem": "changing the tokens after position {t} changed the output at position {position}",
+        "expected": "no change at positions 0 .. {t}: the causal mask hides later tokens",
+        "got": "a change of {change:.3g} at {at}",
+        "hint": "the block must pass its mask to the attention, unchanged",
+    },
+    "transformer_block.not_moved": {
+        "problem": "changing the token at position {position} did not change the output at position {t}",
+        "expected": "position t sees the tokens before it",
+        "hint": "the causal mask allows keys 0 .. t: pass it unchanged, True = may attend",
+    },
+    "transformer_block.no_gradient_to": {
+        "problem": "no gradient reaches {name}",
+        "mistake_hint": "compute the output through self.{layer}, without .detach(), torch.no_grad() or numpy",
+    },
+    "transformer_block.created": "TransformerBlock({args}) was created",
+    # ---- the check itself
+    "transformer_block.no_norm_first": {
+        "problem": "TransformerBlock has no argument norm_first",
+        "hint": "add norm_first=True to __init__'s arguments and store it: self.norm_first = norm_first",
+    },
+    "transformer_block.sizes": "d_model={D}, num_heads={H}, d_ff={d_ff}, x {shape} (mean about 2), float64, seed {seed}",
+    "transformer_block.tried_no_mask": "{ln}, {sizes}, no mask",
+    "transformer_block.tried_again": "{tried}, called a second time",
+    "transformer_block.not_deterministic": {
+        "problem": "two calls on the same input gave different outputs",
+        "got": "largest difference between the calls {err:.3g}",
+    },
+    "transformer_block.tried_both": "{pre_ln} and {post_ln}, {sizes}, no mask",
+    "transformer_block.pre_post_swapped": {
+        "problem": "norm_first=True gave the Post-LN output and norm_first=False the Pre-LN one",
+    },
+    "transformer_block.norm_first_ignored": {
+        "problem": "norm_first=True and norm_first=False gave the same output, the {ln} one",
+    },
+    "transformer_block.output_of": "the {ln} output",
+    "transformer_block.tried_reference": "{tried}; the reference is nn.TransformerEncoderLayer holding the same weights",
+    "transformer_block.fallback_pre": "Pre-LN is x = x + attn(norm1(x)), then x = x + ffn(norm2(x)): check which "
+                                      "tensor each line reads, normalises and adds",
+    "transformer_block.fallback_post": "Post-LN is x = norm1(x + attn(x)), then x = norm2(x + ffn(x)): check which "
+                                       "tensor each line reads, normalises and adds",
+    "transformer_block.tried_default": "TransformerBlock(d_model={D}, num_heads={H}, d_ff={d_ff}) without norm_first, "
+                                       "x {shape}, seed {seed}, no mask",
+    "transformer_block.not_pre_ln_by_default": {
+        "problem": "a block created without norm_first is not Pre-LN",
+        "expected": "the Pre-LN output: norm_first defaults to True",
+        "hint": "give norm_first the default True: def __init__(self, d_model, num_heads, d_ff, norm_first=True)",
+    },
+    "transformer_block.got_post_ln": "the Post-LN output",
+    "transformer_block.got_other": "another output",
+    "transformer_block.tried_causal": "{ln}, {sizes}, causal mask {shape} (True = may attend)",
+    "transformer_block.output_with_mask": "the {ln} output with a causal mask",
+    "transformer_block.fallback_mask": "the output without a mask was right, so look at the mask: pass it to self.attn "
+                                       "unchanged",
+    "transformer_block.param_count": {
+        "problem": "wrong number of parameters",
+        "expected": "{formula} = {want:,}: attn {attn:,}, ffn {ffn:,}, norms {norms}",
+        "got": "{n:,}: {parts}{outside}",
+        "hint": "the block holds exactly norm1, attn, norm2, ffn{remove}",
+    },
+    "transformer_block.outside_parts": "; outside them: {names}",
+    "transformer_block.remove": ": remove {names}",
+    "transformer_block.passed": "equal to nn.TransformerEncoderLayer with the same weights, Pre-LN and Post-LN, without a "
+                                "mask and with a causal mask (later tokens change nothing earlier); Pre-LN by default; "
+                                "12 D^2 + 13 D = {n:,} parameters at d_ff = 4 D; gradients reach every weight",
+    # ---- block_parameter_counts
+    "block_parameter_counts.changed": {
+        "problem": "your function changed the block it was given",
+        "expected": "the block exactly as it was: counting only reads it",
+        "got": "{changes}{more}",
+    },
+    "block_parameter_counts.more_changes": " (and {n} more changes)",
+    "block_parameter_counts.not_a_dict": {
+        "problem": "the result is not a dict",
+        "expected": "a dict with keys \"attn\", \"ffn\", \"norms\", \"total\"",
+        "hint": "return {{\"attn\": ..., \"ffn\": ..., \"norms\": ..., \"total\": ...}}",
+    },
+    "block_parameter_counts.missing_keys": {
+        "problem": "the dict has no key {missing}",
+        "expected": "keys \"attn\", \"ffn\", \"norms\", \"total\"",
+        "got": "keys {present}",
+        "hint": "use exactly these four keys (lowercase, plural norms)",
+    },
+    "block_parameter_counts.not_an_int": {
+        "problem": "the count for {key} is not an int",
+        "expected": "plain Python ints",
+        "hint": "p.numel() is an int; add them with sum(...), without converting to float or tensor",
+    },
+    "block_parameter_counts.wrong_count": {
+        "problem": "the count for {key} is wrong",
+        "got": "{counts}{also}",
+        "hint": "count the elements of the tensors in {place}: sum(p.numel() for p in ...parameters()), each tensor once",
+    },
+    "block_parameter_counts.both_norms": "block.norm1 and block.norm2",
+    "block_parameter_counts.every_other_block": "every other block",
+    "block_parameter_counts.list_and": "{first} and {last}",
+    "block_parameter_counts.also_wrong": "; the counts are also wrong for {blocks}",
+    # the blocks tried: long labels (tried:) and short ones (naming the other blocks whose counts are wrong)
+    "block_parameter_counts.first_block": "the first block",
+    "block_parameter_counts.post_ln_block": "the Post-LN block",
+    "block_parameter_counts.extra": "{block} with one more parameter, block.scale ({D},), outside attn, ffn and the norms",
+    "block_parameter_counts.extra_block": "the block with block.scale",
+    "block_parameter_counts.frozen": "{block} whose attention is frozen (block.attn.requires_grad_(False))",
+    "block_parameter_counts.frozen_block": "the frozen block",
+    "block_parameter_counts.shared": "{block} whose norm2 is norm1 (one LayerNorm shared by both sublayers)",
+    "block_parameter_counts.shared_block": "the shared-norm block",
+    "block_parameter_counts.no_bias": "{block} whose LayerNorms have no bias (nn.LayerNorm(d_model, bias=False))",
+    "block_parameter_counts.no_bias_block": "the block with bias-free norms",
+    "block_parameter_counts.passed": "\"attn\", \"ffn\", \"norms\", \"total\" counted from the parameters, as ints, for "
+                                     "blocks of two widths with d_ff != 4 D, one with an extra parameter, one with a "
+                                     "frozen attention, one with a shared LayerNorm and one with bias-free LayerNorms; "
+                                     "the blocks left unchanged",
 }
