@@ -28,11 +28,12 @@ Dauphin (2018), "Hierarchical Neural Story Generation", §5.4.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
 
-from ._core import CheckFailure, Ctx, check, fmt_shape, known_mistake, reference
+from ._core import CheckFailure, Ctx, check, fmt_shape, fmt_values, known_mistake, reference, say
 from .training import MODE_NOT_RESTORED
 
 ref = reference("generate")
@@ -123,14 +124,15 @@ def _run(ctx: Ctx, generate, model, idx, n: int, what: str, **kwargs):
     """Call the learner's generate; an exception the scripted model raised (too long an input) or a missing
     generator parameter is named."""
     args = ", ".join([f"idx {fmt_shape(idx.shape)}", f"max_new_tokens={n}"]
-                     + [f"{k}=" + ("a torch.Generator" if k == "generator" else repr(v)) for k, v in kwargs.items()])
-    tried = (f"generate(model, {args}) on a scripted model with max_seq_len={model.max_seq_len}, "
-             f"vocab_size={model.vocab_size} ({what}; seed {ctx.seed})")
+                     + [f"{k}=" + (say("generate.a_generator") if k == "generator" else repr(v))
+                        for k, v in kwargs.items()])
+    tried = say("generate.tried", args=args, max_seq_len=model.max_seq_len, vocab_size=model.vocab_size, what=what,
+                seed=ctx.seed)
     try:
         out = generate(model, idx.clone(), n, **kwargs)
     except Exception as e:  # noqa: BLE001 - learner code may raise anything
         msg = str(e)
-        mistake = hint = None
+        mistake = None  # when none is named, the entry's hint says how to find the cause
         if "exceeds max_seq_len" in msg:
             mistake = NO_CROPPING
         elif isinstance(e, TypeError) and "generator" in msg:
@@ -142,53 +144,44 @@ def _run(ctx: Ctx, generate, model, idx, n: int, what: str, **kwargs):
             # torch.multinomial got a row of nan in the batch, yet every row alone samples within its top-k: the
             # threshold was taken across the batch and cut some row whole
             mistake = TOP_K_ACROSS_BATCH
-        else:
-            hint = "run your generate on the tried: input in a cell of its own and read the full traceback"
-        ctx.fail(f"your code raised {type(e).__name__} when generate was called", tried=tried,
-                 got=f"{type(e).__name__}: {msg.splitlines()[0] if msg.strip() else ''}".rstrip(": "),
-                 mistake=mistake, hint=hint)
+        ctx.fail("generate.raised", error=type(e).__name__, tried=tried,
+                 got=f"{type(e).__name__}: {msg.splitlines()[0] if msg.strip() else ''}".rstrip(": "), mistake=mistake)
     B, T = idx.shape
     if not isinstance(out, torch.Tensor):
-        ctx.fail("generate did not return a tensor", tried=tried, expected=f"a long tensor {fmt_shape((B, T + n))}",
-                 got="None (did you forget `return`?)" if out is None else type(out).__name__,
-                 mistake="missing_return" if out is None else None, hint="return the whole sequence, idx")
+        ctx.fail("generate.not_a_tensor", tried=tried,
+                 expected=say("generate.a_long_tensor", shape=fmt_shape((B, T + n))),
+                 got=say("core.got_none") if out is None else type(out).__name__,
+                 mistake="missing_return" if out is None else None)
     if tuple(out.shape) == (B, n) and n != T + n:
-        ctx.fail("the output has the wrong shape: it holds only the new tokens", tried=tried,
-                 expected=f"{fmt_shape((B, T + n))}: the prompt, then {n} new tokens", got=fmt_shape(out.shape),
-                 mistake=PROMPT_DROPPED)
+        ctx.fail("generate.only_new_tokens", tried=tried,
+                 expected=say("generate.shape_with_prompt", shape=fmt_shape((B, T + n)), n_new=n),
+                 got=fmt_shape(out.shape), mistake=PROMPT_DROPPED)
     if tuple(out.shape) != (B, T + n):
-        ctx.fail("the output has the wrong shape", tried=tried, expected=f"{fmt_shape((B, T + n))}: the prompt, "
-                 f"then {n} new tokens", got=fmt_shape(out.shape),
-                 hint="add exactly one token per step to every row, max_new_tokens steps: torch.cat((idx, idx_next), dim=1)")
+        ctx.fail("generate.wrong_shape", tried=tried,
+                 expected=say("generate.shape_with_prompt", shape=fmt_shape((B, T + n)), n_new=n),
+                 got=fmt_shape(out.shape))
     if out.dtype != torch.long:
-        ctx.fail(f"the output has dtype {out.dtype}", tried=tried, expected="torch.int64 (long) token ids",
-                 got=str(out.dtype), hint="torch.multinomial and argmax return long ids: concatenate them to idx "
-                 "as they are, without converting to float")
+        ctx.fail("generate.wrong_dtype", dtype=out.dtype, tried=tried, got=str(out.dtype))
     if not torch.equal(out[:, :T], idx):
         row = int((out[:, :T] != idx).any(-1).nonzero()[0])
-        ctx.fail("the output does not start with the prompt", tried=tried, expected=f"row {row} to start with "
-                 f"{idx[row].tolist()}", got=f"{out[row, :T].tolist()}", mistake=PROMPT_DROPPED)
+        ctx.fail("generate.prompt_changed", row=row, prompt=idx[row].tolist(), tried=tried,
+                 got=str(out[row, :T].tolist()), mistake=PROMPT_DROPPED)
     if bool(((out < 0) | (out >= model.vocab_size)).any()):
-        ctx.fail("the output holds ids outside the vocabulary", tried=tried, expected=f"ids in 0 .. {model.vocab_size - 1}",
-                 got=f"{out.min().item()} .. {out.max().item()}", hint="draw ids with torch.multinomial over the vocabulary")
+        ctx.fail("generate.ids_outside_vocabulary", last_id=model.vocab_size - 1, tried=tried,
+                 got=f"{out.min().item()} .. {out.max().item()}")
     return out, tried
 
 
 def _modes(ctx: Ctx, model, tried: str, was_training: bool) -> None:
     if not model.calls:
-        ctx.fail("generate never called the model", tried=tried, expected="one call of model(idx_cond) per new token",
-                 got="no call", hint="the logits come from the model: logits, _ = model(idx_cond)")
+        ctx.fail("generate.model_not_called", tried=tried)
     if any(c["training"] for c in model.calls):
-        ctx.fail("the model was in training mode while generating", tried=tried + ", the model in training mode",
-                 expected="every call of the model in eval mode", got="model.training was True",
-                 mistake=TRAIN_MODE)
+        ctx.fail("generate.train_mode", tried=say("generate.tried.training_mode", tried=tried), mistake=TRAIN_MODE)
     if any(c["grad"] for c in model.calls):
-        ctx.fail("autograd was recording while generating", tried=tried + ", called with autograd on",
-                 expected="the model called under torch.no_grad()", got="torch.is_grad_enabled() was True",
-                 mistake=GRAD_ON)
+        ctx.fail("generate.grad_on", tried=say("generate.tried.autograd_on", tried=tried), mistake=GRAD_ON)
     if model.training != was_training:
-        ctx.fail("generate changed the model's mode", tried=tried + f", the model in {'training' if was_training else 'eval'} mode",
-                 expected=f"model.training == {was_training} after generate, as before",
+        ctx.fail("generate.mode_changed", was_training=was_training,
+                 tried=say("generate.tried.training_mode" if was_training else "generate.tried.eval_mode", tried=tried),
                  got=f"model.training == {model.training}", mistake=MODE_NOT_RESTORED)
 
 
@@ -199,31 +192,28 @@ def _greedy_run(ctx: Ctx, generate, table) -> None:
     model = _stub(table, training=True)
     idx = _prompt(ctx, B, T, V)
     gen = torch.Generator().manual_seed(1000 + ctx.seed)
-    out, tried = _run(ctx, generate, model, idx, n, "top_k=1 is greedy decoding", temperature=0.8, top_k=1,
+    out, tried = _run(ctx, generate, model, idx, n, say("generate.greedy.what"), temperature=0.8, top_k=1,
                       generator=gen)
     _modes(ctx, model, tried, was_training=True)
     calls = [c["ids"] for c in model.calls]
     if model.n_calls != n:
-        ctx.fail(f"the model was called {model.n_calls} times for {n} new tokens", tried=tried,
-                 expected=f"{n} calls, one per new token", got=f"{model.n_calls} calls",
-                 hint="one call of the model per step of the loop, on the current (cropped) sequence")
+        ctx.fail("generate.greedy.call_count", calls=model.n_calls, n_new=n, tried=tried)
     for s, fed in enumerate(calls):
         seq = out[:, :T + s]  # (B, T + s): what was there before step s
         right = seq[:, -L:]
         if tuple(fed.shape) == tuple(right.shape) and torch.equal(fed, right):
             continue
-        got = f"ids {fmt_shape(fed.shape)}, row 0 {fed[0].tolist()}"
-        expected = f"the last {L} tokens {fmt_shape(right.shape)}, row 0 {right[0].tolist()}"
-        what = f"at step {s} (sequence length {T + s}) the model was fed the wrong context"
         if tuple(fed.shape) == (B, min(L, T + s)) and torch.equal(fed, seq[:, :L]):
-            ctx.fail(what, tried=tried, expected=expected, got=got, mistake=CROP_FROM_FRONT)
-        if T + s > 1 and tuple(fed.shape) == (B, 1) and torch.equal(fed, seq[:, -1:]):
-            ctx.fail(what, tried=tried, expected=expected, got=got, mistake=ONLY_LAST_TOKEN)
-        if T + s >= L and tuple(fed.shape) == (B, L - 1) and torch.equal(fed, seq[:, -(L - 1):]):
-            ctx.fail(what, tried=tried, expected=expected, got=got, mistake=CROP_OFF_BY_ONE)
-        ctx.fail(what, tried=tried, expected=expected, got=got,
-                 hint="at every step feed the whole sequence so far, cropped to its last max_seq_len tokens: "
-                      "idx[:, -model.max_seq_len:]")
+            mistake = CROP_FROM_FRONT
+        elif T + s > 1 and tuple(fed.shape) == (B, 1) and torch.equal(fed, seq[:, -1:]):
+            mistake = ONLY_LAST_TOKEN
+        elif T + s >= L and tuple(fed.shape) == (B, L - 1) and torch.equal(fed, seq[:, -(L - 1):]):
+            mistake = CROP_OFF_BY_ONE
+        else:
+            mistake = None  # the entry's hint says what to feed
+        ctx.fail("generate.greedy.wrong_context", step=s, length=T + s, max_seq_len=L,
+                 right_shape=fmt_shape(right.shape), right_row=right[0].tolist(),
+                 fed_shape=fmt_shape(fed.shape), fed_row=fed[0].tolist(), tried=tried, mistake=mistake)
     for s, fed in enumerate(calls):
         Tc = fed.size(1)
         logits = table[torch.arange(Tc)[None, :], fed].double()  # (B, Tc, V)
@@ -233,15 +223,11 @@ def _greedy_run(ctx: Ctx, generate, table) -> None:
             continue
         row = int((got != best).nonzero()[0])
         first = logits[:, 0].argmax(-1)
-        ctx.fail(f"with top_k=1, new token {s} of row {row} is not the most likely one", tried=tried,
-                 expected=f"token {int(best[row])}, the argmax of the logits at the last position of the context "
-                          f"{fed[row].tolist()}", got=f"token {int(got[row])}",
-                 mistake=FIRST_POSITION if torch.equal(got, first) else None,
-                 hint="top_k=1 keeps one token, the most likely one at the last position: logits[:, -1, :]")
+        ctx.fail("generate.greedy.not_argmax", step=s, row=row, best=int(best[row]), context=fed[row].tolist(),
+                 token=int(got[row]), tried=tried, mistake=FIRST_POSITION if torch.equal(got, first) else None)
     expected = ref.generate(_stub(table, training=False), idx, n, temperature=0)
     if not torch.equal(out, expected):  # cannot happen when the steps above pass; a guard for the reference
-        ctx.fail("the greedy output differs from the reference", tried=tried, expected=str(expected[0].tolist()),
-                 got=str(out[0].tolist()))
+        ctx.fail("generate.greedy.differs", tried=tried, expected=str(expected[0].tolist()), got=str(out[0].tolist()))
 
 
 def _generator_run(ctx: Ctx, generate, table) -> None:
@@ -252,21 +238,18 @@ def _generator_run(ctx: Ctx, generate, table) -> None:
     outs = []
     for seed in (7 + ctx.seed, 7 + ctx.seed, 8 + ctx.seed):
         model = _stub(table, training=False)
-        out, tried = _run(ctx, generate, model, idx, n, "sampling, torch.Generator().manual_seed(" f"{seed})",
+        out, tried = _run(ctx, generate, model, idx, n, say("generate.generator.what", generator_seed=seed),
                           temperature=1.0, top_k=None, generator=torch.Generator().manual_seed(seed))
         _modes(ctx, model, tried, was_training=False)
         outs.append(out)
-    tried = (f"generate(model, idx {fmt_shape(idx.shape)}, max_new_tokens={n}, temperature=1.0) three times, with "
-             f"generators seeded {7 + ctx.seed}, {7 + ctx.seed}, {8 + ctx.seed} (seed {ctx.seed})")
+    tried = say("generate.generator.tried", shape=fmt_shape(idx.shape), n_new=n, seed_a=7 + ctx.seed,
+                seed_b=7 + ctx.seed, seed_c=8 + ctx.seed, seed=ctx.seed)
     if not torch.equal(outs[0], outs[1]):
-        ctx.fail("the same generator seed gave different tokens", tried=tried,
-                 expected="the same output for the same seed", got=f"row 0: {outs[0][0, T:].tolist()} then "
-                 f"{outs[1][0, T:].tolist()}", mistake=GENERATOR_IGNORED)
+        ctx.fail("generate.generator.same_seed_differs", first=outs[0][0, T:].tolist(), second=outs[1][0, T:].tolist(),
+                 tried=tried, mistake=GENERATOR_IGNORED)
     if torch.equal(outs[0], outs[2]):
         greedy = ref.generate(_stub(table, training=False), idx, n, temperature=0)
-        ctx.fail("two different generator seeds gave the same tokens", tried=tried,
-                 expected=f"different samples ({B} rows x {n} tokens drawn from distributions with no token above "
-                          "p = 0.6)", got=f"the same output, row 0: {outs[0][0, T:].tolist()}",
+        ctx.fail("generate.generator.seeds_agree", rows=B, n_new=n, tokens=outs[0][0, T:].tolist(), tried=tried,
                  mistake=GREEDY if torch.equal(outs[0], greedy) else GENERATOR_IGNORED)
 
 
@@ -309,7 +292,7 @@ def _sampling_run(ctx: Ctx, generate, table, temperature: float, top_k: int | No
     model = _stub(table, training=False)
     gen_seed = 100 + ctx.seed
     kwargs = dict(temperature=temperature, top_k=top_k, generator=torch.Generator().manual_seed(gen_seed))
-    out, tried = _run(ctx, generate, model, idx, 1, f"{G} prompts x {n} copies, one new token each", **kwargs)
+    out, tried = _run(ctx, generate, model, idx, 1, say("generate.sampling.what", prompts=G, copies=n), **kwargs)
     _modes(ctx, model, tried, was_training=False)
     drawn = out[:, -1].view(G, n)  # (G, n)
     counts = torch.stack([torch.bincount(d, minlength=V) for d in drawn]).double()  # (G, V)
@@ -317,7 +300,7 @@ def _sampling_run(ctx: Ctx, generate, table, temperature: float, top_k: int | No
     ok, (g, v), excess = _fits(counts, expected, n)
     if ok:
         return
-    rule = f"|count - n p| <= {Z:g} sqrt(n p (1 - p)) + {SLACK:g} for every token, n = {n}"
+    rule = say("generate.rule", z=Z, slack=SLACK, n=n)
     one_hot = torch.nn.functional.one_hot(logits.argmax(-1), V).double()  # (G, V)
     candidates = [(TOP_K_KEEPS_ONE, one_hot)] if top_k is not None and top_k > 1 else []
     candidates += [(GREEDY, one_hot),
@@ -336,26 +319,26 @@ def _sampling_run(ctx: Ctx, generate, table, temperature: float, top_k: int | No
             logits / temperature < kth, 0.0), dim=-1)))
     candidates.append((ROW0_PROBS, expected[:1].expand_as(expected)))
     mistake = next((m for m, p in candidates if _fits(counts, p, n)[0]), None)
+    # counted for the worst cell's prompt g; below, g moves to the prompt a top-k problem names
     kept = (expected[g] > 0).sum().item()
     got_kept = int((counts[g] > 0).sum())
-    if top_k is not None and bool(((expected == 0) & (counts > 0)).any()):
+    outside = top_k is not None and bool(((expected == 0) & (counts > 0)).any())
+    never_drawn = top_k is not None and bool(((expected > 0) & (counts == 0)).any())
+    if outside:
         g = int(((expected == 0) & (counts > 0)).any(-1).nonzero()[0])
-        bad = ((expected[g] == 0) & (counts[g] > 0)).nonzero()[:, 0].tolist()
-        problem = f"prompt {g}'s rows drew tokens {bad}, which are not among the {top_k} largest logits of their row"
-    elif top_k is not None and bool(((expected > 0) & (counts == 0)).any()):
+    elif never_drawn:
         g = int(((expected > 0) & (counts == 0)).any(-1).nonzero()[0])
-        problem = f"prompt {g}'s rows never drew some of the {top_k} tokens top-k keeps"
-    else:
-        problem = f"the frequencies of the drawn tokens do not fit softmax(logits / temperature)" + \
-                  (" over the top-k" if top_k is not None else "")
-    freq = lambda row: "[" + ", ".join(f"{x:.3f}" for x in row.tolist()) + "]"  # noqa: E731
-    ctx.fail(problem, tried=tried,
-             expected=f"prompt {g}: frequencies near {freq(expected[g])} ({kept} distinct tokens kept; {rule})",
-             got=f"{freq(counts[g] / n)} ({got_kept} distinct tokens drawn); token {v} is off by "
-                 f"{'a probability of 0' if math.isinf(excess) else f'{excess + Z:.1f} standard deviations'}",
-             mistake=mistake,
-             hint="divide the logits of the last position by the temperature, keep the top_k largest of each row "
-                  "(the rest -inf), softmax, then torch.multinomial(probs, 1, generator=generator)")
+    fail = functools.partial(
+        ctx.fail, tried=tried, mistake=mistake, hint=say("generate.sampling.hint"),
+        expected=say("generate.sampling.expected", prompt=g, near=fmt_values(expected[g], V, 3), kept=kept, rule=rule),
+        got=say("generate.sampling.got", drawn=fmt_values(counts[g] / n, V, 3), distinct=got_kept, token=v,
+                off_by=_off_by(excess)))
+    if outside:
+        fail("generate.sampling.outside_top_k", prompt=g, top_k=top_k,
+             tokens=((expected[g] == 0) & (counts[g] > 0)).nonzero()[:, 0].tolist())
+    if never_drawn:
+        fail("generate.sampling.top_k_not_drawn", prompt=g, top_k=top_k)
+    fail("generate.sampling.misfit", over_top_k=say("generate.sampling.over_top_k") if top_k is not None else "")
 
 
 def _position_table(ctx: Ctx, L: int, V: int, spread: float) -> torch.Tensor:
@@ -368,8 +351,11 @@ def _position_table(ctx: Ctx, L: int, V: int, spread: float) -> torch.Tensor:
     return rows[:, None, :].expand(L, V, V).float().contiguous()
 
 
-def _freq(row: torch.Tensor) -> str:
-    return "[" + ", ".join(f"{x:.3f}" for x in row.tolist()) + "]"
+def _off_by(excess: float) -> str:
+    """How far the worst token's count is off (``excess``: from :func:`_fits`, inf for a token of probability 0)."""
+    if math.isinf(excess):
+        return say("generate.off_by_zero_probability")
+    return say("generate.off_by_deviations", deviations=excess + Z)
 
 
 def _steps_run(ctx: Ctx, generate, L: int, V: int) -> None:
@@ -382,8 +368,7 @@ def _steps_run(ctx: Ctx, generate, L: int, V: int) -> None:
     idx = torch.randint(V, (1, 1), generator=ctx.gen).repeat(n, 1)  # (n, 1)
     model = _stub(table, training=False)
     kwargs = dict(temperature=temperature, top_k=None, generator=torch.Generator().manual_seed(200 + ctx.seed))
-    out, tried = _run(ctx, generate, model, idx, steps, f"{n} copies of a 1-token prompt, {steps} new tokens each; "
-                      "the model's logits depend on the position only", **kwargs)
+    out, tried = _run(ctx, generate, model, idx, steps, say("generate.steps.what", copies=n, steps=steps), **kwargs)
     _modes(ctx, model, tried, was_training=False)
     counts = torch.stack([torch.bincount(out[:, 1 + s], minlength=V) for s in range(steps)]).double()  # (steps, V)
     expected = torch.softmax(logits / temperature, dim=-1)  # (steps, V)
@@ -396,14 +381,9 @@ def _steps_run(ctx: Ctx, generate, L: int, V: int) -> None:
     mistake = None
     if s > 0 and _fits(counts[:1], expected[:1], n)[0] and _fits(counts[1:], plain[1:], n)[0]:
         mistake = TEMPERATURE_FIRST_STEP
-    ctx.fail(f"the tokens of step {s} do not fit softmax(logits / temperature)", tried=tried,
-             expected=f"step {s}: frequencies near {_freq(expected[s])} (|count - n p| <= {Z:g} sqrt(n p (1 - p)) + "
-                      f"{SLACK:g} for every token, n = {n})",
-             got=f"{_freq(counts[s] / n)}; token {v} is off by "
-                 f"{'a probability of 0' if math.isinf(excess) else f'{excess + Z:.1f} standard deviations'}",
-             mistake=mistake,
-             hint="every step is the same: crop, call the model, divide the last position's logits by the "
-                  "temperature, filter top_k, softmax, draw")
+    ctx.fail("generate.steps.misfit", step=s, near=fmt_values(expected[s], V, 3),
+             rule=say("generate.rule", z=Z, slack=SLACK, n=n), drawn=fmt_values(counts[s] / n, V, 3), token=v,
+             off_by=_off_by(excess), tried=tried, mistake=mistake)
 
 
 def _binned(counts: torch.Tensor, p: torch.Tensor, n: int, bins: int) -> bool:
@@ -423,19 +403,17 @@ def _defaults_run(ctx: Ctx, generate) -> None:
     idx = torch.randint(V, (1, 1), generator=ctx.gen).repeat(n, 1)  # (n, 1)
     model = _stub(table, training=False)
     gen = torch.Generator().manual_seed(300 + ctx.seed)
-    args = f"idx {fmt_shape(idx.shape)}, max_new_tokens=1, generator=a torch.Generator"
-    tried = (f"generate(model, {args}), without temperature and top_k, on a scripted model with max_seq_len=2, "
-             f"vocab_size={V} (the defaults must be temperature=1.0, top_k=None; seed {ctx.seed})")
+    tried = say("generate.defaults.tried", shape=fmt_shape(idx.shape), generator=say("generate.a_generator"),
+                vocab_size=V, seed=ctx.seed)
     try:
         out = generate(model, idx.clone(), 1, generator=gen)
     except Exception as e:  # noqa: BLE001 - learner code may raise anything
         msg = str(e)
-        ctx.fail(f"your code raised {type(e).__name__} when generate was called without temperature and top_k",
-                 tried=tried, got=f"{type(e).__name__}: {msg.splitlines()[0] if msg.strip() else ''}".rstrip(": "),
-                 hint="give temperature and top_k their defaults: temperature=1.0, top_k=None")
+        ctx.fail("generate.defaults.raised", error=type(e).__name__, tried=tried,
+                 got=f"{type(e).__name__}: {msg.splitlines()[0] if msg.strip() else ''}".rstrip(": "))
     if not isinstance(out, torch.Tensor) or tuple(out.shape) != (n, 2):
-        ctx.fail("generate called without temperature and top_k returned something else", tried=tried,
-                 expected=f"a long tensor {fmt_shape((n, 2))}",
+        ctx.fail("generate.defaults.not_a_tensor", tried=tried,
+                 expected=say("generate.a_long_tensor", shape=fmt_shape((n, 2))),
                  got=fmt_shape(out.shape) if isinstance(out, torch.Tensor) else type(out).__name__)
     counts = torch.bincount(out[:, 1].long().clamp(0, V - 1), minlength=V).double()  # (V,)
     expected = torch.softmax(logits, dim=-1)
@@ -444,22 +422,24 @@ def _defaults_run(ctx: Ctx, generate) -> None:
     order = logits.argsort(descending=True)
     drawn = int((counts > 0).sum())
     kept = int((counts[order] > 0).nonzero().max()) + 1  # the rank of the least likely token drawn
-    mistake = None
-    if kept < V and drawn == kept and n * float(expected[order[kept:]].sum()) > 30:
+    top_k_cut = kept < V and drawn == kept and n * float(expected[order[kept:]].sum()) > 30
+    if top_k_cut:
         mistake = WRONG_DEFAULT_TOP_K
-        problem = f"only the {kept} most likely of the {V} tokens were drawn: the default top_k cuts the rest"
+    elif any(_binned(counts, torch.softmax(logits / t, -1), n, bins)
+             for t in (0.5, 0.6, 0.7, 0.8, 0.9, 1.25, 1.5, 2.0)):
+        mistake = WRONG_DEFAULT_TEMPERATURE
     else:
-        problem = "the frequencies of the drawn tokens do not fit softmax(logits)"
-        if any(_binned(counts, torch.softmax(logits / t, -1), n, bins) for t in (0.5, 0.6, 0.7, 0.8, 0.9, 1.25, 1.5, 2.0)):
-            mistake = WRONG_DEFAULT_TEMPERATURE
+        mistake = None
     tail = V - kept if kept < V else 8
-    ctx.fail(problem, tried=tried,
-             expected=f"frequencies near softmax(logits), all {V} tokens drawn: the 8 most likely together about "
-                      f"{float(expected[order[:8]].sum()):.3f}, the {tail} least likely together about "
-                      f"{float(expected[order[-tail:]].sum()):.3f}",
-             got=f"{drawn} distinct tokens drawn; the 8 most likely together {float(counts[order[:8]].sum()) / n:.3f}, "
-                 f"the {tail} least likely together {float(counts[order[-tail:]].sum()) / n:.3f}",
-             mistake=mistake)
+    fail = functools.partial(
+        ctx.fail, tried=tried, mistake=mistake,
+        expected=say("generate.defaults.expected", vocab_size=V, top_mass=float(expected[order[:8]].sum()), tail=tail,
+                     tail_mass=float(expected[order[-tail:]].sum())),
+        got=say("generate.defaults.got", distinct=drawn, top_mass=float(counts[order[:8]].sum()) / n, tail=tail,
+                tail_mass=float(counts[order[-tail:]].sum()) / n))
+    if top_k_cut:
+        fail("generate.defaults.top_k_cut", kept=kept, vocab_size=V)
+    fail("generate.defaults.misfit")
 
 
 @check
@@ -494,8 +474,4 @@ def check_generate(ctx: Ctx, generate) -> str:
     _sampling_run(ctx, generate, table, temperature=1.5, top_k=TOP_K)
     _steps_run(ctx, generate, L, V)
     _defaults_run(ctx, generate)
-    return (f"prompt kept; context cropped to the last max_seq_len={L} tokens; next token from the last position; "
-            f"eval mode, no autograd, mode restored; top_k=1 = greedy = reference; reproducible with a generator; "
-            f"sample frequencies of {3 * N_PER_PROMPT} rows fit softmax(logits / T) at T=0.6 and with top_k={TOP_K} "
-            f"at T=1.5; every step of a 3-token run fits softmax(logits / 0.6); called without temperature and top_k "
-            f"(vocabulary {DEFAULTS_V}) the samples fit softmax(logits): the defaults are 1.0 and None")
+    return say("generate.passed", max_seq_len=L, rows=3 * N_PER_PROMPT, top_k=TOP_K, vocab_size=DEFAULTS_V)

@@ -94,4 +94,165 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    # ---- calling generate (every run)
+    "generate.tried": "generate(model, {args}) on a scripted model with max_seq_len={max_seq_len}, "
+                      "vocab_size={vocab_size} ({what}; seed {seed})",
+    "generate.a_generator": "a torch.Generator",
+    "generate.tried.training_mode": "{tried}, the model in training mode",
+    "generate.tried.eval_mode": "{tried}, the model in eval mode",
+    "generate.tried.autograd_on": "{tried}, called with autograd on",
+    "generate.raised": {
+        "problem": "your code raised {error} when generate was called",
+        "hint": "run your generate on the tried: input in a cell of its own and read the full traceback",
+    },
+    "generate.a_long_tensor": "a long tensor {shape}",
+    "generate.not_a_tensor": {
+        "problem": "generate did not return a tensor",
+        "hint": "return the whole sequence, idx",
+    },
+    "generate.shape_with_prompt": "{shape}: the prompt, then {n_new} new tokens",
+    "generate.only_new_tokens": {
+        "problem": "the output has the wrong shape: it holds only the new tokens",
+    },
+    "generate.wrong_shape": {
+        "problem": "the output has the wrong shape",
+        "hint": "add exactly one token per step to every row, max_new_tokens steps: "
+                "torch.cat((idx, idx_next), dim=1)",
+    },
+    "generate.wrong_dtype": {
+        "problem": "the output has dtype {dtype}",
+        "expected": "torch.int64 (long) token ids",
+        "hint": "torch.multinomial and argmax return long ids: concatenate them to idx as they are, without converting "
+                "to float",
+    },
+    "generate.prompt_changed": {
+        "problem": "the output does not start with the prompt",
+        "expected": "row {row} to start with {prompt}",
+    },
+    "generate.ids_outside_vocabulary": {
+        "problem": "the output holds ids outside the vocabulary",
+        "expected": "ids in 0 .. {last_id}",
+        "hint": "draw ids with torch.multinomial over the vocabulary",
+    },
+    # ---- how the model was called (every run)
+    "generate.model_not_called": {
+        "problem": "generate never called the model",
+        "expected": "one call of model(idx_cond) per new token",
+        "got": "no call",
+        "hint": "the logits come from the model: logits, _ = model(idx_cond)",
+    },
+    "generate.train_mode": {
+        "problem": "the model was in training mode while generating",
+        "expected": "every call of the model in eval mode",
+        "got": "model.training was True",
+    },
+    "generate.grad_on": {
+        "problem": "autograd was recording while generating",
+        "expected": "the model called under torch.no_grad()",
+        "got": "torch.is_grad_enabled() was True",
+    },
+    "generate.mode_changed": {
+        "problem": "generate changed the model's mode",
+        "expected": "model.training == {was_training} after generate, as before",
+    },
+    # ---- run 1: greedy (top_k=1) past max_seq_len
+    "generate.greedy.what": "top_k=1 is greedy decoding",
+    "generate.greedy.call_count": {
+        "problem": "the model was called {calls} times for {n_new} new tokens",
+        "expected": "{n_new} calls, one per new token",
+        "got": "{calls} calls",
+        "hint": "one call of the model per step of the loop, on the current (cropped) sequence",
+    },
+    "generate.greedy.wrong_context": {
+        "problem": "at step {step} (sequence length {length}) the model was fed the wrong context",
+        "expected": "the last {max_seq_len} tokens {right_shape}, row 0 {right_row}",
+        "got": "ids {fed_shape}, row 0 {fed_row}",
+        "hint": "at every step feed the whole sequence so far, cropped to its last max_seq_len tokens: "
+                "idx[:, -model.max_seq_len:]",
+    },
+    "generate.greedy.not_argmax": {
+        "problem": "with top_k=1, new token {step} of row {row} is not the most likely one",
+        "expected": "token {best}, the argmax of the logits at the last position of the context {context}",
+        "got": "token {token}",
+        "hint": "top_k=1 keeps one token, the most likely one at the last position: logits[:, -1, :]",
+    },
+    "generate.greedy.differs": {
+        "problem": "the greedy output differs from the reference",
+    },
+    # ---- run 2: a torch.Generator
+    "generate.generator.what": "sampling, torch.Generator().manual_seed({generator_seed})",
+    "generate.generator.tried": "generate(model, idx {shape}, max_new_tokens={n_new}, temperature=1.0) three times, "
+                                "with generators seeded {seed_a}, {seed_b}, {seed_c} (seed {seed})",
+    "generate.generator.same_seed_differs": {
+        "problem": "the same generator seed gave different tokens",
+        "expected": "the same output for the same seed",
+        "got": "row 0: {first} then {second}",
+    },
+    "generate.generator.seeds_agree": {
+        "problem": "two different generator seeds gave the same tokens",
+        "expected": "different samples ({rows} rows x {n_new} tokens drawn from distributions with no token above "
+                    "p = 0.6)",
+        "got": "the same output, row 0: {tokens}",
+    },
+    # ---- frequencies (runs 3 to 6)
+    "generate.rule": "|count - n p| <= {z:g} sqrt(n p (1 - p)) + {slack:g} for every token, n = {n}",
+    "generate.off_by_zero_probability": "a probability of 0",
+    "generate.off_by_deviations": "{deviations:.1f} standard deviations",
+    # ---- runs 3 and 4: temperature, top-k
+    "generate.sampling.what": "{prompts} prompts x {copies} copies, one new token each",
+    "generate.sampling.outside_top_k": {
+        "problem": "prompt {prompt}'s rows drew tokens {tokens}, which are not among the {top_k} largest logits of "
+                   "their row",
+    },
+    "generate.sampling.top_k_not_drawn": {
+        "problem": "prompt {prompt}'s rows never drew some of the {top_k} tokens top-k keeps",
+    },
+    "generate.sampling.misfit": {
+        "problem": "the frequencies of the drawn tokens do not fit softmax(logits / temperature){over_top_k}",
+    },
+    "generate.sampling.over_top_k": " over the top-k",
+    "generate.sampling.expected": "prompt {prompt}: frequencies near {near} ({kept} distinct tokens kept; {rule})",
+    "generate.sampling.got": "{drawn} ({distinct} distinct tokens drawn); token {token} is off by {off_by}",
+    "generate.sampling.hint": "divide the logits of the last position by the temperature, keep the top_k largest of "
+                              "each row (the rest -inf), softmax, then "
+                              "torch.multinomial(probs, 1, generator=generator)",
+    # ---- run 5: every step
+    "generate.steps.what": "{copies} copies of a 1-token prompt, {steps} new tokens each; the model's logits depend "
+                           "on the position only",
+    "generate.steps.misfit": {
+        "problem": "the tokens of step {step} do not fit softmax(logits / temperature)",
+        "expected": "step {step}: frequencies near {near} ({rule})",
+        "got": "{drawn}; token {token} is off by {off_by}",
+        "hint": "every step is the same: crop, call the model, divide the last position's logits by the temperature, "
+                "filter top_k, softmax, draw",
+    },
+    # ---- run 6: the defaults
+    "generate.defaults.tried": "generate(model, idx {shape}, max_new_tokens=1, generator={generator}), without "
+                               "temperature and top_k, on a scripted model with max_seq_len=2, vocab_size={vocab_size} "
+                               "(the defaults must be temperature=1.0, top_k=None; seed {seed})",
+    "generate.defaults.raised": {
+        "problem": "your code raised {error} when generate was called without temperature and top_k",
+        "hint": "give temperature and top_k their defaults: temperature=1.0, top_k=None",
+    },
+    "generate.defaults.not_a_tensor": {
+        "problem": "generate called without temperature and top_k returned something else",
+    },
+    "generate.defaults.top_k_cut": {
+        "problem": "only the {kept} most likely of the {vocab_size} tokens were drawn: the default top_k cuts the rest",
+    },
+    "generate.defaults.misfit": {
+        "problem": "the frequencies of the drawn tokens do not fit softmax(logits)",
+    },
+    "generate.defaults.expected": "frequencies near softmax(logits), all {vocab_size} tokens drawn: the 8 most likely "
+                                  "together about {top_mass:.3f}, the {tail} least likely together about "
+                                  "{tail_mass:.3f}",
+    "generate.defaults.got": "{distinct} distinct tokens drawn; the 8 most likely together {top_mass:.3f}, the {tail} "
+                             "least likely together {tail_mass:.3f}",
+    # ---- the summary
+    "generate.passed": "prompt kept; context cropped to the last max_seq_len={max_seq_len} tokens; next token from the "
+                       "last position; eval mode, no autograd, mode restored; top_k=1 = greedy = reference; "
+                       "reproducible with a generator; sample frequencies of {rows} rows fit softmax(logits / T) at "
+                       "T=0.6 and with top_k={top_k} at T=1.5; every step of a 3-token run fits softmax(logits / 0.6); "
+                       "called without temperature and top_k (vocabulary {vocab_size}) the samples fit "
+                       "softmax(logits): the defaults are 1.0 and None",
 }
