@@ -12,9 +12,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._core import (ATOL, HARD_CODED_AXES, Ctx, check, compare, fmt_shape, known_mistake, max_abs_diff, reference,
-                    where, within)
-from ._modules import check_gradients, count_params, randomise as _randomise
+from ._core import (ATOL, HARD_CODED_AXES, Ctx, check, compare, fmt_shape, hints, known_mistake, max_abs_diff,
+                    reference, say, where, within)
+from ._modules import check_gradients, copy_weights, count_params, expect_param_count, randomise
 
 ref = reference("ffn")
 
@@ -41,26 +41,6 @@ SWIGLU_NOT_SILU = known_mistake("swiglu_not_silu")
 SILU_MISPLACED = known_mistake("silu_misplaced")
 PROJECTION_REUSED = known_mistake("branch_projection_reused")
 NO_GATE = known_mistake("no_gate")
-
-# Each exercise's wording of shared hints.
-HINTS = {HARD_CODED_AXES: "nn.Linear and F.gelu work on any number of leading dimensions: apply them to x as it "
-                          "comes, without reading B, T, D = x.shape or reshaping to 3-D",
-         SIZES_SWAPPED: "linear1 = nn.Linear(d_model, d_ff) is applied first and linear2 = nn.Linear(d_ff, d_model) "
-                        "second (nn.Linear(in_features, out_features)): forward is linear2(GELU(linear1(x)))"}
-SWIGLU_HINTS = {
-    HARD_CODED_AXES: "nn.Linear, F.silu and * work on any number of leading dimensions: apply them to x as it "
-                     "comes, without reading B, T, D = x.shape or reshaping to 3-D",
-    TOKEN_MIXING: "SwiGLU treats every token on its own: only gate_proj, up_proj, down_proj, SiLU and the "
-                  "elementwise product, no mean, sum, softmax or reshape across positions (in a (B, T, D) input, "
-                  "dim=1 is the positions)",
-    D_FF_IGNORED: "gate_proj and up_proj = nn.Linear(d_model, d_ff, bias=False), down_proj = nn.Linear(d_ff, "
-                  "d_model, bias=False): d_ff is the hidden width as given (the 2/3 rescaling, swiglu_hidden_size, "
-                  "happens outside the class, when d_ff is chosen)",
-    SIZES_SWAPPED: "gate_proj and up_proj = nn.Linear(d_model, d_ff, bias=False) map d_model -> d_ff, down_proj = "
-                   "nn.Linear(d_ff, d_model, bias=False) maps back (nn.Linear(in_features, out_features))",
-    LAYERS_IN_FORWARD: "create gate_proj, up_proj and down_proj once, in __init__; forward only applies them",
-    EXTRA_SCALE: "remove the factor: self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x)), nothing else",
-}
 
 AXES = ("batch", "position", "feature")
 ROWS_AXES = ("row", "feature")
@@ -91,31 +71,28 @@ def _layer(ctx: Ctx, module: nn.Module, attr: str, d_in: int, d_out: int, *, all
         linears = [f"{n} ({type(m).__name__}({m.in_features}, {m.out_features}))"
                    for n, m in module.named_modules() if isinstance(m, nn.Linear)]
         if linears:
-            ctx.fail(f"{cls} has no attribute {attr}", expected=f"self.{attr} = {expected}",
-                     got="linear layers named " + ", ".join(linears), mistake="attribute_name",
-                     mistake_hint="the check copies weights by name: create " + ", ".join(f"self.{a}" for a in all_names)
-                     + " directly in __init__ (not inside an nn.Sequential or under other names)")
+            ctx.fail("ffn.layer_elsewhere", cls=cls, attr=attr, layer=expected, linears=", ".join(linears),
+                     attrs=", ".join(f"self.{a}" for a in all_names), mistake="attribute_name")
         try:  # does forward create it? (on the check's own module: nothing the learner holds)
             with torch.no_grad():
                 module(ctx.randn(2, 3, D))
         except Exception:  # noqa: BLE001 - only what forward leaves behind matters here
             pass
         if isinstance(getattr(module, attr, None), nn.Module):
-            ctx.fail(f"{cls} has no attribute {attr} after __init__; forward creates it",
-                     tried=f"{made}, then forward on a random x (2, 3, {D})",
-                     expected=f"self.{attr} = {expected} in __init__", got=f"{cls}.{attr} appears only after a call "
-                     "of forward", mistake=LAYERS_IN_FORWARD)
+            ctx.fail("ffn.layer_in_forward", cls=cls, attr=attr, layer=expected,
+                     tried=say("ffn.layer_in_forward_tried", made=made, shape=fmt_shape((2, 3, D))),
+                     mistake=LAYERS_IN_FORWARD)
     layer = ctx.attribute(module, attr, f"nn.Linear({d_in}, {d_out})")
     if isinstance(layer, nn.Linear):
         got = (f"nn.Linear({layer.in_features}, {layer.out_features}"
                + (", bias=False" if layer.bias is None else "") + ")")
         if (layer.in_features, layer.out_features) == (d_out, d_in):
-            ctx.fail(f"{cls}.{attr} has the wrong size: in and out are swapped", tried=made, expected=expected,
-                     got=got, mistake=SIZES_SWAPPED)
+            ctx.fail("ffn.sizes_swapped", cls=cls, attr=attr, tried=made, expected=expected, got=got,
+                     mistake=SIZES_SWAPPED)
         width, other = ((layer.out_features, layer.in_features == D) if d_out == d_ff
                         else (layer.in_features, layer.out_features == D))
         if width != d_ff and other:  # the d_model side is right: only the hidden width is off
-            ctx.fail(f"{cls}.{attr} has hidden width {width}, not d_ff = {d_ff}", tried=made, expected=expected,
+            ctx.fail("ffn.hidden_width", cls=cls, attr=attr, width=width, d_ff=d_ff, tried=made, expected=expected,
                      got=got, mistake=D_FF_IGNORED)
     return ctx.linear(module, attr, d_in, d_out, bias=bias)
 
@@ -124,13 +101,12 @@ def _forward(ctx: Ctx, module, x, tried: str, shape, wide: int | None = None,
              mistake_if_raises: str | None = None) -> torch.Tensor:
     """Call ``module(x)`` and check the output is a finite float64 tensor of ``shape``; a result with
     ``wide`` (= d_ff) features instead of D means linear2 was not applied."""
-    got = ctx.call(module, x, what=f"forward was called with {tried}", names=("x",),
+    got = ctx.call(module, x, what=say("core.forward_called", tried=tried), names=("x",),
                    mistake_if_raises=mistake_if_raises)
     unprojected = (wide is not None and isinstance(got, torch.Tensor)
                    and tuple(got.shape) == (*shape[:-1], wide))
-    return ctx.tensor(got, "the output", shape, tried=tried, mistake=LINEAR2_NOT_APPLIED if unprojected else None,
-                      hint="the output has the shape of the input, (..., d_model): the last layer maps the hidden "
-                           "width back to d_model")
+    return ctx.tensor(got, say("ffn.output"), shape, tried=tried, mistake=LINEAR2_NOT_APPLIED if unprojected else None,
+                      hint=say("ffn.output_shape_hint"))
 
 
 def _activations(h: torch.Tensor):
@@ -170,11 +146,10 @@ def _scale_candidates(got: torch.Tensor, expected: torch.Tensor, bias: torch.Ten
 
 def _deterministic(ctx: Ctx, module, x, out, tried: str) -> None:
     """A second call on the same input (training mode) must give the same output: no dropout."""
-    again = _forward(ctx, module, x, tried + " (second call)", tuple(out.shape))
+    again = _forward(ctx, module, x, say("ffn.second_call", tried=tried), tuple(out.shape))
     if not within(again, out):
         err, i = max_abs_diff(again, out)
-        ctx.fail("two calls on the same input gave different outputs", tried=tried + ", called twice",
-                 expected="the same output both times", got=f"outputs differ by up to {err:.3g}, at {where(i, AXES)}",
+        ctx.fail("ffn.not_deterministic", err=err, at=where(i, AXES), tried=say("ffn.called_twice", tried=tried),
                  mistake=DROPOUT_LEFT_ON)
 
 
@@ -182,16 +157,15 @@ def _two_d(ctx: Ctx, module, reference, made: str, D: int, candidates, accepted=
     """On a 2-D input (N, D) (tokens without a batch axis) the same module must give the reference's output;
     it worked on (B, T, D), so an exception here shows code that assumes three dimensions."""
     xs = ctx.randn(N_ROWS, D)  # (N, D)
-    tried = f"{made}, weights copied from the reference, x {fmt_shape(xs.shape)} (2-D), float64, seed {ctx.seed}"
+    tried = say("ffn.two_d_tried", made=made, shape=fmt_shape(xs.shape), seed=ctx.seed)
     out = _forward(ctx, module, xs, tried, (N_ROWS, D), mistake_if_raises=HARD_CODED_AXES)
     with torch.no_grad():
         expected = reference(xs)  # (N, D)
         if accepted is not None and within(out, accepted(xs)):
             return
         cands = candidates(reference, xs) + _scale_candidates(out.detach(), expected, bias)
-    compare(ctx, out.detach(), expected, "the output on a 2-D input", tried, cands, axes=ROWS_AXES,
-            fallback="the same module was right on a (B, T, D) input: look for code that assumes three dimensions "
-                     "(B, T, D = x.shape, reshape, view, dim=1, dim=2)")
+    compare(ctx, out.detach(), expected, say("ffn.two_d_what"), tried, cands, axes=ROWS_AXES,
+            fallback=say("ffn.two_d_fallback"))
 
 
 def _is_affine(ctx: Ctx, module, shape, tried: str) -> bool:
@@ -199,21 +173,12 @@ def _is_affine(ctx: Ctx, module, shape, tried: str) -> bool:
     nonlinearity, on random a and b)."""
     a, b = ctx.randn(*shape), ctx.randn(*shape)
     with torch.no_grad():
-        outs = [ctx.call(module, t, what=f"forward was called with {tried}", names=("x",))
+        outs = [ctx.call(module, t, what=say("core.forward_called", tried=tried), names=("x",))
                 for t in (a, b, torch.zeros_like(a), a + b)]
     if not all(isinstance(o, torch.Tensor) and o.shape == outs[0].shape for o in outs):
         return False
     fa, fb, f0, fab = (o.double() for o in outs)
     return within(fa + fb - f0, fab, atol=1e-9)
-
-
-def _copy(module, reference, names):
-    with torch.no_grad():
-        for name in names:
-            for p in ("weight", "bias"):
-                src = getattr(getattr(reference, name), p)
-                if src is not None:
-                    getattr(getattr(module, name), p).copy_(src)
 
 
 def _position_wise(ctx: Ctx, module, x, out, tried: str) -> None:
@@ -222,16 +187,14 @@ def _position_wise(ctx: Ctx, module, x, out, tried: str) -> None:
     b, t = B - 1, T // 2
     x2 = x.clone()
     x2[b, t] = ctx.randn(D) * 2
-    out2 = _forward(ctx, module, x2, tried + f", token {t} of batch {b} replaced", tuple(x.shape))
+    out2 = _forward(ctx, module, x2, say("ffn.token_replaced", tried=tried, t=t, b=b), tuple(x.shape))
     moved = ((out2.detach() - out.detach()).abs() > ATOL + 1e-6 * out.detach().abs()).any(-1)  # (B, T)
     moved[b, t] = False
     if bool(moved.any()):
         i = moved.nonzero()[0].tolist()
         change = float((out2.detach() - out.detach())[tuple(i)].abs().max())
-        ctx.fail(f"changing the input at {where((b, t), AXES[:2])} changed the output at {where(i, AXES[:2])}",
-                 tried=tried + f"; then the same x with position {t} of batch {b} replaced by new random values",
-                 expected="only the output at the changed position moves (position-wise: no token mixing)",
-                 got=f"the output at {where(i, AXES[:2])} moved by up to {change:.3g}", mistake=TOKEN_MIXING)
+        ctx.fail("ffn.token_mixing", changed=where((b, t), AXES[:2]), moved=where(i, AXES[:2]), change=change,
+                 tried=say("ffn.token_mixing_tried", tried=tried, t=t, b=b), mistake=TOKEN_MIXING)
 
 
 @check
@@ -243,11 +206,11 @@ def check_feed_forward(ctx: Ctx, FeedForward) -> str:
     input; gradients reach both layers. Known mistakes are named by behaviour: the output they would give
     on the same input, and a linearity probe for a missing nonlinearity (Vaswani et al. 2017, §3.3;
     GELU: Hendrycks & Gimpel 2016)."""
-    ctx.hints = HINTS
+    ctx.hints = hints("feed_forward.hints")
     cls = ctx.module_class(FeedForward, "FeedForward")
     B, T, D, d_ff = _sizes(ctx.seed)
     made = f"FeedForward(d_model={D}, d_ff={d_ff})"
-    learner = ctx.build(cls, D, d_ff, what=f"{made} was created")
+    learner = ctx.build(cls, D, d_ff, what=say("ffn.created", made=made))
     learner.train()  # the check's own module: training mode, as a learner's model is while it trains
     names = ("linear1", "linear2")
     _layer(ctx, learner, "linear1", D, d_ff, all_names=names, made=made, d_ff=d_ff)
@@ -256,17 +219,14 @@ def check_feed_forward(ctx: Ctx, FeedForward) -> str:
     if n != expected_n:
         extra = [f"{name} {fmt_shape(p.shape)}" for name, p in learner.named_parameters()
                  if name not in ("linear1.weight", "linear1.bias", "linear2.weight", "linear2.bias")]
-        ctx.fail("wrong number of parameters", tried=made,
-                 expected=f"2 D d_ff + d_ff + D = {expected_n} for D = {D}, d_ff = {d_ff}",
-                 got=f"{n}" + (f"; parameters besides linear1 and linear2: {', '.join(extra)}" if extra else ""),
-                 hint="FeedForward holds exactly linear1 = nn.Linear(d_model, d_ff) and linear2 = "
-                      "nn.Linear(d_ff, d_model); the activation has no parameters")
+        ctx.fail("feed_forward.param_count", expected_n=expected_n, D=D, d_ff=d_ff, tried=made,
+                 got=say("feed_forward.param_count_besides", n=n, extra=", ".join(extra)) if extra else str(n))
 
     reference = ref.FeedForward(D, d_ff).double()
-    _randomise(ctx, reference)
-    _copy(learner, reference, names)
+    randomise(ctx, reference)
+    copy_weights(learner, reference, names)
     x = ctx.randn(B, T, D)
-    tried = f"{made} in training mode, weights copied from the reference, x {fmt_shape(x.shape)}, float64, seed {ctx.seed}"
+    tried = say("feed_forward.tried", made=made, shape=fmt_shape(x.shape), seed=ctx.seed)
     out = _forward(ctx, learner, x, tried, (B, T, D), wide=d_ff)
     _deterministic(ctx, learner, x, out, tried)
     _position_wise(ctx, learner, x, out, tried)
@@ -276,21 +236,15 @@ def check_feed_forward(ctx: Ctx, FeedForward) -> str:
         tanh_gelu = reference.linear2(F.gelu(reference.linear1(x), approximate="tanh"))  # also accepted
     if not within(out, tanh_gelu) and not within(out, expected):
         if _is_affine(ctx, learner, (B, T, D), tried):
-            ctx.fail("the output is an affine function of the input: f(a) + f(b) - f(0) = f(a + b) for random "
-                     "inputs a, b", tried=tried + "; then random a, b, 0 and a + b",
-                     expected="a nonlinear function: GELU between linear1 and linear2", mistake=NO_NONLINEARITY)
+            ctx.fail("feed_forward.affine", tried=say("feed_forward.affine_tried", tried=tried), mistake=NO_NONLINEARITY)
         with torch.no_grad():
             cands = _ffn_candidates(reference, x) + _scale_candidates(out.detach(), expected, reference.linear2.bias)
-        compare(ctx, out.detach(), expected, "the output", tried + " (the exact GELU and its tanh approximation "
-                "both pass)", cands, axes=AXES,
-                fallback="shapes, parameters and position-wise behaviour are right, so look at the computation "
-                         "itself: out = linear2(GELU(linear1(x))), nothing else")
+        compare(ctx, out.detach(), expected, say("ffn.output"), say("feed_forward.both_gelus", tried=tried), cands,
+                axes=AXES, fallback=say("feed_forward.fallback"))
     _two_d(ctx, learner, reference, made, D, _ffn_candidates, bias=reference.linear2.bias,
            accepted=lambda xs: reference.linear2(F.gelu(reference.linear1(xs), approximate="tanh")))
     check_gradients(ctx, learner, out, names, tried)
-    return (f"linear1 {D}->{d_ff}, linear2 {d_ff}->{D}, 2 D d_ff + d_ff + D = {n} parameters; shape kept on "
-            f"(B, T, D) and (N, D); deterministic in training mode; position-wise; equal to "
-            f"linear2(GELU(linear1(x))) with copied weights; gradients reach both layers")
+    return say("feed_forward.passed", D=D, d_ff=d_ff, n=n)
 
 
 # --------------------------------------------------------------------------- bonus: SwiGLU
@@ -322,36 +276,29 @@ def check_swiglu(ctx: Ctx, SwiGLU) -> str:
     (B, T, D): two calls equal (no dropout), position-wise, output ``down_proj(SiLU(gate_proj(x)) * up_proj(x))``
     equal to the reference with copied weights; the same on a 2-D input (N, D); gradients reaching all three
     layers (Shazeer 2020, "GLU Variants Improve Transformer", eq. 6)."""
-    ctx.hints = SWIGLU_HINTS
+    ctx.hints = hints("swiglu.hints")
     cls = ctx.module_class(SwiGLU, "SwiGLU")
     B, T, D, d_ff = _swiglu_sizes(ctx.seed)
     made = f"SwiGLU(d_model={D}, d_ff={d_ff})"
-    learner = ctx.build(cls, D, d_ff, what=f"{made} was created")
+    learner = ctx.build(cls, D, d_ff, what=say("ffn.created", made=made))
     learner.train()
     names = ("gate_proj", "up_proj", "down_proj")
     for name in names:
         d_in, d_out = (d_ff, D) if name == "down_proj" else (D, d_ff)
         _layer(ctx, learner, name, d_in, d_out, all_names=names, made=made, d_ff=d_ff, bias=False)
-    n, expected_n = count_params(learner), 3 * D * d_ff
-    if n != expected_n:
-        ctx.fail("wrong number of parameters", tried=made, expected=f"3 D d_ff = {expected_n} for D = {D}, d_ff = {d_ff}",
-                 got=str(n), hint="SwiGLU holds exactly gate_proj, up_proj and down_proj, without biases")
+    n = expect_param_count(ctx, learner, 3 * D * d_ff, "swiglu.param_count", tried=made, D=D, d_ff=d_ff)
     reference = ref.SwiGLU(D, d_ff).double()
-    _randomise(ctx, reference)
-    _copy(learner, reference, names)
+    randomise(ctx, reference)
+    copy_weights(learner, reference, names)
     x = ctx.randn(B, T, D)
-    tried = f"{made}, weights copied from the reference, x {fmt_shape(x.shape)}, float64, seed {ctx.seed}"
+    tried = say("swiglu.tried", made=made, shape=fmt_shape(x.shape), seed=ctx.seed)
     out = _forward(ctx, learner, x, tried, (B, T, D))
     _deterministic(ctx, learner, x, out, tried)
     _position_wise(ctx, learner, x, out, tried)
     with torch.no_grad():
         expected = reference(x)
         cands = _swiglu_candidates(reference, x) + _scale_candidates(out.detach(), expected, None)
-    compare(ctx, out.detach(), expected, "the output", tried, cands, axes=AXES,
-            fallback="look at the three lines of forward: SiLU on gate_proj(x), times up_proj(x), then down_proj")
+    compare(ctx, out.detach(), expected, say("ffn.output"), tried, cands, axes=AXES, fallback=say("swiglu.fallback"))
     _two_d(ctx, learner, reference, made, D, _swiglu_candidates)
     check_gradients(ctx, learner, out, names, tried)
-    return (f"gate_proj, up_proj {D}->{d_ff} and down_proj {d_ff}->{D} without biases, 3 D d_ff = {n} parameters; "
-            f"shape kept on (B, T, D) and (N, D); deterministic in training mode; position-wise; "
-            f"down_proj(SiLU(gate_proj(x)) * up_proj(x)) equal to the reference with copied weights; "
-            f"gradients reach all three layers")
+    return say("swiglu.passed", D=D, d_ff=d_ff, n=n)

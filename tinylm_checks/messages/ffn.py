@@ -77,4 +77,103 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    # each exercise's wording of shared hints
+    "feed_forward.hints": {
+        "hard_coded_axes": "nn.Linear and F.gelu work on any number of leading dimensions: apply them to x as it "
+                           "comes, without reading B, T, D = x.shape or reshaping to 3-D",
+        "linear_sizes_swapped": "linear1 = nn.Linear(d_model, d_ff) is applied first and linear2 = nn.Linear(d_ff, "
+                                "d_model) second (nn.Linear(in_features, out_features)): forward is "
+                                "linear2(GELU(linear1(x)))",
+    },
+    "swiglu.hints": {
+        "hard_coded_axes": "nn.Linear, F.silu and * work on any number of leading dimensions: apply them to x as it "
+                           "comes, without reading B, T, D = x.shape or reshaping to 3-D",
+        "token_mixing": "SwiGLU treats every token on its own: only gate_proj, up_proj, down_proj, SiLU and the "
+                        "elementwise product, no mean, sum, softmax or reshape across positions (in a (B, T, D) input, "
+                        "dim=1 is the positions)",
+        "hidden_width_not_d_ff": "gate_proj and up_proj = nn.Linear(d_model, d_ff, bias=False), down_proj = "
+                                 "nn.Linear(d_ff, d_model, bias=False): d_ff is the hidden width as given (the 2/3 "
+                                 "rescaling, swiglu_hidden_size, happens outside the class, when d_ff is chosen)",
+        "linear_sizes_swapped": "gate_proj and up_proj = nn.Linear(d_model, d_ff, bias=False) map d_model -> d_ff, "
+                                "down_proj = nn.Linear(d_ff, d_model, bias=False) maps back (nn.Linear(in_features, "
+                                "out_features))",
+        "layers_created_in_forward": "create gate_proj, up_proj and down_proj once, in __init__; forward only applies "
+                                     "them",
+        "extra_scale_factor": "remove the factor: self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x)), nothing "
+                              "else",
+    },
+    # ---- what both checks share: building the module, its layers, calling forward
+    "ffn.created": "{made} was created",
+    "ffn.layer_elsewhere": {
+        "problem": "{cls} has no attribute {attr}",
+        "expected": "self.{attr} = {layer}",
+        "got": "linear layers named {linears}",
+        "mistake_hint": "the check copies weights by name: create {attrs} directly in __init__ (not inside an "
+                        "nn.Sequential or under other names)",
+    },
+    "ffn.layer_in_forward": {
+        "problem": "{cls} has no attribute {attr} after __init__; forward creates it",
+        "expected": "self.{attr} = {layer} in __init__",
+        "got": "{cls}.{attr} appears only after a call of forward",
+    },
+    "ffn.layer_in_forward_tried": "{made}, then forward on a random x {shape}",
+    "ffn.sizes_swapped": {
+        "problem": "{cls}.{attr} has the wrong size: in and out are swapped",
+    },
+    "ffn.hidden_width": {
+        "problem": "{cls}.{attr} has hidden width {width}, not d_ff = {d_ff}",
+    },
+    "ffn.output": "the output",
+    "ffn.output_shape_hint": "the output has the shape of the input, (..., d_model): the last layer maps the hidden "
+                             "width back to d_model",
+    "ffn.second_call": "{tried} (second call)",
+    "ffn.called_twice": "{tried}, called twice",
+    "ffn.not_deterministic": {
+        "problem": "two calls on the same input gave different outputs",
+        "expected": "the same output both times",
+        "got": "outputs differ by up to {err:.3g}, at {at}",
+    },
+    "ffn.token_replaced": "{tried}, token {t} of batch {b} replaced",
+    "ffn.token_mixing_tried": "{tried}; then the same x with position {t} of batch {b} replaced by new random values",
+    "ffn.token_mixing": {
+        "problem": "changing the input at {changed} changed the output at {moved}",
+        "expected": "only the output at the changed position moves (position-wise: no token mixing)",
+        "got": "the output at {moved} moved by up to {change:.3g}",
+    },
+    "ffn.two_d_tried": "{made}, weights copied from the reference, x {shape} (2-D), float64, seed {seed}",
+    "ffn.two_d_what": "the output on a 2-D input",
+    "ffn.two_d_fallback": "the same module was right on a (B, T, D) input: look for code that assumes three "
+                          "dimensions (B, T, D = x.shape, reshape, view, dim=1, dim=2)",
+    # ---- FeedForward
+    "feed_forward.param_count": {
+        "problem": "wrong number of parameters",
+        "expected": "2 D d_ff + d_ff + D = {expected_n} for D = {D}, d_ff = {d_ff}",
+        "hint": "FeedForward holds exactly linear1 = nn.Linear(d_model, d_ff) and linear2 = nn.Linear(d_ff, d_model); "
+                "the activation has no parameters",
+    },
+    "feed_forward.param_count_besides": "{n}; parameters besides linear1 and linear2: {extra}",
+    "feed_forward.tried": "{made} in training mode, weights copied from the reference, x {shape}, float64, seed {seed}",
+    "feed_forward.affine": {
+        "problem": "the output is an affine function of the input: f(a) + f(b) - f(0) = f(a + b) for random inputs a, b",
+        "expected": "a nonlinear function: GELU between linear1 and linear2",
+    },
+    "feed_forward.affine_tried": "{tried}; then random a, b, 0 and a + b",
+    "feed_forward.both_gelus": "{tried} (the exact GELU and its tanh approximation both pass)",
+    "feed_forward.fallback": "shapes, parameters and position-wise behaviour are right, so look at the computation "
+                             "itself: out = linear2(GELU(linear1(x))), nothing else",
+    "feed_forward.passed": "linear1 {D}->{d_ff}, linear2 {d_ff}->{D}, 2 D d_ff + d_ff + D = {n} parameters; shape kept "
+                           "on (B, T, D) and (N, D); deterministic in training mode; position-wise; equal to "
+                           "linear2(GELU(linear1(x))) with copied weights; gradients reach both layers",
+    # ---- SwiGLU
+    "swiglu.param_count": {
+        "problem": "wrong number of parameters",
+        "expected": "3 D d_ff = {expected_n} for D = {D}, d_ff = {d_ff}",
+        "hint": "SwiGLU holds exactly gate_proj, up_proj and down_proj, without biases",
+    },
+    "swiglu.tried": "{made}, weights copied from the reference, x {shape}, float64, seed {seed}",
+    "swiglu.fallback": "look at the three lines of forward: SiLU on gate_proj(x), times up_proj(x), then down_proj",
+    "swiglu.passed": "gate_proj, up_proj {D}->{d_ff} and down_proj {d_ff}->{D} without biases, 3 D d_ff = {n} "
+                     "parameters; shape kept on (B, T, D) and (N, D); deterministic in training mode; position-wise; "
+                     "down_proj(SiLU(gate_proj(x)) * up_proj(x)) equal to the reference with copied weights; "
+                     "gradients reach all three layers",
 }

@@ -56,4 +56,94 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    "layer_norm.hints": {
+        "hard_coded_axes": "LayerNorm works on any number of leading dimensions: reduce over dim=-1 and don't read "
+                           "B, T = x.shape or reshape to 3-D",
+    },
+    # ---- building it, and its parameters
+    "layer_norm.created": "{made} was created",
+    "layer_norm.buffer": "a buffer",
+    "layer_norm.plain_tensor": "a plain tensor",
+    "layer_norm.none": "none",
+    "layer_norm.not_a_parameter": {
+        "problem": "LayerNorm.{name} is {kind}, not an nn.Parameter",
+        "got": "{kind} of shape {shape}; parameters: {params}",
+    },
+    "layer_norm.parameter_renamed": {
+        "problem": "LayerNorm has no parameter {name}",
+        "got": "parameters {others}",
+        "mistake_hint": "call them weight and bias, like nn.LayerNorm: the check (and load_state_dict of a model that "
+                        "uses your LayerNorm) finds them by name",
+    },
+    "layer_norm.parameter_missing": {
+        "problem": "LayerNorm has no parameter {name}",
+        "expected": "self.{name} = nn.Parameter({init}) in __init__",
+        "got": "parameters: {params}",
+        "hint": "create self.{name} = nn.Parameter({init}) in __init__, after super().__init__()",
+    },
+    "layer_norm.parameter_shape": {
+        "problem": "LayerNorm.{name} has the wrong shape",
+        "hint": "one value per feature: torch.ones(d_model); broadcasting lines it up with (..., D)",
+    },
+    "layer_norm.param_count": {
+        "problem": "wrong number of parameters",
+        "expected": "2 D = {expected_n} for D = {D}",
+        "got": "{n}; besides weight and bias: {extra}",
+        "hint": "LayerNorm holds exactly weight and bias; mean and variance are computed in forward, not stored",
+    },
+    "layer_norm.init": {
+        "problem": "weight and bias do not start at ones and zeros",
+        "expected": "weight = [1, 1, ...], bias = [0, 0, ...] (like nn.LayerNorm)",
+    },
+    # ---- the input: rows of five kinds, in turn
+    "layer_norm.row_kinds": "mean 0.5 and spread 1; mean -40, spread 30; mean 3, spread 1e-3; constant 2.5; mean 10, "
+                            "spread 4",
+    "layer_norm.tried": "{made}, weight and bias random (copied into nn.LayerNorm too), x {shape}, float64, seed {seed}; "
+                        "the rows (tokens) of x take turns, batch by batch: {rows}",
+    "layer_norm.two_d": "{shape} (2-D)",
+    "layer_norm.constant_row": "a constant row (variance 0)",
+    "layer_norm.row": "a row with spread about {std:.1g}, mean {mean:.3g}",
+    # ---- the output
+    "layer_norm.output": "the output",
+    "layer_norm.shape_hint": "LayerNorm keeps the shape of its input: the statistics have shape (..., 1) and "
+                             "broadcast over the features",
+    "layer_norm.not_finite": {
+        "problem": "the output contains NaN or inf, at {at}",
+        "expected": "finite values: the reference gives a constant row the output bias (x - mean = 0 there, divided "
+                    "by sqrt(0 + eps))",
+        "got": "{values} for {row}",
+        "hint": "NaN or inf comes from a division by 0: what is the variance of this row, and what keeps the "
+                "denominator away from 0?",
+    },
+    "layer_norm.fallback": "per token: mean and biased variance over the last dimension (keepdim=True), x_hat = (x - "
+                           "mean) / sqrt(var + eps), then x_hat * weight + bias; the tried: line says which kinds of "
+                           "rows the input has",
+    # ---- eps
+    "layer_norm.eps_default": {
+        "problem": "{made} is not equal to nn.LayerNorm(d_model={D}), but {made_eps} is",
+        "expected": "eps = 1e-5 when no eps is given (nn.LayerNorm's default)",
+    },
+    "layer_norm.another_default": "another default",
+    "layer_norm.eps_argument_hint": "the signature is __init__(self, d_model, eps=1e-5), like nn.LayerNorm: store "
+                                    "self.eps = eps and use it in forward",
+    # ---- gradients
+    "layer_norm.input_x": "the input x",
+    "layer_norm.backward_tried": "{tried}, (out * random).sum().backward()",
+    "layer_norm.no_gradient_to": {
+        "problem": "no gradient reaches {what}",
+        "mistake_hint": "compute the output from x, weight and bias with tensor operations (no .detach(), .item() or "
+                        "numpy)",
+    },
+    "layer_norm.gradient_tried": "{tried}; then (out * r).sum().backward() with a random r of the same shape",
+    "layer_norm.gradient": {
+        "problem": "the gradient of {what} differs from nn.LayerNorm's",
+        "expected": "{ref_value:.4f} at {at} (nn.LayerNorm's gradient)",
+        "got": "{value:.4f}; largest difference {err:.3g}",
+        "hint": "the outputs are right, so part of the computation is cut from the gradient: look for .detach(), "
+                ".item() or .data on the mean or the variance",
+    },
+    "layer_norm.passed": "weight (ones) and bias (zeros), 2 D = {n} parameters; equal to nn.LayerNorm(d_model={D}) "
+                         "with copied weight and bias on rows with large mean and spread, tiny spread and constant "
+                         "rows, with eps=1e-5 and eps={eps:g}, on (B, T, D) and (N, D); gradients equal "
+                         "nn.LayerNorm's",
 }
