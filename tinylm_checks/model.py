@@ -586,27 +586,27 @@ def _table_cases(seed: int):
     for block in tied.blocks:  # a persistent buffer, as nanoGPT's attention keeps its mask: state, not a parameter
         block.attn.register_buffer("causal", ref_attention.causal_mask(L1))
     return [
-        (f"TinyLM({V1}, {L1}, {D1}, 2, {N1}, {3 * D1}) (tied; each block's attn holds a causal-mask buffer "
-         f"({L1}, {L1}))", tied),
+        (say("parameter_table.case.tied", model=f"TinyLM({V1}, {L1}, {D1}, 2, {N1}, {3 * D1})", L=L1), tied),
         (f"TinyLM({V2}, {L2}, {D2}, 4, {N2}, {4 * D2}, tie_weights=False)",
          ref.TinyLM(V2, L2, D2, 4, N2, 4 * D2, tie_weights=False)),
-        (f"TinyLM({V1}, {L1}, {D1}, 2, {N1}, {4 * D1}, positions='none') (pos_emb is None)",
+        (say("parameter_table.case.no_positions", model=f"TinyLM({V1}, {L1}, {D1}, 2, {N1}, {4 * D1}, positions='none')"),
          ref.TinyLM(V1, L1, D1, 2, N1, 4 * D1, positions="none")),
-        (f"TinyLM({V2}, {L2}, {D2}, 4, {N2}, {4 * D2}, positions='sinusoidal') (pos_emb frozen)",
+        (say("parameter_table.case.frozen_positions",
+             model=f"TinyLM({V2}, {L2}, {D2}, 4, {N2}, {4 * D2}, positions='sinusoidal')"),
          ref.TinyLM(V2, L2, D2, 4, N2, 4 * D2, positions="sinusoidal")),
     ]
 
 
 def _table_variants(model) -> list[tuple[str, dict]]:
     right = ref.parameter_table(model)
-    n = lambda m: 0 if m is None else sum(p.numel() for p in m.parameters())  # noqa: E731
-    trainable = lambda m: 0 if m is None else sum(p.numel() for p in m.parameters() if p.requires_grad)  # noqa: E731
+    n = lambda m: 0 if m is None else count_params(m)  # noqa: E731
+    trainable = lambda m: 0 if m is None else count_params(p for p in m.parameters() if p.requires_grad)  # noqa: E731
     cfg = model.config
     V, D, N = cfg["vocab_size"], cfg["d_model"], cfg["num_layers"]
     head = n(model.lm_head)
     dup = sum(p.numel() for _, p in model.named_parameters(remove_duplicate=False))
     tr = {k: trainable(getattr(model, k)) for k in TABLE_KEYS[:-1]}
-    bufs = lambda m: 0 if m is None else sum(b.numel() for b in m.buffers())  # noqa: E731
+    bufs = lambda m: 0 if m is None else count_params(m.buffers())  # noqa: E731
     with_bufs = {k: right[k] + (0 if k == "lm_head" and right[k] == 0 else bufs(getattr(model, k)))
                  for k in TABLE_KEYS[:-1]}
     out = []
@@ -622,9 +622,9 @@ def _table_variants(model) -> list[tuple[str, dict]]:
         (TABLE_FROM_FORMULA, {**right, "total": 12 * N * D * D + V * D}),
         (TABLE_FROM_FORMULA, {**right, "blocks": 12 * N * D * D, "total": 12 * N * D * D + V * D}),
         (TABLE_TRAINABLE_ONLY, {**tr, "lm_head": 0 if model.lm_head.weight is model.token_emb.weight else tr["lm_head"],
-                                "total": sum(p.numel() for p in model.parameters() if p.requires_grad)}),
+                                "total": trainable(model)}),
         (TABLE_TRAINABLE_ONLY, {**right, "pos_emb": tr["pos_emb"],
-                                "total": sum(p.numel() for p in model.parameters() if p.requires_grad)}),
+                                "total": trainable(model)}),
     ]
 
 
@@ -635,41 +635,37 @@ def check_parameter_table(ctx: Ctx, parameter_table) -> str:
     (plain ints, every parameter counted once) on reference TinyLMs: tied, untied, without positions and with
     frozen sinusoidal positions; the models must come back unchanged."""
     fn = ctx.function(parameter_table, "parameter_table")
-    ctx.hints = {"missing_return": 'end with return {"token_emb": ..., ..., "total": ...}'}
     for label, model in _table_cases(ctx.seed):
         tried = f"model = {label}"
         before = _snapshot(model)
         none = model.pos_emb is None
-        got = ctx.call(fn, model, what=f"called with {tried}", mistake_if_raises=NONE_PART if none else None)
+        got = ctx.call(fn, model, what=say("core.called_with", tried=tried),
+                       mistake_if_raises=NONE_PART if none else None)
         changed = _changes(before, model)
         if changed:
-            ctx.fail("your function changed the model it was given", tried=tried,
-                     expected="the model exactly as it was: counting only reads it", got="; ".join(changed[:3]),
-                     mistake=MODEL_CHANGED)
+            ctx.fail("parameter_table.model_changed", tried=tried, got="; ".join(changed[:3]), mistake=MODEL_CHANGED)
         if not isinstance(got, dict):
-            ctx.fail("the result is not a dict", tried=tried, expected="a dict with keys " + ", ".join(TABLE_KEYS),
-                     got="None (did you forget `return`?)" if got is None else type(got).__name__,
+            # a missing return gets this exercise's wording of its hint (the hint table's text would be unformatted:
+            # it quotes a dict, in braces)
+            ctx.fail("parameter_table.not_a_dict", keys=", ".join(TABLE_KEYS), tried=tried,
+                     got=say("core.got_none") if got is None else type(got).__name__,
                      mistake="missing_return" if got is None else None,
+                     mistake_hint=say("parameter_table.end_with_return") if got is None else None,
                      hint="return {" + ", ".join(f'"{k}": ...' for k in TABLE_KEYS) + "}")
         missing = [k for k in TABLE_KEYS if k not in got]
         if missing:
-            ctx.fail(f"the dict has no key {', '.join(map(repr, missing))}", tried=tried,
-                     expected="keys " + ", ".join(map(repr, TABLE_KEYS)), got="keys " + ", ".join(map(repr, got)),
-                     hint="use exactly these six keys")
+            ctx.fail("parameter_table.missing_keys", missing=", ".join(map(repr, missing)), tried=tried,
+                     want=", ".join(map(repr, TABLE_KEYS)), have=", ".join(map(repr, got)))
         for k in TABLE_KEYS:
             if not (isinstance(got[k], int) and not isinstance(got[k], bool)):
-                ctx.fail(f"the count for {k!r} is not an int", tried=tried, expected="plain Python ints",
-                         got=f"{got[k]!r} ({type(got[k]).__name__})",
-                         hint="p.numel() is an int; add them with sum(...)")
+                ctx.fail("parameter_table.not_an_int", key=repr(k), tried=tried,
+                         got=f"{got[k]!r} ({type(got[k]).__name__})")
         expected = ref.parameter_table(model)
         values = {k: got[k] for k in TABLE_KEYS}
         if values != expected:
             k = next(k for k in TABLE_KEYS if values[k] != expected[k])
             mistake = next((m for m, v in _table_variants(model) if v == values), None)
-            ctx.fail(f"the count for {k!r} is wrong", tried=tried,
+            ctx.fail("parameter_table.wrong_count", key=repr(k), tried=tried,
                      expected=", ".join(f"{n} {expected[n]:,}" for n in TABLE_KEYS),
-                     got=", ".join(f"{n} {values[n]:,}" for n in TABLE_KEYS), mistake=mistake,
-                     hint="count the elements of each part's parameters, each tensor once: sum(p.numel() for p in "
-                          "model.<part>.parameters()); total over model.parameters()")
-    return ("token_emb, pos_emb, blocks, norm, lm_head and total counted from the parameters for tied and untied "
-            "models, one without positions and one with frozen positions; the models left unchanged")
+                     got=", ".join(f"{n} {values[n]:,}" for n in TABLE_KEYS), mistake=mistake)
+    return say("parameter_table.passed")

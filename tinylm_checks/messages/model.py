@@ -355,4 +355,36 @@ MESSAGES = {
     "tiny_lm.init.loss_vs_ln_v": "{loss:.2f} vs ln V = {ln_v:.2f}",
     "tiny_lm.passed": "logits (B, T, V) equal to the reference's, causal, one tied weight (also after an SGD step), the "
                       "loss shifted with -100 ignored, ValueError beyond max_seq_len, GPT-2 init, loss at init {at_init}",
+    # ---- parameter_table
+    "parameter_table.case.tied": "{model} (tied; each block's attn holds a causal-mask buffer ({L}, {L}))",
+    "parameter_table.case.no_positions": "{model} (pos_emb is None)",
+    "parameter_table.case.frozen_positions": "{model} (pos_emb frozen)",
+    "parameter_table.model_changed": {
+        "problem": "your function changed the model it was given",
+        "expected": "the model exactly as it was: counting only reads it",
+    },
+    "parameter_table.not_a_dict": {
+        "problem": "the result is not a dict",
+        "expected": "a dict with keys {keys}",
+    },
+    "parameter_table.end_with_return": 'end with return {{"token_emb": ..., ..., "total": ...}}',
+    "parameter_table.missing_keys": {
+        "problem": "the dict has no key {missing}",
+        "expected": "keys {want}",
+        "got": "keys {have}",
+        "hint": "use exactly these six keys",
+    },
+    "parameter_table.not_an_int": {
+        "problem": "the count for {key} is not an int",
+        "expected": "plain Python ints",
+        "hint": "p.numel() is an int; add them with sum(...)",
+    },
+    "parameter_table.wrong_count": {
+        "problem": "the count for {key} is wrong",
+        "hint": "count the elements of each part's parameters, each tensor once: sum(p.numel() for p in "
+                "model.<part>.parameters()); total over model.parameters()",
+    },
+    "parameter_table.passed": "token_emb, pos_emb, blocks, norm, lm_head and total counted from the parameters for tied "
+                              "and untied models, one without positions and one with frozen positions; the models left "
+                              "unchanged",
 }
