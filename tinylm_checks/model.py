@@ -254,7 +254,8 @@ def _load(ctx: Ctx, model: nn.Module, reference: nn.Module) -> None:
     with torch.no_grad():
         for name, p in reference.named_parameters():
             if tuple(mine[name].shape) != tuple(p.shape):
-                ctx.fail("tiny_lm.load.shape", name=name, shape=fmt_shape(mine[name].shape), expected=fmt_shape(p.shape))
+                ctx.fail("tiny_lm.load.shape", name=name, shape=fmt_shape(mine[name].shape),
+                         expected=fmt_shape(p.shape))
             mine[name].copy_(p)
 
 
@@ -352,7 +353,7 @@ def _crash_mistake(model, reference, ids, error: str) -> str | None:
         with torch.no_grad():
             want, _ = reference(full)
         if close(got, want, 1e-5) and ids.size(1) < L:
-            # the exception's own text (a learner frame may follow "; in "), torch's words: not a message
+            # the exception's own text (a learner frame may follow "; in "); the pattern is torch's words, not ours
             dim1 = re.search(r"non-singleton dimension 1\b", error.split("; in ")[0]) is not None  # code
             return POS_FOR_MAX_LEN if dim1 else MASK_FOR_MAX_LEN
     return None
@@ -589,7 +590,8 @@ def _table_cases(seed: int):
         (say("parameter_table.case.tied", model=f"TinyLM({V1}, {L1}, {D1}, 2, {N1}, {3 * D1})", L=L1), tied),
         (f"TinyLM({V2}, {L2}, {D2}, 4, {N2}, {4 * D2}, tie_weights=False)",
          ref.TinyLM(V2, L2, D2, 4, N2, 4 * D2, tie_weights=False)),
-        (say("parameter_table.case.no_positions", model=f"TinyLM({V1}, {L1}, {D1}, 2, {N1}, {4 * D1}, positions='none')"),
+        (say("parameter_table.case.no_positions",
+             model=f"TinyLM({V1}, {L1}, {D1}, 2, {N1}, {4 * D1}, positions='none')"),
          ref.TinyLM(V1, L1, D1, 2, N1, 4 * D1, positions="none")),
         (say("parameter_table.case.frozen_positions",
              model=f"TinyLM({V2}, {L2}, {D2}, 4, {N2}, {4 * D2}, positions='sinusoidal')"),
@@ -645,8 +647,8 @@ def check_parameter_table(ctx: Ctx, parameter_table) -> str:
         if changed:
             ctx.fail("parameter_table.model_changed", tried=tried, got="; ".join(changed[:3]), mistake=MODEL_CHANGED)
         if not isinstance(got, dict):
-            # a missing return gets this exercise's wording of its hint (the hint table's text would be unformatted:
-            # it quotes a dict, in braces)
+            # a missing return gets this exercise's wording of its hint: a mistake_hint, not a hint table (hints()
+            # gives its texts unformatted, and this one quotes a dict, in braces)
             ctx.fail("parameter_table.not_a_dict", keys=", ".join(TABLE_KEYS), tried=tried,
                      got=say("core.got_none") if got is None else type(got).__name__,
                      mistake="missing_return" if got is None else None,

@@ -169,8 +169,8 @@ MESSAGES = {
     # ---- causal_lm_loss
     "causal_lm_loss.tried_token_ids": "logits {logits} float64, labels {labels} of token ids (0 among them, no -100), "
                                       "seed {seed}",
-    "causal_lm_loss.tried_ignored": "logits {logits}, labels {labels} with {n_ignored} targets set to -100 (the last two "
-                                    "of sequence 0 and position 3 of sequence {last}), seed {seed}",
+    "causal_lm_loss.tried_ignored": "logits {logits}, labels {labels} with {n_ignored} targets set to -100 (the last "
+                                    "two of sequence 0 and position 3 of sequence {last}), seed {seed}",
     "causal_lm_loss.called_again": "called again with the logits of the ignored targets changed",
     "causal_lm_loss.ignored_moved": {
         "problem": "changing the logits of the positions whose target is -100 changed the loss",
@@ -277,7 +277,8 @@ MESSAGES = {
     "tiny_lm.length.limit_not_named": {
         "problem": "the ValueError for a too-long input does not say what the limit is",
         "expected": "a message naming max_seq_len (= {L})",
-        "hint": "say what was expected and what came: f'sequence length {{T}} exceeds max_seq_len={{self.max_seq_len}}'",
+        "hint": "say what was expected and what came: f'sequence length {{T}} exceeds "
+                "max_seq_len={{self.max_seq_len}}'",
     },
     "tiny_lm.length.wrong_error": {
         "problem": "a too-long input raised {error}, not ValueError",
@@ -334,7 +335,8 @@ MESSAGES = {
         "problem": "attn.W_O and ffn.linear2 weights have std {std:.3g}",
         "expected": "std 0.02 / sqrt(2 * num_layers) = {small:.4g} (GPT-2 paper, §2.3)",
         "got": "std {std:.3g}",
-        "hint": "scale the projections into the residual stream: std 0.02 / math.sqrt(2 * num_layers) = {small:.4g} here",
+        "hint": "scale the projections into the residual stream: std 0.02 / math.sqrt(2 * num_layers) = {small:.4g} "
+                "here",
     },
     "tiny_lm.init.bias_not_zero": {
         "problem": "the bias of {name} is not zero",
@@ -353,8 +355,9 @@ MESSAGES = {
         "hint": "look at the initialisation: every weight N(0, 0.02), biases 0",
     },
     "tiny_lm.init.loss_vs_ln_v": "{loss:.2f} vs ln V = {ln_v:.2f}",
-    "tiny_lm.passed": "logits (B, T, V) equal to the reference's, causal, one tied weight (also after an SGD step), the "
-                      "loss shifted with -100 ignored, ValueError beyond max_seq_len, GPT-2 init, loss at init {at_init}",
+    "tiny_lm.passed": "logits (B, T, V) equal to the reference's, causal, one tied weight (also after an SGD step), "
+                      "the loss shifted with -100 ignored, ValueError beyond max_seq_len, GPT-2 init, loss at init "
+                      "{at_init}",
     # ---- parameter_table
     "parameter_table.case.tied": "{model} (tied; each block's attn holds a causal-mask buffer ({L}, {L}))",
     "parameter_table.case.no_positions": "{model} (pos_emb is None)",
@@ -384,7 +387,7 @@ MESSAGES = {
         "hint": "count the elements of each part's parameters, each tensor once: sum(p.numel() for p in "
                 "model.<part>.parameters()); total over model.parameters()",
     },
-    "parameter_table.passed": "token_emb, pos_emb, blocks, norm, lm_head and total counted from the parameters for tied "
-                              "and untied models, one without positions and one with frozen positions; the models left "
-                              "unchanged",
+    "parameter_table.passed": "token_emb, pos_emb, blocks, norm, lm_head and total counted from the parameters for "
+                              "tied and untied models, one without positions and one with frozen positions; the models "
+                              "left unchanged",
 }
