@@ -24,7 +24,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._core import CheckFailure, Ctx, check, close, compare, fmt_shape, known_mistake, reference, where, within
+from ._core import (MISTAKE_HINTS, CheckFailure, Ctx, check, close, compare, fmt_shape, known_mistake, reference, say,
+                    within)
+from ._modules import count_params
 from .block import _changes, _snapshot
 
 ref = reference("model")
@@ -124,22 +126,20 @@ def _labels(ctx: Ctx, B: int, T: int, V: int, ignored: bool) -> torch.Tensor:
     return labels
 
 
-def _check_loss_value(ctx: Ctx, got, logits, labels, tried: str, what: str = "the loss") -> None:
+def _check_loss_value(ctx: Ctx, got, logits, labels, tried: str) -> None:
+    """The loss ``got`` must be a 0-dim tensor equal to the reference's; a wrong value names the known wrong loss
+    it equals."""
+    what = say("model.loss.what")
     expected = ref.causal_lm_loss(logits, labels)
     if isinstance(got, (int, float)) and not isinstance(got, bool):  # loss.item(), or a sum of .item()s
-        ctx.fail(f"{what} is not a tensor", tried=tried, expected="a 0-dim tensor that carries gradients",
-                 got=f"{got!r} ({type(got).__name__})", mistake=LOSS_AS_FLOAT)
-    ctx.tensor(got, what, (), dtype=logits.dtype, tried=tried,
-               hint="return one number, the mean over the targets: a 0-dim tensor (F.cross_entropy's default "
-                    "reduction='mean')")
+        ctx.fail("model.loss.not_a_tensor", what=what, tried=tried, got=f"{got!r} ({type(got).__name__})",
+                 mistake=LOSS_AS_FLOAT)
+    ctx.tensor(got, what, (), dtype=logits.dtype, tried=tried, hint=say("model.loss.shape_hint"))
     if within(got, expected):
         return
     mistake = next((n for n, v in _loss_variants(logits, labels) if close(got, v)), None)
-    ctx.fail(f"{what} is not the reference value", tried=tried,
-             expected=f"{expected.item():.6f} = F.cross_entropy(logits[:, :-1], labels[:, 1:], ignore_index=-100) "
-                      "on the raw logits",
-             got=f"{got.item():.6f}", mistake=mistake,
-             hint="reshape to (B * (T - 1), V) and (B * (T - 1),) after the shift, and pass the raw logits")
+    ctx.fail("model.loss.not_reference", what=what, value=expected.item(), tried=tried, got=f"{got.item():.6f}",
+             mistake=mistake)
 
 
 def _loss_sizes(seed: int) -> tuple[int, int, int]:
@@ -157,30 +157,28 @@ def check_causal_lm_loss(ctx: Ctx, causal_lm_loss) -> str:
     B, T, V = _loss_sizes(ctx.seed)
     logits = ctx.randn(B, T, V) * 2.0  # (B, T, V)
     clean = _labels(ctx, B, T, V, ignored=False)
-    tried = f"logits {fmt_shape(logits.shape)} float64, labels {fmt_shape(clean.shape)} of token ids (0 among them, no -100), seed {ctx.seed}"
-    got = ctx.call(fn, logits, clean, what=f"called with {tried}", names=("logits", "labels"))
+    tried = say("causal_lm_loss.tried_token_ids", logits=fmt_shape(logits.shape), labels=fmt_shape(clean.shape),
+                seed=ctx.seed)
+    got = ctx.call(fn, logits, clean, what=say("core.called_with", tried=tried), names=("logits", "labels"))
     _check_loss_value(ctx, got, logits, clean, tried)
 
     padded = _labels(ctx, B, T, V, ignored=True)
     n_ignored = int((padded[:, 1:] == IGNORE).sum())
-    tried = (f"logits {fmt_shape(logits.shape)}, labels {fmt_shape(padded.shape)} with {n_ignored} targets set to -100 "
-             f"(the last two of sequence 0 and position 3 of sequence {B - 1}), seed {ctx.seed}")
-    got = ctx.call(fn, logits, padded, what=f"called with {tried}", names=("logits", "labels"),
-                   mistake_if_raises=IGNORED_SCORED)
+    tried = say("causal_lm_loss.tried_ignored", logits=fmt_shape(logits.shape), labels=fmt_shape(padded.shape),
+                n_ignored=n_ignored, last=B - 1, seed=ctx.seed)
+    what = say("core.called_with", tried=tried)
+    got = ctx.call(fn, logits, padded, what=what, names=("logits", "labels"), mistake_if_raises=IGNORED_SCORED)
     _check_loss_value(ctx, got, logits, padded, tried)
     # the ignored targets' logits must not move the loss
     moved = logits.clone()
     moved[0, T - 3:] = ctx.randn(3, V) * 5.0  # (3, V): predictions for sequence 0's ignored targets, and the last
-    again = ctx.call(fn, moved, padded, what="called again with the logits of the ignored targets changed",
-                     names=("logits", "labels"))
+    again = ctx.call(fn, moved, padded, what=say("causal_lm_loss.called_again"), names=("logits", "labels"))
     if not close(again, got):
-        ctx.fail("changing the logits of the positions whose target is -100 changed the loss", tried=tried,
-                 expected="the same loss: ignored targets take no part", got=f"{got.item():.6f} then {again.item():.6f}",
+        ctx.fail("causal_lm_loss.ignored_moved", tried=tried, before=got.item(), after=again.item(),
                  mistake=IGNORED_SCORED)
-    ctx.differentiable(fn, logits, padded, what=f"called with {tried}", names=("logits",))
-    ctx.dtype_follows(fn, logits, padded, what=f"called with {tried}", names=("logits", "labels"))
-    return ("equal to F.cross_entropy(logits[:, :-1], labels[:, 1:], ignore_index=-100) on the raw logits, with token "
-            "ids (0 included) and with -100 targets, which do not move the loss; differentiable, dtype kept")
+    ctx.differentiable(fn, logits, padded, what=what, names=("logits",))
+    ctx.dtype_follows(fn, logits, padded, what=what, names=("logits", "labels"))
+    return say("causal_lm_loss.passed")
 
 
 # --------------------------------------------------------------------------- TinyLM
@@ -197,7 +195,7 @@ def _describe(V, L, D, H, N, d_ff) -> str:
 
 
 def _build(ctx: Ctx, cls, V, L, D, H, N, d_ff) -> nn.Module:
-    return ctx.build(cls, V, L, D, H, N, d_ff, what=f"{_describe(V, L, D, H, N, d_ff)} was created")
+    return ctx.build(cls, V, L, D, H, N, d_ff, what=say("tiny_lm.created", model=_describe(V, L, D, H, N, d_ff)))
 
 
 def _layout(ctx: Ctx, model: nn.Module, V, L, D, H, N, d_ff) -> None:
@@ -207,37 +205,30 @@ def _layout(ctx: Ctx, model: nn.Module, V, L, D, H, N, d_ff) -> None:
         emb = ctx.attribute(model, name, expected)
         w = getattr(emb, "weight", None)
         if not isinstance(emb, nn.Embedding) or w is None or tuple(w.shape) != ((V if name == "token_emb" else L), D):
-            ctx.fail(f"{cls}.{name} is not {expected}", expected=f"self.{name} = {expected}",
-                     got=f"{type(emb).__name__}" + (f" with weight {fmt_shape(w.shape)}" if isinstance(w, torch.Tensor)
-                                                    else ""),
-                     hint=f"self.{name} = nn.Embedding({'vocab_size' if name == 'token_emb' else 'max_seq_len'}, "
-                          "d_model)")
+            kind = type(emb).__name__
+            ctx.fail("tiny_lm.layout.embedding", cls=cls, name=name, layer=expected,
+                     rows="vocab_size" if name == "token_emb" else "max_seq_len",
+                     got=say("tiny_lm.layout.with_weight", kind=kind, shape=fmt_shape(w.shape))
+                     if isinstance(w, torch.Tensor) else kind)
     if getattr(model, "norm", None) is None:
-        ctx.fail(f"{cls} has no attribute norm", expected="self.norm = LayerNorm(d_model), the final LayerNorm",
-                 mistake=NO_FINAL_NORM)
+        ctx.fail("tiny_lm.layout.no_norm", cls=cls, mistake=NO_FINAL_NORM)
     norm_w = getattr(model.norm, "weight", None)
     if not isinstance(norm_w, torch.Tensor) or tuple(norm_w.shape) != (D,):
-        ctx.fail(f"{cls}.norm is not a LayerNorm over d_model = {D} features", expected=f"LayerNorm({D})",
-                 got=type(model.norm).__name__, hint="self.norm = LayerNorm(d_model)")
+        ctx.fail("tiny_lm.layout.norm", cls=cls, D=D, expected=f"LayerNorm({D})", got=type(model.norm).__name__)
     if not any(n.startswith("blocks.") for n, _ in model.named_parameters()):  # missing, or a plain list
-        ctx.fail(f"{cls}'s parameters include no blocks.<i>... : the blocks are missing or not registered",
-                 expected=f"self.blocks = nn.ModuleList of {N} TransformerBlock",
-                 got="parameters " + ", ".join(n for n, _ in list(model.named_parameters())[:5]),
-                 hint="a Python list hides its modules from model.parameters() (and from the optimizer): "
-                      "self.blocks = nn.ModuleList([TransformerBlock(d_model, num_heads, d_ff) for _ in range(num_layers)])")
-    blocks = ctx.attribute(model, "blocks", f"nn.ModuleList of {N} TransformerBlock")
+        ctx.fail("tiny_lm.layout.blocks_not_registered", cls=cls, N=N,
+                 names=", ".join(n for n, _ in list(model.named_parameters())[:5]))
+    blocks = ctx.attribute(model, "blocks", say("tiny_lm.layout.blocks_layer", N=N))
     if not isinstance(blocks, (nn.ModuleList, nn.Sequential)) or len(blocks) != N:
-        ctx.fail(f"{cls}.blocks is not a list of num_layers = {N} blocks", expected=f"nn.ModuleList of {N} blocks",
-                 got=f"{type(blocks).__name__}" + (f" of {len(blocks)}" if hasattr(blocks, "__len__") else ""),
-                 hint="self.blocks = nn.ModuleList([TransformerBlock(d_model, num_heads, d_ff) for _ in "
-                      "range(num_layers)])")
+        ctx.fail("tiny_lm.layout.blocks_count", cls=cls, N=N,
+                 got=say("tiny_lm.layout.blocks_of", kind=type(blocks).__name__, n=len(blocks))
+                 if hasattr(blocks, "__len__") else type(blocks).__name__)
     head = ctx.linear(model, "lm_head", D, V, bias=False)
     emb = model.token_emb.weight
     if head.weight is not emb:
         same = tuple(head.weight.shape) == tuple(emb.shape) and torch.equal(head.weight.detach(), emb.detach())
-        ctx.fail("lm_head.weight is not token_emb.weight", tried=_describe(V, L, D, H, N, d_ff),
-                 expected="one Parameter: model.lm_head.weight is model.token_emb.weight",
-                 got="two tensors with equal values" if same else "two different tensors",
+        ctx.fail("tiny_lm.layout.not_tied", tried=_describe(V, L, D, H, N, d_ff),
+                 got=say("tiny_lm.layout.equal_copy" if same else "tiny_lm.layout.two_tensors"),
                  mistake=TIED_BY_COPY if same else NOT_TIED)
 
 
@@ -257,17 +248,14 @@ def _load(ctx: Ctx, model: nn.Module, reference: nn.Module) -> None:
     mine = dict(model.named_parameters())
     missing = [n for n, _ in reference.named_parameters() if n not in mine]
     if missing:
-        ctx.fail(f"{type(model).__name__} has no parameter {missing[0]}" + (
-            f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""),
-            expected="the parameter names of the exercise: token_emb, pos_emb, blocks.<i>.(norm1, attn, norm2, ffn), "
-                     "norm, lm_head",
-            got="parameters " + ", ".join(list(mine)[:6]) + (", ..." if len(mine) > 6 else ""),
-            hint="build the blocks from the given TransformerBlock, in self.blocks = nn.ModuleList([...])")
+        ctx.fail("tiny_lm.load.missing", cls=type(model).__name__, name=missing[0],
+                 more=say("tiny_lm.load.and_more", n=len(missing) - 1) if len(missing) > 1 else "",
+                 names=", ".join(list(mine)[:6]) + (", ..." if len(mine) > 6 else ""))
     with torch.no_grad():
         for name, p in reference.named_parameters():
             if tuple(mine[name].shape) != tuple(p.shape):
-                ctx.fail(f"parameter {name} has shape {fmt_shape(mine[name].shape)}", expected=fmt_shape(p.shape),
-                         hint="create the layers with the constructor's sizes")
+                ctx.fail("tiny_lm.load.shape", name=name, shape=fmt_shape(mine[name].shape),
+                         expected=fmt_shape(p.shape))
             mine[name].copy_(p)
 
 
@@ -293,19 +281,18 @@ def _variants(reference: nn.Module, ids: torch.Tensor):
 
 def _forward(ctx: Ctx, model, ids, tried, labels=None, mistake_if_raises=None):
     args = (ids,) if labels is None else (ids, labels)
-    out = ctx.call(model, *args, what=f"forward was called with {tried}", names=("input_ids", "labels"),
+    out = ctx.call(model, *args, what=say("core.forward_called", tried=tried), names=("input_ids", "labels"),
                    mistake_if_raises=mistake_if_raises)
     if not (isinstance(out, (tuple, list)) and len(out) == 2):
-        ctx.fail("forward did not return a pair (logits, loss)", tried=tried,
-                 expected="(logits (B, T, V), loss or None)",
-                 got="None (did you forget `return`?)" if out is None else
-                 (f"one tensor {fmt_shape(out.shape)}" if isinstance(out, torch.Tensor) else type(out).__name__),
-                 mistake="missing_return" if out is None else None,
-                 hint="return logits, loss (loss = None when labels is None)")
+        ctx.fail("tiny_lm.forward.not_a_pair", tried=tried,
+                 got=say("core.got_none") if out is None else
+                 (say("tiny_lm.forward.one_tensor", shape=fmt_shape(out.shape)) if isinstance(out, torch.Tensor)
+                  else type(out).__name__),
+                 mistake="missing_return" if out is None else None)
     B, T = ids.shape
     V = model.token_emb.weight.shape[0]
-    logits = ctx.tensor(out[0], "logits", (B, T, V), tried=tried,
-                        hint="logits = self.lm_head(self.norm(x)): one score per vocabulary entry at every position")
+    logits = ctx.tensor(out[0], say("tiny_lm.forward.logits"), (B, T, V), tried=tried,
+                        hint=say("tiny_lm.forward.logits_shape_hint"))
     return logits, out[1]
 
 
@@ -315,12 +302,21 @@ def _first_forward(ctx: Ctx, model, reference, ids, tried):
         with torch.no_grad():
             return _forward(ctx, model, ids, tried)
     except CheckFailure as failure:
-        if failure.mistake is not None or not failure.problem.startswith("your code raised"):
+        if failure.mistake is not None or failure.message_id != "core.raised":
             raise
         mistake = _crash_mistake(model, reference, ids, failure.got or "")
         if mistake is None:
             raise
-        ctx.fail(failure.problem, tried=failure.tried, expected=failure.expected, got=failure.got, mistake=mistake)
+        raise _naming(ctx, failure, mistake) from None
+
+
+def _naming(ctx: Ctx, failure: CheckFailure, mistake: str) -> CheckFailure:
+    """``failure`` (worded already) now naming ``mistake``, with that mistake's hint (this exercise's wording, else
+    the registered one), as :meth:`Ctx.failure` gives a named mistake."""
+    failure.mistake = failure.hint_for = mistake
+    failure.hint = ctx.hints.get(mistake) or MISTAKE_HINTS[mistake]
+    failure.args = (failure._text(),)
+    return failure
 
 
 def _crash_mistake(model, reference, ids, error: str) -> str | None:
@@ -357,8 +353,8 @@ def _crash_mistake(model, reference, ids, error: str) -> str | None:
         with torch.no_grad():
             want, _ = reference(full)
         if close(got, want, 1e-5) and ids.size(1) < L:
-            # the exception's own text (a learner frame may follow "; in ")
-            dim1 = re.search(r"non-singleton dimension 1\b", error.split("; in ")[0]) is not None
+            # the exception's own text (a learner frame may follow "; in "); the pattern is torch's words, not ours
+            dim1 = re.search(r"non-singleton dimension 1\b", error.split("; in ")[0]) is not None  # code
             return POS_FOR_MAX_LEN if dim1 else MASK_FOR_MAX_LEN
     return None
 
@@ -378,16 +374,13 @@ def _check_causal(ctx, model, ids, logits, reference, tried) -> None:
     later = ids.clone()
     later[:, t + 1:] = (ids[:, t + 1:] + 1 + torch.randint(V - 1, (B, T - t - 1), generator=ctx.gen)) % V
     with torch.no_grad():
-        out, _ = _forward(ctx, model, later, tried + f", tokens after position {t} changed")
+        out, _ = _forward(ctx, model, later, say("tiny_lm.causal.tried", tried=tried, t=t))
     leak = (out[:, : t + 1] - logits[:, : t + 1]).abs().amax(-1)  # (B, t + 1)
     if bool((leak > 1e-9).any()):
         b, s = (int(i) for i in (leak > 1e-9).nonzero()[0])
         unmasked = dict(_variants(reference, ids))[NO_CAUSAL_MASK]
-        ctx.fail(f"changing the tokens after position {t} changed the logits at position {s}", tried=tried,
-                 expected=f"no change at positions 0 .. {t}: a language model must not see the tokens it predicts",
-                 got=f"a change of {float(leak[b, s]):.3g} at position {s} of sequence {b}",
-                 mistake=NO_CAUSAL_MASK if close(logits, unmasked) else None,
-                 hint="pass causal_mask(T) to every block, and mix positions nowhere else")
+        ctx.fail("tiny_lm.causal.leak", t=t, s=s, b=b, change=float(leak[b, s]), tried=tried,
+                 mistake=NO_CAUSAL_MASK if close(logits, unmasked) else None)
 
 
 def _check_length(ctx, model, V, L, tried_model) -> None:
@@ -396,27 +389,23 @@ def _check_length(ctx, model, V, L, tried_model) -> None:
         with torch.no_grad():
             model(ok)
     except ValueError as e:
-        ctx.fail(f"an input of exactly max_seq_len = {L} tokens raised ValueError", tried=f"{tried_model}, input_ids (1, {L})",
+        ctx.fail("tiny_lm.length.refused_max", L=L, tried=say("tiny_lm.length.tried_max", model=tried_model, L=L),
                  got=f"ValueError: {e}", mistake=LENGTH_OFF_BY_ONE)
     except Exception:  # noqa: BLE001 - the main comparisons cover other failures
         pass
     long = torch.randint(V, (1, L + 1), generator=ctx.gen)
-    tried = f"{tried_model}, input_ids (1, {L + 1}): one token more than max_seq_len"
+    tried = say("tiny_lm.length.tried_long", model=tried_model, n=L + 1)
     try:
         with torch.no_grad():
             model(long)
     except ValueError as e:
         if str(L) not in str(e) and "max_seq_len" not in str(e):
-            ctx.fail("the ValueError for a too-long input does not say what the limit is", tried=tried,
-                     expected=f"a message naming max_seq_len (= {L})", got=f"ValueError: {e}",
-                     hint="say what was expected and what came: f'sequence length {T} exceeds max_seq_len="
-                          "{self.max_seq_len}'")
+            ctx.fail("tiny_lm.length.limit_not_named", L=L, tried=tried, got=f"ValueError: {e}")
         return
     except Exception as e:  # noqa: BLE001
-        ctx.fail(f"a too-long input raised {type(e).__name__}, not ValueError", tried=tried, got=f"{type(e).__name__}: {e}",
-                 expected="ValueError naming max_seq_len", mistake=NO_LENGTH_CHECK)
-    ctx.fail("a too-long input was accepted", tried=tried, expected="ValueError naming max_seq_len",
-             got="no exception", mistake=NO_LENGTH_CHECK)
+        ctx.fail("tiny_lm.length.wrong_error", error=type(e).__name__, tried=tried, got=f"{type(e).__name__}: {e}",
+                 mistake=NO_LENGTH_CHECK)
+    ctx.fail("tiny_lm.length.accepted", tried=tried, mistake=NO_LENGTH_CHECK)
 
 
 def _check_step(ctx, model, reference, ids, tried) -> None:
@@ -425,28 +414,25 @@ def _check_step(ctx, model, reference, ids, tried) -> None:
     reference.zero_grad(set_to_none=True)
     _, loss = _forward(ctx, model, ids, tried, labels=ids)
     if not isinstance(loss, torch.Tensor) or not loss.requires_grad:
-        ctx.fail("the loss carries no gradient", tried=tried, mistake="no_gradient")
+        ctx.fail("tiny_lm.step.loss_no_gradient", tried=tried, mistake="no_gradient")
     loss.backward()
     _, ref_loss = reference(ids, labels=ids)
     ref_loss.backward()
     grad = model.token_emb.weight.grad
     if grad is None or not bool((grad != 0).any()):
-        ctx.fail("no gradient reaches token_emb.weight", tried=tried, mistake="no_gradient")
+        ctx.fail("tiny_lm.step.no_gradient_to_embedding", tried=tried, mistake="no_gradient")
     with torch.no_grad():  # torch.optim.SGD(m.parameters(), lr=0.5).step(), without importing torch.optim (slow)
         for m in (model, reference):
             for p in m.parameters():  # each tensor once, as an optimizer holds it
                 if p.grad is not None:
                     p.sub_(0.5 * p.grad)
     if model.lm_head.weight is not model.token_emb.weight:
-        ctx.fail("after an optimizer step lm_head.weight is no longer token_emb.weight", tried=tried,
-                 expected="one Parameter, before and after training", mistake=TIED_BY_COPY)
+        ctx.fail("tiny_lm.step.untied", tried=tried, mistake=TIED_BY_COPY)
     with torch.no_grad():
-        got, _ = _forward(ctx, model, ids, tried + ", after one SGD step (lr 0.5)")
+        got, _ = _forward(ctx, model, ids, say("tiny_lm.step.tried_after", tried=tried))
         want, _ = reference(ids)
     if not within(got, want, 1e-5):
-        ctx.fail("after one SGD step the logits differ from the reference's after the same step", tried=tried,
-                 expected="the same logits: the tied weight gets the gradients of both its uses",
-                 got=f"largest difference {float((got - want).abs().max()):.3g}", mistake=TIED_BY_COPY)
+        ctx.fail("tiny_lm.step.logits_differ", err=float((got - want).abs().max()), tried=tried, mistake=TIED_BY_COPY)
 
 
 def _std(ps) -> float:
@@ -463,17 +449,19 @@ def _norms(model: nn.Module) -> list[tuple[str, nn.Module]]:
 
 def _check_norm_init(ctx: Ctx, model: nn.Module, tried: str) -> None:
     """On a fresh build every LayerNorm has weight 1 and bias 0 (GPT-2; nn.LayerNorm's own init)."""
-    wrong = []
+    wrong = []  # (parameter, what its values are)
     for n, m in _norms(model):
         w, b = m.weight.detach(), getattr(m, "bias", None)
         if not bool((w == 1).all()):
-            wrong.append(f"{n}.weight mean {float(w.double().mean()):.3g}, std {float(w.double().std()):.3g}")
+            wrong.append((f"{n}.weight", say("tiny_lm.init.norm_weight", name=f"{n}.weight",
+                                             mean=float(w.double().mean()), std=float(w.double().std()))))
         if isinstance(b, torch.Tensor) and not bool((b.detach() == 0).all()):
-            wrong.append(f"{n}.bias mean {float(b.detach().double().mean()):.3g}")
+            wrong.append((f"{n}.bias", say("tiny_lm.init.norm_bias", name=f"{n}.bias",
+                                           mean=float(b.detach().double().mean()))))
     if wrong:
-        ctx.fail(f"a LayerNorm is not at its initial weight 1, bias 0: {wrong[0].split(' ')[0]}", tried=tried,
-                 expected="every LayerNorm (blocks' norm1, norm2 and the final norm): weight all 1, bias all 0",
-                 got="; ".join(wrong[:4]) + ("; ..." if len(wrong) > 4 else ""), mistake=NORM_REINIT)
+        ctx.fail("tiny_lm.init.norm_reinitialised", name=wrong[0][0], tried=tried,
+                 got="; ".join(words for _, words in wrong[:4]) + ("; ..." if len(wrong) > 4 else ""),
+                 mistake=NORM_REINIT)
 
 
 def _check_init(ctx: Ctx, cls) -> str:
@@ -482,7 +470,7 @@ def _check_init(ctx: Ctx, cls) -> str:
     V, L, D, H, N, d_ff = 300, 32, 48, 4, 3, 96
     torch.manual_seed(ctx.seed)  # the same draw on every run in the learner's kernel (@check restores the RNG)
     model = _build(ctx, cls, V, L, D, H, N, d_ff)
-    tried = f"a fresh {_describe(V, L, D, H, N, d_ff)}"
+    tried = say("tiny_lm.init.tried", model=_describe(V, L, D, H, N, d_ff))
     named = dict(model.named_parameters())
     small = 0.02 / math.sqrt(2 * N)
 
@@ -494,10 +482,8 @@ def _check_init(ctx: Ctx, cls) -> str:
             continue
         s = _std([named[f"{name}.weight"]])
         if not near(s, 0.02):
-            ctx.fail(f"the embedding {name}.weight has std {s:.3g}", tried=tried,
-                     expected="std 0.02 (GPT-2: N(0, 0.02)) for token_emb and pos_emb", got=f"std {s:.3g}",
-                     mistake=EMB_DEFAULT_INIT if s > 0.3 else EMB_STD_WRONG,
-                     hint="nn.init.normal_(module.weight, mean=0.0, std=0.02) for every nn.Embedding")
+            ctx.fail("tiny_lm.init.embedding_std", name=name, std=s, tried=tried,
+                     mistake=EMB_DEFAULT_INIT if s > 0.3 else EMB_STD_WRONG)
     linears = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear) and n.startswith("blocks")]
     residual = [m.weight for n, m in linears if n.endswith(("attn.W_O", "ffn.linear2"))]
     others = [m.weight for n, m in linears if not n.endswith(("attn.W_O", "ffn.linear2"))]
@@ -508,41 +494,34 @@ def _check_init(ctx: Ctx, cls) -> str:
             # 1/sqrt(3 D); the residual projections' small std everywhere is the scaled init applied to every layer
             mistake = (RESIDUAL_EVERYWHERE if near(s, small) else
                        LINEAR_DEFAULT_INIT if near(s, 1 / math.sqrt(3 * D)) else None)
-            ctx.fail(f"the blocks' W_Q, W_K, W_V and linear1 weights have std {s:.3g}", tried=tried,
-                     expected="std 0.02 (only attn.W_O and ffn.linear2 get 0.02 / sqrt(2 * num_layers))",
-                     got=f"std {s:.3g}", mistake=mistake,
-                     hint="nn.init.normal_(module.weight, mean=0.0, std=0.02) for every nn.Linear")
+            ctx.fail("tiny_lm.init.linear_std", std=s, tried=tried, mistake=mistake)
     if residual:
         s = _std(residual)
         if not near(s, small):
             # thousands of weights: a std 5% from 0.02 is 0.02 (the estimate's own error is under 1%)
             tight = abs(s - 0.02) <= 0.05 * 0.02
-            ctx.fail(f"attn.W_O and ffn.linear2 weights have std {s:.3g}", tried=tried,
-                     expected=f"std 0.02 / sqrt(2 * num_layers) = {small:.4g} (GPT-2 paper, §2.3)", got=f"std {s:.3g}",
-                     mistake=RESIDUAL_NOT_SCALED if tight else RESIDUAL_STD_WRONG,
-                     hint=f"scale the projections into the residual stream: std 0.02 / math.sqrt(2 * num_layers) = "
-                          f"{small:.4g} here")
+            ctx.fail("tiny_lm.init.residual_std", std=s, small=small, tried=tried,
+                     mistake=RESIDUAL_NOT_SCALED if tight else RESIDUAL_STD_WRONG)
     biases = [(n, m.bias) for n, m in linears if m.bias is not None]
     nonzero = [n for n, b in biases if bool((b != 0).any())]
     if nonzero:
         # only the residual projections' biases moved: the scaled init of the residual projections hit them too
         only_residual = all(n.endswith(("attn.W_O", "ffn.linear2")) for n in nonzero)
-        ctx.fail(f"the bias of {nonzero[0]} is not zero", tried=tried, expected="every nn.Linear bias 0",
-                 got=f"{len(nonzero)} of {len(biases)} biases not zero" + (
-                     f": {', '.join(n + '.bias' for n in nonzero[:4])}{', ...' if len(nonzero) > 4 else ''}"
-                     if only_residual else ""),
+        names = ", ".join(n + ".bias" for n in nonzero[:4]) + (", ..." if len(nonzero) > 4 else "")
+        ctx.fail("tiny_lm.init.bias_not_zero", name=nonzero[0], tried=tried,
+                 got=say("tiny_lm.init.biases_not_zero_named", n=len(nonzero), total=len(biases), names=names)
+                 if only_residual else say("tiny_lm.init.biases_not_zero", n=len(nonzero), total=len(biases)),
                  mistake=RESIDUAL_HIT_BIASES if only_residual else BIASES_NOT_ZERO)
     _check_norm_init(ctx, model, tried)
     ids = torch.randint(V, (4, L), generator=ctx.gen)
     with torch.no_grad():
-        _, loss = _forward(ctx, model, ids, tried + f", input_ids (4, {L}), labels = input_ids", labels=ids)
+        _, loss = _forward(ctx, model, ids, say("tiny_lm.init.tried_loss", tried=tried, L=L), labels=ids)
     if not isinstance(loss, torch.Tensor) or loss.numel() != 1:
-        ctx.fail("forward(input_ids, labels) did not return a loss", tried=tried, expected="a 0-dim tensor")
+        ctx.fail("tiny_lm.init.no_loss", tried=tried)
     if abs(loss.item() - math.log(V)) > 0.25:
-        ctx.fail(f"the loss at initialisation is {loss.item():.3f}", tried=tried,
-                 expected=f"about ln V = ln {V} = {math.log(V):.3f}: an untrained model spreads its bets evenly",
-                 got=f"{loss.item():.3f}", hint="look at the initialisation: every weight N(0, 0.02), biases 0")
-    return f"{loss.item():.2f} vs ln V = {math.log(V):.2f}"
+        ctx.fail("tiny_lm.init.loss_far", loss=loss.item(), V=V, ln_v=math.log(V), tried=tried,
+                 got=f"{loss.item():.3f}")
+    return say("tiny_lm.init.loss_vs_ln_v", loss=loss.item(), ln_v=math.log(V))
 
 
 @check
@@ -559,49 +538,44 @@ def check_tiny_lm(ctx: Ctx, TinyLM) -> str:
     _layout(ctx, model, V, L, D, H, N, d_ff)
     stored = getattr(model, "max_seq_len", None)
     if isinstance(stored, bool) or not isinstance(stored, int) or stored != L:
-        ctx.fail(f"{type(model).__name__}.max_seq_len is not {L}", tried=described,
-                 expected=f"self.max_seq_len = max_seq_len = {L}",
-                 got="no attribute max_seq_len" if not hasattr(model, "max_seq_len") else f"{stored!r}",
+        ctx.fail("tiny_lm.max_seq_len_not_stored", cls=type(model).__name__, L=L, tried=described,
+                 got=say("tiny_lm.no_max_seq_len") if not hasattr(model, "max_seq_len") else f"{stored!r}",
                  mistake=MAX_LEN_NOT_STORED)
     reference = _reference_model(ctx, V, L, D, H, N, d_ff)
     _load(ctx, model, reference)
     ids = torch.randint(V, (B, T), generator=ctx.gen)
-    tried = f"{described} holding the reference's weights, input_ids {fmt_shape(ids.shape)}, float64, seed {ctx.seed}"
+    tried = say("tiny_lm.tried", model=described, ids=fmt_shape(ids.shape), seed=ctx.seed)
     logits, loss = _first_forward(ctx, model, reference, ids, tried)
     with torch.no_grad():
         want, _ = reference(ids)
     if loss is not None:
-        ctx.fail("forward(input_ids) without labels returned a loss", tried=tried, expected="(logits, None)",
-                 got=f"loss {loss!r}", hint="compute the loss only when labels is not None")
+        ctx.fail("tiny_lm.loss_without_labels", loss=repr(loss), tried=tried, expected="(logits, None)")
     _check_causal(ctx, model, ids, logits, reference, tried)
-    compare(ctx, logits, want, "the logits", tried, None if within(logits, want) else _variants(reference, ids),
-            axes=("batch", "position", "vocabulary entry"),
-            fallback="token_emb + pos_emb, the blocks with causal_mask(T), norm, lm_head: print the shape after each")
+    compare(ctx, logits, want, say("tiny_lm.logits.what"), tried,
+            None if within(logits, want) else _variants(reference, ids),
+            axes=("batch", "position", "vocabulary_entry"), fallback=say("tiny_lm.logits.fallback"))
 
     for ignored in (False, True):
         labels = _labels(ctx, B, T, V, ignored)
-        what = "labels with some targets -100" if ignored else "labels of token ids (no -100)"
-        t2 = f"{tried}, {what}"
+        t2 = say("tiny_lm.tried_labels", tried=tried,
+                 labels=say("tiny_lm.labels_ignored" if ignored else "tiny_lm.labels_token_ids"))
         with torch.no_grad():
             logits2, loss = _forward(ctx, model, ids, t2, labels=labels,
                                      mistake_if_raises=IGNORED_SCORED if ignored else None)
         if loss is None:
-            ctx.fail("forward(input_ids, labels) returned no loss", tried=t2, expected="(logits, loss)",
-                     got="(logits, None)", hint="if labels is not None: loss = causal_lm_loss(logits, labels)")
-        _check_loss_value(ctx, loss, want, labels, t2, what="the loss")
+            ctx.fail("tiny_lm.no_loss", tried=t2, expected="(logits, loss)", got="(logits, None)")
+        _check_loss_value(ctx, loss, want, labels, t2)
 
     _check_length(ctx, model, V, L, described)
-    n, want_n = sum(p.numel() for p in model.parameters()), sum(p.numel() for p in reference.parameters())
+    n, want_n = count_params(model), count_params(reference)
     if n != want_n:
         known = {n_ for n_, _ in reference.named_parameters()}
         extra = [f"{n_} {fmt_shape(p.shape)}" for n_, p in model.named_parameters() if n_ not in known]
-        ctx.fail("wrong number of parameters", tried=described, expected=f"{want_n:,}", got=f"{n:,}" + (
-            f"; not in the reference: {', '.join(extra)}" if extra else ""),
-            hint="the model holds exactly token_emb, pos_emb, blocks, norm and lm_head (tied, no bias)")
+        ctx.fail("tiny_lm.param_count", tried=described, expected=f"{want_n:,}",
+                 got=say("tiny_lm.param_count_extra", n=n, extra=", ".join(extra)) if extra else f"{n:,}")
     _check_step(ctx, model, reference, ids, tried)
     at_init = _check_init(ctx, cls)
-    return (f"logits (B, T, V) equal to the reference's, causal, one tied weight (also after an SGD step), the loss "
-            f"shifted with -100 ignored, ValueError beyond max_seq_len, GPT-2 init, loss at init {at_init}")
+    return say("tiny_lm.passed", at_init=at_init)
 
 
 # --------------------------------------------------------------------------- parameter_table
@@ -613,27 +587,28 @@ def _table_cases(seed: int):
     for block in tied.blocks:  # a persistent buffer, as nanoGPT's attention keeps its mask: state, not a parameter
         block.attn.register_buffer("causal", ref_attention.causal_mask(L1))
     return [
-        (f"TinyLM({V1}, {L1}, {D1}, 2, {N1}, {3 * D1}) (tied; each block's attn holds a causal-mask buffer "
-         f"({L1}, {L1}))", tied),
+        (say("parameter_table.case.tied", model=f"TinyLM({V1}, {L1}, {D1}, 2, {N1}, {3 * D1})", L=L1), tied),
         (f"TinyLM({V2}, {L2}, {D2}, 4, {N2}, {4 * D2}, tie_weights=False)",
          ref.TinyLM(V2, L2, D2, 4, N2, 4 * D2, tie_weights=False)),
-        (f"TinyLM({V1}, {L1}, {D1}, 2, {N1}, {4 * D1}, positions='none') (pos_emb is None)",
+        (say("parameter_table.case.no_positions",
+             model=f"TinyLM({V1}, {L1}, {D1}, 2, {N1}, {4 * D1}, positions='none')"),
          ref.TinyLM(V1, L1, D1, 2, N1, 4 * D1, positions="none")),
-        (f"TinyLM({V2}, {L2}, {D2}, 4, {N2}, {4 * D2}, positions='sinusoidal') (pos_emb frozen)",
+        (say("parameter_table.case.frozen_positions",
+             model=f"TinyLM({V2}, {L2}, {D2}, 4, {N2}, {4 * D2}, positions='sinusoidal')"),
          ref.TinyLM(V2, L2, D2, 4, N2, 4 * D2, positions="sinusoidal")),
     ]
 
 
 def _table_variants(model) -> list[tuple[str, dict]]:
     right = ref.parameter_table(model)
-    n = lambda m: 0 if m is None else sum(p.numel() for p in m.parameters())  # noqa: E731
-    trainable = lambda m: 0 if m is None else sum(p.numel() for p in m.parameters() if p.requires_grad)  # noqa: E731
+    n = lambda m: 0 if m is None else count_params(m)  # noqa: E731
+    trainable = lambda m: 0 if m is None else count_params(p for p in m.parameters() if p.requires_grad)  # noqa: E731
     cfg = model.config
     V, D, N = cfg["vocab_size"], cfg["d_model"], cfg["num_layers"]
     head = n(model.lm_head)
     dup = sum(p.numel() for _, p in model.named_parameters(remove_duplicate=False))
     tr = {k: trainable(getattr(model, k)) for k in TABLE_KEYS[:-1]}
-    bufs = lambda m: 0 if m is None else sum(b.numel() for b in m.buffers())  # noqa: E731
+    bufs = lambda m: 0 if m is None else count_params(m.buffers())  # noqa: E731
     with_bufs = {k: right[k] + (0 if k == "lm_head" and right[k] == 0 else bufs(getattr(model, k)))
                  for k in TABLE_KEYS[:-1]}
     out = []
@@ -649,9 +624,9 @@ def _table_variants(model) -> list[tuple[str, dict]]:
         (TABLE_FROM_FORMULA, {**right, "total": 12 * N * D * D + V * D}),
         (TABLE_FROM_FORMULA, {**right, "blocks": 12 * N * D * D, "total": 12 * N * D * D + V * D}),
         (TABLE_TRAINABLE_ONLY, {**tr, "lm_head": 0 if model.lm_head.weight is model.token_emb.weight else tr["lm_head"],
-                                "total": sum(p.numel() for p in model.parameters() if p.requires_grad)}),
+                                "total": trainable(model)}),
         (TABLE_TRAINABLE_ONLY, {**right, "pos_emb": tr["pos_emb"],
-                                "total": sum(p.numel() for p in model.parameters() if p.requires_grad)}),
+                                "total": trainable(model)}),
     ]
 
 
@@ -662,41 +637,37 @@ def check_parameter_table(ctx: Ctx, parameter_table) -> str:
     (plain ints, every parameter counted once) on reference TinyLMs: tied, untied, without positions and with
     frozen sinusoidal positions; the models must come back unchanged."""
     fn = ctx.function(parameter_table, "parameter_table")
-    ctx.hints = {"missing_return": 'end with return {"token_emb": ..., ..., "total": ...}'}
     for label, model in _table_cases(ctx.seed):
         tried = f"model = {label}"
         before = _snapshot(model)
         none = model.pos_emb is None
-        got = ctx.call(fn, model, what=f"called with {tried}", mistake_if_raises=NONE_PART if none else None)
+        got = ctx.call(fn, model, what=say("core.called_with", tried=tried),
+                       mistake_if_raises=NONE_PART if none else None)
         changed = _changes(before, model)
         if changed:
-            ctx.fail("your function changed the model it was given", tried=tried,
-                     expected="the model exactly as it was: counting only reads it", got="; ".join(changed[:3]),
-                     mistake=MODEL_CHANGED)
+            ctx.fail("parameter_table.model_changed", tried=tried, got="; ".join(changed[:3]), mistake=MODEL_CHANGED)
         if not isinstance(got, dict):
-            ctx.fail("the result is not a dict", tried=tried, expected="a dict with keys " + ", ".join(TABLE_KEYS),
-                     got="None (did you forget `return`?)" if got is None else type(got).__name__,
+            # a missing return gets this exercise's wording of its hint: a mistake_hint, not a hint table (hints()
+            # gives its texts unformatted, and this one quotes a dict, in braces)
+            ctx.fail("parameter_table.not_a_dict", keys=", ".join(TABLE_KEYS), tried=tried,
+                     got=say("core.got_none") if got is None else type(got).__name__,
                      mistake="missing_return" if got is None else None,
+                     mistake_hint=say("parameter_table.end_with_return") if got is None else None,
                      hint="return {" + ", ".join(f'"{k}": ...' for k in TABLE_KEYS) + "}")
         missing = [k for k in TABLE_KEYS if k not in got]
         if missing:
-            ctx.fail(f"the dict has no key {', '.join(map(repr, missing))}", tried=tried,
-                     expected="keys " + ", ".join(map(repr, TABLE_KEYS)), got="keys " + ", ".join(map(repr, got)),
-                     hint="use exactly these six keys")
+            ctx.fail("parameter_table.missing_keys", missing=", ".join(map(repr, missing)), tried=tried,
+                     want=", ".join(map(repr, TABLE_KEYS)), have=", ".join(map(repr, got)))
         for k in TABLE_KEYS:
             if not (isinstance(got[k], int) and not isinstance(got[k], bool)):
-                ctx.fail(f"the count for {k!r} is not an int", tried=tried, expected="plain Python ints",
-                         got=f"{got[k]!r} ({type(got[k]).__name__})",
-                         hint="p.numel() is an int; add them with sum(...)")
+                ctx.fail("parameter_table.not_an_int", key=repr(k), tried=tried,
+                         got=f"{got[k]!r} ({type(got[k]).__name__})")
         expected = ref.parameter_table(model)
         values = {k: got[k] for k in TABLE_KEYS}
         if values != expected:
             k = next(k for k in TABLE_KEYS if values[k] != expected[k])
             mistake = next((m for m, v in _table_variants(model) if v == values), None)
-            ctx.fail(f"the count for {k!r} is wrong", tried=tried,
+            ctx.fail("parameter_table.wrong_count", key=repr(k), tried=tried,
                      expected=", ".join(f"{n} {expected[n]:,}" for n in TABLE_KEYS),
-                     got=", ".join(f"{n} {values[n]:,}" for n in TABLE_KEYS), mistake=mistake,
-                     hint="count the elements of each part's parameters, each tensor once: sum(p.numel() for p in "
-                          "model.<part>.parameters()); total over model.parameters()")
-    return ("token_emb, pos_emb, blocks, norm, lm_head and total counted from the parameters for tied and untied "
-            "models, one without positions and one with frozen positions; the models left unchanged")
+                     got=", ".join(f"{n} {values[n]:,}" for n in TABLE_KEYS), mistake=mistake)
+    return say("parameter_table.passed")

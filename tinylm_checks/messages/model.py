@@ -153,4 +153,241 @@ MISTAKES = {
 }
 
 MESSAGES = {
+    # ---- the loss's value (causal_lm_loss, and the loss TinyLM returns)
+    "model.loss.what": "the loss",
+    "model.loss.not_a_tensor": {
+        "problem": "{what} is not a tensor",
+        "expected": "a 0-dim tensor that carries gradients",
+    },
+    "model.loss.shape_hint": "return one number, the mean over the targets: a 0-dim tensor (F.cross_entropy's default "
+                             "reduction='mean')",
+    "model.loss.not_reference": {
+        "problem": "{what} is not the reference value",
+        "expected": "{value:.6f} = F.cross_entropy(logits[:, :-1], labels[:, 1:], ignore_index=-100) on the raw logits",
+        "hint": "reshape to (B * (T - 1), V) and (B * (T - 1),) after the shift, and pass the raw logits",
+    },
+    # ---- causal_lm_loss
+    "causal_lm_loss.tried_token_ids": "logits {logits} float64, labels {labels} of token ids (0 among them, no -100), "
+                                      "seed {seed}",
+    "causal_lm_loss.tried_ignored": "logits {logits}, labels {labels} with {n_ignored} targets set to -100 (the last "
+                                    "two of sequence 0 and position 3 of sequence {last}), seed {seed}",
+    "causal_lm_loss.called_again": "called again with the logits of the ignored targets changed",
+    "causal_lm_loss.ignored_moved": {
+        "problem": "changing the logits of the positions whose target is -100 changed the loss",
+        "expected": "the same loss: ignored targets take no part",
+        "got": "{before:.6f} then {after:.6f}",
+    },
+    "causal_lm_loss.passed": "equal to F.cross_entropy(logits[:, :-1], labels[:, 1:], ignore_index=-100) on the raw "
+                             "logits, with token ids (0 included) and with -100 targets, which do not move the loss; "
+                             "differentiable, dtype kept",
+    # ---- TinyLM
+    "tiny_lm.created": "{model} was created",
+    "tiny_lm.layout.embedding": {
+        "problem": "{cls}.{name} is not {layer}",
+        "expected": "self.{name} = {layer}",
+        "hint": "self.{name} = nn.Embedding({rows}, d_model)",
+    },
+    "tiny_lm.layout.with_weight": "{kind} with weight {shape}",
+    "tiny_lm.layout.no_norm": {
+        "problem": "{cls} has no attribute norm",
+        "expected": "self.norm = LayerNorm(d_model), the final LayerNorm",
+    },
+    "tiny_lm.layout.norm": {
+        "problem": "{cls}.norm is not a LayerNorm over d_model = {D} features",
+        "hint": "self.norm = LayerNorm(d_model)",
+    },
+    "tiny_lm.layout.blocks_not_registered": {
+        "problem": "{cls}'s parameters include no blocks.<i>... : the blocks are missing or not registered",
+        "expected": "self.blocks = nn.ModuleList of {N} TransformerBlock",
+        "got": "parameters {names}",
+        "hint": "a Python list hides its modules from model.parameters() (and from the optimizer): self.blocks = "
+                "nn.ModuleList([TransformerBlock(d_model, num_heads, d_ff) for _ in range(num_layers)])",
+    },
+    "tiny_lm.layout.blocks_layer": "nn.ModuleList of {N} TransformerBlock",
+    "tiny_lm.layout.blocks_count": {
+        "problem": "{cls}.blocks is not a list of num_layers = {N} blocks",
+        "expected": "nn.ModuleList of {N} blocks",
+        "hint": "self.blocks = nn.ModuleList([TransformerBlock(d_model, num_heads, d_ff) for _ in range(num_layers)])",
+    },
+    "tiny_lm.layout.blocks_of": "{kind} of {n}",
+    "tiny_lm.layout.not_tied": {
+        "problem": "lm_head.weight is not token_emb.weight",
+        "expected": "one Parameter: model.lm_head.weight is model.token_emb.weight",
+    },
+    "tiny_lm.layout.equal_copy": "two tensors with equal values",
+    "tiny_lm.layout.two_tensors": "two different tensors",
+    "tiny_lm.max_seq_len_not_stored": {
+        "problem": "{cls}.max_seq_len is not {L}",
+        "expected": "self.max_seq_len = max_seq_len = {L}",
+    },
+    "tiny_lm.no_max_seq_len": "no attribute max_seq_len",
+    # copying the reference's weights in by name
+    "tiny_lm.load.missing": {
+        "problem": "{cls} has no parameter {name}{more}",
+        "expected": "the parameter names of the exercise: token_emb, pos_emb, blocks.<i>.(norm1, attn, norm2, ffn), "
+                    "norm, lm_head",
+        "got": "parameters {names}",
+        "hint": "build the blocks from the given TransformerBlock, in self.blocks = nn.ModuleList([...])",
+    },
+    "tiny_lm.load.and_more": " (and {n} more)",
+    "tiny_lm.load.shape": {
+        "problem": "parameter {name} has shape {shape}",
+        "hint": "create the layers with the constructor's sizes",
+    },
+    # forward
+    "tiny_lm.tried": "{model} holding the reference's weights, input_ids {ids}, float64, seed {seed}",
+    "tiny_lm.forward.not_a_pair": {
+        "problem": "forward did not return a pair (logits, loss)",
+        "expected": "(logits (B, T, V), loss or None)",
+        "hint": "return logits, loss (loss = None when labels is None)",
+    },
+    "tiny_lm.forward.one_tensor": "one tensor {shape}",
+    "tiny_lm.forward.logits": "logits",
+    "tiny_lm.forward.logits_shape_hint": "logits = self.lm_head(self.norm(x)): one score per vocabulary entry at every "
+                                         "position",
+    "tiny_lm.loss_without_labels": {
+        "problem": "forward(input_ids) without labels returned a loss",
+        "got": "loss {loss}",
+        "hint": "compute the loss only when labels is not None",
+    },
+    "tiny_lm.causal.tried": "{tried}, tokens after position {t} changed",
+    "tiny_lm.causal.leak": {
+        "problem": "changing the tokens after position {t} changed the logits at position {s}",
+        "expected": "no change at positions 0 .. {t}: a language model must not see the tokens it predicts",
+        "got": "a change of {change:.3g} at position {s} of sequence {b}",
+        "hint": "pass causal_mask(T) to every block, and mix positions nowhere else",
+    },
+    "tiny_lm.logits.what": "the logits",
+    "tiny_lm.logits.fallback": "token_emb + pos_emb, the blocks with causal_mask(T), norm, lm_head: print the shape "
+                               "after each",
+    # the loss forward returns
+    "tiny_lm.tried_labels": "{tried}, {labels}",
+    "tiny_lm.labels_token_ids": "labels of token ids (no -100)",
+    "tiny_lm.labels_ignored": "labels with some targets -100",
+    "tiny_lm.no_loss": {
+        "problem": "forward(input_ids, labels) returned no loss",
+        "hint": "if labels is not None: loss = causal_lm_loss(logits, labels)",
+    },
+    # inputs longer than max_seq_len
+    "tiny_lm.length.tried_max": "{model}, input_ids (1, {L})",
+    "tiny_lm.length.refused_max": {
+        "problem": "an input of exactly max_seq_len = {L} tokens raised ValueError",
+    },
+    "tiny_lm.length.tried_long": "{model}, input_ids (1, {n}): one token more than max_seq_len",
+    "tiny_lm.length.limit_not_named": {
+        "problem": "the ValueError for a too-long input does not say what the limit is",
+        "expected": "a message naming max_seq_len (= {L})",
+        "hint": "say what was expected and what came: f'sequence length {{T}} exceeds "
+                "max_seq_len={{self.max_seq_len}}'",
+    },
+    "tiny_lm.length.wrong_error": {
+        "problem": "a too-long input raised {error}, not ValueError",
+        "expected": "ValueError naming max_seq_len",
+    },
+    "tiny_lm.length.accepted": {
+        "problem": "a too-long input was accepted",
+        "expected": "ValueError naming max_seq_len",
+        "got": "no exception",
+    },
+    "tiny_lm.param_count": {
+        "problem": "wrong number of parameters",
+        "hint": "the model holds exactly token_emb, pos_emb, blocks, norm and lm_head (tied, no bias)",
+    },
+    "tiny_lm.param_count_extra": "{n:,}; not in the reference: {extra}",
+    # one optimizer step
+    "tiny_lm.step.loss_no_gradient": {
+        "problem": "the loss carries no gradient",
+    },
+    "tiny_lm.step.no_gradient_to_embedding": {
+        "problem": "no gradient reaches token_emb.weight",
+    },
+    "tiny_lm.step.untied": {
+        "problem": "after an optimizer step lm_head.weight is no longer token_emb.weight",
+        "expected": "one Parameter, before and after training",
+    },
+    "tiny_lm.step.tried_after": "{tried}, after one SGD step (lr 0.5)",
+    "tiny_lm.step.logits_differ": {
+        "problem": "after one SGD step the logits differ from the reference's after the same step",
+        "expected": "the same logits: the tied weight gets the gradients of both its uses",
+        "got": "largest difference {err:.3g}",
+    },
+    # GPT-2's initialisation, on a fresh model
+    "tiny_lm.init.tried": "a fresh {model}",
+    "tiny_lm.init.norm_weight": "{name} mean {mean:.3g}, std {std:.3g}",
+    "tiny_lm.init.norm_bias": "{name} mean {mean:.3g}",
+    "tiny_lm.init.norm_reinitialised": {
+        "problem": "a LayerNorm is not at its initial weight 1, bias 0: {name}",
+        "expected": "every LayerNorm (blocks' norm1, norm2 and the final norm): weight all 1, bias all 0",
+    },
+    "tiny_lm.init.embedding_std": {
+        "problem": "the embedding {name}.weight has std {std:.3g}",
+        "expected": "std 0.02 (GPT-2: N(0, 0.02)) for token_emb and pos_emb",
+        "got": "std {std:.3g}",
+        "hint": "nn.init.normal_(module.weight, mean=0.0, std=0.02) for every nn.Embedding",
+    },
+    "tiny_lm.init.linear_std": {
+        "problem": "the blocks' W_Q, W_K, W_V and linear1 weights have std {std:.3g}",
+        "expected": "std 0.02 (only attn.W_O and ffn.linear2 get 0.02 / sqrt(2 * num_layers))",
+        "got": "std {std:.3g}",
+        "hint": "nn.init.normal_(module.weight, mean=0.0, std=0.02) for every nn.Linear",
+    },
+    "tiny_lm.init.residual_std": {
+        "problem": "attn.W_O and ffn.linear2 weights have std {std:.3g}",
+        "expected": "std 0.02 / sqrt(2 * num_layers) = {small:.4g} (GPT-2 paper, §2.3)",
+        "got": "std {std:.3g}",
+        "hint": "scale the projections into the residual stream: std 0.02 / math.sqrt(2 * num_layers) = {small:.4g} "
+                "here",
+    },
+    "tiny_lm.init.bias_not_zero": {
+        "problem": "the bias of {name} is not zero",
+        "expected": "every nn.Linear bias 0",
+    },
+    "tiny_lm.init.biases_not_zero": "{n} of {total} biases not zero",
+    "tiny_lm.init.biases_not_zero_named": "{n} of {total} biases not zero: {names}",
+    "tiny_lm.init.tried_loss": "{tried}, input_ids (4, {L}), labels = input_ids",
+    "tiny_lm.init.no_loss": {
+        "problem": "forward(input_ids, labels) did not return a loss",
+        "expected": "a 0-dim tensor",
+    },
+    "tiny_lm.init.loss_far": {
+        "problem": "the loss at initialisation is {loss:.3f}",
+        "expected": "about ln V = ln {V} = {ln_v:.3f}: an untrained model spreads its bets evenly",
+        "hint": "look at the initialisation: every weight N(0, 0.02), biases 0",
+    },
+    "tiny_lm.init.loss_vs_ln_v": "{loss:.2f} vs ln V = {ln_v:.2f}",
+    "tiny_lm.passed": "logits (B, T, V) equal to the reference's, causal, one tied weight (also after an SGD step), "
+                      "the loss shifted with -100 ignored, ValueError beyond max_seq_len, GPT-2 init, loss at init "
+                      "{at_init}",
+    # ---- parameter_table
+    "parameter_table.case.tied": "{model} (tied; each block's attn holds a causal-mask buffer ({L}, {L}))",
+    "parameter_table.case.no_positions": "{model} (pos_emb is None)",
+    "parameter_table.case.frozen_positions": "{model} (pos_emb frozen)",
+    "parameter_table.model_changed": {
+        "problem": "your function changed the model it was given",
+        "expected": "the model exactly as it was: counting only reads it",
+    },
+    "parameter_table.not_a_dict": {
+        "problem": "the result is not a dict",
+        "expected": "a dict with keys {keys}",
+    },
+    "parameter_table.end_with_return": 'end with return {{"token_emb": ..., ..., "total": ...}}',
+    "parameter_table.missing_keys": {
+        "problem": "the dict has no key {missing}",
+        "expected": "keys {want}",
+        "got": "keys {have}",
+        "hint": "use exactly these six keys",
+    },
+    "parameter_table.not_an_int": {
+        "problem": "the count for {key} is not an int",
+        "expected": "plain Python ints",
+        "hint": "p.numel() is an int; add them with sum(...)",
+    },
+    "parameter_table.wrong_count": {
+        "problem": "the count for {key} is wrong",
+        "hint": "count the elements of each part's parameters, each tensor once: sum(p.numel() for p in "
+                "model.<part>.parameters()); total over model.parameters()",
+    },
+    "parameter_table.passed": "token_emb, pos_emb, blocks, norm, lm_head and total counted from the parameters for "
+                              "tied and untied models, one without positions and one with frozen positions; the models "
+                              "left unchanged",
 }
