@@ -10,13 +10,16 @@ are those of :mod:`tinylm_solutions.position` (Vaswani et al. 2017, §3.5; RoFor
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import torch
 from torch import nn
 
-from ._core import (HARD_CODED_AXES, CheckFailure, Ctx, check, close, compare, diagnose, fmt_shape, fmt_values,
-                    known_mistake, max_abs_diff, reference, tolerance, where, within)
+from ._core import (HARD_CODED_AXES, CheckFailure, Ctx, check, close, compare, diagnose, fmt_shape, fmt_values, hints,
+                    known_mistake, max_abs_diff, not_equal, reference, say, where, within)
+from ._modules import count_params, randomise
+from ._text import MISTAKE_HINTS
 
 ref = reference("position")
 
@@ -71,30 +74,6 @@ ROPE_SIN_COS_SWAPPED = known_mistake("rope_sin_cos_swapped")
 ROPE_ANGLES_TRANSPOSED = known_mistake("rope_angles_transposed")
 ROPE_ADDED = known_mistake("rope_added")
 
-PE_HINTS = {POSITIONS_NOT_SLICED: "slice the positions axis, the second: x + self.pe[:, :T] with T = x.size(1) "
-                                  "(self.pe[:T] slices the batch axis, of size 1, and keeps all max_len rows)",
-            TABLE_TRANSPOSED: "pe must be (1, max_len, d_model): the class is PositionalEncoding(d_model, max_len) and "
-                              "the table sinusoidal_position_encoding(max_len, d_model), two different orders; "
-                              "check both, and that nothing transposes the table"}
-LEARNED_HINTS = {POSITIONS_NOT_SLICED: "look up only the sequence's positions: self.emb(torch.arange(T, "
-                                       "device=x.device)) with T = x.size(1)",
-                 POSITIONS_FROM_ONE: "the positions are torch.arange(T): 0, 1, ..., T-1"}
-ROPE_HINTS = {
-    POSITIONS_FROM_ONE: "when positions is None, use torch.arange(T): the first token is at position 0 and is "
-                        "not rotated",
-    EXPONENT_I_OVER_D: "theta_i = 10000 ** (-2 * i / d_k) for pair i = 0, 1, ..., d_k/2 - 1 (or "
-                       "10000 ** (-torch.arange(0, d_k, 2) / d_k))",
-    EXPONENT_DOUBLED: "torch.arange(0, d_k, 2) already gives 2i: theta = 10000 ** (-torch.arange(0, d_k, 2) / d_k)",
-    WRONG_BASE: "theta_i = 10000 ** (-2 * i / d_k): check the constant 10000",
-    EXPONENT_DENOMINATOR: "d_k is the size of the last axis, d_k = x.shape[-1], whatever the number of dimensions of x "
-                          "((B, T, d_k) or (B, H, T, d_k)): theta_i = 10000 ** (-2 * i / d_k), no number written in",
-    EXPONENT_SIGN: "theta_i = 10000 ** (-2 * i / d_k), with the minus sign: from 1 down to about 1/10000",
-    INTEGER_DIVISION: "keep the exponent a float: with two_i = torch.arange(0, d_k, 2), -two_i / d_k with /, not //",
-    WRONG_FREQUENCIES: "theta_i = 10000 ** (-2 * i / d_k) for pair i, the same frequencies as the sinusoidal table",
-    HARD_CODED_AXES: "read the sizes from the end, T, d_k = x.shape[-2], x.shape[-1], and slice with x[..., 0::2]: "
-                     "that works for (B, T, d_k) and (B, H, T, d_k) alike",
-}
-
 TABLE_AXES = ("position", "feature")
 X_AXES = ("batch", "position", "feature")
 ROPE_AXES = {3: ("batch", "position", "feature"), 4: ("batch", "head", "position", "feature")}
@@ -103,8 +82,15 @@ ROPE_AXES = {3: ("batch", "position", "feature"), 4: ("batch", "head", "position
 # --------------------------------------------------------------------------- shared helpers
 
 def _fmt(values, n: int = 5, digits: int = 4) -> str:
+    """The first ``n`` values, ``digits`` significant digits each (not :func:`fmt_values`' decimals: frequencies
+    run from 1 down to 1e-4)."""
     vals = torch.as_tensor(values).flatten().tolist()
     return "[" + ", ".join(f"{v:.{digits}g}" for v in vals[:n]) + (", ..." if len(vals) > n else "") + "]"
+
+
+def _and(items) -> str:
+    """"14 and 20": the items joined by the table's "and"."""
+    return functools.reduce(lambda first, second: say("position.and", first=first, second=second), items)
 
 
 def _wrap(a: torch.Tensor) -> torch.Tensor:
@@ -142,31 +128,32 @@ def _frequency_kind(w: torch.Tensor, d: int, negated: str | None, dname: str = "
     w = w.double()
     expected = _expected_frequencies(d)
     r_exp = BASE ** (-2 / d)
-    said = f"pair frequencies {_fmt(w)} (radians per position)"
+    said = say("position.frequencies.said", values=_fmt(w))
     tol = 1e-4
     if close(w, -expected, tol):
-        return negated or WRONG_FREQUENCIES, said + ": every one has the wrong sign"
+        return negated or WRONG_FREQUENCIES, say("position.frequencies.wrong_sign", said=said)
     if within(_wrap(w - 1 / expected), torch.zeros_like(w), 2e-3):  # float32 angles near 10^3 round to ~1e-4
-        return EXPONENT_SIGN, said + f": 10000^(+2i/D), growing (read modulo 2 pi), instead of falling by {r_exp:.4g} per pair"
+        return EXPONENT_SIGN, say("position.frequencies.growing_mod_2pi", said=said, expected_ratio=r_exp)
     if bool(((w - w[0]).abs() <= tol).all()):
         if abs(float(w[0]) - 1) <= tol:
-            return INTEGER_DIVISION, said + ": every pair has frequency 1, as if the exponent 2i/D were rounded to 0"
-        return WRONG_FREQUENCIES, said + ": every pair has the same frequency; they must fall from pair to pair"
+            return INTEGER_DIVISION, say("position.frequencies.all_one", said=said)
+        return WRONG_FREQUENCIES, say("position.frequencies.all_same", said=said)
     ratio = _geometric_ratio(w)
     if ratio is not None:
         if abs(float(w[0]) - 1) > tol:
-            return WRONG_FREQUENCIES, said + (f": geometric, each {ratio:.4g} times the previous (expected "
-                                              f"{r_exp:.4g}), but pair 0 turns by {float(w[0]):.4g} instead of 1")
+            return WRONG_FREQUENCIES, say("position.frequencies.first_off", said=said, ratio=ratio,
+                                          expected_ratio=r_exp, first=float(w[0]))
         if ratio > 1:
-            return EXPONENT_SIGN, said + f": growing, each {ratio:.4g} times the previous"
+            return EXPONENT_SIGN, say("position.frequencies.growing", said=said, ratio=ratio)
         readings = [(_denominator(ratio), d, sizes or {})]
         for w_k, d_k, sizes_k in (more() if more is not None else []):
             r_k = _geometric_ratio(w_k.double())
             if r_k is not None and 0 < r_k < 1 and abs(float(w_k[0]) - 1) <= tol:
                 readings.append((_denominator(r_k), d_k, sizes_k))
-        return _exponent_kind(said + f": each {ratio:.4g} times the previous instead of {r_exp:.4g}", readings, dname)
+        return _exponent_kind(say("position.frequencies.ratio", said=said, ratio=ratio, expected_ratio=r_exp),
+                              readings, dname)
     if bool(((w - w.round()).abs() <= tol).all()):
-        return INTEGER_DIVISION, said + ": whole numbers, as if the angles were rounded down"
+        return INTEGER_DIVISION, say("position.frequencies.whole_numbers", said=said)
     return WRONG_FREQUENCIES, said
 
 
@@ -183,37 +170,42 @@ def _exponent_kind(said: str, readings, dname: str) -> tuple[str, str]:
     code failed at the other size) cannot tell them apart: it is read as the constant."""
     n, d, sizes = readings[0]
     scales = [d_k / n_k for n_k, d_k, _ in readings]
+    ds = _and(str(d_k) for _, d_k, _ in readings)
     if all(abs(s_k - scales[0]) <= 0.01 * scales[0] for s_k in scales):
         scale = scales[0]
-        alike = (f", for {dname} = " + " and ".join(str(d_k) for _, d_k, _ in readings) + " alike"
-                 if len(readings) > 1 else "")
+        alike = say("position.frequencies.alike", dname=dname, widths=ds) if len(readings) > 1 else ""
         if abs(scale - 0.5) < 0.01:
-            return EXPONENT_I_OVER_D, said + f", i.e. 10000^(-i/D) (the same as base 100 with 2i/D){alike}"
+            return EXPONENT_I_OVER_D, say("position.frequencies.i_over_d", said=said, alike=alike)
         if abs(scale - 2) < 0.01:
-            return EXPONENT_DOUBLED, said + f", i.e. 10000^(-4i/D) (the same as base 1e8 with 2i/D){alike}"
-        return WRONG_BASE, said + f", i.e. base {BASE ** scale:.4g} instead of 10000{alike}"
-    ns = " and ".join(f"{n_k:.4g}" for n_k, _, _ in readings)
-    ds = " and ".join(str(d_k) for _, d_k, _ in readings)
-    denominators = f", i.e. 10000^(-2i/N) with N = {ns} where {dname} = {ds}"
+            return EXPONENT_DOUBLED, say("position.frequencies.doubled", said=said, alike=alike)
+        return WRONG_BASE, say("position.frequencies.base", said=said, base=BASE ** scale, alike=alike)
+    ns = _and(f"{n_k:.4g}" for n_k, _, _ in readings)
     for name in sizes:
         if all(name in s_k and abs(n_k - s_k[name]) <= 0.01 * n_k for n_k, _, s_k in readings):
-            return EXPONENT_DENOMINATOR, said + f"{denominators}: N is {name}, not {dname}"
+            return EXPONENT_DENOMINATOR, say("position.frequencies.n_is_size", said=said, ns=ns, dname=dname, widths=ds,
+                                             size=name)
     if all(abs(n_k - n) <= 0.01 * n for n_k, _, _ in readings):
-        return EXPONENT_DENOMINATOR, said + (f", i.e. 10000^(-2i/N) with N = {n:.4g} for {dname} = {ds} alike: a fixed "
-                                             f"number where {dname} belongs")
-    return WRONG_FREQUENCIES, said + denominators
+        return EXPONENT_DENOMINATOR, say("position.frequencies.n_fixed", said=said, n=n, dname=dname, widths=ds)
+    return WRONG_FREQUENCIES, say("position.frequencies.n_unknown", said=said, ns=ns, dname=dname, widths=ds)
 
 
 def _fail_values(ctx: Ctx, got: torch.Tensor, expected: torch.Tensor, what: str, tried: str, mistake: str | None,
-                 note: str | None, atol: float, axes, fallback: str) -> None:
-    """compare()'s message, with a diagnosis (and a note on what the learner's values are) worked out here."""
-    err, index = max_abs_diff(got, expected)
-    row = tuple(index[:-1])
-    ctx.fail(f"{what}: not equal to the reference", tried=tried,
-             expected=f"{fmt_values(expected[row])} at {where(row, axes)} ({tolerance(atol)})",
-             got=f"{fmt_values(got[row])}; largest difference {err:.3g}, at {where(index, axes)}"
-                 + (f"; {note}" if note else ""),
-             mistake=mistake, hint=fallback)
+                 atol: float, axes, fallback: str, note: str | None = None) -> None:
+    """compare()'s failure, with a diagnosis (and a note on what the learner's values are) worked out here."""
+    failure = not_equal(got, expected, what, atol, axes)
+    if note:
+        failure.update(message_id="position.not_equal_noted", note=note)
+    ctx.fail(**failure, tried=tried, mistake=mistake, hint=fallback)
+
+
+def _name_mistake(ctx: Ctx, exc: CheckFailure, mistake: str, got: str | None = None,
+                  mistake_hint: str | None = None) -> None:
+    """Raise ``exc`` (a failure already worded, e.g. "your code raised ...") again, naming ``mistake`` (and its
+    hint: ``mistake_hint``, else this exercise's wording, else the mistake's own), with ``got`` in place of its
+    got: line when given. (The failure's entry is not filled again: its fields are gone.)"""
+    hint = mistake_hint or ctx.hints.get(mistake) or MISTAKE_HINTS[mistake]
+    raise CheckFailure(ctx.name, exc.problem, tried=exc.tried, expected=exc.expected, got=got or exc.got,
+                       mistake=mistake, hint=hint, hint_for=mistake, message_id=exc.message_id) from None
 
 
 def _dropout_like(got: torch.Tensor, expected: torch.Tensor) -> bool:
@@ -304,30 +296,30 @@ def check_sinusoidal_position_encoding(ctx: Ctx, sinusoidal_position_encoding) -
     default = torch.get_default_dtype()
     sizes = _table_sizes(ctx.seed)
     for n, (L, D) in enumerate(sizes):
-        tried = f"sinusoidal_position_encoding(max_len={L}, d_model={D}), seed {ctx.seed}"
-        got = ctx.call(fn, L, D, what=f"called as {tried}")
+        tried = say("sinusoidal_position_encoding.tried", call=_table_call(L, D), seed=ctx.seed)
+        got = ctx.call(fn, L, D, what=say("position.called_as", call=tried))
         if isinstance(got, torch.Tensor) and tuple(got.shape) != (L, D):
-            ctx.fail("the table has the wrong shape", tried=tried, expected=f"(max_len, d_model) = {fmt_shape((L, D))}",
-                     got=fmt_shape(got.shape), mistake=TABLE_TRANSPOSED if tuple(got.shape) == (D, L) else None,
-                     hint="one row per position and one column per feature: torch.zeros(max_len, d_model)")
+            ctx.fail("sinusoidal_position_encoding.wrong_shape", tried=tried,
+                     expected=f"(max_len, d_model) = {fmt_shape((L, D))}", got=fmt_shape(got.shape),
+                     mistake=TABLE_TRANSPOSED if tuple(got.shape) == (D, L) else None)
         if isinstance(got, torch.Tensor) and got.dtype != default:
-            as_int = not got.dtype.is_floating_point
-            ctx.fail(f"the table has dtype {got.dtype}", tried=tried,
-                     expected=f"{default}, torch's default float dtype (like torch.zeros(max_len, d_model))",
+            ctx.fail("sinusoidal_position_encoding.dtype", dtype=got.dtype, default=default, tried=tried,
                      got=str(got.dtype), mistake=TABLE_DTYPE,
-                     mistake_hint="an integer table truncates every sin and cos: create it with torch.zeros(max_len, "
-                                  "d_model) and use float positions (torch.arange(max_len).float())" if as_int else
-                                  "a float64 table would turn float32 embeddings into float64 when added: don't pass "
-                                  "dtype=torch.float64 (or end with .to(torch.get_default_dtype()))")
-        got = ctx.tensor(got, "the table", (L, D), dtype=default, tried=tried).detach().double()
+                     mistake_hint=say("sinusoidal_position_encoding.integer_table") if not got.dtype.is_floating_point
+                     else say("sinusoidal_position_encoding.wide_table"))
+        got = ctx.tensor(got, say("sinusoidal_position_encoding.what"), (L, D), dtype=default, tried=tried)
+        got = got.detach().double()
         expected = ref.sinusoidal_position_encoding(L, D, dtype=F64)
         if n == 0:
             _check_table_structure(ctx, got, expected, L, D, tried, more=lambda: _table_readings(ctx, fn, sizes[1:]))
         _fail_if_different(ctx, got, expected, L, D, tried,
-                           fallback="it worked for the first size: look for a number written where max_len or "
-                                    "d_model belongs" if n else None)
-    return ("(max_len, d_model) in the default dtype; row 0 is [0, 1, 0, 1, ...]; sin^2 + cos^2 = 1 for every pair; "
-            "frequencies 10000^(-2i/D); values equal the closed form")
+                           fallback=say("sinusoidal_position_encoding.second_size_fallback") if n else None)
+    return say("sinusoidal_position_encoding.passed")
+
+
+def _table_call(L: int, D: int) -> str:
+    """The call that builds the table (code, for messages)."""
+    return f"sinusoidal_position_encoding(max_len={L}, d_model={D})"
 
 
 def _table_frequencies(table: torch.Tensor) -> torch.Tensor | None:
@@ -349,7 +341,7 @@ def _table_readings(ctx: Ctx, fn, sizes) -> list:
     readings = []
     for L, D in sizes:
         try:
-            table = ctx.call(fn, L, D, what=f"called as sinusoidal_position_encoding(max_len={L}, d_model={D})")
+            table = ctx.call(fn, L, D, what=say("position.called_as", call=_table_call(L, D)))
         except CheckFailure:
             continue
         if isinstance(table, torch.Tensor) and tuple(table.shape) == (L, D) and table.dtype.is_floating_point:
@@ -365,42 +357,31 @@ def _check_table_structure(ctx: Ctx, got, expected, L: int, D: int, tried: str, 
     h = D // 2
     row0 = torch.tensor([0.0, 1.0], dtype=F64).repeat(h)
     if not within(got[0], row0, TABLE_ATOL):
-        ctx.fail("row 0 (position 0) is not [0, 1, 0, 1, ...]", tried=tried,
-                 expected="[0, 1, 0, 1, ...]: position 0 has angle 0 in every pair, sin 0 = 0 in the even columns "
-                          "and cos 0 = 1 in the odd ones",
-                 got=fmt_values(got[0], 8), mistake=_row0_mistake(got, L, D),
-                 hint="column 2i is sin(pos / 10000^(2i/D)) and column 2i+1 is cos(pos / 10000^(2i/D)), with "
-                      "positions 0, 1, ..., max_len - 1")
+        ctx.fail("sinusoidal_position_encoding.row0", tried=tried, got=fmt_values(got[0], 8),
+                 mistake=_row0_mistake(got, L, D))
     s, c = got[:, 0::2], got[:, 1::2]  # (L, D/2) each
     norm = s ** 2 + c ** 2
     if not within(norm, torch.ones_like(norm), 1e-4):
         p, i = max_abs_diff(norm, torch.ones_like(norm))[1]
-        ctx.fail("sin^2 + cos^2 is not 1 for every pair of columns (2i, 2i+1)", tried=tried,
-                 expected="PE[pos, 2i]^2 + PE[pos, 2i+1]^2 = 1: columns 2i and 2i+1 are the sin and the cos of one angle",
-                 got=f"{float(norm[p, i]):.4f} for pair {i} (columns {2 * i}, {2 * i + 1}) at position {p}",
+        ctx.fail("sinusoidal_position_encoding.pair_norm", tried=tried, norm=float(norm[p, i]), pair=i,
+                 even_column=2 * i, odd_column=2 * i + 1, position=p,
                  mistake=diagnose(got, _table_candidates(L, D), TABLE_ATOL) or (
                      COS_OWN_FREQUENCY if within(got[:, 0::2], expected[:, 0::2], TABLE_ATOL)
-                     != within(got[:, 1::2], expected[:, 1::2], TABLE_ATOL) else None),
-                 hint="compute one angle per pair, pos / 10000^(2i/D), and put its sin in column 2i and its cos in "
-                      "column 2i+1")
+                     != within(got[:, 1::2], expected[:, 1::2], TABLE_ATOL) else None))
     w = torch.atan2(s[1], c[1])  # (D/2,): the angle of each pair at position 1 = its frequency
     w_exp = _expected_frequencies(D)
     if not within(w, w_exp, 1e-5):
         mistake, said = _frequency_kind(w, D, negated=None, dname="d_model", sizes={"max_len": L}, more=more)
         i = int((w - w_exp).abs().argmax())
-        ctx.fail("the frequencies (the angle of each pair at position 1) are wrong", tried=tried,
-                 expected=f"{_fmt(w_exp)}: 10000^(-2i/D) for pair i, geometric, each {BASE ** (-2 / D):.4g} times "
-                          "the previous",
-                 got=f"{said}; the largest difference is at pair {i} (columns {2 * i}, {2 * i + 1})",
-                 mistake=mistake)
+        ctx.fail("sinusoidal_position_encoding.frequencies", tried=tried, values=_fmt(w_exp), ratio=BASE ** (-2 / D),
+                 said=said, pair=i, even_column=2 * i, odd_column=2 * i + 1, mistake=mistake)
 
 
 def _fail_if_different(ctx: Ctx, got, expected, L: int, D: int, tried: str, fallback: str | None) -> None:
     if within(got, expected, TABLE_ATOL):
         return
-    compare(ctx, got, expected, "the table", tried, _table_candidates(L, D), atol=TABLE_ATOL, axes=TABLE_AXES,
-            fallback=fallback or "the angle of pair i at position pos is pos / 10000^(2i/D): build a (max_len, 1) "
-                                 "column of positions and a (D/2,) row of frequencies and multiply them")
+    compare(ctx, got, expected, say("sinusoidal_position_encoding.what"), tried, _table_candidates(L, D),
+            atol=TABLE_ATOL, axes=TABLE_AXES, fallback=fallback or say("sinusoidal_position_encoding.fallback"))
 
 
 # --------------------------------------------------------------------------- PositionalEncoding, learned positions
@@ -416,7 +397,7 @@ def _forward(ctx: Ctx, module, x: torch.Tensor, what: str, max_len: int):
     try:
         return ctx.call(module, x, what=what, names=("x",))
     except CheckFailure as exc:
-        if exc.mistake is not None or not exc.problem.startswith("your code raised"):
+        if exc.mistake is not None or exc.message_id != "core.raised":
             raise  # already named, or not an exception (e.g. x changed in place): other shapes tell nothing
         B, T, D = x.shape
         probes = (((T, T, D), T_FROM_WRONG_AXIS), ((B, D, D), T_FROM_WRONG_AXIS), ((B, max_len, D), POSITIONS_NOT_SLICED))
@@ -424,12 +405,12 @@ def _forward(ctx: Ctx, module, x: torch.Tensor, what: str, max_len: int):
             if shape == tuple(x.shape):
                 continue
             try:
-                ctx.call(module, torch.zeros(shape, dtype=x.dtype), what=f"forward was called with x {fmt_shape(shape)}")
+                ctx.call(module, torch.zeros(shape, dtype=x.dtype),
+                         what=say("core.forward_called", tried=f"x {fmt_shape(shape)}"))
             except CheckFailure:
                 continue
-            ctx.fail(exc.problem, tried=exc.tried, got=exc.got, mistake=mistake,
-                     mistake_hint=None if mistake == POSITIONS_NOT_SLICED else
-                     f"it works when x is {fmt_shape(shape)}: x is (B, T, D), so T = x.size(1) (or x.size(-2))")
+            _name_mistake(ctx, exc, mistake, mistake_hint=None if mistake == POSITIONS_NOT_SLICED else
+                          say("position.works_for_other_shape", shape=fmt_shape(shape)))
         raise
 
 
@@ -438,20 +419,19 @@ def _check_output(ctx: Ctx, out, x, expected, positions, tried: str, extra_cands
     ways of combining x and the positions wrongly). ``positions`` is what must be added, (T, D)."""
     B, T, D = x.shape
     if isinstance(out, torch.Tensor) and tuple(out.shape) in ((1, T, D), (T, D)) and out.shape != x.shape:
-        ctx.fail("the output has the wrong shape", tried=tried, expected=f"(B, T, D) = {fmt_shape(x.shape)}, like x",
-                 got=fmt_shape(out.shape), mistake=POSITIONS_ALONE)
-    out = ctx.tensor(out, "the output", tuple(x.shape), tried=tried,
-                     hint="the output has the shape of x, (B, T, D): x plus the positions, broadcast over the batch")
+        ctx.fail("position.output_shape", shape=fmt_shape(x.shape), tried=tried, got=fmt_shape(out.shape),
+                 mistake=POSITIONS_ALONE)
+    out = ctx.tensor(out, say("position.output"), tuple(x.shape), tried=tried, hint=say("position.output_shape_hint"))
     if within(out, expected):
         return out
     if _dropout_like(out.detach(), expected):
-        ctx.fail("some outputs are 0 and the others are scaled up", tried=tried, mistake=POSITIONS_DROPOUT,
-                 got=f"{int(((out == 0) & (expected != 0)).sum())} of {out.numel()} values set to 0")
+        ctx.fail("position.dropout", zeroed=int(((out == 0) & (expected != 0)).sum()), total=out.numel(), tried=tried,
+                 mistake=POSITIONS_DROPOUT)
     root = math.sqrt(D)
     cands = [(POSITIONS_MULTIPLIED, x * positions), (SCALED_BY_SQRT_D, x * root + positions),
              (SCALED_BY_SQRT_D, x + positions * root), (SCALED_BY_SQRT_D, (x + positions) * root),
              (POSITIONS_ALONE, positions.expand_as(x)), (POSITIONS_REVERSED, x + positions.flip(0)), *extra_cands]
-    compare(ctx, out.detach(), expected, "the output", tried, cands, axes=X_AXES, fallback=fallback)
+    compare(ctx, out.detach(), expected, say("position.output"), tried, cands, axes=X_AXES, fallback=fallback)
     return out
 
 
@@ -459,7 +439,7 @@ def _adds_table_in_forward(ctx: Ctx, module: nn.Module, B: int, T: int, L: int, 
     """Does forward return x + the table's first T rows, though the module stores no table?"""
     x = ctx.randn(B, T, D).to(torch.get_default_dtype())  # the module is still in the default dtype
     try:
-        out = ctx.call(module, x, what=f"forward was called with x {fmt_shape(x.shape)}", names=("x",))
+        out = ctx.call(module, x, what=say("core.forward_called", tried=f"x {fmt_shape(x.shape)}"), names=("x",))
     except CheckFailure:
         return False
     table = ref.sinusoidal_position_encoding(L, D, dtype=F64)[:T]  # (T, D)
@@ -476,58 +456,43 @@ def _check_pe_buffer(ctx: Ctx, module: nn.Module, B: int, T: int, L: int, D: int
                    **{n: v for n, v in vars(module).items() if isinstance(v, torch.Tensor)}}
         near = [n for n, t in tensors.items() if "." not in n and t.numel() == L * D]
         if near:
-            ctx.fail(f"PositionalEncoding has no attribute pe (the table seems to be {near[0]})", tried=made,
-                     mistake="attribute_name", mistake_hint="the check reads the table by name: call it self.pe")
+            ctx.fail("positional_encoding.pe_near_miss", near=near[0], tried=made, mistake="attribute_name")
         if not tensors and _adds_table_in_forward(ctx, module, B, T, L, D):
-            ctx.fail("PositionalEncoding has no attribute pe", tried=made,
-                     expected="self.register_buffer('pe', table) in __init__",
-                     got=f"no tensor attribute at all, yet forward adds the right table to x {fmt_shape((B, T, D))}",
-                     mistake=PE_NOT_STORED)
-        ctx.fail("PositionalEncoding has no attribute pe", tried=made,
-                 expected="self.register_buffer('pe', table) in __init__",
-                 hint="create the table in __init__ and register it as the buffer pe")
+            ctx.fail("positional_encoding.no_pe", tried=made, mistake=PE_NOT_STORED,
+                     got=say("positional_encoding.adds_without_table", shape=fmt_shape((B, T, D))))
+        ctx.fail("positional_encoding.no_pe", tried=made)
     if not isinstance(pe, torch.Tensor):
-        ctx.fail(f"self.pe is a {type(pe).__name__}, not a tensor", tried=made,
-                 hint="self.register_buffer('pe', table) with table a tensor of shape (1, max_len, d_model)")
+        ctx.fail("positional_encoding.pe_not_a_tensor", kind=type(pe).__name__, tried=made)
     if "pe" in params:
-        ctx.fail("pe is a parameter", tried=made, expected="a buffer: in named_buffers(), not in parameters()",
-                 got=f"parameters(): {sorted(params)}", mistake=PE_PARAMETER)
+        ctx.fail("positional_encoding.pe_parameter", tried=made, got=f"parameters(): {sorted(params)}",
+                 mistake=PE_PARAMETER)
     if "pe" not in buffers:
-        ctx.fail("pe is not a registered buffer", tried=made, expected="'pe' in dict(module.named_buffers())",
-                 got=f"buffers: {sorted(buffers) or 'none'}; pe is a plain {type(pe).__name__} attribute",
+        ctx.fail("positional_encoding.pe_not_a_buffer", buffers=sorted(buffers) or say("position.none"),
+                 kind=type(pe).__name__, tried=made, expected="'pe' in dict(module.named_buffers())",  # code
                  mistake=PE_PLAIN_ATTRIBUTE)
     if params:
-        ctx.fail("PositionalEncoding has parameters", tried=made, expected="no parameters: the table is fixed",
-                 got=", ".join(f"{n} {fmt_shape(p.shape)}" for n, p in params.items()),
-                 hint="the sinusoidal table needs nothing trained: no nn.Parameter, nn.Embedding or nn.Linear here")
+        ctx.fail("positional_encoding.has_parameters", tried=made,
+                 got=", ".join(f"{n} {fmt_shape(p.shape)}" for n, p in params.items()))
     if "pe" not in module.state_dict():
-        ctx.fail("pe is not in state_dict()", tried=made, expected="state_dict() == {'pe': ...}",
-                 got=f"state_dict() keys: {sorted(module.state_dict()) or 'none'}", mistake=PE_NOT_PERSISTENT)
+        ctx.fail("positional_encoding.pe_not_persistent", keys=sorted(module.state_dict()) or say("position.none"),
+                 tried=made, expected="state_dict() == {'pe': ...}", mistake=PE_NOT_PERSISTENT)
     if tuple(pe.shape) != (1, L, D):
         shape = tuple(pe.shape)
-        ctx.fail("pe has the wrong shape", tried=made, expected=f"(1, max_len, d_model) = {fmt_shape((1, L, D))}",
+        ctx.fail("positional_encoding.pe_shape", tried=made, expected=f"(1, max_len, d_model) = {fmt_shape((1, L, D))}",
                  got=fmt_shape(pe.shape), mistake=PE_NO_BATCH_AXIS if shape == (L, D) else
-                 TABLE_TRANSPOSED if shape in ((1, D, L), (D, L)) else None,
-                 hint="table[None] has shape (1, max_len, d_model); the arguments are PositionalEncoding(d_model, "
-                      "max_len), in that order")
+                 TABLE_TRANSPOSED if shape in ((1, D, L), (D, L)) else None)
     default = torch.get_default_dtype()
     if pe.dtype != default:
-        ctx.fail(f"pe has dtype {pe.dtype}", tried=made,
-                 expected=f"{default}, torch's default float dtype (the dtype of the embeddings it is added to)",
-                 got=str(pe.dtype), mistake=TABLE_DTYPE,
-                 mistake_hint="an integer table truncates every sin and cos: build it with torch.zeros(max_len, "
-                              "d_model) and float positions (torch.arange(max_len).float())"
-                 if not pe.dtype.is_floating_point else
-                 f"x + pe takes the wider dtype of the two: a {pe.dtype} buffer turns the model's {default} "
-                 f"embeddings into {pe.dtype}. Build the table in the default dtype (torch.zeros(max_len, d_model), "
-                 "no dtype=torch.float64, no numpy float64 array), or convert it with .to(torch.get_default_dtype()) "
-                 "before register_buffer")
+        ctx.fail("positional_encoding.pe_dtype", dtype=pe.dtype, default=default, tried=made, got=str(pe.dtype),
+                 mistake=TABLE_DTYPE,
+                 mistake_hint=say("positional_encoding.integer_table") if not pe.dtype.is_floating_point else
+                 say("positional_encoding.wide_table", dtype=pe.dtype, default=default))
     table = ref.sinusoidal_position_encoding(L, D, dtype=F64)[None]  # (1, L, D)
     got = pe.detach().double()
     if not within(got, table, TABLE_ATOL):
-        _fail_values(ctx, got, table, "the buffer pe (the table of your exercise 1)", made,
-                     diagnose(got[0], _table_candidates(L, D), TABLE_ATOL), None, TABLE_ATOL, X_AXES,
-                     fallback="fill pe with the table of exercise 1: sinusoidal_position_encoding(max_len, d_model)[None]")
+        _fail_values(ctx, got, table, say("positional_encoding.pe_what"), made,
+                     diagnose(got[0], _table_candidates(L, D), TABLE_ATOL), TABLE_ATOL, X_AXES,
+                     fallback=say("positional_encoding.pe_fallback"))
 
 
 def _dtype_follows_x(ctx: Ctx, module: nn.Module, B: int, T: int, D: int, made: str) -> None:
@@ -535,9 +500,9 @@ def _dtype_follows_x(ctx: Ctx, module: nn.Module, B: int, T: int, D: int, made: 
     x: nothing in forward may turn it into float64."""
     module.float()
     x = ctx.randn(B, T, D).float()
-    tried = f"{made}.float(), x {fmt_shape(x.shape)} float32, seed {ctx.seed}"
-    out = ctx.call(module, x, what=f"forward was called with {tried}", names=("x",))
-    ctx.tensor(out, "the output", tuple(x.shape), dtype=torch.float32, tried=tried)
+    tried = say("position.float32_tried", made=made, shape=fmt_shape(x.shape), seed=ctx.seed)
+    out = ctx.call(module, x, what=say("core.forward_called", tried=tried), names=("x",))
+    ctx.tensor(out, say("position.output"), tuple(x.shape), dtype=torch.float32, tried=tried)
 
 
 @check
@@ -546,31 +511,28 @@ def check_positional_encoding(ctx: Ctx, PositionalEncoding) -> str:
     table in torch's default dtype (not a parameter, in state_dict(), moved by .double()), no parameters, and
     ``forward(x (B, T, D)) = x + pe[:, :T]`` for T = max_len and T < max_len, with B != T, in float64; gradients
     reach x; after ``.float()``, a float32 x gives a float32 output."""
-    ctx.hints = PE_HINTS
+    ctx.hints = hints("positional_encoding.hints")
     cls = ctx.module_class(PositionalEncoding, "PositionalEncoding")
     B, T, L, D = _module_sizes(ctx.seed)
     made = f"PositionalEncoding(d_model={D}, max_len={L})"
-    module = ctx.call(cls, D, L, what=f"{made} was created")
+    module = ctx.call(cls, D, L, what=say("position.created", made=made))
     if not isinstance(module, nn.Module):
-        ctx.fail(f"{made} did not return an nn.Module", got=type(module).__name__)
+        ctx.fail("core.not_a_module", what=made, got=type(module).__name__)
     _check_pe_buffer(ctx, module, B, T, L, D, made)
     module = module.double()
     if module.pe.dtype != F64:
-        ctx.fail("pe did not follow .double()", tried=f"{made}.double()", expected="torch.float64",
+        ctx.fail("positional_encoding.pe_not_moved", tried=f"{made}.double()", expected="torch.float64",
                  got=str(module.pe.dtype), mistake=PE_PLAIN_ATTRIBUTE)
     table = ref.sinusoidal_position_encoding(L, D, dtype=F64)  # (L, D)
     for t, label in ((T, "T < max_len"), (L, "T = max_len")):
         x = ctx.randn(B, t, D)
-        tried = f"{made}.double(), x {fmt_shape(x.shape)} ({label}), float64, seed {ctx.seed}"
-        res = _forward(ctx, module, x, f"forward was called with {tried}", L)
+        tried = say("positional_encoding.tried", made=made, shape=fmt_shape(x.shape), label=label, seed=ctx.seed)
+        res = _forward(ctx, module, x, say("core.forward_called", tried=tried), L)
         pos = table[:t]  # (T, D)
-        _check_output(ctx, res, x, x + pos, pos, tried,
-                      fallback="forward returns x + self.pe[:, :T]: print the shapes of x, self.pe and self.pe[:, :T] "
-                               "in a cell of its own")
-    ctx.differentiable(module, x, what=f"forward was called with {tried}", names=("x",))
+        _check_output(ctx, res, x, x + pos, pos, tried, fallback=say("positional_encoding.fallback"))
+    ctx.differentiable(module, x, what=say("core.forward_called", tried=tried), names=("x",))
     _dtype_follows_x(ctx, module, B, T, D, made)
-    return (f"pe is a persistent buffer {fmt_shape((1, L, D))} (in state_dict, not a parameter) in the default "
-            "dtype; forward adds pe[:, :T] for T = max_len and T < max_len, with B != T; float32 in, float32 out")
+    return say("positional_encoding.passed", shape=fmt_shape((1, L, D)))
 
 
 @check
@@ -579,56 +541,53 @@ def check_learned_positional_embedding(ctx: Ctx, LearnedPositionalEmbedding) -> 
     max_len * D parameters, ``forward(x) = x + emb(arange(T))`` with the reference's (random) weights copied
     in, for T = max_len and T < max_len, gradients reaching exactly the first T rows of emb.weight (each of
     them), and, after ``.float()``, a float32 output for a float32 x."""
-    ctx.hints = LEARNED_HINTS
+    ctx.hints = hints("learned_positional_embedding.hints")
     cls = ctx.module_class(LearnedPositionalEmbedding, "LearnedPositionalEmbedding")
     B, T, L, D = _module_sizes(ctx.seed)
     made = f"LearnedPositionalEmbedding(d_model={D}, max_len={L})"
-    module = ctx.build(cls, D, L, what=f"{made} was created")
+    module = ctx.build(cls, D, L, what=say("position.created", made=made))
     if getattr(module, "emb", None) is None:
         others = [n for n, m in module.named_children() if isinstance(m, nn.Embedding)]
         if len(others) == 1:
-            ctx.fail(f"{type(module).__name__} has no attribute emb (the embedding seems to be {others[0]})",
-                     tried=made, mistake="attribute_name",
-                     mistake_hint=f"the check copies the weights by name: call the embedding self.emb, not "
-                                  f"self.{others[0]}")
+            ctx.fail("learned_positional_embedding.emb_near_miss", cls=type(module).__name__, near=others[0],
+                     tried=made, mistake="attribute_name")
     emb = ctx.attribute(module, "emb", f"nn.Embedding({L}, {D})")
     if isinstance(emb, torch.Tensor):
-        ctx.fail(f"emb is a {type(emb).__name__} {fmt_shape(emb.shape)}, not an nn.Embedding", tried=made,
-                 expected=f"nn.Embedding({L}, {D})", mistake=EMB_RAW_PARAMETER)
+        ctx.fail("learned_positional_embedding.emb_tensor", kind=type(emb).__name__, shape=fmt_shape(emb.shape),
+                 tried=made, expected=f"nn.Embedding({L}, {D})", mistake=EMB_RAW_PARAMETER)
     if not isinstance(emb, nn.Embedding):
-        ctx.fail(f"emb is a {type(emb).__name__}, not an nn.Embedding", tried=made, expected=f"nn.Embedding({L}, {D})",
-                 hint=f"self.emb = nn.Embedding(max_len, d_model): one trainable row of d_model numbers per position")
+        ctx.fail("learned_positional_embedding.emb_not_an_embedding", kind=type(emb).__name__, tried=made,
+                 expected=f"nn.Embedding({L}, {D})")
     sizes = (emb.num_embeddings, emb.embedding_dim)
     if sizes != (L, D):
-        ctx.fail("emb has the wrong size", tried=made, expected=f"nn.Embedding(max_len, d_model) = nn.Embedding({L}, {D})",
+        ctx.fail("learned_positional_embedding.emb_size", tried=made,
+                 expected=f"nn.Embedding(max_len, d_model) = nn.Embedding({L}, {D})",
                  got=f"nn.Embedding({sizes[0]}, {sizes[1]})", mistake=EMBEDDING_SWAPPED if sizes == (D, L) else None,
-                 hint="one row per position, max_len rows for positions 0 ... max_len - 1 (no extra row: nothing is "
-                      "padded here): nn.Embedding(max_len, d_model)" if sizes == (L + 1, D) else
-                      "the arguments are LearnedPositionalEmbedding(d_model, max_len), in that order, and the "
-                      "embedding has one row per position: nn.Embedding(max_len, d_model)")
-    n = sum(p.numel() for p in module.parameters())
+                 hint=say("learned_positional_embedding.extra_row_hint") if sizes == (L + 1, D) else
+                 say("learned_positional_embedding.emb_size_hint"))
+    n = count_params(module)
     if n != L * D:
         extra = [f"{name} {fmt_shape(p.shape)}" for name, p in module.named_parameters() if name != "emb.weight"]
-        ctx.fail("wrong number of parameters", tried=made, expected=f"max_len * d_model = {L * D}, all in emb.weight",
-                 got=f"{n}" + (f"; besides emb.weight: {', '.join(extra)}" if extra else ""),
-                 hint="the module holds exactly self.emb = nn.Embedding(max_len, d_model); no other parameters")
+        ctx.fail("learned_positional_embedding.param_count", expected_n=L * D, tried=made,
+                 got=say("learned_positional_embedding.params_besides", n=n, extra=", ".join(extra)) if extra
+                 else str(n))
     reference = ref.LearnedPositionalEmbedding(D, L).double()
+    randomise(ctx, reference, scale=0.5)  # random, non-zero rows
     with torch.no_grad():
-        reference.emb.weight.copy_(ctx.randn(L, D) * 0.5)  # random, non-zero rows
         emb.weight.copy_(reference.emb.weight)
     weights = reference.emb.weight.detach()  # (L, D)
     outs = {}
     for t, label in ((T, "T < max_len"), (L, "T = max_len")):
         x = ctx.randn(B, t, D)
-        tried = f"{made}.double(), emb.weight set to random values, x {fmt_shape(x.shape)} ({label}), float64, seed {ctx.seed}"
-        res = _forward(ctx, module, x, f"forward was called with {tried}", L)
+        tried = say("learned_positional_embedding.tried", made=made, shape=fmt_shape(x.shape), label=label,
+                    seed=ctx.seed)
+        res = _forward(ctx, module, x, say("core.forward_called", tried=tried), L)
         pos = weights[:t]  # (T, D)
         with torch.no_grad():
             expected = reference(x)  # (B, T, D)
         extra = [(POSITIONS_FROM_ONE, x + weights[1:t + 1])] if t < L else []
         outs[t] = (_check_output(ctx, res, x, expected, pos, tried, extra,
-                                 fallback="forward returns x + self.emb(torch.arange(T)): row t of emb.weight is "
-                                          "added to the token at position t"), tried)
+                                 fallback=say("learned_positional_embedding.fallback")), tried)
     for t in (T, L):  # gradients from a sequence shorter than max_len, then from one of length max_len
         out, tried = outs[t]
         module.zero_grad(set_to_none=True)
@@ -636,35 +595,40 @@ def check_learned_positional_embedding(ctx: Ctx, LearnedPositionalEmbedding) -> 
             out.sum().backward()
         grad = emb.weight.grad
         if grad is None or not bool((grad[:t] != 0).any()):
-            ctx.fail("no gradient reaches emb.weight", tried=tried, mistake="no_gradient",
-                     mistake_hint="compute the positions with self.emb(...) (or self.emb.weight[:T]), without "
-                                  ".detach(), .data or torch.no_grad()")
+            ctx.fail("learned_positional_embedding.no_gradient", tried=tried, mistake="no_gradient")
         missing = [r for r in range(t) if not bool((grad[r] != 0).any())]  # rows used but never trained
         if missing:
-            pad = emb.padding_idx
-            named = len(missing) == 1 and pad is not None and pad % L == missing[0]
-            ctx.fail(f"row {missing[0]} of emb.weight (position {missing[0]}) gets no gradient" if len(missing) == 1
-                     else f"rows {missing} of emb.weight get no gradient", tried=tried,
-                     expected=f"a gradient in each of rows 0 ... {t - 1}: every position of the sequence is trained",
-                     got=f"zero gradient in {len(missing)} of {t} rows"
-                         + (f"; emb.padding_idx = {pad}" if pad is not None else ""),
-                     mistake=PADDING_IDX if named else None,
-                     hint="a row without gradient is a position that never learns: look for .detach(), .data, or a "
-                          "row set to a constant in forward")
+            _fail_rows_without_gradient(ctx, missing, t, L, emb.padding_idx, tried)
         if bool((grad[t:] != 0).any()):
-            ctx.fail(f"rows {t} and after of emb.weight got a gradient from a sequence of length {t}", tried=tried,
-                     hint="only the first T positions take part: rows T ... max_len - 1 must not be used")
+            ctx.fail("learned_positional_embedding.rows_after_used", t=t, tried=tried)
     _dtype_follows_x(ctx, module, B, T, D, made)
-    return (f"nn.Embedding({L}, {D}), {L * D} parameters; forward adds emb(arange(T)) for T = max_len and T < max_len; "
-            "gradients reach exactly the first T rows; float32 in, float32 out")
+    return say("learned_positional_embedding.passed", L=L, D=D, n=L * D)
+
+
+def _fail_rows_without_gradient(ctx: Ctx, missing: list[int], t: int, L: int, pad: int | None, tried: str) -> None:
+    """Rows ``missing`` of emb.weight, among the first ``t`` a sequence of length ``t`` uses, got no gradient (an
+    emb.padding_idx ``pad`` explains one such row)."""
+    named = len(missing) == 1 and pad is not None and pad % L == missing[0]
+    common = dict(tried=tried, expected=say("learned_positional_embedding.every_row_trained", last=t - 1),
+                 got=say("learned_positional_embedding.zero_rows", n=len(missing), t=t,
+                         padding=f"; emb.padding_idx = {pad}" if pad is not None else ""),
+                 mistake=PADDING_IDX if named else None, hint=say("learned_positional_embedding.untrained_row_hint"))
+    if len(missing) == 1:
+        ctx.fail("learned_positional_embedding.row_without_gradient", row=missing[0], **common)
+    ctx.fail("learned_positional_embedding.rows_without_gradient", rows=missing, **common)
 
 
 # --------------------------------------------------------------------------- RoPE (bonus)
 
+def _rope_angles(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """The reference's angles (T, d/2): position m x frequency theta_i, in the dtype of ``x`` (..., T, d)."""
+    return positions.to(x.dtype)[:, None] * _expected_frequencies(x.size(-1)).to(x.dtype)
+
+
 def _rope_rotate_half(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
     """GPT-NeoX / LLaMA layout: pairs (i, i + d/2)."""
     d = x.size(-1)
-    angles = positions.to(x.dtype)[:, None] * _expected_frequencies(d).to(x.dtype)  # (T, d/2)
+    angles = _rope_angles(x, positions)  # (T, d/2)
     cos, sin = torch.cos(angles).repeat(1, 2), torch.sin(angles).repeat(1, 2)  # (T, d)
     x1, x2 = x[..., : d // 2], x[..., d // 2:]
     return x * cos + torch.cat((-x2, x1), dim=-1) * sin
@@ -673,8 +637,7 @@ def _rope_rotate_half(x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
 def _rope_slips(x: torch.Tensor, positions: torch.Tensor):
     """The reference's own rotation (its angles, its pairs), with one slip in how the two lines are written or put
     back: each a (mistake, output) candidate."""
-    d = x.size(-1)
-    angles = positions.to(x.dtype)[:, None] * _expected_frequencies(d).to(x.dtype)  # (T, d/2)
+    angles = _rope_angles(x, positions)  # (T, d/2)
     c, s = torch.cos(angles), torch.sin(angles)  # (T, d/2) each
     e, o = x[..., 0::2], x[..., 1::2]  # (..., T, d/2) each
     even, odd = e * c - o * s, e * s + o * c  # the right rotated halves
@@ -706,7 +669,7 @@ def _rope_reading(ctx: Ctx, fn, shape) -> torch.Tensor | None:
     *lead, T, d = shape
     u = torch.tensor([1.0, 0.0], dtype=F64).repeat(d // 2).expand(*lead, T, d).contiguous()
     try:
-        out = ctx.call(fn, u, what=f"called with x {fmt_shape(shape)}, (1, 0, 1, 0, ...) at every position")
+        out = ctx.call(fn, u, what=say("core.called_with", tried=say("apply_rope.unit_tried", shape=fmt_shape(shape))))
     except CheckFailure:  # the check already failed and says why
         return None
     if not (isinstance(out, torch.Tensor) and tuple(out.shape) == tuple(shape) and out.dtype.is_floating_point):
@@ -721,9 +684,8 @@ def _rope_reading(ctx: Ctx, fn, shape) -> torch.Tensor | None:
 
 def _rope_named_sizes(shape) -> dict[str, int]:
     """The sizes of x other than d_k, by name: what a learner's code may have used in place of d_k."""
-    names = ["the batch size B = x.shape[0]"] + (["the number of heads H = x.shape[1]"] if len(shape) == 4 else [])
-    return {**{name: int(shape[k]) for k, name in enumerate(names)},
-            "the sequence length T = x.shape[-2]": int(shape[-2])}
+    names = [say("apply_rope.size.batch")] + ([say("apply_rope.size.heads")] if len(shape) == 4 else [])
+    return {**{name: int(shape[k]) for k, name in enumerate(names)}, say("apply_rope.size.length"): int(shape[-2])}
 
 
 def _rope_frequency_probe(ctx: Ctx, fn, shape) -> tuple[str | None, str | None]:
@@ -734,7 +696,7 @@ def _rope_frequency_probe(ctx: Ctx, fn, shape) -> tuple[str | None, str | None]:
     if w is None or within(w, _expected_frequencies(d), 1e-6):
         return None, None
     if within(w, torch.zeros_like(w), 1e-9):
-        return None, "x comes back unrotated at every position"
+        return None, say("apply_rope.unrotated")
     B, H, T, _ = shape
     other = (B + 3, H + 3, T + 2, d + 4)  # all sizes different from each other and from the first reading's
 
@@ -748,7 +710,7 @@ def _rope_frequency_probe(ctx: Ctx, fn, shape) -> tuple[str | None, str | None]:
 def _explain_rope_crash(ctx: Ctx, fn, exc: CheckFailure, shape) -> None:
     """The learner's code raised on x of ``shape`` (..., T, d_k), for no reason named yet. If it runs when
     T = d_k/2 and then turns pair i at position t by i * theta_t, the angles were built as (d_k/2, T): name it."""
-    if exc.mistake is not None or not exc.problem.startswith("your code raised"):
+    if exc.mistake is not None or exc.message_id != "core.raised":
         return
     *lead, T, d = shape
     h = d // 2
@@ -756,7 +718,7 @@ def _explain_rope_crash(ctx: Ctx, fn, exc: CheckFailure, shape) -> None:
         return
     x = ctx.randn(*lead, h, d)  # (..., d_k/2, d_k): T = d_k/2, where a (d_k/2, T) angle table has the right shape
     try:
-        out = ctx.call(fn, x, what=f"called with x {fmt_shape(x.shape)}")
+        out = ctx.call(fn, x, what=say("core.called_with", tried=f"x {fmt_shape(x.shape)}"))
     except CheckFailure:
         return
     theta = _expected_frequencies(d)  # (d/2,)
@@ -765,8 +727,8 @@ def _explain_rope_crash(ctx: Ctx, fn, exc: CheckFailure, shape) -> None:
     e, o = x[..., 0::2], x[..., 1::2]
     transposed = torch.stack((e * c - o * s, e * s + o * c), dim=-1).flatten(-2)
     if isinstance(out, torch.Tensor) and close(out.detach().double(), transposed):
-        ctx.fail(exc.problem, tried=exc.tried, got=f"{exc.got}; with x {fmt_shape(x.shape)} (T = d_k/2 = {h}) it runs",
-                 mistake=ROPE_ANGLES_TRANSPOSED)
+        _name_mistake(ctx, exc, ROPE_ANGLES_TRANSPOSED,
+                      got=say("apply_rope.runs_when_square", error=exc.got, shape=fmt_shape(x.shape), half=h))
 
 
 @check
@@ -774,71 +736,61 @@ def check_apply_rope(ctx: Ctx, apply_rope) -> str:
     """Check ``apply_rope(x (..., T, d_k), positions=None)``: position 0 unchanged, norms preserved, scores
     between rotated queries and keys depend only on the offset m - n, values equal the reference on 4-D
     and 3-D inputs and with explicit positions; differentiable, float32 in -> float32 out."""
-    ctx.hints = ROPE_HINTS
+    ctx.hints = hints("apply_rope.hints")
     fn = ctx.function(apply_rope, "apply_rope")
     B, H, T, d = _rope_sizes(ctx.seed)
     axes = ROPE_AXES[4]
     x = ctx.randn(B, H, T, d)
-    tried = f"x {fmt_shape(x.shape)} (B, H, T, d_k), positions=None, float64, seed {ctx.seed}"
+    tried = say("apply_rope.tried", shape=fmt_shape(x.shape), seed=ctx.seed)
     try:
-        out = ctx.call(fn, x, what=f"called with {tried}", names=("x",))
+        out = ctx.call(fn, x, what=say("core.called_with", tried=tried), names=("x",))
     except CheckFailure as exc:
         _explain_rope_crash(ctx, fn, exc, tuple(x.shape))
         raise
-    out = ctx.tensor(out, "the result", tuple(x.shape), tried=tried, hint="a rotation keeps the shape of x")
+    out = ctx.tensor(out, say("apply_rope.result"), tuple(x.shape), tried=tried, hint=say("apply_rope.shape_hint"))
     arange = torch.arange(T)
     cands = _rope_candidates(x, arange)
     if not within(out[..., 0, :], x[..., 0, :]):
         i = max_abs_diff(out[..., 0, :], x[..., 0, :])[1]
-        ctx.fail("position 0 changed", tried=tried,
-                 expected="out[..., 0, :] == x[..., 0, :]: the angle at position 0 is 0, a rotation by 0 changes nothing",
-                 got=f"{float(out[(*i[:-1], 0, i[-1])]):.4f} instead of {float(x[(*i[:-1], 0, i[-1])]):.4f} at "
-                     f"{where([*i[:-1], 0, i[-1]], axes)}", mistake=diagnose(out, cands),
-                 hint="rotate each pair by the angle m theta_i: cos(0) = 1 and sin(0) = 0 leave position 0 as it is")
+        at = (*i[:-1], 0, i[-1])
+        ctx.fail("apply_rope.position_0_changed", value=float(out[at]), original=float(x[at]), at=where(at, axes),
+                 tried=tried, mistake=diagnose(out, cands))
     norms, x_norms = out.norm(dim=-1), x.norm(dim=-1)
     if not within(norms, x_norms):
         i = max_abs_diff(norms, x_norms)[1]
-        ctx.fail("the rotation changed the length of a vector", tried=tried,
-                 expected=f"|out[..., t, :]| == |x[..., t, :]| (a rotation keeps lengths); {float(x_norms[tuple(i)]):.4f} "
-                          f"at {where(i, axes[:-1])}",
-                 got=f"{float(norms[tuple(i)]):.4f}", mistake=diagnose(out, cands),
-                 hint="both entries of a pair must turn by the same angle: out_2i = x_2i cos - x_2i+1 sin, "
-                      "out_2i+1 = x_2i sin + x_2i+1 cos, with one cos and one sin per pair")
+        ctx.fail("apply_rope.length_changed", length=float(x_norms[tuple(i)]), at=where(i, axes[:-1]), tried=tried,
+                 got=f"{float(norms[tuple(i)]):.4f}", mistake=diagnose(out, cands))
     # the same query and key at every position: the score between positions m and n may depend only on m - n
     q0, k0 = ctx.randn(d), ctx.randn(d)
     q, k = q0.expand(1, T, d).contiguous(), k0.expand(1, T, d).contiguous()
-    rel_tried = f"q and k {fmt_shape(q.shape)}: the same vector at every position, seed {ctx.seed}"
-    rq = ctx.tensor(ctx.call(fn, q, what=f"called with {rel_tried}", names=("x",), mistake_if_raises=HARD_CODED_AXES),
-                    "the result", tuple(q.shape), tried=rel_tried)
-    rk = ctx.tensor(ctx.call(fn, k, what=f"called with {rel_tried}", names=("x",)), "the result", tuple(k.shape),
+    rel_tried = say("apply_rope.relative_tried", shape=fmt_shape(q.shape), seed=ctx.seed)
+    rel_what = say("core.called_with", tried=rel_tried)
+    rq = ctx.tensor(ctx.call(fn, q, what=rel_what, names=("x",), mistake_if_raises=HARD_CODED_AXES),
+                    say("apply_rope.result"), tuple(q.shape), tried=rel_tried)
+    rk = ctx.tensor(ctx.call(fn, k, what=rel_what, names=("x",)), say("apply_rope.result"), tuple(k.shape),
                     tried=rel_tried)
     scores = (rq @ rk.transpose(-2, -1))[0]  # (T, T): score[m, n] = <rope(q, m), rope(k, n)>
     if not within(scores[1:, 1:], scores[:-1, :-1]):
         m, n = max_abs_diff(scores[1:, 1:], scores[:-1, :-1])[1]
-        ctx.fail("the scores between rotated queries and keys depend on more than the offset m - n", tried=rel_tried,
-                 expected=f"<rope(q, {m + 1}), rope(k, {n + 1})> == <rope(q, {m}), rope(k, {n})> (same offset {m - n})",
-                 got=f"{float(scores[m + 1, n + 1]):.4f} and {float(scores[m, n]):.4f}",
-                 mistake=diagnose(out, cands),
-                 hint="the angle must be position x theta_i, proportional to the position, the same theta_i for "
-                      "queries and keys")
+        ctx.fail("apply_rope.not_relative", m=m, n=n, next_m=m + 1, next_n=n + 1, offset=m - n,
+                 next_score=float(scores[m + 1, n + 1]), score=float(scores[m, n]), tried=rel_tried,
+                 mistake=diagnose(out, cands))
     if not within(out, ref.apply_rope(x)):
         mistake = diagnose(out, cands)
         note = None
         if mistake is None:
             mistake, note = _rope_frequency_probe(ctx, fn, tuple(x.shape))
-        _fail_values(ctx, out, ref.apply_rope(x), "the rotated x", tried, mistake, note, 1e-6, axes,
-                     fallback="out_2i = x_2i cos(m theta_i) - x_2i+1 sin(m theta_i), out_2i+1 = x_2i sin(m theta_i) + "
-                              "x_2i+1 cos(m theta_i), theta_i = 10000^(-2i/d_k), m the position")
+        _fail_values(ctx, out, ref.apply_rope(x), say("apply_rope.what"), tried, mistake, 1e-6, axes,
+                     fallback=say("apply_rope.fallback"), note=note)
     # explicit positions, and a 3-D input
     positions = torch.randperm(3 * T, generator=ctx.gen)[:T]  # (T,) distinct positions, in any order
     x3 = ctx.randn(B, T, d)
-    tried = f"x {fmt_shape(x3.shape)} (B, T, d_k), positions={positions.tolist()}, float64, seed {ctx.seed}"
-    got = ctx.call(fn, x3, positions, what=f"called with {tried}", names=("x", "positions"))
-    got = ctx.tensor(got, "the result", tuple(x3.shape), tried=tried)
-    compare(ctx, got, ref.apply_rope(x3, positions), "the rotated x", tried, _rope_candidates(x3, positions),
-            axes=ROPE_AXES[3], fallback="the token at index t is at position positions[t]: its angle is "
-                                        "positions[t] * theta_i")
-    ctx.differentiable(fn, x3, positions, what=f"called with {tried}", names=("x", "positions"))
-    ctx.dtype_follows(fn, x3, positions, what=f"called with {tried}", names=("x", "positions"))
-    return ("position 0 unchanged, norms preserved, scores depend only on m - n; equal to the reference on "
-            "(B, H, T, d_k) and (B, T, d_k), with and without positions")
+    tried = say("apply_rope.tried_3d", shape=fmt_shape(x3.shape), positions=positions.tolist(), seed=ctx.seed)
+    what = say("core.called_with", tried=tried)
+    got = ctx.call(fn, x3, positions, what=what, names=("x", "positions"))
+    got = ctx.tensor(got, say("apply_rope.result"), tuple(x3.shape), tried=tried)
+    compare(ctx, got, ref.apply_rope(x3, positions), say("apply_rope.what"), tried, _rope_candidates(x3, positions),
+            axes=ROPE_AXES[3], fallback=say("apply_rope.positions_fallback"))
+    ctx.differentiable(fn, x3, positions, what=what, names=("x", "positions"))
+    ctx.dtype_follows(fn, x3, positions, what=what, names=("x", "positions"))
+    return say("apply_rope.passed")
