@@ -15,7 +15,7 @@ import torch
 
 from tinylm_checks import MISTAKE_HINTS, MISTAKES, CheckFailure
 
-from mutants import ROWS
+from mutants import MULTI, ROWS
 
 # the scores_dot_T mutant triggers PyTorch's deprecation warning for x.T on a 3-D tensor
 pytestmark = pytest.mark.filterwarnings("ignore:The use of `x.T`:UserWarning")
@@ -121,3 +121,18 @@ def test_diagnosis_does_not_depend_on_the_seed(check, mutant, mistake, phrase, s
     """Other seeds give other sizes; the named mistake must not change."""
     exc = run_check(check, mutant, seed=seed)
     assert exc.mistake == mistake, f"seed {seed}: mistake {exc.mistake!r}, expected {mistake!r}\n{exc}"
+
+
+@pytest.mark.parametrize("check, mutant, mistakes", [pytest.param(*row, id=f"{row[0].__name__}-{row[1].__name__}")
+                                                      for row in MULTI])
+def test_independent_slips_are_named_in_one_report(check, mutant, mistakes):
+    """A first attempt with several slips that cannot hide one another gets them all in one message: the first as
+    usual, each other one under "and also:" with its likely mistake and its own hint."""
+    exc = run_check(check, mutant)
+    msg = str(exc)
+    assert exc.mistakes == mistakes, msg
+    assert msg.splitlines()[0] == f"{check.__name__} failed: {exc.problem}"
+    for other in exc.also:
+        block = msg.split(f"  and also: {other.problem}\n", 1)[1].split("  and also: ")[0]
+        assert f"    likely mistake: {MISTAKES[other.mistake]}\n    hint:     {other.hint}" in block, msg
+        assert other.hint_for == other.mistake and other.hint

@@ -12,6 +12,7 @@ import contextlib
 import functools
 import inspect
 import random
+import types
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -52,10 +53,10 @@ class CheckFailure(AssertionError):
     def mistakes(self) -> list[str]:
         return [m for m in [self.mistake, *(a.mistake for a in self.also)] if m is not None]
 
-    def _lines(self, indent: str) -> list[str]:
+    def _lines(self, indent: str, tried_shown: str | None = None) -> list[str]:
         lines = []
         for label, value in (("tried", self.tried), ("expected", self.expected), ("got", self.got)):
-            if value:
+            if value and not (label == "tried" and value == tried_shown):
                 lines.append(f"{indent}{say('core.label.' + label) + ':':<9} {value}")
         if self.mistake:
             lines.append(f"{indent}{say('core.label.mistake')}: {MISTAKES.get(self.mistake, self.mistake)}")
@@ -65,8 +66,8 @@ class CheckFailure(AssertionError):
 
     def _text(self) -> str:
         lines = [say("core.headline", check=self.check, problem=self.problem), *self._lines("  ")]
-        for other in self.also:
-            lines += [f"  {say('core.label.also')}: {other.problem}", *other._lines("    ")]
+        for other in self.also:  # a tried: line the first failure showed already is not repeated
+            lines += [f"  {say('core.label.also')}: {other.problem}", *other._lines("    ", self.tried)]
         return "\n".join(lines)
 
     def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
@@ -101,6 +102,27 @@ def reference(name: str) -> _Reference:
 
 
 # --------------------------------------------------------------------------- running a check
+
+class Slips:
+    """The independent failures one check run found so far (:meth:`Ctx.slips`)."""
+
+    def __init__(self, ctx: "Ctx"):
+        self.ctx, self.found = ctx, []
+
+    def __call__(self, message_id: str, **kw) -> None:
+        self.found.append(self.ctx.failure(message_id, **kw))
+
+    @contextlib.contextmanager
+    def caught(self):
+        """Keep the CheckFailure the block raises (the block stops there; the check goes on after it). ``with
+        slip.caught() as block:`` then ``block.failed`` says whether it did."""
+        block = types.SimpleNamespace(failed=False)
+        try:
+            yield block
+        except CheckFailure as e:
+            block.failed = True
+            self.found.append(e)
+
 
 @dataclass
 class Ctx:
@@ -152,17 +174,34 @@ class Ctx:
         """Raise :meth:`failure` (``message_id`` and the same keywords)."""
         raise self.failure(message_id, **kw) from None
 
+    def renamed(self, failure: CheckFailure, *, mistake: str | None = None, hint: str | None = None,
+                mistake_hint: str | None = None, **parts) -> CheckFailure:
+        """``failure`` (already worded) with another diagnosis: naming ``mistake`` (with ``mistake_hint``, else this
+        exercise's wording, else the mistake's own hint), or with ``hint`` for no named mistake; ``parts`` replace
+        its tried/expected/got."""
+        if mistake is not None:
+            hint = mistake_hint or self.hints.get(mistake) or MISTAKE_HINTS[mistake]
+        kept = {k: getattr(failure, k) for k in ("tried", "expected", "got")}
+        return CheckFailure(self.name, failure.problem, **{**kept, **parts}, mistake=mistake, hint=hint,
+                            hint_for=mistake, message_id=failure.message_id)
+
     @contextlib.contextmanager
     def slips(self):
-        """Collect independent failures and report them together: ``with ctx.slips() as slip: ... slip(id,
-        ...)`` takes :meth:`failure`'s arguments; leaving the block raises the first failure, carrying the others
-        in ``also``. For mistakes that cannot hide one another (a mode not restored, grad mode on, a wrong
-        average): a learner then fixes them in one round, not one round each."""
-        found: list[CheckFailure] = []
-        yield lambda message_id, **kw: found.append(self.failure(message_id, **kw))
-        if found:
-            first = found[0]
-            first.also = found[1:]
+        """Collect independent failures and report them together: inside ``with ctx.slips() as slip:``,
+        ``slip(id, ...)`` takes :meth:`failure`'s arguments, and ``with slip.caught():`` keeps the failure a block
+        of checking code raises; leaving the block (or a failure raised in it) raises the first failure, carrying
+        the others in ``also``.
+        For mistakes that cannot hide one another (a mode not restored, grad mode on, a wrong average): a learner
+        then fixes them in one round, not one round each. Checks whose first mistake hides the others stay one
+        at a time."""
+        slips = Slips(self)
+        try:
+            yield slips
+        except CheckFailure as e:  # a failure the block did not expect to go on after: the last one found
+            slips.found.append(e)
+        if slips.found:
+            first = slips.found[0]
+            first.also = slips.found[1:]
             first.args = (first._text(),)
             raise first from None
 

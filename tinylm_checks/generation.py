@@ -172,15 +172,17 @@ def _run(ctx: Ctx, generate, model, idx, n: int, what: str, **kwargs):
     return out, tried
 
 
-def _modes(ctx: Ctx, model, tried: str, was_training: bool) -> None:
+def _modes(ctx: Ctx, model, tried: str, was_training: bool, slip) -> None:
+    """The model ran in eval mode, without autograd, and was left in the mode it was in: three independent slips,
+    each given to ``slip`` (of :meth:`Ctx.slips`). A model never called fails at once."""
     if not model.calls:
         ctx.fail("generate.model_not_called", tried=tried)
     if any(c["training"] for c in model.calls):
-        ctx.fail("generate.train_mode", tried=say("generate.tried.training_mode", tried=tried), mistake=TRAIN_MODE)
+        slip("generate.train_mode", tried=say("generate.tried.training_mode", tried=tried), mistake=TRAIN_MODE)
     if any(c["grad"] for c in model.calls):
-        ctx.fail("generate.grad_on", tried=say("generate.tried.autograd_on", tried=tried), mistake=GRAD_ON)
+        slip("generate.grad_on", tried=say("generate.tried.autograd_on", tried=tried), mistake=GRAD_ON)
     if model.training != was_training:
-        ctx.fail("generate.mode_changed", was_training=was_training,
+        slip("generate.mode_changed", was_training=was_training,
                  tried=say("generate.tried.training_mode" if was_training else "generate.tried.eval_mode", tried=tried),
                  got=f"model.training == {model.training}", mistake=MODE_NOT_RESTORED)
 
@@ -194,7 +196,21 @@ def _greedy_run(ctx: Ctx, generate, table) -> None:
     gen = torch.Generator().manual_seed(1000 + ctx.seed)
     out, tried = _run(ctx, generate, model, idx, n, say("generate.greedy.what"), temperature=0.8, top_k=1,
                       generator=gen)
-    _modes(ctx, model, tried, was_training=True)
+    with ctx.slips() as slip:  # the modes, the contexts fed and the tokens picked are independent of one another
+        _modes(ctx, model, tried, True, slip)
+        with slip.caught():
+            _greedy_contexts(ctx, model, out, T, n, L, tried)
+        with slip.caught():
+            _greedy_tokens(ctx, model, out, table, T, tried)
+    expected = ref.generate(_stub(table, training=False), idx, n, temperature=0)
+    if not torch.equal(out, expected):  # cannot happen when the steps above pass; a guard for the reference
+        ctx.fail("generate.greedy.differs", tried=tried, expected=str(expected[0].tolist()), got=str(out[0].tolist()))
+
+
+def _greedy_contexts(ctx: Ctx, model, out, T: int, n: int, L: int, tried: str) -> None:
+    """One call of the model per new token, each fed the last ``L`` tokens (the whole sequence while it is
+    shorter); name what was fed instead."""
+    B = out.size(0)
     calls = [c["ids"] for c in model.calls]
     if model.n_calls != n:
         ctx.fail("generate.greedy.call_count", calls=model.n_calls, n_new=n, tried=tried)
@@ -214,7 +230,11 @@ def _greedy_run(ctx: Ctx, generate, table) -> None:
         ctx.fail("generate.greedy.wrong_context", step=s, length=T + s, max_seq_len=L,
                  right_shape=fmt_shape(right.shape), right_row=right[0].tolist(),
                  fed_shape=fmt_shape(fed.shape), fed_row=fed[0].tolist(), tried=tried, mistake=mistake)
-    for s, fed in enumerate(calls):
+
+
+def _greedy_tokens(ctx: Ctx, model, out, table, T: int, tried: str) -> None:
+    """With top_k=1 each new token is the argmax of the last position's logits for what the model was fed."""
+    for s, fed in enumerate(c["ids"] for c in model.calls):
         Tc = fed.size(1)
         logits = table[torch.arange(Tc)[None, :], fed].double()  # (B, Tc, V)
         best = logits[:, -1].argmax(-1)  # (B,)
@@ -225,9 +245,6 @@ def _greedy_run(ctx: Ctx, generate, table) -> None:
         first = logits[:, 0].argmax(-1)
         ctx.fail("generate.greedy.not_argmax", step=s, row=row, best=int(best[row]), context=fed[row].tolist(),
                  token=int(got[row]), tried=tried, mistake=FIRST_POSITION if torch.equal(got, first) else None)
-    expected = ref.generate(_stub(table, training=False), idx, n, temperature=0)
-    if not torch.equal(out, expected):  # cannot happen when the steps above pass; a guard for the reference
-        ctx.fail("generate.greedy.differs", tried=tried, expected=str(expected[0].tolist()), got=str(out[0].tolist()))
 
 
 def _generator_run(ctx: Ctx, generate, table) -> None:
@@ -240,7 +257,8 @@ def _generator_run(ctx: Ctx, generate, table) -> None:
         model = _stub(table, training=False)
         out, tried = _run(ctx, generate, model, idx, n, say("generate.generator.what", generator_seed=seed),
                           temperature=1.0, top_k=None, generator=torch.Generator().manual_seed(seed))
-        _modes(ctx, model, tried, was_training=False)
+        with ctx.slips() as slip:
+            _modes(ctx, model, tried, False, slip)
         outs.append(out)
     tried = say("generate.generator.tried", shape=fmt_shape(idx.shape), n_new=n, seed_a=7 + ctx.seed,
                 seed_b=7 + ctx.seed, seed_c=8 + ctx.seed, seed=ctx.seed)
@@ -293,7 +311,8 @@ def _sampling_run(ctx: Ctx, generate, table, temperature: float, top_k: int | No
     gen_seed = 100 + ctx.seed
     kwargs = dict(temperature=temperature, top_k=top_k, generator=torch.Generator().manual_seed(gen_seed))
     out, tried = _run(ctx, generate, model, idx, 1, say("generate.sampling.what", prompts=G, copies=n), **kwargs)
-    _modes(ctx, model, tried, was_training=False)
+    with ctx.slips() as slip:
+        _modes(ctx, model, tried, False, slip)
     drawn = out[:, -1].view(G, n)  # (G, n)
     counts = torch.stack([torch.bincount(d, minlength=V) for d in drawn]).double()  # (G, V)
     expected = _top_k_probs(logits, top_k, temperature)  # (G, V)
@@ -369,7 +388,8 @@ def _steps_run(ctx: Ctx, generate, L: int, V: int) -> None:
     model = _stub(table, training=False)
     kwargs = dict(temperature=temperature, top_k=None, generator=torch.Generator().manual_seed(200 + ctx.seed))
     out, tried = _run(ctx, generate, model, idx, steps, say("generate.steps.what", copies=n, steps=steps), **kwargs)
-    _modes(ctx, model, tried, was_training=False)
+    with ctx.slips() as slip:
+        _modes(ctx, model, tried, False, slip)
     counts = torch.stack([torch.bincount(out[:, 1 + s], minlength=V) for s in range(steps)]).double()  # (steps, V)
     expected = torch.softmax(logits / temperature, dim=-1)  # (steps, V)
     fits = [_fits(counts[s:s + 1], expected[s:s + 1], n) for s in range(steps)]

@@ -286,14 +286,50 @@ def check_train_step(ctx: Ctx, fn) -> str:
         ctx.fail("train_step.steps", n=len(steps), tried=tried)
     if not model.calls:
         ctx.fail("train_step.no_forward", tried=tried)
-    if any(c.get("labels") for c in model.calls):
+    if any(c.get("labels") for c in model.calls):  # the loss, the gradients and the step then mean nothing
         ctx.fail("training.labels_passed", tried=tried, mistake=LABELS_PASSED)
-    if not any(c["training"] for c in model.calls):
-        ctx.fail("train_step.eval_mode", tried=tried, mistake=TRAIN_MODE_NOT_SET)
-    at_step = steps[0]["grads"]
+    # From here on, slips that cannot explain one another are reported at once: the mode, the gradients at the
+    # step, and what the result says. Wrong gradients explain a wrong reported norm (clip_grad_norm_ returns the
+    # norm it saw) and wrong parameters after the step; unexplained wrong gradients may come from a wrong loss:
+    # what follows from them is left out.
+    with ctx.slips() as slip:
+        if not any(c["training"] for c in model.calls):
+            slip("train_step.eval_mode", tried=tried, mistake=TRAIN_MODE_NOT_SET)
+        with slip.caught() as gradients:
+            _check_step_gradients(ctx, steps[0], model, opt, grads, clipped, stale, norm, max_norm, tried)
+        if not isinstance(out, dict):
+            ctx.fail("train_step.not_a_dict", tried=tried, got="None" if out is None else type(out).__name__,
+                     mistake="missing_return" if out is None else None)
+        for key in ("loss", "grad_norm"):
+            if key not in out:
+                ctx.fail("train_step.missing_key", key=repr(key), keys=sorted(out), tried=tried)
+        if not gradients.failed or slip.found[-1].mistake is not None:
+            with slip.caught():
+                got_loss = _float(ctx, out["loss"], 'result["loss"]', tried, LOSS_AS_TENSOR)
+                if abs(got_loss - loss) > 1e-6:
+                    ctx.fail("train_step.wrong_loss", tried=tried, expected=f"{loss:.6f}", got=f"{got_loss:.6f}")
+        if not gradients.failed:
+            with slip.caught():
+                got_gn = _float(ctx, out["grad_norm"], 'result["grad_norm"]', tried, LOSS_AS_TENSOR)
+                if abs(got_gn - norm) > 1e-6:
+                    ctx.fail("train_step.wrong_grad_norm", tried=tried, expected=f"{norm:.6f}", got=f"{got_gn:.6f}",
+                             mistake=GRAD_NORM_AFTER_CLIP if abs(got_gn - max_norm) < 1e-4 else None)
+            expected_after = {n: before[n] - 0.1 * clipped[n] for n in before}
+            now = {"emb": model.emb.detach(), "head": model.head.detach()}
+            if not _same(now, expected_after):
+                ctx.fail("train_step.wrong_parameters", tried=tried)
+            with slip.caught():
+                _check_default_max_norm(ctx, fn)
+    return say("train_step.passed", max_norm=max_norm)
+
+
+def _check_step_gradients(ctx: Ctx, step: dict, model, opt, grads, clipped, stale, norm: float, max_norm: float,
+                          tried: str) -> None:
+    """The gradients optimizer.step() got must be this batch's, clipped to ``max_norm``; name what they are."""
+    at_step = step["grads"]
     after = {n: (getattr(model, n).grad.clone() if getattr(model, n).grad is not None else None)
              for n in ("emb", "head")}
-    got_norm = steps[0]["grad_norm"]
+    got_norm = step["grad_norm"]
     events = ", ".join(e["event"] for e in opt.events)
     if not _same(at_step, clipped):
         if _same(at_step, grads):
@@ -317,25 +353,6 @@ def check_train_step(ctx: Ctx, fn) -> str:
             ctx.fail("train_step.other_max_norm", max_norm=max_norm, norm=got_norm, tried=tried,
                      mistake=MAX_NORM_IGNORED)
         ctx.fail("train_step.other_grads", max_norm=max_norm, norm=got_norm, tried=tried)
-    if not isinstance(out, dict):
-        ctx.fail("train_step.not_a_dict", tried=tried, got="None" if out is None else type(out).__name__,
-                 mistake="missing_return" if out is None else None)
-    for key in ("loss", "grad_norm"):
-        if key not in out:
-            ctx.fail("train_step.missing_key", key=repr(key), keys=sorted(out), tried=tried)
-    got_loss = _float(ctx, out["loss"], 'result["loss"]', tried, LOSS_AS_TENSOR)
-    if abs(got_loss - loss) > 1e-6:
-        ctx.fail("train_step.wrong_loss", tried=tried, expected=f"{loss:.6f}", got=f"{got_loss:.6f}")
-    got_gn = _float(ctx, out["grad_norm"], 'result["grad_norm"]', tried, LOSS_AS_TENSOR)
-    if abs(got_gn - norm) > 1e-6:
-        ctx.fail("train_step.wrong_grad_norm", tried=tried, expected=f"{norm:.6f}", got=f"{got_gn:.6f}",
-                 mistake=GRAD_NORM_AFTER_CLIP if abs(got_gn - max_norm) < 1e-4 else None)
-    expected_after = {n: before[n] - 0.1 * clipped[n] for n in before}
-    now = {"emb": model.emb.detach(), "head": model.head.detach()}
-    if not _same(now, expected_after):
-        ctx.fail("train_step.wrong_parameters", tried=tried)
-    _check_default_max_norm(ctx, fn)
-    return say("train_step.passed", max_norm=max_norm)
 
 
 def _check_default_max_norm(ctx: Ctx, fn) -> None:
@@ -398,19 +415,22 @@ def check_evaluate(ctx: Ctx, fn) -> str:
             ctx.fail("training.float_none", what=say("training.the_result"), tried=tried, mistake="missing_return")
         if len(model.calls) != len(batches):
             ctx.fail("evaluate.calls", n=len(model.calls), n_batches=len(batches), tried=tried)
-        if any(c.get("labels") for c in model.calls):
+        if any(c.get("labels") for c in model.calls):  # the value then means nothing: one at a time up to here
             ctx.fail("training.labels_passed", tried=tried, mistake=LABELS_PASSED)
-        if any(c["training"] for c in model.calls):
-            ctx.fail("evaluate.train_mode", tried=tried, mistake=EVAL_IN_TRAIN_MODE)
-        if any(c["grad_enabled"] for c in model.calls) or (isinstance(out, torch.Tensor) and out.requires_grad):
-            ctx.fail("evaluate.with_grad", tried=tried, got="True", mistake=EVAL_WITH_GRAD)
-        if model.training != training:
-            ctx.fail("evaluate.mode_not_restored", mode=mode, tried=tried, mistake=MODE_NOT_RESTORED,
+        with ctx.slips() as slip:  # the mode, the grad mode, the mode left behind and the value: all independent
+            if any(c["training"] for c in model.calls):
+                slip("evaluate.train_mode", tried=tried, mistake=EVAL_IN_TRAIN_MODE)
+            if any(c["grad_enabled"] for c in model.calls) or (isinstance(out, torch.Tensor) and out.requires_grad):
+                slip("evaluate.with_grad", tried=tried, got="True", mistake=EVAL_WITH_GRAD)
+            if model.training != training:
+                slip("evaluate.mode_not_restored", mode=mode, tried=tried, mistake=MODE_NOT_RESTORED,
                      left=say("evaluate.mode_training") if model.training else say("evaluate.mode_eval"))
-        got = _float(ctx, out, say("training.the_result"), tried, EVAL_RETURNED_TENSOR)
-        if abs(got - expected) > 1e-6:
-            named = next((m for m, v in candidates if abs(v - got) <= 1e-6), None)
-            ctx.fail("evaluate.wrong_value", tried=tried, expected=f"{expected:.6f}", got=f"{got:.6f}", mistake=named)
+            with slip.caught():
+                got = _float(ctx, out, say("training.the_result"), tried, EVAL_RETURNED_TENSOR)
+                if abs(got - expected) > 1e-6:
+                    named = next((m for m, v in candidates if abs(v - got) <= 1e-6), None)
+                    ctx.fail("evaluate.wrong_value", tried=tried, expected=f"{expected:.6f}", got=f"{got:.6f}",
+                             mistake=named)
     return say("evaluate.passed")
 
 

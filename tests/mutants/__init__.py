@@ -6,7 +6,9 @@ docstring names the mistake in one line. Each module ends with what the tests fe
 - ``ROWS``: ``(check, mutant, expected mistake id or None, key phrase of the problem)``;
   ``tests/test_checks_mutants.py`` asserts the diagnosis of every row;
 - ``LATE_FAILURE``: check -> a mutant that fails late, after the check did most of its work;
-- ``STUB``: check -> the untouched learner stub.
+- ``STUB``: check -> the untouched learner stub;
+- ``MULTI`` (optional): ``(check, mutant, [mistake ids])`` for a learner's first attempt with several independent
+  slips, which one report names together (``Ctx.slips``).
 
 ``REFERENCE`` (check -> the object that must pass it) comes from the course's registry of exercises.
 """
@@ -21,8 +23,8 @@ MODULES = ("softmax", "attention", "multihead", "masks", "position", "ffn", "nor
 
 def _collect(name: str):
     modules = [importlib.import_module(f"mutants.{m}") for m in MODULES]
-    if name == "ROWS":
-        return [row for m in modules for row in m.ROWS]
+    if name in ("ROWS", "MULTI"):
+        return [row for m in modules for row in getattr(m, name, [])]
     out = {}
     for m in modules:
         out.update(getattr(m, name))
@@ -30,6 +32,7 @@ def _collect(name: str):
 
 
 ROWS = _collect("ROWS")
+MULTI = _collect("MULTI")
 REFERENCE = {getattr(tinylm_checks, e.check): e.reference() for e in registry.checked()}
 LATE_FAILURE = _collect("LATE_FAILURE")
 STUB = _collect("STUB")

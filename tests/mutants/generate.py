@@ -298,3 +298,15 @@ ROWS = [
 LATE_FAILURE = {check_generate: gen_top_k_minus_one}  # fails late, after most of the work
 STUB = {check_generate: gen_stub}  # check -> the untouched learner stub
 ACCEPTED = {check_generate: [gen_gumbel, gen_inverse_cdf]}  # correct in another spelling: must pass
+
+
+# ---- several independent slips in one first attempt: one report names them all (Ctx.slips)
+def gen_three_slips(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):
+    """No model.eval(), no torch.no_grad(), and the context cropped from the front."""
+    def sample(probs, g):
+        return torch.multinomial(probs.detach(), 1, generator=g)
+    return _loop(model, idx, max_new_tokens, temperature, top_k, generator, eval_mode=False, no_grad=False,
+                 sample=sample, crop=lambda idx, L: idx[:, :L])
+
+
+MULTI = [(check_generate, gen_three_slips, ["model_in_train_mode", "gradients_recorded", "context_cropped_from_front"])]

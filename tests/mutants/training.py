@@ -698,3 +698,26 @@ STUB = {check_char_tokenizer: char_stub, check_word_tokenizer: word_stub, check_
 # correct in another spelling: must pass (test_ref_train / test_ref_tokenizer)
 ACCEPTED = {check_char_tokenizer: [char_tensor_ids], check_train_step: [step_model_zero_grad],
             check_evaluate: [eval_inference_mode], check_perplexity: [ppl_torch_item, ppl_float32]}
+
+
+# ---- several independent slips in one first attempt: one report names them all (Ctx.slips)
+def step_three_slips(model, batch, optimizer, max_grad_norm=1.0):
+    """No model.train(), no zero_grad, and the loss returned as a tensor."""
+    loss = _loss(model, batch)
+    loss.backward()
+    norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    optimizer.step()
+    return {"loss": loss, "grad_norm": norm.item()}
+
+
+def eval_three_slips(model, batches):
+    """Switches to training mode instead of eval mode, no torch.no_grad(), and averages the batches' means."""
+    model.train()
+    means = [F.cross_entropy(model(x)[0].flatten(0, 1), y.reshape(-1)).item() for x, y in batches]
+    return sum(means) / len(means)
+
+
+MULTI = [
+    (check_train_step, step_three_slips, ["train_mode_not_set", "no_zero_grad", "loss_not_a_float"]),
+    (check_evaluate, eval_three_slips, ["evaluate_in_train_mode", "evaluate_with_grad", "mean_of_batch_means"]),
+]
