@@ -1,11 +1,12 @@
 """Every test session gets an empty runs folder of its own (``TINYLM_RUNS``), so that no test, and no notebook
 that nbval or nbgrader executes, reads a learner's real records or writes into ``~/.cache/tinylm/runs``.
 
-Tiers: a test module that runs kernels, notebooks, nbgrader, a browser or training subprocesses says
-``pytestmark = pytest.mark.slow``; nbval's notebook items are slow too. ``make test-fast`` runs the rest
-(``-m "not slow"``). Under ``make test`` (pytest-xdist, ``--dist loadgroup``) a slow module's tests stay together
-on one worker, so its module-scoped fixture runs once, unless a test names a finer ``xdist_group`` (the nbgrader
-round trip: one group per stage); the fast tests spread one by one."""
+Tiers: a test module that runs kernels, notebooks, nbgrader, a browser, training subprocesses or the whole grading
+path says ``pytestmark = pytest.mark.slow``; nbval's notebook items are slow too. ``make test-fast`` runs the rest
+(``-m "not slow"``). Under ``make test`` (pytest-xdist, ``--dist loadgroup``) tests spread one by one over the
+workers, except those of one ``xdist_group``, which run on one worker: a module whose module-scoped fixture is
+expensive names its group (the graded class of test_tamper, the sandbox's probe notebook, the browser's
+JupyterLab), the nbgrader round trip has one per stage, and a notebook's cells (nbval) one per notebook."""
 import os
 import shutil
 import tempfile
@@ -36,5 +37,4 @@ def pytest_collection_modifyitems(config, items):
     for item in items:
         if item.path.suffix == ".ipynb":  # nbval: a notebook's cells run in order, in one kernel
             item.add_marker(pytest.mark.slow)
-        if item.get_closest_marker("slow") and not item.get_closest_marker("xdist_group"):
-            item.add_marker(pytest.mark.xdist_group(str(item.path)))
+            item.add_marker(pytest.mark.xdist_group(item.path.stem))

@@ -91,8 +91,11 @@ def test_perplexity_rejects_what_is_not_a_mean_loss(bad):
 
 
 def test_reference_and_accepted_variants_pass_their_checks():
-    from mutants.training import ACCEPTED, REFERENCE
+    from mutants import REFERENCE
+    from mutants.training import ACCEPTED
     for check, fn in REFERENCE.items():
+        if check.__module__ != "tinylm_checks.training":
+            continue
         for seed in (0, 1):
             check(fn, seed=seed, quiet=True)
     for check, fns in ACCEPTED.items():

@@ -12,7 +12,7 @@ from tinylm_grading.remote import LoopbackTransport, RemoteFunction, stand_in, v
 
 from mutants import REFERENCE, ROWS
 
-pytestmark = pytest.mark.filterwarnings("ignore:The use of `x.T`:UserWarning")
+pytestmark = [pytest.mark.slow, pytest.mark.filterwarnings("ignore:The use of `x.T`:UserWarning")]
 FUNCTION_ROWS = ROWS
 SEEDS = (0, 1)
 # Diagnoses that change a module of the learner's in place (a probe that swaps a submodule's forward) do not

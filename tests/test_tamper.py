@@ -21,7 +21,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-pytestmark = [pytest.mark.slow, pytest.mark.notebooks]
+pytestmark = [pytest.mark.slow, pytest.mark.notebooks, pytest.mark.xdist_group("tamper")]  # one graded class
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent

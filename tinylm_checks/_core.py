@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._text import MISTAKE_HINTS, MISTAKES, TEXT, MessageError, fill, hints, known_mistake, parts, say
+from ._text import MISTAKE_HINTS, MISTAKES, MessageError, fill, known_mistake, parts, say
 
 ATOL = 1e-6
 RTOL = 1e-6
@@ -151,10 +151,7 @@ class Ctx:
         mistake."""
         given = {"expected": expected, "got": got, "hint": hint, "mistake_hint": mistake_hint}
         text = {}
-        if f"{message_id}.problem" not in TEXT:  # TRANSITION: a module not yet converted passes its English problem
-            given["problem"] = message_id
-            message_id = None
-        for part, template in (parts(message_id) if message_id else {}).items():
+        for part, template in parts(message_id).items():
             if given.get(part) is not None:
                 raise MessageError(f"{message_id}: the {part} is both in the table and given")
             text[part] = fill(f"{message_id}.{part}", values)
@@ -411,19 +408,21 @@ def compare(ctx: Ctx, got: torch.Tensor, expected: torch.Tensor, what: str, trie
 
 
 def not_equal(got: torch.Tensor, expected: torch.Tensor, what: str, atol: float = ATOL,
-              axes: tuple[str, ...] | None = None) -> dict:
+              axes: tuple[str, ...] | None = None, note: str = "") -> dict:
     """The arguments of the failure "``what``: not equal to the reference": the row of the largest difference,
-    expected and got, and where it is (for :meth:`Ctx.fail`)."""
+    expected and got, and where it is (for :meth:`Ctx.fail`); ``note`` (words) ends the got: line."""
     err, index = max_abs_diff(got, expected)
     row = tuple(index[:-1])
     return dict(message_id="core.not_equal", what=what, row=fmt_values(expected[row]), at=where(row, axes),
-                tolerance=tolerance(atol), row_got=fmt_values(got[row]), err=err, at_err=where(index, axes))
+                tolerance=tolerance(atol), row_got=fmt_values(got[row]), err=err, at_err=where(index, axes),
+                note=say("core.not_equal_note", note=note) if note else "")
 
 
-def fmt_values(values, n: int = 5, digits: int = 4) -> str:
-    """The first ``n`` values of a tensor or a sequence, ``digits`` decimals each: ``[0.1000, 0.2000, ...]``."""
+def fmt_values(values, n: int = 5, digits: int = 4, kind: str = "f") -> str:
+    """The first ``n`` values of a tensor or a sequence: ``digits`` decimals each (``kind="f"``: ``[0.1000, 0.2000,
+    ...]``), or ``digits`` significant digits (``kind="g"``: ``[0.1, 1e-05, ...]``)."""
     vals = values.flatten().tolist() if isinstance(values, torch.Tensor) else list(values)
-    body = ", ".join(f"{v:.{digits}f}" for v in vals[:n])
+    body = ", ".join(f"{v:.{digits}{kind}}" for v in vals[:n])
     return "[" + body + (", ..." if len(vals) > n else "") + "]"
 
 

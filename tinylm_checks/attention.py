@@ -11,9 +11,9 @@ import math
 
 import torch
 
-from ._core import (HARD_CODED_AXES, Ctx, check, compare, diagnose, fmt_shape, fmt_values, hints, known_mistake, reference,
-                    say, where)
+from ._core import HARD_CODED_AXES, Ctx, check, compare, diagnose, fmt_shape, fmt_values, reference, where
 from ._modules import check_gradients, copy_linears, expect_param_count, randomise
+from ._text import hints, known_mistake, say
 from .setup import SOFTMAX_UNSTABLE
 
 ref = reference("attention")

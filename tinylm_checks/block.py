@@ -26,9 +26,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._core import (MISTAKE_HINTS, CheckFailure, Ctx, check, close, compare, fmt_shape, hints, known_mistake, reference,
-                    say, where, within)
+from ._core import CheckFailure, Ctx, check, close, compare, fmt_shape, reference, where, within
 from ._modules import count_params
+from ._text import hints, known_mistake, say
 from .attention import ALWAYS_CAUSAL, MASK_INVERTED, SHARED_PROJECTION
 
 ref = reference("block")
@@ -282,15 +282,6 @@ def _uses_weights(blk: nn.Module, args, expected: torch.Tensor) -> bool:
         del attn.forward
 
 
-def _again(ctx: Ctx, e: CheckFailure, mistake: str | None = None, hint: str | None = None) -> None:
-    """Raise the failure ``e`` of a call once more, now naming ``mistake`` (with its hint) or with ``hint``: its
-    problem, tried and got are already worded (from the table), so only the diagnosis changes."""
-    if mistake is not None:
-        hint = ctx.hints.get(mistake) or MISTAKE_HINTS[mistake]
-    raise CheckFailure(ctx.name, e.problem, tried=e.tried, got=e.got, mistake=mistake, hint=hint, hint_for=mistake,
-                       message_id=e.message_id) from None
-
-
 def _run(ctx: Ctx, blk: nn.Module, x: torch.Tensor, mask: torch.Tensor | None, tried: str,
          expected: torch.Tensor | None = None) -> torch.Tensor:
     """The block's output on ``x`` (and ``mask``), checked to be a finite (B, T, D) float64 tensor;
@@ -300,11 +291,11 @@ def _run(ctx: Ctx, blk: nn.Module, x: torch.Tensor, mask: torch.Tensor | None, t
         out = ctx.call(blk, *args, what=say("core.forward_called", tried=tried), names=("x", "mask"))
     except CheckFailure as e:
         if e.mistake is None and expected is not None and _uses_weights(blk, args, expected):
-            _again(ctx, e, mistake=ATTN_WEIGHTS_USED)
+            raise ctx.renamed(e, mistake=ATTN_WEIGHTS_USED) from None
         if e.mistake is None and "tuple" in (e.got or ""):
-            _again(ctx, e, mistake=ATTN_PAIR)
+            raise ctx.renamed(e, mistake=ATTN_PAIR) from None
         if e.mistake is None and mask is not None and "positional argument" in (e.got or ""):
-            _again(ctx, e, hint=say("transformer_block.mask_argument_hint"))
+            raise ctx.renamed(e, hint=say("transformer_block.mask_argument_hint")) from None
         raise
     if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor) and out[0].shape == x.shape:
         ctx.fail("transformer_block.returns_pair", tried=tried, shape=fmt_shape(x.shape), kind=type(out).__name__,
@@ -689,7 +680,7 @@ def check_block_parameter_counts(ctx: Ctx, block_parameter_counts) -> str:
         if len(others) == len(labels) - 1 and len(others) > 1:
             others = say("block_parameter_counts.every_other_block")
         elif len(others) > 1:
-            others = say("block_parameter_counts.list_and", first=", ".join(others[:-1]), last=others[-1])
+            others = say("core.and", first=", ".join(others[:-1]), last=others[-1])
         else:
             others = "".join(others)
         ctx.fail("block_parameter_counts.wrong_count", key=repr(k), place=place,

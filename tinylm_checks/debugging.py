@@ -22,7 +22,8 @@ from .masks import MASK_NOT_BOOL
 from .model import IGNORED_SCORED as IGNORE_INDEX_DROPPED, LOSS_SUMMED
 from .model import NOT_SHIFTED as LABELS_NOT_SHIFTED, SHIFT_REVERSED, SHIFTED_TWICE as LABELS_SHIFTED_TWICE
 from .setup import SOFTMAX_WRONG_DIM
-from ._core import Ctx, check, compare, diagnose, hints, known_mistake, max_abs_diff, reference, say, within
+from ._core import Ctx, check, compare, diagnose, max_abs_diff, reference, within
+from ._text import hints, known_mistake, say
 
 ref = reference("debugging")
 given = reference("ablations")

@@ -12,9 +12,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._core import (ATOL, HARD_CODED_AXES, Ctx, check, compare, fmt_shape, hints, known_mistake, max_abs_diff,
-                    reference, say, where, within)
+from ._core import ATOL, HARD_CODED_AXES, Ctx, check, compare, fmt_shape, max_abs_diff, reference, where, within
 from ._modules import check_gradients, copy_weights, count_params, expect_param_count, randomise
+from ._text import hints, known_mistake, say
 
 ref = reference("ffn")
 
@@ -210,7 +210,7 @@ def check_feed_forward(ctx: Ctx, FeedForward) -> str:
     cls = ctx.module_class(FeedForward, "FeedForward")
     B, T, D, d_ff = _sizes(ctx.seed)
     made = f"FeedForward(d_model={D}, d_ff={d_ff})"
-    learner = ctx.build(cls, D, d_ff, what=say("ffn.created", made=made))
+    learner = ctx.build(cls, D, d_ff, what=say("core.created", made=made))
     learner.train()  # the check's own module: training mode, as a learner's model is while it trains
     names = ("linear1", "linear2")
     _layer(ctx, learner, "linear1", D, d_ff, all_names=names, made=made, d_ff=d_ff)
@@ -280,7 +280,7 @@ def check_swiglu(ctx: Ctx, SwiGLU) -> str:
     cls = ctx.module_class(SwiGLU, "SwiGLU")
     B, T, D, d_ff = _swiglu_sizes(ctx.seed)
     made = f"SwiGLU(d_model={D}, d_ff={d_ff})"
-    learner = ctx.build(cls, D, d_ff, what=say("ffn.created", made=made))
+    learner = ctx.build(cls, D, d_ff, what=say("core.created", made=made))
     learner.train()
     names = ("gate_proj", "up_proj", "down_proj")
     for name in names:

@@ -33,7 +33,8 @@ import math
 
 import torch
 
-from ._core import CheckFailure, Ctx, check, fmt_shape, fmt_values, known_mistake, reference, say
+from ._core import CheckFailure, Ctx, check, fmt_shape, fmt_values, reference
+from ._text import known_mistake, say
 from .training import MODE_NOT_RESTORED
 
 ref = reference("generate")

@@ -9,9 +9,9 @@ import itertools
 
 import torch
 
-from ._core import Ctx, check, fmt_shape, known_mistake, reference, where
-from ._text import hints, say
-from ._modules import randomise as _randomise
+from ._core import Ctx, check, fmt_shape, reference, where
+from ._modules import randomise
+from ._text import hints, known_mistake, say
 from .attention import (MASK_INVERTED, MASK_RENORMALISED, MASK_RESHAPED, NAN_FULLY_MASKED, SCORE_AXES, check_weights,
                         weight_variants)
 
@@ -173,7 +173,7 @@ def check_key_padding_mask(ctx: Ctx, key_padding_mask) -> str:
     # in multi-head attention: padded keys get weight 0; changing padded tokens changes nothing real
     H, D = 2, 6
     mha = ref_multihead.MultiHeadSelfAttention(D, H).double()
-    _randomise(ctx, mha)
+    randomise(ctx, mha)
     x = ctx.randn(B, T, D)
     for side, mask in masks.items():
         padding = say("key_padding_mask.right_padding_mask" if side == "right" else "key_padding_mask.left_padding_mask")
@@ -218,7 +218,7 @@ def check_combine_masks(ctx: Ctx, combine_masks) -> str:
 
     def run(*masks, mistake_if_raises=None):
         tried = say("combine_masks.tried", masks=", ".join("None" if m is None else labels[id(m)] for m in masks), B=B, T=T)
-        got = ctx.call(fn, *masks, what=say("combine_masks.called_as", tried=tried),
+        got = ctx.call(fn, *masks, what=say("core.called_as", tried=tried),
                        names=tuple(say("combine_masks.argument", n=i + 1) for i in range(len(masks))),
                        mistake_if_raises=mistake_if_raises)
         real = [m for m in masks if m is not None]
@@ -271,7 +271,7 @@ def check_combine_masks(ctx: Ctx, combine_masks) -> str:
     # end to end: the reference multi-head attention with your combined mask
     H, D = 2, 6
     mha = ref_multihead.MultiHeadSelfAttention(D, H).double()
-    _randomise(ctx, mha)
+    randomise(ctx, mha)
     x = ctx.randn(B, T, D)
     tried = say("combine_masks.tried_attention", D=D, H=H, shape=fmt_shape(x.shape), lengths=lens)
     with torch.no_grad():

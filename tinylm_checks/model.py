@@ -24,9 +24,9 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._core import (MISTAKE_HINTS, CheckFailure, Ctx, check, close, compare, fmt_shape, known_mistake, reference, say,
-                    within)
+from ._core import CheckFailure, Ctx, check, close, compare, fmt_shape, reference, within
 from ._modules import count_params
+from ._text import known_mistake, say
 from .block import _changes, _snapshot
 
 ref = reference("model")
@@ -307,16 +307,7 @@ def _first_forward(ctx: Ctx, model, reference, ids, tried):
         mistake = _crash_mistake(model, reference, ids, failure.got or "")
         if mistake is None:
             raise
-        raise _naming(ctx, failure, mistake) from None
-
-
-def _naming(ctx: Ctx, failure: CheckFailure, mistake: str) -> CheckFailure:
-    """``failure`` (worded already) now naming ``mistake``, with that mistake's hint (this exercise's wording, else
-    the registered one), as :meth:`Ctx.failure` gives a named mistake."""
-    failure.mistake = failure.hint_for = mistake
-    failure.hint = ctx.hints.get(mistake) or MISTAKE_HINTS[mistake]
-    failure.args = (failure._text(),)
-    return failure
+        raise ctx.renamed(failure, mistake=mistake) from None
 
 
 def _crash_mistake(model, reference, ids, error: str) -> str | None:

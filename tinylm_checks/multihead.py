@@ -5,8 +5,9 @@ import math
 
 import torch
 
-from ._core import Ctx, check, compare, fmt_shape, hints, known_mistake, reference, say
+from ._core import Ctx, check, compare, fmt_shape, reference
 from ._modules import check_gradients, copy_linears, expect_param_count, randomise
+from ._text import hints, known_mistake, say
 from .attention import (MASK_RESHAPED, SCALE_BY_SQRT_D, SHARED_PROJECTION, _candidates, _check_pair, _sdpa_variant,
                         _unpack_pair, padding_mask, projection_mixups)
 

@@ -14,10 +14,9 @@ import itertools
 import torch
 from torch import nn
 
-from ._core import (HARD_CODED_AXES, CheckFailure, Ctx, check, compare, fmt_shape, hints, known_mistake, max_abs_diff,
-                    say, where, within)
+from ._core import HARD_CODED_AXES, CheckFailure, Ctx, check, compare, fmt_shape, fmt_values, max_abs_diff, where, within
 from ._modules import count_params
-from ._text import MISTAKE_HINTS
+from ._text import hints, known_mistake, say
 
 __all__ = ["check_layer_norm"]
 
@@ -144,14 +143,8 @@ def _parameters(ctx: Ctx, module: nn.Module, D: int, made: str) -> None:
         ctx.fail("layer_norm.param_count", expected_n=2 * D, D=D, n=n, extra=", ".join(extra), tried=made)
     w, b = params["weight"].detach(), params["bias"].detach()
     if not (bool((w == 1).all()) and bool((b == 0).all())):
-        ctx.fail("layer_norm.init", tried=made, got=f"weight = {_fmt(w)}, bias = {_fmt(b)}", mistake=WRONG_INIT)
-
-
-def _fmt(t: torch.Tensor, n: int = 5) -> str:
-    """The first ``n`` values, 4 significant digits each (``[1, 0.5, 1e-05]``): unlike fmt_values, whose 4 decimals
-    would show 1e-05 as 0.0000."""
-    vals = t.flatten().tolist()
-    return "[" + ", ".join(f"{v:.4g}" for v in vals[:n]) + (", ..." if len(vals) > n else "") + "]"
+        ctx.fail("layer_norm.init", tried=made, mistake=WRONG_INIT,
+                 got=f"weight = {fmt_values(w, kind='g')}, bias = {fmt_values(b, kind='g')}")
 
 
 def _forward(ctx: Ctx, module, x, tried: str, mistake_if_raises: str | None = None) -> torch.Tensor:
@@ -162,26 +155,17 @@ def _forward(ctx: Ctx, module, x, tried: str, mistake_if_raises: str | None = No
                        mistake_if_raises=mistake_if_raises)
     except CheckFailure as e:
         if e.mistake is None and "must match the size of tensor" in (e.got or ""):
-            raise _naming(ctx, e, NO_KEEPDIM, tried=e.tried) from None
+            raise ctx.renamed(e, mistake=NO_KEEPDIM) from None
         raise
     if isinstance(got, torch.Tensor) and got.shape == x.shape and got.is_floating_point():
         bad = ~torch.isfinite(got.detach()).all(-1)  # rows with NaN or inf
         constant = (x == x[..., :1]).all(-1)
         if bool(bad.any()):
             i = bad.nonzero()[0].tolist()
-            ctx.fail("layer_norm.not_finite", at=where(i, AXES[:-1]), values=_fmt(got[tuple(i)].detach()),
+            ctx.fail("layer_norm.not_finite", at=where(i, AXES[:-1]), values=fmt_values(got[tuple(i)].detach(), kind="g"),
                      row=_row_kind(x[tuple(i)]), tried=tried,
                      mistake=EPS_IGNORED if bool((bad == constant).all()) else None)
     return ctx.tensor(got, say("layer_norm.output"), tuple(x.shape), tried=tried, hint=say("layer_norm.shape_hint"))
-
-
-def _naming(ctx: Ctx, failure: CheckFailure, mistake: str, tried: str | None,
-            mistake_hint: str | None = None) -> CheckFailure:
-    """``failure`` (learner code raised: its problem and got, already worded) again, now naming ``mistake`` with its
-    hint (``mistake_hint``, else this exercise's wording, else the mistake's own) and with ``tried``."""
-    hint = mistake_hint or ctx.hints.get(mistake) or MISTAKE_HINTS[mistake]
-    return CheckFailure(ctx.name, failure.problem, tried=tried, got=failure.got, mistake=mistake, hint=hint,
-                        hint_for=mistake, message_id=failure.message_id)
 
 
 def _reference(D: int, eps: float, w: torch.Tensor, b: torch.Tensor) -> nn.LayerNorm:
@@ -233,10 +217,10 @@ def check_layer_norm(ctx: Ctx, LayerNorm) -> str:
     B, T, D, eps = _sizes(ctx.seed)
     made = f"LayerNorm(d_model={D})"
     try:
-        learner = ctx.build(cls, D, what=say("layer_norm.created", made=made))
+        learner = ctx.build(cls, D, what=say("core.created", made=made))
     except CheckFailure as e:
         if e.mistake is None and "TypeError" in (e.got or "") and "'eps'" in (e.got or ""):
-            raise _naming(ctx, e, EPS_DEFAULT, tried=made) from None  # eps has no default
+            raise ctx.renamed(e, mistake=EPS_DEFAULT, tried=made) from None  # eps has no default
         raise
     _parameters(ctx, learner, D, made)
 
@@ -256,11 +240,11 @@ def check_layer_norm(ctx: Ctx, LayerNorm) -> str:
 
     made_eps = f"LayerNorm(d_model={D}, eps={eps:g})"
     try:
-        other = ctx.build(cls, D, eps=eps, what=say("layer_norm.created", made=made_eps))
+        other = ctx.build(cls, D, eps=eps, what=say("core.created", made=made_eps))
     except CheckFailure as e:
         if e.mistake is None and "eps" in (e.got or "") and "TypeError" in (e.got or ""):
-            raise _naming(ctx, e, EPS_HARD_CODED, tried=made_eps,
-                          mistake_hint=say("layer_norm.eps_argument_hint")) from None
+            raise ctx.renamed(e, mistake=EPS_HARD_CODED, tried=made_eps,
+                              mistake_hint=say("layer_norm.eps_argument_hint")) from None
         raise
     _parameters(ctx, other, D, made_eps)
     with torch.no_grad():

@@ -16,10 +16,10 @@ import math
 import torch
 from torch import nn
 
-from ._core import (HARD_CODED_AXES, CheckFailure, Ctx, check, close, compare, diagnose, fmt_shape, fmt_values, hints,
-                    known_mistake, max_abs_diff, not_equal, reference, say, where, within)
+from ._core import (HARD_CODED_AXES, CheckFailure, Ctx, check, close, compare, diagnose, fmt_shape, fmt_values,
+                    max_abs_diff, not_equal, reference, where, within)
 from ._modules import count_params, randomise
-from ._text import MISTAKE_HINTS
+from ._text import hints, known_mistake, say
 
 ref = reference("position")
 
@@ -81,16 +81,9 @@ ROPE_AXES = {3: ("batch", "position", "feature"), 4: ("batch", "head", "position
 
 # --------------------------------------------------------------------------- shared helpers
 
-def _fmt(values, n: int = 5, digits: int = 4) -> str:
-    """The first ``n`` values, ``digits`` significant digits each (not :func:`fmt_values`' decimals: frequencies
-    run from 1 down to 1e-4)."""
-    vals = torch.as_tensor(values).flatten().tolist()
-    return "[" + ", ".join(f"{v:.{digits}g}" for v in vals[:n]) + (", ..." if len(vals) > n else "") + "]"
-
-
 def _and(items) -> str:
     """"14 and 20": the items joined by the table's "and"."""
-    return functools.reduce(lambda first, second: say("position.and", first=first, second=second), items)
+    return functools.reduce(lambda first, second: say("core.and", first=first, last=second), items)
 
 
 def _wrap(a: torch.Tensor) -> torch.Tensor:
@@ -128,7 +121,7 @@ def _frequency_kind(w: torch.Tensor, d: int, negated: str | None, dname: str = "
     w = w.double()
     expected = _expected_frequencies(d)
     r_exp = BASE ** (-2 / d)
-    said = say("position.frequencies.said", values=_fmt(w))
+    said = say("position.frequencies.said", values=fmt_values(w, kind="g"))
     tol = 1e-4
     if close(w, -expected, tol):
         return negated or WRONG_FREQUENCIES, say("position.frequencies.wrong_sign", said=said)
@@ -192,20 +185,7 @@ def _exponent_kind(said: str, readings, dname: str) -> tuple[str, str]:
 def _fail_values(ctx: Ctx, got: torch.Tensor, expected: torch.Tensor, what: str, tried: str, mistake: str | None,
                  atol: float, axes, fallback: str, note: str | None = None) -> None:
     """compare()'s failure, with a diagnosis (and a note on what the learner's values are) worked out here."""
-    failure = not_equal(got, expected, what, atol, axes)
-    if note:
-        failure.update(message_id="position.not_equal_noted", note=note)
-    ctx.fail(**failure, tried=tried, mistake=mistake, hint=fallback)
-
-
-def _name_mistake(ctx: Ctx, exc: CheckFailure, mistake: str, got: str | None = None,
-                  mistake_hint: str | None = None) -> None:
-    """Raise ``exc`` (a failure already worded, e.g. "your code raised ...") again, naming ``mistake`` (and its
-    hint: ``mistake_hint``, else this exercise's wording, else the mistake's own), with ``got`` in place of its
-    got: line when given. (The failure's entry is not filled again: its fields are gone.)"""
-    hint = mistake_hint or ctx.hints.get(mistake) or MISTAKE_HINTS[mistake]
-    raise CheckFailure(ctx.name, exc.problem, tried=exc.tried, expected=exc.expected, got=got or exc.got,
-                       mistake=mistake, hint=hint, hint_for=mistake, message_id=exc.message_id) from None
+    ctx.fail(**not_equal(got, expected, what, atol, axes, note or ""), tried=tried, mistake=mistake, hint=fallback)
 
 
 def _dropout_like(got: torch.Tensor, expected: torch.Tensor) -> bool:
@@ -297,7 +277,7 @@ def check_sinusoidal_position_encoding(ctx: Ctx, sinusoidal_position_encoding) -
     sizes = _table_sizes(ctx.seed)
     for n, (L, D) in enumerate(sizes):
         tried = say("sinusoidal_position_encoding.tried", call=_table_call(L, D), seed=ctx.seed)
-        got = ctx.call(fn, L, D, what=say("position.called_as", call=tried))
+        got = ctx.call(fn, L, D, what=say("core.called_as", tried=tried))
         if isinstance(got, torch.Tensor) and tuple(got.shape) != (L, D):
             ctx.fail("sinusoidal_position_encoding.wrong_shape", tried=tried,
                      expected=f"(max_len, d_model) = {fmt_shape((L, D))}", got=fmt_shape(got.shape),
@@ -341,7 +321,7 @@ def _table_readings(ctx: Ctx, fn, sizes) -> list:
     readings = []
     for L, D in sizes:
         try:
-            table = ctx.call(fn, L, D, what=say("position.called_as", call=_table_call(L, D)))
+            table = ctx.call(fn, L, D, what=say("core.called_as", tried=_table_call(L, D)))
         except CheckFailure:
             continue
         if isinstance(table, torch.Tensor) and tuple(table.shape) == (L, D) and table.dtype.is_floating_point:
@@ -373,7 +353,7 @@ def _check_table_structure(ctx: Ctx, got, expected, L: int, D: int, tried: str, 
     if not within(w, w_exp, 1e-5):
         mistake, said = _frequency_kind(w, D, negated=None, dname="d_model", sizes={"max_len": L}, more=more)
         i = int((w - w_exp).abs().argmax())
-        ctx.fail("sinusoidal_position_encoding.frequencies", tried=tried, values=_fmt(w_exp), ratio=BASE ** (-2 / D),
+        ctx.fail("sinusoidal_position_encoding.frequencies", tried=tried, values=fmt_values(w_exp, kind="g"), ratio=BASE ** (-2 / D),
                  said=said, pair=i, even_column=2 * i, odd_column=2 * i + 1, mistake=mistake)
 
 
@@ -409,8 +389,8 @@ def _forward(ctx: Ctx, module, x: torch.Tensor, what: str, max_len: int):
                          what=say("core.forward_called", tried=f"x {fmt_shape(shape)}"))
             except CheckFailure:
                 continue
-            _name_mistake(ctx, exc, mistake, mistake_hint=None if mistake == POSITIONS_NOT_SLICED else
-                          say("position.works_for_other_shape", shape=fmt_shape(shape)))
+            raise ctx.renamed(exc, mistake=mistake, mistake_hint=None if mistake == POSITIONS_NOT_SLICED else
+                              say("position.works_for_other_shape", shape=fmt_shape(shape))) from None
         raise
 
 
@@ -515,7 +495,7 @@ def check_positional_encoding(ctx: Ctx, PositionalEncoding) -> str:
     cls = ctx.module_class(PositionalEncoding, "PositionalEncoding")
     B, T, L, D = _module_sizes(ctx.seed)
     made = f"PositionalEncoding(d_model={D}, max_len={L})"
-    module = ctx.call(cls, D, L, what=say("position.created", made=made))
+    module = ctx.call(cls, D, L, what=say("core.created", made=made))
     if not isinstance(module, nn.Module):
         ctx.fail("core.not_a_module", what=made, got=type(module).__name__)
     _check_pe_buffer(ctx, module, B, T, L, D, made)
@@ -545,7 +525,7 @@ def check_learned_positional_embedding(ctx: Ctx, LearnedPositionalEmbedding) -> 
     cls = ctx.module_class(LearnedPositionalEmbedding, "LearnedPositionalEmbedding")
     B, T, L, D = _module_sizes(ctx.seed)
     made = f"LearnedPositionalEmbedding(d_model={D}, max_len={L})"
-    module = ctx.build(cls, D, L, what=say("position.created", made=made))
+    module = ctx.build(cls, D, L, what=say("core.created", made=made))
     if getattr(module, "emb", None) is None:
         others = [n for n, m in module.named_children() if isinstance(m, nn.Embedding)]
         if len(others) == 1:
@@ -727,8 +707,8 @@ def _explain_rope_crash(ctx: Ctx, fn, exc: CheckFailure, shape) -> None:
     e, o = x[..., 0::2], x[..., 1::2]
     transposed = torch.stack((e * c - o * s, e * s + o * c), dim=-1).flatten(-2)
     if isinstance(out, torch.Tensor) and close(out.detach().double(), transposed):
-        _name_mistake(ctx, exc, ROPE_ANGLES_TRANSPOSED,
-                      got=say("apply_rope.runs_when_square", error=exc.got, shape=fmt_shape(x.shape), half=h))
+        raise ctx.renamed(exc, mistake=ROPE_ANGLES_TRANSPOSED,
+                          got=say("apply_rope.runs_when_square", error=exc.got, shape=fmt_shape(x.shape), half=h)) from None
 
 
 @check

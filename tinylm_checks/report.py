@@ -12,7 +12,8 @@ from __future__ import annotations
 import math
 import numbers
 
-from ._core import Ctx, check, known_mistake, reference, say
+from ._core import Ctx, check, reference
+from ._text import known_mistake, say
 
 ref = reference("flops")
 
@@ -79,7 +80,7 @@ def check_flops_per_token(ctx: Ctx, flops_per_token) -> str:
     got, tried = [], []
     for config, seq_len in _configs(ctx.seed):
         tried.append(f"flops_per_token(config={_fmt(config)}, seq_len={seq_len})")
-        value = ctx.call(fn, dict(config), seq_len, what=say("flops_per_token.called_as", call=tried[-1]))
+        value = ctx.call(fn, dict(config), seq_len, what=say("core.called_as", tried=tried[-1]))
         if value is None:
             ctx.fail("flops_per_token.none", tried=tried[-1], got=say("core.got_none"), mistake="missing_return")
         if isinstance(value, bool) or not isinstance(value, numbers.Real):

@@ -7,7 +7,8 @@ import sys
 
 import torch
 
-from ._core import Ctx, CheckFailure, check, compare, fmt_shape, known_mistake, say, where
+from ._core import Ctx, check, compare, fmt_shape, where
+from ._text import known_mistake, say
 
 __all__ = ["check_environment", "check_softmax"]
 

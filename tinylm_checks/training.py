@@ -19,7 +19,8 @@ import torch.nn.functional as F
 
 from tinylm_checks.probes import ProbeLM, SpyOptimizer
 
-from ._core import MISTAKES, Ctx, check, known_mistake, reference, say
+from ._core import Ctx, check, reference
+from ._text import MISTAKES, known_mistake, say
 
 ref_tok = reference("tokenizer")
 ref_train = reference("train")
@@ -94,7 +95,7 @@ def check_char_tokenizer(ctx: Ctx, fn) -> str:
     texts = CHAR_TEXTS[ctx.seed % 3:] + CHAR_TEXTS[:ctx.seed % 3]
     for text in texts:
         tried = f"char_tokenizer({text!r})"
-        out = ctx.call(fn, text, what=say("training.called_as", tried=tried))
+        out = ctx.call(fn, text, what=say("core.called_as", tried=tried))
         if out is None:
             ctx.fail("char_tokenizer.none", tried=tried, mistake="missing_return")
         if not isinstance(out, (tuple, list)) or len(out) != 2:
@@ -192,7 +193,7 @@ def check_word_tokenizer(ctx: Ctx, fn) -> str:
             ctx.fail("word_encode.raises", error=type(e).__name__, tried=tried, got=f"{type(e).__name__}: {e}"[:120],
                      mistake=UNKNOWN_RAISES)
         except Exception:  # noqa: BLE001 - let ctx.call report any other exception the usual way
-            ids = ctx.call(fn, text, list(vocab), what=say("training.called_as", tried=tried))
+            ids = ctx.call(fn, text, list(vocab), what=say("core.called_as", tried=tried))
         ids = _ids_list(ctx, ids, say("word_encode.ids"), tried)
         expected = ref_tok.word_encode(text, vocab)
         if ids != expected:
@@ -277,7 +278,7 @@ def check_train_step(ctx: Ctx, fn) -> str:
     before = {"emb": model.emb.detach().clone(), "head": model.head.detach().clone()}
     opt = SpyOptimizer(model, lr=0.1)
     tried = say("train_step.tried", max_norm=max_norm, V=V, D=D, B=B, T=T, norm=norm)
-    out = ctx.call(fn, model, (x, y), opt, max_norm, what=say("training.called_as", tried=tried))
+    out = ctx.call(fn, model, (x, y), opt, max_norm, what=say("core.called_as", tried=tried))
     steps = [e for e in opt.events if e["event"] == "step"]
     if not steps:
         ctx.fail("train_step.no_step", events=", ".join(e["event"] for e in opt.events) or say("train_step.no_events"),
@@ -365,7 +366,7 @@ def _check_default_max_norm(ctx: Ctx, fn) -> None:
             break
     opt = SpyOptimizer(model, lr=0.1)
     tried = say("train_step.tried_default", norm=norm)
-    ctx.call(fn, model, (x, y), opt, what=say("training.called_as", tried=tried))
+    ctx.call(fn, model, (x, y), opt, what=say("core.called_as", tried=tried))
     steps = [e for e in opt.events if e["event"] == "step"]
     if steps and not _same(steps[0]["grads"], _scaled(grads, 1.0 / (norm + 1e-6))):
         ctx.fail("train_step.default_max_norm", norm=steps[0]["grad_norm"], tried=tried, mistake=MAX_NORM_DEFAULT)
@@ -410,7 +411,7 @@ def check_evaluate(ctx: Ctx, fn) -> str:
         mode = say("evaluate.mode_training") if training else say("evaluate.mode_eval")
         tried = say("evaluate.tried", V=V, D=D, mode=mode, n_batches=len(batches), sizes=[s[:2] for s in sizes],
                     n_ignored=sum(s[2] for s in sizes))
-        out = ctx.call(fn, model, list(batches), what=say("training.called_as", tried=tried))
+        out = ctx.call(fn, model, list(batches), what=say("core.called_as", tried=tried))
         if out is None:
             ctx.fail("training.float_none", what=say("training.the_result"), tried=tried, mistake="missing_return")
         if len(model.calls) != len(batches):
@@ -443,7 +444,7 @@ def check_perplexity(ctx: Ctx, fn) -> str:
 
     def value_at(loss):
         tried = f"perplexity({loss!r})"
-        return _float(ctx, ctx.call(fn, loss, what=say("training.called_as", tried=tried)), say("training.the_result"),
+        return _float(ctx, ctx.call(fn, loss, what=say("core.called_as", tried=tried)), say("training.the_result"),
                       tried, PPL_RETURNED_TENSOR)
 
     def same(got, want):  # float32 arithmetic is accepted: the course's relative tolerance

@@ -326,7 +326,6 @@ MESSAGES = {
     },
     "block_parameter_counts.both_norms": "block.norm1 and block.norm2",
     "block_parameter_counts.every_other_block": "every other block",
-    "block_parameter_counts.list_and": "{first} and {last}",
     "block_parameter_counts.also_wrong": "; the counts are also wrong for {blocks}",
     # the blocks tried: long labels (tried:) and short ones (naming the other blocks whose counts are wrong)
     "block_parameter_counts.first_block": "the first block",

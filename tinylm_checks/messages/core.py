@@ -80,6 +80,9 @@ MESSAGES = {
     # ---- calling learner code
     "core.called_with": "called with {tried}",
     "core.forward_called": "forward was called with {tried}",
+    "core.called_as": "called as {tried}",
+    "core.created": "{made} was created",
+    "core.and": "{first} and {last}",
     "core.in_float32": "{what} (in float32)",
     "core.argument": "argument {i}",
     "core.raised": {
@@ -180,8 +183,9 @@ MESSAGES = {
     "core.not_equal": {
         "problem": "{what}: not equal to the reference",
         "expected": "{row} at {at} ({tolerance})",
-        "got": "{row_got}; largest difference {err:.3g}, at {at_err}",
+        "got": "{row_got}; largest difference {err:.3g}, at {at_err}{note}",
     },
+    "core.not_equal_note": "; {note}",
     "core.hint.rebuild": "rebuild the tried: input in a cell of its own and print the shape and a few values after "
                          "each line of your code",
     "core.tolerance": "equal up to rounding: |difference| at most {atol:g} + {rtol:g} x |expected|",

@@ -103,7 +103,6 @@ MESSAGES = {
                               "else",
     },
     # ---- what both checks share: building the module, its layers, calling forward
-    "ffn.created": "{made} was created",
     "ffn.layer_elsewhere": {
         "problem": "{cls} has no attribute {attr}",
         "expected": "self.{attr} = {layer}",

@@ -159,7 +159,6 @@ MESSAGES = {
     "combine_masks.causal": "causal mask {shape}",
     "combine_masks.random": "random mask {shape}",
     "combine_masks.tried": "combine_masks({masks}), B = {B}, T = {T}",
-    "combine_masks.called_as": "called as {tried}",
     "combine_masks.argument": "mask {n}",
     "combine_masks.all_none": {
         "problem": "combine_masks of only None must return None",

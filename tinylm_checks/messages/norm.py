@@ -61,7 +61,6 @@ MESSAGES = {
                            "B, T = x.shape or reshape to 3-D",
     },
     # ---- building it, and its parameters
-    "layer_norm.created": "{made} was created",
     "layer_norm.buffer": "a buffer",
     "layer_norm.plain_tensor": "a plain tensor",
     "layer_norm.none": "none",

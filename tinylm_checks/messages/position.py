@@ -155,10 +155,7 @@ MISTAKES = {
 
 MESSAGES = {
     # ---- what the module's checks share
-    "position.and": "{first} and {second}",
     "position.none": "none",
-    "position.called_as": "called as {call}",
-    "position.created": "{made} was created",
     "position.works_for_other_shape": "it works when x is {shape}: x is (B, T, D), so T = x.size(1) (or x.size(-2))",
     "position.output": "the output",
     "position.output_shape": {
@@ -173,11 +170,6 @@ MESSAGES = {
     },
     "position.float32_tried": "{made}.float(), x {shape} float32, seed {seed}",
     # core.not_equal, with a note on what the learner's values are (the frequencies read back from them)
-    "position.not_equal_noted": {
-        "problem": "{what}: not equal to the reference",
-        "expected": "{row} at {at} ({tolerance})",
-        "got": "{row_got}; largest difference {err:.3g}, at {at_err}; {note}",
-    },
     # ---- frequencies read back from a table or a rotation: {said} is "pair frequencies [...] (radians per
     # position)", {dname} the width's name in the exercise (D, d_model, d_k), {widths} the widths tried
     "position.frequencies.said": "pair frequencies {values} (radians per position)",

@@ -39,7 +39,6 @@ MISTAKES = {
 }
 
 MESSAGES = {
-    "flops_per_token.called_as": "called as {call}",
     "flops_per_token.none": {
         "problem": "the result is not a number",
     },

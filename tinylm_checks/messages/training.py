@@ -139,7 +139,6 @@ MISTAKES = {
 
 MESSAGES = {
     # ---- shared by these checks
-    "training.called_as": "called as {tried}",
     "training.the_result": "the result",
     "training.labels_passed": {
         "problem": "the model was called with labels",
