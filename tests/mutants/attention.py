@@ -5,7 +5,6 @@ import torch
 from torch import nn
 
 from tinylm_checks import check_attention_scores, check_scaled_dot_product_attention, check_self_attention
-from tinylm_solutions import attention as ref
 
 
 # --------------------------------------------------------------------------- attention_scores

@@ -6,7 +6,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from tinylm_checks import check_feed_forward, check_swiglu
-from tinylm_solutions import ffn as ref
 
 
 # --------------------------------------------------------------------------- FeedForward

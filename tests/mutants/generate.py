@@ -3,7 +3,6 @@ import torch
 import torch.nn.functional as F
 
 from tinylm_checks import check_generate
-from tinylm_solutions import generate as ref
 
 
 def _filter(logits, top_k):

@@ -3,8 +3,6 @@ import numpy as np
 import torch
 
 from tinylm_checks import check_causal_mask, check_combine_masks, check_key_padding_mask, check_masked_softmax
-from tinylm_solutions import attention as ref_attention
-from tinylm_solutions import masks as ref
 
 
 def causal_mask_upper(T):

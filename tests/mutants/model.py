@@ -10,7 +10,6 @@ import torch.nn.functional as F
 from torch import nn
 
 from tinylm_checks import check_causal_lm_loss, check_parameter_table, check_tiny_lm
-from tinylm_solutions import model as ref
 from tinylm_solutions.attention import causal_mask
 from tinylm_solutions.block import TransformerBlock
 from tinylm_solutions.norm import LayerNorm

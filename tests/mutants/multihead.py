@@ -5,7 +5,6 @@ import torch
 from torch import nn
 
 from tinylm_checks import check_split_heads, check_merge_heads, check_multi_head_attention
-from tinylm_solutions import multihead as ref
 
 
 # --------------------------------------------------------------------------- split_heads

@@ -7,8 +7,6 @@ import torch.nn.functional as F
 
 from tinylm_checks import (check_char_tokenizer, check_evaluate, check_perplexity, check_train_step,
                            check_word_tokenizer)
-from tinylm_solutions import tokenizer as ref_tok
-from tinylm_solutions import train as ref_train
 
 WORD_PATTERN = re.compile(r"\w+|[^\w\s]")
 
