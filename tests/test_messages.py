@@ -3,7 +3,7 @@ from a check lives there, once, under a stable id, as a template with named fiel
 the table has, give every field a template needs, and leave no sentence of their own in the code.
 
 The code is read with ``ast``: a message id is a string literal passed to ``ctx.fail``, ``ctx.failure``, a
-``slip`` of ``ctx.slips()``, ``say``, ``hints``, ``known_mistake`` or ``expect_param_count``.
+``slip`` of ``ctx.slips()``, ``say``, ``hints`` or ``expect_param_count``; a mistake is ``MISTAKE.<id>``.
 """
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ from tinylm_checks import _text, messages
 CHECKS = Path(tinylm_checks.__file__).parent
 RESERVED = {"mistake", "tried", "expected", "got", "hint", "mistake_hint", "message_id"}  # Ctx.failure's own keywords
 FORMAT_SPEC = re.compile(r"^([^{}]?[<>=^])?[+\- ]?#?0?\d*[,_]?(\.\d+)?[bcdeEfFgGnosxX%]?$")
-ID_ARG = {"fail": 0, "failure": 0, "slip": 0, "say": 0, "hints": 0, "known_mistake": 0, "expect_param_count": 3}
+ID_ARG = {"fail": 0, "failure": 0, "slip": 0, "say": 0, "hints": 0, "expect_param_count": 3}
 # Not check code: the table itself, its reader, the learner's tools (their labels are issue 3 of 5's), the probes
 # (whose words are errors about their own use, read by the checks' authors).
 NOT_CHECKS = ("messages", "lab", "_text.py", "probes.py")
@@ -94,10 +94,6 @@ def test_every_id_the_checks_use_exists_and_gets_its_fields():
     problems = []
     for file, line, fn, key, keywords in uses():
         where = f"{file}:{line} {fn}({key!r})"
-        if fn == "known_mistake":
-            if key not in tinylm_checks.MISTAKES:
-                problems.append(f"{where}: no such mistake")
-            continue
         if fn == "hints":
             try:
                 _text.hints(key)
@@ -123,6 +119,21 @@ def test_every_id_the_checks_use_exists_and_gets_its_fields():
     assert not problems, "\n".join(problems)
 
 
+def test_every_mistake_named_in_the_checks_is_the_table_s():
+    """``MISTAKE.<id>`` names a mistake the table has (the attribute fails at run time otherwise: this finds a typo
+    before a learner meets it), and a mistake is never a bare string the table cannot vouch for."""
+    problems = []
+    for path, tree in check_sources().items():
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "MISTAKE" \
+                    and node.attr not in tinylm_checks.MISTAKES:
+                problems.append(f"{path.name}:{node.lineno}: no mistake {node.attr!r}")
+            if isinstance(node, ast.keyword) and node.arg in ("mistake", "mistake_if_raises") \
+                    and isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                problems.append(f"{path.name}:{node.lineno}: mistake={node.value.value!r} (write MISTAKE.<id>)")
+    assert not problems, "\n".join(problems)
+
+
 def _string_constants(tree: ast.Module) -> set[str]:
     found = set()
     for node in ast.walk(tree):
@@ -131,8 +142,14 @@ def _string_constants(tree: ast.Module) -> set[str]:
     return found
 
 
+def _mistake_attributes(tree: ast.Module) -> set[str]:
+    return {node.attr for node in ast.walk(tree) if isinstance(node, ast.Attribute)
+            and isinstance(node.value, ast.Name) and node.value.id == "MISTAKE"}
+
+
 def test_every_message_is_used():
-    constants = set().union(*(_string_constants(t) for t in check_sources().values()))
+    sources = check_sources().values()
+    constants = set().union(*(_string_constants(t) for t in sources), *(_mistake_attributes(t) for t in sources))
     prefixes = tuple(c for c in constants if c.endswith(".") and c.count(".") >= 1)  # ids built in code: "axis." + name
     unused = []
     for key in _text.TEXT:
@@ -154,12 +171,15 @@ INTERNAL_ERRORS = {"MessageError", "TypeError", "ValueError", "RuntimeError", "K
 
 
 def _not_for_learners(tree: ast.Module) -> set[int]:
-    """Strings no learner reads: docstrings (and other bare string statements), patterns an exception's message is
+    """Strings no learner reads: docstrings (bare string statements, ``__doc__``), patterns an exception's message is
     matched against (``"..." in msg``), and the messages of the checks' own errors (``raise TypeError(...)``)."""
     ids = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant):
             ids.add(id(node.value))
+        elif isinstance(node, ast.Assign) and any(isinstance(t, ast.Attribute) and t.attr == "__doc__"
+                                                  for t in node.targets):
+            ids |= {id(n) for n in ast.walk(node.value)}
         elif isinstance(node, ast.Compare) and isinstance(node.ops[0], (ast.In, ast.NotIn)):
             ids.add(id(node.left))
         elif isinstance(node, ast.Raise) and isinstance(node.exc, ast.Call) and func_name(node.exc) in INTERNAL_ERRORS:

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._text import MISTAKE_HINTS, MISTAKES, MessageError, fill, known_mistake, parts, say
+from ._text import MISTAKE, MISTAKE_HINTS, MISTAKES, MessageError, fill, parts, say
 
 ATOL = 1e-6
 RTOL = 1e-6
@@ -157,7 +157,7 @@ class Ctx:
             text[part] = fill(f"{message_id}.{part}", values)
         text = {**{k: v for k, v in given.items() if v is not None}, **text}
         if mistake is None and self.batched and _uses_dot_T(self.learner) and not isinstance(self.learner, type):
-            mistake = "batched_T"
+            mistake = MISTAKE.batched_T
         if mistake is not None:
             hint = text.get("mistake_hint") or self.hints.get(mistake) or MISTAKE_HINTS[mistake]
         elif mistake_hint is not None:
@@ -229,7 +229,7 @@ class Ctx:
         for i, (a, c) in enumerate(zip(args, copies)):
             if isinstance(a, torch.Tensor) and not (a.shape == c.shape and bool((a == c).all())):
                 name = names[i] if i < len(names) else say("core.argument", i=i + 1)
-                self.fail("core.modified_in_place", name=name, tried=what, mistake="input_modified_in_place")
+                self.fail("core.modified_in_place", name=name, tried=what, mistake=MISTAKE.input_modified_in_place)
         return result
 
     def differentiable(self, fn, *args, what: str, names: tuple[str, ...]) -> None:
@@ -240,11 +240,11 @@ class Ctx:
             out = self.call(fn, *inputs, what=what, names=names)
             first = out[0] if isinstance(out, (tuple, list)) else out
             if not isinstance(first, torch.Tensor) or not first.requires_grad:
-                self.fail("core.no_gradient", tried=what, mistake="no_gradient")
+                self.fail("core.no_gradient", tried=what, mistake=MISTAKE.no_gradient)
             first.sum().backward()
         for name, a in zip(names, inputs):
             if isinstance(a, torch.Tensor) and a.requires_grad and a.grad is None:
-                self.fail("core.no_gradient_to", name=name, tried=what, mistake="no_gradient")
+                self.fail("core.no_gradient_to", name=name, tried=what, mistake=MISTAKE.no_gradient)
 
     def dtype_follows(self, fn, *args, what: str, names: tuple[str, ...]) -> None:
         """Called with float32 tensors, the function must return float32."""
@@ -253,7 +253,7 @@ class Ctx:
         out = self.call(fn, *inputs, what=what, names=names)
         for t in (out if isinstance(out, (tuple, list)) else (out,)):
             if isinstance(t, torch.Tensor) and t.dtype != torch.float32:
-                self.fail("core.dtype_not_followed", dtype=t.dtype, tried=what, got=str(t.dtype), mistake="dtype_changed")
+                self.fail("core.dtype_not_followed", dtype=t.dtype, tried=what, got=str(t.dtype), mistake=MISTAKE.dtype_changed)
 
     def function(self, obj, expected_name: str):
         """Ensure ``obj`` is a plain function (not a class, not None)."""
@@ -290,7 +290,7 @@ class Ctx:
         if (layer.bias is not None) != bias and (layer.in_features, layer.out_features) == (d_in, d_out):
             self.fail("core.linear_without_bias" if bias else "core.linear_with_bias", cls=cls, attr=attr,
                       expected=f"nn.Linear({d_in}, {d_out}, bias={bias})", got=sizes,
-                      mistake="linear_without_bias" if bias else "linear_with_bias")
+                      mistake=MISTAKE.linear_without_bias if bias else MISTAKE.linear_with_bias)
         if (layer.in_features, layer.out_features) != (d_in, d_out):
             self.fail("core.linear_size", cls=cls, attr=attr, expected=f"nn.Linear({d_in}, {d_out}, bias={bias})",
                       got=sizes)
@@ -303,9 +303,9 @@ class Ctx:
         if layer is None:
             near = [a for a in dir(module) if a.lower() == attr.lower() and a != attr]
             if near:
-                self.fail("core.attribute_near_miss", cls=cls, attr=attr, near=near[0], mistake="attribute_name")
+                self.fail("core.attribute_near_miss", cls=cls, attr=attr, near=near[0], mistake=MISTAKE.attribute_name)
             self.fail("core.attribute_missing", cls=cls, attr=attr, layer=expected,
-                      mistake="missing_projection" if attr == "W_O" else None)
+                      mistake=MISTAKE.missing_projection if attr == "W_O" else None)
         return layer
 
     # ---- checking what came back
@@ -322,12 +322,12 @@ class Ctx:
             numpy = type(x).__module__.startswith("numpy")
             fail("core.not_a_tensor", what=what, shape=fmt_shape(shape),
                  got=type(x).__name__ if x is not None else say("core.got_none"),
-                 mistake="missing_return" if x is None else "numpy_output" if numpy else None)
+                 mistake=MISTAKE.missing_return if x is None else MISTAKE.numpy_output if numpy else None)
         if tuple(x.shape) != tuple(shape):
             fail("core.wrong_shape", what=what, expected=fmt_shape(shape), got=fmt_shape(x.shape),
                  hint=hint, mistake=mistake)
         if x.dtype != dtype:
-            fail("core.wrong_dtype", what=what, dtype=x.dtype, want=dtype, got=str(x.dtype), mistake="dtype_changed")
+            fail("core.wrong_dtype", what=what, dtype=x.dtype, want=dtype, got=str(x.dtype), mistake=MISTAKE.dtype_changed)
         if dtype.is_floating_point and not bool(torch.isfinite(x).all()):
             bad = (~torch.isfinite(x)).nonzero()[0].tolist()
             fail("core.not_finite", what=what, value=x[tuple(bad)].item(), index=bad)
@@ -487,23 +487,23 @@ def _mistake_from_exception(e: Exception) -> str | None:
     """The known mistake an exception shows by itself, whatever the exercise."""
     msg = str(e)
     if "view size is not compatible" in msg:
-        return "view_after_transpose"
+        return MISTAKE.view_after_transpose
     if isinstance(e, NotImplementedError) and not msg.strip():  # the learner stub: raise NotImplementedError()
-        return "not_implemented"
+        return MISTAKE.not_implemented
     if "found element of type float" in msg or "must be tuple of ints" in msg:
-        return "float_d_k"
+        return MISTAKE.float_d_k
     if "x.T" in msg or "x.mT" in msg:
-        return "batched_T"
+        return MISTAKE.batched_T
     if "before Module.__init__() call" in msg:
-        return "missing_super_init"
+        return MISTAKE.missing_super_init
     if isinstance(e, IndexError) and "shape of the mask" in msg:
-        return "bool_index_mask"
+        return MISTAKE.bool_index_mask
     if "doesn't match the broadcast shape" in msg:
-        return "in_place_broadcast"
+        return MISTAKE.in_place_broadcast
     if "Boolean value of Tensor with more than one value is ambiguous" in msg:
-        return "tensor_truth_value"
+        return MISTAKE.tensor_truth_value
     if "Expected tensor for argument #1 'indices'" in msg:
-        return "embedding_of_floats"
+        return MISTAKE.embedding_of_floats
     return None
 
 
@@ -515,9 +515,6 @@ def _hint_from_exception(e: Exception) -> str:
     if "size of tensor a" in msg or "mat1 and mat2 shapes" in msg or "shape" in msg and isinstance(e, RuntimeError):
         return say("core.hint.shape_mismatch")
     return say("core.hint.exception")
-
-
-HARD_CODED_AXES = known_mistake("hard_coded_axes")
 
 
 # --------------------------------------------------------------------------- the decorator

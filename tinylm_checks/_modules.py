@@ -6,6 +6,7 @@ import torch
 from torch import nn
 
 from ._core import Ctx
+from ._text import MISTAKE
 
 
 def randomise(ctx: Ctx, module: nn.Module, scale: float = 0.3) -> None:
@@ -55,10 +56,10 @@ def check_gradients(ctx: Ctx, module: nn.Module, out: torch.Tensor, names, tried
     """The output must depend differentiably on each named layer's weight (or on each named parameter)."""
     module.zero_grad(set_to_none=True)
     if not out.requires_grad:
-        ctx.fail("core.no_gradient", tried=tried, mistake="no_gradient")
+        ctx.fail("core.no_gradient", tried=tried, mistake=MISTAKE.no_gradient)
     out.sum().backward()
     for name in names:
         name = name if "." in name else f"{name}.weight"
         p = module.get_parameter(name)
         if p.grad is None or not bool((p.grad != 0).any()):
-            ctx.fail("module.no_gradient_to", name=name, layer=name.split(".")[0], tried=tried, mistake="no_gradient")
+            ctx.fail("module.no_gradient_to", name=name, layer=name.split(".")[0], tried=tried, mistake=MISTAKE.no_gradient)

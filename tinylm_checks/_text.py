@@ -16,7 +16,7 @@ part, ``"mistakes.<id>"`` and ``"mistakes.<id>.hint"`` for a mistake. That key i
 without touching any check.
 
 Check code never writes a sentence itself: it calls :func:`say` for a fragment and ``Ctx.fail(id, ...)``
-for a failure (:mod:`tinylm_checks._core`), and names mistakes with :func:`known_mistake`.
+for a failure (:mod:`tinylm_checks._core`), and names mistakes as :data:`MISTAKE` attributes (``MISTAKE.no_scaling``).
 """
 from __future__ import annotations
 
@@ -114,11 +114,18 @@ def hints(key: str) -> dict[str, str]:
     return found
 
 
-def known_mistake(name: str) -> str:
-    """``name``, after making sure the table has that mistake (a typo fails when the check module loads)."""
-    if f"mistakes.{name}" not in TEXT:
-        raise MessageError(f"no mistake {name!r} in tinylm_checks.messages")
-    return name
+class _Ids:
+    """``MISTAKE.no_scaling`` is the id ``"no_scaling"``; an id the table does not have is an AttributeError (and
+    tests/test_messages.py reads every ``MISTAKE.<id>`` in the checks' code, so a typo never reaches a learner)."""
+
+    def __getattr__(self, name: str) -> str:
+        if f"mistakes.{name}" not in TEXT:
+            raise AttributeError(f"no mistake {name!r} in tinylm_checks.messages")
+        return name
+
+
+MISTAKE = _Ids()
+"""The ids of the mistakes the checks can name, as attributes: ``mistake=MISTAKE.no_scaling``."""
 
 
 class _Mistakes(Mapping):

@@ -11,52 +11,21 @@ import math
 
 import torch
 
-from ._core import HARD_CODED_AXES, Ctx, check, compare, diagnose, fmt_shape, fmt_values, reference, where
+from ._core import Ctx, check, compare, diagnose, fmt_shape, fmt_values, reference, where
 from ._modules import check_gradients, copy_linears, expect_param_count, randomise
-from ._text import hints, known_mistake, say
-from .setup import SOFTMAX_UNSTABLE
+from ._text import MISTAKE, hints, say
+
 
 ref = reference("attention")
 
 __all__ = ["check_attention_scores", "check_scaled_dot_product_attention", "check_self_attention"]
 
 # ---- the mistakes these checks can name, each with the hint a learner reads when it is named
-NO_SCALING = known_mistake("no_scaling")
-SCALE_BY_D_K = known_mistake("scale_by_d_k")
-SCALE_MULTIPLIED = known_mistake("scale_multiplied")
-SCALE_BY_SQRT_D = known_mistake("scale_by_sqrt_d_model")
-TRANSPOSED_SCORES = known_mistake("transposed_scores")
-SOFTMAX_OVER_QUERIES = known_mistake("softmax_over_queries")
-SOFTMAX_OVER_HEADS = known_mistake("softmax_over_heads")
-SOFTMAX_OVER_BATCH = known_mistake("softmax_over_batch")
-MASK_AFTER_SOFTMAX = known_mistake("mask_after_softmax")
-MASK_MULTIPLIED = known_mistake("mask_multiplied")
-MASK_IGNORED = known_mistake("mask_ignored")
-MASK_INVERTED = known_mistake("mask_inverted")
-MASK_ADDED = known_mistake("mask_added")
-MASK_TRANSPOSED = known_mistake("mask_transposed")
-MASK_RESHAPED = known_mistake("mask_reshaped")
-FINITE_FILL = known_mistake("finite_fill")
-MASK_RENORMALISED = known_mistake("mask_renormalised_after_softmax")
-FILL_TOO_WEAK = known_mistake("fill_too_weak")
-SWAPPED_OUTPUTS = known_mistake("swapped_outputs")
-VALUES_NOT_PROJECTED = known_mistake("values_not_projected")
-Q_K_SWAPPED = known_mistake("q_k_swapped")
-PROJECTION_REUSED = known_mistake("projection_reused")
-SQRT_PRECEDENCE = known_mistake("sqrt_precedence")
-INT_SQRT = known_mistake("int_sqrt")
-D_K_WRONG_DIM = known_mistake("d_k_from_wrong_dim")
-WEIGHTS_ARE_SCORES = known_mistake("weights_are_scores")
-ALWAYS_CAUSAL = known_mistake("always_causal")
-WEIGHTS_NOT_RETURNED = known_mistake("weights_not_returned")
-SHARED_PROJECTION = known_mistake("shared_projection")
-NAN_FULLY_MASKED = known_mistake("nan_fully_masked_row")
-DROPOUT_ON_WEIGHTS = known_mistake("dropout_on_weights")
-EXTRA_PROJECTION = known_mistake("extra_output_projection")
+
 
 SCORE_AXES = {3: ("batch", "query", "key"), 4: ("batch", "head", "query", "key")}
 OUT_AXES = {3: ("batch", "query", "feature"), 4: ("batch", "head", "query", "feature")}
-SOFTMAX_AXIS_MISTAKE = {"batch": SOFTMAX_OVER_BATCH, "head": SOFTMAX_OVER_HEADS, "query": SOFTMAX_OVER_QUERIES}
+SOFTMAX_AXIS_MISTAKE = {"batch": MISTAKE.softmax_over_batch, "head": MISTAKE.softmax_over_heads, "query": MISTAKE.softmax_over_queries}
 LARGE = 1000.0  # q and k times LARGE: scores in the millions, beyond any finite fill value a learner might pick
 
 
@@ -93,15 +62,15 @@ def weight_variants(scores, mask):
     axes = SCORE_AXES.get(scores.dim(), ("batch",) * (scores.dim() - 2) + ("query", "key"))
     cands = [(SOFTMAX_AXIS_MISTAKE[axis], _softmax(scores, mask, dim=dim)) for dim, axis in enumerate(axes[:-1])]
     if mask is None:
-        cands.append((WEIGHTS_ARE_SCORES, scores))
+        cands.append((MISTAKE.weights_are_scores, scores))
     if mask is not None:
-        cands += [(MASK_RENORMALISED, _softmax(scores, mask, "renormalised")),
-                  (MASK_AFTER_SOFTMAX, _softmax(scores, mask, "after")), (MASK_MULTIPLIED, _softmax(scores, mask, "multiplied")),
-                  (MASK_IGNORED, _softmax(scores, mask, "ignored")), (MASK_INVERTED, _softmax(scores, mask, "inverted")),
-                  (MASK_ADDED, _softmax(scores, mask, "added")), (FINITE_FILL, _softmax(scores, mask, "finite")),
-                  (FILL_TOO_WEAK, _softmax(scores, mask, "weak"))]
+        cands += [(MISTAKE.mask_renormalised_after_softmax, _softmax(scores, mask, "renormalised")),
+                  (MISTAKE.mask_after_softmax, _softmax(scores, mask, "after")), (MISTAKE.mask_multiplied, _softmax(scores, mask, "multiplied")),
+                  (MISTAKE.mask_ignored, _softmax(scores, mask, "ignored")), (MISTAKE.mask_inverted, _softmax(scores, mask, "inverted")),
+                  (MISTAKE.mask_added, _softmax(scores, mask, "added")), (MISTAKE.finite_fill, _softmax(scores, mask, "finite")),
+                  (MISTAKE.fill_too_weak, _softmax(scores, mask, "weak"))]
         if _broadcasts(mask.transpose(-2, -1), scores.shape):
-            cands.append((MASK_TRANSPOSED, _softmax(scores, mask, "transposed")))
+            cands.append((MISTAKE.mask_transposed, _softmax(scores, mask, "transposed")))
     return cands
 
 
@@ -118,19 +87,19 @@ def _candidates(q, k, v, mask=None, extra=()):
     scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)
     variant = functools.partial(_sdpa_variant, q, k, v, mask)
     cands = [
-        (NO_SCALING, variant(scale=1.0)),
-        (SCALE_BY_D_K, variant(scale=1 / d_k)),
-        (SCALE_MULTIPLIED, variant(scale=math.sqrt(d_k))),
-        (SQRT_PRECEDENCE, variant(scale=2 / d_k)),  # / (d_k ** 1/2)
-        (SQRT_PRECEDENCE, variant(scale=1 / (2 * d_k))),  # / d_k ** 1/2
-        (INT_SQRT, variant(scale=1 / int(math.sqrt(d_k)))),
-        (D_K_WRONG_DIM, variant(scale=1 / math.sqrt(T_q))),
-        (D_K_WRONG_DIM, variant(scale=1 / math.sqrt(T_k))),
-        (D_K_WRONG_DIM, variant(scale=1 / math.sqrt(v.size(-1)))),
-        (WEIGHTS_ARE_SCORES, (None, scores)),
+        (MISTAKE.no_scaling, variant(scale=1.0)),
+        (MISTAKE.scale_by_d_k, variant(scale=1 / d_k)),
+        (MISTAKE.scale_multiplied, variant(scale=math.sqrt(d_k))),
+        (MISTAKE.sqrt_precedence, variant(scale=2 / d_k)),  # / (d_k ** 1/2)
+        (MISTAKE.sqrt_precedence, variant(scale=1 / (2 * d_k))),  # / d_k ** 1/2
+        (MISTAKE.int_sqrt, variant(scale=1 / int(math.sqrt(d_k)))),
+        (MISTAKE.d_k_from_wrong_dim, variant(scale=1 / math.sqrt(T_q))),
+        (MISTAKE.d_k_from_wrong_dim, variant(scale=1 / math.sqrt(T_k))),
+        (MISTAKE.d_k_from_wrong_dim, variant(scale=1 / math.sqrt(v.size(-1)))),
+        (MISTAKE.weights_are_scores, (None, scores)),
     ] + [(name, (w @ v, w)) for name, w in weight_variants(scores, mask)]
     if mask is None and T_q == T_k:
-        cands.append((ALWAYS_CAUSAL, _sdpa_variant(q, k, v, torch.ones(T_q, T_k, dtype=torch.bool).tril())))
+        cands.append((MISTAKE.always_causal, _sdpa_variant(q, k, v, torch.ones(T_q, T_k, dtype=torch.bool).tril())))
     return cands + list(extra)
 
 
@@ -170,9 +139,9 @@ def _unpack_pair(ctx: Ctx, result, what: str, out_shape, w_shape, mask=None, tri
     end_with = say("attention.pair.end_with", returns=returns)
     if isinstance(result, torch.Tensor) and tuple(result.shape) == tuple(out_shape):
         ctx.fail("attention.pair.one_tensor", what=what, shape=fmt_shape(result.shape),
-                 expected=say("attention.pair.a_pair"), mistake=WEIGHTS_NOT_RETURNED, mistake_hint=end_with)
+                 expected=say("attention.pair.a_pair"), mistake=MISTAKE.weights_not_returned, mistake_hint=end_with)
     if result is None:
-        ctx.fail("attention.pair.none", what=what, expected=say("attention.pair.a_pair"), mistake="missing_return",
+        ctx.fail("attention.pair.none", what=what, expected=say("attention.pair.a_pair"), mistake=MISTAKE.missing_return,
                  mistake_hint=end_with)
     if not isinstance(result, (tuple, list)) or len(result) != 2:
         ctx.fail("attention.pair.not_a_pair", what=what, hint=end_with,
@@ -183,19 +152,19 @@ def _unpack_pair(ctx: Ctx, result, what: str, out_shape, w_shape, mask=None, tri
             and tuple(out.shape) == tuple(w_shape) and tuple(weights.shape) == tuple(out_shape)
             and tuple(out_shape) != tuple(w_shape)):
         ctx.fail("attention.pair.swapped", what=what, out_shape=fmt_shape(out_shape), w_shape=fmt_shape(w_shape),
-                 got=f"({fmt_shape(out.shape)}, {fmt_shape(weights.shape)})", mistake=SWAPPED_OUTPUTS)
+                 got=f"({fmt_shape(out.shape)}, {fmt_shape(weights.shape)})", mistake=MISTAKE.swapped_outputs)
     if mask is not None and isinstance(weights, torch.Tensor) and tuple(weights.shape) == tuple(w_shape):
         nan_rows = torch.isnan(weights).any(-1)
         full_rows = mask.expand(w_shape).all(-1)
         if bool(nan_rows.any()) and bool((nan_rows == full_rows).all()):
-            ctx.fail("attention.pair.nan_where_all_allowed", tried=tried, mistake=MASK_INVERTED)
+            ctx.fail("attention.pair.nan_where_all_allowed", tried=tried, mistake=MISTAKE.mask_inverted)
     if mask is not None and isinstance(weights, torch.Tensor) and tuple(weights.shape) == tuple(w_shape):
         nan_rows = torch.isnan(weights).any(-1)
         empty_rows = ~mask.expand(w_shape).any(-1)
         if bool(nan_rows.any()) and bool((nan_rows == empty_rows).all()):
             i = empty_rows.nonzero()[0].tolist()
             ctx.fail("attention.pair.nan_where_none_allowed", tried=tried, at=where(i, SCORE_AXES.get(len(w_shape))),
-                     mistake=NAN_FULLY_MASKED)
+                     mistake=MISTAKE.nan_fully_masked_row)
     if isinstance(weights, torch.Tensor) and tuple(weights.shape) == tuple(w_shape) and len(w_shape) in SCORE_AXES \
             and bool(torch.isnan(weights).any()):
         bad = torch.isnan(weights).nonzero()[0].tolist()
@@ -224,7 +193,7 @@ def check_weights(ctx: Ctx, weights, ref_w, w_cands, tried, mask=None, large=Fal
                      inverted=say("attention.weights.allowed_got_zero") if inverted else "",
                      # with large scores (tried last, after small ones passed) only a scale-dependent mistake is
                      # left that lets masked keys through: a finite fill value that real scores outweigh
-                     mistake=FILL_TOO_WEAK if large else diagnose(weights, w_cands) or (MASK_INVERTED if inverted else None))
+                     mistake=MISTAKE.fill_too_weak if large else diagnose(weights, w_cands) or (MISTAKE.mask_inverted if inverted else None))
         if bool(full.any()):
             rows = weights[full]
             if not bool((rows == 0).all()):
@@ -233,13 +202,13 @@ def check_weights(ctx: Ctx, weights, ref_w, w_cands, tried, mask=None, large=Fal
                 ctx.fail("attention.weights.no_key_allowed", tried=tried, at=where(i, w_axes),
                          values=fmt_values(weights[tuple(i)]),
                          uniform=say("attention.weights.uniform") if uniform else "",
-                         mistake=FINITE_FILL if uniform else diagnose(weights, w_cands))
+                         mistake=MISTAKE.finite_fill if uniform else diagnose(weights, w_cands))
     dropped = (weights == 0) & (ref_w > 1e-12)
     if bool(dropped.any()) and bool((weights != 0).any()):
         ratio = weights[weights != 0] / ref_w[weights != 0]
         if float(ratio.min()) > 1 + 1e-6 and float(ratio.max() - ratio.min()) <= 1e-6:
             ctx.fail("attention.weights.dropout", tried=tried, n=int(dropped.sum()), ratio=float(ratio.mean()),
-                     mistake=DROPOUT_ON_WEIGHTS)
+                     mistake=MISTAKE.dropout_on_weights)
     sums = weights.sum(-1)
     expected_sums = (ref_w.sum(-1) > 0.5).to(sums.dtype)  # 1, or 0 for a query with no allowed key
     if not bool(((sums - expected_sums).abs() <= 1e-6).all()):
@@ -247,7 +216,7 @@ def check_weights(ctx: Ctx, weights, ref_w, w_cands, tried, mask=None, large=Fal
         ctx.fail("attention.weights.row_sum", tried=tried, at=where(bad, w_axes), total=sums[tuple(bad)].item(),
                  # large scores come last: a softmax that passed with small scores and loses its rows here
                  # is not shift-invariant, i.e. exp() of the raw scores
-                 mistake=diagnose(weights, w_cands) or (SOFTMAX_UNSTABLE if large else None),
+                 mistake=diagnose(weights, w_cands) or (MISTAKE.softmax_unstable if large else None),
                  hint=say("attention.weights.row_sum_hint_mask" if mask is not None else "attention.weights.row_sum_hint"))
     compare(ctx, weights, ref_w, say("attention.weights.what"), tried, w_cands, axes=w_axes,
             fallback=say("attention.weights.fallback_mask", fallback=fallback) if mask is not None else fallback)
@@ -277,17 +246,17 @@ def check_attention_scores(ctx: Ctx, attention_scores) -> str:
         k = ctx.randn(*lead, s["T_k"], s["d_k"]) * size
         tried = say("attention_scores.tried", q=fmt_shape(q.shape), k=fmt_shape(k.shape), seed=ctx.seed)
         got = ctx.call(fn, q, k, what=say("core.called_with", tried=tried), names=("q", "k"),
-                       mistake_if_raises=HARD_CODED_AXES if len(lead) == 2 else None)  # 3-D worked just before
+                       mistake_if_raises=MISTAKE.hard_coded_axes if len(lead) == 2 else None)  # 3-D worked just before
         expected = ref.attention_scores(q, k)
         transposed = isinstance(got, torch.Tensor) and tuple(got.shape) == (*lead, s["T_k"], s["T_q"])
         got = ctx.tensor(got, say("attention_scores.what"), expected.shape, tried=tried,
-                         mistake=TRANSPOSED_SCORES if transposed else None, hint=say("attention_scores.shape_hint"))
+                         mistake=MISTAKE.transposed_scores if transposed else None, hint=say("attention_scores.shape_hint"))
         d_k = s["d_k"]
         raw = q @ k.transpose(-2, -1)
         compare(ctx, got, expected, say("attention_scores.what"), tried,
-                [(NO_SCALING, raw), (SCALE_BY_D_K, raw / d_k), (SCALE_MULTIPLIED, raw * math.sqrt(d_k)),
-                 (SQRT_PRECEDENCE, raw * 2 / d_k), (SQRT_PRECEDENCE, raw / (2 * d_k)), (INT_SQRT, raw / int(math.sqrt(d_k))),
-                 (D_K_WRONG_DIM, raw / math.sqrt(s["T_q"])), (D_K_WRONG_DIM, raw / math.sqrt(s["T_k"]))],
+                [(MISTAKE.no_scaling, raw), (MISTAKE.scale_by_d_k, raw / d_k), (MISTAKE.scale_multiplied, raw * math.sqrt(d_k)),
+                 (MISTAKE.sqrt_precedence, raw * 2 / d_k), (MISTAKE.sqrt_precedence, raw / (2 * d_k)), (MISTAKE.int_sqrt, raw / int(math.sqrt(d_k))),
+                 (MISTAKE.d_k_from_wrong_dim, raw / math.sqrt(s["T_q"])), (MISTAKE.d_k_from_wrong_dim, raw / math.sqrt(s["T_k"]))],
                 axes=SCORE_AXES[q.dim()], fallback=say("attention_scores.fallback"))
     ctx.differentiable(fn, q, k, what=say("core.called_with", tried=tried), names=("q", "k"))
     ctx.dtype_follows(fn, q, k, what=say("core.called_with", tried=tried), names=("q", "k"))
@@ -318,7 +287,7 @@ def check_scaled_dot_product_attention(ctx: Ctx, scaled_dot_product_attention) -
     q3, k3, v3 = ctx.randn(B, T_q, d_k), ctx.randn(B, T_k, d_k), ctx.randn(B, T_k, d_v)
     run(q3, k3, v3, None, say("sdpa.no_mask"))
     q, k, v = ctx.randn(B, H, T_q, d_k), ctx.randn(B, H, T_k, d_k), ctx.randn(B, H, T_k, d_v)
-    tried = run(q, k, v, None, say("sdpa.no_mask"), mistake_if_raises=HARD_CODED_AXES)  # the same code worked on 3-D
+    tried = run(q, k, v, None, say("sdpa.no_mask"), mistake_if_raises=MISTAKE.hard_coded_axes)  # the same code worked on 3-D
     ctx.differentiable(fn, q, k, v, what=say("core.called_with", tried=tried), names=("q", "k", "v"))
     ctx.dtype_follows(fn, q, k, v, what=say("core.called_with", tried=tried), names=("q", "k", "v"))
 
@@ -326,9 +295,9 @@ def check_scaled_dot_product_attention(ctx: Ctx, scaled_dot_product_attention) -
     lengths = ([T_k - 2, T_k, 1, T_k - 1] + [T_k] * B)[:B]
     pad = padding_mask(lengths, T_k, heads=True)  # (B, 1, 1, T_k)
     run(ctx.randn(B, H, T_k, d_k), k, v, pad, say("sdpa.padding", shape=fmt_shape(pad.shape)),
-        mistake_if_raises=MASK_RESHAPED)  # the same code worked without a mask
+        mistake_if_raises=MISTAKE.mask_reshaped)  # the same code worked without a mask
     mask = _random_mask(ctx, B, 1, T_q, T_k)  # broadcast over heads
-    run(q, k, v, mask, say("sdpa.random_mask", shape=fmt_shape(mask.shape)), mistake_if_raises=MASK_RESHAPED)
+    run(q, k, v, mask, say("sdpa.random_mask", shape=fmt_shape(mask.shape)), mistake_if_raises=MISTAKE.mask_reshaped)
     mask[0, 0, 0] = False  # batch 0, query 0: every key masked (as padding can do)
     run(q, k, v, mask, say("sdpa.empty_row", shape=fmt_shape(mask.shape)))
     # every score large and negative: a finite fill value (-1e4, -1e9 / scale...) is then above every real score
@@ -344,11 +313,11 @@ def projection_mixups(x, layers, attend):
     the module. Covers a reused layer (k = W_Q(x)), swapped queries and keys, and x used as the values.
     """
     proj = {n: layers[n](x) for n in ("W_Q", "W_K", "W_V")}
-    cands = [(VALUES_NOT_PROJECTED, attend(proj["W_Q"], proj["W_K"], x)),
-             (Q_K_SWAPPED, attend(proj["W_K"], proj["W_Q"], proj["W_V"]))]
+    cands = [(MISTAKE.values_not_projected, attend(proj["W_Q"], proj["W_K"], x)),
+             (MISTAKE.q_k_swapped, attend(proj["W_K"], proj["W_Q"], proj["W_V"]))]
     for combo in itertools.product(proj, repeat=3):
         if len(set(combo)) < 3:  # one layer used twice
-            cands.append((PROJECTION_REUSED, attend(*(proj[n] for n in combo))))
+            cands.append((MISTAKE.projection_reused, attend(*(proj[n] for n in combo))))
     return cands
 
 
@@ -364,7 +333,7 @@ def check_self_attention(ctx: Ctx, SelfAttention) -> str:
     names = ("W_Q", "W_K", "W_V")
     copy_linears(ctx, learner, reference, names, D, D)
     n = expect_param_count(ctx, learner, 3 * (D * D + D), "self_attention.param_count", D=D,
-                           mistakes={D * D + D: SHARED_PROJECTION, 4 * (D * D + D): EXTRA_PROJECTION}.get)
+                           mistakes={D * D + D: MISTAKE.shared_projection, 4 * (D * D + D): MISTAKE.extra_output_projection}.get)
 
     x = ctx.randn(B, T, D)
     lengths = torch.tensor([T, T - 2, 1] * B)[:B]
@@ -372,7 +341,7 @@ def check_self_attention(ctx: Ctx, SelfAttention) -> str:
                         (padding_mask(lengths, T, heads=False), say("self_attention.padding"))):
         tried = say("self_attention.tried", shape=fmt_shape(x.shape), seed=ctx.seed, label=label)
         res = ctx.call(learner, x, mask, what=say("core.forward_called", tried=tried), names=("x", "mask"),
-                       mistake_if_raises=MASK_RESHAPED if mask is not None else None)
+                       mistake_if_raises=MISTAKE.mask_reshaped if mask is not None else None)
         out, weights = _unpack_pair(ctx, res, "SelfAttention.forward", (B, T, D), (B, T, T), mask, tried,
                                     returns="return scaled_dot_product_attention(q, k, v, mask)")  # code
         with torch.no_grad():

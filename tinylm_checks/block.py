@@ -28,8 +28,8 @@ from torch import nn
 
 from ._core import CheckFailure, Ctx, check, close, compare, fmt_shape, reference, where, within
 from ._modules import count_params
-from ._text import hints, known_mistake, say
-from .attention import ALWAYS_CAUSAL, MASK_INVERTED, SHARED_PROJECTION
+from ._text import MISTAKE, hints, say
+
 
 ref = reference("block")
 ref_attention = reference("attention")
@@ -37,27 +37,7 @@ ref_attention = reference("attention")
 __all__ = ["check_transformer_block", "check_block_parameter_counts"]
 
 # ---- exercise 1: TransformerBlock
-RESIDUAL_FROM_NORMED = known_mistake("residual_from_normalised")
-NO_RESIDUAL = known_mistake("missing_residual")
-ATTN_RESIDUAL_MISSING = known_mistake("attn_residual_missing")
-FFN_RESIDUAL_MISSING = known_mistake("ffn_residual_missing")
-SHARED_NORM = known_mistake("shared_layer_norm")
-NORM2_UNUSED = known_mistake("norm2_unused")
-NORM1_UNUSED = known_mistake("norm1_unused")
-NORMS_SWAPPED = known_mistake("norms_swapped")
-PRE_POST_SWAPPED = known_mistake("pre_post_swapped")
-NORM_FIRST_IGNORED = known_mistake("norm_first_ignored")
-MASK_NOT_PASSED = known_mistake("mask_not_passed_on")
-DROPOUT = known_mistake("dropout_in_block")
-EXTRA_FINAL_NORM = known_mistake("extra_final_norm")
-FFN_READS_INPUT = known_mistake("ffn_reads_block_input")
-NORM_INSIDE_RESIDUAL = known_mistake("norm_inside_residual")
-ATTN_PAIR = known_mistake("attn_pair_not_unpacked")
-ATTN_WEIGHTS_USED = known_mistake("attn_weights_used")
-FFN_RESIDUAL_FROM_INPUT = known_mistake("ffn_residual_adds_block_input")
-BLOCK_RETURNS_PAIR = known_mistake("block_returns_pair")
-D_FF_IGNORED = known_mistake("d_ff_ignored")
-FFN_ACTIVATION = known_mistake("ffn_activation")
+
 
 OUT_AXES = ("batch", "position", "feature")
 
@@ -88,11 +68,11 @@ def _submodule(ctx: Ctx, blk: nn.Module, name: str, expected: str) -> nn.Module:
     if name in ("norm1", "norm2"):
         norms = [n for n, m in blk.named_children() if _is_norm(m)]
         if len(norms) == 1:
-            ctx.fail("transformer_block.one_norm", cls=cls, attr=name, norm=norms[0], mistake=SHARED_NORM)
+            ctx.fail("transformer_block.one_norm", cls=cls, attr=name, norm=norms[0], mistake=MISTAKE.shared_layer_norm)
     renamed = [n for n in children if n not in ("norm1", "attn", "norm2", "ffn")]  # another name for the part?
     ctx.fail("transformer_block.no_submodule", cls=cls, attr=name, layer=expected,
              submodules=say("transformer_block.its_submodules", names=", ".join(children)) if children else "",
-             mistake="attribute_name" if renamed else None)
+             mistake=MISTAKE.attribute_name if renamed else None)
 
 
 def _is_norm(m: nn.Module) -> bool:
@@ -115,7 +95,7 @@ def _layout(ctx: Ctx, blk: nn.Module, D: int, H: int, d_ff: int) -> tuple[dict[s
     norm2 = _submodule(ctx, blk, "norm2", "LayerNorm(d_model)")
     ffn = _submodule(ctx, blk, "ffn", "FeedForward(d_model, d_ff)")
     if norm1 is norm2:
-        ctx.fail("transformer_block.same_norm", cls=cls, mistake=SHARED_NORM)
+        ctx.fail("transformer_block.same_norm", cls=cls, mistake=MISTAKE.shared_layer_norm)
     for name, norm in (("norm1", norm1), ("norm2", norm2)):
         if not _is_norm(norm) or norm.weight.shape != (D,):
             ctx.fail("transformer_block.not_a_norm", cls=cls, attr=name, D=D, kind=type(norm).__name__,
@@ -153,7 +133,7 @@ def _layout(ctx: Ctx, blk: nn.Module, D: int, H: int, d_ff: int) -> tuple[dict[s
             ctx.fail("transformer_block.not_ffn", cls=cls, kind=type(ffn).__name__)
     first = getattr(ffn, names[0])
     if isinstance(first, nn.Linear) and first.out_features == 4 * D != d_ff:
-        ctx.fail("transformer_block.d_ff_ignored", cls=cls, width=first.out_features, d_ff=d_ff, mistake=D_FF_IGNORED,
+        ctx.fail("transformer_block.d_ff_ignored", cls=cls, width=first.out_features, d_ff=d_ff, mistake=MISTAKE.d_ff_ignored,
                  tried=f"TransformerBlock(d_model={D}, num_heads={H}, d_ff={d_ff})")
     for n, (d_in, d_out), key in zip(names, ((D, d_ff), (d_ff, D)), ("linear1", "linear2")):
         layer = ctx.linear(ffn, n, d_in, d_out)
@@ -183,7 +163,7 @@ def _load(ctx: Ctx, blk: nn.Module, targets: dict[str, torch.Tensor], reference:
                          say("transformer_block.another_tensor"))
             part = name.split(".")[0]
             ctx.fail("transformer_block.shared_tensor", name=name, other=other,
-                     mistake=SHARED_NORM if part.startswith("norm") else SHARED_PROJECTION if part == "attn" else None)
+                     mistake=MISTAKE.shared_layer_norm if part.startswith("norm") else MISTAKE.shared_projection if part == "attn" else None)
 
 
 def _torch_layer(reference: nn.Module, D: int, H: int, d_ff: int, norm_first: bool) -> nn.Module:
@@ -226,16 +206,16 @@ def _wirings(blk: nn.Module, x: torch.Tensor, mask: torch.Tensor | None, norm_fi
             normed1 = h + a  # residual from norm1(x)
             inside = x + N1(A(x))
             right = wire()
-            cands = [(RESIDUAL_FROM_NORMED, N2(normed1) + ffn(N2(normed1))),
-                     (RESIDUAL_FROM_NORMED, normed1 + ffn(N2(normed1))),
-                     (RESIDUAL_FROM_NORMED, N2(x1) + ffn(N2(x1))),
-                     (NO_RESIDUAL, ffn(N2(a))), (ATTN_RESIDUAL_MISSING, a + ffn(N2(a))),
-                     (FFN_RESIDUAL_MISSING, ffn(N2(x1))),
-                     (FFN_READS_INPUT, x1 + ffn(N2(x))), (FFN_READS_INPUT, x1 + ffn(h)),
-                     (FFN_RESIDUAL_FROM_INPUT, x + ffn(N2(x1))),
-                     (EXTRA_FINAL_NORM, F.layer_norm(right, right.shape[-1:])), (EXTRA_FINAL_NORM, N2(right)),
-                     (EXTRA_FINAL_NORM, N1(right)),
-                     (NORM_INSIDE_RESIDUAL, inside + N2(ffn(inside)))]
+            cands = [(MISTAKE.residual_from_normalised, N2(normed1) + ffn(N2(normed1))),
+                     (MISTAKE.residual_from_normalised, normed1 + ffn(N2(normed1))),
+                     (MISTAKE.residual_from_normalised, N2(x1) + ffn(N2(x1))),
+                     (MISTAKE.missing_residual, ffn(N2(a))), (MISTAKE.attn_residual_missing, a + ffn(N2(a))),
+                     (MISTAKE.ffn_residual_missing, ffn(N2(x1))),
+                     (MISTAKE.ffn_reads_block_input, x1 + ffn(N2(x))), (MISTAKE.ffn_reads_block_input, x1 + ffn(h)),
+                     (MISTAKE.ffn_residual_adds_block_input, x + ffn(N2(x1))),
+                     (MISTAKE.extra_final_norm, F.layer_norm(right, right.shape[-1:])), (MISTAKE.extra_final_norm, N2(right)),
+                     (MISTAKE.extra_final_norm, N1(right)),
+                     (MISTAKE.norm_inside_residual, inside + N2(ffn(inside)))]
         else:
             def wire(n1=N1, n2=N2, m=mask, f=ffn):
                 x1 = n1(x + A(x, m))
@@ -244,17 +224,17 @@ def _wirings(blk: nn.Module, x: torch.Tensor, mask: torch.Tensor | None, norm_fi
             a = A(x)
             x1 = N1(x + a)
             inside = x + N1(a)
-            cands = [(NO_RESIDUAL, N2(ffn(N1(a)))), (ATTN_RESIDUAL_MISSING, N2(N1(a) + ffn(N1(a)))),
-                     (FFN_RESIDUAL_MISSING, N2(ffn(x1))), (FFN_READS_INPUT, N2(x1 + ffn(x))),
-                     (FFN_RESIDUAL_FROM_INPUT, N2(x + ffn(x1))),
-                     (NORM_INSIDE_RESIDUAL, inside + N2(ffn(inside)))]
+            cands = [(MISTAKE.missing_residual, N2(ffn(N1(a)))), (MISTAKE.attn_residual_missing, N2(N1(a) + ffn(N1(a)))),
+                     (MISTAKE.ffn_residual_missing, N2(ffn(x1))), (MISTAKE.ffn_reads_block_input, N2(x1 + ffn(x))),
+                     (MISTAKE.ffn_residual_adds_block_input, N2(x + ffn(x1))),
+                     (MISTAKE.norm_inside_residual, inside + N2(ffn(inside)))]
         # the learner's norm1 and norm2 are two modules here (_layout and _load fail a shared one first)
-        cands += [(NORM2_UNUSED, wire(n2=N1)), (NORM1_UNUSED, wire(n1=N2)), (NORMS_SWAPPED, wire(n1=N2, n2=N1)),
-                  (FFN_ACTIVATION, wire(f=relu)), (FFN_ACTIVATION, wire(f=tanh))]
+        cands += [(MISTAKE.norm2_unused, wire(n2=N1)), (MISTAKE.norm1_unused, wire(n1=N2)), (MISTAKE.norms_swapped, wire(n1=N2, n2=N1)),
+                  (MISTAKE.ffn_activation, wire(f=relu)), (MISTAKE.ffn_activation, wire(f=tanh))]
         if mask is None:
-            cands.append((ALWAYS_CAUSAL, wire(m=ref_attention.causal_mask(T))))
+            cands.append((MISTAKE.always_causal, wire(m=ref_attention.causal_mask(T))))
         else:
-            cands += [(MASK_NOT_PASSED, wire(m=None)), (MASK_INVERTED, wire(m=~mask))]
+            cands += [(MISTAKE.mask_not_passed_on, wire(m=None)), (MISTAKE.mask_inverted, wire(m=~mask))]
     return cands
 
 
@@ -291,19 +271,19 @@ def _run(ctx: Ctx, blk: nn.Module, x: torch.Tensor, mask: torch.Tensor | None, t
         out = ctx.call(blk, *args, what=say("core.forward_called", tried=tried), names=("x", "mask"))
     except CheckFailure as e:
         if e.mistake is None and expected is not None and _uses_weights(blk, args, expected):
-            raise ctx.renamed(e, mistake=ATTN_WEIGHTS_USED) from None
+            raise ctx.renamed(e, mistake=MISTAKE.attn_weights_used) from None
         if e.mistake is None and "tuple" in (e.got or ""):
-            raise ctx.renamed(e, mistake=ATTN_PAIR) from None
+            raise ctx.renamed(e, mistake=MISTAKE.attn_pair_not_unpacked) from None
         if e.mistake is None and mask is not None and "positional argument" in (e.got or ""):
             raise ctx.renamed(e, hint=say("transformer_block.mask_argument_hint")) from None
         raise
     if isinstance(out, (tuple, list)) and out and isinstance(out[0], torch.Tensor) and out[0].shape == x.shape:
         ctx.fail("transformer_block.returns_pair", tried=tried, shape=fmt_shape(x.shape), kind=type(out).__name__,
-                 n=len(out), mistake=BLOCK_RETURNS_PAIR)
+                 n=len(out), mistake=MISTAKE.block_returns_pair)
     if mask is not None and isinstance(out, torch.Tensor) and out.shape == x.shape and bool(torch.isnan(out).any()):
         nan_positions = torch.isnan(out).any(-1).any(0)  # (T,)
         if bool((nan_positions == mask.all(-1)).all()):  # NaN exactly where the inverted mask leaves no key
-            ctx.fail("transformer_block.nan_where_all_allowed", tried=tried, mistake=MASK_INVERTED)
+            ctx.fail("transformer_block.nan_where_all_allowed", tried=tried, mistake=MISTAKE.mask_inverted)
     return ctx.tensor(out, say("transformer_block.output"), tuple(x.shape), tried=tried,
                       hint=say("transformer_block.shape_hint"))
 
@@ -321,7 +301,7 @@ def _check_causal(ctx: Ctx, blk, x, mask, out, tried, reference, norm_first) -> 
         out_earlier = _run(ctx, blk, earlier, mask, say("transformer_block.tried_earlier", tried=tried, position=t - 1))
 
     def mistake():
-        cands = [(n, o) for n, o in _wirings(reference, x, mask, norm_first) if n in (MASK_NOT_PASSED, MASK_INVERTED)]
+        cands = [(n, o) for n, o in _wirings(reference, x, mask, norm_first) if n in (MISTAKE.mask_not_passed_on, MISTAKE.mask_inverted)]
         return next((n for n, o in cands if close(out, o)), None)
     leak = (out_later[:, : t + 1] - out[:, : t + 1]).abs().amax(-1)  # (B, t + 1)
     if bool((leak > 1e-9).any()):
@@ -339,7 +319,7 @@ def _check_gradients(ctx: Ctx, blk: nn.Module, x: torch.Tensor, mask, targets, t
     blk.zero_grad(set_to_none=True)
     out = _run(ctx, blk, x, mask, tried)
     if not out.requires_grad:
-        ctx.fail("core.no_gradient", tried=tried, mistake="no_gradient")
+        ctx.fail("core.no_gradient", tried=tried, mistake=MISTAKE.no_gradient)
     (out * ctx.randn(*out.shape)).sum().backward()
     names = {id(p): n for n, p in blk.named_parameters()}
     for name, t in targets.items():
@@ -350,7 +330,7 @@ def _check_gradients(ctx: Ctx, blk: nn.Module, x: torch.Tensor, mask, targets, t
         if grad is None or not bool((grad != 0).any()):
             learner_name = names.get(id(p), name)
             ctx.fail("transformer_block.no_gradient_to", name=learner_name, layer=learner_name.split(".")[0],
-                     tried=tried, mistake="no_gradient")
+                     tried=tried, mistake=MISTAKE.no_gradient)
     blk.zero_grad(set_to_none=True)
 
 
@@ -398,19 +378,19 @@ def check_transformer_block(ctx: Ctx, TransformerBlock) -> str:
             again = _run(ctx, blocks[nf], x, None, say("transformer_block.tried_again", tried=tried))
         if not torch.equal(outs[nf], again):
             err = float((outs[nf] - again).abs().max())
-            ctx.fail("transformer_block.not_deterministic", err=err, tried=tried, mistake=DROPOUT)
+            ctx.fail("transformer_block.not_deterministic", err=err, tried=tried, mistake=MISTAKE.dropout_in_block)
     if not (within(outs[True], expected[True]) and within(outs[False], expected[False])):
         tried = say("transformer_block.tried_both", pre_ln=_ln(True), post_ln=_ln(False), sizes=sizes)
         if close(outs[True], expected[False]) and close(outs[False], expected[True]):
-            ctx.fail("transformer_block.pre_post_swapped", tried=tried, mistake=PRE_POST_SWAPPED)
+            ctx.fail("transformer_block.pre_post_swapped", tried=tried, mistake=MISTAKE.pre_post_swapped)
         for nf in (True, False):
             if close(outs[True], outs[False]) and close(outs[True], expected[nf]):
-                ctx.fail("transformer_block.norm_first_ignored", ln=_ln(nf), tried=tried, mistake=NORM_FIRST_IGNORED)
+                ctx.fail("transformer_block.norm_first_ignored", ln=_ln(nf), tried=tried, mistake=MISTAKE.norm_first_ignored)
     for nf in (True, False):
         tried = say("transformer_block.tried_no_mask", ln=_ln(nf), sizes=sizes)
         if within(outs[nf], expected[nf]):
             continue
-        cands = _wirings(reference, x, None, nf) + [(PRE_POST_SWAPPED, expected[not nf])]
+        cands = _wirings(reference, x, None, nf) + [(MISTAKE.pre_post_swapped, expected[not nf])]
         compare(ctx, outs[nf], expected[nf], say("transformer_block.output_of", ln=_ln(nf)),
                 say("transformer_block.tried_reference", tried=tried), cands, axes=OUT_AXES,
                 fallback=say("transformer_block.fallback_pre") if nf else say("transformer_block.fallback_post"))
@@ -435,7 +415,7 @@ def check_transformer_block(ctx: Ctx, TransformerBlock) -> str:
         _check_causal(ctx, blocks[nf], x, mask, out, tried, reference, nf)
         want = _expected(tels[nf], x, mask)
         if not within(out, want):
-            cands = _wirings(reference, x, mask, nf) + [(PRE_POST_SWAPPED, _expected(tels[not nf], x, mask))]
+            cands = _wirings(reference, x, mask, nf) + [(MISTAKE.pre_post_swapped, _expected(tels[not nf], x, mask))]
             compare(ctx, out, want, say("transformer_block.output_with_mask", ln=_ln(nf)),
                     say("transformer_block.tried_reference", tried=tried), cands, axes=OUT_AXES,
                     fallback=say("transformer_block.fallback_mask"))
@@ -463,16 +443,6 @@ def check_transformer_block(ctx: Ctx, TransformerBlock) -> str:
 # --------------------------------------------------------------------------- exercise 2: counting parameters
 
 KEYS = ("attn", "ffn", "norms", "total")
-COUNT_FROM_FORMULA = known_mistake("count_from_formula")
-BIASES_NOT_COUNTED = known_mistake("biases_not_counted")
-ONE_NORM_COUNTED = known_mistake("one_norm_counted")
-COUNT_NOT_NUMEL = known_mistake("count_not_numel")
-TOTAL_NOT_SUM = known_mistake("total_not_sum")
-SHARED_COUNTED_TWICE = known_mistake("shared_counted_twice")
-TRAINABLE_ONLY = known_mistake("trainable_only")
-NORM_COUNTED_IN_SUBLAYER = known_mistake("norm_counted_in_sublayer")
-COUNT_NOT_INT = known_mistake("count_not_int")
-BLOCK_CHANGED = known_mistake("block_changed")
 
 
 def _numel(params) -> int:
@@ -513,24 +483,24 @@ def _count_variants(block: nn.Module) -> list[tuple[str, dict[str, int]]]:
     each = _numel(norm1.parameters()) + _numel(norm2.parameters())  # norm1's count + norm2's: a shared one twice
     with_duplicates = _numel(p for _, p in block.named_parameters(remove_duplicate=False))
     return [
-        (COUNT_FROM_FORMULA, formula), (COUNT_FROM_FORMULA, general),
-        (COUNT_FROM_FORMULA, {**formula, "total": 12 * D * D}),
-        (COUNT_FROM_FORMULA, {**right, "total": 12 * D * D}),
-        (COUNT_FROM_FORMULA, {**right, "total": formula["total"]}),
-        *both(BIASES_NOT_COUNTED, by, lambda p: p.dim() >= 2),
-        *both(BIASES_NOT_COUNTED, by, lambda p: id(p) in weight_names),
-        (ONE_NORM_COUNTED, {**right, "norms": _numel(norm1.parameters())}),
-        (ONE_NORM_COUNTED, {**right, "norms": _numel(norm2.parameters())}),
-        *both(COUNT_NOT_NUMEL, sized, lambda p: 1), *both(COUNT_NOT_NUMEL, sized, lambda p: len(p)),
-        *both(COUNT_NOT_NUMEL, sized, lambda p: p.size(0) * p.size(-1)),
-        *both(COUNT_NOT_NUMEL, sized, lambda p: p.size(-1)),
-        (TOTAL_NOT_SUM, {**right, "total": a + f + right["norms"]}), (TOTAL_NOT_SUM, {**right, "total": a + f}),
-        (TOTAL_NOT_SUM, {**right, "norms": each, "total": a + f + each}),
-        (SHARED_COUNTED_TWICE, {**right, "norms": each}),
-        (SHARED_COUNTED_TWICE, {**right, "norms": each, "total": with_duplicates}),
-        (SHARED_COUNTED_TWICE, {**right, "total": with_duplicates}),
-        *both(TRAINABLE_ONLY, by, lambda p: p.requires_grad),
-        (NORM_COUNTED_IN_SUBLAYER, {**right, "attn": a + _numel(norm1.parameters()),
+        (MISTAKE.count_from_formula, formula), (MISTAKE.count_from_formula, general),
+        (MISTAKE.count_from_formula, {**formula, "total": 12 * D * D}),
+        (MISTAKE.count_from_formula, {**right, "total": 12 * D * D}),
+        (MISTAKE.count_from_formula, {**right, "total": formula["total"]}),
+        *both(MISTAKE.biases_not_counted, by, lambda p: p.dim() >= 2),
+        *both(MISTAKE.biases_not_counted, by, lambda p: id(p) in weight_names),
+        (MISTAKE.one_norm_counted, {**right, "norms": _numel(norm1.parameters())}),
+        (MISTAKE.one_norm_counted, {**right, "norms": _numel(norm2.parameters())}),
+        *both(MISTAKE.count_not_numel, sized, lambda p: 1), *both(MISTAKE.count_not_numel, sized, lambda p: len(p)),
+        *both(MISTAKE.count_not_numel, sized, lambda p: p.size(0) * p.size(-1)),
+        *both(MISTAKE.count_not_numel, sized, lambda p: p.size(-1)),
+        (MISTAKE.total_not_sum, {**right, "total": a + f + right["norms"]}), (MISTAKE.total_not_sum, {**right, "total": a + f}),
+        (MISTAKE.total_not_sum, {**right, "norms": each, "total": a + f + each}),
+        (MISTAKE.shared_counted_twice, {**right, "norms": each}),
+        (MISTAKE.shared_counted_twice, {**right, "norms": each, "total": with_duplicates}),
+        (MISTAKE.shared_counted_twice, {**right, "total": with_duplicates}),
+        *both(MISTAKE.trainable_only, by, lambda p: p.requires_grad),
+        (MISTAKE.norm_counted_in_sublayer, {**right, "attn": a + _numel(norm1.parameters()),
                                     "ffn": f + _numel(norm2.parameters())}),
     ]
 
@@ -648,11 +618,11 @@ def check_block_parameter_counts(ctx: Ctx, block_parameter_counts) -> str:
         if changed:
             ctx.fail("block_parameter_counts.changed", changes="; ".join(changed[:3]),
                      more=say("block_parameter_counts.more_changes", n=len(changed) - 3) if len(changed) > 3 else "",
-                     tried=tried, mistake=BLOCK_CHANGED)
+                     tried=tried, mistake=MISTAKE.block_changed)
         if not isinstance(got, dict):
             ctx.fail("block_parameter_counts.not_a_dict", tried=tried,
                      got=say("core.got_none") if got is None else type(got).__name__,
-                     mistake="missing_return" if got is None else None)
+                     mistake=MISTAKE.missing_return if got is None else None)
         missing = [k for k in KEYS if k not in got]
         if missing:
             ctx.fail("block_parameter_counts.missing_keys", missing=", ".join(repr(k) for k in missing),
@@ -666,7 +636,7 @@ def check_block_parameter_counts(ctx: Ctx, block_parameter_counts) -> str:
                 ctx.fail("block_parameter_counts.not_an_int", key=repr(k), tried=tried,
                          got=f"{got[k]!r} ({kind.__module__}.{kind.__name__})"
                          if kind.__module__ != "builtins" else f"{got[k]!r} ({kind.__name__})",
-                         mistake=COUNT_NOT_INT if numeric else None)
+                         mistake=MISTAKE.count_not_int if numeric else None)
         results.append((values, ref.block_parameter_counts(block), _count_variants(block)))
         labels.append((tried, short))
     wrong = [r for r, (values, expected, _) in enumerate(results) if values != expected]

@@ -17,13 +17,9 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .attention import MASK_AFTER_SOFTMAX, MASK_INVERTED, SOFTMAX_OVER_QUERIES
-from .masks import MASK_NOT_BOOL
-from .model import IGNORED_SCORED as IGNORE_INDEX_DROPPED, LOSS_SUMMED
-from .model import NOT_SHIFTED as LABELS_NOT_SHIFTED, SHIFT_REVERSED, SHIFTED_TWICE as LABELS_SHIFTED_TWICE
-from .setup import SOFTMAX_WRONG_DIM
+
 from ._core import Ctx, check, compare, diagnose, max_abs_diff, reference, within
-from ._text import hints, known_mistake, say
+from ._text import MISTAKE, hints, say
 
 ref = reference("debugging")
 given = reference("ablations")
@@ -32,8 +28,6 @@ __all__ = ["check_nan_loss_bug", "check_uniform_attention_bug", "check_future_ma
            "check_stable_cross_entropy", "check_fixed_attention", "check_fixed_causal_mask", "check_fixed_lm_loss"]
 
 # ---- naming the bug
-UNKNOWN_BUG_NAME = known_mistake("unknown_bug_name")
-WRONG_BUG_NAMED = known_mistake("wrong_bug_named")
 
 
 def _bug_name(ctx: Ctx, fn, symptom: str, fn_name: str, why_not: dict[str, str], why_not_other: str) -> str:
@@ -45,73 +39,61 @@ def _bug_name(ctx: Ctx, fn, symptom: str, fn_name: str, why_not: dict[str, str],
     names = tuple(given.BUG_NAMES)
     if not isinstance(got, str):
         ctx.fail("bug_name.not_a_str", call=call, kind=type(got).__name__, got=repr(got)[:80],
-                 mistake="missing_return" if got is None else UNKNOWN_BUG_NAME)
+                 mistake=MISTAKE.missing_return if got is None else MISTAKE.unknown_bug_name)
     if got not in names:
         ctx.fail("bug_name.unknown", call=call, answer=repr(got[:60]), names=", ".join(names), got=repr(got[:60]),
-                 mistake=UNKNOWN_BUG_NAME)
+                 mistake=MISTAKE.unknown_bug_name)
     right = ref.ANSWERS[symptom]
     if got != right:
-        ctx.fail("bug_name.wrong", answer=repr(got), tried=call, got=repr(got), mistake=WRONG_BUG_NAMED,
+        ctx.fail("bug_name.wrong", answer=repr(got), tried=call, got=repr(got), mistake=MISTAKE.wrong_bug_named,
                  mistake_hint=say(why_not.get(got, why_not_other)))
     return right
 
 
-@check
-def check_nan_loss_bug(ctx: Ctx, fn):
-    """The bug behind the NaN loss is named."""
-    right = _bug_name(ctx, fn, "nan_loss", "nan_loss_bug",
-                      {"learning_rate_too_high": "nan_loss_bug.why_not.learning_rate_too_high"},
-                      "nan_loss_bug.why_not.other")
-    return say("nan_loss_bug.passed", answer=repr(right))
+# The four "name the bug" exercises, as data: (check, what the bug shows, the learner's function, the wrong names
+# that get a hint of their own -> that hint's message, the hint for any other wrong name, the pass line).
+BUG_CHECKS = (
+    ("check_nan_loss_bug", "nan_loss", "nan_loss_bug",
+     {"learning_rate_too_high": "nan_loss_bug.why_not.learning_rate_too_high"},
+     "nan_loss_bug.why_not.other", "nan_loss_bug.passed"),
+    ("check_uniform_attention_bug", "uniform_attention", "uniform_attention_bug",
+     {"missing_scale": "uniform_attention_bug.why_not.missing_scale",
+      "softmax_over_queries": "uniform_attention_bug.why_not.softmax_over_queries"},
+     "uniform_attention_bug.why_not.other", "uniform_attention_bug.passed"),
+    ("check_future_mask_bug", "low_loss_poor_samples", "future_mask_bug",
+     {"mask_hides_past": "future_mask_bug.why_not.mask_hides_past"},
+     "future_mask_bug.why_not.other", "future_mask_bug.passed"),
+    ("check_unshifted_labels_bug", "copying_loss", "unshifted_labels_bug",
+     {"labels_shifted_twice": "unshifted_labels_bug.why_not.labels_shifted_twice",
+      "mask_sees_future": "unshifted_labels_bug.why_not.mask_sees_future"},
+     "unshifted_labels_bug.why_not.other", "unshifted_labels_bug.passed"),
+)
 
 
-@check
-def check_uniform_attention_bug(ctx: Ctx, fn):
-    """The bug behind the uniform attention is named."""
-    right = _bug_name(ctx, fn, "uniform_attention", "uniform_attention_bug",
-                      {"missing_scale": "uniform_attention_bug.why_not.missing_scale",
-                       "softmax_over_queries": "uniform_attention_bug.why_not.softmax_over_queries"},
-                      "uniform_attention_bug.why_not.other")
-    return say("uniform_attention_bug.passed", answer=repr(right))
+def _bug_check(name: str, symptom: str, fn_name: str, why_not: dict[str, str], why_not_other: str, passed: str):
+    def run(ctx: Ctx, fn) -> str:
+        return say(passed, answer=repr(_bug_name(ctx, fn, symptom, fn_name, why_not, why_not_other)))
+    run.__name__ = run.__qualname__ = name
+    run.__doc__ = f"Check ``{fn_name}()``: it returns the name of the bug behind {symptom} (one of BUG_NAMES)."
+    return check(run)
 
 
-@check
-def check_future_mask_bug(ctx: Ctx, fn):
-    """The bug behind the suspiciously low loss is named."""
-    right = _bug_name(ctx, fn, "low_loss_poor_samples", "future_mask_bug",
-                      {"mask_hides_past": "future_mask_bug.why_not.mask_hides_past"},
-                      "future_mask_bug.why_not.other")
-    return say("future_mask_bug.passed", answer=repr(right))
-
-
-@check
-def check_unshifted_labels_bug(ctx: Ctx, fn):
-    """The bug behind the loss that falls to ~0 at once is named."""
-    right = _bug_name(ctx, fn, "copying_loss", "unshifted_labels_bug",
-                      {"labels_shifted_twice": "unshifted_labels_bug.why_not.labels_shifted_twice",
-                       "mask_sees_future": "unshifted_labels_bug.why_not.mask_sees_future"},
-                      "unshifted_labels_bug.why_not.other")
-    return say("unshifted_labels_bug.passed", answer=repr(right))
+check_nan_loss_bug, check_uniform_attention_bug, check_future_mask_bug, check_unshifted_labels_bug = (
+    _bug_check(*row) for row in BUG_CHECKS)
 
 
 # ---- stable_cross_entropy
-EXP_OVERFLOW = known_mistake("exp_overflow")
-SHIFT_NOT_MAX = known_mistake("shift_not_max")
-LOG_OF_SOFTMAX = known_mistake("log_of_softmax")
-MAX_NOT_ADDED_BACK = known_mistake("max_not_added_back")
-PROBABILITY_CLAMPED = known_mistake("probability_clamped")
-MISSING_MINUS = known_mistake("missing_minus_sign")
 
 
 def _ce_candidates(logits, targets):
     lp = torch.log_softmax(logits, dim=-1)  # (N, V)
     pick = lambda t: t.gather(-1, targets[:, None]).squeeze(-1)  # noqa: E731
     m = logits.max(dim=-1, keepdim=True).values
-    return [(LOSS_SUMMED, -pick(lp).sum()), (MISSING_MINUS, pick(lp).mean()),
-            (SOFTMAX_WRONG_DIM, -pick(torch.log_softmax(logits, dim=0)).mean()),
-            (MAX_NOT_ADDED_BACK, -pick(lp).mean() - m.squeeze(-1).mean()),
-            (MAX_NOT_ADDED_BACK, -(pick(logits - m) - torch.logsumexp(logits, -1)).mean()),
-            *((PROBABILITY_CLAMPED, -pick(torch.softmax(logits, -1) + eps).log().mean())
+    return [(MISTAKE.loss_summed, -pick(lp).sum()), (MISTAKE.missing_minus_sign, pick(lp).mean()),
+            (MISTAKE.softmax_wrong_dim, -pick(torch.log_softmax(logits, dim=0)).mean()),
+            (MISTAKE.max_not_added_back, -pick(lp).mean() - m.squeeze(-1).mean()),
+            (MISTAKE.max_not_added_back, -(pick(logits - m) - torch.logsumexp(logits, -1)).mean()),
+            *((MISTAKE.probability_clamped, -pick(torch.softmax(logits, -1) + eps).log().mean())
               for eps in (1e-12, 1e-9, 1e-8, 1e-7, 1e-6))]
 
 
@@ -138,7 +120,7 @@ def _ce_call(ctx, fn, logits, targets, tried, *, overflow=None):
         # to 0 and was logged (whatever the shift): the probes tell which
         ctx.fail("stable_cross_entropy.not_finite", loss=got.item(), inputs=tried, tried=tried,
                  reference=F.cross_entropy(logits, targets).item(), got=str(got.item()),
-                 mistake=(LOG_OF_SOFTMAX if overflow is not None and _logs_probability(ctx, fn)
+                 mistake=(MISTAKE.log_of_softmax if overflow is not None and _logs_probability(ctx, fn)
                           else overflow))
     return ctx.tensor(got, say("debugging.the_loss"), (), dtype=logits.dtype, tried=tried,
                       hint=say("stable_cross_entropy.shape_hint"))
@@ -152,11 +134,11 @@ def check_stable_cross_entropy(ctx: Ctx, fn):
     N, V = [(7, 11), (5, 13), (9, 6)][ctx.seed % 3]
     targets = torch.randint(V, (N,), generator=ctx.gen)  # (N,)
     cases = [("stable_cross_entropy.normal", 3 * ctx.randn(N, V), None),
-             ("stable_cross_entropy.large", 1000 + ctx.randn(N, V), EXP_OVERFLOW),
-             ("stable_cross_entropy.negative", -1000 + ctx.randn(N, V), EXP_OVERFLOW),
-             ("stable_cross_entropy.far_apart", 1000 * ctx.randn(N, V), SHIFT_NOT_MAX),
+             ("stable_cross_entropy.large", 1000 + ctx.randn(N, V), MISTAKE.exp_overflow),
+             ("stable_cross_entropy.negative", -1000 + ctx.randn(N, V), MISTAKE.exp_overflow),
+             ("stable_cross_entropy.far_apart", 1000 * ctx.randn(N, V), MISTAKE.shift_not_max),
              ("stable_cross_entropy.rows_far_apart",
-              2000.0 * torch.arange(N, dtype=torch.float64)[:, None] + ctx.randn(N, V), SHIFT_NOT_MAX)]
+              2000.0 * torch.arange(N, dtype=torch.float64)[:, None] + ctx.randn(N, V), MISTAKE.shift_not_max)]
     for label, logits, overflow in cases:  # (N, V) each, float64
         tried = say("stable_cross_entropy.tried", logits=say(label), N=N, V=V)
         got = _ce_call(ctx, fn, logits, targets, tried, overflow=overflow)
@@ -164,7 +146,7 @@ def check_stable_cross_entropy(ctx: Ctx, fn):
                 _ce_candidates(logits, targets), fallback=say("stable_cross_entropy.fallback"))
     logits32 = (100 + 3 * ctx.randn(N, V)).float()  # (N, V) float32: exp(100) overflows in float32
     tried32 = say("stable_cross_entropy.tried_float32", N=N, V=V)
-    got32 = _ce_call(ctx, fn, logits32, targets, tried32, overflow=EXP_OVERFLOW)
+    got32 = _ce_call(ctx, fn, logits32, targets, tried32, overflow=MISTAKE.exp_overflow)
     compare(ctx, got32, F.cross_entropy(logits32.double(), targets).float(), say("stable_cross_entropy.float32_loss"),
             tried32, atol=1e-4)
     big = (1000 * ctx.randn(N, V)).requires_grad_(True)  # (N, V)
@@ -173,7 +155,7 @@ def check_stable_cross_entropy(ctx: Ctx, fn):
                         names=("logits", "targets"))
         if not (isinstance(loss, torch.Tensor) and loss.requires_grad):
             ctx.fail("stable_cross_entropy.no_gradient", tried=say("stable_cross_entropy.tried_requires_grad"),
-                     mistake="no_gradient")
+                     mistake=MISTAKE.no_gradient)
         (grad,) = torch.autograd.grad(loss, big)
     expected = (torch.softmax(big.detach(), -1) - F.one_hot(targets, V).double()) / N  # (N, V)
     if not bool(torch.isfinite(grad).all()) or not within(grad, expected):
@@ -183,8 +165,7 @@ def check_stable_cross_entropy(ctx: Ctx, fn):
 
 
 # ---- fixed_attention
-ELEMENTWISE_SCORES = known_mistake("elementwise_scores")
-MISSING_SCALE = known_mistake("missing_scale")
+
 
 ATTN_AXES = ("batch", "head", "query", "key")
 
@@ -201,12 +182,12 @@ def _attn_candidates(q, k, v, mask):
     def attend_inverted(scores):  # filled where True (= may attend); the NaN of emptied rows zeroed
         return torch.softmax(scores.masked_fill(mask, float("-inf")), dim=-1)
     s = q @ k.transpose(-2, -1)
-    out = [(ELEMENTWISE_SCORES, attend((q * k).sum(-1, keepdim=True) / math.sqrt(d_k))),
-           (ELEMENTWISE_SCORES, attend((q * k).sum(-1, keepdim=True))),
-           (MISSING_SCALE, attend(s)), (SOFTMAX_OVER_QUERIES, attend(s / math.sqrt(d_k), dim=-2))]
+    out = [(MISTAKE.elementwise_scores, attend((q * k).sum(-1, keepdim=True) / math.sqrt(d_k))),
+           (MISTAKE.elementwise_scores, attend((q * k).sum(-1, keepdim=True))),
+           (MISTAKE.missing_scale, attend(s)), (MISTAKE.softmax_over_queries, attend(s / math.sqrt(d_k), dim=-2))]
     if mask is not None:
-        out.append((MASK_INVERTED, attend_inverted(s / math.sqrt(d_k))))
-        out.append((MASK_AFTER_SOFTMAX, torch.softmax(s / math.sqrt(d_k), -1).masked_fill(~mask, 0.0)))
+        out.append((MISTAKE.mask_inverted, attend_inverted(s / math.sqrt(d_k))))
+        out.append((MISTAKE.mask_after_softmax, torch.softmax(s / math.sqrt(d_k), -1).masked_fill(~mask, 0.0)))
     return [(n, w.expand(*q.shape[:-1], k.size(-2)).nan_to_num()) for n, w in out]
 
 
@@ -215,7 +196,7 @@ def _attn_call(ctx, fn, q, k, v, mask, tried):
     if not isinstance(got, (tuple, list)) or len(got) != 2:
         ctx.fail("fixed_attention.not_a_pair", tried=tried,
                  got=type(got).__name__ if got is not None else say("core.got_none"),
-                 mistake="missing_return" if got is None else None)
+                 mistake=MISTAKE.missing_return if got is None else None)
     B, H, T, d_v = v.shape
     w = got[1]
     if (mask is not None and isinstance(w, torch.Tensor) and tuple(w.shape) == (B, H, T, T)
@@ -223,7 +204,7 @@ def _attn_call(ctx, fn, q, k, v, mask, tried):
         empty = torch.isnan(w).any(-1).any(0).any(0)  # (T,): query rows with NaN weights
         if bool((empty == mask.all(-1)).all()):  # NaN exactly in the rows where the mask allows every key
             rows = [i for i in range(T) if bool(empty[i])]
-            ctx.fail("fixed_attention.nan_where_all_allowed", rows=rows, tried=tried, mistake=MASK_INVERTED)
+            ctx.fail("fixed_attention.nan_where_all_allowed", rows=rows, tried=tried, mistake=MISTAKE.mask_inverted)
     weights = ctx.tensor(got[1], say("fixed_attention.weights"), (B, H, T, T), tried=tried)
     out = ctx.tensor(got[0], say("fixed_attention.out"), (B, H, T, d_v), tried=tried)
     return out, weights
@@ -246,7 +227,7 @@ def check_fixed_attention(ctx: Ctx, fn):
         uniform = within(weights, (mask / allowed[:, None]).expand_as(weights))
         ctx.fail("fixed_attention.keys_ignored", tried=say("fixed_attention.then_k_replaced", inputs=tried),
                  uniform=say("fixed_attention.uniform") if uniform else "",
-                 mistake=ELEMENTWISE_SCORES if uniform else None)
+                 mistake=MISTAKE.elementwise_scores if uniform else None)
     ref_out, ref_w = ref.fixed_attention(q, k, v, mask)
     compare(ctx, weights, ref_w, say("fixed_attention.weights"), tried, _attn_candidates(q, k, v, mask),
             axes=ATTN_AXES, fallback=say("fixed_attention.weights_fallback"))
@@ -261,15 +242,12 @@ def check_fixed_attention(ctx: Ctx, fn):
 
 
 # ---- fixed_causal_mask
-MASK_SEES_FUTURE = known_mistake("mask_sees_future")
-MASK_HIDES_SELF = known_mistake("mask_hides_self")
-MASK_HIDES_PAST = known_mistake("mask_hides_past")
 
 
 def _mask_candidates(T):
     ones = torch.ones(T, T, dtype=torch.bool)
-    return [(MASK_SEES_FUTURE, ones.tril(1)), (MASK_SEES_FUTURE, ones.triu()), (MASK_SEES_FUTURE, ones.triu(1)),
-            (MASK_SEES_FUTURE, ones), (MASK_HIDES_SELF, ones.tril(-1)), (MASK_HIDES_PAST, torch.eye(T).bool())]
+    return [(MISTAKE.mask_sees_future, ones.tril(1)), (MISTAKE.mask_sees_future, ones.triu()), (MISTAKE.mask_sees_future, ones.triu(1)),
+            (MISTAKE.mask_sees_future, ones), (MISTAKE.mask_hides_self, ones.tril(-1)), (MISTAKE.mask_hides_past, torch.eye(T).bool())]
 
 
 def _mask_name(m: torch.Tensor) -> str | None:
@@ -287,7 +265,7 @@ def check_fixed_causal_mask(ctx: Ctx, fn):
         m = ctx.call(fn, T, what=say("debugging.was_called", call=f"fixed_causal_mask({T})"))
         if isinstance(m, torch.Tensor) and m.dtype != torch.bool and tuple(m.shape) == (T, T):
             ctx.fail("fixed_causal_mask.not_bool", call=f"fixed_causal_mask({T})", dtype=m.dtype,
-                     tried=f"fixed_causal_mask({T})", expected="torch.bool", got=str(m.dtype), mistake=MASK_NOT_BOOL)
+                     tried=f"fixed_causal_mask({T})", expected="torch.bool", got=str(m.dtype), mistake=MISTAKE.mask_not_bool)
         masks[T] = ctx.tensor(m, f"fixed_causal_mask({T})", (T, T), dtype=torch.bool, tried=f"fixed_causal_mask({T})")
     # behaviour: a small LabTinyLM using the learner's mask
     V, L, T = 13, 8, 7
@@ -304,7 +282,7 @@ def check_fixed_causal_mask(ctx: Ctx, fn):
     err, idx = max_abs_diff(a[:, :t + 1], b[:, :t + 1])
     if err > 1e-9:
         ctx.fail("fixed_causal_mask.reads_future", t=t, first=t + 1, err=err, position=idx[1], tried=tried,
-                 mistake=MASK_SEES_FUTURE)
+                 mistake=MISTAKE.mask_sees_future)
     for T, m in sorted(masks.items(), reverse=True):  # the largest first: at T = 1 many masks look alike
         expected = torch.ones(T, T, dtype=torch.bool).tril()
         if not bool((m == expected).all()):
@@ -326,9 +304,9 @@ def _lm_call(ctx: Ctx, fn, logits, labels, tried, **kw):
 def _lm_candidates(logits, labels):
     def ce(lg, lb, **kw):
         return F.cross_entropy(lg.reshape(-1, lg.size(-1)), lb.reshape(-1), **kw)
-    return [(LABELS_NOT_SHIFTED, ce(logits, labels)), (SHIFT_REVERSED, ce(logits[:, 1:], labels[:, :-1])),
-            (LABELS_SHIFTED_TWICE, ce(logits[:, :-2], labels[:, 2:])),
-            (LOSS_SUMMED, ce(logits[:, :-1], labels[:, 1:], reduction="sum"))]
+    return [(MISTAKE.labels_not_shifted, ce(logits, labels)), (MISTAKE.shift_reversed, ce(logits[:, 1:], labels[:, :-1])),
+            (MISTAKE.labels_shifted_twice, ce(logits[:, :-2], labels[:, 2:])),
+            (MISTAKE.loss_summed, ce(logits[:, :-1], labels[:, 1:], reduction="sum"))]
 
 
 @check
@@ -352,7 +330,7 @@ def check_fixed_lm_loss(ctx: Ctx, fn):
     labels = ids.clone()
     labels[0, -2:] = -100  # padding at the end of sequence 0
     tried = say("fixed_lm_loss.tried_padding", B=B, T=T, V=V)
-    got = ctx.tensor(_lm_call(ctx, fn, logits, labels, tried, mistake_if_raises=IGNORE_INDEX_DROPPED),
+    got = ctx.tensor(_lm_call(ctx, fn, logits, labels, tried, mistake_if_raises=MISTAKE.ignored_targets_scored),
                      say("debugging.the_loss"), (), tried=tried)
     compare(ctx, got, ref.fixed_lm_loss(logits, labels), say("debugging.the_loss"), tried,
             _lm_candidates(logits, labels), fallback=say("fixed_lm_loss.fallback"))
@@ -366,4 +344,4 @@ def check_fixed_lm_loss(ctx: Ctx, fn):
 
 
 def _lm_name(got, logits, labels):
-    return diagnose(got, _lm_candidates(logits, labels)) or LABELS_NOT_SHIFTED
+    return diagnose(got, _lm_candidates(logits, labels)) or MISTAKE.labels_not_shifted

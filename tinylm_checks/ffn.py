@@ -12,35 +12,16 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from ._core import ATOL, HARD_CODED_AXES, Ctx, check, compare, fmt_shape, max_abs_diff, reference, where, within
+from ._core import ATOL, Ctx, check, compare, fmt_shape, max_abs_diff, reference, where, within
 from ._modules import check_gradients, copy_weights, count_params, expect_param_count, randomise
-from ._text import hints, known_mistake, say
+from ._text import MISTAKE, hints, say
 
 ref = reference("ffn")
 
 __all__ = ["check_feed_forward", "check_swiglu"]
 
 # ---- the mistakes these checks can name, each with the hint a learner reads when it is named
-NO_NONLINEARITY = known_mistake("no_nonlinearity")
-RELU_NOT_GELU = known_mistake("relu_not_gelu")
-OTHER_ACTIVATION = known_mistake("other_activation")
-GELU_SIGMOID_APPROX = known_mistake("gelu_sigmoid_approximation")
-D_FF_IGNORED = known_mistake("hidden_width_not_d_ff")
-SIZES_SWAPPED = known_mistake("linear_sizes_swapped")
-LAYERS_IN_FORWARD = known_mistake("layers_created_in_forward")
-EXTRA_SCALE = known_mistake("extra_scale_factor")
-DROPOUT_LEFT_ON = known_mistake("dropout_left_on")
-ACTIVATION_MISPLACED = known_mistake("activation_misplaced")
-TOKEN_MIXING = known_mistake("token_mixing")
-RESIDUAL_INSIDE = known_mistake("residual_inside_ffn")
-LINEAR2_NOT_APPLIED = known_mistake("linear2_not_applied")
 
-GATE_WRONG_BRANCH = known_mistake("gate_wrong_branch")
-SILU_BOTH = known_mistake("silu_on_both_branches")
-SWIGLU_NOT_SILU = known_mistake("swiglu_not_silu")
-SILU_MISPLACED = known_mistake("silu_misplaced")
-PROJECTION_REUSED = known_mistake("branch_projection_reused")
-NO_GATE = known_mistake("no_gate")
 
 AXES = ("batch", "position", "feature")
 ROWS_AXES = ("row", "feature")
@@ -72,7 +53,7 @@ def _layer(ctx: Ctx, module: nn.Module, attr: str, d_in: int, d_out: int, *, all
                    for n, m in module.named_modules() if isinstance(m, nn.Linear)]
         if linears:
             ctx.fail("ffn.layer_elsewhere", cls=cls, attr=attr, layer=expected, linears=", ".join(linears),
-                     attrs=", ".join(f"self.{a}" for a in all_names), mistake="attribute_name")
+                     attrs=", ".join(f"self.{a}" for a in all_names), mistake=MISTAKE.attribute_name)
         try:  # does forward create it? (on the check's own module: nothing the learner holds)
             with torch.no_grad():
                 module(ctx.randn(2, 3, D))
@@ -81,19 +62,19 @@ def _layer(ctx: Ctx, module: nn.Module, attr: str, d_in: int, d_out: int, *, all
         if isinstance(getattr(module, attr, None), nn.Module):
             ctx.fail("ffn.layer_in_forward", cls=cls, attr=attr, layer=expected,
                      tried=say("ffn.layer_in_forward_tried", made=made, shape=fmt_shape((2, 3, D))),
-                     mistake=LAYERS_IN_FORWARD)
+                     mistake=MISTAKE.layers_created_in_forward)
     layer = ctx.attribute(module, attr, f"nn.Linear({d_in}, {d_out})")
     if isinstance(layer, nn.Linear):
         got = (f"nn.Linear({layer.in_features}, {layer.out_features}"
                + (", bias=False" if layer.bias is None else "") + ")")
         if (layer.in_features, layer.out_features) == (d_out, d_in):
             ctx.fail("ffn.sizes_swapped", cls=cls, attr=attr, tried=made, expected=expected, got=got,
-                     mistake=SIZES_SWAPPED)
+                     mistake=MISTAKE.linear_sizes_swapped)
         width, other = ((layer.out_features, layer.in_features == D) if d_out == d_ff
                         else (layer.in_features, layer.out_features == D))
         if width != d_ff and other:  # the d_model side is right: only the hidden width is off
             ctx.fail("ffn.hidden_width", cls=cls, attr=attr, width=width, d_ff=d_ff, tried=made, expected=expected,
-                     got=got, mistake=D_FF_IGNORED)
+                     got=got, mistake=MISTAKE.hidden_width_not_d_ff)
     return ctx.linear(module, attr, d_in, d_out, bias=bias)
 
 
@@ -105,17 +86,17 @@ def _forward(ctx: Ctx, module, x, tried: str, shape, wide: int | None = None,
                    mistake_if_raises=mistake_if_raises)
     unprojected = (wide is not None and isinstance(got, torch.Tensor)
                    and tuple(got.shape) == (*shape[:-1], wide))
-    return ctx.tensor(got, say("ffn.output"), shape, tried=tried, mistake=LINEAR2_NOT_APPLIED if unprojected else None,
+    return ctx.tensor(got, say("ffn.output"), shape, tried=tried, mistake=MISTAKE.linear2_not_applied if unprojected else None,
                       hint=say("ffn.output_shape_hint"))
 
 
 def _activations(h: torch.Tensor):
     """Wrong activations for the hidden layer ``h``: a list of (mistake, activation(h))."""
-    return [(RELU_NOT_GELU, F.relu(h)),
-            (GELU_SIGMOID_APPROX, h * torch.sigmoid(1.702 * h)),
-            *((OTHER_ACTIVATION, act(h)) for act in (F.silu, torch.sigmoid, torch.tanh, F.elu, F.softplus,
+    return [(MISTAKE.relu_not_gelu, F.relu(h)),
+            (MISTAKE.gelu_sigmoid_approximation, h * torch.sigmoid(1.702 * h)),
+            *((MISTAKE.other_activation, act(h)) for act in (F.silu, torch.sigmoid, torch.tanh, F.elu, F.softplus,
                                                       F.leaky_relu, F.relu6, F.mish, F.selu, F.celu)),
-            (NO_NONLINEARITY, h)]
+            (MISTAKE.no_nonlinearity, h)]
 
 
 def _ffn_candidates(reference, x):
@@ -124,10 +105,10 @@ def _ffn_candidates(reference, x):
     h = lin1(x)  # (..., d_ff)
     good = lin2(F.gelu(h))  # (..., D)
     cands = [(name, lin2(a)) for name, a in _activations(h)]
-    cands += [(ACTIVATION_MISPLACED, act(lin2(act(h)))) for act in (F.gelu, F.relu)]  # after linear2 too
-    cands += [(ACTIVATION_MISPLACED, F.gelu(lin2(h))),  # after linear2 instead
-              (ACTIVATION_MISPLACED, lin2(lin1(F.gelu(x)))),  # before linear1
-              (RESIDUAL_INSIDE, x + good), (RESIDUAL_INSIDE, x + lin2(F.relu(h)))]
+    cands += [(MISTAKE.activation_misplaced, act(lin2(act(h)))) for act in (F.gelu, F.relu)]  # after linear2 too
+    cands += [(MISTAKE.activation_misplaced, F.gelu(lin2(h))),  # after linear2 instead
+              (MISTAKE.activation_misplaced, lin2(lin1(F.gelu(x)))),  # before linear1
+              (MISTAKE.residual_inside_ffn, x + good), (MISTAKE.residual_inside_ffn, x + lin2(F.relu(h)))]
     return [(n, o.detach()) for n, o in cands]
 
 
@@ -140,7 +121,7 @@ def _scale_candidates(got: torch.Tensor, expected: torch.Tensor, bias: torch.Ten
         g, e = got - b, expected - b
         c = float((g * e).sum() / (e * e).sum())
         if abs(c - 1) > 1e-4 and abs(c) > 1e-3:
-            cands.append((EXTRA_SCALE, (c * e + b).detach()))
+            cands.append((MISTAKE.extra_scale_factor, (c * e + b).detach()))
     return cands
 
 
@@ -150,7 +131,7 @@ def _deterministic(ctx: Ctx, module, x, out, tried: str) -> None:
     if not within(again, out):
         err, i = max_abs_diff(again, out)
         ctx.fail("ffn.not_deterministic", err=err, at=where(i, AXES), tried=say("ffn.called_twice", tried=tried),
-                 mistake=DROPOUT_LEFT_ON)
+                 mistake=MISTAKE.dropout_left_on)
 
 
 def _two_d(ctx: Ctx, module, reference, made: str, D: int, candidates, accepted=None, bias=None) -> None:
@@ -158,7 +139,7 @@ def _two_d(ctx: Ctx, module, reference, made: str, D: int, candidates, accepted=
     it worked on (B, T, D), so an exception here shows code that assumes three dimensions."""
     xs = ctx.randn(N_ROWS, D)  # (N, D)
     tried = say("ffn.two_d_tried", made=made, shape=fmt_shape(xs.shape), seed=ctx.seed)
-    out = _forward(ctx, module, xs, tried, (N_ROWS, D), mistake_if_raises=HARD_CODED_AXES)
+    out = _forward(ctx, module, xs, tried, (N_ROWS, D), mistake_if_raises=MISTAKE.hard_coded_axes)
     with torch.no_grad():
         expected = reference(xs)  # (N, D)
         if accepted is not None and within(out, accepted(xs)):
@@ -194,7 +175,7 @@ def _position_wise(ctx: Ctx, module, x, out, tried: str) -> None:
         i = moved.nonzero()[0].tolist()
         change = float((out2.detach() - out.detach())[tuple(i)].abs().max())
         ctx.fail("ffn.token_mixing", changed=where((b, t), AXES[:2]), moved=where(i, AXES[:2]), change=change,
-                 tried=say("ffn.token_mixing_tried", tried=tried, t=t, b=b), mistake=TOKEN_MIXING)
+                 tried=say("ffn.token_mixing_tried", tried=tried, t=t, b=b), mistake=MISTAKE.token_mixing)
 
 
 @check
@@ -236,7 +217,7 @@ def check_feed_forward(ctx: Ctx, FeedForward) -> str:
         tanh_gelu = reference.linear2(F.gelu(reference.linear1(x), approximate="tanh"))  # also accepted
     if not within(out, tanh_gelu) and not within(out, expected):
         if _is_affine(ctx, learner, (B, T, D), tried):
-            ctx.fail("feed_forward.affine", tried=say("feed_forward.affine_tried", tried=tried), mistake=NO_NONLINEARITY)
+            ctx.fail("feed_forward.affine", tried=say("feed_forward.affine_tried", tried=tried), mistake=MISTAKE.no_nonlinearity)
         with torch.no_grad():
             cands = _ffn_candidates(reference, x) + _scale_candidates(out.detach(), expected, reference.linear2.bias)
         compare(ctx, out.detach(), expected, say("ffn.output"), say("feed_forward.both_gelus", tried=tried), cands,
@@ -252,20 +233,20 @@ def check_feed_forward(ctx: Ctx, FeedForward) -> str:
 def _swiglu_candidates(reference, x):
     """Known SwiGLU mistakes on input ``x``, with the reference's weights: (mistake, output) pairs."""
     g, u, down = reference.gate_proj(x), reference.up_proj(x), reference.down_proj
-    cands = [(GATE_WRONG_BRANCH, down(F.silu(u) * g)),
-             (SILU_BOTH, down(F.silu(g) * F.silu(u)))]
+    cands = [(MISTAKE.gate_wrong_branch, down(F.silu(u) * g)),
+             (MISTAKE.silu_on_both_branches, down(F.silu(g) * F.silu(u)))]
     for act in (F.gelu, lambda z: F.gelu(z, approximate="tanh"), torch.sigmoid, F.relu, lambda z: z):
-        cands += [(SWIGLU_NOT_SILU, down(act(g) * u)), (SWIGLU_NOT_SILU, down(act(u) * g))]
-    cands += [(NO_GATE, down(F.silu(g))), (NO_GATE, down(F.silu(u))), (NO_GATE, down(F.silu(g) + u)),
-              (NO_GATE, down(F.silu(u) + g)), (NO_GATE, down(g)), (NO_GATE, down(u))]
+        cands += [(MISTAKE.swiglu_not_silu, down(act(g) * u)), (MISTAKE.swiglu_not_silu, down(act(u) * g))]
+    cands += [(MISTAKE.no_gate, down(F.silu(g))), (MISTAKE.no_gate, down(F.silu(u))), (MISTAKE.no_gate, down(F.silu(g) + u)),
+              (MISTAKE.no_gate, down(F.silu(u) + g)), (MISTAKE.no_gate, down(g)), (MISTAKE.no_gate, down(u))]
     good = down(F.silu(g) * u)  # (..., D)
     sx = F.silu(x)
-    cands += [(SILU_MISPLACED, down(F.silu(g * u))),  # on the product instead of the gate
-              (SILU_MISPLACED, F.silu(good)),  # after down_proj too
-              (SILU_MISPLACED, F.silu(down(g * u))),  # after down_proj instead
-              (SILU_MISPLACED, down(reference.gate_proj(sx) * reference.up_proj(sx))),  # on x, before the projections
-              (SILU_MISPLACED, down(reference.gate_proj(sx) * u))]
-    cands += [(PROJECTION_REUSED, down(F.silu(g) * g)), (PROJECTION_REUSED, down(F.silu(u) * u))]
+    cands += [(MISTAKE.silu_misplaced, down(F.silu(g * u))),  # on the product instead of the gate
+              (MISTAKE.silu_misplaced, F.silu(good)),  # after down_proj too
+              (MISTAKE.silu_misplaced, F.silu(down(g * u))),  # after down_proj instead
+              (MISTAKE.silu_misplaced, down(reference.gate_proj(sx) * reference.up_proj(sx))),  # on x, before the projections
+              (MISTAKE.silu_misplaced, down(reference.gate_proj(sx) * u))]
+    cands += [(MISTAKE.branch_projection_reused, down(F.silu(g) * g)), (MISTAKE.branch_projection_reused, down(F.silu(u) * u))]
     return [(n, o.detach()) for n, o in cands]
 
 

@@ -34,36 +34,13 @@ import math
 import torch
 
 from ._core import CheckFailure, Ctx, check, fmt_shape, fmt_values, reference
-from ._text import known_mistake, say
-from .training import MODE_NOT_RESTORED
+from ._text import MISTAKE, say
+
 
 ref = reference("generate")
 
 __all__ = ["check_generate"]
 
-NO_CROPPING = known_mistake("context_not_cropped")
-CROP_FROM_FRONT = known_mistake("context_cropped_from_front")
-CROP_OFF_BY_ONE = known_mistake("context_crop_off_by_one")
-FIRST_POSITION = known_mistake("sampled_from_first_position")
-PROMPT_DROPPED = known_mistake("prompt_not_kept")
-TRAIN_MODE = known_mistake("model_in_train_mode")
-GRAD_ON = known_mistake("gradients_recorded")
-GENERATOR_IGNORED = known_mistake("generator_ignored")
-NO_GENERATOR_ARG = known_mistake("no_generator_argument")
-GREEDY = known_mistake("greedy_instead_of_sampling")
-TEMPERATURE_MULTIPLIED = known_mistake("temperature_multiplied")
-TEMPERATURE_MISSING = known_mistake("temperature_not_applied")
-TOP_K_IGNORED = known_mistake("top_k_ignored")
-TOP_K_PLUS_ONE = known_mistake("top_k_keeps_k_plus_1")
-TOP_K_MINUS_ONE = known_mistake("top_k_keeps_k_minus_1")
-TOP_K_KEEPS_ONE = known_mistake("top_k_keeps_one")
-ONLY_LAST_TOKEN = known_mistake("only_last_token_fed")
-ROW0_PROBS = known_mistake("row_0_probabilities_for_every_row")
-TEMPERATURE_FIRST_STEP = known_mistake("temperature_first_step_only")
-WRONG_DEFAULT_TOP_K = known_mistake("wrong_default_top_k")
-WRONG_DEFAULT_TEMPERATURE = known_mistake("wrong_default_temperature")
-TOP_K_ZERO_FILL = known_mistake("top_k_filled_with_zero")
-TOP_K_ACROSS_BATCH = known_mistake("top_k_across_batch")
 
 Z = 5.0  # the frequencies' tolerance: |count - n p| <= Z sqrt(n p (1 - p)) + SLACK
 SLACK = 3.0
@@ -135,16 +112,16 @@ def _run(ctx: Ctx, generate, model, idx, n: int, what: str, **kwargs):
         msg = str(e)
         mistake = None  # when none is named, the entry's hint says how to find the cause
         if "exceeds max_seq_len" in msg:
-            mistake = NO_CROPPING
+            mistake = MISTAKE.context_not_cropped
         elif isinstance(e, TypeError) and "generator" in msg:
-            mistake = NO_GENERATOR_ARG
+            mistake = MISTAKE.no_generator_argument
         elif isinstance(e, NotImplementedError) and not msg.strip():
-            mistake = "not_implemented"
+            mistake = MISTAKE.not_implemented
         elif "probability tensor contains" in msg and (kwargs.get("top_k") or 0) > 1 and \
                 _rows_alone_fine(generate, model, idx, n, kwargs):
             # torch.multinomial got a row of nan in the batch, yet every row alone samples within its top-k: the
             # threshold was taken across the batch and cut some row whole
-            mistake = TOP_K_ACROSS_BATCH
+            mistake = MISTAKE.top_k_across_batch
         ctx.fail("generate.raised", error=type(e).__name__, tried=tried,
                  got=f"{type(e).__name__}: {msg.splitlines()[0] if msg.strip() else ''}".rstrip(": "), mistake=mistake)
     B, T = idx.shape
@@ -152,11 +129,11 @@ def _run(ctx: Ctx, generate, model, idx, n: int, what: str, **kwargs):
         ctx.fail("generate.not_a_tensor", tried=tried,
                  expected=say("generate.a_long_tensor", shape=fmt_shape((B, T + n))),
                  got=say("core.got_none") if out is None else type(out).__name__,
-                 mistake="missing_return" if out is None else None)
+                 mistake=MISTAKE.missing_return if out is None else None)
     if tuple(out.shape) == (B, n) and n != T + n:
         ctx.fail("generate.only_new_tokens", tried=tried,
                  expected=say("generate.shape_with_prompt", shape=fmt_shape((B, T + n)), n_new=n),
-                 got=fmt_shape(out.shape), mistake=PROMPT_DROPPED)
+                 got=fmt_shape(out.shape), mistake=MISTAKE.prompt_not_kept)
     if tuple(out.shape) != (B, T + n):
         ctx.fail("generate.wrong_shape", tried=tried,
                  expected=say("generate.shape_with_prompt", shape=fmt_shape((B, T + n)), n_new=n),
@@ -166,7 +143,7 @@ def _run(ctx: Ctx, generate, model, idx, n: int, what: str, **kwargs):
     if not torch.equal(out[:, :T], idx):
         row = int((out[:, :T] != idx).any(-1).nonzero()[0])
         ctx.fail("generate.prompt_changed", row=row, prompt=idx[row].tolist(), tried=tried,
-                 got=str(out[row, :T].tolist()), mistake=PROMPT_DROPPED)
+                 got=str(out[row, :T].tolist()), mistake=MISTAKE.prompt_not_kept)
     if bool(((out < 0) | (out >= model.vocab_size)).any()):
         ctx.fail("generate.ids_outside_vocabulary", last_id=model.vocab_size - 1, tried=tried,
                  got=f"{out.min().item()} .. {out.max().item()}")
@@ -179,13 +156,13 @@ def _modes(ctx: Ctx, model, tried: str, was_training: bool, slip) -> None:
     if not model.calls:
         ctx.fail("generate.model_not_called", tried=tried)
     if any(c["training"] for c in model.calls):
-        slip("generate.train_mode", tried=say("generate.tried.training_mode", tried=tried), mistake=TRAIN_MODE)
+        slip("generate.train_mode", tried=say("generate.tried.training_mode", tried=tried), mistake=MISTAKE.model_in_train_mode)
     if any(c["grad"] for c in model.calls):
-        slip("generate.grad_on", tried=say("generate.tried.autograd_on", tried=tried), mistake=GRAD_ON)
+        slip("generate.grad_on", tried=say("generate.tried.autograd_on", tried=tried), mistake=MISTAKE.gradients_recorded)
     if model.training != was_training:
         slip("generate.mode_changed", was_training=was_training,
                  tried=say("generate.tried.training_mode" if was_training else "generate.tried.eval_mode", tried=tried),
-                 got=f"model.training == {model.training}", mistake=MODE_NOT_RESTORED)
+                 got=f"model.training == {model.training}", mistake=MISTAKE.mode_not_restored)
 
 
 def _greedy_run(ctx: Ctx, generate, table) -> None:
@@ -221,11 +198,11 @@ def _greedy_contexts(ctx: Ctx, model, out, T: int, n: int, L: int, tried: str) -
         if tuple(fed.shape) == tuple(right.shape) and torch.equal(fed, right):
             continue
         if tuple(fed.shape) == (B, min(L, T + s)) and torch.equal(fed, seq[:, :L]):
-            mistake = CROP_FROM_FRONT
+            mistake = MISTAKE.context_cropped_from_front
         elif T + s > 1 and tuple(fed.shape) == (B, 1) and torch.equal(fed, seq[:, -1:]):
-            mistake = ONLY_LAST_TOKEN
+            mistake = MISTAKE.only_last_token_fed
         elif T + s >= L and tuple(fed.shape) == (B, L - 1) and torch.equal(fed, seq[:, -(L - 1):]):
-            mistake = CROP_OFF_BY_ONE
+            mistake = MISTAKE.context_crop_off_by_one
         else:
             mistake = None  # the entry's hint says what to feed
         ctx.fail("generate.greedy.wrong_context", step=s, length=T + s, max_seq_len=L,
@@ -245,7 +222,7 @@ def _greedy_tokens(ctx: Ctx, model, out, table, T: int, tried: str) -> None:
         row = int((got != best).nonzero()[0])
         first = logits[:, 0].argmax(-1)
         ctx.fail("generate.greedy.not_argmax", step=s, row=row, best=int(best[row]), context=fed[row].tolist(),
-                 token=int(got[row]), tried=tried, mistake=FIRST_POSITION if torch.equal(got, first) else None)
+                 token=int(got[row]), tried=tried, mistake=MISTAKE.sampled_from_first_position if torch.equal(got, first) else None)
 
 
 def _generator_run(ctx: Ctx, generate, table) -> None:
@@ -265,11 +242,11 @@ def _generator_run(ctx: Ctx, generate, table) -> None:
                 seed_b=7 + ctx.seed, seed_c=8 + ctx.seed, seed=ctx.seed)
     if not torch.equal(outs[0], outs[1]):
         ctx.fail("generate.generator.same_seed_differs", first=outs[0][0, T:].tolist(), second=outs[1][0, T:].tolist(),
-                 tried=tried, mistake=GENERATOR_IGNORED)
+                 tried=tried, mistake=MISTAKE.generator_ignored)
     if torch.equal(outs[0], outs[2]):
         greedy = ref.generate(_stub(table, training=False), idx, n, temperature=0)
         ctx.fail("generate.generator.seeds_agree", rows=B, n_new=n, tokens=outs[0][0, T:].tolist(), tried=tried,
-                 mistake=GREEDY if torch.equal(outs[0], greedy) else GENERATOR_IGNORED)
+                 mistake=MISTAKE.greedy_instead_of_sampling if torch.equal(outs[0], greedy) else MISTAKE.generator_ignored)
 
 
 def _top_k_probs(logits: torch.Tensor, k: int | None, temperature: float, threshold: torch.Tensor | None = None):
@@ -322,22 +299,22 @@ def _sampling_run(ctx: Ctx, generate, table, temperature: float, top_k: int | No
         return
     rule = say("generate.rule", z=Z, slack=SLACK, n=n)
     one_hot = torch.nn.functional.one_hot(logits.argmax(-1), V).double()  # (G, V)
-    candidates = [(TOP_K_KEEPS_ONE, one_hot)] if top_k is not None and top_k > 1 else []
-    candidates += [(GREEDY, one_hot),
-                  (TEMPERATURE_MULTIPLIED, _top_k_probs(logits * temperature * temperature, top_k, temperature)),
-                  (TEMPERATURE_MISSING, _top_k_probs(logits, top_k, 1.0))]
+    candidates = [(MISTAKE.top_k_keeps_one, one_hot)] if top_k is not None and top_k > 1 else []
+    candidates += [(MISTAKE.greedy_instead_of_sampling, one_hot),
+                  (MISTAKE.temperature_multiplied, _top_k_probs(logits * temperature * temperature, top_k, temperature)),
+                  (MISTAKE.temperature_not_applied, _top_k_probs(logits, top_k, 1.0))]
     if top_k is not None:
         z = logits / temperature
         kth = torch.topk(z, top_k, dim=-1).values[:, [-1]]  # (G, 1)
-        candidates += [(TOP_K_IGNORED, _top_k_probs(logits, None, temperature)),
-                       (TOP_K_PLUS_ONE, _top_k_probs(logits, top_k + 1, temperature)),
-                       (TOP_K_MINUS_ONE, _top_k_probs(logits, top_k - 1, temperature)),
-                       (TOP_K_ACROSS_BATCH, _top_k_probs(logits, None, temperature, kth.min())),
-                       (TOP_K_ACROSS_BATCH, _top_k_probs(logits, None, temperature, kth.max())),
-                       (TOP_K_ACROSS_BATCH, _top_k_probs(logits, None, temperature, kth[-1]))]
-        candidates.append((TOP_K_ZERO_FILL, torch.softmax((logits / temperature).masked_fill(
+        candidates += [(MISTAKE.top_k_ignored, _top_k_probs(logits, None, temperature)),
+                       (MISTAKE.top_k_keeps_k_plus_1, _top_k_probs(logits, top_k + 1, temperature)),
+                       (MISTAKE.top_k_keeps_k_minus_1, _top_k_probs(logits, top_k - 1, temperature)),
+                       (MISTAKE.top_k_across_batch, _top_k_probs(logits, None, temperature, kth.min())),
+                       (MISTAKE.top_k_across_batch, _top_k_probs(logits, None, temperature, kth.max())),
+                       (MISTAKE.top_k_across_batch, _top_k_probs(logits, None, temperature, kth[-1]))]
+        candidates.append((MISTAKE.top_k_filled_with_zero, torch.softmax((logits / temperature).masked_fill(
             logits / temperature < kth, 0.0), dim=-1)))
-    candidates.append((ROW0_PROBS, expected[:1].expand_as(expected)))
+    candidates.append((MISTAKE.row_0_probabilities_for_every_row, expected[:1].expand_as(expected)))
     mistake = next((m for m, p in candidates if _fits(counts, p, n)[0]), None)
     # counted for the worst cell's prompt g; below, g moves to the prompt a top-k problem names
     kept = (expected[g] > 0).sum().item()
@@ -401,7 +378,7 @@ def _steps_run(ctx: Ctx, generate, L: int, V: int) -> None:
     plain = torch.softmax(logits, dim=-1)
     mistake = None
     if s > 0 and _fits(counts[:1], expected[:1], n)[0] and _fits(counts[1:], plain[1:], n)[0]:
-        mistake = TEMPERATURE_FIRST_STEP
+        mistake = MISTAKE.temperature_first_step_only
     ctx.fail("generate.steps.misfit", step=s, near=fmt_values(expected[s], V, 3),
              rule=say("generate.rule", z=Z, slack=SLACK, n=n), drawn=fmt_values(counts[s] / n, V, 3), token=v,
              off_by=_off_by(excess), tried=tried, mistake=mistake)
@@ -445,10 +422,10 @@ def _defaults_run(ctx: Ctx, generate) -> None:
     kept = int((counts[order] > 0).nonzero().max()) + 1  # the rank of the least likely token drawn
     top_k_cut = kept < V and drawn == kept and n * float(expected[order[kept:]].sum()) > 30
     if top_k_cut:
-        mistake = WRONG_DEFAULT_TOP_K
+        mistake = MISTAKE.wrong_default_top_k
     elif any(_binned(counts, torch.softmax(logits / t, -1), n, bins)
              for t in (0.5, 0.6, 0.7, 0.8, 0.9, 1.25, 1.5, 2.0)):
-        mistake = WRONG_DEFAULT_TEMPERATURE
+        mistake = MISTAKE.wrong_default_temperature
     else:
         mistake = None
     tail = V - kept if kept < V else 8

@@ -11,9 +11,8 @@ import torch
 
 from ._core import Ctx, check, fmt_shape, reference, where
 from ._modules import randomise
-from ._text import hints, known_mistake, say
-from .attention import (MASK_INVERTED, MASK_RENORMALISED, MASK_RESHAPED, NAN_FULLY_MASKED, SCORE_AXES, check_weights,
-                        weight_variants)
+from ._text import MISTAKE, hints, say
+from .attention import SCORE_AXES, check_weights, weight_variants
 
 ref = reference("masks")
 ref_attention = reference("attention")
@@ -21,33 +20,8 @@ ref_multihead = reference("multihead")
 
 __all__ = ["check_causal_mask", "check_key_padding_mask", "check_combine_masks", "check_masked_softmax"]
 
-MASK_UPPER = known_mistake("causal_mask_upper")
-DIAGONAL_MASKED = known_mistake("diagonal_masked")
-MASK_NOT_BOOL = known_mistake("mask_not_bool")
-PEEKS_AHEAD = known_mistake("mask_peeks_ahead")
-NO_MASKING = known_mistake("mask_all_true")
-ADDITIVE_MASK = known_mistake("additive_float_mask")
 
 # ---- stage 03
-PAD_QUERY_AXIS = known_mistake("padding_on_query_axis")
-PAD_2D = known_mistake("padding_mask_2d")
-PAD_EXPANDED = known_mistake("padding_mask_expanded")
-PAD_3D = known_mistake("padding_mask_3d")
-PAD_OFF_BY_ONE = known_mistake("padding_off_by_one")
-PAD_INVERTED = known_mistake("padding_mask_inverted")
-PAD_SIDE_IGNORED = known_mistake("padding_side_ignored")
-PAD_LEFT_FROM_LENGTHS = known_mistake("left_padding_from_lengths")
-PAD_SIDE_SWAPPED = known_mistake("padding_sides_swapped")
-PAD_WIDTH_FROM_LENGTHS = known_mistake("padding_width_from_lengths")
-COMBINE_OR = known_mistake("combine_or")
-COMBINE_XOR = known_mistake("combine_xor")
-COMBINE_DROPS_MASK = known_mistake("combine_drops_a_mask")
-COMBINE_NONE = known_mistake("combine_none_not_skipped")
-COMBINE_STOPS_AT_NONE = known_mistake("combine_stops_at_none")
-COMBINE_ALL_NONE = known_mistake("combine_all_none")
-COMBINE_TWO_ONLY = known_mistake("combine_two_masks_only")
-MASK_TIMES_INF = known_mistake("mask_times_inf")
-MASK_NONE_NOT_HANDLED = known_mistake("mask_none_not_handled")
 
 
 def _diagnose_causal(got: torch.Tensor, T: int) -> str | None:
@@ -55,11 +29,11 @@ def _diagnose_causal(got: torch.Tensor, T: int) -> str | None:
     g = got.detach()
     if g.dtype != torch.bool:
         if g.is_floating_point() and bool(torch.isinf(g).any()):
-            return ADDITIVE_MASK
-        return MASK_NOT_BOOL if bool(((g != 0) == tril).all()) else None
+            return MISTAKE.additive_float_mask
+        return MISTAKE.mask_not_bool if bool(((g != 0) == tril).all()) else None
     ones = torch.ones(T, T, dtype=torch.bool)
-    for name, cand in ((MASK_UPPER, tril.T), (DIAGONAL_MASKED, tril.tril(-1)), (MASK_INVERTED, ~tril),
-                       (PEEKS_AHEAD, ones.tril(1)), (NO_MASKING, ones)):
+    for name, cand in ((MISTAKE.causal_mask_upper, tril.T), (MISTAKE.diagonal_masked, tril.tril(-1)), (MISTAKE.mask_inverted, ~tril),
+                       (MISTAKE.mask_peeks_ahead, ones.tril(1)), (MISTAKE.mask_all_true, ones)):
         if bool((g == cand).all()):
             return name
     return None
@@ -81,7 +55,7 @@ def check_causal_mask(ctx: Ctx, causal_mask) -> str:
         mistake = _diagnose_causal(got, T)
         if got.dtype != torch.bool:
             ctx.fail("causal_mask.wrong_dtype", dtype=got.dtype, tried=f"T={T}", expected="torch.bool", got=str(got.dtype),
-                     mistake=mistake or MASK_NOT_BOOL)
+                     mistake=mistake or MISTAKE.mask_not_bool)
         if not bool((got == expected).all()):
             r = int((got != expected).any(1).nonzero()[0])
             ctx.fail("causal_mask.wrong", tried=f"T={T}", row=r, expected_row=expected[r].int().tolist(),
@@ -105,28 +79,28 @@ def _pad_variants(lengths: torch.Tensor, T: int, side: str) -> list[tuple[str, t
     pos, L = torch.arange(T)[None, :], lengths[:, None]
     right, left = pos < L, pos >= T - L
     good = right if side == "right" else left
-    cands = [(PAD_INVERTED, ~good), (PAD_OFF_BY_ONE, pos <= L if side == "right" else pos > T - 1 - L),
-             (PAD_OFF_BY_ONE, pos < L - 1 if side == "right" else pos > T - L),
-             (PAD_OFF_BY_ONE, pos < L + 1 if side == "right" else pos >= T - L - 1)]
+    cands = [(MISTAKE.padding_mask_inverted, ~good), (MISTAKE.padding_off_by_one, pos <= L if side == "right" else pos > T - 1 - L),
+             (MISTAKE.padding_off_by_one, pos < L - 1 if side == "right" else pos > T - L),
+             (MISTAKE.padding_off_by_one, pos < L + 1 if side == "right" else pos >= T - L - 1)]
     if side == "left":
-        cands += [(PAD_SIDE_IGNORED, right), (PAD_LEFT_FROM_LENGTHS, pos >= L)]
+        cands += [(MISTAKE.padding_side_ignored, right), (MISTAKE.left_padding_from_lengths, pos >= L)]
     else:
-        cands.append((PAD_SIDE_SWAPPED, left))
+        cands.append((MISTAKE.padding_sides_swapped, left))
     return cands
 
 
 def _padding_shape_mistake(shape, B: int, T: int) -> str | None:
     shape = tuple(shape)
     if shape in ((B, 1, T, 1), (B, T, 1)):
-        return PAD_QUERY_AXIS
+        return MISTAKE.padding_on_query_axis
     if shape in ((B, T), (1, 1, B, T)):
-        return PAD_2D
+        return MISTAKE.padding_mask_2d
     if shape == (B, 1, T, T):
-        return PAD_EXPANDED
+        return MISTAKE.padding_mask_expanded
     if shape == (B, 1, T):
-        return PAD_3D
+        return MISTAKE.padding_mask_3d
     if len(shape) in (2, 3, 4) and shape[0] == B and shape[-1] < T and all(s == 1 for s in shape[1:-1]):
-        return PAD_WIDTH_FROM_LENGTHS
+        return MISTAKE.padding_width_from_lengths
     return None
 
 
@@ -153,13 +127,13 @@ def check_key_padding_mask(ctx: Ctx, key_padding_mask) -> str:
         mistake = next((n for n, c in _pad_variants(lengths, T, side) if bool((values == c).all())), None)
         if got.dtype != torch.bool:
             ctx.fail("key_padding_mask.wrong_dtype", dtype=got.dtype, tried=tried, got=str(got.dtype),
-                     mistake=MASK_NOT_BOOL)
+                     mistake=MISTAKE.mask_not_bool)
         if not bool((got == expected).all()):
             b = int((got != expected).reshape(B, T).any(1).nonzero()[0])
             ctx.fail("key_padding_mask.wrong", tried=tried, sequence=b, length=lens[b],
                      expected_row=expected[b, 0, 0].int().tolist(), got_row=got[b, 0, 0].int().tolist(), mistake=mistake,
                      mistake_hint=say("key_padding_mask.left_off_by_one")
-                     if mistake == PAD_OFF_BY_ONE and side == "left" else None)
+                     if mistake == MISTAKE.padding_off_by_one and side == "left" else None)
         masks[side] = got
     for side in ("right", "left"):
         tried = say("key_padding_mask.tried_empty", lengths=[0] + lens[1:], T=T, padding_side=repr(side))
@@ -227,26 +201,26 @@ def check_combine_masks(ctx: Ctx, combine_masks) -> str:
             if got is not None:
                 ctx.fail("combine_masks.all_none", tried=tried, expected="None",
                          got=say("combine_masks.a_tensor", shape=fmt_shape(got.shape)) if isinstance(got, torch.Tensor)
-                         else repr(got), mistake=COMBINE_ALL_NONE)
+                         else repr(got), mistake=MISTAKE.combine_all_none)
             return None
         if got is None and any(returned):  # it has a `return`: this path gives None
             ctx.fail("combine_masks.returned_none", tried=tried, shape=fmt_shape(expected.shape),
-                     got="None", mistake=COMBINE_STOPS_AT_NONE if any(m is None for m in masks) else None)
+                     got="None", mistake=MISTAKE.combine_stops_at_none if any(m is None for m in masks) else None)
         returned.append(isinstance(got, torch.Tensor))
         partial = [ref.combine_masks(*subset) for n in range(1, len(real))
                    for subset in itertools.combinations(real, n)]  # the AND of some of the masks only
         if isinstance(got, torch.Tensor) and tuple(got.shape) != tuple(expected.shape) \
                 and any(tuple(got.shape) == tuple(m.shape) and bool((got == m).all()) for m in partial):
             ctx.fail("combine_masks.dropped_mask", tried=tried, shape=fmt_shape(expected.shape),
-                     got_shape=fmt_shape(got.shape), mistake=COMBINE_DROPS_MASK)
+                     got_shape=fmt_shape(got.shape), mistake=MISTAKE.combine_drops_a_mask)
         got = ctx.tensor(got, say("combine_masks.what"), expected.shape, dtype=got.dtype if isinstance(got, torch.Tensor)
                          else torch.bool, tried=tried, hint=say("combine_masks.shape_hint"))
         if got.dtype != torch.bool:
             ctx.fail("combine_masks.wrong_dtype", dtype=got.dtype, tried=tried, expected="torch.bool", got=str(got.dtype),
-                     mistake=MASK_NOT_BOOL)
+                     mistake=MISTAKE.mask_not_bool)
         if not bool((got == expected).all()):
             i = (got != expected).nonzero()[0].tolist()
-            variants = [(COMBINE_OR, lambda a, b: a | b), (COMBINE_XOR, lambda a, b: a ^ b)]
+            variants = [(MISTAKE.combine_or, lambda a, b: a | b), (MISTAKE.combine_xor, lambda a, b: a ^ b)]
             mistake = None
             for name, op in variants:
                 acc = real[0]
@@ -255,17 +229,17 @@ def check_combine_masks(ctx: Ctx, combine_masks) -> str:
                 if bool((got == acc).all()):
                     mistake = name
             if mistake is None and any(bool((got == m.expand_as(got)).all()) for m in partial):
-                mistake = COMBINE_DROPS_MASK
+                mistake = MISTAKE.combine_drops_a_mask
             ctx.fail("combine_masks.wrong", tried=tried, expected_value=bool(expected[tuple(i)]),
                      at=where(i, ("batch", "head", "query", "key")), got=str(bool(got[tuple(i)])), mistake=mistake)
         return got
 
     run(full, causal)  # same shape as the result: an in-place & would change the caller's mask
     run(pad, causal)
-    run(None, causal, mistake_if_raises=COMBINE_NONE)
-    run(pad, None, mistake_if_raises=COMBINE_NONE)
-    run(None, None, mistake_if_raises=COMBINE_NONE)
-    run(causal, extra, pad, mistake_if_raises=COMBINE_TWO_ONLY)
+    run(None, causal, mistake_if_raises=MISTAKE.combine_none_not_skipped)
+    run(pad, None, mistake_if_raises=MISTAKE.combine_none_not_skipped)
+    run(None, None, mistake_if_raises=MISTAKE.combine_none_not_skipped)
+    run(causal, extra, pad, mistake_if_raises=MISTAKE.combine_two_masks_only)
     mask = run(pad, causal)
 
     # end to end: the reference multi-head attention with your combined mask
@@ -320,17 +294,17 @@ def check_masked_softmax(ctx: Ctx, masked_softmax) -> str:
                     if mask is not None else label)
         got = ctx.call(fn, s, *([] if mask is None else [mask]), what=say("core.called_with", tried=tried),
                        names=("scores", "mask"),
-                       mistake_if_raises=MASK_NONE_NOT_HANDLED if mask is None else None)  # it worked with a mask
+                       mistake_if_raises=MISTAKE.mask_none_not_handled if mask is None else None)  # it worked with a mask
         if mask is not None and isinstance(got, torch.Tensor) and got.shape == s.shape and bool(torch.isnan(got).any()):
             empty = ~mask.expand_as(s).any(-1)
             nan_rows = torch.isnan(got).any(-1)
             i = nan_rows.nonzero()[0].tolist()
             ctx.fail("masked_softmax.nan", tried=tried, at=where(i, SCORE_AXES[4]),
-                     mistake=NAN_FULLY_MASKED if bool((nan_rows == empty).all())
-                     else MASK_TIMES_INF if bool(nan_rows.all())
-                     else MASK_RENORMALISED if scale > 1 else None)
+                     mistake=MISTAKE.nan_fully_masked_row if bool((nan_rows == empty).all())
+                     else MISTAKE.mask_times_inf if bool(nan_rows.all())
+                     else MISTAKE.mask_renormalised_after_softmax if scale > 1 else None)
         reshaped = mask is not None and isinstance(got, torch.Tensor) and got.dim() > s.dim()
-        got = ctx.tensor(got, say("masked_softmax.what"), s.shape, tried=tried, mistake=MASK_RESHAPED if reshaped else None,
+        got = ctx.tensor(got, say("masked_softmax.what"), s.shape, tried=tried, mistake=MISTAKE.mask_reshaped if reshaped else None,
                          hint=say("masked_softmax.shape_hint"))
         check_weights(ctx, got, ref.masked_softmax(s, mask), weight_variants(s, mask), tried, mask, large=scale > 1,
                       fallback=say("masked_softmax.fallback"))

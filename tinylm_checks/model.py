@@ -26,7 +26,7 @@ from torch import nn
 
 from ._core import CheckFailure, Ctx, check, close, compare, fmt_shape, reference, within
 from ._modules import count_params
-from ._text import known_mistake, say
+from ._text import MISTAKE, say
 from .block import _changes, _snapshot
 
 ref = reference("model")
@@ -37,46 +37,13 @@ __all__ = ["check_causal_lm_loss", "check_tiny_lm", "check_parameter_table"]
 IGNORE = -100
 
 # ---- the loss (exercise 1, and the loss TinyLM returns)
-NOT_SHIFTED = known_mistake("labels_not_shifted")
-SHIFTED_TWICE = known_mistake("labels_shifted_twice")
-SHIFT_REVERSED = known_mistake("shift_reversed")
-SOFTMAX_BEFORE_LOSS = known_mistake("softmax_before_loss")
-IGNORED_SCORED = known_mistake("ignored_targets_scored")
-IGNORE_ZERO = known_mistake("ignore_index_zero")
-LOSS_SUMMED = known_mistake("loss_summed")
+
 
 # ---- TinyLM (exercise 2)
-NOT_TIED = known_mistake("weights_not_tied")
-TIED_BY_COPY = known_mistake("tied_by_copy")
-NO_FINAL_NORM = known_mistake("no_final_norm")
-NO_POSITIONS = known_mistake("positions_not_added")
-NO_CAUSAL_MASK = known_mistake("no_causal_mask")
-EMB_SCALED = known_mistake("embedding_scaled")
-NO_LENGTH_CHECK = known_mistake("no_length_check")
-LENGTH_OFF_BY_ONE = known_mistake("length_check_off_by_one")
-EMB_DEFAULT_INIT = known_mistake("embedding_default_init")
-LINEAR_DEFAULT_INIT = known_mistake("linear_not_gpt2_init")
-RESIDUAL_NOT_SCALED = known_mistake("residual_init_not_scaled")
-BIASES_NOT_ZERO = known_mistake("biases_not_zeroed")
-RESIDUAL_HIT_BIASES = known_mistake("residual_init_hit_biases")
-POS_FROM_IDS = known_mistake("positions_from_token_ids")
-POS_FOR_MAX_LEN = known_mistake("positions_for_max_seq_len")
-MASK_FOR_MAX_LEN = known_mistake("causal_mask_for_max_seq_len")
-EMB_STD_WRONG = known_mistake("embedding_init_std_wrong")
-RESIDUAL_EVERYWHERE = known_mistake("residual_init_everywhere")
-RESIDUAL_STD_WRONG = known_mistake("residual_init_std_wrong")
-NORM_REINIT = known_mistake("layer_norm_reinitialised")
-MAX_LEN_NOT_STORED = known_mistake("max_seq_len_not_stored")
-LOSS_AS_FLOAT = known_mistake("loss_returned_as_float")
+
 
 # ---- parameter_table (exercise 3)
 TABLE_KEYS = ("token_emb", "pos_emb", "blocks", "norm", "lm_head", "total")
-LM_HEAD_TIED_COUNTED = known_mistake("tied_weight_counted_twice")
-TABLE_FROM_FORMULA = known_mistake("table_from_formula")
-TABLE_TRAINABLE_ONLY = known_mistake("table_trainable_only")
-NONE_PART = known_mistake("none_part_not_handled")
-BUFFERS_COUNTED = known_mistake("buffers_counted")
-MODEL_CHANGED = known_mistake("model_changed")
 
 
 def _one_thread(fn):
@@ -102,17 +69,17 @@ def _loss_variants(logits: torch.Tensor, labels: torch.Tensor):
     clean = labels.masked_fill(labels == IGNORE, 0)  # -100 turned into token id 0
     per = F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)), labels[:, 1:].reshape(-1),
                           ignore_index=IGNORE, reduction="none")  # (B (T-1),), 0 where ignored
-    out = [(NOT_SHIFTED, _ce(logits, labels, ignore_index=IGNORE)),
-           (SHIFTED_TWICE, _ce(logits[:, :-2], labels[:, 2:], ignore_index=IGNORE)),
-           (SHIFT_REVERSED, _ce(logits[:, 1:], labels[:, :-1], ignore_index=IGNORE)),
-           (SOFTMAX_BEFORE_LOSS, _ce(logits[:, :-1].softmax(-1), labels[:, 1:], ignore_index=IGNORE)),
-           (SOFTMAX_BEFORE_LOSS, F.nll_loss(logits[:, :-1].softmax(-1).reshape(-1, logits.size(-1)),
+    out = [(MISTAKE.labels_not_shifted, _ce(logits, labels, ignore_index=IGNORE)),
+           (MISTAKE.labels_shifted_twice, _ce(logits[:, :-2], labels[:, 2:], ignore_index=IGNORE)),
+           (MISTAKE.shift_reversed, _ce(logits[:, 1:], labels[:, :-1], ignore_index=IGNORE)),
+           (MISTAKE.softmax_before_loss, _ce(logits[:, :-1].softmax(-1), labels[:, 1:], ignore_index=IGNORE)),
+           (MISTAKE.softmax_before_loss, F.nll_loss(logits[:, :-1].softmax(-1).reshape(-1, logits.size(-1)),
                                             labels[:, 1:].reshape(-1), ignore_index=IGNORE)),
-           (LOSS_SUMMED, _ce(logits[:, :-1], labels[:, 1:], ignore_index=IGNORE, reduction="sum"))]
+           (MISTAKE.loss_summed, _ce(logits[:, :-1], labels[:, 1:], ignore_index=IGNORE, reduction="sum"))]
     if bool((labels == IGNORE).any()):
-        out += [(IGNORED_SCORED, _ce(logits[:, :-1], clean[:, 1:])), (IGNORED_SCORED, per.mean())]
+        out += [(MISTAKE.ignored_targets_scored, _ce(logits[:, :-1], clean[:, 1:])), (MISTAKE.ignored_targets_scored, per.mean())]
     if bool((labels[:, 1:] == 0).any()):
-        out.append((IGNORE_ZERO, _ce(logits[:, :-1], clean[:, 1:], ignore_index=0)))
+        out.append((MISTAKE.ignore_index_zero, _ce(logits[:, :-1], clean[:, 1:], ignore_index=0)))
     return out
 
 
@@ -133,7 +100,7 @@ def _check_loss_value(ctx: Ctx, got, logits, labels, tried: str) -> None:
     expected = ref.causal_lm_loss(logits, labels)
     if isinstance(got, (int, float)) and not isinstance(got, bool):  # loss.item(), or a sum of .item()s
         ctx.fail("model.loss.not_a_tensor", what=what, tried=tried, got=f"{got!r} ({type(got).__name__})",
-                 mistake=LOSS_AS_FLOAT)
+                 mistake=MISTAKE.loss_returned_as_float)
     ctx.tensor(got, what, (), dtype=logits.dtype, tried=tried, hint=say("model.loss.shape_hint"))
     if within(got, expected):
         return
@@ -167,7 +134,7 @@ def check_causal_lm_loss(ctx: Ctx, causal_lm_loss) -> str:
     tried = say("causal_lm_loss.tried_ignored", logits=fmt_shape(logits.shape), labels=fmt_shape(padded.shape),
                 n_ignored=n_ignored, last=B - 1, seed=ctx.seed)
     what = say("core.called_with", tried=tried)
-    got = ctx.call(fn, logits, padded, what=what, names=("logits", "labels"), mistake_if_raises=IGNORED_SCORED)
+    got = ctx.call(fn, logits, padded, what=what, names=("logits", "labels"), mistake_if_raises=MISTAKE.ignored_targets_scored)
     _check_loss_value(ctx, got, logits, padded, tried)
     # the ignored targets' logits must not move the loss
     moved = logits.clone()
@@ -175,7 +142,7 @@ def check_causal_lm_loss(ctx: Ctx, causal_lm_loss) -> str:
     again = ctx.call(fn, moved, padded, what=say("causal_lm_loss.called_again"), names=("logits", "labels"))
     if not close(again, got):
         ctx.fail("causal_lm_loss.ignored_moved", tried=tried, before=got.item(), after=again.item(),
-                 mistake=IGNORED_SCORED)
+                 mistake=MISTAKE.ignored_targets_scored)
     ctx.differentiable(fn, logits, padded, what=what, names=("logits",))
     ctx.dtype_follows(fn, logits, padded, what=what, names=("logits", "labels"))
     return say("causal_lm_loss.passed")
@@ -211,7 +178,7 @@ def _layout(ctx: Ctx, model: nn.Module, V, L, D, H, N, d_ff) -> None:
                      got=say("tiny_lm.layout.with_weight", kind=kind, shape=fmt_shape(w.shape))
                      if isinstance(w, torch.Tensor) else kind)
     if getattr(model, "norm", None) is None:
-        ctx.fail("tiny_lm.layout.no_norm", cls=cls, mistake=NO_FINAL_NORM)
+        ctx.fail("tiny_lm.layout.no_norm", cls=cls, mistake=MISTAKE.no_final_norm)
     norm_w = getattr(model.norm, "weight", None)
     if not isinstance(norm_w, torch.Tensor) or tuple(norm_w.shape) != (D,):
         ctx.fail("tiny_lm.layout.norm", cls=cls, D=D, expected=f"LayerNorm({D})", got=type(model.norm).__name__)
@@ -229,7 +196,7 @@ def _layout(ctx: Ctx, model: nn.Module, V, L, D, H, N, d_ff) -> None:
         same = tuple(head.weight.shape) == tuple(emb.shape) and torch.equal(head.weight.detach(), emb.detach())
         ctx.fail("tiny_lm.layout.not_tied", tried=_describe(V, L, D, H, N, d_ff),
                  got=say("tiny_lm.layout.equal_copy" if same else "tiny_lm.layout.two_tensors"),
-                 mistake=TIED_BY_COPY if same else NOT_TIED)
+                 mistake=MISTAKE.tied_by_copy if same else MISTAKE.weights_not_tied)
 
 
 def _reference_model(ctx: Ctx, V, L, D, H, N, d_ff) -> nn.Module:
@@ -270,12 +237,12 @@ def _variants(reference: nn.Module, ids: torch.Tensor):
         return _run_reference(reference, x, m, final_norm)  # (B, T, V)
     with torch.no_grad():
         right = run(tok + pos)
-        out = [(NO_FINAL_NORM, run(tok + pos, final_norm=False)), (NO_POSITIONS, run(tok)),
-               (NO_CAUSAL_MASK, run(tok + pos, m=None)),
-               (EMB_SCALED, run(tok * math.sqrt(tok.size(-1)) + pos)),
-               (SOFTMAX_BEFORE_LOSS, right.softmax(-1))]
+        out = [(MISTAKE.no_final_norm, run(tok + pos, final_norm=False)), (MISTAKE.positions_not_added, run(tok)),
+               (MISTAKE.no_causal_mask, run(tok + pos, m=None)),
+               (MISTAKE.embedding_scaled, run(tok * math.sqrt(tok.size(-1)) + pos)),
+               (MISTAKE.softmax_before_loss, right.softmax(-1))]
         if int(ids.max()) < reference.max_seq_len:  # pos_emb(input_ids) runs when every id is a valid position
-            out.append((POS_FROM_IDS, run(tok + reference.pos_emb(ids))))
+            out.append((MISTAKE.positions_from_token_ids, run(tok + reference.pos_emb(ids))))
         return out
 
 
@@ -288,7 +255,7 @@ def _forward(ctx: Ctx, model, ids, tried, labels=None, mistake_if_raises=None):
                  got=say("core.got_none") if out is None else
                  (say("tiny_lm.forward.one_tensor", shape=fmt_shape(out.shape)) if isinstance(out, torch.Tensor)
                   else type(out).__name__),
-                 mistake="missing_return" if out is None else None)
+                 mistake=MISTAKE.missing_return if out is None else None)
     B, T = ids.shape
     V = model.token_emb.weight.shape[0]
     logits = ctx.tensor(out[0], say("tiny_lm.forward.logits"), (B, T, V), tried=tried,
@@ -337,7 +304,7 @@ def _crash_mistake(model, reference, ids, error: str) -> str | None:
         with torch.no_grad():
             want = _run_reference(reference, reference.token_emb(small) + reference.pos_emb(small))
         if close(got, want, 1e-5):
-            return POS_FROM_IDS
+            return MISTAKE.positions_from_token_ids
     full = (torch.arange(ids.size(0) * L).reshape(ids.size(0), L) * 7 + 3) % V  # (B, L)
     got = logits_of(full)
     if got is not None:
@@ -346,7 +313,7 @@ def _crash_mistake(model, reference, ids, error: str) -> str | None:
         if close(got, want, 1e-5) and ids.size(1) < L:
             # the exception's own text (a learner frame may follow "; in "); the pattern is torch's words, not ours
             dim1 = re.search(r"non-singleton dimension 1\b", error.split("; in ")[0]) is not None  # code
-            return POS_FOR_MAX_LEN if dim1 else MASK_FOR_MAX_LEN
+            return MISTAKE.positions_for_max_seq_len if dim1 else MISTAKE.causal_mask_for_max_seq_len
     return None
 
 
@@ -369,9 +336,9 @@ def _check_causal(ctx, model, ids, logits, reference, tried) -> None:
     leak = (out[:, : t + 1] - logits[:, : t + 1]).abs().amax(-1)  # (B, t + 1)
     if bool((leak > 1e-9).any()):
         b, s = (int(i) for i in (leak > 1e-9).nonzero()[0])
-        unmasked = dict(_variants(reference, ids))[NO_CAUSAL_MASK]
+        unmasked = dict(_variants(reference, ids))[MISTAKE.no_causal_mask]
         ctx.fail("tiny_lm.causal.leak", t=t, s=s, b=b, change=float(leak[b, s]), tried=tried,
-                 mistake=NO_CAUSAL_MASK if close(logits, unmasked) else None)
+                 mistake=MISTAKE.no_causal_mask if close(logits, unmasked) else None)
 
 
 def _check_length(ctx, model, V, L, tried_model) -> None:
@@ -381,7 +348,7 @@ def _check_length(ctx, model, V, L, tried_model) -> None:
             model(ok)
     except ValueError as e:
         ctx.fail("tiny_lm.length.refused_max", L=L, tried=say("tiny_lm.length.tried_max", model=tried_model, L=L),
-                 got=f"ValueError: {e}", mistake=LENGTH_OFF_BY_ONE)
+                 got=f"ValueError: {e}", mistake=MISTAKE.length_check_off_by_one)
     except Exception:  # noqa: BLE001 - the main comparisons cover other failures
         pass
     long = torch.randint(V, (1, L + 1), generator=ctx.gen)
@@ -395,8 +362,8 @@ def _check_length(ctx, model, V, L, tried_model) -> None:
         return
     except Exception as e:  # noqa: BLE001
         ctx.fail("tiny_lm.length.wrong_error", error=type(e).__name__, tried=tried, got=f"{type(e).__name__}: {e}",
-                 mistake=NO_LENGTH_CHECK)
-    ctx.fail("tiny_lm.length.accepted", tried=tried, mistake=NO_LENGTH_CHECK)
+                 mistake=MISTAKE.no_length_check)
+    ctx.fail("tiny_lm.length.accepted", tried=tried, mistake=MISTAKE.no_length_check)
 
 
 def _check_step(ctx, model, reference, ids, tried) -> None:
@@ -405,25 +372,25 @@ def _check_step(ctx, model, reference, ids, tried) -> None:
     reference.zero_grad(set_to_none=True)
     _, loss = _forward(ctx, model, ids, tried, labels=ids)
     if not isinstance(loss, torch.Tensor) or not loss.requires_grad:
-        ctx.fail("tiny_lm.step.loss_no_gradient", tried=tried, mistake="no_gradient")
+        ctx.fail("tiny_lm.step.loss_no_gradient", tried=tried, mistake=MISTAKE.no_gradient)
     loss.backward()
     _, ref_loss = reference(ids, labels=ids)
     ref_loss.backward()
     grad = model.token_emb.weight.grad
     if grad is None or not bool((grad != 0).any()):
-        ctx.fail("tiny_lm.step.no_gradient_to_embedding", tried=tried, mistake="no_gradient")
+        ctx.fail("tiny_lm.step.no_gradient_to_embedding", tried=tried, mistake=MISTAKE.no_gradient)
     with torch.no_grad():  # torch.optim.SGD(m.parameters(), lr=0.5).step(), without importing torch.optim (slow)
         for m in (model, reference):
             for p in m.parameters():  # each tensor once, as an optimizer holds it
                 if p.grad is not None:
                     p.sub_(0.5 * p.grad)
     if model.lm_head.weight is not model.token_emb.weight:
-        ctx.fail("tiny_lm.step.untied", tried=tried, mistake=TIED_BY_COPY)
+        ctx.fail("tiny_lm.step.untied", tried=tried, mistake=MISTAKE.tied_by_copy)
     with torch.no_grad():
         got, _ = _forward(ctx, model, ids, say("tiny_lm.step.tried_after", tried=tried))
         want, _ = reference(ids)
     if not within(got, want, 1e-5):
-        ctx.fail("tiny_lm.step.logits_differ", err=float((got - want).abs().max()), tried=tried, mistake=TIED_BY_COPY)
+        ctx.fail("tiny_lm.step.logits_differ", err=float((got - want).abs().max()), tried=tried, mistake=MISTAKE.tied_by_copy)
 
 
 def _std(ps) -> float:
@@ -452,7 +419,7 @@ def _check_norm_init(ctx: Ctx, model: nn.Module, tried: str) -> None:
     if wrong:
         ctx.fail("tiny_lm.init.norm_reinitialised", name=wrong[0][0], tried=tried,
                  got="; ".join(words for _, words in wrong[:4]) + ("; ..." if len(wrong) > 4 else ""),
-                 mistake=NORM_REINIT)
+                 mistake=MISTAKE.layer_norm_reinitialised)
 
 
 def _check_init(ctx: Ctx, cls) -> str:
@@ -474,7 +441,7 @@ def _check_init(ctx: Ctx, cls) -> str:
         s = _std([named[f"{name}.weight"]])
         if not near(s, 0.02):
             ctx.fail("tiny_lm.init.embedding_std", name=name, std=s, tried=tried,
-                     mistake=EMB_DEFAULT_INIT if s > 0.3 else EMB_STD_WRONG)
+                     mistake=MISTAKE.embedding_default_init if s > 0.3 else MISTAKE.embedding_init_std_wrong)
     linears = [(n, m) for n, m in model.named_modules() if isinstance(m, nn.Linear) and n.startswith("blocks")]
     residual = [m.weight for n, m in linears if n.endswith(("attn.W_O", "ffn.linear2"))]
     others = [m.weight for n, m in linears if not n.endswith(("attn.W_O", "ffn.linear2"))]
@@ -483,8 +450,8 @@ def _check_init(ctx: Ctx, cls) -> str:
         if not near(s, 0.02):
             # W_Q, W_K, W_V and linear1 all read D features: PyTorch's default U(-1/sqrt(D), 1/sqrt(D)) has std
             # 1/sqrt(3 D); the residual projections' small std everywhere is the scaled init applied to every layer
-            mistake = (RESIDUAL_EVERYWHERE if near(s, small) else
-                       LINEAR_DEFAULT_INIT if near(s, 1 / math.sqrt(3 * D)) else None)
+            mistake = (MISTAKE.residual_init_everywhere if near(s, small) else
+                       MISTAKE.linear_not_gpt2_init if near(s, 1 / math.sqrt(3 * D)) else None)
             ctx.fail("tiny_lm.init.linear_std", std=s, tried=tried, mistake=mistake)
     if residual:
         s = _std(residual)
@@ -492,7 +459,7 @@ def _check_init(ctx: Ctx, cls) -> str:
             # thousands of weights: a std 5% from 0.02 is 0.02 (the estimate's own error is under 1%)
             tight = abs(s - 0.02) <= 0.05 * 0.02
             ctx.fail("tiny_lm.init.residual_std", std=s, small=small, tried=tried,
-                     mistake=RESIDUAL_NOT_SCALED if tight else RESIDUAL_STD_WRONG)
+                     mistake=MISTAKE.residual_init_not_scaled if tight else MISTAKE.residual_init_std_wrong)
     biases = [(n, m.bias) for n, m in linears if m.bias is not None]
     nonzero = [n for n, b in biases if bool((b != 0).any())]
     if nonzero:
@@ -502,7 +469,7 @@ def _check_init(ctx: Ctx, cls) -> str:
         ctx.fail("tiny_lm.init.bias_not_zero", name=nonzero[0], tried=tried,
                  got=say("tiny_lm.init.biases_not_zero_named", n=len(nonzero), total=len(biases), names=names)
                  if only_residual else say("tiny_lm.init.biases_not_zero", n=len(nonzero), total=len(biases)),
-                 mistake=RESIDUAL_HIT_BIASES if only_residual else BIASES_NOT_ZERO)
+                 mistake=MISTAKE.residual_init_hit_biases if only_residual else MISTAKE.biases_not_zeroed)
     _check_norm_init(ctx, model, tried)
     ids = torch.randint(V, (4, L), generator=ctx.gen)
     with torch.no_grad():
@@ -531,7 +498,7 @@ def check_tiny_lm(ctx: Ctx, TinyLM) -> str:
     if isinstance(stored, bool) or not isinstance(stored, int) or stored != L:
         ctx.fail("tiny_lm.max_seq_len_not_stored", cls=type(model).__name__, L=L, tried=described,
                  got=say("tiny_lm.no_max_seq_len") if not hasattr(model, "max_seq_len") else f"{stored!r}",
-                 mistake=MAX_LEN_NOT_STORED)
+                 mistake=MISTAKE.max_seq_len_not_stored)
     reference = _reference_model(ctx, V, L, D, H, N, d_ff)
     _load(ctx, model, reference)
     ids = torch.randint(V, (B, T), generator=ctx.gen)
@@ -552,7 +519,7 @@ def check_tiny_lm(ctx: Ctx, TinyLM) -> str:
                  labels=say("tiny_lm.labels_ignored" if ignored else "tiny_lm.labels_token_ids"))
         with torch.no_grad():
             logits2, loss = _forward(ctx, model, ids, t2, labels=labels,
-                                     mistake_if_raises=IGNORED_SCORED if ignored else None)
+                                     mistake_if_raises=MISTAKE.ignored_targets_scored if ignored else None)
         if loss is None:
             ctx.fail("tiny_lm.no_loss", tried=t2, expected="(logits, loss)", got="(logits, None)")
         _check_loss_value(ctx, loss, want, labels, t2)
@@ -604,19 +571,19 @@ def _table_variants(model) -> list[tuple[str, dict]]:
                  for k in TABLE_KEYS[:-1]}
     out = []
     if bufs(model):
-        out += [(BUFFERS_COUNTED, {**with_bufs, "total": total})
+        out += [(MISTAKE.buffers_counted, {**with_bufs, "total": total})
                 for total in (sum(with_bufs.values()), right["total"] + bufs(model), right["total"])]
     return out + [
-        (LM_HEAD_TIED_COUNTED, {**right, "lm_head": head, "total": dup}),
-        (LM_HEAD_TIED_COUNTED, {**right, "lm_head": head}),
-        (LM_HEAD_TIED_COUNTED, {**right, "lm_head": head, "total": right["total"] + head - right["lm_head"]}),
-        (LM_HEAD_TIED_COUNTED, {**right, "total": dup}),
-        (TABLE_FROM_FORMULA, {**right, "blocks": 12 * N * D * D}),
-        (TABLE_FROM_FORMULA, {**right, "total": 12 * N * D * D + V * D}),
-        (TABLE_FROM_FORMULA, {**right, "blocks": 12 * N * D * D, "total": 12 * N * D * D + V * D}),
-        (TABLE_TRAINABLE_ONLY, {**tr, "lm_head": 0 if model.lm_head.weight is model.token_emb.weight else tr["lm_head"],
+        (MISTAKE.tied_weight_counted_twice, {**right, "lm_head": head, "total": dup}),
+        (MISTAKE.tied_weight_counted_twice, {**right, "lm_head": head}),
+        (MISTAKE.tied_weight_counted_twice, {**right, "lm_head": head, "total": right["total"] + head - right["lm_head"]}),
+        (MISTAKE.tied_weight_counted_twice, {**right, "total": dup}),
+        (MISTAKE.table_from_formula, {**right, "blocks": 12 * N * D * D}),
+        (MISTAKE.table_from_formula, {**right, "total": 12 * N * D * D + V * D}),
+        (MISTAKE.table_from_formula, {**right, "blocks": 12 * N * D * D, "total": 12 * N * D * D + V * D}),
+        (MISTAKE.table_trainable_only, {**tr, "lm_head": 0 if model.lm_head.weight is model.token_emb.weight else tr["lm_head"],
                                 "total": trainable(model)}),
-        (TABLE_TRAINABLE_ONLY, {**right, "pos_emb": tr["pos_emb"],
+        (MISTAKE.table_trainable_only, {**right, "pos_emb": tr["pos_emb"],
                                 "total": trainable(model)}),
     ]
 
@@ -633,16 +600,16 @@ def check_parameter_table(ctx: Ctx, parameter_table) -> str:
         before = _snapshot(model)
         none = model.pos_emb is None
         got = ctx.call(fn, model, what=say("core.called_with", tried=tried),
-                       mistake_if_raises=NONE_PART if none else None)
+                       mistake_if_raises=MISTAKE.none_part_not_handled if none else None)
         changed = _changes(before, model)
         if changed:
-            ctx.fail("parameter_table.model_changed", tried=tried, got="; ".join(changed[:3]), mistake=MODEL_CHANGED)
+            ctx.fail("parameter_table.model_changed", tried=tried, got="; ".join(changed[:3]), mistake=MISTAKE.model_changed)
         if not isinstance(got, dict):
             # a missing return gets this exercise's wording of its hint: a mistake_hint, not a hint table (hints()
             # gives its texts unformatted, and this one quotes a dict, in braces)
             ctx.fail("parameter_table.not_a_dict", keys=", ".join(TABLE_KEYS), tried=tried,
                      got=say("core.got_none") if got is None else type(got).__name__,
-                     mistake="missing_return" if got is None else None,
+                     mistake=MISTAKE.missing_return if got is None else None,
                      mistake_hint=say("parameter_table.end_with_return") if got is None else None,
                      hint="return {" + ", ".join(f'"{k}": ...' for k in TABLE_KEYS) + "}")
         missing = [k for k in TABLE_KEYS if k not in got]

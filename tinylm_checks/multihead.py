@@ -7,29 +7,19 @@ import torch
 
 from ._core import Ctx, check, compare, fmt_shape, reference
 from ._modules import check_gradients, copy_linears, expect_param_count, randomise
-from ._text import hints, known_mistake, say
-from .attention import (MASK_RESHAPED, SCALE_BY_SQRT_D, SHARED_PROJECTION, _candidates, _check_pair, _sdpa_variant,
-                        _unpack_pair, padding_mask, projection_mixups)
+from ._text import MISTAKE, hints, say
+from .attention import _candidates, _check_pair, _sdpa_variant, _unpack_pair, padding_mask, projection_mixups
 
 ref = reference("multihead")
 ref_attention = reference("attention")
 
 __all__ = ["check_split_heads", "check_merge_heads", "check_multi_head_attention"]
 
-SPLIT_WITHOUT_TRANSPOSE = known_mistake("split_without_transpose")
-SPLIT_NOT_TRANSPOSED = known_mistake("split_not_transposed")
-MERGE_WITHOUT_TRANSPOSE = known_mistake("merge_without_transpose")
-W_O_NOT_APPLIED = known_mistake("w_o_not_applied")
-WEIGHTS_AVERAGED = known_mistake("weights_averaged_over_heads")
-NO_DIVISIBILITY_CHECK = known_mistake("no_divisibility_check")
-FLOAT_D_K = known_mistake("float_d_k")
-SPLIT_INTERLEAVED = known_mistake("split_interleaved")
-MERGE_INTERLEAVED = known_mistake("merge_interleaved")
 
 def _split_candidates(x, H):
     B, T, D = x.shape
-    return {SPLIT_WITHOUT_TRANSPOSE: x.reshape(B, H, T, D // H),
-            SPLIT_INTERLEAVED: x.reshape(B, T, D // H, H).permute(0, 3, 1, 2)}
+    return {MISTAKE.split_without_transpose: x.reshape(B, H, T, D // H),
+            MISTAKE.split_interleaved: x.reshape(B, T, D // H, H).permute(0, 3, 1, 2)}
 
 
 def _sizes(seed: int) -> tuple[int, int, int, int]:
@@ -54,7 +44,7 @@ def check_split_heads(ctx: Ctx, split_heads) -> str:
     got = ctx.call(fn, x, H, what=what, names=("x",))
     not_transposed = isinstance(got, torch.Tensor) and tuple(got.shape) == (B, T, H, d_k)
     got = ctx.tensor(got, say("split_heads.what"), (B, H, T, d_k), tried=tried,
-                     mistake=SPLIT_NOT_TRANSPOSED if not_transposed else None, hint=say("split_heads.shape_hint"))
+                     mistake=MISTAKE.split_not_transposed if not_transposed else None, hint=say("split_heads.shape_hint"))
     compare(ctx, got, ref.split_heads(x, H), say("split_heads.what"), tried, _split_candidates(x, H), axes=HEAD_AXES,
             fallback=say("split_heads.fallback"))
     ctx.differentiable(fn, x, H, what=what, names=("x",))
@@ -74,15 +64,15 @@ def check_merge_heads(ctx: Ctx, merge_heads) -> str:
     got = ctx.call(fn, heads, what=say("core.called_with", tried=tried), names=("x",))
     got = ctx.tensor(got, say("merge_heads.what"), (B, T, H * d_k), hint=say("merge_heads.shape_hint"), tried=tried)
     compare(ctx, got, x, say("merge_heads.round_trip"), tried,
-            {MERGE_WITHOUT_TRANSPOSE: heads.reshape(B, T, H * d_k),
-             MERGE_INTERLEAVED: heads.permute(0, 2, 3, 1).reshape(B, T, H * d_k)}, axes=MERGED_AXES, fallback=fallback)
+            {MISTAKE.merge_without_transpose: heads.reshape(B, T, H * d_k),
+             MISTAKE.merge_interleaved: heads.permute(0, 2, 3, 1).reshape(B, T, H * d_k)}, axes=MERGED_AXES, fallback=fallback)
     fresh = ctx.randn(B, H, T, d_k)  # contiguous, like the output of weights @ v
     tried = say("merge_heads.tried_fresh", shape=fmt_shape(fresh.shape), seed=ctx.seed)
     what = say("core.called_with", tried=tried)
     got = ctx.tensor(ctx.call(fn, fresh, what=what, names=("x",)), say("merge_heads.what"), (B, T, H * d_k),
                      tried=tried)
     compare(ctx, got, ref.merge_heads(fresh), say("merge_heads.what"), tried,
-            {MERGE_WITHOUT_TRANSPOSE: fresh.reshape(B, T, H * d_k)}, axes=MERGED_AXES, fallback=fallback)
+            {MISTAKE.merge_without_transpose: fresh.reshape(B, T, H * d_k)}, axes=MERGED_AXES, fallback=fallback)
     ctx.differentiable(fn, fresh, what=what, names=("x",))
     ctx.dtype_follows(fn, fresh, what=what, names=("x",))
     return say("merge_heads.passed")
@@ -107,10 +97,10 @@ def _mha_candidates(reference, x, H, mask):
 
     layers = {n: getattr(reference, n) for n in ("W_Q", "W_K", "W_V")}
     cands = [(n, (project(o), w_)) for n, (o, w_) in _candidates(q, k, v, mask)] + [
-        (SCALE_BY_SQRT_D, (project(by_sqrt_d[0]), by_sqrt_d[1])),
-        (SPLIT_WITHOUT_TRANSPOSE, (W_O(bad_split[0].reshape(B, T, D)), bad_split[1])),
-        (MERGE_WITHOUT_TRANSPOSE, (W_O(out.reshape(B, T, D)), w)),
-        (W_O_NOT_APPLIED, (ref.merge_heads(out), w)),
+        (MISTAKE.scale_by_sqrt_d_model, (project(by_sqrt_d[0]), by_sqrt_d[1])),
+        (MISTAKE.split_without_transpose, (W_O(bad_split[0].reshape(B, T, D)), bad_split[1])),
+        (MISTAKE.merge_without_transpose, (W_O(out.reshape(B, T, D)), w)),
+        (MISTAKE.w_o_not_applied, (ref.merge_heads(out), w)),
     ] + projection_mixups(x, layers, attend)
     return [(n, (None if o is None else o.detach(), w_.detach())) for n, (o, w_) in cands]
 
@@ -135,10 +125,10 @@ def check_multi_head_attention(ctx: Ctx, MultiHeadSelfAttention) -> str:
     except Exception as e:  # noqa: BLE001
         ctx.fail("multi_head_attention.wrong_error", bad=bad, error=type(e).__name__,
                  tried=f"MultiHeadSelfAttention(d_model={bad[0]}, num_heads={bad[1]})", got=f"{type(e).__name__}: {e}",
-                 mistake=NO_DIVISIBILITY_CHECK)
+                 mistake=MISTAKE.no_divisibility_check)
     else:
         ctx.fail("multi_head_attention.no_error", bad=bad,
-                 tried=f"MultiHeadSelfAttention(d_model={bad[0]}, num_heads={bad[1]})", mistake=NO_DIVISIBILITY_CHECK)
+                 tried=f"MultiHeadSelfAttention(d_model={bad[0]}, num_heads={bad[1]})", mistake=MISTAKE.no_divisibility_check)
 
     reference = ref.MultiHeadSelfAttention(D, H).double()
     randomise(ctx, reference)
@@ -146,7 +136,7 @@ def check_multi_head_attention(ctx: Ctx, MultiHeadSelfAttention) -> str:
     copy_linears(ctx, learner, reference, names, D, D)
     full = 4 * (D * D + D)
     n = expect_param_count(ctx, learner, full, "multi_head_attention.param_count", D=D,
-                           mistakes=lambda n: SHARED_PROJECTION if n < full and n % (D * D + D) == 0 else None)
+                           mistakes=lambda n: MISTAKE.shared_projection if n < full and n % (D * D + D) == 0 else None)
 
     x = ctx.randn(B, T, D)
     for mask, label in ((None, ""), (ref_attention.causal_mask(T), say("multi_head_attention.causal")),
@@ -154,11 +144,11 @@ def check_multi_head_attention(ctx: Ctx, MultiHeadSelfAttention) -> str:
                          say("multi_head_attention.padding"))):
         tried = say("multi_head_attention.tried", D=D, H=H, shape=fmt_shape(x.shape), seed=ctx.seed, label=label)
         res = ctx.call(learner, x, mask, what=say("core.forward_called", tried=tried), names=("x", "mask"),
-                       mistake_if_raises=MASK_RESHAPED if mask is not None else None)
+                       mistake_if_raises=MISTAKE.mask_reshaped if mask is not None else None)
         if isinstance(res, (tuple, list)) and len(res) == 2 and isinstance(res[1], torch.Tensor) \
                 and tuple(res[1].shape) == (B, T, T):
             ctx.fail("multi_head_attention.weights_averaged", tried=tried, shape=fmt_shape((B, H, T, T)),
-                     got=fmt_shape(res[1].shape), mistake=WEIGHTS_AVERAGED)
+                     got=fmt_shape(res[1].shape), mistake=MISTAKE.weights_averaged_over_heads)
         out, weights = _unpack_pair(ctx, res, "MultiHeadSelfAttention.forward", (B, T, D), (B, H, T, T), mask, tried,
                                     returns="return self.W_O(merge_heads(out)), weights")  # code
         with torch.no_grad():

@@ -14,27 +14,14 @@ import itertools
 import torch
 from torch import nn
 
-from ._core import HARD_CODED_AXES, CheckFailure, Ctx, check, compare, fmt_shape, fmt_values, max_abs_diff, where, within
+from ._core import CheckFailure, Ctx, check, compare, fmt_shape, fmt_values, max_abs_diff, where, within
 from ._modules import count_params
-from ._text import hints, known_mistake, say
+from ._text import MISTAKE, hints, say
 
 __all__ = ["check_layer_norm"]
 
 # ---- the mistakes this check can name, each with the hint a learner reads when it is named
-UNBIASED_VARIANCE = known_mistake("unbiased_variance")
-EPS_OUTSIDE_SQRT = known_mistake("eps_outside_sqrt")
-EPS_DEFAULT = known_mistake("eps_default")
-AFFINE_BEFORE_NORM = known_mistake("affine_before_normalising")
-EPS_IGNORED = known_mistake("eps_ignored")
-EPS_HARD_CODED = known_mistake("eps_hard_coded")
-WRONG_AXIS = known_mistake("norm_wrong_axis")
-NO_CENTRING = known_mistake("no_centring")
-NO_SQRT = known_mistake("no_sqrt")
-NO_KEEPDIM = known_mistake("no_keepdim")
-WEIGHT_BIAS_SWAPPED = known_mistake("weight_bias_swapped")
-WEIGHT_BIAS_NOT_APPLIED = known_mistake("weight_bias_not_applied")
-NOT_PARAMETERS = known_mistake("weight_bias_not_parameters")
-WRONG_INIT = known_mistake("weight_bias_init")
+
 
 AXES = ("batch", "position", "feature")
 DEFAULT_EPS = 1e-5
@@ -85,22 +72,22 @@ def _variants(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, eps: float):
         zc = z - z.mean(-1, keepdim=True)
         return zc / torch.sqrt((zc ** 2).mean(-1, keepdim=True) + eps)
 
-    cands = [(UNBIASED_VARIANCE, affine(xc / torch.sqrt(var_u + eps))),
-             (UNBIASED_VARIANCE, affine(xc / (torch.sqrt(var_u) + eps))),
-             (UNBIASED_VARIANCE, affine(xc / (torch.sqrt(var_u) + eps ** 0.5))),
-             (EPS_OUTSIDE_SQRT, affine(xc / (torch.sqrt(var) + eps))),
-             (EPS_OUTSIDE_SQRT, affine(xc / (torch.sqrt(var) + eps ** 0.5))),
-             (NO_SQRT, affine(xc / (var + eps))), (NO_SQRT, affine(xc / (var_u + eps))),
-             (NO_CENTRING, affine(x / torch.sqrt(var + eps))), (NO_CENTRING, affine(x / torch.sqrt(msq + eps))),
-             (NO_CENTRING, affine(xc / torch.sqrt(msq + eps))), (NO_CENTRING, affine(x / torch.sqrt(var_u + eps))),
-             (WEIGHT_BIAS_SWAPPED, xh * b + w),
-             (WEIGHT_BIAS_NOT_APPLIED, xh), (WEIGHT_BIAS_NOT_APPLIED, xh * w), (WEIGHT_BIAS_NOT_APPLIED, xh + b),
-             (AFFINE_BEFORE_NORM, normalise(x * w + b)), (AFFINE_BEFORE_NORM, normalise(x * w) + b),
-             (AFFINE_BEFORE_NORM, normalise(x + b) * w), (AFFINE_BEFORE_NORM, normalise(x * w + b) * w + b)]
+    cands = [(MISTAKE.unbiased_variance, affine(xc / torch.sqrt(var_u + eps))),
+             (MISTAKE.unbiased_variance, affine(xc / (torch.sqrt(var_u) + eps))),
+             (MISTAKE.unbiased_variance, affine(xc / (torch.sqrt(var_u) + eps ** 0.5))),
+             (MISTAKE.eps_outside_sqrt, affine(xc / (torch.sqrt(var) + eps))),
+             (MISTAKE.eps_outside_sqrt, affine(xc / (torch.sqrt(var) + eps ** 0.5))),
+             (MISTAKE.no_sqrt, affine(xc / (var + eps))), (MISTAKE.no_sqrt, affine(xc / (var_u + eps))),
+             (MISTAKE.no_centring, affine(x / torch.sqrt(var + eps))), (MISTAKE.no_centring, affine(x / torch.sqrt(msq + eps))),
+             (MISTAKE.no_centring, affine(xc / torch.sqrt(msq + eps))), (MISTAKE.no_centring, affine(x / torch.sqrt(var_u + eps))),
+             (MISTAKE.weight_bias_swapped, xh * b + w),
+             (MISTAKE.weight_bias_not_applied, xh), (MISTAKE.weight_bias_not_applied, xh * w), (MISTAKE.weight_bias_not_applied, xh + b),
+             (MISTAKE.affine_before_normalising, normalise(x * w + b)), (MISTAKE.affine_before_normalising, normalise(x * w) + b),
+             (MISTAKE.affine_before_normalising, normalise(x + b) * w), (MISTAKE.affine_before_normalising, normalise(x * w + b) * w + b)]
     if eps != DEFAULT_EPS:
-        cands += [(EPS_HARD_CODED, affine(xc / torch.sqrt(var + DEFAULT_EPS))),
-                  (EPS_HARD_CODED, affine(xc / torch.sqrt(var_u + DEFAULT_EPS))),
-                  (EPS_HARD_CODED, affine(xc / (torch.sqrt(var) + DEFAULT_EPS)))]
+        cands += [(MISTAKE.eps_hard_coded, affine(xc / torch.sqrt(var + DEFAULT_EPS))),
+                  (MISTAKE.eps_hard_coded, affine(xc / torch.sqrt(var_u + DEFAULT_EPS))),
+                  (MISTAKE.eps_hard_coded, affine(xc / (torch.sqrt(var) + DEFAULT_EPS)))]
     dims = range(x.dim())
     for k in range(1, x.dim() + 1):
         for axes in itertools.combinations(dims, k):
@@ -109,8 +96,8 @@ def _variants(x: torch.Tensor, w: torch.Tensor, b: torch.Tensor, eps: float):
             m = x.mean(axes, keepdim=True)
             n = x[..., :].numel() // m.numel()
             v = ((x - m) ** 2).mean(axes, keepdim=True)
-            cands += [(WRONG_AXIS, affine((x - m) / torch.sqrt(v + eps))),
-                      (WRONG_AXIS, affine((x - m) / torch.sqrt(v * n / (n - 1) + eps)))]
+            cands += [(MISTAKE.norm_wrong_axis, affine((x - m) / torch.sqrt(v + eps))),
+                      (MISTAKE.norm_wrong_axis, affine((x - m) / torch.sqrt(v * n / (n - 1) + eps)))]
     return [(name, out.detach()) for name, out in cands]
 
 
@@ -126,11 +113,11 @@ def _parameters(ctx: Ctx, module: nn.Module, D: int, made: str) -> None:
             kind = say("layer_norm.buffer") if name in buffers else say("layer_norm.plain_tensor")
             ctx.fail("layer_norm.not_a_parameter", name=name, kind=kind, shape=fmt_shape(value.shape),
                      params=sorted(params) or say("layer_norm.none"), tried=made,
-                     expected=f"self.{name} = nn.Parameter({init})", mistake=NOT_PARAMETERS)
+                     expected=f"self.{name} = nn.Parameter({init})", mistake=MISTAKE.weight_bias_not_parameters)
         others = [f"{n} {fmt_shape(p.shape)}" for n, p in params.items() if tuple(p.shape) == (D,)]
         if others:
             ctx.fail("layer_norm.parameter_renamed", name=name, others=", ".join(others), tried=made,
-                     expected=f"self.{name} = nn.Parameter({init})", mistake="attribute_name")
+                     expected=f"self.{name} = nn.Parameter({init})", mistake=MISTAKE.attribute_name)
         ctx.fail("layer_norm.parameter_missing", name=name, init=init, params=sorted(params) or say("layer_norm.none"),
                  tried=made)
     for name in ("weight", "bias"):
@@ -143,7 +130,7 @@ def _parameters(ctx: Ctx, module: nn.Module, D: int, made: str) -> None:
         ctx.fail("layer_norm.param_count", expected_n=2 * D, D=D, n=n, extra=", ".join(extra), tried=made)
     w, b = params["weight"].detach(), params["bias"].detach()
     if not (bool((w == 1).all()) and bool((b == 0).all())):
-        ctx.fail("layer_norm.init", tried=made, mistake=WRONG_INIT,
+        ctx.fail("layer_norm.init", tried=made, mistake=MISTAKE.weight_bias_init,
                  got=f"weight = {fmt_values(w, kind='g')}, bias = {fmt_values(b, kind='g')}")
 
 
@@ -155,7 +142,7 @@ def _forward(ctx: Ctx, module, x, tried: str, mistake_if_raises: str | None = No
                        mistake_if_raises=mistake_if_raises)
     except CheckFailure as e:
         if e.mistake is None and "must match the size of tensor" in (e.got or ""):
-            raise ctx.renamed(e, mistake=NO_KEEPDIM) from None
+            raise ctx.renamed(e, mistake=MISTAKE.no_keepdim) from None
         raise
     if isinstance(got, torch.Tensor) and got.shape == x.shape and got.is_floating_point():
         bad = ~torch.isfinite(got.detach()).all(-1)  # rows with NaN or inf
@@ -164,7 +151,7 @@ def _forward(ctx: Ctx, module, x, tried: str, mistake_if_raises: str | None = No
             i = bad.nonzero()[0].tolist()
             ctx.fail("layer_norm.not_finite", at=where(i, AXES[:-1]), values=fmt_values(got[tuple(i)].detach(), kind="g"),
                      row=_row_kind(x[tuple(i)]), tried=tried,
-                     mistake=EPS_IGNORED if bool((bad == constant).all()) else None)
+                     mistake=MISTAKE.eps_ignored if bool((bad == constant).all()) else None)
     return ctx.tensor(got, say("layer_norm.output"), tuple(x.shape), tried=tried, hint=say("layer_norm.shape_hint"))
 
 
@@ -202,7 +189,7 @@ def _default_eps(ctx: Ctx, cls, learner, x, ln: nn.LayerNorm, D: int, w, b, trie
         eps = getattr(learner, "eps", None)
         ctx.fail("layer_norm.eps_default", made=made, D=D, made_eps=made_eps, tried=tried,
                  got=f"self.eps = {eps:g}" if isinstance(eps, float) else say("layer_norm.another_default"),
-                 mistake=EPS_DEFAULT)
+                 mistake=MISTAKE.eps_default)
 
 
 @check
@@ -220,7 +207,7 @@ def check_layer_norm(ctx: Ctx, LayerNorm) -> str:
         learner = ctx.build(cls, D, what=say("core.created", made=made))
     except CheckFailure as e:
         if e.mistake is None and "TypeError" in (e.got or "") and "'eps'" in (e.got or ""):
-            raise ctx.renamed(e, mistake=EPS_DEFAULT, tried=made) from None  # eps has no default
+            raise ctx.renamed(e, mistake=MISTAKE.eps_default, tried=made) from None  # eps has no default
         raise
     _parameters(ctx, learner, D, made)
 
@@ -243,7 +230,7 @@ def check_layer_norm(ctx: Ctx, LayerNorm) -> str:
         other = ctx.build(cls, D, eps=eps, what=say("core.created", made=made_eps))
     except CheckFailure as e:
         if e.mistake is None and "eps" in (e.got or "") and "TypeError" in (e.got or ""):
-            raise ctx.renamed(e, mistake=EPS_HARD_CODED, tried=made_eps,
+            raise ctx.renamed(e, mistake=MISTAKE.eps_hard_coded, tried=made_eps,
                               mistake_hint=say("layer_norm.eps_argument_hint")) from None
         raise
     _parameters(ctx, other, D, made_eps)
@@ -257,7 +244,7 @@ def check_layer_norm(ctx: Ctx, LayerNorm) -> str:
     xs = _inputs(ctx, N_ROWS, D=D)  # (N, D): tokens without a batch axis
     tried2 = say("layer_norm.tried", made=made, shape=say("layer_norm.two_d", shape=fmt_shape(xs.shape)),
                  seed=ctx.seed, rows=rows)
-    out2 = _forward(ctx, learner, xs, tried2, mistake_if_raises=HARD_CODED_AXES)  # the same code worked on 3-D
+    out2 = _forward(ctx, learner, xs, tried2, mistake_if_raises=MISTAKE.hard_coded_axes)  # the same code worked on 3-D
     _compare(ctx, out2, xs, _reference(D, DEFAULT_EPS, w, b), tried2, ("row", "feature"))
 
     # gradients: weight, bias and x, against nn.LayerNorm's
@@ -267,7 +254,7 @@ def check_layer_norm(ctx: Ctx, LayerNorm) -> str:
     learner.zero_grad(set_to_none=True)
     got = ctx.call(learner, x_learner, what=say("core.forward_called", tried=tried), names=("x",))
     if not (isinstance(got, torch.Tensor) and got.requires_grad):
-        ctx.fail("core.no_gradient", tried=tried, mistake="no_gradient")
+        ctx.fail("core.no_gradient", tried=tried, mistake=MISTAKE.no_gradient)
     (got * r).sum().backward()
     (ln(x_ref) * r).sum().backward()
     for what, g, e, axes in (("weight", learner.weight.grad, ln.weight.grad, ("feature",)),
@@ -275,7 +262,7 @@ def check_layer_norm(ctx: Ctx, LayerNorm) -> str:
                              (say("layer_norm.input_x"), x_learner.grad, x_ref.grad, AXES)):
         if g is None:
             ctx.fail("layer_norm.no_gradient_to", what=what, tried=say("layer_norm.backward_tried", tried=tried),
-                     mistake="no_gradient")
+                     mistake=MISTAKE.no_gradient)
         if not within(g, e):
             err, i = max_abs_diff(g, e)
             ctx.fail("layer_norm.gradient", what=what, ref_value=e[tuple(i)].item(), at=where(i, axes),

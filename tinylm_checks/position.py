@@ -16,10 +16,10 @@ import math
 import torch
 from torch import nn
 
-from ._core import (HARD_CODED_AXES, CheckFailure, Ctx, check, close, compare, diagnose, fmt_shape, fmt_values,
+from ._core import (CheckFailure, Ctx, check, close, compare, diagnose, fmt_shape, fmt_values,
                     max_abs_diff, not_equal, reference, where, within)
 from ._modules import count_params, randomise
-from ._text import hints, known_mistake, say
+from ._text import MISTAKE, hints, say
 
 ref = reference("position")
 
@@ -32,47 +32,13 @@ TABLE_ATOL = 1e-5
 """Tolerance for a table built in float32 (the default dtype): float32 rounding of angles up to ~30 rad."""
 
 # ---- the sinusoidal table
-SIN_COS_SWAPPED = known_mistake("sin_cos_swapped")
-CONCATENATED = known_mistake("concatenated_layout")
-EXPONENT_I_OVER_D = known_mistake("exponent_i_over_d")
-EXPONENT_DOUBLED = known_mistake("exponent_doubled")
-WRONG_BASE = known_mistake("wrong_base")
-EXPONENT_DENOMINATOR = known_mistake("exponent_denominator")
-EXPONENT_SIGN = known_mistake("exponent_sign")
-INTEGER_DIVISION = known_mistake("integer_division")
-COS_OWN_FREQUENCY = known_mistake("cos_own_frequency")
-POSITIONS_FROM_ONE = known_mistake("positions_from_one")
-WRONG_FREQUENCIES = known_mistake("wrong_frequencies")
-TABLE_DTYPE = known_mistake("table_dtype")
-TABLE_TRANSPOSED = known_mistake("table_transposed")
+
 
 # ---- PositionalEncoding and learned positions
-POSITIONS_NOT_SLICED = known_mistake("positions_not_sliced")
-PE_PARAMETER = known_mistake("pe_parameter")
-PE_PLAIN_ATTRIBUTE = known_mistake("pe_plain_attribute")
-PE_NOT_PERSISTENT = known_mistake("pe_not_persistent")
-PE_NO_BATCH_AXIS = known_mistake("pe_no_batch_axis")
-POSITIONS_MULTIPLIED = known_mistake("positions_multiplied")
-SCALED_BY_SQRT_D = known_mistake("scaled_by_sqrt_d_model")
-POSITIONS_DROPOUT = known_mistake("positions_dropout")
-T_FROM_WRONG_AXIS = known_mistake("t_from_wrong_axis")
-POSITIONS_ALONE = known_mistake("positions_returned_alone")
-PE_NOT_STORED = known_mistake("pe_not_stored")
-POSITIONS_REVERSED = known_mistake("positions_reversed")
-PADDING_IDX = known_mistake("embedding_padding_idx")
-EMB_RAW_PARAMETER = known_mistake("emb_raw_parameter")
-EMBEDDING_SWAPPED = known_mistake("embedding_sizes_swapped")
+
 
 # ---- RoPE (bonus)
-ROPE_ROTATE_HALF = known_mistake("rope_rotate_half")
-ROPE_WRONG_DIRECTION = known_mistake("rope_wrong_direction")
-ROPE_POSITIONS_IGNORED = known_mistake("rope_positions_ignored")
-ROPE_NOT_INTERLEAVED = known_mistake("rope_not_interleaved")
-ROPE_SIN_SIGN = known_mistake("rope_sin_sign")
-ROPE_OVERWRITTEN = known_mistake("rope_overwritten_before_read")
-ROPE_SIN_COS_SWAPPED = known_mistake("rope_sin_cos_swapped")
-ROPE_ANGLES_TRANSPOSED = known_mistake("rope_angles_transposed")
-ROPE_ADDED = known_mistake("rope_added")
+
 
 TABLE_AXES = ("position", "feature")
 X_AXES = ("batch", "position", "feature")
@@ -124,20 +90,20 @@ def _frequency_kind(w: torch.Tensor, d: int, negated: str | None, dname: str = "
     said = say("position.frequencies.said", values=fmt_values(w, kind="g"))
     tol = 1e-4
     if close(w, -expected, tol):
-        return negated or WRONG_FREQUENCIES, say("position.frequencies.wrong_sign", said=said)
+        return negated or MISTAKE.wrong_frequencies, say("position.frequencies.wrong_sign", said=said)
     if within(_wrap(w - 1 / expected), torch.zeros_like(w), 2e-3):  # float32 angles near 10^3 round to ~1e-4
-        return EXPONENT_SIGN, say("position.frequencies.growing_mod_2pi", said=said, expected_ratio=r_exp)
+        return MISTAKE.exponent_sign, say("position.frequencies.growing_mod_2pi", said=said, expected_ratio=r_exp)
     if bool(((w - w[0]).abs() <= tol).all()):
         if abs(float(w[0]) - 1) <= tol:
-            return INTEGER_DIVISION, say("position.frequencies.all_one", said=said)
-        return WRONG_FREQUENCIES, say("position.frequencies.all_same", said=said)
+            return MISTAKE.integer_division, say("position.frequencies.all_one", said=said)
+        return MISTAKE.wrong_frequencies, say("position.frequencies.all_same", said=said)
     ratio = _geometric_ratio(w)
     if ratio is not None:
         if abs(float(w[0]) - 1) > tol:
-            return WRONG_FREQUENCIES, say("position.frequencies.first_off", said=said, ratio=ratio,
+            return MISTAKE.wrong_frequencies, say("position.frequencies.first_off", said=said, ratio=ratio,
                                           expected_ratio=r_exp, first=float(w[0]))
         if ratio > 1:
-            return EXPONENT_SIGN, say("position.frequencies.growing", said=said, ratio=ratio)
+            return MISTAKE.exponent_sign, say("position.frequencies.growing", said=said, ratio=ratio)
         readings = [(_denominator(ratio), d, sizes or {})]
         for w_k, d_k, sizes_k in (more() if more is not None else []):
             r_k = _geometric_ratio(w_k.double())
@@ -146,8 +112,8 @@ def _frequency_kind(w: torch.Tensor, d: int, negated: str | None, dname: str = "
         return _exponent_kind(say("position.frequencies.ratio", said=said, ratio=ratio, expected_ratio=r_exp),
                               readings, dname)
     if bool(((w - w.round()).abs() <= tol).all()):
-        return INTEGER_DIVISION, say("position.frequencies.whole_numbers", said=said)
-    return WRONG_FREQUENCIES, said
+        return MISTAKE.integer_division, say("position.frequencies.whole_numbers", said=said)
+    return MISTAKE.wrong_frequencies, said
 
 
 def _denominator(ratio: float) -> float:
@@ -168,18 +134,18 @@ def _exponent_kind(said: str, readings, dname: str) -> tuple[str, str]:
         scale = scales[0]
         alike = say("position.frequencies.alike", dname=dname, widths=ds) if len(readings) > 1 else ""
         if abs(scale - 0.5) < 0.01:
-            return EXPONENT_I_OVER_D, say("position.frequencies.i_over_d", said=said, alike=alike)
+            return MISTAKE.exponent_i_over_d, say("position.frequencies.i_over_d", said=said, alike=alike)
         if abs(scale - 2) < 0.01:
-            return EXPONENT_DOUBLED, say("position.frequencies.doubled", said=said, alike=alike)
-        return WRONG_BASE, say("position.frequencies.base", said=said, base=BASE ** scale, alike=alike)
+            return MISTAKE.exponent_doubled, say("position.frequencies.doubled", said=said, alike=alike)
+        return MISTAKE.wrong_base, say("position.frequencies.base", said=said, base=BASE ** scale, alike=alike)
     ns = _and(f"{n_k:.4g}" for n_k, _, _ in readings)
     for name in sizes:
         if all(name in s_k and abs(n_k - s_k[name]) <= 0.01 * n_k for n_k, _, s_k in readings):
-            return EXPONENT_DENOMINATOR, say("position.frequencies.n_is_size", said=said, ns=ns, dname=dname, widths=ds,
+            return MISTAKE.exponent_denominator, say("position.frequencies.n_is_size", said=said, ns=ns, dname=dname, widths=ds,
                                              size=name)
     if all(abs(n_k - n) <= 0.01 * n for n_k, _, _ in readings):
-        return EXPONENT_DENOMINATOR, say("position.frequencies.n_fixed", said=said, n=n, dname=dname, widths=ds)
-    return WRONG_FREQUENCIES, say("position.frequencies.n_unknown", said=said, ns=ns, dname=dname, widths=ds)
+        return MISTAKE.exponent_denominator, say("position.frequencies.n_fixed", said=said, n=n, dname=dname, widths=ds)
+    return MISTAKE.wrong_frequencies, say("position.frequencies.n_unknown", said=said, ns=ns, dname=dname, widths=ds)
 
 
 def _fail_values(ctx: Ctx, got: torch.Tensor, expected: torch.Tensor, what: str, tried: str, mistake: str | None,
@@ -226,12 +192,12 @@ def _table_variant(L: int, D: int, *, base: float = BASE, exponent: float = 1.0,
 
 def _table_candidates(L: int, D: int):
     v = lambda **kw: _table_variant(L, D, **kw)  # noqa: E731
-    return [(SIN_COS_SWAPPED, v(swap=True)), (CONCATENATED, v(layout="concatenated")),
-            (CONCATENATED, v(layout="concatenated", swap=True)), (EXPONENT_I_OVER_D, v(exponent=0.5)),
-            (EXPONENT_DOUBLED, v(exponent=2.0)), (WRONG_BASE, v(base=1000.0)), (WRONG_BASE, v(base=100000.0)),
-            (EXPONENT_SIGN, v(growing=True)), (INTEGER_DIVISION, v(floor_exponent=True)),
-            (INTEGER_DIVISION, v(floor_angle=True)), (COS_OWN_FREQUENCY, v(cos_own=True)),
-            (POSITIONS_FROM_ONE, v(start=1))]
+    return [(MISTAKE.sin_cos_swapped, v(swap=True)), (MISTAKE.concatenated_layout, v(layout="concatenated")),
+            (MISTAKE.concatenated_layout, v(layout="concatenated", swap=True)), (MISTAKE.exponent_i_over_d, v(exponent=0.5)),
+            (MISTAKE.exponent_doubled, v(exponent=2.0)), (MISTAKE.wrong_base, v(base=1000.0)), (MISTAKE.wrong_base, v(base=100000.0)),
+            (MISTAKE.exponent_sign, v(growing=True)), (MISTAKE.integer_division, v(floor_exponent=True)),
+            (MISTAKE.integer_division, v(floor_angle=True)), (MISTAKE.cos_own_frequency, v(cos_own=True)),
+            (MISTAKE.positions_from_one, v(start=1))]
 
 
 def _table_sizes(seed: int) -> tuple[tuple[int, int], tuple[int, int]]:
@@ -251,9 +217,9 @@ def _row0_mistake(table: torch.Tensor, L: int, D: int) -> str | None:
     h = D // 2
     row0 = table[0]
     zeros_ones = torch.tensor([0.0, 1.0], dtype=F64)
-    for mistake, pattern in ((SIN_COS_SWAPPED, zeros_ones.flip(0).repeat(h)),
-                             (CONCATENATED, zeros_ones.repeat_interleave(h)),
-                             (CONCATENATED, zeros_ones.flip(0).repeat_interleave(h))):
+    for mistake, pattern in ((MISTAKE.sin_cos_swapped, zeros_ones.flip(0).repeat(h)),
+                             (MISTAKE.concatenated_layout, zeros_ones.repeat_interleave(h)),
+                             (MISTAKE.concatenated_layout, zeros_ones.flip(0).repeat_interleave(h))):
         if close(row0, pattern, TABLE_ATOL):
             return mistake
     if L >= 2:
@@ -261,7 +227,7 @@ def _row0_mistake(table: torch.Tensor, L: int, D: int) -> str | None:
         if within(s ** 2 + c ** 2, torch.ones_like(s), 1e-4):
             theta = torch.atan2(s, c)  # (2, D/2): the angles at rows 0 and 1
             if within(_wrap(theta[1] - theta[0] - theta[0]), torch.zeros(h, dtype=F64), 1e-4):
-                return POSITIONS_FROM_ONE  # row p holds the angles of position p + 1, whatever the frequencies
+                return MISTAKE.positions_from_one  # row p holds the angles of position p + 1, whatever the frequencies
     return diagnose(table, _table_candidates(L, D), TABLE_ATOL)
 
 
@@ -281,10 +247,10 @@ def check_sinusoidal_position_encoding(ctx: Ctx, sinusoidal_position_encoding) -
         if isinstance(got, torch.Tensor) and tuple(got.shape) != (L, D):
             ctx.fail("sinusoidal_position_encoding.wrong_shape", tried=tried,
                      expected=f"(max_len, d_model) = {fmt_shape((L, D))}", got=fmt_shape(got.shape),
-                     mistake=TABLE_TRANSPOSED if tuple(got.shape) == (D, L) else None)
+                     mistake=MISTAKE.table_transposed if tuple(got.shape) == (D, L) else None)
         if isinstance(got, torch.Tensor) and got.dtype != default:
             ctx.fail("sinusoidal_position_encoding.dtype", dtype=got.dtype, default=default, tried=tried,
-                     got=str(got.dtype), mistake=TABLE_DTYPE,
+                     got=str(got.dtype), mistake=MISTAKE.table_dtype,
                      mistake_hint=say("sinusoidal_position_encoding.integer_table") if not got.dtype.is_floating_point
                      else say("sinusoidal_position_encoding.wide_table"))
         got = ctx.tensor(got, say("sinusoidal_position_encoding.what"), (L, D), dtype=default, tried=tried)
@@ -346,7 +312,7 @@ def _check_table_structure(ctx: Ctx, got, expected, L: int, D: int, tried: str, 
         ctx.fail("sinusoidal_position_encoding.pair_norm", tried=tried, norm=float(norm[p, i]), pair=i,
                  even_column=2 * i, odd_column=2 * i + 1, position=p,
                  mistake=diagnose(got, _table_candidates(L, D), TABLE_ATOL) or (
-                     COS_OWN_FREQUENCY if within(got[:, 0::2], expected[:, 0::2], TABLE_ATOL)
+                     MISTAKE.cos_own_frequency if within(got[:, 0::2], expected[:, 0::2], TABLE_ATOL)
                      != within(got[:, 1::2], expected[:, 1::2], TABLE_ATOL) else None))
     w = torch.atan2(s[1], c[1])  # (D/2,): the angle of each pair at position 1 = its frequency
     w_exp = _expected_frequencies(D)
@@ -380,7 +346,7 @@ def _forward(ctx: Ctx, module, x: torch.Tensor, what: str, max_len: int):
         if exc.mistake is not None or exc.message_id != "core.raised":
             raise  # already named, or not an exception (e.g. x changed in place): other shapes tell nothing
         B, T, D = x.shape
-        probes = (((T, T, D), T_FROM_WRONG_AXIS), ((B, D, D), T_FROM_WRONG_AXIS), ((B, max_len, D), POSITIONS_NOT_SLICED))
+        probes = (((T, T, D), MISTAKE.t_from_wrong_axis), ((B, D, D), MISTAKE.t_from_wrong_axis), ((B, max_len, D), MISTAKE.positions_not_sliced))
         for shape, mistake in probes:
             if shape == tuple(x.shape):
                 continue
@@ -389,7 +355,7 @@ def _forward(ctx: Ctx, module, x: torch.Tensor, what: str, max_len: int):
                          what=say("core.forward_called", tried=f"x {fmt_shape(shape)}"))
             except CheckFailure:
                 continue
-            raise ctx.renamed(exc, mistake=mistake, mistake_hint=None if mistake == POSITIONS_NOT_SLICED else
+            raise ctx.renamed(exc, mistake=mistake, mistake_hint=None if mistake == MISTAKE.positions_not_sliced else
                               say("position.works_for_other_shape", shape=fmt_shape(shape))) from None
         raise
 
@@ -400,17 +366,17 @@ def _check_output(ctx: Ctx, out, x, expected, positions, tried: str, extra_cands
     B, T, D = x.shape
     if isinstance(out, torch.Tensor) and tuple(out.shape) in ((1, T, D), (T, D)) and out.shape != x.shape:
         ctx.fail("position.output_shape", shape=fmt_shape(x.shape), tried=tried, got=fmt_shape(out.shape),
-                 mistake=POSITIONS_ALONE)
+                 mistake=MISTAKE.positions_returned_alone)
     out = ctx.tensor(out, say("position.output"), tuple(x.shape), tried=tried, hint=say("position.output_shape_hint"))
     if within(out, expected):
         return out
     if _dropout_like(out.detach(), expected):
         ctx.fail("position.dropout", zeroed=int(((out == 0) & (expected != 0)).sum()), total=out.numel(), tried=tried,
-                 mistake=POSITIONS_DROPOUT)
+                 mistake=MISTAKE.positions_dropout)
     root = math.sqrt(D)
-    cands = [(POSITIONS_MULTIPLIED, x * positions), (SCALED_BY_SQRT_D, x * root + positions),
-             (SCALED_BY_SQRT_D, x + positions * root), (SCALED_BY_SQRT_D, (x + positions) * root),
-             (POSITIONS_ALONE, positions.expand_as(x)), (POSITIONS_REVERSED, x + positions.flip(0)), *extra_cands]
+    cands = [(MISTAKE.positions_multiplied, x * positions), (MISTAKE.scaled_by_sqrt_d_model, x * root + positions),
+             (MISTAKE.scaled_by_sqrt_d_model, x + positions * root), (MISTAKE.scaled_by_sqrt_d_model, (x + positions) * root),
+             (MISTAKE.positions_returned_alone, positions.expand_as(x)), (MISTAKE.positions_reversed, x + positions.flip(0)), *extra_cands]
     compare(ctx, out.detach(), expected, say("position.output"), tried, cands, axes=X_AXES, fallback=fallback)
     return out
 
@@ -436,35 +402,35 @@ def _check_pe_buffer(ctx: Ctx, module: nn.Module, B: int, T: int, L: int, D: int
                    **{n: v for n, v in vars(module).items() if isinstance(v, torch.Tensor)}}
         near = [n for n, t in tensors.items() if "." not in n and t.numel() == L * D]
         if near:
-            ctx.fail("positional_encoding.pe_near_miss", near=near[0], tried=made, mistake="attribute_name")
+            ctx.fail("positional_encoding.pe_near_miss", near=near[0], tried=made, mistake=MISTAKE.attribute_name)
         if not tensors and _adds_table_in_forward(ctx, module, B, T, L, D):
-            ctx.fail("positional_encoding.no_pe", tried=made, mistake=PE_NOT_STORED,
+            ctx.fail("positional_encoding.no_pe", tried=made, mistake=MISTAKE.pe_not_stored,
                      got=say("positional_encoding.adds_without_table", shape=fmt_shape((B, T, D))))
         ctx.fail("positional_encoding.no_pe", tried=made)
     if not isinstance(pe, torch.Tensor):
         ctx.fail("positional_encoding.pe_not_a_tensor", kind=type(pe).__name__, tried=made)
     if "pe" in params:
         ctx.fail("positional_encoding.pe_parameter", tried=made, got=f"parameters(): {sorted(params)}",
-                 mistake=PE_PARAMETER)
+                 mistake=MISTAKE.pe_parameter)
     if "pe" not in buffers:
         ctx.fail("positional_encoding.pe_not_a_buffer", buffers=sorted(buffers) or say("position.none"),
                  kind=type(pe).__name__, tried=made, expected="'pe' in dict(module.named_buffers())",  # code
-                 mistake=PE_PLAIN_ATTRIBUTE)
+                 mistake=MISTAKE.pe_plain_attribute)
     if params:
         ctx.fail("positional_encoding.has_parameters", tried=made,
                  got=", ".join(f"{n} {fmt_shape(p.shape)}" for n, p in params.items()))
     if "pe" not in module.state_dict():
         ctx.fail("positional_encoding.pe_not_persistent", keys=sorted(module.state_dict()) or say("position.none"),
-                 tried=made, expected="state_dict() == {'pe': ...}", mistake=PE_NOT_PERSISTENT)
+                 tried=made, expected="state_dict() == {'pe': ...}", mistake=MISTAKE.pe_not_persistent)
     if tuple(pe.shape) != (1, L, D):
         shape = tuple(pe.shape)
         ctx.fail("positional_encoding.pe_shape", tried=made, expected=f"(1, max_len, d_model) = {fmt_shape((1, L, D))}",
-                 got=fmt_shape(pe.shape), mistake=PE_NO_BATCH_AXIS if shape == (L, D) else
-                 TABLE_TRANSPOSED if shape in ((1, D, L), (D, L)) else None)
+                 got=fmt_shape(pe.shape), mistake=MISTAKE.pe_no_batch_axis if shape == (L, D) else
+                 MISTAKE.table_transposed if shape in ((1, D, L), (D, L)) else None)
     default = torch.get_default_dtype()
     if pe.dtype != default:
         ctx.fail("positional_encoding.pe_dtype", dtype=pe.dtype, default=default, tried=made, got=str(pe.dtype),
-                 mistake=TABLE_DTYPE,
+                 mistake=MISTAKE.table_dtype,
                  mistake_hint=say("positional_encoding.integer_table") if not pe.dtype.is_floating_point else
                  say("positional_encoding.wide_table", dtype=pe.dtype, default=default))
     table = ref.sinusoidal_position_encoding(L, D, dtype=F64)[None]  # (1, L, D)
@@ -502,7 +468,7 @@ def check_positional_encoding(ctx: Ctx, PositionalEncoding) -> str:
     module = module.double()
     if module.pe.dtype != F64:
         ctx.fail("positional_encoding.pe_not_moved", tried=f"{made}.double()", expected="torch.float64",
-                 got=str(module.pe.dtype), mistake=PE_PLAIN_ATTRIBUTE)
+                 got=str(module.pe.dtype), mistake=MISTAKE.pe_plain_attribute)
     table = ref.sinusoidal_position_encoding(L, D, dtype=F64)  # (L, D)
     for t, label in ((T, "T < max_len"), (L, "T = max_len")):
         x = ctx.randn(B, t, D)
@@ -530,11 +496,11 @@ def check_learned_positional_embedding(ctx: Ctx, LearnedPositionalEmbedding) -> 
         others = [n for n, m in module.named_children() if isinstance(m, nn.Embedding)]
         if len(others) == 1:
             ctx.fail("learned_positional_embedding.emb_near_miss", cls=type(module).__name__, near=others[0],
-                     tried=made, mistake="attribute_name")
+                     tried=made, mistake=MISTAKE.attribute_name)
     emb = ctx.attribute(module, "emb", f"nn.Embedding({L}, {D})")
     if isinstance(emb, torch.Tensor):
         ctx.fail("learned_positional_embedding.emb_tensor", kind=type(emb).__name__, shape=fmt_shape(emb.shape),
-                 tried=made, expected=f"nn.Embedding({L}, {D})", mistake=EMB_RAW_PARAMETER)
+                 tried=made, expected=f"nn.Embedding({L}, {D})", mistake=MISTAKE.emb_raw_parameter)
     if not isinstance(emb, nn.Embedding):
         ctx.fail("learned_positional_embedding.emb_not_an_embedding", kind=type(emb).__name__, tried=made,
                  expected=f"nn.Embedding({L}, {D})")
@@ -542,7 +508,7 @@ def check_learned_positional_embedding(ctx: Ctx, LearnedPositionalEmbedding) -> 
     if sizes != (L, D):
         ctx.fail("learned_positional_embedding.emb_size", tried=made,
                  expected=f"nn.Embedding(max_len, d_model) = nn.Embedding({L}, {D})",
-                 got=f"nn.Embedding({sizes[0]}, {sizes[1]})", mistake=EMBEDDING_SWAPPED if sizes == (D, L) else None,
+                 got=f"nn.Embedding({sizes[0]}, {sizes[1]})", mistake=MISTAKE.embedding_sizes_swapped if sizes == (D, L) else None,
                  hint=say("learned_positional_embedding.extra_row_hint") if sizes == (L + 1, D) else
                  say("learned_positional_embedding.emb_size_hint"))
     n = count_params(module)
@@ -565,7 +531,7 @@ def check_learned_positional_embedding(ctx: Ctx, LearnedPositionalEmbedding) -> 
         pos = weights[:t]  # (T, D)
         with torch.no_grad():
             expected = reference(x)  # (B, T, D)
-        extra = [(POSITIONS_FROM_ONE, x + weights[1:t + 1])] if t < L else []
+        extra = [(MISTAKE.positions_from_one, x + weights[1:t + 1])] if t < L else []
         outs[t] = (_check_output(ctx, res, x, expected, pos, tried, extra,
                                  fallback=say("learned_positional_embedding.fallback")), tried)
     for t in (T, L):  # gradients from a sequence shorter than max_len, then from one of length max_len
@@ -575,7 +541,7 @@ def check_learned_positional_embedding(ctx: Ctx, LearnedPositionalEmbedding) -> 
             out.sum().backward()
         grad = emb.weight.grad
         if grad is None or not bool((grad[:t] != 0).any()):
-            ctx.fail("learned_positional_embedding.no_gradient", tried=tried, mistake="no_gradient")
+            ctx.fail("learned_positional_embedding.no_gradient", tried=tried, mistake=MISTAKE.no_gradient)
         missing = [r for r in range(t) if not bool((grad[r] != 0).any())]  # rows used but never trained
         if missing:
             _fail_rows_without_gradient(ctx, missing, t, L, emb.padding_idx, tried)
@@ -592,7 +558,7 @@ def _fail_rows_without_gradient(ctx: Ctx, missing: list[int], t: int, L: int, pa
     common = dict(tried=tried, expected=say("learned_positional_embedding.every_row_trained", last=t - 1),
                  got=say("learned_positional_embedding.zero_rows", n=len(missing), t=t,
                          padding=f"; emb.padding_idx = {pad}" if pad is not None else ""),
-                 mistake=PADDING_IDX if named else None, hint=say("learned_positional_embedding.untrained_row_hint"))
+                 mistake=MISTAKE.embedding_padding_idx if named else None, hint=say("learned_positional_embedding.untrained_row_hint"))
     if len(missing) == 1:
         ctx.fail("learned_positional_embedding.row_without_gradient", row=missing[0], **common)
     ctx.fail("learned_positional_embedding.rows_without_gradient", rows=missing, **common)
@@ -622,19 +588,19 @@ def _rope_slips(x: torch.Tensor, positions: torch.Tensor):
     e, o = x[..., 0::2], x[..., 1::2]  # (..., T, d/2) each
     even, odd = e * c - o * s, e * s + o * c  # the right rotated halves
     pairs = lambda a, b: torch.stack((a, b), dim=-1).flatten(-2)  # noqa: E731 - interleave two halves
-    return [(ROPE_NOT_INTERLEAVED, torch.cat((even, odd), dim=-1)),
-            (ROPE_SIN_SIGN, pairs(even, -e * s + o * c)), (ROPE_SIN_SIGN, pairs(e * c + o * s, odd)),
-            (ROPE_OVERWRITTEN, pairs(even, even * s + o * c)), (ROPE_OVERWRITTEN, pairs(e * c - odd * s, odd)),
-            (ROPE_SIN_COS_SWAPPED, pairs(e * s - o * c, e * c + o * s))]
+    return [(MISTAKE.rope_not_interleaved, torch.cat((even, odd), dim=-1)),
+            (MISTAKE.rope_sin_sign, pairs(even, -e * s + o * c)), (MISTAKE.rope_sin_sign, pairs(e * c + o * s, odd)),
+            (MISTAKE.rope_overwritten_before_read, pairs(even, even * s + o * c)), (MISTAKE.rope_overwritten_before_read, pairs(e * c - odd * s, odd)),
+            (MISTAKE.rope_sin_cos_swapped, pairs(e * s - o * c, e * c + o * s))]
 
 
 def _rope_candidates(x: torch.Tensor, positions: torch.Tensor):
     T = x.size(-2)
-    return [(ROPE_ROTATE_HALF, _rope_rotate_half(x, positions)), *_rope_slips(x, positions),
-            (ROPE_WRONG_DIRECTION, ref.apply_rope(x, -positions)),
-            (POSITIONS_FROM_ONE, ref.apply_rope(x, positions + 1)),
-            (ROPE_ADDED, x + ref.sinusoidal_position_encoding(int(positions.max()) + 1, x.size(-1), dtype=F64)[positions]),
-            (ROPE_POSITIONS_IGNORED, ref.apply_rope(x, torch.arange(T)))]
+    return [(MISTAKE.rope_rotate_half, _rope_rotate_half(x, positions)), *_rope_slips(x, positions),
+            (MISTAKE.rope_wrong_direction, ref.apply_rope(x, -positions)),
+            (MISTAKE.positions_from_one, ref.apply_rope(x, positions + 1)),
+            (MISTAKE.rope_added, x + ref.sinusoidal_position_encoding(int(positions.max()) + 1, x.size(-1), dtype=F64)[positions]),
+            (MISTAKE.rope_positions_ignored, ref.apply_rope(x, torch.arange(T)))]
 
 
 def _rope_sizes(seed: int) -> tuple[int, int, int, int]:
@@ -684,7 +650,7 @@ def _rope_frequency_probe(ctx: Ctx, fn, shape) -> tuple[str | None, str | None]:
         w2 = _rope_reading(ctx, fn, other)
         return [] if w2 is None else [(w2, other[-1], _rope_named_sizes(other))]
 
-    return _frequency_kind(w, d, negated=ROPE_WRONG_DIRECTION, dname="d_k", sizes=_rope_named_sizes(shape), more=more)
+    return _frequency_kind(w, d, negated=MISTAKE.rope_wrong_direction, dname="d_k", sizes=_rope_named_sizes(shape), more=more)
 
 
 def _explain_rope_crash(ctx: Ctx, fn, exc: CheckFailure, shape) -> None:
@@ -707,7 +673,7 @@ def _explain_rope_crash(ctx: Ctx, fn, exc: CheckFailure, shape) -> None:
     e, o = x[..., 0::2], x[..., 1::2]
     transposed = torch.stack((e * c - o * s, e * s + o * c), dim=-1).flatten(-2)
     if isinstance(out, torch.Tensor) and close(out.detach().double(), transposed):
-        raise ctx.renamed(exc, mistake=ROPE_ANGLES_TRANSPOSED,
+        raise ctx.renamed(exc, mistake=MISTAKE.rope_angles_transposed,
                           got=say("apply_rope.runs_when_square", error=exc.got, shape=fmt_shape(x.shape), half=h)) from None
 
 
@@ -745,7 +711,7 @@ def check_apply_rope(ctx: Ctx, apply_rope) -> str:
     q, k = q0.expand(1, T, d).contiguous(), k0.expand(1, T, d).contiguous()
     rel_tried = say("apply_rope.relative_tried", shape=fmt_shape(q.shape), seed=ctx.seed)
     rel_what = say("core.called_with", tried=rel_tried)
-    rq = ctx.tensor(ctx.call(fn, q, what=rel_what, names=("x",), mistake_if_raises=HARD_CODED_AXES),
+    rq = ctx.tensor(ctx.call(fn, q, what=rel_what, names=("x",), mistake_if_raises=MISTAKE.hard_coded_axes),
                     say("apply_rope.result"), tuple(q.shape), tried=rel_tried)
     rk = ctx.tensor(ctx.call(fn, k, what=rel_what, names=("x",)), say("apply_rope.result"), tuple(k.shape),
                     tried=rel_tried)

@@ -13,21 +13,11 @@ import math
 import numbers
 
 from ._core import Ctx, check, reference
-from ._text import known_mistake, say
+from ._text import MISTAKE, say
 
 ref = reference("flops")
 
 __all__ = ["check_flops_per_token"]
-
-FORWARD_ONLY = known_mistake("flops_forward_only")
-NO_ATTENTION_TERM = known_mistake("flops_no_attention_term")
-POSITION_EMBEDDING_COUNTED = known_mistake("flops_position_embedding_counted")
-TOKEN_EMBEDDING_LEFT_OUT = known_mistake("flops_lm_head_left_out")
-MAX_SEQ_LEN = known_mistake("flops_max_seq_len_not_seq_len")
-NOT_PER_LAYER = known_mistake("flops_attention_not_per_layer")
-PALM_12 = known_mistake("flops_attention_12")
-UNTIED_IGNORED = known_mistake("flops_untied_lm_head_ignored")
-NOT_A_NUMBER = known_mistake("flops_not_a_number")
 
 
 def _configs(seed: int) -> list[tuple[dict, int]]:
@@ -56,12 +46,12 @@ def _candidates(config: dict, seq_len: int):
     p = _parts(config, seq_len)
     n, a = p["N"], p["LTD"]
     untied = not config.get("tie_weights", True)
-    return [(FORWARD_ONLY, 2 * n + 2 * a), (FORWARD_ONLY, 2 * n + 4 * a), (FORWARD_ONLY, 2 * n),
-            (NO_ATTENTION_TERM, 6 * n), (POSITION_EMBEDDING_COUNTED, 6 * (n + p["pos"]) + 6 * a),
-            (POSITION_EMBEDDING_COUNTED, 6 * (n + p["pos"])),
-            (TOKEN_EMBEDDING_LEFT_OUT, 6 * (n - p["tok"]) + 6 * a), (MAX_SEQ_LEN, 6 * n + 6 * p["LLD"]),
-            (NOT_PER_LAYER, 6 * n + 6 * p["TD"]), (PALM_12, 6 * n + 12 * a),
-            (UNTIED_IGNORED, 6 * (n - p["tok"] * untied) + 6 * a)]
+    return [(MISTAKE.flops_forward_only, 2 * n + 2 * a), (MISTAKE.flops_forward_only, 2 * n + 4 * a), (MISTAKE.flops_forward_only, 2 * n),
+            (MISTAKE.flops_no_attention_term, 6 * n), (MISTAKE.flops_position_embedding_counted, 6 * (n + p["pos"]) + 6 * a),
+            (MISTAKE.flops_position_embedding_counted, 6 * (n + p["pos"])),
+            (MISTAKE.flops_lm_head_left_out, 6 * (n - p["tok"]) + 6 * a), (MISTAKE.flops_max_seq_len_not_seq_len, 6 * n + 6 * p["LLD"]),
+            (MISTAKE.flops_attention_not_per_layer, 6 * n + 6 * p["TD"]), (MISTAKE.flops_attention_12, 6 * n + 12 * a),
+            (MISTAKE.flops_untied_lm_head_ignored, 6 * (n - p["tok"] * untied) + 6 * a)]
 
 
 def _same(value: float, expected: float) -> bool:
@@ -82,9 +72,9 @@ def check_flops_per_token(ctx: Ctx, flops_per_token) -> str:
         tried.append(f"flops_per_token(config={_fmt(config)}, seq_len={seq_len})")
         value = ctx.call(fn, dict(config), seq_len, what=say("core.called_as", tried=tried[-1]))
         if value is None:
-            ctx.fail("flops_per_token.none", tried=tried[-1], got=say("core.got_none"), mistake="missing_return")
+            ctx.fail("flops_per_token.none", tried=tried[-1], got=say("core.got_none"), mistake=MISTAKE.missing_return)
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
-            ctx.fail("flops_per_token.not_a_number", tried=tried[-1], got=type(value).__name__, mistake=NOT_A_NUMBER)
+            ctx.fail("flops_per_token.not_a_number", tried=tried[-1], got=type(value).__name__, mistake=MISTAKE.flops_not_a_number)
         got.append(value)
     cases = _configs(ctx.seed)
     wrong = [i for i, ((config, seq_len), value) in enumerate(zip(cases, got))

@@ -8,18 +8,11 @@ import sys
 import torch
 
 from ._core import Ctx, check, compare, fmt_shape, where
-from ._text import known_mistake, say
+from ._text import MISTAKE, say
 
 __all__ = ["check_environment", "check_softmax"]
 
 EXPECTED_TORCH = "2.13.0"
-
-SOFTMAX_WRONG_DIM = known_mistake("softmax_wrong_dim")
-SOFTMAX_UNSTABLE = known_mistake("softmax_unstable")
-SOFTMAX_WRONG_SHIFT = known_mistake("softmax_wrong_shift")
-SOFTMAX_NOT_NORMALISED = known_mistake("softmax_not_normalised")
-SOFTMAX_GLOBAL_SUM = known_mistake("softmax_global_sum")
-LOG_SOFTMAX = known_mistake("log_softmax")
 
 
 def environment_report() -> dict[str, str]:
@@ -68,13 +61,13 @@ def check_softmax(ctx: Ctx, softmax) -> str:
             at = where(bad, ("batch", "row", "entry"))
             ctx.fail("softmax.not_finite", tried=tried, value=torch.softmax(x, -1)[tuple(bad)].item(), at=at,
                      got_value=got[tuple(bad)].item(),
-                     mistake=SOFTMAX_UNSTABLE if bool((naive == ~torch.isfinite(got)).all()) else SOFTMAX_WRONG_SHIFT)
+                     mistake=MISTAKE.softmax_unstable if bool((naive == ~torch.isfinite(got)).all()) else MISTAKE.softmax_wrong_shift)
         got = ctx.tensor(got, say("softmax.what"), tuple(x.shape), hint=say("softmax.shape_hint"), tried=tried)
         e = x.exp()
         compare(ctx, got, torch.softmax(x, dim=-1), say("softmax.what"), tried,
-                [(SOFTMAX_WRONG_DIM, torch.softmax(x, dim=0)), (SOFTMAX_WRONG_DIM, torch.softmax(x, dim=1)),
-                 (SOFTMAX_NOT_NORMALISED, e), (SOFTMAX_GLOBAL_SUM, e / e.sum()),
-                 (LOG_SOFTMAX, torch.log_softmax(x, dim=-1))], axes=("batch", "row", "entry"),
+                [(MISTAKE.softmax_wrong_dim, torch.softmax(x, dim=0)), (MISTAKE.softmax_wrong_dim, torch.softmax(x, dim=1)),
+                 (MISTAKE.softmax_not_normalised, e), (MISTAKE.softmax_global_sum, e / e.sum()),
+                 (MISTAKE.log_softmax, torch.log_softmax(x, dim=-1))], axes=("batch", "row", "entry"),
                 fallback=say("softmax.fallback"))
     what = say("core.called_with", tried=say("softmax.tried_x", shape=fmt_shape(small.shape)))
     ctx.differentiable(fn, small, what=what, names=("x",))

@@ -20,7 +20,7 @@ import torch.nn.functional as F
 from tinylm_checks.probes import ProbeLM, SpyOptimizer
 
 from ._core import Ctx, check, reference
-from ._text import MISTAKES, known_mistake, say
+from ._text import MISTAKE, MISTAKES, say
 
 ref_tok = reference("tokenizer")
 ref_train = reference("train")
@@ -29,44 +29,7 @@ __all__ = ["check_char_tokenizer", "check_word_tokenizer", "check_train_step", "
            "check_perplexity"]
 
 # ---- the mistakes these checks can name
-VOCAB_NOT_SORTED = known_mistake("vocab_not_sorted")
-VOCAB_NOT_UNIQUE = known_mistake("vocab_not_unique")
-VOCAB_MISSING = known_mistake("vocab_missing_chars")
-IDS_OFF_BY_ONE = known_mistake("ids_off_by_one")
-ROUND_TRIP = known_mistake("round_trip_broken")
-UNKNOWN_RAISES = known_mistake("unknown_word_raises")
-UNKNOWN_DROPPED = known_mistake("unknown_word_dropped")
-UNK_AS_PAD = known_mistake("unknown_as_pad")
-NO_EOS = known_mistake("eos_missing")
-EOS_MISPLACED = known_mistake("eos_misplaced")
-SPLIT_ON_WHITESPACE = known_mistake("split_on_whitespace")
-PUNCTUATION_DROPPED = known_mistake("punctuation_dropped")
-LOWERCASED = known_mistake("lowercased")
 
-WRONG_ORDER = known_mistake("wrong_step_order")
-NO_ZERO_GRAD = known_mistake("no_zero_grad")
-NO_CLIPPING = known_mistake("no_clipping")
-CLIP_AFTER_STEP = known_mistake("clip_after_step")
-MAX_NORM_IGNORED = known_mistake("max_grad_norm_ignored")
-NORM_TYPE_WRONG = known_mistake("clip_norm_type_wrong")
-MAX_NORM_DEFAULT = known_mistake("max_grad_norm_default_wrong")
-NO_STEP = known_mistake("no_optimizer_step")
-TRAIN_MODE_NOT_SET = known_mistake("train_mode_not_set")
-GRAD_NORM_AFTER_CLIP = known_mistake("grad_norm_after_clipping")
-LABELS_PASSED = known_mistake("labels_passed_to_model")
-LOSS_AS_TENSOR = known_mistake("loss_not_a_float")
-
-EVAL_IN_TRAIN_MODE = known_mistake("evaluate_in_train_mode")
-EVAL_WITH_GRAD = known_mistake("evaluate_with_grad")
-MODE_NOT_RESTORED = known_mistake("mode_not_restored")
-MEAN_OF_MEANS = known_mistake("mean_of_batch_means")
-IGNORED_COUNTED = known_mistake("ignored_tokens_counted")
-WEIGHTED_BY_ROWS = known_mistake("batch_means_weighted_by_rows")
-RETURNED_PERPLEXITY = known_mistake("evaluate_returned_perplexity")
-EVAL_RETURNED_TENSOR = known_mistake("evaluate_returned_tensor")
-PPL_RETURNED_TENSOR = known_mistake("perplexity_returned_tensor")
-PPL_BASE_2 = known_mistake("perplexity_base_2")
-PPL_NEGATED = known_mistake("perplexity_negated")
 
 # leading and trailing whitespace, \r\n and blank lines are text too: the round trip must keep them
 CHAR_TEXTS = [" héllo wörld\r\n→ zebra, ABBA!\n", "\tthe cat sat.\n\tMaß ≠ mass ☕ ", "zyx wvu\n\nzz yy: 42 → 24\r\n"]  # code
@@ -75,7 +38,7 @@ CHAR_TEXTS = [" héllo wörld\r\n→ zebra, ABBA!\n", "\tthe cat sat.\n\tMaß �
 def _ids_list(ctx: Ctx, ids, what: str, tried: str) -> list[int]:
     """``ids`` as a list of Python ints: a list/tuple of ints, or a 1-D integer tensor."""
     if ids is None:
-        ctx.fail("tokenizer.ids_none", what=what, tried=tried, mistake="missing_return")
+        ctx.fail("tokenizer.ids_none", what=what, tried=tried, mistake=MISTAKE.missing_return)
     if isinstance(ids, torch.Tensor):
         if ids.dim() != 1 or ids.is_floating_point():
             ctx.fail("tokenizer.ids_tensor", what=what, shape=tuple(ids.shape), dtype=ids.dtype, tried=tried)
@@ -97,7 +60,7 @@ def check_char_tokenizer(ctx: Ctx, fn) -> str:
         tried = f"char_tokenizer({text!r})"
         out = ctx.call(fn, text, what=say("core.called_as", tried=tried))
         if out is None:
-            ctx.fail("char_tokenizer.none", tried=tried, mistake="missing_return")
+            ctx.fail("char_tokenizer.none", tried=tried, mistake=MISTAKE.missing_return)
         if not isinstance(out, (tuple, list)) or len(out) != 2:
             ctx.fail("char_tokenizer.not_a_pair", tried=tried, got=type(out).__name__)
         vocab, ids = out
@@ -111,25 +74,25 @@ def check_char_tokenizer(ctx: Ctx, fn) -> str:
         if len(set(vocab)) != len(vocab):
             dup = next(c for c in vocab if vocab.count(c) > 1)
             ctx.fail("char_tokenizer.vocab_duplicates", tried=tried, char=repr(dup), count=vocab.count(dup),
-                     mistake=VOCAB_NOT_UNIQUE)
+                     mistake=MISTAKE.vocab_not_unique)
         if set(vocab) != set(expected_vocab):
             missing, extra = sorted(set(expected_vocab) - set(vocab)), sorted(set(vocab) - set(expected_vocab))
             ctx.fail("char_tokenizer.vocab_wrong_set", tried=tried, n_expected=len(expected_vocab), n_got=len(vocab),
-                     missing=repr(missing[:6]), extra=repr(extra[:6]), mistake=VOCAB_MISSING)
+                     missing=repr(missing[:6]), extra=repr(extra[:6]), mistake=MISTAKE.vocab_missing_chars)
         if vocab != expected_vocab:
             ctx.fail("char_tokenizer.vocab_not_sorted", tried=tried, vocab_head=expected_vocab[:10],
-                     got=f"{vocab[:10]}", mistake=VOCAB_NOT_SORTED)
+                     got=f"{vocab[:10]}", mistake=MISTAKE.vocab_not_sorted)
         ids = _ids_list(ctx, ids, say("char_tokenizer.ids"), tried)
         if ids == [i + 1 for i in expected_ids]:
             ctx.fail("char_tokenizer.ids_one_too_high", tried=tried, expected=f"{expected_ids[:10]} ...",
-                     got=f"{ids[:10]} ...", mistake=IDS_OFF_BY_ONE)
+                     got=f"{ids[:10]} ...", mistake=MISTAKE.ids_off_by_one)
         if len(ids) != len(text):
-            ctx.fail("char_tokenizer.ids_count", tried=tried, n_expected=len(text), n_got=len(ids), mistake=ROUND_TRIP)
+            ctx.fail("char_tokenizer.ids_count", tried=tried, n_expected=len(text), n_got=len(ids), mistake=MISTAKE.round_trip_broken)
         if ids != expected_ids:
             bad = next(t for t, (a, b) in enumerate(zip(ids, expected_ids)) if a != b)
             decoded = "".join(vocab[i] if 0 <= i < len(vocab) else "?" for i in ids)
             ctx.fail("char_tokenizer.round_trip", tried=tried, want=expected_ids[bad], index=bad, char=repr(text[bad]),
-                     got_id=ids[bad], decoded=repr(decoded), mistake=ROUND_TRIP)
+                     got_id=ids[bad], decoded=repr(decoded), mistake=MISTAKE.round_trip_broken)
     return say("char_tokenizer.passed", n=len(texts))
 
 
@@ -147,16 +110,16 @@ def _word_candidates(text: str, vocab: list[str]):
     from itertools import product
 
     stoi = {t: i for i, t in enumerate(vocab)}
-    splits = [((), ref_tok.WORD_PATTERN.findall(text)), ((SPLIT_ON_WHITESPACE,), text.split()),
-              ((LOWERCASED,), ref_tok.WORD_PATTERN.findall(text.lower())),
-              ((SPLIT_ON_WHITESPACE, LOWERCASED), text.lower().split()),
-              ((PUNCTUATION_DROPPED,), re.findall(r"\w+", text)),
-              ((PUNCTUATION_DROPPED, LOWERCASED), re.findall(r"\w+", text.lower()))]
+    splits = [((), ref_tok.WORD_PATTERN.findall(text)), ((MISTAKE.split_on_whitespace,), text.split()),
+              ((MISTAKE.lowercased,), ref_tok.WORD_PATTERN.findall(text.lower())),
+              ((MISTAKE.split_on_whitespace, MISTAKE.lowercased), text.lower().split()),
+              ((MISTAKE.punctuation_dropped,), re.findall(r"\w+", text)),
+              ((MISTAKE.punctuation_dropped, MISTAKE.lowercased), re.findall(r"\w+", text.lower()))]
     lookups = [((), lambda ts: [stoi.get(t, 1) for t in ts]),
-               ((UNKNOWN_DROPPED,), lambda ts: [stoi[t] for t in ts if t in stoi]),
-               ((UNK_AS_PAD,), lambda ts: [stoi.get(t, 0) for t in ts])]
-    eos = [((), lambda ids: ids + [2]), ((NO_EOS,), lambda ids: ids), ((EOS_MISPLACED,), lambda ids: [2] + ids),
-           ((EOS_MISPLACED,), lambda ids: [2] + ids + [2])]
+               ((MISTAKE.unknown_word_dropped,), lambda ts: [stoi[t] for t in ts if t in stoi]),
+               ((MISTAKE.unknown_as_pad,), lambda ts: [stoi.get(t, 0) for t in ts])]
+    eos = [((), lambda ids: ids + [2]), ((MISTAKE.eos_missing,), lambda ids: ids), ((MISTAKE.eos_misplaced,), lambda ids: [2] + ids),
+           ((MISTAKE.eos_misplaced,), lambda ids: [2] + ids + [2])]
     out = []
     for (m1, tokens), (m2, look), (m3, end) in product(splits, lookups, eos):
         if m1 + m2 + m3:
@@ -191,7 +154,7 @@ def check_word_tokenizer(ctx: Ctx, fn) -> str:
             ids = fn(text, list(vocab))
         except (KeyError, ValueError, IndexError) as e:
             ctx.fail("word_encode.raises", error=type(e).__name__, tried=tried, got=f"{type(e).__name__}: {e}"[:120],
-                     mistake=UNKNOWN_RAISES)
+                     mistake=MISTAKE.unknown_word_raises)
         except Exception:  # noqa: BLE001 - let ctx.call report any other exception the usual way
             ids = ctx.call(fn, text, list(vocab), what=say("core.called_as", tried=tried))
         ids = _ids_list(ctx, ids, say("word_encode.ids"), tried)
@@ -201,7 +164,7 @@ def check_word_tokenizer(ctx: Ctx, fn) -> str:
             glued = [t for t in text.split() if ref_tok.WORD_PATTERN.fullmatch(t) is None]
             also = say("word_encode.also_separator").join(MISTAKES[m] for m in named[1:])
             ctx.fail("word_encode.wrong_ids",
-                     glued=say("word_encode.glued", tokens=glued[:3]) if SPLIT_ON_WHITESPACE in named and glued else "",
+                     glued=say("word_encode.glued", tokens=glued[:3]) if MISTAKE.split_on_whitespace in named and glued else "",
                      also=say("word_encode.also", sentences=also) if len(named) > 1 else "",
                      tried=tried, expected=str(expected), got=str(ids), mistake=named[0] if named else None)
         unk_total += ids.count(1)
@@ -253,7 +216,7 @@ def _float(ctx: Ctx, value, what: str, tried: str, mistake_if_tensor: str) -> fl
                  requires_grad=say("training.float_tensor_requires_grad") if value.requires_grad else "",
                  tried=tried, mistake=mistake_if_tensor)
     if value is None:
-        ctx.fail("training.float_none", what=what, tried=tried, mistake="missing_return")
+        ctx.fail("training.float_none", what=what, tried=tried, mistake=MISTAKE.missing_return)
     if not isinstance(value, (int, float)) or isinstance(value, bool):
         ctx.fail("training.float_not_a_number", what=what, tried=tried, got=type(value).__name__)
     if not math.isfinite(value):  # NaN compares unequal to everything: `abs(nan - x) > tol` is False
@@ -282,39 +245,39 @@ def check_train_step(ctx: Ctx, fn) -> str:
     steps = [e for e in opt.events if e["event"] == "step"]
     if not steps:
         ctx.fail("train_step.no_step", events=", ".join(e["event"] for e in opt.events) or say("train_step.no_events"),
-                 tried=tried, mistake=NO_STEP)
+                 tried=tried, mistake=MISTAKE.no_optimizer_step)
     if len(steps) > 1:
         ctx.fail("train_step.steps", n=len(steps), tried=tried)
     if not model.calls:
         ctx.fail("train_step.no_forward", tried=tried)
     if any(c.get("labels") for c in model.calls):  # the loss, the gradients and the step then mean nothing
-        ctx.fail("training.labels_passed", tried=tried, mistake=LABELS_PASSED)
+        ctx.fail("training.labels_passed", tried=tried, mistake=MISTAKE.labels_passed_to_model)
     # From here on, slips that cannot explain one another are reported at once: the mode, the gradients at the
     # step, and what the result says. Wrong gradients explain a wrong reported norm (clip_grad_norm_ returns the
     # norm it saw) and wrong parameters after the step; unexplained wrong gradients may come from a wrong loss:
     # what follows from them is left out.
     with ctx.slips() as slip:
         if not any(c["training"] for c in model.calls):
-            slip("train_step.eval_mode", tried=tried, mistake=TRAIN_MODE_NOT_SET)
+            slip("train_step.eval_mode", tried=tried, mistake=MISTAKE.train_mode_not_set)
         with slip.caught() as gradients:
             _check_step_gradients(ctx, steps[0], model, opt, grads, clipped, stale, norm, max_norm, tried)
         if not isinstance(out, dict):
             ctx.fail("train_step.not_a_dict", tried=tried, got="None" if out is None else type(out).__name__,
-                     mistake="missing_return" if out is None else None)
+                     mistake=MISTAKE.missing_return if out is None else None)
         for key in ("loss", "grad_norm"):
             if key not in out:
                 ctx.fail("train_step.missing_key", key=repr(key), keys=sorted(out), tried=tried)
         if not gradients.failed or slip.found[-1].mistake is not None:
             with slip.caught():
-                got_loss = _float(ctx, out["loss"], 'result["loss"]', tried, LOSS_AS_TENSOR)
+                got_loss = _float(ctx, out["loss"], 'result["loss"]', tried, MISTAKE.loss_not_a_float)
                 if abs(got_loss - loss) > 1e-6:
                     ctx.fail("train_step.wrong_loss", tried=tried, expected=f"{loss:.6f}", got=f"{got_loss:.6f}")
         if not gradients.failed:
             with slip.caught():
-                got_gn = _float(ctx, out["grad_norm"], 'result["grad_norm"]', tried, LOSS_AS_TENSOR)
+                got_gn = _float(ctx, out["grad_norm"], 'result["grad_norm"]', tried, MISTAKE.loss_not_a_float)
                 if abs(got_gn - norm) > 1e-6:
                     ctx.fail("train_step.wrong_grad_norm", tried=tried, expected=f"{norm:.6f}", got=f"{got_gn:.6f}",
-                             mistake=GRAD_NORM_AFTER_CLIP if abs(got_gn - max_norm) < 1e-4 else None)
+                             mistake=MISTAKE.grad_norm_after_clipping if abs(got_gn - max_norm) < 1e-4 else None)
             expected_after = {n: before[n] - 0.1 * clipped[n] for n in before}
             now = {"emb": model.emb.detach(), "head": model.head.detach()}
             if not _same(now, expected_after):
@@ -336,23 +299,23 @@ def _check_step_gradients(ctx: Ctx, step: dict, model, opt, grads, clipped, stal
         if _same(at_step, grads):
             late = all(after[n] is not None for n in after) and _same(after, clipped)
             ctx.fail("train_step.unclipped", max_norm=max_norm, norm=got_norm, tried=tried,
-                     mistake=CLIP_AFTER_STEP if late else NO_CLIPPING)
+                     mistake=MISTAKE.clip_after_step if late else MISTAKE.no_clipping)
         summed = {n: stale[n] + grads[n] for n in grads}
         total = math.sqrt(sum(float((g ** 2).sum()) for g in summed.values()))
         if _same(at_step, summed) or _same(at_step, _scaled(summed, min(1.0, max_norm / (total + 1e-6)))):
-            ctx.fail("train_step.stale", max_norm=max_norm, norm=got_norm, tried=tried, mistake=NO_ZERO_GRAD)
+            ctx.fail("train_step.stale", max_norm=max_norm, norm=got_norm, tried=tried, mistake=MISTAKE.no_zero_grad)
         if all(at_step[n] is None or not bool(at_step[n].any()) for n in at_step) or _same(at_step, stale):
-            ctx.fail("train_step.wrong_order", events=events, tried=tried, mistake=WRONG_ORDER,
+            ctx.fail("train_step.wrong_order", events=events, tried=tried, mistake=MISTAKE.wrong_step_order,
                      grads=say("train_step.grads_none") if at_step["emb"] is None else say("train_step.grads_stale"))
         for p in (math.inf, 1.0):
             other = float(torch.linalg.vector_norm(torch.cat([g.flatten() for g in grads.values()]), p))
             if _same(at_step, _scaled(grads, min(1.0, max_norm / (other + 1e-6)))):
-                ctx.fail("train_step.norm_type", max_norm=max_norm, norm=got_norm, tried=tried, mistake=NORM_TYPE_WRONG,
+                ctx.fail("train_step.norm_type", max_norm=max_norm, norm=got_norm, tried=tried, mistake=MISTAKE.clip_norm_type_wrong,
                          norm_name=say("train_step.norm_max") if p == math.inf else say("train_step.norm_l1"))
         ratio = got_norm / norm if norm else 0.0
         if _same(at_step, _scaled(grads, ratio)):
             ctx.fail("train_step.other_max_norm", max_norm=max_norm, norm=got_norm, tried=tried,
-                     mistake=MAX_NORM_IGNORED)
+                     mistake=MISTAKE.max_grad_norm_ignored)
         ctx.fail("train_step.other_grads", max_norm=max_norm, norm=got_norm, tried=tried)
 
 
@@ -369,7 +332,7 @@ def _check_default_max_norm(ctx: Ctx, fn) -> None:
     ctx.call(fn, model, (x, y), opt, what=say("core.called_as", tried=tried))
     steps = [e for e in opt.events if e["event"] == "step"]
     if steps and not _same(steps[0]["grads"], _scaled(grads, 1.0 / (norm + 1e-6))):
-        ctx.fail("train_step.default_max_norm", norm=steps[0]["grad_norm"], tried=tried, mistake=MAX_NORM_DEFAULT)
+        ctx.fail("train_step.default_max_norm", norm=steps[0]["grad_norm"], tried=tried, mistake=MISTAKE.max_grad_norm_default_wrong)
 
 
 # --------------------------------------------------------------------------- evaluate
@@ -388,10 +351,10 @@ def _eval_candidates(model: ProbeLM, batches):
             rows.append(y.shape[0])
     model.calls.clear()
     good = sum(sums) / sum(counts)
-    return [(MEAN_OF_MEANS, sum(means) / len(means)), (IGNORED_COUNTED, sum(sums) / sum(all_tokens)),
-            (IGNORED_COUNTED, sum(m * n for m, n in zip(means, all_tokens)) / sum(all_tokens)),
-            (WEIGHTED_BY_ROWS, sum(m * b for m, b in zip(means, rows)) / sum(rows)),
-            (RETURNED_PERPLEXITY, math.exp(good)), (MEAN_OF_MEANS, math.exp(sum(means) / len(means)))]
+    return [(MISTAKE.mean_of_batch_means, sum(means) / len(means)), (MISTAKE.ignored_tokens_counted, sum(sums) / sum(all_tokens)),
+            (MISTAKE.ignored_tokens_counted, sum(m * n for m, n in zip(means, all_tokens)) / sum(all_tokens)),
+            (MISTAKE.batch_means_weighted_by_rows, sum(m * b for m, b in zip(means, rows)) / sum(rows)),
+            (MISTAKE.evaluate_returned_perplexity, math.exp(good)), (MISTAKE.mean_of_batch_means, math.exp(sum(means) / len(means)))]
 
 
 @check
@@ -413,21 +376,21 @@ def check_evaluate(ctx: Ctx, fn) -> str:
                     n_ignored=sum(s[2] for s in sizes))
         out = ctx.call(fn, model, list(batches), what=say("core.called_as", tried=tried))
         if out is None:
-            ctx.fail("training.float_none", what=say("training.the_result"), tried=tried, mistake="missing_return")
+            ctx.fail("training.float_none", what=say("training.the_result"), tried=tried, mistake=MISTAKE.missing_return)
         if len(model.calls) != len(batches):
             ctx.fail("evaluate.calls", n=len(model.calls), n_batches=len(batches), tried=tried)
         if any(c.get("labels") for c in model.calls):  # the value then means nothing: one at a time up to here
-            ctx.fail("training.labels_passed", tried=tried, mistake=LABELS_PASSED)
+            ctx.fail("training.labels_passed", tried=tried, mistake=MISTAKE.labels_passed_to_model)
         with ctx.slips() as slip:  # the mode, the grad mode, the mode left behind and the value: all independent
             if any(c["training"] for c in model.calls):
-                slip("evaluate.train_mode", tried=tried, mistake=EVAL_IN_TRAIN_MODE)
+                slip("evaluate.train_mode", tried=tried, mistake=MISTAKE.evaluate_in_train_mode)
             if any(c["grad_enabled"] for c in model.calls) or (isinstance(out, torch.Tensor) and out.requires_grad):
-                slip("evaluate.with_grad", tried=tried, got="True", mistake=EVAL_WITH_GRAD)
+                slip("evaluate.with_grad", tried=tried, got="True", mistake=MISTAKE.evaluate_with_grad)
             if model.training != training:
-                slip("evaluate.mode_not_restored", mode=mode, tried=tried, mistake=MODE_NOT_RESTORED,
+                slip("evaluate.mode_not_restored", mode=mode, tried=tried, mistake=MISTAKE.mode_not_restored,
                      left=say("evaluate.mode_training") if model.training else say("evaluate.mode_eval"))
             with slip.caught():
-                got = _float(ctx, out, say("training.the_result"), tried, EVAL_RETURNED_TENSOR)
+                got = _float(ctx, out, say("training.the_result"), tried, MISTAKE.evaluate_returned_tensor)
                 if abs(got - expected) > 1e-6:
                     named = next((m for m, v in candidates if abs(v - got) <= 1e-6), None)
                     ctx.fail("evaluate.wrong_value", tried=tried, expected=f"{expected:.6f}", got=f"{got:.6f}",
@@ -445,7 +408,7 @@ def check_perplexity(ctx: Ctx, fn) -> str:
     def value_at(loss):
         tried = f"perplexity({loss!r})"
         return _float(ctx, ctx.call(fn, loss, what=say("core.called_as", tried=tried)), say("training.the_result"),
-                      tried, PPL_RETURNED_TENSOR)
+                      tried, MISTAKE.perplexity_returned_tensor)
 
     def same(got, want):  # float32 arithmetic is accepted: the course's relative tolerance
         return math.isclose(got, want, rel_tol=1e-6, abs_tol=1e-9)
@@ -459,7 +422,7 @@ def check_perplexity(ctx: Ctx, fn) -> str:
             # cannot tell 2 ** loss from, say, int(exp(loss)) at loss = 1)
             other = 1.7 if float(loss) != 1.7 else 0.9
             at_other = value_at(other)
-            named = next((name for name, f in ((PPL_BASE_2, lambda v: 2 ** v), (PPL_NEGATED, lambda v: math.exp(-v)))
+            named = next((name for name, f in ((MISTAKE.perplexity_base_2, lambda v: 2 ** v), (MISTAKE.perplexity_negated, lambda v: math.exp(-v)))
                           if same(got, f(float(loss))) and same(at_other, f(other))), None)
             ctx.fail("perplexity.wrong_value", tried=tried, expected=f"{expected:.9g}", got=f"{got:.9g}", mistake=named)
     return say("perplexity.passed", losses=", ".join(f"{v:.3g}" for v in losses), V=V)
