@@ -45,7 +45,7 @@ lab: release
 	$(VENV)/bin/jupyter lab --ServerApp.root_dir=release $(if $(filter 0,$(shell id -u)),--allow-root)
 
 test: venv
-	$(PY) -m pytest -n $(WORKERS) --dist loadgroup $(PYTEST_ARGS)
+	$(PY) -m pytest -n $(WORKERS) --dist loadscope --no-loadscope-reorder $(PYTEST_ARGS)
 
 test-fast: venv
 	$(PY) -m pytest -n 2 -m "not slow" tests $(PYTEST_ARGS)

@@ -3,15 +3,24 @@ that nbval or nbgrader executes, reads a learner's real records or writes into `
 
 Tiers: a test module that runs kernels, notebooks, nbgrader, a browser, training subprocesses or the whole grading
 path says ``pytestmark = pytest.mark.slow``; nbval's notebook items are slow too. ``make test-fast`` runs the rest
-(``-m "not slow"``). Under ``make test`` (pytest-xdist, ``--dist loadgroup``) tests spread one by one over the
-workers, except those of one ``xdist_group``, which run on one worker: a module whose module-scoped fixture is
-expensive names its group (the graded class of test_tamper, the sandbox's probe notebook, the browser's
-JupyterLab), the nbgrader round trip has one per stage, and a notebook's cells (nbval) one per notebook."""
+(``-m "not slow"``, spread test by test). ``make test`` spreads them with pytest-xdist's ``--dist loadscope``: the
+tests of one module (or of one class) run on one worker, so a module-scoped fixture is made once, and a module that
+wants its tests on several workers puts them in classes (the nbgrader round trip: one class per stage). Units are
+handed out in collection order (``--no-loadscope-reorder``; by default xdist starts with the units of most tests),
+which :data:`LONG_FIRST` makes longest first. (pytest-xdist
+3.8's ``--dist loadgroup`` groups nothing under pytest 9: it renames ``item._nodeid``, which pytest 9 no longer reads.)
+"""
 import os
 import shutil
 import tempfile
 
 import pytest
+
+# One thread per process: the suite runs several workers, each starting kernels, on few cores. With more threads
+# than cores, PyTorch's OpenMP threads spin at every barrier and every process slows down many times over. Set before
+# any test imports torch; kernels that nbval and nbgrader start inherit it.
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 _FOLDER = tempfile.mkdtemp(prefix="tinylm-runs-")
 
@@ -33,8 +42,22 @@ def empty_runs_folder():
     yield _FOLDER
 
 
+# The longest units of the slow tier, first: a worker takes the next unit as it frees up, so a long unit that starts
+# late runs on alone at the end. (Seconds each, measured on 2 cores under the whole suite's load.)
+LONG_FIRST = ("tests/test_tamper.py",  # 475 s: one autograde of 30 attacks
+              "tests/test_class.py::TestClassSimulation",  # 260 s
+              "tests/test_nbgrader.py::TestStage",  # 60-115 s each
+              "tests/test_class.py::TestExchange",  # 100 s
+              "tests/test_browser.py",  # JupyterLab and Chromium
+              "notebooks/09_training", "notebooks/11_ablations")
+
+
+def _rank(item) -> int:
+    return next((i for i, prefix in enumerate(LONG_FIRST) if item.nodeid.startswith(prefix)), len(LONG_FIRST))
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.path.suffix == ".ipynb":  # nbval: a notebook's cells run in order, in one kernel
+        if item.path.suffix == ".ipynb":  # nbval: a notebook's cells, run in order in one kernel (one scope)
             item.add_marker(pytest.mark.slow)
-            item.add_marker(pytest.mark.xdist_group(item.path.stem))
+    items.sort(key=_rank)  # stable: a unit's tests keep their order

@@ -34,7 +34,7 @@ TOKEN = "tinylm-test"
 RELEASE = {}  # "folder": the release/ folder JupyterLab serves (set by the lab fixture)
 
 # A hung browser must fail the run, not block CI: each test gets at most 10 minutes.
-pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.timeout(600), pytest.mark.xdist_group("browser")]
+pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.timeout(600)]
 
 if not Path(CHROMIUM).exists():
     if os.environ.get("TINYLM_REQUIRE_BROWSER") == "1":

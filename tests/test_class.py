@@ -74,45 +74,46 @@ def solve(nb, replacements: dict[str, str]):
 
 # ---------------------------------------------------------------- the exchange flow
 
-def test_release_fetch_submit_collect_autograde_feedback_export(tmp_path):
-    exchange = tmp_path / "exchange"
-    exchange.mkdir()
-    exchange.chmod(0o777)
-    course = new_course(tmp_path, exchange)
-    source = nbformat.read(course / "notebooks" / A / f"{A}.ipynb", as_version=4)
-    nbgrader("release_assignment", A, cwd=course)
-    work = {"alice": {}, "bob": {"attention_scores": "def attention_scores(q, k):\n    return q @ k.transpose(-2, -1)\n"},
-            "carol": None}  # carol submits the release untouched
-    for learner, wrong in work.items():
-        home = tmp_path / learner
-        home.mkdir()
-        nbgrader("fetch_assignment", A, "--course", "tinylm", f"--Exchange.root={exchange}", cwd=home)
-        path = home / A / f"{A}.ipynb"
-        fetched = nbformat.read(path, as_version=4)
-        assert "BEGIN SOLUTION" not in "".join(c.source for c in fetched.cells)
-        if wrong is not None:
-            nbformat.write(solve(source, wrong), path)
-        # on a hub each learner is their own login; here one login submits for three (--student)
-        nbgrader("submit", A, "--course", "tinylm", f"--Exchange.root={exchange}", f"--student={learner}", cwd=home)
-    nbgrader("collect", A, cwd=course)
-    assert sorted(p.name for p in (course / "submitted").iterdir()) == ["alice", "bob", "carol"]
-    nbgrader("autograde", A, cwd=course)
-    full = points(source)
-    assert scores(course, "alice") == full
-    assert scores(course, "bob") == {**full, "attention_scores_check": 0}
-    assert set(scores(course, "carol").values()) == {0}
-    nbgrader("generate_feedback", A, cwd=course)
-    html = (course / "feedback" / "bob" / A / f"{A}.html").read_text()
-    assert "likely mistake" in html and "scal" in html  # the diagnosis of the unscaled scores
-    nbgrader("export", cwd=course)
-    with open(course / "grades.csv", newline="") as f:
-        rows = {r["student_id"]: float(r["score"]) for r in csv.DictReader(f) if r["assignment"] == A}
-    assert rows == {"alice": sum(full.values()), "bob": sum(full.values()) - 1, "carol": 0.0}
+class TestExchange:  # a class each: the two tests run on two workers under --dist loadscope
+    def test_release_fetch_submit_collect_autograde_feedback_export(self, tmp_path):
+        exchange = tmp_path / "exchange"
+        exchange.mkdir()
+        exchange.chmod(0o777)
+        course = new_course(tmp_path, exchange)
+        source = nbformat.read(course / "notebooks" / A / f"{A}.ipynb", as_version=4)
+        nbgrader("release_assignment", A, cwd=course)
+        work = {"alice": {}, "bob": {"attention_scores": "def attention_scores(q, k):\n    return q @ k.transpose(-2, -1)\n"},
+                "carol": None}  # carol submits the release untouched
+        for learner, wrong in work.items():
+            home = tmp_path / learner
+            home.mkdir()
+            nbgrader("fetch_assignment", A, "--course", "tinylm", f"--Exchange.root={exchange}", cwd=home)
+            path = home / A / f"{A}.ipynb"
+            fetched = nbformat.read(path, as_version=4)
+            assert "BEGIN SOLUTION" not in "".join(c.source for c in fetched.cells)
+            if wrong is not None:
+                nbformat.write(solve(source, wrong), path)
+            # on a hub each learner is their own login; here one login submits for three (--student)
+            nbgrader("submit", A, "--course", "tinylm", f"--Exchange.root={exchange}", f"--student={learner}", cwd=home)
+        nbgrader("collect", A, cwd=course)
+        assert sorted(p.name for p in (course / "submitted").iterdir()) == ["alice", "bob", "carol"]
+        nbgrader("autograde", A, cwd=course)
+        full = points(source)
+        assert scores(course, "alice") == full
+        assert scores(course, "bob") == {**full, "attention_scores_check": 0}
+        assert set(scores(course, "carol").values()) == {0}
+        nbgrader("generate_feedback", A, cwd=course)
+        html = (course / "feedback" / "bob" / A / f"{A}.html").read_text()
+        assert "likely mistake" in html and "scal" in html  # the diagnosis of the unscaled scores
+        nbgrader("export", cwd=course)
+        with open(course / "grades.csv", newline="") as f:
+            rows = {r["student_id"]: float(r["score"]) for r in csv.DictReader(f) if r["assignment"] == A}
+        assert rows == {"alice": sum(full.values()), "bob": sum(full.values()) - 1, "carol": 0.0}
 
 
-# ---------------------------------------------------------------- the class simulation
+    # ---------------------------------------------------------------- the class simulation
 
-# The stage's function exercises (a class's mutants lean on their module's helpers, so they cannot be pasted alone).
+    # The stage's function exercises (a class's mutants lean on their module's helpers, so they cannot be pasted alone).
 EXERCISES = {e.id: e for e in registry.graded(A) if e.name[:1].islower()}
 
 
@@ -137,23 +138,24 @@ def known_mistakes(exercise: registry.Exercise) -> list[str]:
     return out
 
 
-def test_thirty_learners_scores_equal_the_prediction(tmp_path):
-    course = new_course(tmp_path)
-    source = nbformat.read(course / "notebooks" / A / f"{A}.ipynb", as_version=4)
-    full = points(source)
-    pools = {gid: known_mistakes(e) for gid, e in EXERCISES.items()}
-    assert len(pools) == 3
-    assert all(len(pool) >= 3 for pool in pools.values()), {g: len(p) for g, p in pools.items()}
-    rng = random.Random(2026)
-    predicted = {}
-    for i in range(30):
-        learner = f"learner{i:02d}"
-        wrong = {gid: rng.choice(pool) for gid, pool in pools.items() if rng.random() < 0.4}
-        folder = course / "submitted" / learner / A
-        folder.mkdir(parents=True)
-        nbformat.write(solve(source, wrong), folder / f"{A}.ipynb")
-        predicted[learner] = {gid: (0 if gid in {EXERCISES[w].test_id for w in wrong} else pts) for gid, pts in full.items()}
-    nbgrader("autograde", A, cwd=course)
-    got = {learner: scores(course, learner) for learner in predicted}
-    assert got == predicted
-    assert len({tuple(sorted(p.items())) for p in predicted.values()}) > 4  # the mistakes do vary
+class TestClassSimulation:
+    def test_thirty_learners_scores_equal_the_prediction(self, tmp_path):
+        course = new_course(tmp_path)
+        source = nbformat.read(course / "notebooks" / A / f"{A}.ipynb", as_version=4)
+        full = points(source)
+        pools = {gid: known_mistakes(e) for gid, e in EXERCISES.items()}
+        assert len(pools) == 3
+        assert all(len(pool) >= 3 for pool in pools.values()), {g: len(p) for g, p in pools.items()}
+        rng = random.Random(2026)
+        predicted = {}
+        for i in range(30):
+            learner = f"learner{i:02d}"
+            wrong = {gid: rng.choice(pool) for gid, pool in pools.items() if rng.random() < 0.4}
+            folder = course / "submitted" / learner / A
+            folder.mkdir(parents=True)
+            nbformat.write(solve(source, wrong), folder / f"{A}.ipynb")
+            predicted[learner] = {gid: (0 if gid in {EXERCISES[w].test_id for w in wrong} else pts) for gid, pts in full.items()}
+        nbgrader("autograde", A, cwd=course)
+        got = {learner: scores(course, learner) for learner in predicted}
+        assert got == predicted
+        assert len({tuple(sorted(p.items())) for p in predicted.values()}) > 4  # the mistakes do vary

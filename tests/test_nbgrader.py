@@ -226,9 +226,6 @@ def test_every_graded_stage_is_round_tripped_with_the_registry_s_exercises():
         assert WRONG[a][0] in ids and set(CHEATS[a]) <= ids and LOOPING.get(a, WRONG[a][0]) in ids
 
 
-def stages(names) -> list:
-    """One parameter per stage, in that stage's xdist group (its round trip is graded once, on one worker)."""
-    return [pytest.param(a, marks=pytest.mark.xdist_group(f"nbgrader-{a}")) for a in names]
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -275,30 +272,23 @@ def with_cells(nb, replacements: dict[str, str]):
     return nb
 
 
-_COURSES: dict[str, Path] = {}  # stage -> its course directory, graded once per worker process
-
-
-@pytest.fixture
-def course(a, tmp_path_factory) -> Path:
-    """A course directory with stage ``a`` generated and, for a graded stage, every submission autograded."""
-    if a not in _COURSES:
-        course = tmp_path_factory.mktemp(f"course-{a}")
-        shutil.copy(ROOT / "nbgrader_config.py", course)
-        shutil.copytree(ROOT / "notebooks" / a, course / "notebooks" / a)
-        run("generate_assignment", a, "--force", cwd=course)
-        if a in ASSIGNMENTS:
-            source = nbformat.read(course / "notebooks" / a / f"{a}.ipynb", as_version=4)
-            release = nbformat.read(course / "release" / a / f"{a}.ipynb", as_version=4)
-            wrong_gid, wrong_source = WRONG[a]
-            submit(course, "perfect", a, source)
-            submit(course, "untouched", a, release)
-            submit(course, "one_wrong", a, with_cells(source, {wrong_gid: wrong_source}))
-            submit(course, "cheater", a, with_cells(source, CHEATS[a]))
-            if a in LOOPING:
-                submit(course, "looping", a, with_cells(source, {LOOPING[a]: "while True:\n    pass\n"}))
-            run("autograde", a, "--force", "--Execute.timeout=20", cwd=course)
-        _COURSES[a] = course
-    return _COURSES[a]
+def graded_course(a: str, tmp_path_factory) -> Path:
+    """A course directory with stage ``a`` generated and every submission autograded."""
+    course = tmp_path_factory.mktemp(f"course-{a}")
+    shutil.copy(ROOT / "nbgrader_config.py", course)
+    shutil.copytree(ROOT / "notebooks" / a, course / "notebooks" / a)
+    run("generate_assignment", a, "--force", cwd=course)
+    source = nbformat.read(course / "notebooks" / a / f"{a}.ipynb", as_version=4)
+    release = nbformat.read(course / "release" / a / f"{a}.ipynb", as_version=4)
+    wrong_gid, wrong_source = WRONG[a]
+    submit(course, "perfect", a, source)
+    submit(course, "untouched", a, release)
+    submit(course, "one_wrong", a, with_cells(source, {wrong_gid: wrong_source}))
+    submit(course, "cheater", a, with_cells(source, CHEATS[a]))
+    if a in LOOPING:
+        submit(course, "looping", a, with_cells(source, {LOOPING[a]: "while True:\n    pass\n"}))
+    run("autograde", a, "--force", "--Execute.timeout=20", cwd=course)
+    return course
 
 
 def scores(course: Path, assignment: str, student: str) -> dict[str, float]:
@@ -318,30 +308,8 @@ def manual_grades(course: Path, assignment: str, student: str) -> dict[str, tupl
 WRITTEN = tuple(a for a in ASSIGNMENTS if any(e.written for e in registry.graded(a)))  # stages with written answers
 
 
-@pytest.mark.parametrize("a", stages(WRITTEN))
-def test_written_answers_are_left_to_the_instructor(course, a):
-    """Autograding scores no written answer: one the learner wrote waits for the instructor; one left as
-    released gets 0 at once. Their points are the notebook's manual points."""
-    points = manual_points(source_nb(a))
-    assert points == {e.id: e.points for e in registry.graded(a) if e.written}
-    for student in ("perfect", "one_wrong", "cheater"):
-        assert manual_grades(course, a, student) == {gid: (None, True) for gid in points}
-    assert manual_grades(course, a, "untouched") == {gid: (0.0, False) for gid in points}
-
-
 def source_nb(a: str):
     return nbformat.read(ROOT / "notebooks" / a / f"{a}.ipynb", as_version=4)
-
-
-@pytest.mark.parametrize("a", stages(ASSIGNMENTS))
-def test_solutions_score_full_marks(course, a):
-    assert scores(course, a, "perfect") == test_points(source_nb(a))
-
-
-@pytest.mark.parametrize("a", stages(ASSIGNMENTS))
-def test_untouched_release_scores_zero(course, a):
-    got = scores(course, a, "untouched")
-    assert set(got) == set(test_points(source_nb(a))) and all(v == 0 for v in got.values()), got
 
 
 def lost(a: str, wrong) -> set[str]:
@@ -351,64 +319,133 @@ def lost(a: str, wrong) -> set[str]:
     return {e.test_id for e in registry.graded(a) if e.id in wrong or set(e.uses) & set(wrong)}
 
 
-@pytest.mark.parametrize("a", stages(ASSIGNMENTS))
-def test_one_known_mistake_loses_exactly_that_exercise(course, a):
-    expected = {gid: (0 if gid in lost(a, [WRONG[a][0]]) else pts) for gid, pts in test_points(source_nb(a)).items()}
-    assert scores(course, a, "one_wrong") == expected
+class RoundTrip:
+    """One stage's round trip; a ``TestStage<stage>`` class below per graded stage. A class is one unit of
+    pytest-xdist's ``--dist loadscope``: each stage is graded once, on one worker, and the stages on several."""
+
+    stage = ""
+
+    @pytest.fixture(scope="class")
+    def a(self, request) -> str:
+        return request.cls.stage
+
+    @pytest.fixture(scope="class")
+    def course(self, a, tmp_path_factory) -> Path:
+        return graded_course(a, tmp_path_factory)
+
+    def test_solutions_score_full_marks(self, course, a):
+        assert scores(course, a, "perfect") == test_points(source_nb(a))
+
+    def test_untouched_release_scores_zero(self, course, a):
+        got = scores(course, a, "untouched")
+        assert set(got) == set(test_points(source_nb(a))) and all(v == 0 for v in got.values()), got
+
+    def test_one_known_mistake_loses_exactly_that_exercise(self, course, a):
+        expected = {gid: (0 if gid in lost(a, [WRONG[a][0]]) else pts) for gid, pts in test_points(source_nb(a)).items()}
+        assert scores(course, a, "one_wrong") == expected
+
+    def test_cheating_earns_nothing(self, course, a):
+        points = test_points(source_nb(a))
+        cheated = lost(a, CHEATS[a])  # the verdict is computed outside the kernel: the rest stands
+        expected = {gid: (0 if gid in cheated else pts) for gid, pts in points.items()}
+        assert scores(course, a, "cheater") == expected
+
+    def test_feedback_and_export(self, course, a):
+        run("generate_feedback", a, "--force", cwd=course)
+        html = (course / "feedback" / "one_wrong" / a / f"{a}.html").read_text()
+        assert "likely mistake" in html  # the check's diagnosis reaches the learner's feedback
+        run("export", cwd=course)
+        with open(course / "grades.csv", newline="") as f:
+            rows = {(r["assignment"], r["student_id"]): r for r in csv.DictReader(f)}
+        students = {p.name for p in (course / "submitted").iterdir()}
+        assert set(rows) == {(a, s) for s in students}
+        total = sum(test_points(source_nb(a)).values())  # written answers: in max_score, not yet scored
+        assert total == sum(e.points for e in registry.graded(a) if not e.written)
+        assert float(rows[(a, "perfect")]["score"]) == total
+        assert float(rows[(a, "perfect")]["max_score"]) == total + sum(manual_points(source_nb(a)).values())
+        assert float(rows[(a, "untouched")]["score"]) == 0.0
+
+    def test_release_contains_no_solution_code(self, course, a):
+        release = nbformat.read(course / "release" / a / f"{a}.ipynb", as_version=4)
+        text = "\n".join(c.source for c in release.cells)
+        for marker in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "tinylm_checks.grading"):
+            assert marker not in text
+        source = source_nb(a)
+        # the notebook's own given code (demos, the lines outside the solution spans) may share a line with a
+        # solution (e.g. super().__init__()); a leak is a solution line the release has and the given code has not
+        given = "\n".join(re.sub(r"### BEGIN SOLUTION\n.*?### END SOLUTION", "", c.source, flags=re.S)
+                          for c in source.cells)
+        for gid, cell in solution_cells(source).items():
+            for span in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell.source, re.S):
+                for line in span.splitlines():
+                    if len(line.strip()) > 12 and not line.strip().startswith("#") and line not in given:
+                        assert line not in text, f"solution line of {gid} in the release: {line!r}"
+        code_solutions = [c for c in solution_cells(source).values() if c.cell_type == "code"]
+        assert sum("raise NotImplementedError()" in c.source for c in release.cells) >= len(code_solutions)
+        answers = {c.metadata.nbgrader["grade_id"]: c for c in release.cells
+                   if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "markdown"}
+        assert set(answers) == set(manual_points(source))  # each written answer: nbgrader's stub, not the model answer
+        assert all(c.source == "YOUR ANSWER HERE" for c in answers.values())
+        assert not any(c.get("outputs") for c in release.cells if c.cell_type == "code")
 
 
-@pytest.mark.parametrize("a", stages(ASSIGNMENTS))
-def test_cheating_earns_nothing(course, a):
-    points = test_points(source_nb(a))
-    cheated = lost(a, CHEATS[a])  # the verdict is computed outside the kernel: the rest stands
-    expected = {gid: (0 if gid in cheated else pts) for gid, pts in points.items()}
-    assert scores(course, a, "cheater") == expected
+class WrittenAnswers:
+    def test_written_answers_are_left_to_the_instructor(self, course, a):
+        """Autograding scores no written answer: one the learner wrote waits for the instructor; one left as
+        released gets 0 at once. Their points are the notebook's manual points."""
+        points = manual_points(source_nb(a))
+        assert points == {e.id: e.points for e in registry.graded(a) if e.written}
+        for student in ("perfect", "one_wrong", "cheater"):
+            assert manual_grades(course, a, student) == {gid: (None, True) for gid in points}
+        assert manual_grades(course, a, "untouched") == {gid: (0.0, False) for gid in points}
 
 
-@pytest.mark.parametrize("a", stages(LOOPING))
-def test_infinite_loop_is_ended_by_the_cell_timeout(course, a):
-    looping = f"{LOOPING[a]}_check"
-    expected = {gid: (0 if gid == looping else pts) for gid, pts in test_points(source_nb(a)).items()}
-    assert scores(course, a, "looping") == expected
+class Looping:
+    def test_infinite_loop_is_ended_by_the_cell_timeout(self, course, a):
+        looping = f"{LOOPING[a]}_check"
+        expected = {gid: (0 if gid == looping else pts) for gid, pts in test_points(source_nb(a)).items()}
+        assert scores(course, a, "looping") == expected
 
 
-@pytest.mark.parametrize("a", stages(ASSIGNMENTS))
-def test_feedback_and_export(course, a):
-    run("generate_feedback", a, "--force", cwd=course)
-    html = (course / "feedback" / "one_wrong" / a / f"{a}.html").read_text()
-    assert "likely mistake" in html  # the check's diagnosis reaches the learner's feedback
-    run("export", cwd=course)
-    with open(course / "grades.csv", newline="") as f:
-        rows = {(r["assignment"], r["student_id"]): r for r in csv.DictReader(f)}
-    students = {p.name for p in (course / "submitted").iterdir()}
-    assert set(rows) == {(a, s) for s in students}
-    total = sum(test_points(source_nb(a)).values())  # written answers: in max_score, not yet scored
-    assert total == sum(e.points for e in registry.graded(a) if not e.written)
-    assert float(rows[(a, "perfect")]["score"]) == total
-    assert float(rows[(a, "perfect")]["max_score"]) == total + sum(manual_points(source_nb(a)).values())
-    assert float(rows[(a, "untouched")]["score"]) == 0.0
+for _a in ASSIGNMENTS:
+    _bases = (RoundTrip, *((WrittenAnswers,) if _a in WRITTEN else ()), *((Looping,) if _a in LOOPING else ()))
+    globals()[f"TestStage{_a}"] = type(f"TestStage{_a}", _bases, {"stage": _a})
+del _a, _bases
 
 
-@pytest.mark.parametrize("a", stages(RELEASED))
-def test_release_contains_no_solution_code(course, a):
-    release = nbformat.read(course / "release" / a / f"{a}.ipynb", as_version=4)
-    text = "\n".join(c.source for c in release.cells)
-    for marker in ("BEGIN SOLUTION", "END SOLUTION", "HIDDEN TESTS", "tinylm_checks.grading"):
-        assert marker not in text
-    source = source_nb(a)
-    # the notebook's own given code (demos, the lines outside the solution spans) may share a line with a
-    # solution (e.g. super().__init__()); a leak is a solution line the release has and the given code has not
-    given = "\n".join(re.sub(r"### BEGIN SOLUTION\n.*?### END SOLUTION", "", c.source, flags=re.S)
-                      for c in source.cells)
-    for gid, cell in solution_cells(source).items():
-        for span in re.findall(r"### BEGIN SOLUTION\n(.*?)### END SOLUTION", cell.source, re.S):
-            for line in span.splitlines():
-                if len(line.strip()) > 12 and not line.strip().startswith("#") and line not in given:
-                    assert line not in text, f"solution line of {gid} in the release: {line!r}"
-    code_solutions = [c for c in solution_cells(source).values() if c.cell_type == "code"]
-    assert sum("raise NotImplementedError()" in c.source for c in release.cells) >= len(code_solutions)
-    answers = {c.metadata.nbgrader["grade_id"]: c for c in release.cells
-               if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "markdown"}
-    assert set(answers) == set(manual_points(source))  # each written answer: nbgrader's stub, not the model answer
-    assert all(c.source == "YOUR ANSWER HERE" for c in answers.values())
-    assert not any(c.get("outputs") for c in release.cells if c.cell_type == "code")
+def test_a_hidden_check_in_another_form_is_computed_by_the_grader_or_fails(tmp_path):
+    """The grader reads a hidden check line the way the build's lint does (``registry.hidden_calls``), so an
+    instructor's notebook whose hidden line has another seed and other spacing is still graded outside the kernel
+    (where the stand-in checks would pass anything), and one it cannot read scores 0: never a verdict of the kernel."""
+    course = tmp_path / "course"
+    course.mkdir()
+    shutil.copy(ROOT / "nbgrader_config.py", course)
+    a, odd = "00_setup", "00_setup_unreadable"
+    hidden = registry.BY_ID["softmax"].hidden_check
+    for name, line in ((a, hidden.replace("(softmax, seed=1)", "( softmax ,  seed = 2 )").replace(
+            '["fresh"]()', '[ "fresh" ]( )')), (odd, hidden.replace("seed=1", "seed=SEED"))):
+        nb = source_nb(a)
+        check_cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "softmax_check")
+        assert hidden in check_cell.source
+        check_cell.source = check_cell.source.replace(hidden, f"SEED = 2\n{line}")
+        (course / "notebooks" / name).mkdir(parents=True)
+        nbformat.write(nb, course / "notebooks" / name / f"{name}.ipynb")
+        run("generate_assignment", name, "--force", cwd=course)
+    source = nbformat.read(course / "notebooks" / a / f"{a}.ipynb", as_version=4)
+    submit(course, "perfect", a, source)
+    submit(course, "one_wrong", a, with_cells(source, {WRONG[a][0]: WRONG[a][1]}))
+    submit(course, "perfect", odd, nbformat.read(course / "notebooks" / odd / f"{odd}.ipynb", as_version=4))
+    for name in (a, odd):
+        run("autograde", name, "--force", cwd=course)
+
+    def check_output(name, student):
+        nb = nbformat.read(course / "autograded" / student / name / f"{name}.ipynb", as_version=4)
+        cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "softmax_check")
+        return "".join(o.get("text", "") + "\n".join(o.get("traceback", [])) for o in cell.outputs)
+
+    assert scores(course, a, "perfect") == {"softmax_check": 1.0}
+    assert scores(course, a, "one_wrong") == {"softmax_check": 0.0}
+    assert "computed by the grader" in check_output(a, "perfect")
+    assert "check_softmax failed" in check_output(a, "one_wrong") and "computed by the grader" in check_output(a, "one_wrong")
+    assert scores(course, odd, "perfect") == {"softmax_check": 0.0}  # the right answer, but no readable check
+    assert "HiddenCheckUnreadable" in check_output(odd, "perfect")

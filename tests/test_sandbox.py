@@ -18,7 +18,7 @@ from tinylm_grading import registry, sandbox
 from tinylm_grading.sandbox import SandboxKernelManager, SandboxUnavailable
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = [pytest.mark.slow, pytest.mark.notebooks, pytest.mark.xdist_group("sandbox")]  # one probe notebook
+pytestmark = [pytest.mark.slow, pytest.mark.notebooks]
 
 PROBES = {
     "cwd": "import os, json\nprint(json.dumps(os.getcwd()))",
