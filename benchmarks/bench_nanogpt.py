@@ -2,6 +2,10 @@
 
     .venv/bin/python benchmarks/bench_nanogpt.py --corpus ../shared/data/tinyshakespeare.txt
     .venv/bin/python benchmarks/bench_nanogpt.py --corpus FILE --iters 200 --only tinylm,encoder   # quicker
+    .venv/bin/python benchmarks/bench_nanogpt.py --record benchmarks/results/nanogpt.json          # keep the numbers
+
+``--record`` writes the run's numbers (and when, where and how it ran) to a JSON file; the README quotes the
+recorded run, and tests/test_readme.py checks that it does.
 
 The recipe (nanoGPT's README, "I only have a macbook"): batch 12, context 64, 4 layers, 4 heads, width 128,
 no dropout, 2000 iterations, AdamW lr 1e-3 with 100 warmup steps and a cosine decay to 1e-4, betas (0.9, 0.99),
@@ -203,6 +207,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--threads", type=int, default=2, help="OMP_NUM_THREADS / torch threads of every run")
     p.add_argument("--only", default="nanogpt,tinylm,tinylm_gpt2init,encoder",
                    help="comma-separated subset of the runs")
+    p.add_argument("--record", metavar="JSON", help="write the run's numbers to this file (the README quotes them)")
     p.add_argument("--worker", choices=["tinylm", "tinylm_gpt2init", "encoder"], help=argparse.SUPPRESS)
     p.add_argument("--data-dir", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
@@ -243,6 +248,15 @@ def main(argv: list[str] | None = None) -> int:
     for kind, r in results.items():
         print(f"| {names[kind]:<22} | {r['params'] / 1e6:>6.2f}M | {r['wall_s']:>7.1f} | {r['ms_per_step']:>8.2f} | "
               f"{r['val_loss']:>8.4f} |")
+    if a.record:
+        record = {"date": time.strftime("%Y-%m-%d"), "command": " ".join(["benchmarks/bench_nanogpt.py", *(argv or sys.argv[1:])]),
+                  "corpus": corpus.name, "iters": a.iters, "threads": a.threads, "cpus": os.cpu_count(),
+                  "load_average_end": round(os.getloadavg()[0], 2),
+                  "runs": {kind: {k: r[k] for k in ("params", "wall_s", "ms_per_step", "val_loss")}
+                           for kind, r in results.items()}}
+        Path(a.record).parent.mkdir(parents=True, exist_ok=True)
+        Path(a.record).write_text(json.dumps(record, indent=1) + "\n")
+        print(f"recorded in {a.record}")
     if "tinylm" in results:
         t = results["tinylm"]
         print()

@@ -1,0 +1,46 @@
+"""The README's figures come from the repo: each one it states is checked here against its source (the pins,
+the measured size of .venv, the trainer's init, the grader's cell timeout, the recorded benchmark run)."""
+import json
+import re
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from traitlets.config.loader import PyFileConfigLoader
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text()
+
+
+def test_the_readme_names_both_test_commands_and_the_makefile_has_them():
+    makefile = (ROOT / "Makefile").read_text()
+    for command in ("make test-fast", "make test "):
+        assert command in README
+    assert re.search(r"^test-fast:", makefile, re.M) and re.search(r"^test:", makefile, re.M)
+
+
+def test_the_pins_the_readme_names_are_the_project_s():
+    deps = dict(d.split("==") for d in tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"])
+    assert f"`torch=={deps['torch']}`" in README
+    assert f"JupyterLab {'.'.join(deps['jupyterlab'].split('.')[:2])}" in README
+    assert f"nbgrader {deps['nbgrader']}" in README
+
+
+def test_the_size_of_the_venv_is_the_readme_s():
+    venv = ROOT / ".venv"
+    if Path(sys.prefix).resolve() != venv.resolve():
+        pytest.skip("not running in the repository's .venv")
+    stated = float(re.search(r"about ([\d.]+) GB of disk for `\.venv`", README).group(1))
+    size = sum(p.stat().st_size for p in venv.rglob("*") if p.is_file() and not p.is_symlink()) / 1e9
+    assert abs(size - stated) <= 0.1 * stated, f".venv holds {size:.2f} GB, the README says about {stated} GB"
+
+
+def test_the_trainer_s_init_is_the_readme_s():
+    from tinylm_solutions.model import small_init_std
+    assert f"{small_init_std(128):.3f} at `d_model` 128" in README
+
+
+def test_the_cell_timeout_is_the_grader_s():
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    assert f"runs longer than {config.Execute.timeout} s" in README
