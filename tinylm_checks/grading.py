@@ -13,8 +13,7 @@ The hidden part of every autograder test cell therefore runs::
 1. drops every ``tinylm_checks*`` and ``tinylm_solutions*`` entry from ``sys.modules`` and loads both
    packages again from the files next to this one, so rebinding or patching earlier copies has no effect;
 2. puts back PyTorch's own comparison functions (``torch.allclose``, ``torch.isclose``, ``torch.equal``,
-   ``torch.isfinite``, ``torch.testing.assert_close``) and removes Python-level overrides of the tensor
-   methods the checks use;
+   ``torch.isfinite``) and removes Python-level overrides of the tensor methods the checks use;
 3. probes those operations on known values and raises :class:`CheckFailure` if they still lie.
 
 Limits: code that replaces Python's import machinery or PyTorch's C internals is out of reach of any
@@ -22,7 +21,6 @@ in-kernel check; nbgrader keeps the submitted source for the instructor to read.
 """
 from __future__ import annotations
 
-import importlib
 import importlib.util
 import sys
 from pathlib import Path
@@ -61,8 +59,6 @@ def restore_torch() -> None:
         code = getattr(value, "__code__", None)
         if code is None or not Path(code.co_filename).resolve().is_relative_to(torch_dir):
             delattr(torch.Tensor, name)
-    comparison = importlib.reload(importlib.import_module("torch.testing._comparison"))
-    torch.testing.assert_close = comparison.assert_close
 
 
 def verify_torch(checks) -> None:
@@ -77,11 +73,6 @@ def verify_torch(checks) -> None:
         "comparison": bool((a == b).all()) is False and bool((a != b).any()) is True,
         "isfinite": bool(torch.isfinite(a / 0).all()) is False,
     }
-    try:
-        torch.testing.assert_close(a, b)
-        probes["assert_close"] = False
-    except AssertionError:
-        probes["assert_close"] = True
     broken = [name for name, ok in probes.items() if not ok]
     if broken:
         say = checks._text.say

@@ -199,7 +199,6 @@ MESSAGES = {
     "grading.operation.subtraction": "tensor subtraction and abs",
     "grading.operation.comparison": "tensor comparison",
     "grading.operation.isfinite": "torch.isfinite",
-    "grading.operation.assert_close": "torch.testing.assert_close",
     # ---- naming a place in a tensor: "query 2 of head 1 in batch 0"
     "core.where.whole": "the whole tensor",
     "core.where.index": "index {index}",
