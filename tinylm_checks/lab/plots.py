@@ -5,10 +5,10 @@ from __future__ import annotations
 import math
 from collections.abc import Sequence
 
-import matplotlib.pyplot as plt
-import seaborn as sns
 import torch
 import torch.nn.functional as F
+
+from ._lazy import plt, sns
 
 
 __all__ = ["plot_attention", "plot_heads_split", "plot_position_encoding", "plot_activations",

@@ -3,9 +3,9 @@ the attention explorer of a trained model (10) and the loss curve that redraws w
 They draw what the learner computed; none of them judges anything."""
 from __future__ import annotations
 
-import matplotlib.pyplot as plt
 import torch
 
+from ._lazy import plt
 from .plots import _table, attention_maps, plot_attention
 
 __all__ = ["position_explorer", "attention_explorer", "LiveLossPlot"]
