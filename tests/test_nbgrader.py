@@ -351,7 +351,7 @@ class RoundTrip:
         assert scores(course, a, "cheater") == expected
 
     def test_feedback_and_export(self, course, a):
-        run("generate_feedback", a, "--force", cwd=course)
+        run("generate_feedback", a, "--force", "--student", "one_wrong", cwd=course)  # the one this test reads
         html = (course / "feedback" / "one_wrong" / a / f"{a}.html").read_text()
         assert "likely mistake" in html  # the check's diagnosis reaches the learner's feedback
         run("export", cwd=course)
