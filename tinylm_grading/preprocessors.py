@@ -28,6 +28,7 @@ from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer
 
 from .execution import Deadline, KernelLink, OutputCap, Replay, error_output, scrub_partial_credit
+from .registry import hidden_calls
 from .verdicts import Verdicts
 
 DUPLICATE_NOTE = ("**Note from the grader:** the cell above is a copy of `{grade_id}` (same grade id). It ran as "
@@ -179,6 +180,8 @@ class GradingExecute(Execute):
             cell.outputs = [error_output("NotebookTimeout", f"grading of this notebook stopped after "
                                          f"{self.notebook_timeout} s in all; this cell was not run")]
             return cell, resources
+        if self.trusted_verdict and utils.is_grade(cell) and not utils.is_solution(cell) and hidden_calls(cell.source):
+            return self._judged_outside(cell), resources
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
             stuck = any(o.output_type == "error" and o.get("ename") == self.error_on_timeout["ename"]
@@ -199,15 +202,19 @@ class GradingExecute(Execute):
             self._replace_kernel()
         elif not test_cell:  # test cells only check: a new kernel does not need them
             self._replay.record(index)
-        if test_cell:
+        if test_cell:  # an instructor's own test (no hidden check): it keeps what the kernel showed
             scrub_partial_credit(cell)
-            if self.trusted_verdict and not stuck:
-                verdict = self._verdicts.judge(cell.source, self._link(), self._request_timeout, self.timeout)
-                if verdict is not None:
-                    cell.outputs = verdict.outputs
-                    if verdict.replace_kernel:
-                        self._replace_kernel()
         return cell, resources
+
+    def _judged_outside(self, cell):
+        """A test cell with a hidden check, judged here without running it in the kernel: whatever the kernel
+        showed for it would be replaced by the verdict, so running it there would only cost time (the visible and
+        the hidden check, twice the grader's work) and give learner code one more cell to act in."""
+        verdict = self._verdicts.judge(cell.source, self._link(), self._request_timeout, self.timeout)
+        cell.outputs, cell.execution_count = verdict.outputs, None
+        if verdict.replace_kernel:
+            self._replace_kernel()
+        return cell
 
     def _request_timeout(self) -> float:
         """The seconds one request to the kernel's agent may wait: the cell timeout, within the notebook's time."""
