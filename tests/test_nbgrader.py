@@ -319,19 +319,22 @@ def lost(a: str, wrong) -> set[str]:
     return {e.test_id for e in registry.graded(a) if e.id in wrong or set(e.uses) & set(wrong)}
 
 
+@pytest.fixture(scope="class")
+def a(request) -> str:
+    """The stage of the round trip class asking (its ``stage``)."""
+    return request.cls.stage
+
+
+@pytest.fixture(scope="class")
+def course(a, tmp_path_factory) -> Path:
+    return graded_course(a, tmp_path_factory)
+
+
 class RoundTrip:
     """One stage's round trip; a ``TestStage<stage>`` class below per graded stage. A class is one unit of
     pytest-xdist's ``--dist loadscope``: each stage is graded once, on one worker, and the stages on several."""
 
     stage = ""
-
-    @pytest.fixture(scope="class")
-    def a(self, request) -> str:
-        return request.cls.stage
-
-    @pytest.fixture(scope="class")
-    def course(self, a, tmp_path_factory) -> Path:
-        return graded_course(a, tmp_path_factory)
 
     def test_solutions_score_full_marks(self, course, a):
         assert scores(course, a, "perfect") == test_points(source_nb(a))
