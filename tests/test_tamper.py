@@ -287,6 +287,7 @@ def test_no_process_outlives_grading(graded):
 
 
 def test_every_verdict_was_computed_outside_the_kernel(graded):
+    """Each test cell shows the grader's verdict, and the kernel never ran the cell (no execution count)."""
     course = graded[0]
     for student in ["a_honest", "m_runpy", "m_import", "m_partial_credit"]:
         nb = nbformat.read(course / "autograded" / student / A / f"{A}.ipynb", as_version=4)
@@ -295,6 +296,7 @@ def test_every_verdict_was_computed_outside_the_kernel(graded):
         for cell in tests:
             text = "".join(o.get("text", "") + "\n".join(o.get("traceback", [])) for o in cell.outputs)
             assert "computed by the grader, outside" in text, (student, cell.metadata.nbgrader["grade_id"])
+            assert cell.execution_count is None, (student, cell.metadata.nbgrader["grade_id"])  # never run in the kernel
 
 
 def test_feedback_says_which_copy_was_graded(graded):
