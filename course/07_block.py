@@ -10,7 +10,9 @@
 #    (GPT-2 and most models since) or **Post-LN** (the original Transformer);
 # 2. say why today's models put the LayerNorm first (Xiong et al., 2020);
 # 3. show that your block computes exactly what PyTorch's `nn.TransformerEncoderLayer` computes;
-# 4. count a block's parameters, part by part, and use the rule of thumb **"about 12 D² per layer"**.
+# 4. count a block's parameters, part by part, and use the rule of thumb **"about 12 D² per layer"**;
+# 5. write attention the way production code does (one fused `qkv` layer, one fused attention call, dropout)
+#    and avoid its trap: a function does not know whether the model is training.
 
 # %%
 import matplotlib.pyplot as plt
@@ -18,7 +20,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
-from tinylm_checks import check_block_parameter_counts, check_transformer_block
+from tinylm_checks import check_block_parameter_counts, check_causal_self_attention, check_transformer_block
 from tinylm_checks import plot_depth_profile, plot_parameter_ratio
 from tinylm_solutions.attention import causal_mask  # the course's versions (see below)
 from tinylm_solutions.ffn import FeedForward
@@ -418,6 +420,154 @@ plt.show()
 # Note that the count does not depend on `num_heads` (heads split the projections, they don't add to
 # them) nor on the sequence length `T`.
 #
+# ## 8. The production form: `CausalSelfAttention`
+#
+# Your `MultiHeadSelfAttention` spells every step out, which is what makes it readable. The attention in
+# nanoGPT, GPT-2's code and most models you will open is written differently, for speed, and it is worth
+# knowing it when you see it:
+#
+# - **one fused projection** `qkv = nn.Linear(D, 3 D, bias=False)`: one matrix multiply instead of three,
+#   split afterwards with `.chunk(3, dim=-1)` into `q, k, v` (its weight is `W_Q, W_K, W_V` stacked, exactly
+#   like `nn.MultiheadAttention`'s `in_proj_weight` in section 4); `out = nn.Linear(D, D, bias=False)` is `W_O`.
+#   nanoGPT leaves the biases out: they add little, and the layers are simpler without them;
+# - **one fused attention call**, `F.scaled_dot_product_attention(q, k, v, is_causal=True)`: scores, scale
+#   `1/sqrt(d_head)`, causal mask, softmax and `@ v` in one function, which may never form the `(T, T)` weights
+#   at all (FlashAttention, Dao et al. 2022). `is_causal=True` stands for the causal mask;
+# - **dropout on the attention weights** while training. Dropout (Srivastava et al. 2014) sets each weight to 0
+#   with probability `p` and divides the kept ones by `1 - p`, so that the output is right *on average*; outside
+#   training it does nothing.
+#
+# **The trap.** An `nn.Dropout` module reads `self.training`, which `model.train()` and `model.eval()` switch.
+# `F.scaled_dot_product_attention` is a *function*: its `dropout_p=` is applied whenever it is not 0, in
+# evaluation too. The module must pass `dropout_p=self.dropout if self.training else 0.0` itself (the PyTorch
+# docs of the function say so). Forget it and your validation loss and your generated text are random, and a
+# little worse, with nothing to tell you why.
+#
+# ### Exercise: `CausalSelfAttention(d_model, num_heads, dropout=0.0)`
+#
+# - `__init__`: `ValueError` when `d_model % num_heads != 0`; attributes `qkv` and `out` (the layers above),
+#   `num_heads`, `d_head = d_model // num_heads` and `dropout` (the probability, a float).
+# - `forward(x)`: `x (B, T, D)` -> `(B, T, D)`. Split `qkv(x)` in the order q, k, v, give each the shape
+#   `(B, H, T, d_head)`, make **one** `F.scaled_dot_product_attention` call with `is_causal=True` and the right
+#   `dropout_p`, merge the heads back to `(B, T, D)` and apply `out`.
+#
+# **What the check tries:** a `ValueError` for `d_model % num_heads != 0`; the layers and attributes, `4 D²`
+# parameters; then it copies the weights of stage 02's `MultiHeadSelfAttention` (biases 0) into yours and, in
+# `eval()`, expects its output with `causal_mask(T)`. With `dropout=0.5` it expects two `eval()` calls to agree,
+# and in `train()` 200 calls to differ, to drop whole weights (not single elements of the output) and to average
+# out to the `eval()` output. A version written by hand (masked scores, softmax,
+# `F.dropout(weights, self.dropout, training=self.training)`) passes as well, and so do `torch.split`, `reshape` and
+# `einsum` heads.
+#
+# **Difficulty:** ★★☆ · **Time:** about 15 min
+#
+# <details><summary>Hint 1: the idea</summary>
+#
+# It is your `MultiHeadSelfAttention` with two changes: the three projections become one layer whose output you
+# cut in three, and `scaled_dot_product_attention` plus the causal mask become one call of PyTorch's function.
+# The heads are split and merged exactly as in stage 02.
+# </details>
+#
+# <details><summary>Hint 2: where each piece goes</summary>
+#
+# `q, k, v = self.qkv(x).chunk(3, dim=-1)` gives three `(B, T, D)` tensors; each becomes
+# `(B, H, T, d_head)` with `.view(B, T, self.num_heads, self.d_head).transpose(1, 2)`. After the attention call,
+# `.transpose(1, 2).reshape(B, T, D)` merges the heads. The dropout goes *into* the call, through `dropout_p`.
+# </details>
+#
+# <details><summary>Hint 3: the answer, the attention line</summary>
+#
+# `y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0, is_causal=True)`
+# </details>
+
+# %% solution="causal_self_attention"
+class CausalSelfAttention(nn.Module):
+    """Multi-head causal self-attention, production form (nanoGPT's CausalSelfAttention).
+
+    Args:
+        d_model: D; num_heads: H (D must be divisible by H); dropout: probability of dropping an attention
+        weight while training.
+
+    Attributes:
+        qkv: nn.Linear(D, 3 D, bias=False), split in the order q, k, v; out: nn.Linear(D, D, bias=False);
+        num_heads; d_head = D // H; dropout (a float).
+
+    forward(x (B, T, D)) -> (B, T, D). Raises ValueError if D % H != 0.
+    """
+
+    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0):
+        ### BEGIN SOLUTION
+        super().__init__()
+        if d_model % num_heads != 0:
+            raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")
+        self.num_heads, self.d_head, self.dropout = num_heads, d_model // num_heads, float(dropout)
+        self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)
+        self.out = nn.Linear(d_model, d_model, bias=False)
+        ### END SOLUTION
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ### BEGIN SOLUTION
+        B, T, D = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)  # 3 x (B, T, D)
+        q, k, v = (t.view(B, T, self.num_heads, self.d_head).transpose(1, 2) for t in (q, k, v))  # (B, H, T, d_head)
+        y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0,
+                                           is_causal=True)  # (B, H, T, d_head)
+        return self.out(y.transpose(1, 2).reshape(B, T, D))  # (B, T, D)
+        ### END SOLUTION
+
+
+# %% test="causal_self_attention_check"
+from tinylm_checks import check_causal_self_attention
+check_causal_self_attention(CausalSelfAttention)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_self_attention(CausalSelfAttention, seed=1)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# **If the check fails:** `likely mistake:` names, among others, q, k, v split in another order, a missing
+# `is_causal=True`, dropout left on in `eval()`, dropout never applied, dropout on the output instead of the
+# weights, a weight used transposed (`y @ self.out.weight`) and the scale of `sqrt(d_model)`.
+#
+# **See the trap for yourself.** `TrapAttention` below is your class with one change: it always passes
+# `dropout_p=self.dropout`. Both get `dropout=0.2`, the same weights and the same input, in `eval()`:
+
+# %%
+class TrapAttention(CausalSelfAttention):
+    """Your CausalSelfAttention, but dropout_p=self.dropout always: the functional call ignores self.training."""
+
+    def forward(self, x):
+        B, T, D = x.shape
+        q, k, v = (t.view(B, T, self.num_heads, self.d_head).transpose(1, 2) for t in self.qkv(x).chunk(3, dim=-1))
+        y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout, is_causal=True)  # the trap
+        return self.out(y.transpose(1, 2).reshape(B, T, D))
+
+
+torch.manual_seed(0)
+yours, trap = CausalSelfAttention(32, 4, dropout=0.2), TrapAttention(32, 4, dropout=0.2)
+trap.load_state_dict(yours.state_dict())
+x = torch.randn(2, 16, 32)  # (B, T, D)
+with torch.no_grad():
+    for name, module in (("yours", yours), ("trap ", trap)):
+        module.eval()
+        a, b = module(x), module(x)
+        print(f"{name} in eval(): two calls differ by {(a - b).abs().max().item():.3f}")
+    yours.train()
+    a, b = yours(x), yours(x)
+    print(f"yours in train(): two calls differ by {(a - b).abs().max().item():.3f}")
+    yours.eval()
+    reference = yours(x)
+    yours.train()
+    mean = torch.stack([yours(x) for _ in range(500)]).mean(0)  # (B, T, D): the average of 500 training calls
+    print(f"yours in train(), averaged over 500 calls: largest difference from eval() {(mean - reference).abs().max().item():.3f}, "
+          f"output scale {reference.abs().mean().item():.3f}")
+
+# %% [markdown]
+# In `eval()` your module gives the same output twice and the trap does not: that is the bug, in the part of a
+# run (evaluation, generation) where nothing else looks random. In `train()` yours is random too, as it should
+# be, and its average over many calls comes close to the `eval()` output: dropping weights and dividing the
+# kept ones by `1 - p` changes nothing on average.
+#
 # ## Summary
 #
 # - A block is attention (positions exchange information) then a position-wise FFN, each wrapped in a
@@ -431,6 +581,8 @@ plt.show()
 #   nothing earlier.
 # - Parameters: attention $4(D^2 + D)$, FFN $2 D d_\text{ff} + d_\text{ff} + D$, norms $4D$; at
 #   `d_ff = 4 D`, $12D^2 + 13D$, **about 12 D² per layer**.
+# - Production attention: one fused `qkv` layer, `.chunk(3, dim=-1)`, one `F.scaled_dot_product_attention(...,
+#   is_causal=True)`; the function does not read `self.training`, so `dropout_p` must be 0 outside training.
 #
 # **Next:** notebook 08 stacks `num_layers` blocks between token and position embeddings and an output
 # layer, and makes a language model, TinyLM.

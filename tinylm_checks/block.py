@@ -27,14 +27,15 @@ import torch.nn.functional as F
 from torch import nn
 
 from ._core import CheckFailure, Ctx, check, close, compare, fmt_shape, reference, where, within
-from ._modules import count_params
+from ._modules import check_gradients, count_params, expect_param_count, randomise
 from ._text import MISTAKE, hints, say
 
 
 ref = reference("block")
 ref_attention = reference("attention")
+ref_multihead = reference("multihead")
 
-__all__ = ["check_transformer_block", "check_block_parameter_counts"]
+__all__ = ["check_transformer_block", "check_block_parameter_counts", "check_causal_self_attention"]
 
 # ---- exercise 1: TransformerBlock
 
@@ -658,3 +659,162 @@ def check_block_parameter_counts(ctx: Ctx, block_parameter_counts) -> str:
                  also=say("block_parameter_counts.also_wrong", blocks=others) if others else "",
                  tried=labels[r][0], expected=", ".join(f"{n} {expected[n]:,}" for n in KEYS), mistake=mistake)
     return say("block_parameter_counts.passed")
+
+
+# ---- exercise 3: CausalSelfAttention, the production form
+
+def _csa_candidates(W: dict, x: torch.Tensor, H: int) -> list:
+    """Known mistakes of CausalSelfAttention with the weights ``W`` (``q, k, v, o``: (D, D) each, no biases): a
+    list of (mistake, output (B, T, D))."""
+    from .attention import _candidates
+    from .multihead import heads_repeated
+
+    B, T, D = x.shape
+    d = D // H
+    causal = ref_attention.causal_mask(T)
+    merges = {"right": lambda y: y.transpose(1, 2), "none": lambda y: y,
+              "interleaved": lambda y: y.permute(0, 2, 3, 1)}  # (B, H, T, d) -> what .reshape(B, T, D) reads
+
+    def run(q="q", k="k", v="v", mask=causal, scale=None, split_t=True, merge="right", project=True, o_t=False):
+        def heads(name):
+            t = F.linear(x, W[name])  # (B, T, D)
+            return t.view(B, T, H, d).transpose(1, 2) if split_t else t.reshape(B, H, T, d)  # (B, H, T, d)
+        y = F.scaled_dot_product_attention(heads(q), heads(k), heads(v), attn_mask=mask, scale=scale)  # (B, H, T, d)
+        y = merges[merge](y).reshape(B, T, D)  # (B, T, D)
+        return F.linear(y, W["o"].T if o_t else W["o"]) if project else y
+
+    def rest(q, k, v):  # attention, merge and out, from (B, T, D) projections
+        y = F.scaled_dot_product_attention(*(t.view(B, T, H, d).transpose(1, 2) for t in (q, k, v)), attn_mask=causal)
+        return F.linear(y.transpose(1, 2).reshape(B, T, D), W["o"])
+
+    heads = [F.linear(x, W[n]).view(B, T, H, d).transpose(1, 2) for n in "qkv"]  # (B, H, T, d) each
+    by_hand = [(name, F.linear(o.transpose(1, 2).reshape(B, T, D), W["o"]))  # attention written by hand, wrong
+               for name, (o, _) in _candidates(*heads, causal) if o is not None]
+    layers = {f"W_{n.upper()}": (lambda w: lambda t: F.linear(t, w))(W[n]) for n in "qkv"}
+    orders = [("q", "v", "k"), ("k", "q", "v"), ("k", "v", "q"), ("v", "q", "k"), ("v", "k", "q")]
+    return [(MISTAKE.not_causal, run(mask=None))] + [(MISTAKE.qkv_order, run(*o)) for o in orders] + [
+        (MISTAKE.split_without_transpose, run(split_t=False)), (MISTAKE.merge_without_transpose, run(merge="none")),
+        (MISTAKE.merge_interleaved, run(merge="interleaved")),
+        (MISTAKE.scale_by_sqrt_d_model, run(scale=D ** -0.5)), (MISTAKE.no_scaling, run(scale=1.0)),
+        (MISTAKE.w_o_not_applied, run(project=False)), (MISTAKE.weight_transposed, run(o_t=True)),
+    ] + heads_repeated(x, layers, H, rest) + by_hand
+
+
+def _untransposed_keys(ctx: Ctx, failure: CheckFailure, module: nn.Module, W: dict, B: int, H: int, d: int):
+    """``failure`` renamed when the module computes ``q @ k`` (keys not transposed): run it again at T = d_head,
+    where that runs, and compare with causal attention on those scores."""
+    from .attention import keys_not_transposed
+
+    T, D = d, H * d
+    x = ctx.randn(B, T, D)
+    q, k, v = (F.linear(x, W[n]).view(B, T, H, d).transpose(1, 2) for n in "qkv")  # (B, H, T, d)
+    scores = (q @ k / d ** 0.5).masked_fill(~ref_attention.causal_mask(T), float("-inf"))  # k not transposed
+    y = (scores.softmax(-1) @ v).transpose(1, 2).reshape(B, T, D)
+    with torch.no_grad():
+        return keys_not_transposed(ctx, failure, lambda: module(x.clone()), F.linear(y, W["o"]))
+
+
+def _csa_attributes(ctx: Ctx, module: nn.Module, H: int, d: int, p: float) -> None:
+    cls = type(module).__name__
+    for attr, want in (("num_heads", H), ("d_head", d), ("dropout", p)):
+        got = getattr(module, attr, None)
+        if isinstance(got, bool) or not isinstance(got, (int, float)) or got != want:
+            ctx.fail("causal_self_attention.attribute", cls=cls, attr=attr, want=repr(want),
+                     got=type(got).__name__ if isinstance(got, nn.Module) else repr(got))
+
+
+@check
+def check_causal_self_attention(ctx: Ctx, CausalSelfAttention) -> str:
+    """Check ``CausalSelfAttention(d_model, num_heads, dropout=0.0)``: ValueError when D % H != 0; ``qkv`` (D -> 3D)
+    and ``out`` (D -> D) without biases, 4 D^2 parameters; in eval() equal to the stage 02 reference
+    ``MultiHeadSelfAttention`` with a causal mask and the same weights, and deterministic with dropout > 0; in
+    train() with dropout > 0 random, with whole attention weights dropped (not output elements) and right on
+    average; gradients reaching both layers."""
+    from .multihead import _sizes
+
+    ctx.hints = hints("causal_self_attention.hints")
+    cls = ctx.module_class(CausalSelfAttention, "CausalSelfAttention")
+    B, T, H, d = _sizes(ctx.seed)
+    D = H * d
+    reference = ref_multihead.MultiHeadSelfAttention(D, H).double()
+    randomise(ctx, reference)
+    with torch.no_grad():
+        for name in ("W_Q", "W_K", "W_V", "W_O"):
+            getattr(reference, name).bias.zero_()  # the production form has no biases
+    W = {k: getattr(reference, n).weight.detach() for k, n in zip("qkvo", ("W_Q", "W_K", "W_V", "W_O"))}
+    x = ctx.randn(B, T, D)
+    with torch.no_grad():
+        expected = reference(x, ref_attention.causal_mask(T))[0]
+        cands = _csa_candidates(W, x, H)
+
+    def built(p: float) -> nn.Module:
+        extra = f", dropout={p}" if p else ""
+        module = ctx.build(cls, D, H, *((p,) if p else ()), what=say("causal_self_attention.created", D=D, H=H, extra=extra))
+        _csa_attributes(ctx, module, H, d, p)
+        ctx.linear(module, "qkv", D, 3 * D, bias=False)
+        ctx.linear(module, "out", D, D, bias=False)
+        with torch.no_grad():
+            module.qkv.weight.copy_(torch.cat([W["q"], W["k"], W["v"]]))  # (3D, D)
+            module.out.weight.copy_(W["o"])
+        return module
+
+    def forward(module, tried):
+        out = ctx.call(module, x, what=say("core.forward_called", tried=tried), names=("x",))
+        return ctx.tensor(out, say("causal_self_attention.out_what"), (B, T, D), tried=tried)
+
+    def tried(mode):
+        return say("causal_self_attention.tried", D=D, H=H, shape=fmt_shape(x.shape), seed=ctx.seed, mode=mode)
+
+    learner = built(0.0)
+    bad = (D + 1, H)
+    try:
+        cls(*bad)
+    except ValueError:
+        pass
+    except Exception as e:  # noqa: BLE001
+        ctx.fail("causal_self_attention.wrong_error", bad=bad, error=type(e).__name__,
+                 tried=f"CausalSelfAttention(d_model={bad[0]}, num_heads={bad[1]})", got=f"{type(e).__name__}: {e}",
+                 mistake=MISTAKE.no_divisibility_check)
+    else:
+        ctx.fail("causal_self_attention.no_error", bad=bad,
+                 tried=f"CausalSelfAttention(d_model={bad[0]}, num_heads={bad[1]})", mistake=MISTAKE.no_divisibility_check)
+
+    n = expect_param_count(ctx, learner, 4 * D * D, "causal_self_attention.param_count", D=D)
+    learner.eval()
+    try:
+        got = forward(learner, tried(say("causal_self_attention.eval")))
+    except CheckFailure as failure:
+        raise _untransposed_keys(ctx, failure, learner, W, B, H, d) from None
+    compare(ctx, got.detach(), expected, say("causal_self_attention.out_what"), tried(say("causal_self_attention.eval")),
+            cands, axes=("batch", "position", "feature"), fallback=say("causal_self_attention.fallback"))
+    check_gradients(ctx, learner, got, ("qkv", "out"), tried(say("causal_self_attention.eval")))
+
+    p, runs = 0.5, 200
+    dropping = built(p)
+    dropping.eval()
+    mode = tried(say("causal_self_attention.eval_dropout", p=p))
+    with torch.no_grad():
+        torch.manual_seed(ctx.seed)
+        first, second = forward(dropping, mode), forward(dropping, mode)
+    if not torch.equal(first, second):
+        ctx.fail("causal_self_attention.eval_random", err=float((first - second).abs().max()), tried=mode,
+                 mistake=MISTAKE.sdpa_dropout_in_eval)
+    compare(ctx, first, expected, say("causal_self_attention.out_what"), mode, cands,
+            axes=("batch", "position", "feature"), fallback=say("causal_self_attention.fallback"))
+    dropping.train()
+    mode = tried(say("causal_self_attention.train_dropout", p=p, n=runs))
+    with torch.no_grad():
+        torch.manual_seed(ctx.seed)
+        outs = torch.stack([forward(dropping, mode) for _ in range(runs)])  # (runs, B, T, D)
+    if all(torch.equal(outs[0], o) for o in outs[1:]):
+        ctx.fail("causal_self_attention.train_fixed", p=p, n=runs, tried=mode, mistake=MISTAKE.dropout_not_in_training)
+    zero_rows = (outs == 0).all(-1, keepdim=True)  # (runs, B, T, 1): queries whose every weight was dropped
+    lone = ((outs == 0) & ~zero_rows).double().mean().item()
+    if lone > 0.1:
+        ctx.fail("causal_self_attention.output_zeros", share=lone, tried=mode, mistake=MISTAKE.output_dropout)
+    mean = outs.mean(0)  # (B, T, D)
+    scale = float((mean * expected).sum() / (expected * expected).sum())  # least-squares factor: mean ~ scale * expected
+    if abs(scale - 1) > abs(scale - (1 - p)):
+        ctx.fail("causal_self_attention.not_rescaled", n=runs, scale=scale, tried=mode, mistake=MISTAKE.dropout_not_rescaled)
+    return say("causal_self_attention.passed", n=n)
+

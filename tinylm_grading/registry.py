@@ -78,7 +78,7 @@ STAGES = (
     Stage("04_positions", "positions", answers=("position",), imports=("multihead",)),
     Stage("05_ffn", "FFN", answers=("ffn",)),
     Stage("06_norm", "norm", answers=("norm",), imports=("ffn",)),
-    Stage("07_block", "block", answers=("block",), imports=("attention", "ffn", "multihead", "norm")),
+    Stage("07_block", "block", answers=("block", "causal_attention"), imports=("attention", "ffn", "multihead", "norm")),
     Stage("08_lm", "language model", answers=("model",), imports=("attention", "block", "data", "norm")),
     Stage("09_training", "training", answers=("tokenizer", "train"), imports=("data", "model")),
     Stage("10_generation", "generation", answers=("generate",), imports=("data", "model", "tokenizer", "trainer")),
@@ -133,6 +133,9 @@ EXERCISES = (
       "`TransformerBlock(d_model, num_heads, d_ff, norm_first=True)` with `norm1, attn, norm2, ffn`"),
     E("block_parameter_counts", "07_block", "block_parameter_counts", "block", "check_block_parameter_counts", 2,
       '`block_parameter_counts(block) -> {"attn", "ffn", "norms", "total"}`'),
+    E("causal_self_attention", "07_block", "CausalSelfAttention", "causal_attention", "check_causal_self_attention", 3,
+      "`CausalSelfAttention(d_model, num_heads, dropout=0.0)`: fused `qkv`, one `F.scaled_dot_product_attention` "
+      "call, dropout only in training"),
     E("causal_lm_loss", "08_lm", "causal_lm_loss", "model", "check_causal_lm_loss", 2,
       "`causal_lm_loss(logits, labels)`: shift by one, cross-entropy on raw logits, `ignore_index=-100`"),
     E("tiny_lm", "08_lm", "TinyLM", "model", "check_tiny_lm", 5,

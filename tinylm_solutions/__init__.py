@@ -2,7 +2,8 @@
 
 softmax (stage 00's warm-up), attention (scores, scaled dot-product attention, SelfAttention, the causal mask), multihead (split/merge
 heads, multi-head self-attention), masks (key padding, combining masks, masked softmax), position (sinusoidal, learned, RoPE), ffn (FeedForward, SwiGLU),
-norm (LayerNorm), block (TransformerBlock, Pre-LN and Post-LN), model (TinyLM), tokenizer (char,
+norm (LayerNorm), block (TransformerBlock, Pre-LN and Post-LN), causal_attention (CausalSelfAttention, the production
+form: fused qkv, one fused attention call), model (TinyLM), tokenizer (char,
 word), data (default corpus, batches), train (train_step, evaluate, perplexity), trainer (the training loop), cli
 (tinylm-train, tinylm-generate), generate (temperature, top-k), ablations (stage 11's ablated models and lab model, given code),
 debugging (stage 11's answers: the debugging lab's fixes),

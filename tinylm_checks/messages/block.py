@@ -118,6 +118,31 @@ MISTAKES = {
         "counting must only read it",
         "don't call requires_grad_(), train(), eval(), .double() or change parameters in the function; to count "
         "frozen parameters too, drop the `if p.requires_grad` filter instead of unfreezing them"),
+    # ---- CausalSelfAttention (the production form)
+    "qkv_order": (
+        "the fused projection's output is split in another order than q, k, v",
+        "q, k, v = self.qkv(x).chunk(3, dim=-1): the first D columns are the queries, the next D the keys, the "
+        "last D the values"),
+    "not_causal": (
+        "the attention is not causal: every token also attends to the tokens after it",
+        "pass is_causal=True to F.scaled_dot_product_attention (or mask the scores above the diagonal with -inf)"),
+    "sdpa_dropout_in_eval": (
+        "in eval() the output changes from call to call: dropout_p=self.dropout is passed even when not training "
+        "(F.scaled_dot_product_attention is a function: it does not read module.training)",
+        "dropout_p=self.dropout if self.training else 0.0"),
+    "dropout_not_in_training": (
+        "in train() with dropout > 0 every call gives the same output: the attention weights are never dropped",
+        "pass dropout_p=self.dropout when self.training is True (or F.dropout(weights, self.dropout, "
+        "training=self.training) on the weights)"),
+    "output_dropout": (
+        "dropout is applied to the module's output (single elements of it are exactly 0); this module drops "
+        "attention weights, and its contract has no dropout on the output",
+        "drop attention weights only: dropout_p=... inside F.scaled_dot_product_attention, nothing after self.out"),
+    "dropout_not_rescaled": (
+        "the kept attention weights are not scaled up by 1/(1-p): averaged over many training calls the output is "
+        "about (1-p) times the eval output",
+        "use dropout_p (or F.dropout), which divides the kept weights by 1-p, instead of a hand-made mask"),
+
 }
 
 MESSAGES = {
@@ -342,4 +367,66 @@ MESSAGES = {
                                      "blocks of two widths with d_ff != 4 D, one with an extra parameter, one with a "
                                      "frozen attention, one with a shared LayerNorm and one with bias-free LayerNorms; "
                                      "the blocks left unchanged",
+    # ---- CausalSelfAttention
+    "causal_self_attention.hints": {
+        "w_o_not_applied": "return self.out(y) with y the merged heads (B, T, D)",
+        "split_without_transpose": "t.view(B, T, H, d_head).transpose(1, 2): split the features, then move heads "
+                                   "before time",
+        "merge_without_transpose": "y.transpose(1, 2).reshape(B, T, D): heads back behind time, then merge",
+        "scale_by_sqrt_d_model": "leave the scale to F.scaled_dot_product_attention: its default is 1/sqrt(d_head), the "
+                                 "width of one head",
+        "no_scaling": "divide the scores by sqrt(d_head) (F.scaled_dot_product_attention does it by default)",
+        "no_divisibility_check": "raise ValueError when d_model % num_heads != 0, before building the layers",
+        "weight_transposed": "call the layer itself, self.out(y) (or F.linear(y, self.out.weight))",
+    },
+    "causal_self_attention.created": "CausalSelfAttention(d_model={D}, num_heads={H}{extra}) was created",
+    "causal_self_attention.wrong_error": {
+        "problem": "CausalSelfAttention{bad} raised {error}, not ValueError",
+        "mistake_hint": "raise ValueError yourself, with a message, before building anything",
+    },
+    "causal_self_attention.no_error": {
+        "problem": "CausalSelfAttention{bad} was created without complaint",
+        "expected": "ValueError: d_model must be divisible by num_heads",
+    },
+    "causal_self_attention.attribute": {
+        "problem": "{cls}.{attr} is not {want}",
+        "expected": "self.{attr} = {want}",
+        "hint": "store num_heads, d_head = d_model // num_heads and the dropout probability (a float) under these names",
+    },
+    "causal_self_attention.param_count": {
+        "problem": "wrong number of parameters",
+        "expected": "4 D^2 = {expected_n} for D = {D}: qkv (3 D^2) and out (D^2), no biases",
+        "hint": "the module holds exactly qkv = nn.Linear(D, 3 D, bias=False) and out = nn.Linear(D, D, bias=False)",
+    },
+    "causal_self_attention.tried": "d_model={D}, num_heads={H}, x {shape}, float64, seed {seed}, {mode}",
+    "causal_self_attention.eval": "eval()",
+    "causal_self_attention.eval_dropout": "dropout={p}, eval()",
+    "causal_self_attention.train_dropout": "dropout={p}, train(), {n} calls",
+    "causal_self_attention.out_what": "the output out(attention(q, k, v)) (B, T, D)",
+    "causal_self_attention.fallback": "compare with stage 02: qkv.weight is W_Q, W_K, W_V stacked (3 D, D), out.weight is "
+                                      "W_O, and the causal output must equal MultiHeadSelfAttention(x, causal_mask(T))[0]; "
+                                      "print the shapes after each step of forward",
+    "causal_self_attention.eval_random": {
+        "problem": "in eval() two calls on the same input give different outputs",
+        "expected": "the same output: no dropout outside training",
+        "got": "largest difference {err:.3g}",
+    },
+    "causal_self_attention.train_fixed": {
+        "problem": "in train() with dropout={p}, {n} calls on the same input all give the same output",
+        "expected": "outputs that differ from call to call: attention weights dropped at random",
+    },
+    "causal_self_attention.output_zeros": {
+        "problem": "in train() {share:.0%} of the output's elements are exactly 0 in rows that are not all 0",
+        "expected": "whole attention weights dropped: a zero can only come from a query whose every weight was dropped",
+    },
+    "causal_self_attention.not_rescaled": {
+        "problem": "averaged over {n} calls in train(), the output is not the eval output",
+        "expected": "the eval output on average (dropout divides the kept weights by 1 - p)",
+        "got": "the average is closer to {scale:.2f} x the eval output",
+    },
+    "causal_self_attention.passed": "ValueError for d_model % num_heads != 0; qkv (3 D, D) and out (D, D) without biases, "
+                                    "4 D^2 = {n} parameters; in eval() equal to stage 02's MultiHeadSelfAttention with "
+                                    "a causal mask and the same weights, and deterministic; in train() with dropout, "
+                                    "random, weights (not outputs) dropped, right on average; gradients reach qkv and "
+                                    "out",
 }
