@@ -10,8 +10,9 @@ import itertools
 import math
 
 import torch
+import torch.nn.functional as F
 
-from ._core import Ctx, check, compare, diagnose, fmt_shape, fmt_values, reference, where
+from ._core import CheckFailure, Ctx, check, close, compare, diagnose, fmt_shape, fmt_values, reference, where
 from ._modules import check_gradients, copy_linears, expect_param_count, randomise
 from ._text import MISTAKE, hints, say
 
@@ -245,8 +246,13 @@ def check_attention_scores(ctx: Ctx, attention_scores) -> str:
         q = ctx.randn(*lead, s["T_q"], s["d_k"]) * size
         k = ctx.randn(*lead, s["T_k"], s["d_k"]) * size
         tried = say("attention_scores.tried", q=fmt_shape(q.shape), k=fmt_shape(k.shape), seed=ctx.seed)
-        got = ctx.call(fn, q, k, what=say("core.called_with", tried=tried), names=("q", "k"),
-                       mistake_if_raises=MISTAKE.hard_coded_axes if len(lead) == 2 else None)  # 3-D worked just before
+        try:
+            got = ctx.call(fn, q, k, what=say("core.called_with", tried=tried), names=("q", "k"),
+                           mistake_if_raises=MISTAKE.hard_coded_axes if len(lead) == 2 else None)  # 3-D worked before
+        except CheckFailure as failure:
+            sq, sk = ctx.randn(*lead, s["d_k"], s["d_k"]), ctx.randn(*lead, s["d_k"], s["d_k"])  # T_q = T_k = d_k
+            raise keys_not_transposed(ctx, failure, lambda: fn(sq.clone(), sk.clone()),
+                                      sq @ sk / math.sqrt(s["d_k"])) from None
         expected = ref.attention_scores(q, k)
         transposed = isinstance(got, torch.Tensor) and tuple(got.shape) == (*lead, s["T_k"], s["T_q"])
         got = ctx.tensor(got, say("attention_scores.what"), expected.shape, tried=tried,
@@ -306,15 +312,33 @@ def check_scaled_dot_product_attention(ctx: Ctx, scaled_dot_product_attention) -
     return say("sdpa.passed")
 
 
+def keys_not_transposed(ctx: Ctx, failure: CheckFailure, again, untransposed: torch.Tensor) -> CheckFailure:
+    """The kind "a batched matmul with the keys not transposed" (``q @ k`` where ``q @ k.transpose(-2, -1)`` was
+    meant): it raises whenever the keys' length differs from their width, which hides what it is. ``failure`` is what
+    the learner's code raised; ``again()`` runs the same code where the keys are square (length = width), and
+    ``untransposed`` is what ``q @ k`` gives there. The failure comes back renamed when they agree, else as it was."""
+    try:
+        got = again()
+    except Exception:  # noqa: BLE001 - learner code; the first failure is the one reported
+        return failure
+    if isinstance(got, torch.Tensor) and close(got.detach(), untransposed):
+        return ctx.renamed(failure, mistake=MISTAKE.keys_not_transposed)
+    return failure
+
+
 def projection_mixups(x, layers, attend):
     """Outputs of attention whose q, k, v come from the wrong layers, as (name, (out, weights)) pairs.
 
     ``layers`` maps "W_Q", "W_K", "W_V" to the reference's layers; ``attend(q, k, v)`` runs the rest of
-    the module. Covers a reused layer (k = W_Q(x)), swapped queries and keys, and x used as the values.
+    the module. Covers a reused layer (k = W_Q(x)), swapped queries and keys, x used as the values, and a
+    layer's weight used transposed (x @ W.weight).
     """
     proj = {n: layers[n](x) for n in ("W_Q", "W_K", "W_V")}
     cands = [(MISTAKE.values_not_projected, attend(proj["W_Q"], proj["W_K"], x)),
              (MISTAKE.q_k_swapped, attend(proj["W_K"], proj["W_Q"], proj["W_V"]))]
+    for n in proj:  # x @ W.weight (+ bias): the kind "a weight used transposed", one layer at a time
+        wrong = {**proj, n: F.linear(x, layers[n].weight.T, layers[n].bias)}
+        cands.append((MISTAKE.weight_transposed, attend(wrong["W_Q"], wrong["W_K"], wrong["W_V"])))
     for combo in itertools.product(proj, repeat=3):
         if len(set(combo)) < 3:  # one layer used twice
             cands.append((MISTAKE.projection_reused, attend(*(proj[n] for n in combo))))

@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 
 import torch
+import torch.nn.functional as F
 
 from ._core import Ctx, check, compare, fmt_shape, reference
 from ._modules import check_gradients, copy_linears, expect_param_count, randomise
@@ -18,8 +19,10 @@ __all__ = ["check_split_heads", "check_merge_heads", "check_multi_head_attention
 
 def _split_candidates(x, H):
     B, T, D = x.shape
-    return {MISTAKE.split_without_transpose: x.reshape(B, H, T, D // H),
-            MISTAKE.split_interleaved: x.reshape(B, T, D // H, H).permute(0, 3, 1, 2)}
+    d_k = D // H
+    return [(MISTAKE.split_without_transpose, x.reshape(B, H, T, d_k)),
+            (MISTAKE.split_interleaved, x.reshape(B, T, d_k, H).permute(0, 3, 1, 2))] + [
+        (MISTAKE.heads_repeated, x[..., j * d_k:(j + 1) * d_k].unsqueeze(1).repeat(1, H, 1, 1)) for j in range(H)]
 
 
 def _sizes(seed: int) -> tuple[int, int, int, int]:
@@ -78,6 +81,16 @@ def check_merge_heads(ctx: Ctx, merge_heads) -> str:
     return say("merge_heads.passed")
 
 
+def heads_repeated(x, layers, H: int, attend) -> list:
+    """The kind "every head reads the same features" (heads made with repeat or expand of one d_k slice, where a
+    view splits the features): for each slice j, the output when every head reads slice j of q, k and v, as
+    (MISTAKE.heads_repeated, output) pairs. ``attend(q, k, v)`` runs the rest of the module on (B, T, D) tensors."""
+    proj = [layers[n](x) for n in ("W_Q", "W_K", "W_V")]
+    d_k = x.size(-1) // H
+    return [(MISTAKE.heads_repeated, attend(*(t[..., j * d_k:(j + 1) * d_k].repeat(1, 1, H) for t in proj)))
+            for j in range(H)]
+
+
 def _mha_candidates(reference, x, H, mask):
     """Known multi-head mistakes: a list of (name, (out, weights)), with the reference's own weights."""
     B, T, D = x.shape
@@ -101,7 +114,8 @@ def _mha_candidates(reference, x, H, mask):
         (MISTAKE.split_without_transpose, (W_O(bad_split[0].reshape(B, T, D)), bad_split[1])),
         (MISTAKE.merge_without_transpose, (W_O(out.reshape(B, T, D)), w)),
         (MISTAKE.w_o_not_applied, (ref.merge_heads(out), w)),
-    ] + projection_mixups(x, layers, attend)
+        (MISTAKE.weight_transposed, (F.linear(ref.merge_heads(out), W_O.weight.T, W_O.bias), w)),
+    ] + heads_repeated(x, layers, H, attend) + projection_mixups(x, layers, attend)
     return [(n, (None if o is None else o.detach(), w_.detach())) for n, (o, w_) in cands]
 
 

@@ -594,7 +594,31 @@ class SelfAttentionKeysFromWQ(_SelfAttentionBase):
 
 # --------------------------------------------------------------------------- what the tests feed the checks
 # (check, mutant, expected mistake id or None, key phrase of the problem): see tests/test_checks_mutants.py
+
+def scores_keys_not_transposed(q, k):
+    """q @ k: the keys not transposed (runs only when T_k = d_k)."""
+    return q @ k / math.sqrt(q.size(-1))
+
+
+class SelfAttentionQTransposed(nn.Module):
+    """Computes the queries as x @ W_Q.weight + b: the weight used transposed."""
+
+    def __init__(self, d_model):
+        super().__init__()
+        self.W_Q, self.W_K, self.W_V = (nn.Linear(d_model, d_model) for _ in range(3))
+
+    def forward(self, x, mask=None):
+        q, k, v = x @ self.W_Q.weight + self.W_Q.bias, self.W_K(x), self.W_V(x)
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        return weights @ v, weights
+
 ROWS = [
+    # ---- issue 17's kinds: keys not transposed, a weight used transposed
+    (check_attention_scores, scores_keys_not_transposed, "keys_not_transposed", "raised RuntimeError"),
+    (check_self_attention, SelfAttentionQTransposed, "weight_transposed", "not equal to the reference"),
     # ---- attention_scores: named mistakes
     (check_attention_scores, scores_no_scaling, "no_scaling", "not equal to the reference"),
     (check_attention_scores, scores_clamped, None, "not equal to the reference"),

@@ -6,8 +6,11 @@ FeedForward (imported from tinylm_solutions), unless the mutant is about another
 import torch
 from torch import nn
 
-from tinylm_checks import check_block_parameter_counts, check_transformer_block
+import torch.nn.functional as F
+
+from tinylm_checks import check_block_parameter_counts, check_causal_self_attention, check_transformer_block
 from tinylm_solutions import block as ref
+from tinylm_solutions.causal_attention import CausalSelfAttention
 from tinylm_solutions.multihead import MultiHeadSelfAttention
 from tinylm_solutions.ffn import FeedForward
 from tinylm_solutions.attention import causal_mask
@@ -685,6 +688,211 @@ def counts_stub(block):
 
 # --------------------------------------------------------------------------- what the tests feed the checks
 # (check, mutant, expected mistake id or None, key phrase of the problem): see tests/test_checks_mutants.py
+
+# --------------------------------------------------------------------------- CausalSelfAttention
+
+class _CSA(CausalSelfAttention):
+    """The reference, with the steps of forward as methods a mutant overrides one at a time."""
+
+    def heads(self, t, B, T):
+        return t.view(B, T, self.num_heads, self.d_head).transpose(1, 2)  # (B, H, T, d_head)
+
+    def attend(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0,
+                                              is_causal=True)
+
+    def merge(self, y, B, T, D):
+        return y.transpose(1, 2).reshape(B, T, D)
+
+    def forward(self, x):
+        B, T, D = x.shape
+        q, k, v = self.split(self.qkv(x))
+        y = self.attend(*(self.heads(t, B, T) for t in (q, k, v)))
+        return self.project(self.merge(y, B, T, D))
+
+    def split(self, qkv):
+        return qkv.chunk(3, dim=-1)
+
+    def project(self, y):
+        return self.out(y)
+
+
+class CSAOrderKQV(_CSA):
+    """Splits the fused output as k, q, v."""
+
+    def split(self, qkv):
+        k, q, v = qkv.chunk(3, dim=-1)
+        return q, k, v
+
+
+class CSANotCausal(_CSA):
+    """Forgets is_causal=True."""
+
+    def attend(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0)
+
+
+class CSADropoutInEval(_CSA):
+    """Passes dropout_p=self.dropout always: the functional call does not read self.training."""
+
+    def attend(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout, is_causal=True)
+
+
+class CSANoDropout(_CSA):
+    """Never drops anything: dropout_p left out."""
+
+    def attend(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+
+class CSAOutputDropout(_CSA):
+    """Drops elements of the output (nn.Dropout after self.out) instead of attention weights."""
+
+    def attend(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True)
+
+    def project(self, y):
+        return F.dropout(self.out(y), self.dropout, training=self.training)
+
+
+class CSAManualNotRescaled(_CSA):
+    """Writes attention by hand and drops weights with a bernoulli mask, without dividing by 1 - p."""
+
+    def attend(self, q, k, v):
+        T = q.size(-2)
+        scores = q @ k.transpose(-2, -1) / self.d_head ** 0.5  # (B, H, T, T)
+        scores = scores.masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf"))
+        w = scores.softmax(-1)
+        if self.training and self.dropout:
+            w = w * (torch.rand_like(w) >= self.dropout)
+        return w @ v
+
+
+class CSAOutTransposed(_CSA):
+    """Multiplies by the out weight directly, y @ self.out.weight: the matrix transposed."""
+
+    def project(self, y):
+        return y @ self.out.weight
+
+
+class CSAScaleByDModel(_CSA):
+    """Scales the scores by 1/sqrt(d_model) instead of 1/sqrt(d_head)."""
+
+    def attend(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=(self.num_heads * self.d_head) ** -0.5,
+                                              dropout_p=self.dropout if self.training else 0.0)
+
+
+class CSASplitNoTranspose(_CSA):
+    """Splits heads with .view(B, H, T, d_head), no transpose."""
+
+    def heads(self, t, B, T):
+        return t.reshape(B, self.num_heads, T, self.d_head)
+
+
+class CSAMergeNoTranspose(_CSA):
+    """Merges heads with .reshape(B, T, D), no transpose back."""
+
+    def merge(self, y, B, T, D):
+        return y.reshape(B, T, D)
+
+
+class CSANoOut(_CSA):
+    """Forgets the output projection."""
+
+    def project(self, y):
+        return y
+
+
+class CSABiases(CausalSelfAttention):
+    """Keeps nn.Linear's default biases."""
+
+    def __init__(self, d_model, num_heads, dropout=0.0):
+        super().__init__(d_model, num_heads, dropout)
+        self.qkv = nn.Linear(d_model, 3 * d_model)
+        self.out = nn.Linear(d_model, d_model)
+
+
+class CSANoValueError(_CSA):
+    """Lets d_model % num_heads != 0 through (d_head rounds down)."""
+
+    def __init__(self, d_model, num_heads, dropout=0.0):
+        nn.Module.__init__(self)
+        self.num_heads, self.d_head, self.dropout = num_heads, d_model // num_heads, float(dropout)
+        self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)
+        self.out = nn.Linear(d_model, d_model, bias=False)
+
+
+class CSADropoutModule(_CSA):
+    """Stores nn.Dropout(dropout) as self.dropout instead of the probability."""
+
+    def __init__(self, d_model, num_heads, dropout=0.0):
+        super().__init__(d_model, num_heads, dropout)
+        self.dropout = nn.Dropout(dropout)
+
+    def attend(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, dropout_p=self.dropout.p if self.training else 0.0)
+
+
+class CSAKeysNotTransposed(_CSA):
+    """Writes the scores as q @ k by hand: the keys not transposed (runs only when T = d_head)."""
+
+    def attend(self, q, k, v):
+        T = q.size(-2)
+        scores = (q @ k / self.d_head ** 0.5).masked_fill(~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf"))
+        return F.dropout(scores.softmax(-1), self.dropout, self.training) @ v
+
+
+class CSAHeadsRepeated(_CSA):
+    """Every head reads the first d_head features (repeat of one slice)."""
+
+    def heads(self, t, B, T):
+        return t[..., :self.d_head].unsqueeze(1).repeat(1, self.num_heads, 1, 1)
+
+
+class CSAMergeInterleaved(_CSA):
+    """Merges with permute(0, 2, 3, 1): each head's features interleaved."""
+
+    def merge(self, y, B, T, D):
+        return y.permute(0, 2, 3, 1).reshape(B, T, D)
+
+
+class CSAStub(CausalSelfAttention):
+    """The untouched stub."""
+
+    def __init__(self, d_model, num_heads, dropout=0.0):
+        nn.Module.__init__(self)
+        # YOUR CODE HERE
+        raise NotImplementedError()
+
+
+class CSAManual(CausalSelfAttention):
+    """Honest: attention by hand, F.dropout(training=self.training) on the weights, torch.split, reshape."""
+
+    def forward(self, x):
+        B, T, D = x.shape
+        q, k, v = (t.reshape(B, T, self.num_heads, self.d_head).transpose(1, 2) for t in self.qkv(x).split(D, dim=-1))
+        scores = q @ k.transpose(-2, -1) / self.d_head ** 0.5  # (B, H, T, T)
+        scores = scores.masked_fill(~torch.ones(T, T, dtype=torch.bool, device=x.device).tril(), float("-inf"))
+        w = F.dropout(scores.softmax(-1), self.dropout, training=self.training)
+        return self.out((w @ v).transpose(1, 2).reshape(B, T, D))
+
+
+class CSAEinsum(CausalSelfAttention):
+    """Honest: einsum heads, unflatten."""
+
+    def forward(self, x):
+        B, T, D = x.shape
+        q, k, v = (t.unflatten(-1, (self.num_heads, self.d_head)) for t in self.qkv(x).chunk(3, dim=-1))  # (B, T, H, d)
+        scores = torch.einsum("bthd,bshd->bhts", q, k) * self.d_head ** -0.5
+        scores = scores.masked_fill(torch.ones(T, T, dtype=torch.bool).triu(1), float("-inf"))
+        w = F.dropout(scores.softmax(-1), self.dropout, self.training)
+        return self.out(torch.einsum("bhts,bshd->bthd", w, v).reshape(B, T, D))
+
+
+HONEST_CSA = [CSAManual, CSAEinsum]  # other ways to write it, which the check must accept
+
 ROWS = [
     # ---- TransformerBlock: the issue's named mistakes
     (check_transformer_block, BlockResidualFromNormed, "residual_from_normalised", "not equal to the reference"),
@@ -771,7 +979,28 @@ ROWS = [
     (check_block_parameter_counts, counts_stub, "not_implemented", "raised NotImplementedError"),
     (check_block_parameter_counts, None, None, "expected the function block_parameter_counts, got None"),
     (check_block_parameter_counts, ref.TransformerBlock, None, "got a class"),
+    # ---- CausalSelfAttention
+    (check_causal_self_attention, CSAOrderKQV, "qkv_order", "not equal to the reference"),
+    (check_causal_self_attention, CSANotCausal, "not_causal", "not equal to the reference"),
+    (check_causal_self_attention, CSADropoutInEval, "sdpa_dropout_in_eval", "in eval() two calls"),
+    (check_causal_self_attention, CSANoDropout, "dropout_not_in_training", "all give the same output"),
+    (check_causal_self_attention, CSAOutputDropout, "output_dropout", "exactly 0 in rows that are not all 0"),
+    (check_causal_self_attention, CSAManualNotRescaled, "dropout_not_rescaled", "is not the eval output"),
+    (check_causal_self_attention, CSAOutTransposed, "weight_transposed", "not equal to the reference"),
+    (check_causal_self_attention, CSAScaleByDModel, "scale_by_sqrt_d_model", "not equal to the reference"),
+    (check_causal_self_attention, CSASplitNoTranspose, "split_without_transpose", "not equal to the reference"),
+    (check_causal_self_attention, CSAMergeNoTranspose, "merge_without_transpose", "not equal to the reference"),
+    (check_causal_self_attention, CSANoOut, "w_o_not_applied", "not equal to the reference"),
+    (check_causal_self_attention, CSABiases, "linear_with_bias", "bias"),
+    (check_causal_self_attention, CSANoValueError, "no_divisibility_check", "was created without complaint"),
+    (check_causal_self_attention, CSADropoutModule, None, "CSADropoutModule.dropout is not 0.0"),
+    (check_causal_self_attention, CSAKeysNotTransposed, "keys_not_transposed", "raised RuntimeError"),
+    (check_causal_self_attention, CSAHeadsRepeated, "heads_repeated", "not equal to the reference"),
+    (check_causal_self_attention, CSAMergeInterleaved, "merge_interleaved", "not equal to the reference"),
+    (check_causal_self_attention, CSAStub, "not_implemented", "raised NotImplementedError"),
+    (check_causal_self_attention, None, None, "got None"),
 ]
-LATE_FAILURE = {check_transformer_block: BlockExtraUnusedNorm,
+LATE_FAILURE = {check_transformer_block: BlockExtraUnusedNorm, check_causal_self_attention: CSAManualNotRescaled,
                 check_block_parameter_counts: counts_trainable_only}  # fails late, after the check did most of its work
-STUB = {check_transformer_block: BlockStub, check_block_parameter_counts: counts_stub}  # check -> the untouched stub
+STUB = {check_transformer_block: BlockStub, check_block_parameter_counts: counts_stub,
+        check_causal_self_attention: CSAStub}  # check -> the untouched stub

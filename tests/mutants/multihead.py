@@ -403,7 +403,46 @@ class MHAMaskMultiplied(_MHABase):
 
 # --------------------------------------------------------------------------- what the tests feed the checks
 # (check, mutant, expected mistake id or None, key phrase of the problem): see tests/test_checks_mutants.py
+
+def split_heads_repeated(x, num_heads):
+    """Builds the heads with repeat: every head gets the first d_k features."""
+    B, T, D = x.shape
+    return x[..., :D // num_heads].unsqueeze(1).repeat(1, num_heads, 1, 1)
+
+
+class MHAHeadsRepeated(_MHABase):
+    """Every head reads the first d_k features (expand of one slice, where a view splits D)."""
+
+    def forward(self, x, mask=None):
+        H, d_k = self.num_heads, self.d_k
+        heads = [t[..., :d_k].unsqueeze(1).expand(-1, H, -1, -1) for t in (self.W_Q(x), self.W_K(x), self.W_V(x))]
+        out, weights = _attend(*heads, mask)
+        return self.W_O(_merge(out)), weights
+
+
+class MHAOutTransposed(_MHABase):
+    """Applies W_O as merged @ W_O.weight + bias: the weight used transposed."""
+
+    def forward(self, x, mask=None):
+        out, weights = _attend(*self.qkv(x), mask)
+        return _merge(out) @ self.W_O.weight + self.W_O.bias, weights
+
+
+class MHAKeyTransposed(_MHABase):
+    """Computes the keys as x @ W_K.weight + b: the weight used transposed."""
+
+    def forward(self, x, mask=None):
+        q, _, v = self.qkv(x)
+        k = _split(x @ self.W_K.weight + self.W_K.bias, self.num_heads)
+        out, weights = _attend(q, k, v, mask)
+        return self.W_O(_merge(out)), weights
+
 ROWS = [
+    # ---- issue 17's kinds: heads made by copying one slice, a weight used transposed
+    (check_split_heads, split_heads_repeated, "heads_repeated", "not equal to the reference"),
+    (check_multi_head_attention, MHAHeadsRepeated, "heads_repeated", "not equal to the reference"),
+    (check_multi_head_attention, MHAOutTransposed, "weight_transposed", "not equal to the reference"),
+    (check_multi_head_attention, MHAKeyTransposed, "weight_transposed", "not equal to the reference"),
     # ---- split_heads
     (check_split_heads, split_view_no_transpose, "split_without_transpose", "not equal to the reference"),
     (check_split_heads, split_forgets_transpose, "split_not_transposed", "has the wrong shape"),

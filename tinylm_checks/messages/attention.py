@@ -13,6 +13,10 @@ MISTAKES = {
     "scale_by_sqrt_d_model": (
         "the scores are divided by sqrt(d_model) instead of sqrt(d_k) = sqrt(d_model // num_heads)",
         "each head has width d_k = d_model // num_heads; take q.shape[-1] inside the attention function"),
+    "keys_not_transposed": (
+        "the keys are not transposed: q @ k multiplies (T_q, d_k) by (T_k, d_k), which only runs when T_k = d_k, "
+        "and then gives the wrong scores",
+        "q @ k.transpose(-2, -1): every query row meets every key row (counted from the end, for any batch axes)"),
     "transposed_scores": (
         "the scores are k @ q^T (keys x queries) instead of q @ k^T",
         "row i of the scores belongs to query i: q @ k.transpose(-2, -1)"),

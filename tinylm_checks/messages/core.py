@@ -65,6 +65,10 @@ MISTAKES = {
         "or sizes unpacked with B, T, D = x.shape): it works for one and breaks for another",
         "count axes from the end, which works for any number of leading dimensions: k.transpose(-2, -1), "
         "softmax(dim=-1)"),
+    "weight_transposed": (
+        "a weight matrix is used transposed: x @ layer.weight, where nn.Linear computes x @ layer.weight.T + bias "
+        "(with a square weight nothing fails, the numbers are just wrong)",
+        "call the layer itself, layer(x), or F.linear(x, layer.weight, layer.bias)"),
 }
 
 MESSAGES = {

@@ -22,6 +22,11 @@ MISTAKES = {
     "float_d_k": (
         "d_k is computed with / (a float) instead of // (an int)",
         "d_k = d_model // num_heads (integer division); .view() needs ints"),
+    "heads_repeated": (
+        "every head reads the same d_k features (one slice copied H times with repeat or expand): head h must "
+        "read features h*d_k ... (h+1)*d_k - 1",
+        "split the features, don't copy them: x.view(B, T, H, d_k).transpose(1, 2) (repeat and expand copy one "
+        "slice; a view cuts D into H slices)"),
     "split_interleaved": (
         "the features are split as (d_k, H) instead of (H, d_k): each head gets every H-th feature",
         "x.view(B, T, H, d_k): head h takes the h-th block of d_k consecutive features"),
