@@ -196,8 +196,11 @@ print(f"with -100 targets: {causal_lm_loss(logits, labels).item():.4f}; "
 #   token; its weight is `(V, D)`, the shape of the token embedding. Press & Wolf (2017) use **one** matrix
 #   for both (Vaswani et al. §3.4 and GPT-2 do too): `V·D` parameters fewer, and a token's input and output
 #   vectors learn together. "One matrix" means one `nn.Parameter` object used twice:
-#   `self.lm_head.weight = self.token_emb.weight`. A copy (`.clone()`, `nn.Parameter(...)`) has equal values at
-#   first, but the optimizer sees two tensors and they drift apart after the first step.
+#   `self.lm_head.weight = self.token_emb.weight`. A copy (`.clone()`, `copy_`) has equal values at first, but
+#   it is a second tensor, and the first optimizer step makes the two different. A second Parameter over the
+#   same storage (`nn.Parameter(self.token_emb.weight)`, or assigning `.data`) keeps the values shared, yet
+#   `model.parameters()` lists the matrix twice: the parameter count counts `V·D` twice, and an optimizer
+#   updates it twice per step (Adam with two sets of moments for one matrix).
 # - **GPT-2's initialisation** (Radford et al. 2019, §2.3; nanoGPT's `_init_weights`): every `nn.Linear` and
 #   `nn.Embedding` weight `N(0, 0.02)`, every bias 0; the two projections that write into the residual stream
 #   in each block (the weights of `attn.W_O` and `ffn.linear2`; their biases stay 0) get std `0.02 / sqrt(2·L)`,

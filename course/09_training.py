@@ -172,8 +172,8 @@ print(build_word_vocab("the cat sat on the mat. the end.")[:8])
 # position), map a token that is not in `vocab` to the id of `<unk>`, and end with one `<eos>`. Case is kept
 # (`"The"` and `"the"` are different tokens).
 #
-# The check builds a small vocabulary and encodes three sentences with unknown words, capitalised words and
-# punctuation glued to words, and compares with the reference.
+# The check builds a small vocabulary and encodes four texts (one of them empty) with unknown words,
+# capitalised words and punctuation glued to words, and compares with the reference.
 #
 # **Difficulty:** ★☆☆ · **Time:** about 5 min
 #

@@ -194,8 +194,8 @@ print(f"vocabulary {tokenizer.vocab_size} characters; loss {history['loss'][0]:.
       f"validation loss {history['val_loss'][-1]:.2f} (uniform guessing: ln V = {torch.log(torch.tensor(float(tokenizer.vocab_size))):.2f})")
 
 # %% [markdown]
-# Sampling with your `generate`, from the same prompt and generator seed, at three temperatures: low
-# temperatures repeat the most frequent characters, high ones produce noise.
+# Four samples with your `generate`, from the same prompt and generator seed: three temperatures, and
+# temperature 1 once more with top-k 5. Compare them: which repeats itself, which turns to noise?
 
 # %%
 prompt = torch.tensor([tokenizer.encode("Return the ")])  # (1, T)

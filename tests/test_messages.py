@@ -207,3 +207,37 @@ def test_no_sentence_outside_the_table():
             if any(SENTENCE.search(t) for t in texts) and not any("# code" in line for line in span):
                 found.append(f"{path.relative_to(CHECKS)}:{node.lineno}: {span[0].strip()[:100]}")
     assert not found, "sentences outside tinylm_checks.messages:\n" + "\n".join(sorted(set(found)))
+
+
+def _calls(text: str, name: str):
+    """Every complete call ``name(...)`` in ``text`` (balanced parentheses), in order."""
+    start = 0
+    while (i := text.find(name + "(", start)) >= 0:
+        depth, j = 0, i + len(name)
+        for j in range(i + len(name), len(text)):
+            depth += {"(": 1, ")": -1}.get(text[j], 0)
+            if depth == 0:
+                break
+        yield text[i: j + 1]
+        start = j + 1
+
+
+def test_a_loss_a_message_shows_runs_when_pasted():
+    """The kind: an F.cross_entropy call that a message spells out in full (no "...") is code a learner pastes, so it
+    runs on the check's own (B, T, V) logits and (B, T) labels and gives the reference loss (issue 17: one showed
+    logits[:, :-1] unreshaped, which raises)."""
+    import torch
+    import torch.nn.functional as F
+
+    from tinylm_solutions.model import causal_lm_loss
+
+    B, T, V = 2, 5, 7
+    logits, labels = torch.randn(B, T, V, generator=torch.Generator().manual_seed(0)), torch.randint(0, V, (B, T))
+    shown = [(key, call) for key, text in _text.TEXT.items() for call in _calls(text, "F.cross_entropy")
+             if "..." not in call]
+    assert len(shown) >= 2, shown
+    y = labels  # stage 09's name for targets already aligned with the logits
+    for key, call in shown:
+        value = eval(call, {"F": F, "logits": logits, "labels": labels, "y": y, "V": V})  # noqa: S307 - our own table
+        want = causal_lm_loss(logits, labels) if "labels" in call else F.cross_entropy(logits.flatten(0, 1), y.flatten())
+        assert value.dim() == 0 and torch.allclose(value, want), (key, call)

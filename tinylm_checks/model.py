@@ -78,6 +78,9 @@ def _loss_variants(logits: torch.Tensor, labels: torch.Tensor):
            (MISTAKE.loss_summed, _ce(logits[:, :-1], labels[:, 1:], ignore_index=IGNORE, reduction="sum"))]
     if bool((labels == IGNORE).any()):
         out += [(MISTAKE.ignored_targets_scored, _ce(logits[:, :-1], clean[:, 1:])), (MISTAKE.ignored_targets_scored, per.mean())]
+        counted = (labels[:, 1:] != IGNORE).sum(1).clamp(min=1)  # (B,): targets per sequence
+        per_sequence = per.view(labels.size(0), -1).sum(1) / counted  # (B,): each sequence's own mean
+        out.append((MISTAKE.loss_per_sequence, per_sequence.mean()))  # equal to the right one when no target is ignored
     if bool((labels[:, 1:] == 0).any()):
         out.append((MISTAKE.ignore_index_zero, _ce(logits[:, :-1], clean[:, 1:], ignore_index=0)))
     return out
@@ -194,9 +197,14 @@ def _layout(ctx: Ctx, model: nn.Module, V, L, D, H, N, d_ff) -> None:
     emb = model.token_emb.weight
     if head.weight is not emb:
         same = tuple(head.weight.shape) == tuple(emb.shape) and torch.equal(head.weight.detach(), emb.detach())
+        # .double() gave each Parameter its own storage: whether the two shared one is seen on a model as built
+        built = ctx.call(type(model), V, L, D, H, N, d_ff, what=say("tiny_lm.created", model=_describe(V, L, D, H, N, d_ff)))
+        shared = same and built.lm_head.weight.data_ptr() == built.token_emb.weight.data_ptr()
         ctx.fail("tiny_lm.layout.not_tied", tried=_describe(V, L, D, H, N, d_ff),
-                 got=say("tiny_lm.layout.equal_copy" if same else "tiny_lm.layout.two_tensors"),
-                 mistake=MISTAKE.tied_by_copy if same else MISTAKE.weights_not_tied)
+                 got=say("tiny_lm.layout.shared_storage" if shared else
+                         "tiny_lm.layout.equal_copy" if same else "tiny_lm.layout.two_tensors"),
+                 mistake=MISTAKE.tied_by_shared_storage if shared else
+                 MISTAKE.tied_by_copy if same else MISTAKE.weights_not_tied)
 
 
 def _reference_model(ctx: Ctx, V, L, D, H, N, d_ff) -> nn.Module:

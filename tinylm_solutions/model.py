@@ -126,7 +126,9 @@ class TinyLM(nn.Module):
         dropout: embedding and residual dropout (default 0).
         tie_weights: share ``lm_head.weight`` with ``token_emb.weight`` (default True).
         positions: ``"learned"`` (default, ``nn.Embedding``), ``"sinusoidal"`` (the same embedding frozen
-            to the Vaswani table) or ``"none"`` (``pos_emb`` is None; the "no positions" ablation).
+            to the Vaswani table, with the token embeddings multiplied by ``sqrt(d_model)`` as in Vaswani et
+            al. 2017, §3.4: unscaled, the table's rows, of norm ``sqrt(d_model / 2)``, swamp embeddings of std
+            ``init_std``) or ``"none"`` (``pos_emb`` is None; the "no positions" ablation).
         init_std: the std ``σ`` of the GPT-2 init (default 0.02, GPT-2's and the course's): N(0, σ) for every
             linear and embedding weight, N(0, σ / sqrt(2 * num_layers)) for the two projections that write
             into the residual stream, zero biases. GPT-2's 0.02 was set for ``D = 768``; a small model trains
@@ -192,6 +194,8 @@ class TinyLM(nn.Module):
             raise ValueError(f"sequence length {T} exceeds max_seq_len={self.max_seq_len}; crop the input")
         input_ids = input_ids.long()
         x = self.token_emb(input_ids)  # (B, T, D)
+        if self.config["positions"] == "sinusoidal":
+            x = x * math.sqrt(x.size(-1))  # Vaswani et al. §3.4: the embeddings, not the fixed table, are scaled
         if self.pos_emb is not None:
             x = x + self.pos_emb(torch.arange(T, device=input_ids.device))  # (B, T, D) + (T, D)
         x = self.drop(x)  # (B, T, D)

@@ -228,6 +228,13 @@ class LMTiedByData(_LM):
         self.lm_head.weight.data = self.token_emb.weight.data
 
 
+class LMTiedByNewParameter(_LM):
+    """Ties with nn.Parameter(weight): a second Parameter over the same storage (issue 17: it does not drift)."""
+
+    def tie(self):
+        self.lm_head.weight = nn.Parameter(self.token_emb.weight)
+
+
 class LMNotTied(_LM):
     """Forgets to tie."""
 
@@ -687,6 +694,12 @@ def table_stub(model):
 
 
 # --------------------------------------------------------------------------- what the tests feed the checks
+
+def loss_per_sequence(logits, labels):
+    """Averages each sequence's loss, then the sequences: a padded sequence's tokens weigh more."""
+    return torch.stack([F.cross_entropy(logits[b, :-1], labels[b, 1:], ignore_index=-100)
+                        for b in range(logits.size(0))]).mean()
+
 ROWS = [
     # ---- causal_lm_loss
     (check_causal_lm_loss, loss_not_shifted, "labels_not_shifted", "the loss is not the reference value"),
@@ -699,6 +712,7 @@ ROWS = [
     (check_causal_lm_loss, loss_manual_gather, "ignored_targets_scored", "raised RuntimeError"),
     (check_causal_lm_loss, loss_ignore_zero, "ignore_index_zero", "the loss is not the reference value"),
     (check_causal_lm_loss, loss_summed, "loss_summed", "the loss is not the reference value"),
+    (check_causal_lm_loss, loss_per_sequence, "loss_per_sequence", "the loss is not the reference value"),
     (check_causal_lm_loss, loss_detached, "no_gradient", "the output carries no gradient"),
     (check_causal_lm_loss, loss_float32, "dtype_changed", "has dtype torch.float32"),
     (check_causal_lm_loss, loss_per_token, None, "the loss has the wrong shape"),
@@ -713,7 +727,8 @@ ROWS = [
     (check_tiny_lm, LMSoftmaxBeforeLoss, "softmax_before_loss", "the loss is not the reference value"),
     (check_tiny_lm, LMReturnsProbabilities, "softmax_before_loss", "the logits: not equal to the reference"),
     (check_tiny_lm, LMTiedByCopy, "tied_by_copy", "lm_head.weight is not token_emb.weight"),
-    (check_tiny_lm, LMTiedByData, "tied_by_copy", "lm_head.weight is not token_emb.weight"),
+    (check_tiny_lm, LMTiedByData, "tied_by_shared_storage", "lm_head.weight is not token_emb.weight"),
+    (check_tiny_lm, LMTiedByNewParameter, "tied_by_shared_storage", "lm_head.weight is not token_emb.weight"),
     (check_tiny_lm, LMPadScored, "ignored_targets_scored", "the loss is not the reference value"),
     (check_tiny_lm, LMIgnoreZero, "ignore_index_zero", "the loss is not the reference value"),
     (check_tiny_lm, LMNoFinalNorm, "no_final_norm", "the logits: not equal to the reference"),

@@ -38,11 +38,22 @@ MISTAKES = {
         "lm_head.weight is not token_emb.weight: the output layer has a weight matrix of its own",
         "tie them after creating both: self.lm_head.weight = self.token_emb.weight (one Parameter, V x D, used "
         "twice)"),
+    "loss_per_sequence": (
+        "the loss is averaged per sequence, then over sequences: a short (padded) sequence's tokens weigh more than "
+        "a long one's. A language model's loss is the mean over all counted target tokens",
+        "one mean over every target that is not -100: F.cross_entropy(..., ignore_index=-100) on the flattened "
+        "(B * (T - 1), V) logits does it"),
     "tied_by_copy": (
         "lm_head.weight holds a copy of token_emb.weight: equal values, but two tensors, which the first "
         "optimizer step makes different",
         "assign the Parameter itself, self.lm_head.weight = self.token_emb.weight, not a copy (.clone(), "
-        "nn.Parameter(...), copy_, .data)"),
+        "copy_)"),
+    "tied_by_shared_storage": (
+        "lm_head.weight is a second Parameter over token_emb.weight's storage (nn.Parameter(...) of it, or "
+        "its .data assigned): the values stay shared, but model.parameters() lists the V x D matrix twice, so "
+        "the parameter count counts it twice and an optimizer updates it twice per step",
+        "assign the Parameter object itself, self.lm_head.weight = self.token_emb.weight: one Parameter, "
+        "used twice"),
     "no_final_norm": (
         "the final LayerNorm is missing: lm_head reads the residual stream straight from the last block",
         "a Pre-LN model normalises once more after the last block: logits = self.lm_head(self.norm(x))"),
@@ -163,7 +174,7 @@ MESSAGES = {
                              "reduction='mean')",
     "model.loss.not_reference": {
         "problem": "{what} is not the reference value",
-        "expected": "{value:.6f} = F.cross_entropy(logits[:, :-1], labels[:, 1:], ignore_index=-100) on the raw logits",
+        "expected": "{value:.6f} = F.cross_entropy(logits[:, :-1].reshape(-1, V), labels[:, 1:].reshape(-1), ignore_index=-100) on the raw logits",
         "hint": "reshape to (B * (T - 1), V) and (B * (T - 1),) after the shift, and pass the raw logits",
     },
     # ---- causal_lm_loss
@@ -177,7 +188,7 @@ MESSAGES = {
         "expected": "the same loss: ignored targets take no part",
         "got": "{before:.6f} then {after:.6f}",
     },
-    "causal_lm_loss.passed": "equal to F.cross_entropy(logits[:, :-1], labels[:, 1:], ignore_index=-100) on the raw "
+    "causal_lm_loss.passed": "equal to F.cross_entropy(logits[:, :-1].reshape(-1, V), labels[:, 1:].reshape(-1), ignore_index=-100) on the raw "
                              "logits, with token ids (0 included) and with -100 targets, which do not move the loss; "
                              "differentiable, dtype kept",
     # ---- TinyLM
@@ -215,6 +226,7 @@ MESSAGES = {
         "expected": "one Parameter: model.lm_head.weight is model.token_emb.weight",
     },
     "tiny_lm.layout.equal_copy": "two tensors with equal values",
+    "tiny_lm.layout.shared_storage": "two Parameter objects over one storage",
     "tiny_lm.layout.two_tensors": "two different tensors",
     "tiny_lm.max_seq_len_not_stored": {
         "problem": "{cls}.max_seq_len is not {L}",

@@ -79,8 +79,9 @@ MISTAKES = {
         "the positions are multiplied into x instead of added",
         "return x + ..., not x * ..."),
     "scaled_by_sqrt_d_model": (
-        "x (or the positions) is multiplied by sqrt(d_model); that scaling belongs to the token embedding "
-        "(stage 08), not to this module",
+        "x (or the positions) is multiplied by sqrt(d_model); Vaswani et al. (§3.4) scale the token "
+        "embeddings before this module adds the table (the course's TinyLM does so with positions='sinusoidal'), "
+        "so this module only adds",
         "add the positions to x as they are, with no scale factor"),
     "positions_dropout": (
         "the module applies dropout after adding the positions (the PyTorch tutorial's PositionalEncoding and "
