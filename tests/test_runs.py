@@ -51,3 +51,14 @@ def test_no_folder_means_no_records(folder):
 def test_a_record_can_hold_a_name_of_its_own(folder):
     saved = runs.record_run("11_first_bug", name="exp_overflow", evidence="NaN at x30")
     assert (saved["record"], saved["name"]) == ("11_first_bug", "exp_overflow")
+
+
+def test_quick_runs_never_land_where_the_real_runs_go(tmp_path, monkeypatch):
+    """TINYLM_QUICK=1 shortens every run to a few steps: its records go to runs-quick, so a report never reads them
+    as the learner's real runs (issue 17)."""
+    monkeypatch.delenv("TINYLM_RUNS", raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path))
+    monkeypatch.delenv("TINYLM_QUICK", raising=False)
+    assert runs.runs_dir() == tmp_path / ".cache" / "tinylm" / "runs"
+    monkeypatch.setenv("TINYLM_QUICK", "1")
+    assert runs.runs_dir() == tmp_path / ".cache" / "tinylm" / "runs-quick"

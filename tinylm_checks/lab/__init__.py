@@ -3,9 +3,11 @@ records of a learner's runs (``runs``). They draw or keep what a notebook comput
 they are the same in a learner's kernel and in autograding's sandbox (whose stand-in ``tinylm_checks`` holds
 this package unchanged). Every public name is also importable from ``tinylm_checks``.
 """
-from . import plots, runs, widgets
+from . import plots, runs, unfinished, widgets
 from .plots import *  # noqa: F401,F403
 from .runs import *  # noqa: F401,F403
 from .widgets import *  # noqa: F401,F403
 
 __all__ = [*plots.__all__, *widgets.__all__, *runs.__all__]
+
+unfinished.install()

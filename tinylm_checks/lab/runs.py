@@ -2,7 +2,8 @@
 ablations and the first bug met are read back by stage 12's report.
 
 A record is one JSON file, ``<name>.json``, in the runs folder: ``$TINYLM_RUNS`` when set, else
-``~/.cache/tinylm/runs``. Values are plain data (numbers, strings, lists, dicts; tensors become lists).
+``~/.cache/tinylm/runs`` (``~/.cache/tinylm/runs-quick`` under ``TINYLM_QUICK=1``, whose shortened runs must never
+stand in for a learner's real ones). Values are plain data (numbers, strings, lists, dicts; tensors become lists).
 Writing never stops a notebook: a folder that cannot be written gives a warning and the record is kept
 in memory for this session only.
 """
@@ -20,9 +21,13 @@ _SESSION: dict[str, dict] = {}  # records this Python session made, also when th
 
 
 def runs_dir() -> Path:
-    """The folder records go to: ``$TINYLM_RUNS`` if set, else ``~/.cache/tinylm/runs``."""
+    """The folder records go to: ``$TINYLM_RUNS`` if set, else ``~/.cache/tinylm/runs``, or ``runs-quick`` beside it
+    when ``TINYLM_QUICK=1`` (the few-step runs of a quick check: a report must not read them as the real ones)."""
     env = os.environ.get("TINYLM_RUNS")
-    return Path(env) if env else Path.home() / ".cache" / "tinylm" / "runs"
+    if env:
+        return Path(env)
+    quick = os.environ.get("TINYLM_QUICK") == "1"
+    return Path.home() / ".cache" / "tinylm" / ("runs-quick" if quick else "runs")
 
 
 def _plain(value):
