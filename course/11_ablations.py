@@ -3,11 +3,13 @@
 #
 # You have a working language model. This notebook takes it apart in two ways.
 #
-# **Ablations** remove one ingredient and measure what breaks. Each one is a short, seeded training run
-# (well under a minute on 2 cores) with a plot as its evidence:
+# **Ablations** remove one ingredient and measure what breaks. Each one trains small models for a few hundred
+# steps, **three times, with seeds 0, 1 and 2** (a minute or so each on 2 cores), with a plot as its evidence. At
+# this size one run's noise is as large as many effects: a result counts here when it holds in every seed, by
+# more than the spread between them. The tables and plots show that spread.
 #
-# 1. **no residual connections**, at 2 and at 8 layers: how much gradient reaches each layer?
-# 2. **Post-LN vs Pre-LN** over a small learning-rate sweep;
+# 1. **no residual connections**, at 2 and at 8 layers: how much gradient reaches each layer, and what is learned?
+# 2. **Post-LN vs Pre-LN** over a learning-rate sweep, and Post-LN with a warm-up;
 # 3. **no positions**: does the model still care about the order of its input ("A B C D" vs "D C B A")?
 #
 # **The debugging lab** hands you four broken models. For each, you see the symptom (a short run or a
@@ -32,9 +34,11 @@ import time
 import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
+from IPython.display import Markdown, display
 
-from tinylm_solutions.ablations import (BUG_NAMES, LabTinyLM, lab_train, layer_grad_norms, sequence_loss,
-                                        without_residuals)
+from tinylm_solutions.ablations import (BUG_NAMES, LabTinyLM, lab_train, norm_placement_sweep, order_test,
+                                        residual_ablation, unigram_loss)
+from tinylm_solutions.report import ABLATION_LRS, ABLATION_STEPS, ABLATION_WARMUP_LRS, ablation_table
 from tinylm_solutions.data import default_corpus, train_val_split
 from tinylm_solutions.generate import generate
 from tinylm_solutions.model import TinyLM, shift_labels
@@ -55,14 +59,16 @@ torch.set_num_threads(1)  # the models here are tiny: one thread is as fast as t
 
 # %%
 QUICK = os.environ.get("TINYLM_QUICK") == "1"
-STEPS = dict(residual=60, lr_sweep=60, positions=150, lab=200, lab_short=60, lab_copy=40)
+STEPS = dict(ABLATION_STEPS, lab=200, lab_short=60, lab_copy=40)  # the ablations' steps: the report's too
 if QUICK:
     STEPS = {key: 3 for key in STEPS}
 print("steps per run:", STEPS)
 
 # %% [markdown]
 # The data: the course's corpus (English docstrings of Python's standard library), one token per
-# character, 90 % for training.
+# character, 90 % for training. A line to compare every loss with: the **unigram loss**, the loss of a model that
+# ignores the context and predicts each character by its frequency in the training data (the entropy of the
+# character frequencies, in nats). A model that ends near it has learned the letter frequencies and little else.
 
 # %%
 text = default_corpus()
@@ -74,6 +80,8 @@ print(f"{len(data):,} tokens, vocabulary of {V} characters")
 
 # one size for every small model of this notebook: 2 heads of width 16, d_ff = 2 D, 32 positions
 SIZE = dict(vocab_size=V, max_seq_len=32, d_model=32, num_heads=2, d_ff=64)
+unigram = unigram_loss(train_data, V)
+print(f"unigram loss: {unigram:.3f} nats")
 
 # %% [markdown]
 # ## 1. Ablation: no residual connections
@@ -81,57 +89,40 @@ SIZE = dict(vocab_size=V, max_seq_len=32, d_model=32, num_heads=2, d_ff=64)
 # A Pre-LN block computes `x = x + attn(norm1(x))`, then `x = x + ffn(norm2(x))`. The `x +` is the
 # residual connection (He et al., 2016). Through it the gradient of the loss reaches every layer directly:
 # the derivative of `x + f(x)` is `1 + f'(x)`, and the `1` passes the gradient on unchanged however small
-# `f'` is. Without it, the gradient that reaches layer 0 is a product of one factor per layer above it,
-# and a product of many small factors is tiny.
+# `f'` is. Without it, the gradient that reaches layer 0 is a product of one factor per layer above it.
+# The residual also carries each token's own vector past the attention, which mixes it with the tokens before it.
 #
 # `without_residuals(model)` turns every block into a `NoResidualBlock` (the same parameters, `x = attn(norm1(x))`,
-# `x = ffn(norm2(x))`). We train four models for the same steps, 2 and 8 layers, with and without the
-# residuals, and record the gradient norm of each block's parameters over the first 10 steps
-# (`layer_grad_norms(model)`, read in the `callback` that `train` calls after each step).
+# `x = ffn(norm2(x))`). `residual_ablation` trains four models per seed, 2 and 8 layers, with and without the
+# residuals, each for the same steps on the same batches (AdamW, learning rate 3e-3, no gradient clipping),
+# and records the gradient norm of each block's parameters over the first 10 steps (`layer_grad_norms`) and the
+# final training loss (the mean of the last 10 steps). Read its code with `residual_ablation??`.
 
 # %%
-def residual_run(num_layers: int, residual: bool) -> dict:
-    """Train a TinyLM (with or without residuals) for STEPS["residual"] steps; per-block grad norms, loss."""
-    torch.manual_seed(0)
-    model = TinyLM(num_layers=num_layers, **SIZE)
-    if not residual:
-        without_residuals(model)
-    norms = []
-
-    def callback(step, record):
-        if step <= 10:
-            norms.append(layer_grad_norms(model))  # one float per block
-
-    hist = train(model, train_data, steps=STEPS["residual"], batch_size=16, lr=3e-3, progress=False,
-                 callback=callback)
-    mean_norms = [sum(col) / len(col) for col in zip(*norms)]  # mean over the first steps, per block
-    last = hist["loss"][-10:]
-    return {"grad_norms": mean_norms, "loss": hist["loss"], "final_loss": sum(last) / len(last)}
-
-
 t0 = time.perf_counter()
-residual_results = {f"{L} layers, {'residual' if res else 'no residual'}": residual_run(L, res)
-                    for L in (2, 8) for res in (True, False)}
-residual_seconds = time.perf_counter() - t0
-for label, r in residual_results.items():
-    print(f"{label:26s} final loss {r['final_loss']:.3f}   grad norm block 0 / last block: "
-          f"{r['grad_norms'][0] / r['grad_norms'][-1]:.3f}")
-print(f"({residual_seconds:.1f} s)")
+residual = residual_ablation(train_data, SIZE, steps=STEPS["no_residual"])
+print(f"({time.perf_counter() - t0:.0f} s)")
+display(Markdown(ablation_table("no_residual", residual)))
 
 # %%
-plot_layer_grad_norms({k: r["grad_norms"] for k, r in residual_results.items()},
-                      {k: r["loss"] for k, r in residual_results.items()})
+plot_layer_grad_norms(residual, unigram)
 plt.tight_layout()
 plt.show()
 
 # %% [markdown]
-# **What the plot shows.** With residuals, every block of the 8-layer model receives about the same
-# gradient: the line is flat. Without them, the gradient shrinks layer by layer on its way down: in our run
-# block 0 of the 8-layer model gets about 60 times less gradient than its last block, so the first layers
-# barely learn, and the 8-layer model without residuals ends no better than the 2-layer one, while with
-# residuals the 8-layer model ends best. At 2 layers the
-# product has only two factors and the damage is small. Depth only helps when the gradient can get through;
-# that is what the residual stream is for.
+# **What the runs show.** Read them from your table; each sentence here held in every seed of the course's own
+# runs (its tests rerun them).
+#
+# - **The gradient.** Without residuals, the 8-layer model's gradient shrinks on its way down: block 0 gets
+#   tens of times less than the last block (the third column). With residuals the line is flat: every block
+#   gets about the same.
+# - **The loss.** Without residuals, *neither* depth gets clearly below the unigram loss in these steps: the
+#   models learn the letter frequencies and little more. With residuals both depths do. At 2 layers the
+#   gradient reaches block 0 as well as the last block (a ratio near 1), and the loss stays up all the same: a
+#   vanishing gradient is not the whole story. The other thing the `x +` does is in the paragraph above.
+# - **Depth.** With residuals, 8 layers do not beat 2 in runs this short: which of the two ends lower changes
+#   from seed to seed. The 8-layer model has 3.6 times the parameters and more to learn; depth pays later,
+#   and only because the gradient can get through.
 #
 # ## 2. Ablation: Post-LN vs Pre-LN over a learning-rate sweep
 #
@@ -139,104 +130,65 @@ plt.show()
 # `x = norm1(x + attn(x))`); GPT-2 moved it to the input of each sub-layer (Pre-LN,
 # `x = x + attn(norm1(x))`). Xiong et al. (2020) showed that Post-LN's gradients near the output are
 # large at initialisation, so it needs a learning-rate warm-up, while Pre-LN trains without one.
-# `TinyLM(..., norm_first=False)` builds Post-LN blocks. We train both at four learning rates, same seed,
-# same batches, no warm-up, no gradient clipping, 4 layers.
+# `TinyLM(..., norm_first=False)` builds Post-LN blocks. `norm_placement_sweep` trains both, 4 layers, at four
+# learning rates, per seed: same batches, no gradient clipping, nothing else changed. At the largest rate it also
+# trains Post-LN with a warm-up (the rate rises linearly over the first quarter of the steps): the remedy Xiong et
+# al. discuss, tried beside the problem.
 
 # %%
-LRS = [1e-3, 3e-3, 1e-2, 3e-2]
-
-
-def norm_run(norm_first: bool, lr: float) -> float:
-    """Mean training loss of the last 10 steps of a 4-layer TinyLM (Pre-LN or Post-LN) at learning rate lr."""
-    torch.manual_seed(0)
-    model = TinyLM(num_layers=4, norm_first=norm_first, **SIZE)
-    hist = train(model, train_data, steps=STEPS["lr_sweep"], batch_size=16, lr=lr, max_grad_norm=None,
-                 progress=False)
-    last = hist["loss"][-10:]
-    return sum(last) / len(last)
-
-
 t0 = time.perf_counter()
-sweep = {name: [norm_run(norm_first, lr) for lr in LRS] for name, norm_first in (("Pre-LN", True), ("Post-LN", False))}
-sweep_seconds = time.perf_counter() - t0
-for name, losses in sweep.items():
-    print(f"{name:8s}", "  ".join(f"lr {lr:g}: {loss:.3f}" for lr, loss in zip(LRS, losses)))
-print(f"({sweep_seconds:.1f} s)")
-
-# %% [markdown]
-# A reference for the plot: the loss of a model that ignores the context and predicts each character by
-# its frequency in the training data (the entropy of the character frequencies, in nats).
+sweep = norm_placement_sweep(train_data, SIZE, steps=STEPS["norm_placement"], lrs=ABLATION_LRS,
+                             warmup_lrs=ABLATION_WARMUP_LRS)
+print(f"({time.perf_counter() - t0:.0f} s)")
+display(Markdown(ablation_table("norm_placement", sweep)))
 
 # %%
-freq = torch.bincount(train_data, minlength=V).double() / len(train_data)  # (V,)
-unigram_loss = float(-(freq[freq > 0] * freq[freq > 0].log()).sum())
-print(f"unigram loss: {unigram_loss:.3f} nats")
-plot_lr_sweep(LRS, sweep, hline=(unigram_loss, "unigram: each character by its frequency"))
+plot_lr_sweep(sweep, unigram)
 plt.show()
 
 # %% [markdown]
-# **What the plot shows.** At the smallest learning rate neither wiring has got far in 60 steps: both end
-# above the dotted line, the loss of predicting each character by its frequency alone. Above it, Pre-LN
-# ends lower than Post-LN at every learning rate of the sweep, below the dotted line, while Post-LN stays at
-# or just above it (in our run): without a warm-up it has learned little more than the character
-# frequencies. This is a small model and a short run, so the gap is about a tenth of a nat at most; with
-# more layers and longer runs Xiong et al. (2020, Fig. 3) report Post-LN failing at learning rates that
-# Pre-LN takes in its stride.
+# **What the runs show.** Pre-LN ends lower than Post-LN at every learning rate, in every seed. At the two largest
+# rates Post-LN stays near the unigram loss, while Pre-LN gets below it. The warm-up did **not** rescue Post-LN
+# here: with it, Post-LN ends where it ended without. So this notebook shows that Pre-LN trains better without a
+# warm-up; it does not show that a warm-up is what Post-LN lacks. Xiong et al. (2020, Fig. 3) measure that on
+# deeper models trained for far longer, which a laptop cannot repeat in a minute. An ablation that does not
+# reproduce a paper's explanation is a result too: say so, as here, rather than borrow the paper's conclusion.
 #
 # ## 3. Ablation: no positions
 #
 # Notebook 04 showed that attention without positions is *permutation-equivariant*: shuffle the tokens and
 # the outputs are shuffled the same way. A language model gets some order back from its causal mask (token
-# `t` sees `t + 1` tokens), so the question is how much it loses without its position embedding
-# (`TinyLM(..., positions="none")`).
+# `t` sees `t + 1` tokens), so causal attention without positions is *not* permutation-invariant. The question
+# is how much the model loses without its position embedding (`TinyLM(..., positions="none")`).
 #
 # The **order test**: the model's loss on held-out text as it is ("A B C D") and reversed ("D C B A"),
-# 100 windows of 32 characters. A model that uses order finds the reversed text much harder to predict.
+# 100 windows of 32 characters. A model that uses order finds the reversed text harder to predict.
 
 # %%
-def positions_run(positions: str) -> dict:
-    """Train a 2-layer TinyLM with the given positions; its mean loss on 100 val windows, forward and reversed."""
-    torch.manual_seed(0)
-    model = TinyLM(num_layers=2, positions=positions, **SIZE)
-    train(model, train_data, steps=STEPS["positions"], batch_size=16, lr=1e-2, progress=False)
-    windows = [val_data[i: i + 32] for i in range(0, 3200, 32)]  # 100 windows of (32,)
-    return {"forward": sum(sequence_loss(model, w) for w in windows) / len(windows),
-            "reversed": sum(sequence_loss(model, w.flip(0)) for w in windows) / len(windows)}
-
-
 t0 = time.perf_counter()
-order = {"learned positions": positions_run("learned"), "no positions": positions_run("none")}
-positions_seconds = time.perf_counter() - t0
-for name, r in order.items():
-    print(f"{name:18s} in order {r['forward']:.3f}   reversed {r['reversed']:.3f}   "
-          f"gap {r['reversed'] - r['forward']:.3f}")
-print(f"({positions_seconds:.1f} s)")
+order = order_test(train_data, val_data, SIZE, steps=STEPS["no_positions"])
+print(f"({time.perf_counter() - t0:.0f} s)")
+display(Markdown(ablation_table("no_positions", order)))
 
 # %%
 plot_order_test(order)
 plt.show()
 
 # %% [markdown]
-# **What the plot shows.** Both models find reversed text harder, and in our run the model *without*
-# positions finds it harder still. So the gap is not a measure of position embeddings. At this size and
-# length of training a model predicts the next character mostly from the current one (which characters
-# follow which: "th" is common, "ht" is not), and that needs no position at all: the current token is
-# always the query, and the causal mask tells the model which tokens came before. Language models trained
-# without any position embedding reach nearly the same loss (Haviv et al. 2022). Positions matter once a
-# model must know *where* something was: counting, copying from a fixed offset, long-range structure;
-# the small models of this course do not get that far in 150 steps. An ablation that finds little is a
-# result too, and the plot is the evidence for it.
+# **What the runs show.** Both models find reversed text harder, in every seed, and the model *without*
+# positions finds it harder still. On text in its order, the model without positions is not worse: in our runs
+# it is a little better. So the gap is not a measure of position embeddings. At this size and length of training
+# a model predicts the next character mostly from the current one and the few before it (which characters follow
+# which: "th" is common, "ht" is not), and the causal mask already tells it which tokens came before. Language
+# models trained without any position embedding reach nearly the same loss (Haviv et al. 2022). Positions matter
+# once a model must know *where* something was: counting, copying from a fixed offset, long-range structure; the
+# small models of this course do not get that far in 150 steps. An ablation that finds little is a result too,
+# and the table is the evidence for it.
 #
 # Your three ablations, saved for notebook 12's report:
 
 # %%
-record_run("11_ablations",
-           no_residual={"steps": STEPS["residual"],
-                        "grad_norms": {k: r["grad_norms"] for k, r in residual_results.items()},
-                        "final_loss": {k: r["final_loss"] for k, r in residual_results.items()},
-                        "seconds": residual_seconds},
-           norm_placement={"steps": STEPS["lr_sweep"], "lrs": LRS, "final_loss": sweep, "seconds": sweep_seconds},
-           no_positions={"steps": STEPS["positions"], "order_test": order, "seconds": positions_seconds})
+record_run("11_ablations", no_residual=residual, norm_placement=sweep, no_positions=order, unigram_loss=unigram)
 print("saved the record 11_ablations")
 
 # %% [markdown]

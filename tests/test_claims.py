@@ -93,3 +93,89 @@ def test_scaled_sinusoidal_positions_train_better_than_unscaled_ones(corpus):
     unscaled = [_val_loss(corpus, "sinusoidal", s, unscaled=True) for s in seeds]
     spread = max(max(scaled) - min(scaled), max(unscaled) - min(unscaled))
     assert min(unscaled) - max(scaled) > spread, (scaled, unscaled)
+
+
+# ---- stage 11's ablations, run exactly as notebook 11 runs them (report.run_ablations: its steps, its seeds). Each
+# sentence of its "What the runs show" is an assertion below, in every seed.
+
+@pytest.fixture(scope="module")
+def ablations(corpus):
+    from tinylm_solutions import report
+    V, (tr, va) = corpus
+    return report.run_ablations(tr, va, V)
+
+
+@pytest.mark.slow
+def test_without_residuals_the_gradient_shrinks_on_its_way_down_at_8_layers_only(ablations):
+    runs = ablations["no_residual"]["runs"]
+    ratio = {label: [n[-1] / n[0] for n in run["grad_norms"]] for label, run in runs.items()}
+    assert min(ratio["8 layers, no residual"]) > 10, ratio  # "tens of times less"
+    for label in ("2 layers, residual", "8 layers, residual", "2 layers, no residual"):
+        assert all(0.5 < r < 2 for r in ratio[label]), (label, ratio)  # flat, or "a ratio near 1"
+
+
+@pytest.mark.slow
+def test_without_residuals_neither_depth_gets_clearly_below_the_unigram_loss_and_with_them_both_do(ablations):
+    runs, unigram = ablations["no_residual"]["runs"], ablations["unigram_loss"]
+    for layers in (2, 8):
+        without, with_ = runs[f"{layers} layers, no residual"]["final_loss"], runs[f"{layers} layers, residual"]["final_loss"]
+        assert all(v > unigram - 0.05 for v in without), (layers, without, unigram)
+        assert all(v < unigram - 0.3 for v in with_), (layers, with_, unigram)
+
+
+@pytest.mark.slow
+def test_with_residuals_which_depth_ends_lower_changes_from_seed_to_seed(ablations):
+    runs = ablations["no_residual"]["runs"]
+    deeper_lower = [a < b for a, b in zip(runs["8 layers, residual"]["final_loss"], runs["2 layers, residual"]["final_loss"])]
+    assert any(deeper_lower) and not all(deeper_lower), deeper_lower
+
+
+@pytest.mark.slow
+def test_pre_ln_ends_lower_than_post_ln_at_every_rate_in_every_seed(ablations):
+    runs = ablations["norm_placement"]["runs"]
+    for pre, post in zip(runs["Pre-LN"]["final_loss"], runs["Post-LN"]["final_loss"]):  # per seed
+        assert all(a < b for a, b in zip(pre, post)), (pre, post)
+
+
+@pytest.mark.slow
+def test_at_the_two_largest_rates_post_ln_stays_near_the_unigram_loss_and_pre_ln_gets_below_it(ablations):
+    runs, unigram = ablations["norm_placement"]["runs"], ablations["unigram_loss"]
+    for seed in range(3):
+        for i in (-2, -1):
+            assert abs(runs["Post-LN"]["final_loss"][seed][i] - unigram) < 0.12
+            assert runs["Pre-LN"]["final_loss"][seed][i] < unigram - 0.05
+
+
+@pytest.mark.slow
+def test_the_warm_up_does_not_rescue_post_ln_here(ablations):
+    runs = ablations["norm_placement"]["runs"]
+    warm = runs["Post-LN, warm-up"]
+    for seed in range(3):
+        for lr, loss in zip(warm["lrs"], warm["final_loss"][seed]):
+            without = runs["Post-LN"]["final_loss"][seed][runs["Post-LN"]["lrs"].index(lr)]
+            assert abs(loss - without) < 0.05, (seed, lr, loss, without)
+
+
+@pytest.mark.slow
+def test_both_models_find_reversed_text_harder_and_the_one_without_positions_more_so(ablations):
+    runs = ablations["no_positions"]["runs"]
+    learned, none = runs["learned positions"], runs["no positions"]
+    for seed in range(3):
+        gap_learned = learned["reversed"][seed] - learned["forward"][seed]
+        gap_none = none["reversed"][seed] - none["forward"][seed]
+        assert 0 < gap_learned < gap_none, (seed, gap_learned, gap_none)
+        assert none["forward"][seed] <= learned["forward"][seed]  # "in order ... not worse: a little better"
+
+
+# ---- stage 12, section 7 and the model answer to Q4: "small models waste time outside the matrix multiplies, so
+# they sit below the line": the sustained FLOP rate rises with the width.
+
+@pytest.mark.slow
+def test_the_flop_rate_rises_with_the_width():
+    from tinylm_solutions import report
+    from tinylm_solutions.flops import flops_per_token
+    rates = {}
+    for d_model in (32, 96):  # 32 and 96 differ about 5 times: far beyond a busy machine's noise on one core
+        cfg = dict(vocab_size=99, max_seq_len=32, d_model=d_model, num_heads=2, num_layers=2, d_ff=4 * d_model)
+        rates[d_model] = flops_per_token(cfg, 32) * report.measure_tokens_per_s(cfg, 8, 32, steps=6)
+    assert rates[96] > 2 * rates[32], rates

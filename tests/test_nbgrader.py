@@ -286,7 +286,9 @@ def graded_course(a: str, tmp_path_factory) -> Path:
     submit(course, "one_wrong", a, with_cells(source, {wrong_gid: wrong_source}))
     submit(course, "cheater", a, with_cells(source, CHEATS[a]))
     if a in LOOPING:
-        submit(course, "looping", a, with_cells(source, {LOOPING[a]: "while True:\n    pass\n"}))
+        # a cell that never ends, asleep: the cell timeout (120 s) must end it, and it leaves the CPU to the other
+        # workers meanwhile (a busy loop burned 120 s of CPU per stage; test_tamper's m_loop covers a busy one)
+        submit(course, "looping", a, with_cells(source, {LOOPING[a]: "import time\nwhile True:\n    time.sleep(1)\n"}))
     run("autograde", a, "--force", "--Execute.timeout=20", cwd=course)
     return course
 

@@ -62,16 +62,11 @@ def test_history_summary_exact_and_with_missing_lists():
     assert empty["steps"] == 0 and all(math.isnan(v) for k, v in empty.items() if k != "steps")
 
 
-def test_flatten_splits_numbers_and_curves():
-    data = {"Pre-LN": {"lr 0.001": 2.1, "lr 0.01": 1.9}, "curve": [3, 2.5], "flag": True, "note": "x", "empty": []}
-    assert report.flatten(data) == ({"Pre-LN / lr 0.001": 2.1, "Pre-LN / lr 0.01": 1.9}, {"curve": [3.0, 2.5]})
-    assert report.flatten(None) == ({}, {})
-
-
 def test_missing_keys():
     assert report.missing_keys("09_train", None) == ["history", "config"]
     assert report.missing_keys("09_train", {"history": {"loss": [1.0]}}) == ["config"]
-    assert report.missing_keys("11_ablations", {"no_positions": {"a": 1.0}}) == ["no_residual", "norm_placement"]
+    old_format = {"no_positions": {"steps": 150, "order_test": {}}, "no_residual": {"runs": {}}, "unigram_loss": 3.3}
+    assert report.missing_keys("11_ablations", old_format) == ["norm_placement", "no_positions"]
     assert report.missing_keys("11_first_bug", {"name": "11_first_bug", "evidence": "loss 0.01"}) == []
     assert report.missing_keys("11_first_bug", {"name": "11_first_bug", "bug": "cheating mask"}) == ["evidence"]
 
@@ -95,7 +90,8 @@ def test_collect_keeps_complete_records_and_notes_the_rest_without_recomputing()
 
 def test_collect_recomputes_a_missing_overfit_record():
     runs = {k: v for k, v in {"09_train": {"history": {"loss": [1.0]}, "config": {"d_model": 32}},
-                              "11_ablations": {a: {"x": 1.0} for a in report.ABLATIONS},
+                              "11_ablations": {**{a: {"runs": {"r": {}}} for a in report.ABLATIONS},
+                                               "unigram_loss": 3.3},
                               "11_first_bug": {"bug": "n", "evidence": "e"}}.items()}
     records, notes = report.collect(runs)
     overfit = records["09_overfit"]
@@ -119,14 +115,69 @@ def test_figures_are_png_files(tmp_path):
         assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_without_residuals_removes_the_residual_stream():
-    torch.manual_seed(0)
-    model = TinyLM(**CONFIG)
-    block = model.blocks[0]
-    x = torch.randn(2, 5, 64)
-    with torch.no_grad():
-        with_residual = block(x)
-        report._without_residuals(model)
-        expected = block.ffn(block.norm2(block.attn(block.norm1(x))[0]))
-        torch.testing.assert_close(block(x), expected, atol=0, rtol=0)
-    assert (with_residual - expected).abs().max() > 0.1
+# ---- stage 11's ablations in the report: tables and figures from a record as notebook 11 saves it (issue 17: the
+# report had kept one learning rate, plotted the list of rates as a loss curve and drawn steps and seconds as bars)
+
+RECORD = {
+    "no_residual": {"steps": 200, "seeds": [0, 1], "runs": {
+        "2 layers, residual": {"final_loss": [2.8, 2.9], "grad_norms": [[0.3, 0.3], [0.2, 0.22]]},
+        "8 layers, no residual": {"final_loss": [3.3, 3.35], "grad_norms": [[0.05] + [0.1] * 6 + [2.0],
+                                                                           [0.04] + [0.1] * 6 + [2.0]]}}},
+    "norm_placement": {"steps": 150, "seeds": [0, 1], "warmup_steps": 37, "runs": {
+        "Pre-LN": {"lrs": [0.001, 0.03], "final_loss": [[3.0, 3.1], [3.02, 3.2]], "curves": [[[4, 3]] * 2] * 2},
+        "Post-LN": {"lrs": [0.001, 0.03], "final_loss": [[3.1, 3.3], [3.12, 3.4]], "curves": [[[4, 3]] * 2] * 2},
+        "Post-LN, warm-up": {"lrs": [0.03], "final_loss": [[3.31], [3.39]], "curves": [[[4, 3]]] * 2}}},
+    "no_positions": {"steps": 150, "seeds": [0, 1], "runs": {
+        "learned positions": {"forward": [3.5, 3.6], "reversed": [3.7, 3.8]},
+        "no positions": {"forward": [3.4, 3.4], "reversed": [3.9, 3.8]}}},
+    "unigram_loss": 3.28}
+
+
+def test_the_ablation_tables_read_the_record_exactly():
+    assert report.ablation_table("no_residual", RECORD["no_residual"]) == (
+        "| run | final training loss | gradient: last block / block 0 |\n|---|---|---|\n"
+        "| 2 layers, residual | 2.850 (2.800 to 2.900) | 1.0 to 1.1 |\n"
+        "| 8 layers, no residual | 3.325 (3.300 to 3.350) | 40.0 to 50.0 |")
+    assert report.ablation_table("norm_placement", RECORD["norm_placement"]) == (
+        "| learning rate | Pre-LN | Post-LN | Post-LN, warm-up |\n|---|---|---|---|\n"
+        "| 0.001 | 3.010 (3.000 to 3.020) | 3.110 (3.100 to 3.120) |  |\n"
+        "| 0.03 | 3.150 (3.100 to 3.200) | 3.350 (3.300 to 3.400) | 3.350 (3.310 to 3.390) |")
+    assert report.ablation_table("no_positions", RECORD["no_positions"]) == (
+        "| model | loss in order | loss reversed | gap |\n|---|---|---|---|\n"
+        "| learned positions | 3.550 (3.500 to 3.600) | 3.750 (3.700 to 3.800) | 0.200 (0.200 to 0.200) |\n"
+        "| no positions | 3.400 (3.400 to 3.400) | 3.850 (3.800 to 3.900) | 0.450 (0.400 to 0.500) |")
+
+
+def test_the_ablation_figures_draw_the_record(tmp_path):
+    """What each figure plots, read back from matplotlib: the per-block gradient means on a log axis, the final losses
+    (one dot per seed) beside the unigram line, the losses against the learning rates, and bars of losses only."""
+    from matplotlib.figure import Figure
+    fig = Figure()
+    left, right = fig.subplots(1, 2)
+    report.draw_residual((left, right), RECORD["no_residual"], RECORD["unigram_loss"])
+    assert left.get_yscale() == "log"
+    assert [[round(float(y), 9) for y in line.get_ydata()] for line in left.get_lines()] == [
+        [0.25, 0.26], [0.045] + [0.1] * 6 + [2.0]]
+    dots = sorted(float(y) for c in right.collections for _, y in c.get_offsets())
+    assert dots == [2.8, 2.9, 3.3, 3.35] and right.get_lines()[0].get_ydata()[0] == 3.28
+    ax = Figure().add_subplot()
+    report.draw_norm_placement(ax, RECORD["norm_placement"], RECORD["unigram_loss"])
+    lines = {line.get_label(): (list(line.get_xdata()), [round(float(y), 9) for y in line.get_ydata()])
+             for line in ax.get_lines()}
+    assert lines["Pre-LN"] == ([0.001, 0.03], [3.01, 3.15]) and lines["Post-LN, warm-up"] == ([0.03], [3.35])
+    assert ax.get_xscale() == "log"
+    ax = Figure().add_subplot()
+    report.draw_order_test(ax, RECORD["no_positions"])
+    heights = sorted(round(p.get_height(), 6) for p in ax.patches)
+    assert heights == [3.4, 3.55, 3.75, 3.85]  # losses only: no steps, no seconds
+    for name in report.ABLATIONS:
+        path = report.save_ablation_figure(name, RECORD[name], tmp_path / f"{name}.png", RECORD["unigram_loss"])
+        assert path.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+def test_a_record_of_an_older_notebook_11_is_recomputed_not_misread():
+    old = {"no_residual": {"steps": 60, "grad_norms": {"a": [1.0]}, "final_loss": {"a": 3.0}},
+           "norm_placement": {"steps": 60, "lrs": [0.001], "final_loss": {"Pre-LN": [3.0]}},
+           "no_positions": {"steps": 150, "order_test": {"x": {"forward": 3.0, "reversed": 3.1}}}}
+    assert report.missing_keys("11_ablations", old) == ["no_residual", "norm_placement", "no_positions", "unigram_loss"]
+    assert report.missing_keys("11_ablations", RECORD) == []

@@ -83,7 +83,7 @@ STAGES = (
     Stage("09_training", "training", answers=("tokenizer", "train"), imports=("data", "model")),
     Stage("10_generation", "generation", answers=("generate",), imports=("data", "model", "tokenizer", "trainer")),
     Stage("11_ablations", "ablations", answers=("debugging",),
-          imports=("ablations", "data", "generate", "model", "tokenizer", "trainer")),
+          imports=("ablations", "data", "generate", "model", "report", "tokenizer", "trainer")),
     Stage("12_report", "report", answers=("flops",), imports=("model", "report")),
 )
 

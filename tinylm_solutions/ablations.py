@@ -23,6 +23,7 @@ from .block import TransformerBlock
 from .data import get_batch
 from .model import TinyLM, causal_lm_loss
 from .multihead import merge_heads, split_heads
+from .trainer import train
 
 #: The debugging lab's bug names: the learner names each bug with one of these (four are real, the rest
 #: are plausible decoys). See :mod:`tinylm_solutions.debugging`.
@@ -61,6 +62,120 @@ def layer_grad_norms(model: TinyLM) -> list[float]:
         grads = [p.grad.detach().double().flatten() for p in block.parameters() if p.grad is not None]
         norms.append(float(torch.cat(grads).norm()) if grads else 0.0)
     return norms
+
+
+SEEDS = (0, 1, 2)
+"""Every ablation trains one model per seed: at this size one run's noise is as large as many effects, so a result
+counts when it holds in every seed, by more than the spread between them."""
+
+
+def unigram_loss(data: torch.Tensor, vocab_size: int) -> float:
+    """The loss, in nats, of predicting every token by its frequency in ``data`` ``(N,)``: the entropy of the token
+    frequencies. A model that learns nothing from the context ends here."""
+    freq = torch.bincount(data, minlength=vocab_size).double() / len(data)  # (V,)
+    freq = freq[freq > 0]
+    return float(-(freq * freq.log()).sum())
+
+
+def _mean_last(losses: list[float], n: int = 10) -> float:
+    tail = losses[-n:]
+    return sum(tail) / len(tail)
+
+
+def residual_ablation(train_data: torch.Tensor, size: dict, *, steps: int, depths=(2, 8), seeds=SEEDS,
+                      lr: float = 3e-3, grad_steps: int = 10) -> dict:
+    """TinyLM with and without residual connections (:func:`without_residuals`) at each depth, one run per seed:
+    AdamW at ``lr``, batch 16, no gradient clipping, the same batches for every model of a seed.
+
+    Args:
+        size: TinyLM's arguments but ``num_layers``. steps: training steps per run. grad_steps: the per-block
+            gradient norms (:func:`layer_grad_norms`) are averaged over the first ``grad_steps`` steps.
+
+    Returns:
+        ``{"steps", "seeds", "runs": {"<L> layers, residual" | "<L> layers, no residual": {"final_loss": [one per
+        seed: the mean training loss of the last 10 steps], "grad_norms": [one list per seed: block 0 first]}}}``.
+    """
+    runs = {}
+    for layers in depths:
+        for residual in (True, False):
+            final, norms = [], []
+            for seed in seeds:
+                torch.manual_seed(seed)
+                model = TinyLM(num_layers=layers, **size)
+                if not residual:
+                    without_residuals(model)
+                seen = []
+
+                def callback(step, record, model=model, seen=seen):
+                    if step <= grad_steps:
+                        seen.append(layer_grad_norms(model))
+
+                hist = train(model, train_data, steps=steps, batch_size=16, lr=lr, max_grad_norm=None, seed=seed,
+                             progress=False, callback=callback)
+                final.append(_mean_last(hist["loss"]))
+                norms.append([sum(col) / len(col) for col in zip(*seen)])
+            runs[f"{layers} layers, {'residual' if residual else 'no residual'}"] = {"final_loss": final,
+                                                                                   "grad_norms": norms}
+    return {"steps": steps, "seeds": list(seeds), "runs": runs}
+
+
+def norm_placement_sweep(train_data: torch.Tensor, size: dict, *, steps: int, lrs, seeds=SEEDS, num_layers: int = 4,
+                         warmup_lrs=(), warmup_steps: int | None = None) -> dict:
+    """Pre-LN against Post-LN over learning rates, and Post-LN with a linear warm-up (Xiong et al. 2020) at
+    ``warmup_lrs``: one run per seed and rate, AdamW, batch 16, no gradient clipping; everything else equal.
+
+    Args:
+        size: TinyLM's arguments but ``num_layers`` and ``norm_first``. warmup_steps: of the warm-up runs (default
+            a quarter of ``steps``).
+
+    Returns:
+        ``{"steps", "seeds", "warmup_steps", "runs": {"Pre-LN" | "Post-LN" | "Post-LN, warm-up": {"lrs": [...],
+        "final_loss": [per seed: [per rate: the mean training loss of the last 10 steps]], "curves": [per seed:
+        [per rate: the training losses]]}}}`` (no warm-up entry without ``warmup_lrs``).
+    """
+    warmup_steps = steps // 4 if warmup_steps is None else warmup_steps
+    runs = {}
+    for name, norm_first, warmup, rates in (("Pre-LN", True, 0, lrs), ("Post-LN", False, 0, lrs),
+                                            ("Post-LN, warm-up", False, warmup_steps, warmup_lrs)):
+        if not rates:
+            continue
+        final, curves = [], []
+        for seed in seeds:
+            final.append([])
+            curves.append([])
+            for lr in rates:
+                torch.manual_seed(seed)
+                model = TinyLM(num_layers=num_layers, norm_first=norm_first, **size)
+                hist = train(model, train_data, steps=steps, batch_size=16, lr=lr, max_grad_norm=None, seed=seed,
+                             progress=False, warmup_steps=warmup)
+                final[-1].append(_mean_last(hist["loss"]))
+                curves[-1].append(hist["loss"])
+        runs[name] = {"lrs": list(rates), "final_loss": final, "curves": curves}
+    return {"steps": steps, "seeds": list(seeds), "warmup_steps": warmup_steps, "runs": runs}
+
+
+def order_test(train_data: torch.Tensor, val_data: torch.Tensor, size: dict, *, steps: int, seeds=SEEDS,
+               num_layers: int = 2, lr: float = 1e-2, windows: int = 100) -> dict:
+    """TinyLM with learned positions and without any, one run per seed; then each model's mean loss on ``windows``
+    held-out windows as they are and reversed ("A B C D" against "D C B A", :func:`sequence_loss`).
+
+    Returns:
+        ``{"steps", "seeds", "runs": {"learned positions" | "no positions": {"forward": [per seed], "reversed":
+        [per seed]}}}``.
+    """
+    T = size["max_seq_len"]
+    chunks = [val_data[i: i + T] for i in range(0, windows * T, T)]  # windows x (T,)
+    runs = {}
+    for name, positions in (("learned positions", "learned"), ("no positions", "none")):
+        forward, reversed_ = [], []
+        for seed in seeds:
+            torch.manual_seed(seed)
+            model = TinyLM(num_layers=num_layers, positions=positions, **size)
+            train(model, train_data, steps=steps, batch_size=16, lr=lr, seed=seed, progress=False)
+            forward.append(sum(sequence_loss(model, w) for w in chunks) / len(chunks))
+            reversed_.append(sum(sequence_loss(model, w.flip(0)) for w in chunks) / len(chunks))
+        runs[name] = {"forward": forward, "reversed": reversed_}
+    return {"steps": steps, "seeds": list(seeds), "runs": runs}
 
 
 class _LabAttention(nn.Module):

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import functools
 import math
+import os
 import statistics
 import time
 from pathlib import Path
 
 import torch
 
+from .ablations import SEEDS, norm_placement_sweep, order_test, residual_ablation, unigram_loss
 from .data import default_corpus, get_batch, train_val_split
 from .model import TinyLM
 from .tokenizer import CharTokenizer
@@ -29,7 +31,8 @@ MODEL_KEYS = ("vocab_size", "max_seq_len", "d_model", "num_heads", "num_layers",
               "tie_weights", "positions")
 """The keys of a record's ``config`` that are TinyLM's constructor arguments."""
 
-NEEDED = {"09_overfit": ("losses",), "09_train": ("history", "config"), "11_ablations": (),
+NEEDED = {"09_overfit": ("losses",), "09_train": ("history", "config"),
+          "11_ablations": ("no_residual", "norm_placement", "no_positions", "unigram_loss"),
           "11_first_bug": ("evidence",)}
 """Per record, the keys the report cannot do without (the first bug's name: see :func:`bug_name`)."""
 
@@ -86,23 +89,56 @@ def history_summary(history: dict) -> dict[str, float]:
             "tokens_per_s": float(statistics.median(tps)) if tps else nan}
 
 
-def flatten(data, prefix: str = "") -> tuple[dict[str, float], dict[str, list[float]]]:
-    """Split an ablation's record into numbers and curves: ``({label: number}, {label: [numbers]})``;
-    nested dicts give labels joined by ``" / "``; other values are left out."""
-    numbers, curves = {}, {}
-    for key, value in (data.items() if isinstance(data, dict) else []):
-        label = f"{prefix} / {key}" if prefix else str(key)
-        if isinstance(value, bool):
-            continue
-        if isinstance(value, (int, float)):
-            numbers[label] = float(value)
-        elif isinstance(value, list) and value and all(isinstance(v, (int, float)) for v in value):
-            curves[label] = [float(v) for v in value]
-        elif isinstance(value, dict):
-            n, c = flatten(value, label)
-            numbers.update(n)
-            curves.update(c)
-    return numbers, curves
+def _spread(values) -> str:
+    """``"mean (min to max)"`` of one number per seed, 3 decimals: a table cell that shows the seeds' spread."""
+    values = [float(v) for v in values]
+    mean = sum(values) / len(values)
+    return f"{mean:.3f} ({min(values):.3f} to {max(values):.3f})" if len(values) > 1 else f"{mean:.3f}"
+
+
+def residual_rows(record: dict) -> list[list]:
+    """The no-residual ablation as table rows: run, final loss over the seeds, and how many times less gradient
+    block 0 got than the last block (each seed's ratio, then their range)."""
+    rows = []
+    for label, run in record["runs"].items():
+        ratios = [norms[-1] / norms[0] for norms in run["grad_norms"]]
+        rows.append([label, _spread(run["final_loss"]),
+                     f"{min(ratios):.1f} to {max(ratios):.1f}" if len(ratios) > 1 else f"{ratios[0]:.1f}"])
+    return rows
+
+
+def norm_placement_rows(record: dict) -> list[list]:
+    """The Pre-LN / Post-LN sweep as table rows: one per learning rate, one column per wiring (blank where a wiring
+    was not run at that rate)."""
+    runs = record["runs"]
+    lrs = sorted({lr for run in runs.values() for lr in run["lrs"]})
+    rows = []
+    for lr in lrs:
+        row = [f"{lr:g}"]
+        for run in runs.values():
+            row.append(_spread([seed[run["lrs"].index(lr)] for seed in run["final_loss"]]) if lr in run["lrs"] else "")
+        rows.append(row)
+    return rows
+
+
+def order_rows(record: dict) -> list[list]:
+    """The order test as table rows: model, loss in order, reversed, and the gap (reversed minus in order)."""
+    return [[label, _spread(run["forward"]), _spread(run["reversed"]),
+             _spread([r - f for f, r in zip(run["forward"], run["reversed"])])] for label, run in record["runs"].items()]
+
+
+ABLATION_TABLES = {
+    "no_residual": (["run", "final training loss", "gradient: last block / block 0"], residual_rows),
+    "norm_placement": (None, norm_placement_rows),  # headers: "learning rate" and the wirings run
+    "no_positions": (["model", "loss in order", "loss reversed", "gap"], order_rows),
+}
+"""Per ablation of stage 11: its table's headers and rows. Cells read "mean (min to max)" over the seeds."""
+
+
+def ablation_table(name: str, record: dict) -> str:
+    """The markdown table of one of stage 11's ablation records (see :data:`ABLATION_TABLES`)."""
+    headers, rows = ABLATION_TABLES[name]
+    return markdown_table(headers or ["learning rate", *record["runs"]], rows(record))
 
 
 # --------------------------------------------------------------------------- figures
@@ -180,6 +216,75 @@ def save_throughput_figure(points: list[tuple[str, float, float]], path: Path) -
     return Path(path)
 
 
+def draw_residual(axes, record: dict, unigram: float | None = None) -> None:
+    """The no-residual ablation on two Axes: the gradient norm reaching each block (log scale; the mean over the
+    seeds, with the range as a band) and each run's final loss, one dot per seed (and the unigram loss, dotted)."""
+    for i, (label, run) in enumerate(record["runs"].items()):
+        per_block = list(zip(*run["grad_norms"]))  # blocks x seeds
+        mean = [sum(b) / len(b) for b in per_block]
+        line, = axes[0].plot(range(len(mean)), mean, marker="o", label=label)
+        axes[0].fill_between(range(len(mean)), [min(b) for b in per_block], [max(b) for b in per_block],
+                             color=line.get_color(), alpha=0.2)
+        axes[1].scatter([i] * len(run["final_loss"]), run["final_loss"], color=line.get_color())
+    axes[0].set(yscale="log", xlabel="block (0 = closest to the input)", ylabel="gradient norm (first steps)",
+                title="gradient reaching each block")
+    axes[0].legend(fontsize=7)
+    axes[1].set_xticks(range(len(record["runs"])), list(record["runs"]), rotation=20, fontsize=7)
+    axes[1].set(ylabel="final training loss", title=f"final loss, one dot per seed ({record['steps']} steps)")
+    if unigram is not None:
+        axes[1].axhline(unigram, color="grey", linestyle=":", label="unigram loss")
+        axes[1].legend(fontsize=7)
+
+
+def draw_norm_placement(ax, record: dict, unigram: float | None = None) -> None:
+    """Final loss against the learning rate (log x), per wiring: the mean over the seeds, the range as a band."""
+    for label, run in record["runs"].items():
+        per_lr = list(zip(*run["final_loss"]))  # rates x seeds
+        finite = [[v for v in lr if math.isfinite(v)] or [float("nan")] for lr in per_lr]
+        line, = ax.plot(run["lrs"], [sum(v) / len(v) for v in finite], marker="o", label=label)
+        ax.fill_between(run["lrs"], [min(v) for v in finite], [max(v) for v in finite], color=line.get_color(),
+                        alpha=0.2)
+    if unigram is not None:
+        ax.axhline(unigram, color="grey", linestyle=":", label="unigram loss")
+    ax.set(xscale="log", xlabel="learning rate", ylabel="final training loss",
+           title=f"Pre-LN and Post-LN ({record['steps']} steps, seeds {', '.join(map(str, record['seeds']))})")
+    ax.legend(fontsize=7)
+
+
+def draw_order_test(ax, record: dict) -> None:
+    """Grouped bars, in order and reversed, per model: the mean over the seeds, the range as an error bar."""
+    models = list(record["runs"])
+    width = 0.38
+    for i, (key, label) in enumerate((("forward", "in order (A B C D)"), ("reversed", "reversed (D C B A)"))):
+        values = [record["runs"][m][key] for m in models]
+        means = [sum(v) / len(v) for v in values]
+        xs = [j + (i - 0.5) * width for j in range(len(models))]
+        bars = ax.bar(xs, means, width, label=label,
+                      yerr=[[m - min(v) for m, v in zip(means, values)], [max(v) - m for m, v in zip(means, values)]])
+        ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=6)
+    ax.set_xticks(range(len(models)), models)
+    top = max(max(r[k]) for r in record["runs"].values() for k in ("forward", "reversed"))
+    ax.set_ylim(0, 1.3 * top)
+    n = len(record["seeds"])
+    ax.set(ylabel="mean next-token loss (nats)", title=f"order test ({n} seed{'s' if n > 1 else ''})")
+    ax.legend(fontsize=7, loc="upper center", ncol=2)
+
+
+def save_ablation_figure(name: str, record: dict, path: Path, unigram: float | None = None) -> Path:
+    """One of stage 11's ablations drawn as in notebook 11 (:func:`draw_residual`, :func:`draw_norm_placement`,
+    :func:`draw_order_test`), saved as PNG."""
+    if name == "no_residual":
+        fig = _figure(9.0, 3.4)
+        draw_residual(fig.subplots(1, 2), record, unigram)
+    else:
+        fig = _figure(5.5, 3.6)
+        ax = fig.add_subplot()
+        draw_norm_placement(ax, record, unigram) if name == "norm_placement" else draw_order_test(ax, record)
+    fig.tight_layout()
+    fig.savefig(path, dpi=80)
+    return Path(path)
+
+
 # --------------------------------------------------------------------------- recomputing small runs
 
 @functools.lru_cache(maxsize=2)
@@ -223,47 +328,40 @@ def recompute_train(train_data: torch.Tensor, val_data: torch.Tensor, vocab_size
             "tokens_per_s": statistics.median(history["tokens_per_s"])}
 
 
-def _without_residuals(model: TinyLM) -> TinyLM:
-    """Rewire every (Pre-LN) block of ``model`` as ``x = ffn(norm2(attn(norm1(x))))``: no residual stream."""
-    for block in model.blocks:
-        def forward(x, mask=None, b=block):
-            x = b.attn(b.norm1(x), mask)[0]  # (B, T, D)
-            return b.ffn(b.norm2(x))  # (B, T, D)
-        block.forward = forward
-    return model
+ABLATION_STEPS = {"no_residual": 200, "norm_placement": 150, "no_positions": 150}
+"""The steps of stage 11's ablations (:mod:`tinylm_solutions.ablations`), as notebook 11 runs them."""
+ABLATION_LRS, ABLATION_WARMUP_LRS = (1e-3, 3e-3, 1e-2, 3e-2), (3e-2,)
 
 
-def _losses(make, train_data, steps: int, lr: float, seed: int) -> list[float]:
-    """The training losses of ``make()`` trained ``steps`` steps (batch 8) with ``trainer.train``."""
-    torch.manual_seed(seed)
-    return train(make(), train_data, steps=steps, batch_size=8, lr=lr, seed=seed, progress=False)["loss"]
-
-
-def recompute_ablations(train_data: torch.Tensor, vocab_size: int, steps: int = 20, seed: int = 0) -> dict:
-    """Stage 11's three ablations, small (``steps`` steps each, batch 8 x 32, 9 runs): residual or not at 2 and
-    4 layers; Pre-LN against Post-LN at learning rates 1e-3 and 1e-2; learned positions against none.
+def run_ablations(train_data: torch.Tensor, val_data: torch.Tensor, vocab_size: int, steps: dict | None = None,
+                  seeds=None) -> dict:
+    """Stage 11's three ablations, exactly as notebook 11 runs them (:func:`~tinylm_solutions.ablations.residual_ablation`,
+    :func:`~tinylm_solutions.ablations.norm_placement_sweep`, :func:`~tinylm_solutions.ablations.order_test`), with
+    ``steps`` (default :data:`ABLATION_STEPS`) and ``seeds`` (default theirs), on one thread.
 
     Returns:
-        An ``"11_ablations"`` record: ``no_residual`` and ``no_positions`` hold loss curves by run,
-        ``norm_placement`` the final loss by placement and learning rate. The baseline (2 Pre-LN layers,
-        learned positions, lr 3e-3) is trained once and shared by ``no_residual`` and ``no_positions``.
+        An ``"11_ablations"`` record: ``{"no_residual", "norm_placement", "no_positions", "unigram_loss"}``.
     """
-    small = {k: v for k, v in SMALL.items() if k != "num_layers"}
-    with _threads(1):  # tiny matrices: a second intra-op thread only adds synchronisation
-        curves = {}
-        for layers in (2, 4):
-            curves[f"residual, {layers} layers"] = _losses(
-                lambda: TinyLM(vocab_size, num_layers=layers, **small), train_data, steps, 3e-3, seed)
-            curves[f"no residual, {layers} layers"] = _losses(
-                lambda: _without_residuals(TinyLM(vocab_size, num_layers=layers, **small)), train_data, steps,
-                3e-3, seed)
-        placement = {name: {f"lr {lr:g}": _losses(lambda: TinyLM(vocab_size, **SMALL, norm_first=first), train_data,
-                                                  steps, lr, seed)[-1] for lr in (1e-3, 1e-2)}
-                     for name, first in (("Pre-LN", True), ("Post-LN", False))}
-        positions = {"learned positions": curves["residual, 2 layers"],
-                     "no positions": _losses(lambda: TinyLM(vocab_size, **SMALL, positions="none"), train_data,
-                                             steps, 3e-3, seed)}
-    return {"no_residual": curves, "norm_placement": placement, "no_positions": positions}
+    steps = {**ABLATION_STEPS, **(steps or {})}
+    seeds = SEEDS if seeds is None else seeds
+    size = dict(vocab_size=vocab_size, **{k: v for k, v in SMALL.items() if k != "num_layers"})
+    with _threads(1):
+        return {"no_residual": residual_ablation(train_data, size, steps=steps["no_residual"], seeds=seeds),
+                "norm_placement": norm_placement_sweep(train_data, size, steps=steps["norm_placement"],
+                                                                 lrs=ABLATION_LRS, warmup_lrs=ABLATION_WARMUP_LRS,
+                                                                 seeds=seeds),
+                "no_positions": order_test(train_data, val_data, size, steps=steps["no_positions"],
+                                                     seeds=seeds),
+                "unigram_loss": unigram_loss(train_data, vocab_size)}
+
+
+def recompute_ablations(train_data: torch.Tensor, val_data: torch.Tensor, vocab_size: int) -> dict:
+    """Stage 11's ablations when they were not recorded: the same experiments, one seed and a third of the steps
+    (about 15 s; 3 steps under ``TINYLM_QUICK=1``), so the report can be written; its note says they are shorter
+    than the notebook's."""
+    quick = os.environ.get("TINYLM_QUICK") == "1"
+    steps = {k: 3 if quick else v // 3 for k, v in ABLATION_STEPS.items()}
+    return run_ablations(train_data, val_data, vocab_size, steps, seeds=(0,))
 
 
 class _threads:
@@ -313,12 +411,13 @@ def bug_name(record: dict | None) -> str | None:
 
 
 def missing_keys(name: str, record: dict | None) -> list[str]:
-    """The keys of :data:`NEEDED` ``[name]`` that ``record`` lacks (all of them if there is no record);
-    for ``"11_ablations"``, the ablations of :data:`ABLATIONS` it lacks."""
+    """The keys of :data:`NEEDED` ``[name]`` that ``record`` lacks (all of them if there is no record). An ablation
+    counts only in the format of :mod:`~tinylm_solutions.ablations` (one result per seed under ``"runs"``): a record
+    of an older notebook 11 is recomputed, not misread."""
     if record is None:
-        return list(NEEDED[name] or ABLATIONS)
-    keys = ABLATIONS if name == "11_ablations" else NEEDED[name]
-    return [k for k in keys if not record.get(k)]
+        return list(NEEDED[name])
+    return [k for k in NEEDED[name] if not record.get(k)
+            or (k in ABLATIONS and not (isinstance(record[k], dict) and isinstance(record[k].get("runs"), dict)))]
 
 
 def get_record(name: str, runs: dict[str, dict], recompute: bool = True) -> tuple[dict | None, str]:
@@ -349,8 +448,8 @@ def get_record(name: str, runs: dict[str, dict], recompute: bool = True) -> tupl
         made = recompute_train(train_data, val_data, tok.vocab_size)
         what = f"{made['config']['steps']} steps, {made['num_params']:,} parameters"
     else:
-        made = recompute_ablations(train_data, tok.vocab_size)
-        what = "20 steps per run: too short to show more than the first steps' trend"
+        made = recompute_ablations(train_data, val_data, tok.vocab_size)
+        what = "notebook 11's ablations with one seed and a third of its steps: a first trend, not its result"
     return {**made, **(record or {}), **{k: made[k] for k in missing if k in made}}, \
         f"{name}: {why}; recomputed a small version ({what})"
 

@@ -297,91 +297,50 @@ def plot_parameter_ratio(d_models: Sequence[int], totals: Sequence[int], ax=None
 
 # --------------------------------------------------------------------------- stage 11: ablations and debugging
 
-def plot_layer_grad_norms(grad_norms: dict[str, Sequence[float]], losses: dict[str, Sequence[float]], axes=None):
-    """The no-residual ablation: gradient norm reaching each layer (log scale) and the training loss, one line
-    per model (same labels in both dicts).
-
-    Args:
-        grad_norms: model -> one float > 0 per block (block 0 closest to the input).
-        losses: model -> the training loss at each step.
-        axes: two matplotlib Axes; a new 1 x 2 figure when None.
+def plot_layer_grad_norms(record: dict, unigram: float | None = None, axes=None):
+    """The no-residual ablation (a record of :func:`tinylm_solutions.ablations.residual_ablation`): the gradient norm
+    reaching each block (log scale, mean over the seeds and their range) and each run's final loss, one dot per seed,
+    beside the unigram loss. Drawn by :func:`tinylm_solutions.report.draw_residual`, as in the report.
 
     Returns:
-        The two Axes. Raises ValueError if the dicts name different models or a norm is not > 0.
+        The two Axes (a new 1 x 2 figure when ``axes`` is None).
     """
-    if set(grad_norms) != set(losses):
-        raise ValueError(f"grad_norms names {sorted(grad_norms)}, losses names {sorted(losses)}: they must match")
     if axes is None:
         _, axes = plt.subplots(1, 2, figsize=(12, 4.2))
-    for label, norms in grad_norms.items():
-        if any(not v > 0 for v in norms):
-            raise ValueError(f"{label}: every gradient norm must be > 0 for a log scale")
-        axes[0].plot(range(len(norms)), norms, marker="o", label=label)
-        axes[1].plot(range(1, len(losses[label]) + 1), losses[label], label=label)
-    axes[0].set(yscale="log", xlabel="block (0 = closest to the input)", ylabel="gradient norm of the block",
-                title="gradient reaching each block")
-    axes[1].set(xlabel="step", ylabel="training loss", title="training loss")
-    for ax in axes:
-        ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=8)
+    from tinylm_solutions import report  # its import is slow, and only these figures need it
+
+    report.draw_residual(axes, record, unigram)
     return axes
 
 
-def plot_lr_sweep(lrs: Sequence[float], final_losses: dict[str, Sequence[float]], hline=None, ax=None):
-    """Final training loss against the learning rate (log x), one line per wiring (e.g. Pre-LN, Post-LN).
-
-    Args:
-        lrs: the learning rates; final_losses: wiring -> one loss per learning rate (nan/inf: diverged,
-            drawn as an x at the top of the plot).
-        hline: ``(value, label)`` draws a dotted horizontal reference (e.g. the unigram loss), or None.
-        ax: a matplotlib Axes; a new figure when None.
+def plot_lr_sweep(record: dict, unigram: float | None = None, ax=None):
+    """Final training loss against the learning rate (log x), per wiring, mean over the seeds and their range (a
+    record of :func:`tinylm_solutions.ablations.norm_placement_sweep`; :func:`tinylm_solutions.report.draw_norm_placement`).
 
     Returns:
-        The Axes. Raises ValueError if a wiring's list differs in length from ``lrs``.
+        The Axes (a new figure when ``ax`` is None).
     """
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 4.2))
-    finite = [v for vs in final_losses.values() for v in vs if math.isfinite(v)]
-    top = max(finite) if finite else 1.0
-    for label, values in final_losses.items():
-        if len(values) != len(lrs):
-            raise ValueError(f"{label}: {len(values)} losses for {len(lrs)} learning rates")
-        line, = ax.plot(lrs, [v if math.isfinite(v) else float("nan") for v in values], marker="o", label=label)
-        bad = [lr for lr, v in zip(lrs, values) if not math.isfinite(v)]
-        if bad:
-            ax.scatter(bad, [top] * len(bad), marker="x", color=line.get_color(), s=80)
-    if hline is not None:
-        ax.axhline(hline[0], color="grey", linestyle=":", label=hline[1])
-    ax.set(xscale="log", xlabel="learning rate", ylabel="final training loss (mean of the last steps)",
-           title="learning-rate sweep")
-    ax.grid(True, alpha=0.3)
-    ax.legend(fontsize=8)
+    from tinylm_solutions import report  # its import is slow, and only these figures need it
+
+    report.draw_norm_placement(ax, record, unigram)
     return ax
 
 
-def plot_order_test(results: dict[str, dict[str, float]], ax=None):
-    """Grouped bars: each model's loss on text in its order ("A B C D") and reversed ("D C B A").
-
-    Args:
-        results: model -> {"forward": loss, "reversed": loss}.
-        ax: a matplotlib Axes; a new figure when None.
+def plot_order_test(record: dict, ax=None):
+    """Grouped bars: each model's loss on text in its order ("A B C D") and reversed ("D C B A"), mean over the seeds
+    with their range (a record of :func:`tinylm_solutions.ablations.order_test`;
+    :func:`tinylm_solutions.report.draw_order_test`).
 
     Returns:
-        The Axes.
+        The Axes (a new figure when ``ax`` is None).
     """
     if ax is None:
         _, ax = plt.subplots(figsize=(6.5, 4.2))
-    models = list(results)
-    width = 0.38
-    for i, (key, label) in enumerate((("forward", "in order (A B C D)"), ("reversed", "reversed (D C B A)"))):
-        xs = [j + (i - 0.5) * width for j in range(len(models))]
-        bars = ax.bar(xs, [results[m][key] for m in models], width, label=label)
-        ax.bar_label(bars, fmt="%.2f", fontsize=8)
-    ax.set_xticks(range(len(models)), models)
-    ax.set(ylabel="mean next-token loss (nats)", title="order test")
-    top = max((v for r in results.values() for v in r.values() if math.isfinite(v)), default=1.0)
-    ax.set_ylim(0, 1.3 * top)  # headroom above the tallest bar's label, for the legend's one row
-    ax.legend(fontsize=8, loc="upper center", ncol=2)
+    from tinylm_solutions import report  # its import is slow, and only these figures need it
+
+    report.draw_order_test(ax, record)
     return ax
 
 

@@ -72,9 +72,6 @@ MISTAKES = {
 }
 
 MESSAGES = {
-    "core.exercise_not_done": "NotImplementedError: {name} is an exercise not done yet (it still raises "
-                              "NotImplementedError). Write it in its cell above, run that cell and its check, then "
-                              "run this cell again.",
     # ---- the message itself
     "core.headline": "{check} failed: {problem}",
     "core.label.tried": "tried",
