@@ -50,6 +50,7 @@ def empty_runs_folder():
 # late runs on alone at the end. The order is that of their lengths under the whole suite's load on 2 cores (one
 # run: the tamper autograde about 9 minutes, the browser tests 4, the others 1 to 3.5 each).
 LONG_FIRST = ("tests/test_tamper.py",  # one autograde of all the attacks
+              "tests/test_claims.py",  # stage 11's ablations at full length, three seeds (about 4 minutes here)
               "tests/test_browser.py",  # JupyterLab and Chromium
               "tests/test_class.py::TestClassSimulation",
               "tests/test_remote.py",
@@ -57,7 +58,6 @@ LONG_FIRST = ("tests/test_tamper.py",  # one autograde of all the attacks
               "tests/test_nbgrader.py::test_",  # the module's own tests (the hidden check's forms)
               "tests/test_nbgrader.py::TestStage",
               "tests/test_grading.py",
-              "tests/test_claims.py",  # stage 11's ablations at full length, three seeds
               "notebooks/09_training", "notebooks/11_ablations")
 
 

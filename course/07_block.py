@@ -454,7 +454,7 @@ plt.show()
 # **What the check tries:** a `ValueError` for `d_model % num_heads != 0`; the layers and attributes, `4 D²`
 # parameters; then it copies the weights of stage 02's `MultiHeadSelfAttention` (biases 0) into yours and, in
 # `eval()`, expects its output with `causal_mask(T)`. With `dropout=0.5` it expects two `eval()` calls to agree,
-# and in `train()` 200 calls to differ, to drop whole weights (not single elements of the output) and to average
+# and in `train()` 40 calls to differ, to drop whole weights (not single elements of the output) and to average
 # out to the `eval()` output. A version written by hand (masked scores, softmax,
 # `F.dropout(weights, self.dropout, training=self.training)`) passes as well, and so do `torch.split`, `reshape` and
 # `einsum` heads.

@@ -789,7 +789,7 @@ def check_causal_self_attention(ctx: Ctx, CausalSelfAttention) -> str:
             cands, axes=("batch", "position", "feature"), fallback=say("causal_self_attention.fallback"))
     check_gradients(ctx, learner, got, ("qkv", "out"), tried(say("causal_self_attention.eval")))
 
-    p, runs = 0.5, 200
+    p, runs = 0.5, 40  # 40 calls: the mean of the output is within a few percent of the eval output
     dropping = built(p)
     dropping.eval()
     mode = tried(say("causal_self_attention.eval_dropout", p=p))

@@ -44,16 +44,11 @@ MISTAKES = {
         "one mean over every target that is not -100: F.cross_entropy(..., ignore_index=-100) on the flattened "
         "(B * (T - 1), V) logits does it"),
     "tied_by_copy": (
-        "lm_head.weight holds a copy of token_emb.weight: equal values, but two tensors, which the first "
-        "optimizer step makes different",
-        "assign the Parameter itself, self.lm_head.weight = self.token_emb.weight, not a copy (.clone(), "
-        "copy_)"),
-    "tied_by_shared_storage": (
-        "lm_head.weight is a second Parameter over token_emb.weight's storage (nn.Parameter(...) of it, or "
-        "its .data assigned): the values stay shared, but model.parameters() lists the V x D matrix twice, so "
-        "the parameter count counts it twice and an optimizer updates it twice per step",
-        "assign the Parameter object itself, self.lm_head.weight = self.token_emb.weight: one Parameter, "
-        "used twice"),
+        "lm_head.weight is a second Parameter with token_emb.weight's values: either a copy (.clone(), copy_), "
+        "which the first optimizer step makes different, or a new Parameter over the same storage "
+        "(nn.Parameter(self.token_emb.weight), .data), which model.parameters() lists twice: the matrix is counted "
+        "twice and updated twice per step",
+        "assign the Parameter object itself, self.lm_head.weight = self.token_emb.weight: one Parameter, used twice"),
     "no_final_norm": (
         "the final LayerNorm is missing: lm_head reads the residual stream straight from the last block",
         "a Pre-LN model normalises once more after the last block: logits = self.lm_head(self.norm(x))"),
@@ -226,7 +221,6 @@ MESSAGES = {
         "expected": "one Parameter: model.lm_head.weight is model.token_emb.weight",
     },
     "tiny_lm.layout.equal_copy": "two tensors with equal values",
-    "tiny_lm.layout.shared_storage": "two Parameter objects over one storage",
     "tiny_lm.layout.two_tensors": "two different tensors",
     "tiny_lm.max_seq_len_not_stored": {
         "problem": "{cls}.max_seq_len is not {L}",
