@@ -4,7 +4,7 @@
 # You have a working language model. This notebook takes it apart in two ways.
 #
 # **Ablations** remove one ingredient and measure what breaks. Each one trains small models for a few hundred
-# steps, **three times, with seeds 0, 1 and 2** (a minute or so each on 2 cores), with a plot as its evidence. At
+# steps, **three times, with seeds 0, 1 and 2** (under a minute each on 2 cores), with a plot as its evidence. At
 # this size one run's noise is as large as many effects: a result counts here when it holds in every seed, by
 # more than the spread between them. The tables and plots show that spread.
 #

@@ -3,6 +3,7 @@ experiment here, run with the reference at small sizes and fixed seeds, with sev
 and the test asserts its direction (issue 17). A sentence that no longer holds fails here, not in front of a learner.
 """
 import math
+from pathlib import Path
 
 import pytest
 import torch
@@ -120,7 +121,7 @@ def test_without_residuals_neither_depth_gets_clearly_below_the_unigram_loss_and
     for layers in (2, 8):
         without, with_ = runs[f"{layers} layers, no residual"]["final_loss"], runs[f"{layers} layers, residual"]["final_loss"]
         assert all(v > unigram - 0.05 for v in without), (layers, without, unigram)
-        assert all(v < unigram - 0.3 for v in with_), (layers, with_, unigram)
+        assert all(v < unigram - 0.2 for v in with_), (layers, with_, unigram)  # clearly: 0.2 > every seed spread
 
 
 @pytest.mark.slow
@@ -179,3 +180,20 @@ def test_the_flop_rate_rises_with_the_width():
         cfg = dict(vocab_size=99, max_seq_len=32, d_model=d_model, num_heads=2, num_layers=2, d_ff=4 * d_model)
         rates[d_model] = flops_per_token(cfg, 32) * report.measure_tokens_per_s(cfg, 8, 32, steps=6)
     assert rates[96] > 2 * rates[32], rates
+
+
+@pytest.mark.slow
+def test_the_numbers_of_stage_12_s_model_answer_are_those_of_the_runs(ablations):
+    """The model answer to Q2 quotes the ablations; each number it quotes is computed here from the same runs."""
+    answer = (Path(__file__).resolve().parent.parent / "course" / "12_report.py").read_text()
+    answer = answer.split('answer="ablations_answer"')[1].split("# %%")[0].replace("\n# ", " ")
+    runs, order = ablations["no_residual"]["runs"], ablations["no_positions"]["runs"]
+    ratios = [n[-1] / n[0] for n in runs["8 layers, no residual"]["grad_norms"]]
+    without = runs["2 layers, no residual"]["final_loss"] + runs["8 layers, no residual"]["final_loss"]
+    with_ = runs["2 layers, residual"]["final_loss"] + runs["8 layers, residual"]["final_loss"]
+    gap = {m: sum(r - f for f, r in zip(o["forward"], o["reversed"])) / 3 for m, o in order.items()}
+    quoted = [f"{min(ratios):.0f} to {max(ratios):.0f} times", f"{min(without):.2f} to {max(without):.2f} against "
+              f"{ablations['unigram_loss']:.2f}", f"{min(with_):.2f} to {max(with_):.2f}", f"{sum(with_) / 6:.2f} on average",
+              f"gap {gap['no positions']:.2f} against {gap['learned positions']:.2f}"]
+    for text in quoted:
+        assert text in answer, (text, answer)
