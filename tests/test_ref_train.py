@@ -255,3 +255,19 @@ def test_fused_adamw_takes_the_same_steps():
     assert h_fused["loss"] == pytest.approx(h_plain["loss"], abs=1e-12)
     for p, q in zip(fused.parameters(), plain.parameters()):
         torch.testing.assert_close(p, q, atol=1e-12, rtol=0)
+
+
+def test_train_logs_the_observations_a_run_needs():
+    """Per step: the learning rate the step used, the RMS of each block's output in its forward (block 0 first),
+    and the peak memory so far (issue 17: the lesson asks for lr, grad norm, activation RMS, tokens/s, peak memory)."""
+    torch.manual_seed(0)
+    model = TinyLM(20, 8, 16, 2, 3, 32)
+    data = torch.randint(0, 20, (400,))
+    hist = train(model, data, data, steps=6, batch_size=4, lr=1e-2, warmup_steps=3, progress=False, eval_interval=3)
+    assert hist["lr"] == pytest.approx([lr_at(s, 1e-2, 3, None, 6) for s in range(6)])
+    assert [len(r) for r in hist["activation_rms"]] == [3] * 6  # one per block, training forwards only
+    first = hist["activation_rms"][0]
+    assert all(v > 0 for r in hist["activation_rms"] for v in r) and first != hist["activation_rms"][-1]
+    memory = hist["peak_memory_mb"]
+    assert len(memory) == 6 and memory[0] > 10 and memory == sorted(memory)  # a peak never falls
+    assert not model.blocks[0]._forward_hooks  # the hooks are gone after the run

@@ -97,6 +97,17 @@ def fast_attention(model: torch.nn.Module, enabled: bool = True):
             setattr(m, attr, value)
 
 
+def peak_memory_mb(model: torch.nn.Module | None = None) -> float:
+    """The peak memory so far, in MB: ``torch.cuda.max_memory_allocated`` when ``model`` is on a GPU, else the
+    process's peak resident set size (``ru_maxrss``: KB on Linux, bytes on macOS)."""
+    device = next(model.parameters()).device if model is not None else torch.device("cpu")
+    if device.type == "cuda":
+        return torch.cuda.max_memory_allocated(device) / 2 ** 20
+    import resource
+    import sys
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (2 ** 20 if sys.platform == "darwin" else 2 ** 10)
+
+
 def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tensor | None = None, *,
           steps: int = 300, batch_size: int = 16, block_size: int | None = None, lr: float = 3e-3,
           max_grad_norm: float | None = 1.0, eval_interval: int = 100, eval_batches: int | None = 20,
@@ -132,8 +143,11 @@ def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tens
             setting is restored at the end.
 
     Returns:
-        History ``{"step", "loss", "grad_norm", "tokens_per_s", "val_step", "val_loss"}`` (lists). The record
-        passed to ``callback`` also has ``"lr"``, the learning rate of that step.
+        History ``{"step", "loss", "grad_norm", "tokens_per_s", "lr", "peak_memory_mb", "activation_rms",
+        "val_step", "val_loss"}`` (lists, one entry per step but for the validation ones): the learning rate of the
+        step, the peak memory so far (:func:`peak_memory_mb`), and the RMS of each block's output in the step's
+        forward (a list per step, block 0 first; empty for a model without ``blocks``). The record passed to
+        ``callback`` has the step's values of these keys.
     """
     block_size = block_size or model.max_seq_len
     gen = generator if generator is not None else torch.Generator().manual_seed(seed)
@@ -142,29 +156,47 @@ def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tens
     decay_steps = lr_decay_steps or steps
     schedule = warmup_steps > 0 or min_lr is not None  # else the optimizer's rates are left alone
     hist = history if history is not None else \
-        {"step": [], "loss": [], "grad_norm": [], "tokens_per_s": [], "val_step": [], "val_loss": []}
+        {"step": [], "loss": [], "grad_norm": [], "tokens_per_s": [], "lr": [], "peak_memory_mb": [],
+         "activation_rms": [], "val_step": [], "val_loss": []}
+    for key in ("lr", "peak_memory_mb", "activation_rms"):  # a history saved before these were kept
+        hist.setdefault(key, [])
+    rms: list[float] = []  # this step's RMS of each block's output (the residual stream), block 0 first
+
+    def record_rms(module, inputs, output):
+        if module.training:  # training forwards only, not evaluations
+            rms.append(float(output.detach().float().pow(2).mean().sqrt()))
+
+    blocks = getattr(model, "blocks", None) or getattr(getattr(model, "module", None), "blocks", None) or []
+    hooks = [block.register_forward_hook(record_rms) for block in blocks]
     bar = tqdm(range(start_step + 1, steps + 1), initial=start_step, total=steps, disable=not progress,
                desc="train")
-    with fast_attention(model, fast):  # the taught path is restored afterwards
-        for step in bar:
-            t0 = time.perf_counter()
-            if schedule:
-                for group in optimizer.param_groups:
-                    group["lr"] = lr_at(step - 1, lr, warmup_steps, min_lr, decay_steps)
-            x, y = get_batch(train_data, batch_size, block_size, gen)  # (batch_size, T) each
-            rank, world = shard
-            record = train_step(model, (x[rank::world], y[rank::world]), optimizer, max_grad_norm)
-            record["tokens_per_s"] = batch_size * block_size / (time.perf_counter() - t0)
-            record["lr"] = optimizer.param_groups[0]["lr"]
-            for key in ("loss", "grad_norm", "tokens_per_s"):
-                hist[key].append(record[key])
-            hist["step"].append(step)
-            if val_data is not None and (step % eval_interval == 0 or step == steps):
-                record["val_loss"] = evaluate(model, val_data, batch_size, block_size, eval_batches)
-                hist["val_step"].append(step)
-                hist["val_loss"].append(record["val_loss"])
-            bar.set_postfix(loss=f"{record['loss']:.3f}", gnorm=f"{record['grad_norm']:.2f}",
-                            tok_s=f"{record['tokens_per_s']:.0f}")
-            if callback is not None:
-                callback(step, record)
-        return hist
+    try:
+        with fast_attention(model, fast):  # the taught path is restored afterwards
+            for step in bar:
+                rms.clear()
+                t0 = time.perf_counter()
+                if schedule:
+                    for group in optimizer.param_groups:
+                        group["lr"] = lr_at(step - 1, lr, warmup_steps, min_lr, decay_steps)
+                x, y = get_batch(train_data, batch_size, block_size, gen)  # (batch_size, T) each
+                rank, world = shard
+                record = train_step(model, (x[rank::world], y[rank::world]), optimizer, max_grad_norm)
+                record["tokens_per_s"] = batch_size * block_size / (time.perf_counter() - t0)
+                record["lr"] = optimizer.param_groups[0]["lr"]
+                record["peak_memory_mb"] = peak_memory_mb(model)
+                record["activation_rms"] = list(rms)
+                for key in ("loss", "grad_norm", "tokens_per_s", "lr", "peak_memory_mb", "activation_rms"):
+                    hist[key].append(record[key])
+                hist["step"].append(step)
+                if val_data is not None and (step % eval_interval == 0 or step == steps):
+                    record["val_loss"] = evaluate(model, val_data, batch_size, block_size, eval_batches)
+                    hist["val_step"].append(step)
+                    hist["val_loss"].append(record["val_loss"])
+                bar.set_postfix(loss=f"{record['loss']:.3f}", gnorm=f"{record['grad_norm']:.2f}",
+                                tok_s=f"{record['tokens_per_s']:.0f}")
+                if callback is not None:
+                    callback(step, record)
+    finally:
+        for hook in hooks:
+            hook.remove()
+    return hist
