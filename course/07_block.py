@@ -525,9 +525,10 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_self_attention
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# **If the check fails:** `likely mistake:` names, among others, q, k, v split in another order, a missing
-# `is_causal=True`, dropout left on in `eval()`, dropout never applied, dropout on the output instead of the
-# weights, a weight used transposed (`y @ self.out.weight`) and the scale of `sqrt(d_model)`.
+# **If the check fails:** `likely mistake:` names, among others, q, k, v split in another order, heads split or
+# merged without the transpose, a missing `is_causal=True`, dropout left on in `eval()`, dropout never applied,
+# dropout on the output instead of the weights, a weight used transposed (`y @ self.out.weight`) and the scale of
+# `sqrt(d_model)`.
 #
 # **See the trap for yourself.** `TrapAttention` below is your class with one change: it always passes
 # `dropout_p=self.dropout`. Both get `dropout=0.2`, the same weights and the same input, in `eval()`:

@@ -694,6 +694,7 @@ def _csa_candidates(W: dict, x: torch.Tensor, H: int) -> list:
     orders = [("q", "v", "k"), ("k", "q", "v"), ("k", "v", "q"), ("v", "q", "k"), ("v", "k", "q")]
     return [(MISTAKE.not_causal, run(mask=None))] + [(MISTAKE.qkv_order, run(*o)) for o in orders] + [
         (MISTAKE.split_without_transpose, run(split_t=False)), (MISTAKE.merge_without_transpose, run(merge="none")),
+        (MISTAKE.split_without_transpose, run(split_t=False, merge="none")),  # both: the split is named first
         (MISTAKE.merge_interleaved, run(merge="interleaved")),
         (MISTAKE.scale_by_sqrt_d_model, run(scale=D ** -0.5)), (MISTAKE.no_scaling, run(scale=1.0)),
         (MISTAKE.w_o_not_applied, run(project=False)), (MISTAKE.weight_transposed, run(o_t=True)),

@@ -851,6 +851,24 @@ class CSAHeadsRepeated(_CSA):
         return t[..., :self.d_head].unsqueeze(1).repeat(1, self.num_heads, 1, 1)
 
 
+class CSASplitAndMergeNoTranspose(_CSA):
+    """Splits with .reshape(B, H, T, d_head) and merges with .reshape(B, T, D): neither transposes (a new learner's
+    second attempt, after .view raised)."""
+
+    def heads(self, t, B, T):
+        return t.reshape(B, self.num_heads, T, self.d_head)
+
+    def merge(self, y, B, T, D):
+        return y.reshape(B, T, D)
+
+
+class CSAViewStraightToHeads(_CSA):
+    """Splits with .view(B, H, T, d_head) on chunk's output: raises (the chunks are not contiguous)."""
+
+    def heads(self, t, B, T):
+        return t.view(B, self.num_heads, T, self.d_head)
+
+
 class CSAMergeInterleaved(_CSA):
     """Merges with permute(0, 2, 3, 1): each head's features interleaved."""
 
@@ -997,6 +1015,8 @@ ROWS = [
     (check_causal_self_attention, CSAKeysNotTransposed, "keys_not_transposed", "raised RuntimeError"),
     (check_causal_self_attention, CSAHeadsRepeated, "heads_repeated", "not equal to the reference"),
     (check_causal_self_attention, CSAMergeInterleaved, "merge_interleaved", "not equal to the reference"),
+    (check_causal_self_attention, CSASplitAndMergeNoTranspose, "split_without_transpose", "not equal to the reference"),
+    (check_causal_self_attention, CSAViewStraightToHeads, "view_after_transpose", "raised RuntimeError"),
     (check_causal_self_attention, CSAStub, "not_implemented", "raised NotImplementedError"),
     (check_causal_self_attention, None, None, "got None"),
 ]

@@ -378,6 +378,10 @@ MESSAGES = {
         "no_scaling": "divide the scores by sqrt(d_head) (F.scaled_dot_product_attention does it by default)",
         "no_divisibility_check": "raise ValueError when d_model % num_heads != 0, before building the layers",
         "weight_transposed": "call the layer itself, self.out(y) (or F.linear(y, self.out.weight))",
+        # a .view that fails here is most often a split straight to (B, H, T, d_head): .reshape would hide it
+        "view_after_transpose": "to split the heads, t.view(B, T, H, d_head).transpose(1, 2): view cuts D into H slices, "
+                                "the transpose moves the heads before time (a view or reshape straight to (B, H, T, "
+                                "d_head) runs but mixes positions); to merge them, y.transpose(1, 2).reshape(B, T, D)",
     },
     "causal_self_attention.created": "CausalSelfAttention(d_model={D}, num_heads={H}{extra}) was created",
     "causal_self_attention.wrong_error": {
