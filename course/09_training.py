@@ -647,8 +647,8 @@ for s in samples:
 
 # %% [markdown]
 # Word-like pieces, spaces, punctuation and the look of docstrings, from about 110 000 parameters (printed
-# before the run) and under a minute of CPU: not yet sense (the validation perplexity is about 11, against 99 before training). Stage
-# 12's report reads this run's record:
+# before the run) and under a minute of CPU: not yet sense (the validation perplexity is about 12, against 99 before
+# training). Stage 12's report reads this run's record:
 
 # %%
 _ = record_run("09_train", history={k: v for k, v in log.items() if k != "max_grad_norm"}, config=config,
