@@ -470,14 +470,17 @@ plt.show()
 #
 # <details><summary>Hint 2: where each piece goes</summary>
 #
-# `q, k, v = self.qkv(x).chunk(3, dim=-1)` gives three `(B, T, D)` tensors; each becomes
-# `(B, H, T, d_head)` with `.view(B, T, self.num_heads, self.d_head).transpose(1, 2)`. After the attention call,
-# `.transpose(1, 2).reshape(B, T, D)` merges the heads. The dropout goes *into* the call, through `dropout_p`.
+# Cut the output of `self.qkv(x)` into three along its last dimension (`.chunk`); give each piece the heads'
+# shape the way stage 02's `split_heads` did (split D, *then* move the heads before time); merge back the way
+# `merge_heads` did. The dropout goes *into* the attention call, through `dropout_p`, and its value depends on
+# `self.training`.
 # </details>
 #
-# <details><summary>Hint 3: the answer, the attention line</summary>
+# <details><summary>Hint 3: the answer, forward line by line</summary>
 #
-# `y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0, is_causal=True)`
+# `q, k, v = self.qkv(x).chunk(3, dim=-1)`; then for each, `.view(B, T, self.num_heads, self.d_head).transpose(1, 2)`;
+# `y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0, is_causal=True)`;
+# `return self.out(y.transpose(1, 2).reshape(B, T, D))`
 # </details>
 
 # %% solution="causal_self_attention"
