@@ -101,7 +101,8 @@ print(f"unigram loss: {unigram:.3f} nats")
 # %%
 t0 = time.perf_counter()
 residual = residual_ablation(train_data, SIZE, steps=STEPS["no_residual"])
-print(f"({time.perf_counter() - t0:.0f} s)")
+print(f"({time.perf_counter() - t0:.0f} s; parameters: 2 layers {TinyLM(num_layers=2, **SIZE).get_num_params():,}, "
+      f"8 layers {TinyLM(num_layers=8, **SIZE).get_num_params():,})")
 display(Markdown(ablation_table("no_residual", residual)))
 
 # %%
@@ -119,10 +120,13 @@ plt.show()
 # - **The loss.** Without residuals, *neither* depth gets clearly below the unigram loss in these steps: the
 #   models learn the letter frequencies and little more. With residuals both depths do. At 2 layers the
 #   gradient reaches block 0 as well as the last block (a ratio near 1), and the loss stays up all the same: a
-#   vanishing gradient is not the whole story. The other thing the `x +` does is in the paragraph above.
-# - **Depth.** With residuals, 8 layers do not beat 2 in runs this short: which of the two ends lower changes
-#   from seed to seed. The 8-layer model has 3.6 times the parameters and more to learn; depth pays later,
-#   and only because the gradient can get through.
+#   vanishing gradient is not the whole story. The other thing the `x +` does is in the paragraph above. The two
+#   rows without residuals agree to the third decimal: two models, 2 and 8 layers, end at the same loss, the loss
+#   left when what the model reads cannot get through.
+# - **Depth.** With residuals, 8 layers do not beat 2 in runs this short: their means are about equal and their
+#   ranges overlap (in the course's runs, 8 layers ended lower in one seed of three). The 8-layer model has more
+#   than three times the parameters (printed above) and more to learn; depth pays later, and only because the
+#   gradient can get through.
 #
 # ## 2. Ablation: Post-LN vs Pre-LN over a learning-rate sweep
 #
@@ -147,8 +151,10 @@ plot_lr_sweep(sweep, unigram)
 plt.show()
 
 # %% [markdown]
-# **What the runs show.** Pre-LN ends lower than Post-LN at every learning rate, in every seed. At the two largest
-# rates Post-LN stays near the unigram loss, while Pre-LN gets below it. The warm-up did **not** rescue Post-LN
+# **What the runs show.** Pre-LN ends lower than Post-LN at every learning rate, in every seed: every entry of the
+# last column (Post-LN minus Pre-LN, seed by seed, on the same batches) is positive. At the two largest rates
+# Post-LN stays near the unigram loss, while Pre-LN gets below it (Pre-LN too does worse there than at 3e-3: these
+# rates are too large for either, but less so for Pre-LN). The warm-up did **not** rescue Post-LN
 # here: with it, Post-LN ends where it ended without. So this notebook shows that Pre-LN trains better without a
 # warm-up; it does not show that a warm-up is what Post-LN lacks. Xiong et al. (2020, Fig. 3) measure that on
 # deeper models trained for far longer, which a laptop cannot repeat in a minute. An ablation that does not
@@ -175,15 +181,16 @@ plot_order_test(order)
 plt.show()
 
 # %% [markdown]
-# **What the runs show.** Both models find reversed text harder, in every seed, and the model *without*
-# positions finds it harder still. On text in its order, the model without positions is not worse: in our runs
-# it is a little better. So the gap is not a measure of position embeddings. At this size and length of training
-# a model predicts the next character mostly from the current one and the few before it (which characters follow
-# which: "th" is common, "ht" is not), and the causal mask already tells it which tokens came before. Language
-# models trained without any position embedding reach nearly the same loss (Haviv et al. 2022). Positions matter
-# once a model must know *where* something was: counting, copying from a fixed offset, long-range structure; the
-# small models of this course do not get that far in 150 steps. An ablation that finds little is a result too,
-# and the table is the evidence for it.
+# **What the runs show.** Both models are well below the line above the table (each held-out character predicted by
+# its training frequency: held-out text is less like the training text than the training text itself, so this line
+# sits higher than the unigram loss of section 1). Both find reversed text harder, in every seed, and the model
+# *without* positions finds it harder still (the gap column). On text in its order, the model without positions is
+# not worse: on average it is a little better. So the gap is not a measure of position embeddings. A model this
+# small can predict a character well from the few before it (which characters follow which: "th" is common, "ht" is
+# not), and the causal mask already tells it which tokens came before. Language models trained without any position
+# embedding reach nearly the same loss (Haviv et al. 2022). Positions matter once a model must know *where*
+# something was: counting, copying from a fixed offset, long-range structure; the small models of this course do not
+# get that far in 150 steps. An ablation that finds little is a result too, and the table is the evidence for it.
 #
 # Your three ablations, saved for notebook 12's report:
 
@@ -674,11 +681,12 @@ print(f"loss after {STEPS['lab_copy']} steps: your loss {shifted_hist['loss'][-1
 # %% [markdown]
 # ## Summary
 #
-# - **Residual connections** carry the gradient to every layer; without them a deep stack's first layers
-#   get almost none and depth hurts.
-# - **Pre-LN** ends lower than **Post-LN** at every learning rate of the sweep above 1e-3, without a warm-up.
-# - **Positions**: at this size a character model gets its sense of order from the current token and the
-#   causal mask; the order test's gap is no smaller without a position embedding.
+# - **Residual connections** carry the gradient to every layer: without them block 0 of an 8-layer stack gets tens
+#   of times less than the last block, and neither 2 nor 8 layers learn more than the letter frequencies.
+# - **Pre-LN** ends lower than **Post-LN** at every learning rate of the sweep, in every seed, without a warm-up; a
+#   warm-up did not rescue Post-LN in runs this short.
+# - **Positions**: at this size a character model gets its sense of order from the causal mask; the order test's
+#   gap is no smaller without a position embedding.
 # - **Debugging**: a symptom, a probe that isolates it, a name, a fix, and a check of the *behaviour*
 #   that was broken. NaN: exp overflow (log-sum-exp). Uniform attention: one score per query instead of per
 #   (query, key). Too-good loss: the mask lets a token see the next one. Loss ~0 and repeating samples:

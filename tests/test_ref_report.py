@@ -135,15 +135,22 @@ RECORD = {
 
 def test_the_ablation_tables_read_the_record_exactly():
     assert report.ablation_table("no_residual", RECORD["no_residual"]) == (
-        "| run | final training loss | gradient: last block / block 0 |\n|---|---|---|\n"
+        "200 steps; a loss cell is the mean (min to max) over seeds 0, 1.\n\n"
+        "| run | final training loss | gradient of the last block / block 0 (first 10 steps), min to max |\n"
+        "|---|---|---|\n"
         "| 2 layers, residual | 2.850 (2.800 to 2.900) | 1.0 to 1.1 |\n"
         "| 8 layers, no residual | 3.325 (3.300 to 3.350) | 40.0 to 50.0 |")
     assert report.ablation_table("norm_placement", RECORD["norm_placement"]) == (
-        "| learning rate | Pre-LN | Post-LN | Post-LN, warm-up |\n|---|---|---|---|\n"
-        "| 0.001 | 3.010 (3.000 to 3.020) | 3.110 (3.100 to 3.120) |  |\n"
-        "| 0.03 | 3.150 (3.100 to 3.200) | 3.350 (3.300 to 3.400) | 3.350 (3.310 to 3.390) |")
-    assert report.ablation_table("no_positions", RECORD["no_positions"]) == (
-        "| model | loss in order | loss reversed | gap |\n|---|---|---|---|\n"
+        "150 steps; a loss cell is the mean (min to max) over seeds 0, 1.\n\n"
+        "| learning rate | Pre-LN: final training loss | Post-LN: final training loss | Post-LN, warm-up: final training "
+        "loss | Post-LN - Pre-LN, each seed |\n|---|---|---|---|---|\n"
+        "| 0.001 | 3.010 (3.000 to 3.020) | 3.110 (3.100 to 3.120) |  | +0.100 +0.100 |\n"
+        "| 0.03 | 3.150 (3.100 to 3.200) | 3.350 (3.300 to 3.400) | 3.350 (3.310 to 3.390) | +0.200 +0.200 |")
+    record = {**RECORD["no_positions"], "unigram_loss": 3.9}
+    assert report.ablation_table("no_positions", record) == (
+        "150 steps; a loss cell is the mean (min to max) over seeds 0, 1. Predicting each character of these held-out "
+        "windows by its training frequency gives 3.900.\n\n"
+        "| model | held-out loss, in order | reversed | gap (reversed - in order) |\n|---|---|---|---|\n"
         "| learned positions | 3.550 (3.500 to 3.600) | 3.750 (3.700 to 3.800) | 0.200 (0.200 to 0.200) |\n"
         "| no positions | 3.400 (3.400 to 3.400) | 3.850 (3.800 to 3.900) | 0.450 (0.400 to 0.500) |")
 

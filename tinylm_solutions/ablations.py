@@ -165,8 +165,10 @@ def order_test(train_data: torch.Tensor, val_data: torch.Tensor, size: dict, *, 
     held-out windows as they are and reversed ("A B C D" against "D C B A", :func:`sequence_loss`).
 
     Returns:
-        ``{"steps", "seeds", "runs": {"learned positions" | "no positions": {"forward": [per seed], "reversed":
-        [per seed]}}}``.
+        ``{"steps", "seeds", "unigram_loss", "runs": {"learned positions" | "no positions": {"forward": [per seed],
+        "reversed": [per seed]}}}``; ``unigram_loss`` is the loss on the same windows of predicting each character by
+        its frequency in ``train_data`` (the same in either order): held-out text is less like the training text than
+        the training text itself, so this line sits higher than :func:`unigram_loss` of the training data.
     """
     T = size["max_seq_len"]
     chunks = [val_data[i: i + T] for i in range(0, windows * T, T)]  # windows x (T,)
@@ -180,7 +182,10 @@ def order_test(train_data: torch.Tensor, val_data: torch.Tensor, size: dict, *, 
             forward.append(sum(sequence_loss(model, w) for w in chunks) / len(chunks))
             reversed_.append(sum(sequence_loss(model, w.flip(0)) for w in chunks) / len(chunks))
         runs[name] = {"forward": forward, "reversed": reversed_}
-    return {"steps": steps, "seeds": list(seeds), "runs": runs}
+    freq = torch.bincount(train_data, minlength=size["vocab_size"]).double() / len(train_data)  # (V,)
+    targets = torch.cat([w[1:] for w in chunks])  # what sequence_loss scores: every token but a window's first
+    held_out = float(-freq[targets].clamp_min(1e-12).log().mean())
+    return {"steps": steps, "seeds": list(seeds), "unigram_loss": held_out, "runs": runs}
 
 
 class _LabAttention(nn.Module):

@@ -109,7 +109,7 @@ def residual_rows(record: dict) -> list[list]:
 
 def norm_placement_rows(record: dict) -> list[list]:
     """The Pre-LN / Post-LN sweep as table rows: one per learning rate, one column per wiring (blank where a wiring
-    was not run at that rate)."""
+    was not run at that rate), and Post-LN minus Pre-LN in each seed (a comparison within a seed: same batches)."""
     runs = record["runs"]
     lrs = sorted({lr for run in runs.values() for lr in run["lrs"]})
     rows = []
@@ -117,6 +117,9 @@ def norm_placement_rows(record: dict) -> list[list]:
         row = [f"{lr:g}"]
         for run in runs.values():
             row.append(_spread([seed[run["lrs"].index(lr)] for seed in run["final_loss"]]) if lr in run["lrs"] else "")
+        pre, post = (runs[w]["final_loss"] for w in ("Pre-LN", "Post-LN"))
+        i = runs["Pre-LN"]["lrs"].index(lr) if lr in runs["Pre-LN"]["lrs"] else None
+        row.append(" ".join(f"{b[i] - a[i]:+.3f}" for a, b in zip(pre, post)) if i is not None else "")
         rows.append(row)
     return rows
 
@@ -128,17 +131,27 @@ def order_rows(record: dict) -> list[list]:
 
 
 ABLATION_TABLES = {
-    "no_residual": (["run", "final training loss", "gradient: last block / block 0"], residual_rows),
-    "norm_placement": (None, norm_placement_rows),  # headers: "learning rate" and the wirings run
-    "no_positions": (["model", "loss in order", "loss reversed", "gap"], order_rows),
+    "no_residual": (["run", "final training loss", "gradient of the last block / block 0 (first 10 steps), min to max"],
+                    residual_rows),
+    "norm_placement": (None, norm_placement_rows),  # "learning rate", the wirings run, the per-seed differences
+    "no_positions": (["model", "held-out loss, in order", "reversed", "gap (reversed - in order)"], order_rows),
 }
-"""Per ablation of stage 11: its table's headers and rows. Cells read "mean (min to max)" over the seeds."""
+"""Per ablation of stage 11: its table's headers and rows. Loss cells read "mean (min to max)" over the seeds."""
 
 
 def ablation_table(name: str, record: dict) -> str:
-    """The markdown table of one of stage 11's ablation records (see :data:`ABLATION_TABLES`)."""
+    """The markdown table of one of stage 11's ablation records (see :data:`ABLATION_TABLES`), after a line that says
+    what its cells are."""
     headers, rows = ABLATION_TABLES[name]
-    return markdown_table(headers or ["learning rate", *record["runs"]], rows(record))
+    headers = headers or ["learning rate", *(f"{w}: final training loss" for w in record["runs"]),
+                          "Post-LN - Pre-LN, each seed"]
+    seeds = ", ".join(map(str, record["seeds"]))
+    note = (f"{record['steps']} steps; a loss cell is the mean (min to max) over seeds {seeds}." if len(record["seeds"]) > 1
+            else f"{record['steps']} steps, seed {seeds}.")
+    if name == "no_positions" and "unigram_loss" in record:
+        note += (" Predicting each character of these held-out windows by its training frequency gives "
+                 f"{record['unigram_loss']:.3f}.")
+    return note + "\n\n" + markdown_table(headers, rows(record))
 
 
 # --------------------------------------------------------------------------- figures
