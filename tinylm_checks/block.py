@@ -731,7 +731,7 @@ def check_causal_self_attention(ctx: Ctx, CausalSelfAttention) -> str:
     ``MultiHeadSelfAttention`` with a causal mask and the same weights, and deterministic with dropout > 0; in
     train() with dropout > 0 random, with whole attention weights dropped (not output elements) and right on
     average; gradients reaching both layers."""
-    from .multihead import _sizes
+    from .multihead import _sizes, expect_divisibility_error
 
     ctx.hints = hints("causal_self_attention.hints")
     cls = ctx.module_class(CausalSelfAttention, "CausalSelfAttention")
@@ -767,18 +767,7 @@ def check_causal_self_attention(ctx: Ctx, CausalSelfAttention) -> str:
         return say("causal_self_attention.tried", D=D, H=H, shape=fmt_shape(x.shape), seed=ctx.seed, mode=mode)
 
     learner = built(0.0)
-    bad = (D + 1, H)
-    try:
-        cls(*bad)
-    except ValueError:
-        pass
-    except Exception as e:  # noqa: BLE001
-        ctx.fail("causal_self_attention.wrong_error", bad=bad, error=type(e).__name__,
-                 tried=f"CausalSelfAttention(d_model={bad[0]}, num_heads={bad[1]})", got=f"{type(e).__name__}: {e}",
-                 mistake=MISTAKE.no_divisibility_check)
-    else:
-        ctx.fail("causal_self_attention.no_error", bad=bad,
-                 tried=f"CausalSelfAttention(d_model={bad[0]}, num_heads={bad[1]})", mistake=MISTAKE.no_divisibility_check)
+    expect_divisibility_error(ctx, cls, "CausalSelfAttention", D, H)
 
     n = expect_param_count(ctx, learner, 4 * D * D, "causal_self_attention.param_count", D=D)
     learner.eval()

@@ -91,6 +91,21 @@ def heads_repeated(x, layers, H: int, attend) -> list:
             for j in range(H)]
 
 
+def expect_divisibility_error(ctx: Ctx, cls, name: str, D: int, H: int) -> None:
+    """``cls(D + 1, H)`` must raise ValueError (``d_model`` not divisible by ``num_heads``): fail otherwise, naming
+    ``no_divisibility_check``. Shared by the multi-head modules' checks (``name`` is the class as the learner names it)."""
+    bad = (D + 1, H)
+    tried = f"{name}(d_model={bad[0]}, num_heads={bad[1]})"
+    try:
+        cls(*bad)
+    except ValueError:
+        return
+    except Exception as e:  # noqa: BLE001 - learner code may raise anything
+        ctx.fail("heads.wrong_error", cls=name, bad=bad, error=type(e).__name__, tried=tried,
+                 got=f"{type(e).__name__}: {e}", mistake=MISTAKE.no_divisibility_check)
+    ctx.fail("heads.no_error", cls=name, bad=bad, tried=tried, mistake=MISTAKE.no_divisibility_check)
+
+
 def _mha_candidates(reference, x, H, mask):
     """Known multi-head mistakes: a list of (name, (out, weights)), with the reference's own weights."""
     B, T, D = x.shape
@@ -131,18 +146,7 @@ def check_multi_head_attention(ctx: Ctx, MultiHeadSelfAttention) -> str:
     D = H * d_k
 
     learner = ctx.build(cls, D, H, what=say("multi_head_attention.created", D=D, H=H))
-    bad = (D + 1, H)
-    try:
-        cls(*bad)
-    except ValueError:
-        pass
-    except Exception as e:  # noqa: BLE001
-        ctx.fail("multi_head_attention.wrong_error", bad=bad, error=type(e).__name__,
-                 tried=f"MultiHeadSelfAttention(d_model={bad[0]}, num_heads={bad[1]})", got=f"{type(e).__name__}: {e}",
-                 mistake=MISTAKE.no_divisibility_check)
-    else:
-        ctx.fail("multi_head_attention.no_error", bad=bad,
-                 tried=f"MultiHeadSelfAttention(d_model={bad[0]}, num_heads={bad[1]})", mistake=MISTAKE.no_divisibility_check)
+    expect_divisibility_error(ctx, cls, "MultiHeadSelfAttention", D, H)
 
     reference = ref.MultiHeadSelfAttention(D, H).double()
     randomise(ctx, reference)

@@ -63,12 +63,12 @@ MESSAGES = {
     "merge_heads.passed": "(B, H, T, d_k) -> (B, T, H * d_k), and merge_heads(split_heads(x)) == x",
     # ---- MultiHeadSelfAttention
     "multi_head_attention.created": "MultiHeadSelfAttention(d_model={D}, num_heads={H}) was created",
-    "multi_head_attention.wrong_error": {
-        "problem": "MultiHeadSelfAttention{bad} raised {error}, not ValueError",
+    "heads.wrong_error": {
+        "problem": "{cls}{bad} raised {error}, not ValueError",
         "mistake_hint": "raise ValueError yourself, with a message, before building anything",
     },
-    "multi_head_attention.no_error": {
-        "problem": "MultiHeadSelfAttention{bad} was created without complaint",
+    "heads.no_error": {
+        "problem": "{cls}{bad} was created without complaint",
         "expected": "ValueError: d_model must be divisible by num_heads",
     },
     "multi_head_attention.param_count": {
