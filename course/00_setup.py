@@ -51,8 +51,10 @@ check_environment()
 # 3. read what the check printed.
 #
 # Above each exercise you'll find its difficulty (★☆☆ to ★★★) and about how long it takes, and hints
-# folded away under **Hint 1** (a nudge) and **Hint 2** (the key line): click one open only when you
-# want it. Trying first, even for a few minutes, is how the ideas stick.
+# folded away in three steps: **Hint 1** names the idea, **Hint 2** points to the place (which line,
+# which tensor, which dimension, which function), and the last fold, whose title says it is the answer,
+# shows the code. Click one open only when you want it, and the next one only if you are still stuck.
+# Trying first, even for a few minutes, is how the ideas stick.
 #
 # When the check passes it prints one line starting with ✔ that says what it verified. When it fails it
 # raises a `CheckFailure` with a message made of these lines:
@@ -164,16 +166,24 @@ check_softmax(softmax_naive)
 #
 # **Difficulty:** ★☆☆ · **Time:** about 5 min
 #
-# <details><summary>Hint 1: what you need</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Three operations, all over the last dimension: the maximum of each row,
-# `x.max(dim=-1, keepdim=True).values`; `torch.exp`; and the sum of each row,
-# `t.sum(dim=-1, keepdim=True)`. `keepdim=True` keeps the reduced dimension with size 1, so that
-# `x - row_max` and `e / row_sum` broadcast row by row. (Without it, `(2, 3) - (2,)` fails or, worse,
-# pairs the wrong numbers.)
+# The identity above: subtracting the same number from every score of a row leaves the softmax unchanged.
+# Subtract each row's largest score first, so that the largest exponent is $e^0 = 1$ and nothing
+# overflows. After that it is the plain formula: exponentiate, then divide by the row's sum.
 # </details>
 #
-# <details><summary>Hint 2: the key lines</summary>
+# <details><summary>Hint 2: where to look</summary>
+#
+# Three operations, all over the last dimension (`dim=-1`): the maximum of each row (`x.max` returns a
+# pair; the maxima are its `.values`), `torch.exp`, and the sum of each row (`.sum`). Give both reductions
+# `keepdim=True`: it keeps the reduced dimension with size 1, so the maxima and the sums are `(..., 1)` and
+# broadcast row by row against `(..., N)`. Without it, a `(2, 3)` tensor minus its `(2,)` maxima fails, and
+# a `(3, 3)` one minus its `(3,)` maxima runs but pairs the wrong numbers (each row's maximum is subtracted
+# from a column).
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
 #
 # `x = x - x.max(dim=-1, keepdim=True).values`, then `e = torch.exp(x)`, then
 # `return e / e.sum(dim=-1, keepdim=True)`.

@@ -227,15 +227,30 @@ print("scores MULTIPLIED by mask:", torch.softmax(scores * mask, dim=-1), "<- a 
 #
 # **Difficulty:** ★★☆ · **Time:** about 10 min
 #
-# <details><summary>Hint 1: a nudge</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Four steps: the scores (your `attention_scores`, or its one line again); if there is a mask, the
-# masked scores to $-\infty$; the softmax over the keys; the weighted sum of the values. Then the
-# corner case: a row of $-\infty$ comes out of the softmax as `NaN`.
+# Four steps: the scores (your `attention_scores`, or its one line again); if there is a mask, the scores
+# of the forbidden keys set to $-\infty$, *before* the softmax; the softmax over the keys; the weighted sum
+# of the values. Then the corner case: a row that is all $-\infty$ comes out of the softmax as `NaN`
+# ($0/0$), and must become a row of zeros.
 # </details>
 #
-# <details><summary>Hint 2: the key lines</summary>
+# <details><summary>Hint 2: where each piece goes</summary>
 #
+# - The mask, only when `mask` is not `None`: `masked_fill` fills where its condition is True, and you want
+#   to fill where the mask is **False**, so its condition is the mask inverted with `~`; the value is
+#   `float("-inf")`.
+# - The softmax: `torch.softmax` over the last dimension of the `(..., T_q, T_k)` scores, the keys
+#   (`dim=-1`).
+# - The corner case, only when there is a mask: right after the softmax, turn the weights' `NaN`s into 0
+#   with the tensor method `nan_to_num`.
+# - The output: a matrix product, weights `(..., T_q, T_k)` times values `(..., T_k, d_v)`. Return the pair,
+#   the output first.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# `scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])`;
 # `scores = scores.masked_fill(~mask, float("-inf"))` when `mask is not None`;
 # `weights = torch.softmax(scores, dim=-1)`, then `weights = weights.nan_to_num(0.0)` when there is a
 # mask; `return weights @ v, weights`.
@@ -329,17 +344,29 @@ print("with mask: max abs diff =", (mine - F.scaled_dot_product_attention(q, k, 
 #
 # **Difficulty:** ★★☆ · **Time:** about 10 min
 #
-# <details><summary>Hint 1: a nudge</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `__init__` must call `super().__init__()` before it creates any layer. In `forward`, the three
-# projections of `x` are the `q`, `k`, `v` of section 3; you don't need to write attention again.
+# Self-attention is section 3's attention with `q`, `k` and `v` all made from the same `x`, by three
+# learned layers. So the module owns the three layers and nothing else, and `forward` only projects `x`
+# three times: you don't need to write attention again. Like every `nn.Module`, it must run the parent
+# class's `__init__` before it creates any layer.
 # </details>
 #
-# <details><summary>Hint 2: the key lines</summary>
+# <details><summary>Hint 2: where each piece goes</summary>
 #
-# `self.W_Q = nn.Linear(d_model, d_model)` (and the same for `W_K`, `W_V`);
-# `return scaled_dot_product_attention(self.W_Q(x), self.W_K(x), self.W_V(x), mask)` once that function
-# passes its check.
+# - `__init__`: its first line calls `nn.Module`'s `__init__` (through `super()`); without it, the first
+#   layer you assign raises `AttributeError: cannot assign module before Module.__init__() call`. Then
+#   three attributes named exactly `W_Q`, `W_K`, `W_V`, each an `nn.Linear` from `d_model` to `d_model`
+#   with its default bias.
+# - `forward`: each layer applied to `x` gives `(B, T, D)`: these are the `q`, `k`, `v` of section 3. Hand
+#   them, with `mask` unchanged, to your `scaled_dot_product_attention` once that function passes its
+#   check. It already returns the pair `(out (B, T, D), weights (B, T, T))`: return what it returns.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# `super().__init__()`, then `self.W_Q = nn.Linear(d_model, d_model)` (and the same for `W_K`, `W_V`);
+# in `forward`, `return scaled_dot_product_attention(self.W_Q(x), self.W_K(x), self.W_V(x), mask)`.
 # </details>
 
 # %% solution="self_attention"

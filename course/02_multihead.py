@@ -194,13 +194,21 @@ print(back.reshape(1, 3, 8))  # (B, T, D): reshape copies when it has to
 #
 # **Difficulty:** ★☆☆ · **Time:** about 5 min
 #
-# <details><summary>Hint 1: a nudge</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Put time back in front of the heads first, then glue the last two dimensions together. Mind the
-# warning about `.view` just above.
+# Undo `split_heads` step by step, in reverse order. It cut D into `(H, d_k)` and then moved the heads in
+# front of time; so first put time back in front of the heads, then glue the last two dimensions
+# together. Mind the warning about `.view` just above.
 # </details>
 #
-# <details><summary>Hint 2: the key line</summary>
+# <details><summary>Hint 2: where to look</summary>
+#
+# Read the four sizes from `x.shape`: `(B, H, T, d_k)`. The heads are dimension 1 and time is dimension
+# 2: swap those two, which gives `(B, T, H, d_k)`. Then make the last two dimensions one, of size
+# `H * d_k`, with `.reshape` (after the transpose the tensor is not contiguous, so `.view` can fail).
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
 #
 # `x.transpose(1, 2).reshape(B, T, H * d_k)` with `B, H, T, d_k = x.shape`
 # </details>
@@ -294,15 +302,28 @@ print("sum over heads of parts:", per_head.detach())
 #
 # **Difficulty:** ★★★ · **Time:** about 20 min
 #
-# <details><summary>Hint 1: a nudge</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# In `__init__`: `super().__init__()`, then the divisibility test, then store `self.num_heads` and
-# `self.d_k = d_model // num_heads` (an int) and create the four layers. In `forward`: project, split,
-# attend, merge, project. Your `split_heads` and `merge_heads` do the reshaping (or write their
-# one-liners again). Pass the mask on as it is: it already broadcasts to `(B, H, T, T)`.
+# Multi-head attention is H narrow attentions side by side, over the same tokens: project, split into
+# heads, attend, merge, project. Your `split_heads` and `merge_heads` do the reshaping (or write their
+# one-liners again), and the `scaled_dot_product_attention` of notebook 01 (imported here) runs on all
+# heads at once, because it works on any leading dimensions. The mask needs no work: pass it on as it is,
+# it already broadcasts to `(B, H, T, T)`.
 # </details>
 #
-# <details><summary>Hint 2: the key lines</summary>
+# <details><summary>Hint 2: where each piece goes</summary>
+#
+# - `__init__`, in this order: `nn.Module`'s `__init__` (through `super()`); the divisibility test, a
+#   `ValueError` with a message when `d_model % num_heads != 0`; store `self.num_heads` and `self.d_k`, the
+#   width of one head, `d_model // num_heads` (an int); create the four layers `W_Q`, `W_K`, `W_V`, `W_O`,
+#   each an `nn.Linear` from `d_model` to `d_model`.
+# - `forward`: apply `W_Q`, `W_K`, `W_V` to `x` and split each result into `self.num_heads` heads:
+#   `(B, H, T, d_k)`. The imported `scaled_dot_product_attention` takes them and the mask, and returns the
+#   output `(B, H, T, d_k)` and the weights `(B, H, T, T)`. Merge the output back to `(B, T, D)`, apply
+#   `W_O`, and return it with the weights of every head (not averaged).
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
 #
 # `q = split_heads(self.W_Q(x), self.num_heads)` (and `k`, `v` likewise);
 # `out, weights = scaled_dot_product_attention(q, k, v, mask)`;

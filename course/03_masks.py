@@ -185,16 +185,26 @@ plt.show()
 #
 # **Difficulty:** ★☆☆ · **Time:** about 5 min
 #
-# <details><summary>Hint 1: a nudge</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `*masks` collects the arguments in a tuple. Start from "no mask yet" and fold them in one at a time.
+# Two masks combine with a logical AND, `&`: a query may attend to a key only where every mask allows it,
+# and broadcasting gives the combined shape. For any number of masks, fold them in one at a time: `*masks`
+# collects the arguments in a tuple; start from "no mask yet" and skip the `None`s.
 # </details>
 #
-# <details><summary>Hint 2: the key line</summary>
+# <details><summary>Hint 2: where to look</summary>
 #
-# `out = None`, then for each `m` that is not `None`: `out = m if out is None else out & m`. Write
-# `out & m`, not `out &= m`: the in-place form would write into the caller's mask (and fails when the
-# result is bigger than `out`).
+# A running result, say `out`, that starts as `None`, and a loop over `masks` that skips every `None`.
+# For the first real mask, the result becomes that mask; for each later one, the result becomes the
+# result AND the mask, as a **new** tensor: the operator `&`, not the in-place `&=`. The in-place form
+# would write into the caller's mask (the result *is* the first mask you met) and fails when the combined
+# shape is bigger than `out`'s. At the end, return the result: still `None` if every argument was.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# `out = None`, then for each `m` that is not `None`: `out = m if out is None else out & m`; then
+# `return out`.
 # </details>
 
 # %% solution="combine_masks"

@@ -290,22 +290,29 @@ print("dtypes after .double():", demo.weight.dtype, demo.table.dtype, demo.plain
 #
 # **Difficulty:** ★★☆ · **Time:** about 10 min
 #
-# <details><summary>Hint 1: a nudge</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# The table above shows how a module keeps a tensor as a buffer. The batch axis of size 1 is one
-# indexing away (`table[None]`). In `forward`, the first `T` rows are a slice of the **second** axis of
-# `pe`: its first axis is that batch axis.
+# The table is computed once, in `__init__`, and never learned, but it must move and be saved with the
+# model: it is a **buffer**, a persistent one (the table above shows the ways a module keeps a tensor). It
+# gets a leading batch axis of size 1, so that adding it to `x` broadcasts over the batch. `forward` adds
+# its first `T` rows.
 # </details>
 #
-# <details><summary>Hint 2: the key line of __init__</summary>
+# <details><summary>Hint 2: where each piece goes</summary>
 #
-# After `super().__init__()`: `self.register_buffer("pe", sinusoidal_position_encoding(max_len,
-# d_model)[None])  # (1, max_len, D)`
+# - `__init__`: after `nn.Module`'s `__init__` (through `super()`), build the `(max_len, d_model)` table
+#   with your `sinusoidal_position_encoding`. The batch axis of size 1 is one indexing away: indexing with
+#   `None` adds an axis of size 1 in front, `(1, max_len, D)`. Register the result with
+#   `self.register_buffer` under the name `"pe"`, keeping the default `persistent=True`.
+# - `forward`: `T` is `x.size(1)`. The first `T` rows are a slice of the **second** axis of `pe`: its
+#   first axis is that batch axis. `(B, T, D) + (1, T, D)` broadcasts to `(B, T, D)`.
 # </details>
 #
-# <details><summary>Hint 3: the key line of forward</summary>
+# <details><summary>Hint 3: the answer</summary>
 #
-# `return x + self.pe[:, :x.size(1)]  # (B, T, D) + (1, T, D)`
+# In `__init__`, after `super().__init__()`:
+# `self.register_buffer("pe", sinusoidal_position_encoding(max_len, d_model)[None])  # (1, max_len, D)`.
+# In `forward`: `return x + self.pe[:, :x.size(1)]  # (B, T, D) + (1, T, D)`
 # </details>
 
 # %% solution="positional_encoding"
@@ -488,18 +495,37 @@ for module in (PositionalEncoding(64, 512), LearnedPositionalEmbedding(64, 512))
 #
 # **Difficulty:** ★★★ · **Time:** about 20 min
 #
-# <details><summary>Hint 1: angles and pairs</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `theta = 10000.0 ** (-torch.arange(0, d_k, 2, dtype=x.dtype) / d_k)` is `(d_k/2,)`;
-# `angles = positions.to(x.dtype)[:, None] * theta` is `(T, d_k/2)`. The pairs are `x[..., 0::2]` and
-# `x[..., 1::2]`, each `(..., T, d_k/2)`, which broadcast against `cos(angles)` and `sin(angles)`.
+# Each pair of features `(2i, 2i+1)` is a point in the plane, and the formula turns it by an angle:
+# position times the pair's frequency. So you need one angle per position and per pair, a `(T, d_k/2)`
+# table; the even and the odd features of `x`, taken apart; the two lines of the formula, applied to every
+# pair at once by broadcasting; and the two results woven back into the even and odd columns.
 # </details>
 #
-# <details><summary>Hint 2: putting the pairs back</summary>
+# <details><summary>Hint 2: where each piece goes</summary>
 #
-# Compute `out_even` and `out_odd` with the formula above, then interleave them again:
-# `torch.stack((out_even, out_odd), dim=-1).flatten(-2)` turns two `(..., T, d_k/2)` tensors into
-# `(..., T, d_k)` with `out_even` in the even columns.
+# - Sizes from the end: `T` is `x.shape[-2]`, `d_k` is `x.shape[-1]`; when `positions` is `None`, use
+#   `torch.arange(T)`.
+# - The frequencies: `torch.arange` from 0 to `d_k` in steps of 2 gives the `2i`, a `(d_k/2,)` tensor;
+#   $\theta_i = 10000^{-2i/d_k}$. Make it in `x`'s dtype (and on its device).
+# - The angles: the positions, converted to `x`'s dtype and made a column `(T, 1)`, times the frequencies
+#   `(d_k/2,)`: `(T, d_k/2)`. Their `torch.cos` and `torch.sin` are `(T, d_k/2)` each.
+# - The pairs: the even features are a slice of the last dimension that starts at 0 with a step of 2, the
+#   odd ones start at 1; each is `(..., T, d_k/2)` and broadcasts against the cos and sin.
+# - Back together: `torch.stack` the even and odd results along a new last dimension, `(..., T, d_k/2, 2)`,
+#   then `flatten` the last two dimensions: `(..., T, d_k)`, with the even results in the even columns.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# - `positions = torch.arange(T, device=x.device)` when `positions is None`
+# - `theta = 10000.0 ** (-torch.arange(0, d_k, 2, dtype=x.dtype, device=x.device) / d_k)`, `(d_k/2,)`
+# - `angles = positions.to(x.dtype)[:, None] * theta`, `(T, d_k/2)`
+# - `cos, sin = torch.cos(angles), torch.sin(angles)`, each `(T, d_k/2)`
+# - `x_even, x_odd = x[..., 0::2], x[..., 1::2]`, each `(..., T, d_k/2)`
+# - `out_even = x_even * cos - x_odd * sin` and `out_odd = x_even * sin + x_odd * cos`
+# - `return torch.stack((out_even, out_odd), dim=-1).flatten(-2)`, `(..., T, d_k)`
 # </details>
 
 # %% solution="apply_rope"

@@ -127,15 +127,29 @@ torch.set_printoptions(profile="default")
 #
 # **Difficulty:** ★★☆ · **Time:** about 15 min
 #
-# <details><summary>Hint 1: the statistics</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `mean = x.mean(dim=-1, keepdim=True)` and `var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)`, both
-# `(..., 1)`. If you prefer `x.var`, pass `unbiased=False`.
+# LayerNorm works on each token on its own: over that token's D features it takes the mean and the
+# variance, subtracts the mean, divides by the standard deviation, then applies the learned scale and
+# shift. The two details of section 2 decide whether it matches `nn.LayerNorm`: the variance divides by D
+# (biased), and `eps` goes inside the square root.
 # </details>
 #
-# <details><summary>Hint 2: the key line</summary>
+# <details><summary>Hint 2: where to look</summary>
 #
-# `return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias  # (..., D)`
+# - Both statistics are means over the last dimension (`dim=-1`) with `keepdim=True`, so both are
+#   `(..., 1)` and broadcast over the features. The variance is the mean of the squared differences from
+#   the mean; if you prefer `x.var`, pass `unbiased=False`.
+# - The square root is `torch.sqrt`, of the variance plus `self.eps` (the check changes `eps`, so a written
+#   `1e-5` fails).
+# - `self.weight` and `self.bias` are `(D,)` and broadcast over `(..., D)`: multiply the normalised `x` by
+#   the weight, then add the bias.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# `mean = x.mean(dim=-1, keepdim=True)` and `var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)`, both
+# `(..., 1)`; then `return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias  # (..., D)`.
 # </details>
 
 # %% solution="layer_norm"

@@ -171,21 +171,30 @@ plt.show()
 #
 # **Difficulty:** ★★☆ · **Time:** about 20 min
 #
-# <details><summary>Hint 1: the shape of forward</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `if self.norm_first:` two lines, one per sublayer, each of the form `x = x + ...`; `else:` two lines of
-# the form `x = norm(x + ...)`; then `return x`. Each line reads the `x` the line before produced.
+# A block is two sublayers, attention then the FFN, each inside a residual connection, and a LayerNorm for
+# each. The flag only moves the norm. Pre-LN normalises what goes *into* the sublayer and adds the
+# sublayer's output to the stream as it is; Post-LN adds first and normalises the sum. In both, the FFN
+# reads the `x` the attention line produced.
 # </details>
 #
-# <details><summary>Hint 2: Pre-LN, the key lines</summary>
+# <details><summary>Hint 2: where each piece goes</summary>
 #
-# `x = x + self.attn(self.norm1(x), mask)[0]` then `x = x + self.ffn(self.norm2(x))`. Don't overwrite `x`
-# with `self.norm1(x)` first: the residual adds the block's input, not its normalised copy.
+# - `forward` is one `if` on `self.norm_first` with two lines in each branch, one per sublayer, and then
+#   `return x`. Each line reads the `x` the line before produced.
+# - Pre-LN: two lines of the form `x = x + ...`, where `...` is the sublayer applied to the normalised `x`
+#   (attention with `self.norm1`, the FFN with `self.norm2`). Don't overwrite `x` with the normalised copy
+#   first: the residual adds the block's input, not its normalised copy.
+# - Post-LN: two lines of the form `x = norm(x + ...)`, where `...` is the sublayer applied to `x` itself.
+# - `self.attn` takes the mask as its second argument and returns a pair `(out, weights)`: add its element
+#   0, `out` `(B, T, D)`, not the pair. `self.ffn` returns one tensor.
 # </details>
 #
-# <details><summary>Hint 3: Post-LN, the key lines</summary>
+# <details><summary>Hint 3: the answer</summary>
 #
-# `x = self.norm1(x + self.attn(x, mask)[0])` then `x = self.norm2(x + self.ffn(x))`.
+# Pre-LN: `x = x + self.attn(self.norm1(x), mask)[0]` then `x = x + self.ffn(self.norm2(x))`.
+# Post-LN: `x = self.norm1(x + self.attn(x, mask)[0])` then `x = self.norm2(x + self.ffn(x))`.
 # </details>
 
 # %% solution="transformer_block"

@@ -234,19 +234,41 @@ print(f"with -100 targets: {causal_lm_loss(logits, labels).item():.4f}; "
 #
 # **Difficulty:** ★★☆ · **Time:** about 25 min
 #
-# <details><summary>Hint 1: the order in __init__</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Create the layers, then tie (`self.lm_head.weight = self.token_emb.weight`), then initialise: a loop over
-# `self.modules()` (or `self.apply(fn)`) with `nn.init.normal_(m.weight, mean=0.0, std=0.02)` for
-# `nn.Linear` and `nn.Embedding`, `nn.init.zeros_(m.bias)` where a bias exists; then a loop over
-# `self.named_parameters()` for the names ending in `"attn.W_O.weight"` or `"ffn.linear2.weight"`.
+# `forward` is the diagram above, left to right: the token and position embeddings added, the blocks in
+# turn with one causal mask, the final norm, the output layer, then the loss. `__init__` does three things
+# after creating the layers, in this order: tie (one Parameter object used twice, not a copy), then
+# initialise every weight as GPT-2 does, then give the two projections that write into the residual
+# stream of each block their smaller standard deviation.
 # </details>
 #
-# <details><summary>Hint 2: forward, line by line</summary>
+# <details><summary>Hint 2: where each piece goes</summary>
 #
-# `B, T = input_ids.shape`; the length check; `x = self.token_emb(input_ids) + self.pos_emb(torch.arange(T,
-# device=input_ids.device))`; `mask = causal_mask(T)`; `for block in self.blocks: x = block(x, mask)`;
-# `logits = self.lm_head(self.norm(x))`; the loss if `labels is not None`.
+# - The tie: assign `token_emb`'s weight, the Parameter object itself, to `lm_head`'s `weight` attribute.
+# - The initialisation: a loop over `self.modules()` (or `self.apply(fn)`): for every `nn.Linear` and
+#   `nn.Embedding`, `nn.init.normal_` on its weight with mean 0 and std 0.02; `nn.init.zeros_` on its bias
+#   where a bias exists. Then a loop over `self.named_parameters()`: the names ending in
+#   `"attn.W_O.weight"` or `"ffn.linear2.weight"` get `nn.init.normal_` again, with std
+#   `0.02 / sqrt(2 * num_layers)`.
+# - `forward`, in order: `B` and `T` from `input_ids.shape`; the length check (`T > self.max_seq_len`
+#   raises the `ValueError`); the positions `0 .. T-1`, a `(T,)` tensor on `input_ids`'s device; the two
+#   embeddings added, `(B, T, D) + (T, D)`; `causal_mask(T)`, once; each block of `self.blocks` on `x` and
+#   the mask; `self.norm`, then `self.lm_head`: the logits `(B, T, V)`; your `causal_lm_loss` when
+#   `labels` is given, `None` otherwise; return the pair.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# In `__init__`: `self.lm_head.weight = self.token_emb.weight`; in the loop over the modules,
+# `nn.init.normal_(m.weight, mean=0.0, std=0.02)` and `nn.init.zeros_(m.bias)`; in the loop over the
+# named parameters, `nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * num_layers))`.
+#
+# In `forward`: `B, T = input_ids.shape`; the length check;
+# `x = self.token_emb(input_ids) + self.pos_emb(torch.arange(T, device=input_ids.device))`;
+# `mask = causal_mask(T)`; `for block in self.blocks: x = block(x, mask)`;
+# `logits = self.lm_head(self.norm(x))`; `loss = None if labels is None else causal_lm_loss(logits, labels)`;
+# `return logits, loss`.
 # </details>
 
 # %% solution="tiny_lm"
@@ -400,17 +422,33 @@ with torch.no_grad():
 #
 # **Difficulty:** ★☆☆ · **Time:** about 10 min
 #
-# <details><summary>Hint 1: once, across parts</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Keep a set of the `id(p)` already counted, and count the parts in the order of the table: `token_emb`'s
-# weight is counted first, so when `lm_head` reaches the same tensor it is skipped. `"total"` is simply
-# `sum(p.numel() for p in model.parameters())` (`parameters()` yields a shared tensor once).
+# A tensor that two parts share (the tied matrix) must be counted once, by the first part that reaches it.
+# So remember which tensors you have already counted, by identity (the same object, not equal values), and
+# count the parts in the order of the table: `token_emb`'s weight is counted first, so when `lm_head`
+# reaches the same tensor it is skipped. `"total"` needs no such care: `model.parameters()` yields a
+# shared tensor once.
 # </details>
 #
-# <details><summary>Hint 2: a helper</summary>
+# <details><summary>Hint 2: where each piece goes</summary>
 #
-# `def count(module):` return 0 for `None`, else add `p.numel()` for each `p` in `module.parameters()` whose
-# `id(p)` is not in the set (and add it to the set).
+# - Before any counting: a set of the `id(p)` already counted.
+# - One helper, used for every part: 0 for `None` (a model without `pos_emb`); otherwise it goes through the
+#   part's `.parameters()` and, for each `p` whose `id(p)` is not in the set yet, adds `p.numel()` and puts
+#   the id in the set.
+# - The parts by name, with `getattr(model, name)`, in the order `token_emb`, `pos_emb`, `blocks`, `norm`,
+#   `lm_head`.
+# - `"total"`: `p.numel()` summed over `model.parameters()`, with no `requires_grad` filter (frozen
+#   parameters count too).
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# `seen = set()`; a helper `count(module)` that returns 0 for `None` and otherwise, for each `p` in
+# `module.parameters()`, does `if id(p) not in seen:` then `seen.add(id(p))` and adds `p.numel()`;
+# the table maps each of the five names to `count(getattr(model, name))`, in the table's order; and
+# `table["total"] = sum(p.numel() for p in model.parameters())`.
 # </details>
 
 # %% solution="parameter_table"

@@ -114,23 +114,45 @@ for seed in (0, 0, 1):
 #
 # **Difficulty:** ★★☆ · **Time:** about 20 min
 #
-# <details><summary>Hint 1: the shape of the function</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Remember `was_training = model.training`, call `model.eval()`, loop `max_new_tokens` times inside
-# `with torch.no_grad():`, and call `model.train(was_training)` before returning. For the top-k threshold,
-# `torch.topk(logits, top_k, dim=-1).values` is `(B, top_k)`, sorted: its last column is each row's k-th
-# largest logit.
+# Generation is a loop: feed the model the tokens so far (at most the last `max_seq_len` of them), keep its
+# prediction at the last position only, reshape it (temperature, top-k), turn it into probabilities,
+# draw one token per row, append it, repeat. The function borrows the model: eval mode and no autograd
+# during the loop, and the model handed back in the mode it was in.
 # </details>
 #
-# <details><summary>Hint 2: the key lines</summary>
+# <details><summary>Hint 2: where each piece goes</summary>
+#
+# - Around the loop: remember `model.training` before calling `model.eval()`; loop `max_new_tokens` times
+#   inside a `torch.no_grad()` block; after the loop, `model.train(...)` with the mode you remembered.
+# - The crop: the last `model.max_seq_len` tokens are a slice of dimension 1 of `idx`, with a negative
+#   start.
+# - The logits: `model(...)` returns a pair; its first element is `(B, T_c, V)`; index -1 of dimension 1
+#   gives the last position, `(B, V)`; divide it by `temperature`.
+# - Top-k, only when `top_k` is given: `torch.topk` over the last dimension; its `.values` are
+#   `(B, top_k)`, sorted, so their last column is each row's k-th largest logit. Keep that column as a
+#   `(B, 1)` tensor, so that it compares row by row, and `masked_fill` the logits below it with `-inf`.
+# - The draw: `F.softmax` over the last dimension, then `torch.multinomial` with one sample per row and
+#   `generator=generator`, which gives `(B, 1)`; `torch.cat` it onto `idx` along dimension 1.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# `was_training = model.training` and `model.eval()`; then inside `with torch.no_grad():`, for each of the
+# `max_new_tokens` steps:
 #
 # ```python
 # logits = model(idx[:, -model.max_seq_len:])[0][:, -1, :] / temperature   # (B, V)
-# kth = torch.topk(logits, top_k, dim=-1).values[:, [-1]]                    # (B, 1)
-# logits = logits.masked_fill(logits < kth, float("-inf"))
+# if top_k is not None:
+#     kth = torch.topk(logits, min(top_k, logits.size(-1)), dim=-1).values[:, [-1]]  # (B, 1)
+#     logits = logits.masked_fill(logits < kth, float("-inf"))
 # idx_next = torch.multinomial(F.softmax(logits, dim=-1), 1, generator=generator)  # (B, 1)
 # idx = torch.cat((idx, idx_next), dim=1)
 # ```
+#
+# and at the end `model.train(was_training)`, `return idx`. (`min(top_k, V)` keeps `torch.topk` from
+# failing when `top_k` is larger than the vocabulary.)
 # </details>
 
 # %% solution="generate"

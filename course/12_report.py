@@ -163,14 +163,25 @@ display(Markdown(sections["ablations"]))
 #
 # **Difficulty:** ★☆☆ · **Time:** about 10 min
 #
-# <details><summary>Hint 1: where N comes from</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# You don't need a formula for `N`: build the model and count, `TinyLM(**config).get_num_params()`. That
-# also gets the untied case right (`lm_head` then has a matrix of its own).
+# Two terms: `6N` for the parameters a token meets (2 FLOPs per parameter in the forward pass, three
+# passes' worth with the backward), and `6·L·T·D` for the attention scores, which have no parameters. You
+# don't need a formula for `N`: build the model and count its parameters. That also gets the untied case
+# right (`lm_head` then has a matrix of its own).
 # </details>
 #
-# <details><summary>Hint 2: the key line</summary>
+# <details><summary>Hint 2: where to look</summary>
 #
+# - `N`: `TinyLM(**config)` builds the model from the dict, and its `get_num_params()`, with its default,
+#   counts every parameter but the position embedding.
+# - `L` is `config["num_layers"]`, `D` is `config["d_model"]`, and `T` is the argument `seq_len`, not
+#   `config["max_seq_len"]`.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# `N = TinyLM(**config).get_num_params()`, then
 # `return 6 * N + 6 * config["num_layers"] * seq_len * config["d_model"]`
 # </details>
 
