@@ -12,7 +12,9 @@
 # 4. write `evaluate` (eval mode, no gradients, the mode restored) and `perplexity = exp(total loss / counted
 #    tokens)`;
 # 5. train for about a minute on real text with a progress bar and a live loss plot, logging the learning
-#    rate, the gradient norm, each layer's activation RMS, tokens/s and peak memory.
+#    rate, the gradient norm, each layer's activation RMS, tokens/s and peak memory;
+# 6. walk the **overfit checklist** on six broken setups: name what is wrong with each, in the list's order, and
+#    repair it.
 #
 # Shapes: `B` batch, `T` positions (the block size), `V` vocabulary size, `D` = `d_model`.
 
@@ -29,11 +31,14 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import torch
 import torch.nn.functional as F
+from torch import nn
 from tqdm.auto import tqdm
 
 from tinylm_checks import (check_char_tokenizer, check_evaluate, check_perplexity, check_train_step,
                            check_word_tokenizer)
 from tinylm_checks import LiveLossPlot, plot_training_log, record_run
+from tinylm_checks import (OVERFIT_CHECKLIST, check_overfit_checklist, check_repair, healthy_setup, mystery_setups,
+                           padded_batch, plot_overfit_runs)
 from tinylm_solutions.data import default_corpus, get_batch, lm_batches, train_val_split
 from tinylm_solutions.model import TinyLM
 
@@ -50,7 +55,8 @@ torch.set_num_threads(1)  # the tensors here are small: one thread is as fast as
 QUICK = os.environ.get("TINYLM_QUICK") == "1"
 OVERFIT_STEPS = 8 if QUICK else 150  # one fixed batch, until the loss is near 0
 TRAIN_STEPS = 6 if QUICK else 600  # the real run: about 45 s on a laptop CPU
-print(f"QUICK = {QUICK}: {OVERFIT_STEPS} overfitting steps, {TRAIN_STEPS} training steps")
+LAB_STEPS = 8 if QUICK else 150  # each run of the checklist lab (section 8): about 1 s
+print(f"QUICK = {QUICK}: {OVERFIT_STEPS} overfitting steps, {TRAIN_STEPS} training steps, {LAB_STEPS} per lab run")
 
 # %% [markdown]
 # ## 1. Text in, ids out: the character-level tokenizer
@@ -658,6 +664,281 @@ _ = record_run("09_train", history={k: v for k, v in log.items() if k != "max_gr
 print("recorded 09_train and 09_overfit")
 
 # %% [markdown]
+# ## 8. When the overfit test goes wrong: the checklist
+#
+# Section 5's test has two ways to fail. The loss can stay high: the setup cannot learn. Or it can fall *too*
+# well: the model gets the answer by a route it will not have later (it copies its input, or reads the token it
+# should predict). So when a one-batch run looks wrong, either way, walk this list **in order** (the
+# W03 lesson's checklist; the first items are the cheapest to check and the most common):
+#
+# | # | name | the question | what goes wrong when it fails |
+# |---|---|---|---|
+# | 1 | `labels_not_shifted` | is every target the **next** token? | the model copies its input: the loss falls fast, towards 0 |
+# | 2 | `mask_sees_future` | is the causal mask right? | position t reads token t + 1, the one it must predict: the loss falls towards 0 |
+# | 3 | `padding_not_ignored` | are padded targets `-100`? | padding counts as text: easy targets pull the loss down |
+# | 4 | `parameters_not_in_optimizer` | does the optimizer hold every parameter? | some weights never move: the loss stalls |
+# | 5 | `dropout_on` | is dropout off for this test (the train()/eval() state)? | random drops stop the model from memorising: the loss stalls above the healthy run |
+# | 6 | `learning_rate_extreme` | is the learning rate sane? | too small: nothing moves; too large: the loss jumps up |
+#
+# Each item is a **probe** you can run on a setup without training it:
+#
+# 1. compare the targets `y` with `ids[:, 1:]` wherever that next token is a real one;
+# 2. change every token after some position t, run both batches and compare the logits at positions 0..t: in a
+#    causal model they are equal. Run it in **eval mode** under `torch.no_grad()` (with dropout on, two forwards
+#    differ anyway), and put the model back in the mode it was in;
+# 3. where the next token is padding, the target must be `-100` (`F.cross_entropy` ignores exactly that value);
+# 4. every tensor of `model.parameters()` must be in `optimizer.param_groups`: the *same* tensor (compare
+#    `id(p)`), not a copy with equal values: an optimizer built for an earlier model holds equal-looking copies;
+# 5. no `nn.Dropout` in `model.modules()` may have `p > 0` (`train_step` calls `model.train()`, where
+#    dropout acts);
+# 6. for AdamW on a small model, `1e-3` to `1e-2` is usual; outside `1e-4` to `1e-1` is extreme.
+#
+# A probe only looks: it must not train, and leaves the model in the mode it found it in.
+#
+# **The lab's batch.** Eight lines of the corpus, each a sequence of your character ids, padded after its end with
+# a new id, `pad_id = V`. A *setup* holds everything one run needs: `setup.model` (a small GPT with TinyLM's
+# `forward`, one head per layer, its mask `torch.ones(T, T).tril(diagonal=model.mask_diagonal)`),
+# `setup.ids (B, T + 1)`, `setup.x = ids[:, :-1]`, `setup.y (B, T)` (the next tokens, `-100` where that is
+# padding), `setup.optimizer` and `setup.pad_id`. It trains with your `train_step(setup.model, (setup.x,
+# setup.y), setup.optimizer)`. First a healthy setup, then six broken ones, A to F, over the same batch and the
+# same initial weights:
+
+# %%
+pad_id = len(chars)
+lines = [line for line in text.splitlines() if 16 <= len(line) <= 33][:8]
+lab_ids = padded_batch([[chars.index(c) for c in line] for line in lines], pad_id, 33)  # (8, 33)
+print(f"{lab_ids.shape[0]} lines, T + 1 = {lab_ids.shape[1]}; padding: {(lab_ids == pad_id).float().mean():.0%} "
+      f"of the batch")
+
+
+def overfit_run(setup, steps=LAB_STEPS):
+    """The one-batch overfit test of a setup, with your train_step: the loss of every step."""
+    torch.manual_seed(0)  # the same dropout draws in every run
+    return [train_step(setup.model, (setup.x, setup.y), setup.optimizer)["loss"] for _ in range(steps)]
+
+
+healthy = overfit_run(healthy_setup(lab_ids, pad_id, len(chars) + 1))
+setups = mystery_setups(lab_ids, pad_id, len(chars) + 1)
+before = {name: overfit_run(s) for name, s in setups.items()}
+_ = plot_overfit_runs(before, "six broken setups (dashed: healthy)", reference=healthy)
+print(f"healthy: {healthy[-1]:.3f} after {LAB_STEPS} steps")
+for name, losses in before.items():
+    print(f"{name}: {losses[-1]:.3f}")
+
+# %% [markdown]
+# The healthy run ends near 0.08, not at 0: some lines begin alike and go on differently, so no model can
+# be sure of their next character. Three setups end *below* it: they found a shortcut. Three end above it, and
+# one of those never leaves its start. The curves say which group a setup is in, not which item broke: for
+# that, walk the list.
+#
+# ### Exercise 6: `overfit_checklist(setup) -> str | None`
+#
+# Walk `OVERFIT_CHECKLIST` (the six names of the table, in order) and return the name of the **first** item the
+# setup fails, or `None` when it passes all six. Write one probe per item (small functions are fine) and leave
+# the setup as it was: same weights, same mode, same batch, same optimizer.
+#
+# The check builds setups of its own (random tokens and lengths, other sizes, other learning rates): a healthy
+# one in training mode and one in eval mode, every variant of every bug (the table's, and others: a mask that
+# is missing altogether, an optimizer over another model's parameters, dropout 0.5, a learning rate of 5),
+# and every pair of two bugs, where the earlier item must be named. It compares the setup before and after each
+# call.
+#
+# **Difficulty:** ★★☆ · **Time:** about 20 min
+#
+# <details><summary>Hint 1: the idea</summary>
+#
+# Each item is a yes/no question about the setup. Answer them one after the other and stop at the first "no":
+# the order matters because one bug can make a later probe fail too (unshifted targets also put real tokens
+# where the targets should be `-100`).
+# </details>
+#
+# <details><summary>Hint 2: where to look</summary>
+#
+# The targets against `setup.ids[:, 1:]` (items 1 and 3, with the mask `ids[:, 1:] == setup.pad_id` telling
+# real from padding); two forwards of `setup.model` on `setup.x` and on a copy changed after position t (item
+# 2); `setup.optimizer.param_groups` and `setup.model.parameters()` (item 4); `setup.model.modules()` (item 5);
+# each group's `"lr"` (item 6).
+# </details>
+#
+# <details><summary>Hint 3: the answer, item by item</summary>
+#
+# ```python
+# nxt = setup.ids[:, 1:]
+# real = nxt != setup.pad_id
+# labels_ok = bool((setup.y[real] == nxt[real]).all())
+# padding_ok = bool((setup.y[~real] == -100).all())
+# held = {id(p) for g in setup.optimizer.param_groups for p in g["params"]}
+# optimizer_ok = all(id(p) in held for p in setup.model.parameters())
+# dropout_ok = all(m.p == 0 for m in setup.model.modules() if isinstance(m, nn.Dropout))
+# lr_ok = all(1e-4 <= g["lr"] <= 1e-1 for g in setup.optimizer.param_groups)
+# ```
+# The mask: `was = setup.model.training`, `setup.model.eval()`, under `torch.no_grad()` the logits of `setup.x`
+# and of a copy whose tokens after t = 3 are changed; `torch.allclose` on `[:, :t + 1]`; then
+# `setup.model.train(was)`.
+# </details>
+
+# %% solution="overfit_checklist"
+def overfit_checklist(setup):
+    """The first item of OVERFIT_CHECKLIST that setup fails, or None; the setup is left as it was."""
+    ### BEGIN SOLUTION
+    nxt = setup.ids[:, 1:]  # (B, T): the token after each input
+    real = nxt != setup.pad_id
+
+    def mask_ok(t=3):
+        model, changed = setup.model, setup.x.clone()
+        changed[:, t + 1:] = (changed[:, t + 1:] + 1) % model.vocab_size  # (B, T): the future replaced
+        was = model.training
+        model.eval()
+        with torch.no_grad():
+            a, b = model(setup.x)[0], model(changed)[0]  # (B, T, V) each
+        model.train(was)
+        return torch.allclose(a[:, :t + 1], b[:, :t + 1])
+
+    def optimizer_ok():
+        held = {id(p) for g in setup.optimizer.param_groups for p in g["params"]}
+        return all(id(p) in held for p in setup.model.parameters())
+
+    probes = {
+        "labels_not_shifted": lambda: bool((setup.y[real] == nxt[real]).all()),
+        "mask_sees_future": mask_ok,
+        "padding_not_ignored": lambda: bool((setup.y[~real] == -100).all()),
+        "parameters_not_in_optimizer": optimizer_ok,
+        "dropout_on": lambda: all(m.p == 0 for m in setup.model.modules() if isinstance(m, nn.Dropout)),
+        "learning_rate_extreme": lambda: all(1e-4 <= g["lr"] <= 1e-1 for g in setup.optimizer.param_groups),
+    }
+    for name in OVERFIT_CHECKLIST:
+        if not probes[name]():
+            return name
+    return None
+    ### END SOLUTION
+
+
+# %% test="overfit_checklist_check"
+from tinylm_checks import check_overfit_checklist
+check_overfit_checklist(overfit_checklist)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_overfit_checklist(overfit_checklist, seed=1)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Your checklist on the six setups:
+
+# %%
+causes = {name: overfit_checklist(s) for name, s in setups.items()}
+for name, cause in causes.items():
+    print(f"{name}: {cause}  (final loss {before[name][-1]:.3f})")
+
+# %% [markdown]
+# ### Exercise 7: `repair(setup, cause)`
+#
+# Fix `cause` (a name of the list) in `setup`, **in place**, and change nothing else; raise `ValueError` for a
+# name that is not on the list. What each repair changes:
+#
+# - the labels and the padding: `setup.y`, from `setup.ids` (never the inputs `x`);
+# - the mask: `setup.model.mask_diagonal` (the mask is `tril(diagonal=mask_diagonal)`);
+# - the optimizer: a new one of the same kind over `setup.model.parameters()`, with the **old learning rate**
+#   (that was not the problem);
+# - dropout: the `p` of the model's `nn.Dropout` layers (`model.eval()` would not last: `train_step` calls
+#   `model.train()`);
+# - the learning rate: every param group's `"lr"`, to a usual value.
+#
+# Keep the model's weights: a repair that builds a new model throws away the run it should fix. The check breaks
+# a setup of its own in every way the checklist knows (13 variants), calls `repair` with the cause, and then
+# runs the reference checklist on the repaired setup, compares the weights, the batch and the learning rate with
+# what they were, and tries a cause that is not on the list.
+#
+# **Difficulty:** ★☆☆ · **Time:** about 10 min
+#
+# <details><summary>Hint 1: the idea</summary>
+#
+# Each cause names one part of the setup; the repair makes that part what the checklist's probe asks for, and
+# nothing more. The labels and the padding have the same repair: the targets rebuilt by the rule.
+# </details>
+#
+# <details><summary>Hint 2: where to look</summary>
+#
+# The rule of the targets: the next token (the windows shifted by one), with `-100` where that token is padding.
+# The old optimizer tells you its kind (its class) and its learning rate (in its first param group). The dropout
+# layers are among the model's modules.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# ```python
+# if cause in ("labels_not_shifted", "padding_not_ignored"):
+#     nxt = setup.ids[:, 1:]
+#     setup.y = nxt.masked_fill(nxt == setup.pad_id, -100)
+# elif cause == "mask_sees_future":
+#     setup.model.mask_diagonal = 0
+# elif cause == "parameters_not_in_optimizer":
+#     lr = setup.optimizer.param_groups[0]["lr"]
+#     setup.optimizer = type(setup.optimizer)(setup.model.parameters(), lr=lr)
+# elif cause == "dropout_on":
+#     for m in setup.model.modules():
+#         if isinstance(m, nn.Dropout):
+#             m.p = 0.0
+# elif cause == "learning_rate_extreme":
+#     for g in setup.optimizer.param_groups:
+#         g["lr"] = 3e-3
+# else:
+#     raise ValueError(f"cause must be one of {OVERFIT_CHECKLIST}, got {cause!r}")
+# ```
+# </details>
+
+# %% solution="repair"
+def repair(setup, cause):
+    """Fix cause (a name of OVERFIT_CHECKLIST) in setup, in place, changing nothing else."""
+    ### BEGIN SOLUTION
+    if cause in ("labels_not_shifted", "padding_not_ignored"):
+        nxt = setup.ids[:, 1:]  # (B, T): the next tokens
+        setup.y = nxt.masked_fill(nxt == setup.pad_id, -100)
+    elif cause == "mask_sees_future":
+        setup.model.mask_diagonal = 0  # tril(diagonal=0): position t reads 0..t
+    elif cause == "parameters_not_in_optimizer":
+        lr = setup.optimizer.param_groups[0]["lr"]
+        setup.optimizer = type(setup.optimizer)(setup.model.parameters(), lr=lr)
+    elif cause == "dropout_on":
+        for m in setup.model.modules():
+            if isinstance(m, nn.Dropout):
+                m.p = 0.0
+    elif cause == "learning_rate_extreme":
+        for group in setup.optimizer.param_groups:
+            group["lr"] = 3e-3
+    else:
+        raise ValueError(f"cause must be one of {OVERFIT_CHECKLIST}, got {cause!r}")
+    ### END SOLUTION
+
+
+# %% test="repair_check"
+from tinylm_checks import check_repair
+check_repair(repair)
+### BEGIN HIDDEN TESTS
+import runpy
+runpy.run_module("tinylm_checks.grading")["fresh"]().check_repair(repair, seed=1)
+### END HIDDEN TESTS
+
+# %% [markdown]
+# Repair each setup with the cause your checklist named, check that the list now passes, and run the test again
+# from the same initial weights (the runs above trained the broken setups: rebuild them first):
+
+# %%
+setups = mystery_setups(lab_ids, pad_id, len(chars) + 1)
+for name, s in setups.items():
+    if causes[name] is not None:
+        repair(s, causes[name])
+after = {name: overfit_run(s) for name, s in setups.items()}
+_ = plot_overfit_runs(after, "the six setups repaired (dashed: healthy)", reference=healthy)
+for name in setups:
+    print(f"{name}: {str(causes[name]):28} {before[name][-1]:.3f} -> {after[name][-1]:.3f}   "
+          f"checklist now: {overfit_checklist(setups[name])}")
+
+# %% [markdown]
+# Every repaired setup now trains like the healthy one: the same weights, the same batch, the same curve. The
+# three that ended below the healthy run had the worst bugs of the six: their loss looked like success. A
+# one-batch test catches a setup that cannot learn; only the checklist catches one that learns the wrong thing.
+
+# %% [markdown]
 # ## Summary
 #
 # - A character tokenizer: `vocab = sorted(set(text))`, id = position, lossless round trip. A word tokenizer:
@@ -668,5 +949,7 @@ print("recorded 09_train and 09_overfit")
 # - `evaluate`: `eval()`, `no_grad`, the mode restored; total loss / counted tokens. Perplexity = `exp(loss)`.
 # - Log the learning rate, the gradient norm, activation RMS (forward hooks), tokens/s and memory: they tell
 #   you why a run fails.
+# - When the overfit test fails, or succeeds too well, walk the checklist in order: labels shifted, causal mask,
+#   padding `-100`, every parameter in the optimizer, dropout off, a sane learning rate. Probe, don't guess.
 #
 # **Next:** notebook 10 generates text with temperature and top-k, and looks inside the attention.

@@ -37,7 +37,7 @@ def number(pattern: str, text: str) -> list[float]:
 
 
 def test_the_run_is_the_full_one(printed):
-    assert "QUICK = False: 150 overfitting steps, 600 training steps" in printed
+    assert "QUICK = False: 150 overfitting steps, 600 training steps, 150 per lab run" in printed
 
 
 def test_overfitting_one_batch(printed):
@@ -69,3 +69,22 @@ def test_the_activation_rms_panel(printed):
     """'peaks at about 1.1 around step 240, then falls to about 0.65'."""
     peak, step, end = number(r"activation RMS: peak ([\d.]+) at step (\d+), ([\d.]+) at the end", printed)
     assert 1.0 <= peak <= 1.2 and 200 <= step <= 280 and 0.6 <= end <= 0.7
+
+
+def test_the_checklist_lab(printed):
+    """Section 8: "The healthy run ends near 0.08 ... Three setups end *below* it ... Three end above it, and one of
+    those never leaves its start", and after the repairs "every repaired setup now trains like the healthy one: ...
+    the same curve"; the three below are the labels, the mask and the padding ("the worst bugs of the six")."""
+    import re
+    (healthy,) = number(r"healthy: ([\d.]+) after 150 steps", printed)
+    assert 0.05 <= healthy <= 0.11
+    final = {name: float(loss) for name, loss in re.findall(r"^([A-F]): ([\d.]+)$", printed, re.M)}
+    causes = dict(re.findall(r"^([A-F]): (\w+)  \(final loss", printed, re.M))
+    assert len(final) == 6 and len(causes) == 6
+    below = {causes[n] for n, loss in final.items() if loss < healthy}
+    assert below == {"labels_not_shifted", "mask_sees_future", "padding_not_ignored"}
+    above = [n for n, loss in final.items() if loss > healthy]
+    assert len(above) == 3
+    assert sum(final[n] > 4.0 for n in above) == 1  # the one that never leaves its start (ln 100 = 4.6)
+    after = re.findall(r"^[A-F]: \w+ +[\d.]+ -> ([\d.]+)   checklist now: None$", printed, re.M)
+    assert after == [f"{healthy:.3f}"] * 6

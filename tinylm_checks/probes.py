@@ -298,3 +298,249 @@ class SpyOptimizer(Probe):
                                               for n, p in self._named()}})
             else:
                 self.events.append({"event": "zero_grad"})
+
+
+# ---- stage 09 (the overfit checklist lab): a small GPT and a whole one-batch training setup
+
+OVERFIT_CHECKLIST = ("labels_not_shifted", "mask_sees_future", "padding_not_ignored", "parameters_not_in_optimizer",
+                     "dropout_on", "learning_rate_extreme")
+"""What to check when a one-batch overfit run goes wrong, in the order to check it (the W03 lesson, §8)."""
+
+IGNORE_INDEX = -100  # F.cross_entropy's default ignore_index: targets with it count for nothing
+OPTIMIZERS = {"SGD": torch.optim.SGD, "Adam": torch.optim.Adam, "AdamW": torch.optim.AdamW}
+"""The optimizers a setup may hold (a repaired setup's optimizer is rebuilt by kind on the grader's side)."""
+
+
+class _LabBlock(torch.nn.Module):
+    """A Pre-LN block with one attention head: ``x + drop(out(attn(norm1 x)))``, then ``x + drop(ffn(norm2 x))``."""
+
+    def __init__(self, d_model: int, dropout: float):
+        super().__init__()
+        self.norm1, self.norm2 = torch.nn.LayerNorm(d_model), torch.nn.LayerNorm(d_model)
+        self.qkv = torch.nn.Linear(d_model, 3 * d_model)
+        self.out = torch.nn.Linear(d_model, d_model)
+        self.ffn = torch.nn.Sequential(torch.nn.Linear(d_model, 4 * d_model), torch.nn.GELU(),
+                                       torch.nn.Linear(4 * d_model, d_model))
+        self.drop = torch.nn.Dropout(dropout)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None) -> torch.Tensor:
+        q, k, v = self.qkv(self.norm1(x)).chunk(3, dim=-1)  # (B, T, D) each
+        a = torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)  # (B, T, D)
+        x = x + self.drop(self.out(a))
+        return x + self.drop(self.ffn(self.norm2(x)))  # (B, T, D)
+
+
+class LabLM(torch.nn.Module):
+    """The overfit lab's language model: a small GPT with TinyLM's forward signature,
+    ``model(x (B, T), labels=None) -> (logits (B, T, V) float32, None)`` (no loss: the lab computes it).
+
+    Token and learned position embeddings, ``num_layers`` Pre-LN blocks (one head, a 4·D GELU FFN, dropout
+    after each sublayer and on the embeddings), a final LayerNorm and an untied head. Position t may attend to
+    the keys ``torch.ones(T, T).tril(diagonal=mask_diagonal)`` allows: ``mask_diagonal = 0`` is the causal mask,
+    ``1`` also lets it read token t + 1, ``None`` means no mask at all. The weights are drawn from ``seed``.
+    """
+
+    def __init__(self, vocab_size: int, max_seq_len: int = 32, d_model: int = 32, num_layers: int = 2,
+                 dropout: float = 0.0, mask_diagonal: int | None = 0, seed: int = 0):
+        super().__init__()
+        self.config = {"vocab_size": int(vocab_size), "max_seq_len": int(max_seq_len), "d_model": int(d_model),
+                       "num_layers": int(num_layers)}
+        self.vocab_size, self.max_seq_len = int(vocab_size), int(max_seq_len)
+        with torch.random.fork_rng():
+            torch.manual_seed(seed)
+            self.token_emb = torch.nn.Embedding(vocab_size, d_model)
+            self.pos_emb = torch.nn.Embedding(max_seq_len, d_model)
+            self.drop = torch.nn.Dropout(dropout)
+            self.blocks = torch.nn.ModuleList(_LabBlock(d_model, dropout) for _ in range(num_layers))
+            self.norm = torch.nn.LayerNorm(d_model)
+            self.lm_head = torch.nn.Linear(d_model, vocab_size, bias=False)
+        self.mask_diagonal = mask_diagonal
+
+    def extra_repr(self) -> str:
+        return f"mask_diagonal={self.mask_diagonal}"
+
+    def attn_mask(self, T: int) -> torch.Tensor | None:
+        """``(T, T)`` bool, True = may attend (None: every position reads every position)."""
+        if self.mask_diagonal is None:
+            return None
+        return torch.ones(T, T, dtype=torch.bool).tril(diagonal=int(self.mask_diagonal))
+
+    def forward(self, x: torch.Tensor, labels=None):
+        if not isinstance(x, torch.Tensor) or x.dim() != 2 or x.is_floating_point():
+            got = tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__
+            raise ValueError(f"input_ids must be a 2-D integer tensor (B, T), got {got}")
+        T = x.size(1)
+        if T > self.max_seq_len:
+            raise ValueError(f"sequence length {T} exceeds max_seq_len={self.max_seq_len}; crop the input")
+        h = self.drop(self.token_emb(x.long()) + self.pos_emb(torch.arange(T)))  # (B, T, D)
+        mask = self.attn_mask(T)
+        for block in self.blocks:
+            h = block(h, mask)  # (B, T, D)
+        return self.lm_head(self.norm(h)), None  # (B, T, V)
+
+    def lab_state(self) -> dict:
+        """Everything a repair may change, as data: the weights, the mode, each dropout's p, the mask."""
+        return {"config": dict(self.config), "training": bool(self.training), "mask_diagonal": self.mask_diagonal,
+                "weights": {n: t.detach().clone() for n, t in self.state_dict().items()},
+                "dropout": [float(m.p) for m in self.modules() if isinstance(m, torch.nn.Dropout)]}
+
+    @classmethod
+    def from_lab_state(cls, state) -> "LabLM":
+        state = expect(state, dict, "the model")
+        config = expect(state.get("config"), dict, "the model's sizes")
+        sizes = {k: expect(config.get(k), int, k) for k in ("vocab_size", "max_seq_len", "d_model", "num_layers")}
+        if not all(1 <= n <= 4096 for n in sizes.values()):
+            raise ValueError("a probe's report has model sizes out of range")
+        model = cls(**sizes)
+        model.absorb_lab_state(state)
+        return model
+
+    def absorb_lab_state(self, state) -> None:
+        state = expect(state, dict, "the model")
+        weights = expect(state.get("weights"), dict, "the weights")
+        with torch.no_grad():
+            for name, t in self.state_dict().items():
+                t.copy_(expect_tensor(weights.get(name), t.shape, name))
+        drops = [m for m in self.modules() if isinstance(m, torch.nn.Dropout)]
+        ps = expect(state.get("dropout"), (list, tuple), "the dropout")
+        if len(ps) != len(drops):
+            raise ValueError("a probe's report has another number of dropout layers")
+        for m, p in zip(drops, ps):
+            m.p = float(expect(p, (int, float), "a dropout p"))
+        diagonal = state.get("mask_diagonal")
+        self.mask_diagonal = None if diagonal is None else expect(diagonal, int, "the mask's diagonal")
+        self.train(expect(state.get("training"), bool, "the mode"))
+
+
+@register_probe
+class OverfitSetup(Probe):
+    """A one-batch overfit run, whole: a model, one batch of padded sequences, its targets and an optimizer.
+
+    Attributes:
+        model: a :class:`LabLM`.
+        ids: ``(B, T + 1)`` long, the batch's token windows, ``pad_id`` after each sequence's end.
+        x: ``(B, T)`` long, the inputs: ``ids[:, :-1]``.
+        y: ``(B, T)`` long, the targets: the token after each input, :data:`IGNORE_INDEX` (-100) where there is
+            none (``ids[:, 1:]`` is padding there).
+        optimizer: a ``torch.optim`` optimizer (:data:`OPTIMIZERS`).
+        pad_id: the padding token's id.
+
+    Trained with ``train_step(setup.model, (setup.x, setup.y), setup.optimizer)``.
+    """
+
+    def __init__(self, model: LabLM, ids: torch.Tensor, optimizer, pad_id: int, y: torch.Tensor | None = None):
+        self.model, self.ids, self.optimizer, self.pad_id = model, ids.long(), optimizer, int(pad_id)
+        self.x = self.ids[:, :-1].clone()
+        self.y = targets(self.ids, self.pad_id) if y is None else y.long()
+
+    def __repr__(self) -> str:
+        B, T = self.x.shape
+        return f"OverfitSetup(B={B}, T={T}, pad_id={self.pad_id}, optimizer={type(self.optimizer).__name__})"
+
+    # -- the optimizer as data: its kind, and each group's lr and parameters (by name; its values for a tensor that
+    # is not the model's)
+    def _optimizer_state(self) -> dict:
+        names = {id(p): n for n, p in self.model.named_parameters()}
+        groups = [{"lr": float(g["lr"]), "params": [names.get(id(p)) or p.detach().clone() for p in g["params"]]}
+                  for g in self.optimizer.param_groups]
+        return {"kind": type(self.optimizer).__name__, "groups": groups, "stepped": len(self.optimizer.state)}
+
+    @staticmethod
+    def _build_optimizer(model: LabLM, state):
+        state = expect(state, dict, "the optimizer")
+        kind = OPTIMIZERS.get(expect(state.get("kind"), str, "the optimizer's kind"))
+        if kind is None:
+            raise ValueError(f"a probe's report has an optimizer of kind {state.get('kind')!r}: "
+                             f"one of {', '.join(OPTIMIZERS)} is expected")
+        params = dict(model.named_parameters())
+        groups = []
+        for g in expect(state.get("groups"), (list, tuple), "the groups")[:16]:
+            g = expect(g, dict, "a group")
+            ps = [params[p] if isinstance(p, str) and p in params else
+                  torch.nn.Parameter(expect(p, torch.Tensor, "a parameter the model does not have").float().clone())
+                  for p in expect(g.get("params"), (list, tuple), "a group's parameters")[:1000]]
+            groups.append({"params": ps, "lr": float(expect(g.get("lr"), (int, float), "a learning rate"))})
+        if not groups or not all(g["params"] for g in groups):
+            raise ValueError("a probe's report has an optimizer without parameters")
+        optimizer = kind(groups)
+        optimizer.lab_stepped = int(state.get("stepped") or 0)  # how many parameters it had state for
+        return optimizer
+
+    def _state(self) -> dict:
+        return {"model": self.model.lab_state(), "ids": self.ids.clone(), "x": self.x.clone(), "y": self.y.clone(),
+                "pad_id": self.pad_id, "optimizer": self._optimizer_state()}
+
+    def probe_spec(self) -> dict:
+        return self._state()
+
+    @classmethod
+    def from_probe_spec(cls, spec, args):
+        spec = expect(spec, dict, "a setup")
+        model = LabLM.from_lab_state(spec.get("model"))
+        setup = cls(model, expect(spec.get("ids"), torch.Tensor, "ids"),
+                    cls._build_optimizer(model, spec.get("optimizer")), expect(spec.get("pad_id"), int, "pad_id"),
+                    y=expect(spec.get("y"), torch.Tensor, "y"))
+        setup.x = expect(spec.get("x"), torch.Tensor, "x").long()
+        return setup
+
+    def probe_report(self) -> dict:
+        return self._state()
+
+    def absorb_probe_report(self, report) -> None:
+        report = expect(report, dict, "a setup")
+        B, T1 = self.ids.shape
+        state = expect(report.get("model"), dict, "the model")
+        if state.get("config") == self.model.config:
+            self.model.absorb_lab_state(state)
+        else:  # a new model of other sizes: the report's, built here
+            self.model = LabLM.from_lab_state(state)
+        self.ids = expect_tensor(report.get("ids"), (B, T1), "ids").long()
+        self.x = expect_tensor(report.get("x"), (B, T1 - 1), "x").long()
+        self.y = expect_tensor(report.get("y"), (B, T1 - 1), "y").long()
+        self.pad_id = expect(report.get("pad_id"), int, "pad_id")
+        self.optimizer = self._build_optimizer(self.model, report.get("optimizer"))
+
+
+def targets(ids: torch.Tensor, pad_id: int) -> torch.Tensor:
+    """The targets of windows ``ids (B, T + 1)``: the next token, ``ids[:, 1:]``, with :data:`IGNORE_INDEX` where
+    that token is padding. ``(B, T)`` long."""
+    nxt = ids[:, 1:].long()  # (B, T)
+    return nxt.masked_fill(nxt == pad_id, IGNORE_INDEX)
+
+
+def overfit_setup(ids: torch.Tensor, pad_id: int, vocab_size: int, bugs: dict | None = None, seed: int = 0,
+                  d_model: int = 32, num_layers: int = 2, lr: float = 3e-3) -> OverfitSetup:
+    """A one-batch overfit setup over ``ids (B, T + 1)``, healthy, or broken by ``bugs``: a dict from names of
+    :data:`OVERFIT_CHECKLIST` to a variant number (0 is the most common form of the bug):
+
+    - ``labels_not_shifted``: 0 the targets are the inputs (``y = x``); 1 shifted twice (the token two ahead);
+    - ``mask_sees_future``: 0 ``tril(diagonal=1)`` (t reads t + 1); 1 no mask;
+    - ``padding_not_ignored``: 0 padded targets are ``pad_id``; 1 they are token 0;
+    - ``parameters_not_in_optimizer``: 0 only the blocks' parameters; 1 another model's parameters (the optimizer was
+      built before the model was rebuilt); 2 all but the head;
+    - ``dropout_on``: dropout 0.3 (variant 0) or 0.5 (1) on while training;
+    - ``learning_rate_extreme``: lr 1e-7 (0), 5.0 (1).
+
+    The model's weights come from ``seed`` whatever the bugs (so a repaired setup trains like a healthy one).
+    """
+    bugs = dict(bugs or {})
+    unknown = set(bugs) - set(OVERFIT_CHECKLIST)
+    if unknown:
+        raise ValueError(f"unknown bugs {sorted(unknown)}: expected names from {OVERFIT_CHECKLIST}")
+    B, T1 = ids.shape
+    mask = {None: 0, 0: 1, 1: None}[bugs.get("mask_sees_future")]
+    model = LabLM(vocab_size, T1 - 1, d_model, num_layers, mask_diagonal=mask, seed=seed,
+                  dropout={None: 0.0, 0: 0.3, 1: 0.5}[bugs.get("dropout_on")])
+    lr = {None: lr, 0: 1e-7, 1: 5.0}[bugs.get("learning_rate_extreme")]
+    params = {None: lambda: model.parameters(), 0: lambda: model.blocks.parameters(),
+              1: lambda: LabLM(vocab_size, T1 - 1, d_model, num_layers, seed=seed).parameters(),
+              2: lambda: (p for n, p in model.named_parameters() if not n.startswith("lm_head"))}
+    optimizer = torch.optim.AdamW(params[bugs.get("parameters_not_in_optimizer")](), lr=lr)
+    y = targets(ids, pad_id)
+    if "padding_not_ignored" in bugs:
+        y = y.masked_fill(y == IGNORE_INDEX, pad_id if bugs["padding_not_ignored"] == 0 else 0)
+    if bugs.get("labels_not_shifted") == 0:
+        y = ids[:, :-1].masked_fill(ids[:, :-1] == pad_id, IGNORE_INDEX)
+    elif bugs.get("labels_not_shifted") == 1:
+        y = torch.cat([targets(ids[:, 1:], pad_id), torch.full((B, 1), IGNORE_INDEX)], dim=1)
+    return OverfitSetup(model, ids, optimizer, pad_id, y=y)

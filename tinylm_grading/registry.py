@@ -80,7 +80,7 @@ STAGES = (
     Stage("06_norm", "norm", answers=("norm",), imports=("ffn",)),
     Stage("07_block", "block", answers=("block", "causal_attention"), imports=("attention", "ffn", "multihead", "norm")),
     Stage("08_lm", "language model", answers=("model",), imports=("attention", "block", "data", "norm")),
-    Stage("09_training", "training", answers=("tokenizer", "train"), imports=("data", "model")),
+    Stage("09_training", "training", answers=("tokenizer", "train", "checklist"), imports=("data", "model")),
     Stage("10_generation", "generation", answers=("generate",), imports=("data", "model", "tokenizer", "trainer")),
     Stage("11_ablations", "ablations", answers=("debugging",),
           imports=("ablations", "data", "generate", "model", "report", "tokenizer", "trainer")),
@@ -153,6 +153,11 @@ EXERCISES = (
     E("evaluate", "09_training", "evaluate", "train", "check_evaluate", 2,
       "`evaluate(model, batches) -> float`: eval mode, no_grad, mode restored, total loss / counted tokens"),
     E("perplexity", "09_training", "perplexity", "train", "check_perplexity", 1, "`perplexity(loss) = exp(loss)`"),
+    E("overfit_checklist", "09_training", "overfit_checklist", "checklist", "check_overfit_checklist", 3,
+      "`overfit_checklist(setup)`: the lesson's six checks in order, the first that fails named (`None` if none); "
+      "the setup left as it was"),
+    E("repair", "09_training", "repair", "checklist", "check_repair", 2,
+      "`repair(setup, cause)`: the named cause fixed in place, nothing else changed"),
     E("generate", "10_generation", "generate", "generate", "check_generate", 4,
       "`generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None) -> (B, T + "
       "max_new_tokens)`"),

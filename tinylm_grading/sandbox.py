@@ -69,6 +69,7 @@ INSTALL = ("bubblewrap is needed to autograde safely: `make venv` installs it (p
 
 
 GIVEN = "lab"  # tinylm_checks' subpackage of the learner's tools, which judge nothing: the stand-in has it
+PROBES = "probes.py"  # the stand-in model and setups checks hand to learner code: data, no verdicts; the stand-in has it
 
 
 class SandboxUnavailable(RuntimeError):
@@ -175,6 +176,7 @@ class SandboxKernelManager(SlicedPollKernelManager):
         shutil.copytree(Path(__file__).resolve().parent / "standin", standin,
                         ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copytree(checks / GIVEN, standin / GIVEN, ignore=shutil.ignore_patterns("__pycache__"))
+        shutil.copy(checks / PROBES, standin / PROBES)  # the lab's setups are probes; the agent sends this source anyway
         args += ["--ro-bind", str(standin), str(checks)]
         hidden = self.hidden_reference(workdir)
         if hidden:

@@ -17,7 +17,7 @@ import importlib
 import tinylm_checks
 from tinylm_grading import registry
 
-MODULES = ("softmax", "attention", "multihead", "masks", "position", "ffn", "norm", "block", "model", "training", "generate",
+MODULES = ("softmax", "attention", "multihead", "masks", "position", "ffn", "norm", "block", "model", "training", "checklist", "generate",
            "debugging", "report")
 
 

@@ -1,0 +1,133 @@
+"""Stage 09's lab: the overfit checklist (overfit_checklist) and the repair of what it finds (repair)."""
+
+MISTAKES = {
+    "mask_probe_in_train_mode": (
+        "the mask probe runs the model in training mode: with dropout on, two forwards differ anyway, so a setup "
+        "whose only bug is dropout is reported as a mask that sees the future",
+        "probe the mask in eval mode (model.eval(), under torch.no_grad()), then put the model back in the mode it "
+        "was in"),
+    "dropout_probe_reads_mode": (
+        "the dropout item looks at model.training: training mode is right for training (train_step switches it on "
+        "anyway); what breaks the overfit test is dropout that drops something",
+        "look at the model's nn.Dropout layers: any(m.p > 0 for m in model.modules() if isinstance(m, nn.Dropout))"),
+    "checklist_out_of_order": (
+        "with two bugs in one setup, the answer is the later item of the list: the items are not checked in the "
+        "list's order, or the function does not stop at the first one that fails",
+        "loop over CHECKLIST in order and return the first name whose probe fails"),
+    "probe_left_mode": (
+        "a probe leaves the model in another mode (eval or train) than it found it",
+        "remember model.training before a probe and call model.train(was_training) afterwards"),
+    "probe_changed_setup": (
+        "running the checklist changes the setup (its weights, targets, batch or optimizer): a probe must only "
+        "look",
+        "probes compare, count and run forwards under torch.no_grad(); they never call backward() or "
+        "optimizer.step() and never assign to the setup"),
+    "repair_rebuilt_model": (
+        "the repair replaces the model (or its weights): the setup's model is the one to train, and only its "
+        "broken part needs fixing",
+        "change the broken attribute of setup.model in place (its mask_diagonal, its dropout layers' p) instead "
+        "of building a new model"),
+    "repair_changed_lr": (
+        "the repair of the optimizer changes the learning rate: the lr was not the problem, so keep it",
+        "build the new optimizer with the old one's lr: setup.optimizer.param_groups[0]['lr']"),
+}
+
+MESSAGES = {
+    "checklist.probe.labels_not_shifted": "compare y with ids[:, 1:] where the next token is real (ids[:, 1:] != pad_id): every "
+                          "such target must be that next token",
+    "checklist.probe.mask_sees_future": "change every token after a position t, run both batches in eval mode under no_grad and "
+                            "compare the logits at positions 0..t: a causal model gives the same values",
+    "checklist.probe.padding_not_ignored": "where the next token is padding (ids[:, 1:] == pad_id), the target must be -100",
+    "checklist.probe.parameters_not_in_optimizer": "compare the tensors, not their values or shapes: collect id(p) of every "
+                                   "p in optimizer.param_groups[...]['params'] and look for each of "
+                                   "model.parameters()",
+    "checklist.probe.dropout_on": "look for nn.Dropout layers in model.modules() whose p is above 0",
+    "checklist.probe.learning_rate_extreme": "read every param_group's 'lr' and compare it with the range the notebook gives "
+                             "(1e-4 to 1e-1)",
+    "checklist.bug.healthy": "a healthy setup ({mode} mode)",
+    "checklist.bug.labels_not_shifted": "a setup whose targets are not shifted ({variant})",
+    "checklist.bug.mask_sees_future": "a setup whose mask lets position t read later tokens ({variant})",
+    "checklist.bug.padding_not_ignored": "a setup whose padded targets are not -100 ({variant})",
+    "checklist.bug.parameters_not_in_optimizer": "a setup whose optimizer misses parameters ({variant})",
+    "checklist.bug.dropout_on": "a setup with dropout on ({variant})",
+    "checklist.bug.learning_rate_extreme": "a setup with an extreme learning rate ({variant})",
+    "checklist.variant.labels_not_shifted.0": "y = x",
+    "checklist.variant.labels_not_shifted.1": "y is the token two ahead",
+    "checklist.variant.mask_sees_future.0": "tril(diagonal=1)",
+    "checklist.variant.mask_sees_future.1": "no mask",
+    "checklist.variant.padding_not_ignored.0": "padded targets are pad_id",
+    "checklist.variant.padding_not_ignored.1": "padded targets are token 0",
+    "checklist.variant.parameters_not_in_optimizer.0": "only the blocks' parameters",
+    "checklist.variant.parameters_not_in_optimizer.1": "another model's parameters",
+    "checklist.variant.parameters_not_in_optimizer.2": "all but the head",
+    "checklist.variant.dropout_on.0": "p = 0.3",
+    "checklist.variant.dropout_on.1": "p = 0.5",
+    "checklist.variant.learning_rate_extreme.0": "lr = 1e-7",
+    "checklist.variant.learning_rate_extreme.1": "lr = 5.0",
+    "checklist.two_bugs": "a setup with two bugs: {first} and {second}",
+    "checklist.called": "overfit_checklist(setup) on {setup}",
+    "checklist.not_a_name": {
+        "problem": "overfit_checklist returned {value}",
+        "expected": "None or one of the names in CHECKLIST",
+        "hint": "return a name exactly as CHECKLIST spells it (a str), or None when every item passes",
+    },
+    "checklist.false_alarm": {
+        "problem": "the probe for {said} fires on a setup where that item is fine",
+        "expected": "{want}",
+        "got": "{said}",
+        "hint": "{probe}",
+    },
+    "checklist.missed": {
+        "problem": "the probe for {item} does not see its bug",
+        "expected": "{item}",
+        "got": "{said}",
+        "hint": "{probe}",
+    },
+    "checklist.out_of_order": {
+        "problem": "with two bugs the function names the later item of the list",
+        "expected": "{first} (it comes first in the list)",
+        "got": "{said}",
+    },
+    "checklist.changed": {
+        "problem": "the setup is not as it was after the checklist ran: {what} changed",
+    },
+    "checklist.what.mode": "the model's mode",
+    "checklist.what.weights": "the model's weights",
+    "checklist.what.model": "the model's mask or dropout",
+    "checklist.what.batch": "the batch (ids, x or y)",
+    "checklist.what.optimizer": "the optimizer",
+    "checklist.passed": "the first failing item named for {n_single} setups with one bug (every variant of all six "
+                        "items), {n_pairs} setups with two, and None for healthy setups in both modes; the setups "
+                        "left as they were",
+    # ---- repair
+    "repair.called": "repair(setup, {cause}) on {setup}",
+    "repair.fix.labels_not_shifted": "the targets are the next tokens: y = ids[:, 1:], with -100 where that token is "
+                          "padding",
+    "repair.fix.mask_sees_future": "the mask is tril(diagonal=setup.model.mask_diagonal): set mask_diagonal to 0",
+    "repair.fix.padding_not_ignored": "set the targets to -100 wherever ids[:, 1:] is pad_id",
+    "repair.fix.parameters_not_in_optimizer": "build a new optimizer of the same kind over setup.model.parameters(), with "
+                                   "the old lr, and put it in setup.optimizer",
+    "repair.fix.dropout_on": "set p = 0 on every nn.Dropout in setup.model.modules()",
+    "repair.fix.learning_rate_extreme": "set every param_group's 'lr' to a value in 1e-4..1e-1 (3e-3 is a good start)",
+    "repair.not_fixed": {
+        "problem": "after the repair the setup still fails the {cause} item",
+        "hint": "{fix}",
+    },
+    "repair.broke_other": {
+        "problem": "after repairing {cause} the setup fails another item: {other}",
+        "hint": "change only what the cause names; {fix}",
+    },
+    "repair.changed_batch": {
+        "problem": "the repair changes the batch (ids or x): the inputs were not the problem",
+        "hint": "only y (the targets) may change, and only for the labels and padding items",
+    },
+    "repair.unknown_cause": {
+        "problem": "repair accepted a cause that is not on the list",
+        "expected": "ValueError",
+        "got": "{raised}",
+        "hint": "end with: else: raise ValueError(f'cause must be one of {{CHECKLIST}}, got {{cause}}')",
+    },
+    "repair.nothing_raised": "nothing raised",
+    "repair.passed": "each of the six causes repaired ({n} broken setups, every variant): the checklist then passes, "
+                     "the model's weights, the batch and the learning rate kept; an unknown cause raises ValueError",
+}
