@@ -223,3 +223,36 @@ def test_opaque_values_cost_one_class_per_kind_at_most():
     assert all(isinstance(v, agent.Opaque) for v in values) and type(values[1]) is type(values[-1])
     assert type(values[1]).__name__ == "T1" and len({type(v) for v in values}) == 257  # 256 kinds, then Opaque
     assert type(agent.decode({"opaque": "Mine", "module": "m"})).__name__ == "Mine"  # the next reply: its own kinds
+
+
+# ---- the overfit lab's setup: a report from the kernel is data the grader checks before it builds anything
+
+def _lab_setup():
+    from tinylm_checks.probes import overfit_setup
+    ids = torch.randint(9, (3, 9), generator=torch.Generator().manual_seed(0))
+    return overfit_setup(ids, 9, 10, d_model=8, num_layers=1)
+
+
+def test_a_setup_travels_and_comes_back_equal():
+    from tinylm_checks.probes import OverfitSetup
+    s = _lab_setup()
+    copy = OverfitSetup.from_probe_spec(s.probe_spec(), [])
+    assert copy.probe_report()["optimizer"] == s.probe_report()["optimizer"]
+    for name, t in s.model.state_dict().items():
+        assert torch.equal(copy.model.state_dict()[name], t)
+    assert torch.equal(copy.y, s.y) and torch.equal(copy.x, s.x)
+
+
+@pytest.mark.parametrize("change, words", [
+    (lambda r: r["model"]["config"].update(num_layers=10 ** 6), "model sizes out of range"),
+    (lambda r: r["model"]["config"].update(d_model=10 ** 5), "model sizes out of range"),
+    (lambda r: r["optimizer"]["groups"][0]["params"].append(torch.zeros(2 ** 19)), "too large"),
+    (lambda r: r["optimizer"].update(kind="LBFGS"), "kind 'LBFGS'"),
+    (lambda r: r.update(y=torch.zeros(2, 2, dtype=torch.long)), "shape"),
+])
+def test_a_setups_report_out_of_bounds_is_refused(change, words):
+    s = _lab_setup()
+    report = s.probe_report()
+    change(report)
+    with pytest.raises(ValueError, match=words):
+        s.absorb_probe_report(report)
