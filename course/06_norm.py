@@ -52,7 +52,7 @@ _ = torch.manual_seed(0)
 # ```
 
 # %%
-x = torch.tensor([[[-10.0, 20.0, 35.0, 70.0, 40.0, 75.0]]])  # (B=1, T=1, D=6): mean 40, spread about 30
+x = torch.tensor([[[-10.0, 20.0, 35.0, 70.0, 40.0, 75.0]]])  # (B=1, T=1, D=6): mean about 38, spread about 29
 ln = nn.LayerNorm(6)
 with torch.no_grad():
     y = ln(x)  # (1, 1, 6)
@@ -345,8 +345,9 @@ for wiring, g in grad_norm.items():
 # - **Pre-LN**: the same flat gradients, with each `f` seeing a normalised input.
 # - **Post-LN** and **LayerNorm, no residual**: the norm after each layer keeps the activations at
 #   std 1 and the gradients within a small factor, here. Post-LN's known troubles (Xiong et al., 2020)
-#   show up in training: it needs a learning-rate warm-up where Pre-LN doesn't. Notebook 11 measures
-#   that with a learning-rate sweep.
+#   show up in training: Xiong et al. find it needs a learning-rate warm-up where Pre-LN doesn't.
+#   Notebook 11 trains both over a learning-rate sweep: Pre-LN ends lower at every rate, and a warm-up does
+#   not rescue Post-LN in runs that short.
 #
 # ## Summary
 #

@@ -43,7 +43,7 @@ from tinylm_solutions.data import default_corpus, get_batch, lm_batches, train_v
 from tinylm_solutions.model import TinyLM
 
 _ = torch.manual_seed(0)
-torch.set_num_threads(1)  # the tensors here are small: one thread is as fast as two, and never waits for the other
+torch.set_num_threads(1)  # the tensors here are small: one thread is enough (two would mostly wait on each other)
 
 # %% [markdown]
 # **Run lengths.** The two training runs below use fixed step counts (so every run of this notebook gives
@@ -683,8 +683,8 @@ print("recorded 09_train and 09_overfit")
 # Each item is a **probe** you can run on a setup without training it:
 #
 # 1. compare the targets `y` with `ids[:, 1:]` wherever that next token is a real one;
-# 2. change every token after some position t, run both batches and compare the logits at positions 0..t: in a
-#    causal model they are equal. Run it in **eval mode** under `torch.no_grad()` (with dropout on, two forwards
+# 2. change every token after some position t (to other ids below `setup.model.vocab_size`), run both batches and
+#    compare the logits at positions 0..t: in a causal model they are equal. Run it in **eval mode** under `torch.no_grad()` (with dropout on, two forwards
 #    differ anyway), and put the model back in the mode it was in;
 # 3. where the next token is padding, the target must be `-100` (`F.cross_entropy` ignores exactly that value);
 # 4. every tensor of `model.parameters()` must be in `optimizer.param_groups`: the *same* tensor (compare
@@ -738,7 +738,8 @@ for name, losses in before.items():
 # the setup as it was: same weights, same mode, same batch, same optimizer.
 #
 # The check builds setups of its own (random tokens and lengths, other sizes, other learning rates): a healthy
-# one in training mode and one in eval mode, every variant of every bug (the table's, and others: a mask that
+# one in training mode and one in eval mode, every variant of every bug (dropout also in eval mode: `train_step`
+# switches it back on) (the table's, and others: a mask that
 # is missing altogether, an optimizer over another model's parameters, dropout 0.5, a learning rate of 5),
 # and every pair of two bugs, where the earlier item must be named. It compares the setup before and after each
 # call.
@@ -841,7 +842,8 @@ for name, cause in causes.items():
 #   (that was not the problem);
 # - dropout: the `p` of the model's `nn.Dropout` layers (`model.eval()` would not last: `train_step` calls
 #   `model.train()`);
-# - the learning rate: every param group's `"lr"`, to a usual value.
+# - the learning rate: every param group's `"lr"`, to `3e-3` (the healthy setups' rate, so that the repaired run
+#   can be compared with the healthy one).
 #
 # Keep the model's weights: a repair that builds a new model throws away the run it should fix. The check breaks
 # a setup of its own in every way the checklist knows (13 variants), calls `repair` with the cause, and then

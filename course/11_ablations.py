@@ -51,7 +51,7 @@ from tinylm_checks import (plot_attention, plot_layer_grad_norms, plot_loss_curv
                            plot_order_test, record_run)
 
 _ = torch.manual_seed(0)
-torch.set_num_threads(1)  # the models here are tiny: one thread is as fast as two, and never waits for the other
+torch.set_num_threads(1)  # the models here are tiny: one thread is enough (two would mostly wait on each other)
 
 # %% [markdown]
 # Every run below has a fixed number of steps. `TINYLM_QUICK=1` in the environment shortens them all to a

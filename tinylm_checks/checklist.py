@@ -38,7 +38,7 @@ def _batch(ctx: Ctx):
 def _setup(ctx: Ctx, bugs: dict, eval_mode: bool = False):
     ids, pad, V = _batch(ctx)
     s = overfit_setup(ids, pad, V, bugs, seed=ctx.seed, d_model=16, num_layers=1,
-                      lr=float(torch.empty(()).uniform_(1e-3, 1e-2, generator=ctx.gen)))
+                      lr=float(10 ** torch.empty(()).uniform_(-3.7, -1.3, generator=ctx.gen)))  # 2e-4 .. 5e-2
     s.model.train(not eval_mode)
     return s
 
@@ -116,6 +116,7 @@ def check_overfit_checklist(ctx: Ctx, fn) -> str:
         for variant in range(VARIANTS[item]):
             judge({item: variant}, *answer({item: variant}))
             n_single += 1
+    judge({"dropout_on": 0}, *answer({"dropout_on": 0}, eval_mode=True))  # train_step will switch it on
     pairs = list(itertools.combinations(OVERFIT_CHECKLIST, 2))
     for first, second in pairs:
         judge({first: 0, second: 0}, *answer({first: 0, second: 0}))
@@ -145,7 +146,7 @@ def check_repair(ctx: Ctx, fn) -> str:
             after = _state(s)
             fix = say(f"repair.fix.{cause}")
             if not _same(before["weights"], after["weights"]):
-                ctx.fail("checklist.changed", what=say("checklist.what.weights"),
+                ctx.fail("repair.changed", what=say("checklist.what.weights"),
                          tried=tried, mistake=MISTAKE.repair_rebuilt_model)
             if not (_same(before["batch"][0], after["batch"][0]) and _same(before["batch"][1], after["batch"][1])):
                 ctx.fail("repair.changed_batch", tried=tried)
@@ -157,7 +158,7 @@ def check_repair(ctx: Ctx, fn) -> str:
             if still is not None:
                 ctx.fail("repair.broke_other", cause=repr(cause), other=repr(still), fix=fix, tried=tried)
             if cause == "parameters_not_in_optimizer" and s.optimizer.param_groups[0]["lr"] != lr:
-                ctx.fail("checklist.changed", what=say("checklist.what.optimizer"), tried=tried,
+                ctx.fail("repair.changed", what=say("checklist.what.optimizer"), tried=tried,
                          mistake=MISTAKE.repair_changed_lr)
             n += 1
     s = _setup(ctx, {})

@@ -97,7 +97,7 @@ MESSAGES = {
     "checklist.what.batch": "the batch (ids, x or y)",
     "checklist.what.optimizer": "the optimizer",
     "checklist.passed": "the first failing item named for {n_single} setups with one bug (every variant of all six "
-                        "items), {n_pairs} setups with two, and None for healthy setups in both modes; the setups "
+                        "items; dropout in both modes), {n_pairs} setups with two, and None for healthy setups in both modes; the setups "
                         "left as they were",
     # ---- repair
     "repair.called": "repair(setup, {cause}) on {setup}",
@@ -108,14 +108,17 @@ MESSAGES = {
     "repair.fix.parameters_not_in_optimizer": "build a new optimizer of the same kind over setup.model.parameters(), with "
                                    "the old lr, and put it in setup.optimizer",
     "repair.fix.dropout_on": "set p = 0 on every nn.Dropout in setup.model.modules()",
-    "repair.fix.learning_rate_extreme": "set every param_group's 'lr' to a value in 1e-4..1e-1 (3e-3 is a good start)",
+    "repair.fix.learning_rate_extreme": "set every param_group's 'lr' to 3e-3, the healthy setups' rate",
     "repair.not_fixed": {
         "problem": "after the repair the setup still fails the {cause} item",
         "hint": "{fix}",
     },
     "repair.broke_other": {
         "problem": "after repairing {cause} the setup fails another item: {other}",
-        "hint": "change only what the cause names; {fix}",
+        "hint": "a repair must leave every other item passing; {fix}",
+    },
+    "repair.changed": {
+        "problem": "the repair changed {what}",
     },
     "repair.changed_batch": {
         "problem": "the repair changes the batch (ids or x): the inputs were not the problem",
@@ -125,7 +128,7 @@ MESSAGES = {
         "problem": "repair accepted a cause that is not on the list",
         "expected": "ValueError",
         "got": "{raised}",
-        "hint": "end with: else: raise ValueError(f'cause must be one of {{CHECKLIST}}, got {{cause}}')",
+        "hint": "end with: else: raise ValueError(f'cause must be one of {{OVERFIT_CHECKLIST}}, got {{cause!r}}')",
     },
     "repair.nothing_raised": "nothing raised",
     "repair.passed": "each of the six causes repaired ({n} broken setups, every variant): the checklist then passes, "

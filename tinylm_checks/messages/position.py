@@ -131,8 +131,8 @@ MISTAKES = {
         "put each rotated pair back where it came from: torch.stack((out_even, out_odd), dim=-1).flatten(-2) "
         "(or write out[..., 0::2] = out_even and out[..., 1::2] = out_odd into a new tensor), not torch.cat"),
     "rope_sin_sign": (
-        "one of the two sin terms has the wrong sign: each pair is reflected, not rotated, so vector lengths "
-        "change",
+        "one of the two sin terms has the wrong sign: each pair is stretched and squeezed along its diagonals (by "
+        "cos θ ± sin θ), not rotated, so vector lengths change",
         "out_2i = x_2i cos - x_2i+1 sin and out_2i+1 = x_2i sin + x_2i+1 cos: one minus sign, in the first line "
         "only"),
     "rope_overwritten_before_read": (
