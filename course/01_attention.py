@@ -126,15 +126,26 @@ print("scores with variance 1024:", torch.softmax(s * math.sqrt(1024), dim=-1))
 #
 # **Difficulty:** ★☆☆ · **Time:** about 5 min
 #
-# <details><summary>Hint 1: a nudge</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `d_k` is the width of one query, the last dimension of `q`. The transpose must swap only the last two
-# dimensions of `k`, whatever comes before them.
+# Each score is the dot product of one query with one key, and one matrix product computes them all at
+# once: `(..., T_q, d_k)` times `(..., d_k, T_k)` is `(..., T_q, T_k)`. So turn the keys into columns
+# (transpose them), multiply, and divide every score by $\sqrt{d_k}$, as in the formula above.
 # </details>
 #
-# <details><summary>Hint 2: the key line</summary>
+# <details><summary>Hint 2: where to look</summary>
 #
-# `q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])`
+# `d_k` is the width of one query, the last dimension of `q` (`q.shape[-1]`). The transpose must swap only
+# the last two dimensions of `k`, whatever comes before them: give `k.transpose` the dimensions counted
+# from the end, `-2` and `-1`, and the same line works for 3-D and 4-D inputs. `@` multiplies the last two
+# dimensions and keeps the leading ones. `d_k` is a Python int, so its square root is `math.sqrt`'s
+# (`math` is imported).
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# `q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])`, or with `d_k = q.shape[-1]` first:
+# `return q @ k.transpose(-2, -1) / math.sqrt(d_k)`.
 # </details>
 
 # %% solution="attention_scores"
@@ -501,12 +512,20 @@ print(torch.tril(torch.ones(4, 4, dtype=torch.bool)))
 #
 # **Difficulty:** ★☆☆ · **Time:** about 3 min
 #
-# <details><summary>Hint 1: a nudge</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Start from a `(T, T)` tensor of `True` and keep its lower triangle, as in the cell above.
+# Query `t` may see keys `0..t`: the diagonal and everything below it. Start from a `(T, T)` tensor of
+# `True` and keep its lower triangle, as in the cell above.
 # </details>
 #
-# <details><summary>Hint 2: the key line</summary>
+# <details><summary>Hint 2: where to look</summary>
+#
+# Two functions, one inside the other: `torch.ones` with the sizes `T, T` and a bool `dtype` (without it the
+# tensor is float, and so is the mask), then `torch.tril` of that, which keeps the diagonal. The second
+# line the cell above prints does it for `T = 4`.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
 #
 # `torch.tril(torch.ones(T, T, dtype=torch.bool))`
 # </details>

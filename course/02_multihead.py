@@ -120,13 +120,21 @@ print("head 1:\n", wrong[0, 1])
 #
 # **Difficulty:** ★☆☆ · **Time:** about 5 min
 #
-# <details><summary>Hint 1: a nudge</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
 # Two steps, as in the demo: first cut the last dimension into `(H, d_k)`, then move the head axis in
-# front of time. Read the sizes with `B, T, D = x.shape`.
+# front of time. Doing it in one reshape gives the right shape and the wrong values (the demo's single
+# `view`).
 # </details>
 #
-# <details><summary>Hint 2: the key line</summary>
+# <details><summary>Hint 2: where to look</summary>
+#
+# Read the sizes with `B, T, D = x.shape`; the width of a head is `D // num_heads`. The cut is a `.view` to
+# four sizes, `(B, T, H, d_k)`: time is still dimension 1 and the heads are dimension 2. Then swap those two
+# with `.transpose`, which gives `(B, H, T, d_k)`.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
 #
 # `x.view(B, T, num_heads, D // num_heads).transpose(1, 2)`
 # </details>

@@ -94,18 +94,27 @@ for wrong in [(B, T), (B, 1, T)]:
 #
 # **Difficulty:** ★★☆ · **Time:** about 10 min
 #
-# <details><summary>Hint 1: a nudge</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Compare every position with every length at once: `torch.arange(T)` has shape `(T,)` and `lengths`
-# has shape `(B,)`; give them shapes `(1, T)` and `(B, 1)` and a comparison broadcasts to a `(B, T)`
-# bool table.
+# A key is real when its position is among the first `lengths[b]` (right padding) or the last `lengths[b]`
+# (left padding) of its sequence. Compare every position with every length at once: one comparison,
+# broadcast, gives a `(B, T)` bool table, True at the real tokens. Then give it the head and query axes
+# of the shape `(B, 1, 1, T)` explained above.
 # </details>
 #
-# <details><summary>Hint 2: the key lines</summary>
+# <details><summary>Hint 2: where to look</summary>
 #
-# Right padding: `positions[None, :] < lengths[:, None]`. Left padding: the real tokens are the last
-# `lengths[b]`, i.e. positions `>= T - lengths[b]`. Then add the head and query axes:
-# `real[:, None, None, :]`.
+# `torch.arange(T)` has shape `(T,)` and `lengths` has shape `(B,)`; give them shapes `(1, T)` and
+# `(B, 1)` (index with `None`) and a comparison broadcasts to a `(B, T)` bool table. Right padding: a
+# position is real when it is smaller than the length. Left padding: the real tokens are the last
+# `lengths[b]`, i.e. positions `>= T - lengths[b]`. (A length of 0 gives a row of False either way, with no
+# special case.) Then add the head and query axes: index the table with `None` at dimensions 1 and 2.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# With `positions = torch.arange(T)`: right padding, `positions[None, :] < lengths[:, None]`; left padding,
+# `positions[None, :] >= T - lengths[:, None]`. Then `real[:, None, None, :]`.
 # </details>
 
 # %% solution="key_padding_mask"
@@ -305,16 +314,26 @@ print("fill  -1e9, no key allowed:", [round(x, 4) for x in torch.softmax(scores.
 #
 # **Difficulty:** ★★☆ · **Time:** about 10 min
 #
-# <details><summary>Hint 1: a nudge</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Three steps: fill the masked scores, softmax over the keys, then clean up the rows that came out
-# `NaN`. Section 3 of notebook 01 did the first two.
+# Three steps: fill the masked scores with $-\infty$, softmax over the keys, then clean up the rows that
+# came out `NaN` (a row whose keys are all masked is all $-\infty$, and its softmax is 0/0). Section 3 of
+# notebook 01 did the first two. With no mask there is nothing to fill and nothing to clean.
 # </details>
 #
-# <details><summary>Hint 2: the key lines</summary>
+# <details><summary>Hint 2: where to look</summary>
 #
-# `scores.masked_fill(~mask, float("-inf"))`, then `torch.softmax(..., dim=-1)`, then
-# `.nan_to_num(0.0)`. Start with `if mask is None: return torch.softmax(scores, dim=-1)`.
+# Start with the case `mask is None`: the plain softmax over the last dimension. Otherwise, `masked_fill`
+# writes its value where its condition is True, and your mask is True where a key is *allowed*: the
+# condition is `~mask`, the value `float("-inf")`. `masked_fill` without the underscore returns a new
+# tensor, so `scores` is not changed in place. Then `torch.softmax` over `dim=-1` (the keys), then
+# `.nan_to_num` with 0.0 turns the `NaN` rows into zeros.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# Start with `if mask is None: return torch.softmax(scores, dim=-1)`. Then
+# `scores.masked_fill(~mask, float("-inf"))`, then `torch.softmax(..., dim=-1)`, then `.nan_to_num(0.0)`.
 # </details>
 
 # %% solution="masked_softmax"

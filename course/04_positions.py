@@ -134,15 +134,31 @@ print("max difference after un-permuting:", (out_b[:, perm] - out_a).abs().max()
 #
 # **Difficulty:** ★★☆ · **Time:** about 15 min
 #
-# <details><summary>Hint 1: the frequencies</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `torch.arange(0, d_model, 2)` gives the `2i` of the formula directly: `0, 2, 4, ...`. Divide by
-# `d_model` (not `2 * ... / d_model`: that would count the 2 twice), then
-# `omega = 1 / 10000 ** (two_i / d_model)`, or the same as `torch.exp(-two_i * math.log(10000.0) / d_model)`.
-# Use `/`, never `//`: an integer division rounds the exponents to 0.
+# No loops: broadcasting builds the table, as in the four steps above. A column of positions times a row of
+# frequencies is every angle at once; then the even columns get the sines of the angles and the odd columns
+# their cosines. For the frequencies, note that the `2i` of the formula runs over `0, 2, 4, ...`, the even
+# numbers below `D`: the exponent of pair `i` is that number divided by `D`.
 # </details>
 #
-# <details><summary>Hint 2: the key lines</summary>
+# <details><summary>Hint 2: where to look</summary>
+#
+# - Positions: `torch.arange` of `max_len`, made a column `(max_len, 1)` by indexing with `[:, None]`.
+# - Frequencies: `torch.arange` from 0 to `d_model` with a step of 2 gives the `2i` of the formula directly:
+#   `0, 2, 4, ...`, `(D/2,)`. Divide them by `d_model` (not `2 * ... / d_model`: that would count the 2
+#   twice); $\omega_i$ is 1 over 10000 to that power, or the same, `torch.exp` of minus the exponent times
+#   `math.log(10000.0)`.
+# - Use `/`, never `//`: an integer division rounds the exponents to 0. (`/` also turns the integer
+#   `arange` into torch's default float dtype.)
+# - The table: `torch.zeros(max_len, d_model)`; assign `torch.sin` of the angles to its even columns
+#   `[:, 0::2]` and `torch.cos` of the same angles to its odd columns `[:, 1::2]`.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# The frequencies: with `two_i = torch.arange(0, d_model, 2)`, `omega = 1 / 10000 ** (two_i / d_model)`, or
+# the same as `torch.exp(-two_i * math.log(10000.0) / d_model)`. The whole table:
 #
 # ```python
 # pos = torch.arange(max_len)[:, None]                              # (max_len, 1)
@@ -405,14 +421,26 @@ print("max difference after un-permuting:", (out_b[:, perm] - out_a).abs().max()
 #
 # **Difficulty:** ★☆☆ · **Time:** about 5 min
 #
-# <details><summary>Hint 1: the lookup</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `nn.Embedding` takes integer indices and returns their rows: `self.emb(torch.arange(T))` is `(T, D)`,
-# the vectors of positions `0 .. T-1`. `T` is `x.size(1)`.
+# The vectors of positions `0 .. T-1` are rows `0 .. T-1` of the embedding's table, and `nn.Embedding`
+# takes integer indices and returns their rows. So look up the positions themselves (not `x`), which gives
+# one `(T, D)` tensor, and add it to `x`: broadcasting adds the same row `t` to position `t` of every
+# sequence of the batch.
 # </details>
 #
-# <details><summary>Hint 2: the key line of forward</summary>
+# <details><summary>Hint 2: where to look</summary>
 #
+# - `__init__`: `nn.Module`'s `__init__` (through `super()`), then one `nn.Embedding` of `max_len` rows of
+#   `d_model` numbers, stored as `self.emb`.
+# - `forward`: `T` is `x.size(1)`. The indices are `torch.arange` of `T`, made on `x`'s device
+#   (`device=x.device`, so that it also works on a GPU); `self.emb` of them is `(T, D)`, the vectors of
+#   positions `0 .. T-1`. Return `x` plus that: `(B, T, D) + (T, D)`.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# `self.emb(torch.arange(T))` is `(T, D)`. The key line of `forward`:
 # `return x + self.emb(torch.arange(x.size(1), device=x.device))  # (B, T, D) + (T, D)`
 # </details>
 

@@ -125,13 +125,21 @@ plt.show()
 #
 # **Difficulty:** ★☆☆ · **Time:** about 10 min
 #
-# <details><summary>Hint 1: what goes where</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# The layers are created once, in `__init__`; `forward` only uses them. GELU has no parameters, so you can
-# call `F.gelu` directly in `forward` (or create `self.act = nn.GELU()` in `__init__`).
+# Two linear maps with a nonlinearity between them, applied to each token on its own: widen to `d_ff`,
+# GELU, narrow back to `D`. The layers are created once, in `__init__`; `forward` only uses them.
 # </details>
 #
-# <details><summary>Hint 2: the key line</summary>
+# <details><summary>Hint 2: where to look</summary>
+#
+# `__init__` is spelled out in the exercise. GELU has no parameters, so you can call `F.gelu` directly in
+# `forward` (or create `self.act = nn.GELU()` in `__init__`). `forward` is one expression, read from the
+# inside out: `x` into `self.linear1` (`(..., d_ff)`), that into GELU, that into `self.linear2`
+# (`(..., D)`). An `nn.Linear` acts on the last dimension only, so `(B, T, D)` and `(N, D)` inputs both work.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
 #
 # `return self.linear2(F.gelu(self.linear1(x)))  # (..., D)`
 # </details>
@@ -244,14 +252,23 @@ for D_ in (64, 256, 768):
 #
 # **Difficulty:** ★★☆ · **Time:** about 10 min
 #
-# <details><summary>Hint 1: which branch gets the SiLU</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Only the gate: `F.silu(self.gate_proj(x))`. The other branch, `self.up_proj(x)`, stays linear. Multiply
-# them with `*` (elementwise), not `@`.
+# A gate: two linear maps of the same `x`, only one of them through SiLU, multiplied feature by feature;
+# the product `(..., h)` goes through the third map, back to `D`. The SiLU goes on the gate's branch only:
+# the other branch stays linear.
 # </details>
 #
-# <details><summary>Hint 2: the key line</summary>
+# <details><summary>Hint 2: where to look</summary>
 #
+# The gate is `self.gate_proj(x)`: that is what goes into `F.silu`. The other branch, `self.up_proj(x)`,
+# stays linear. Multiply them with `*` (elementwise), not `@`: both are `(..., d_ff)`. Then apply
+# `self.down_proj`. `__init__` creates the three `nn.Linear` of the exercise, each with `bias=False`.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# `F.silu(self.gate_proj(x))` times `self.up_proj(x)`, then `down_proj`:
 # `return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))  # (..., D)`
 # </details>
 

@@ -354,16 +354,28 @@ with torch.no_grad():
 #
 # **Difficulty:** ★☆☆ · **Time:** about 10 min
 #
-# <details><summary>Hint 1: one helper does most of it</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Write `count = lambda m: sum(p.numel() for p in m.parameters())` and apply it to the parts and to the
-# block. No `if p.requires_grad` filter.
+# Count, don't compute: one small helper that adds up the sizes of every parameter tensor of a module does
+# most of it; apply it to the parts and to the block. Every tensor counts, trainable or frozen. The one trap
+# is the pair of norms: to count a shared tensor once, count the two norms together, as one module, instead
+# of adding two counts.
 # </details>
 #
-# <details><summary>Hint 2: the two norms, each tensor once</summary>
+# <details><summary>Hint 2: where to look</summary>
 #
-# `count(nn.ModuleList([block.norm1, block.norm2]))`: an `nn.ModuleList` yields a shared LayerNorm's tensors
-# once, where `count(block.norm1) + count(block.norm2)` would count them twice.
+# - The helper: the sum of `p.numel()` over every `p` in `module.parameters()` (a `def` or a `lambda`), with
+#   no `if p.requires_grad` filter. `"attn"`, `"ffn"` and `"total"` are the helper on `block.attn`,
+#   `block.ffn` and `block` itself.
+# - `"norms"`: put `block.norm1` and `block.norm2` in one `nn.ModuleList` and count that. An `nn.ModuleList`
+#   yields a shared LayerNorm's tensors once, where `count(block.norm1) + count(block.norm2)` would count
+#   them twice.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# `count = lambda m: sum(p.numel() for p in m.parameters())`, applied to the parts and to the block; the two
+# norms are `count(nn.ModuleList([block.norm1, block.norm2]))`.
 # </details>
 
 # %% solution="block_parameter_counts"

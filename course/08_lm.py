@@ -124,15 +124,27 @@ print(f"uniform logits: loss {F.cross_entropy(uniform[:, :-1].reshape(-1, V), ta
 #
 # **Difficulty:** ★☆☆ · **Time:** about 10 min
 #
-# <details><summary>Hint 1: two slices, one reshape</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `logits[:, :-1]` (the predictions that have a next token) against `labels[:, 1:]` (the tokens that have a
-# predecessor). Then `F.cross_entropy` wants `(N, V)` and `(N,)`; its default `ignore_index` is already -100.
-# Flatten with `.reshape`: a slice such as `logits[:, :-1]` is not contiguous, and `.view` refuses it.
+# Two slices, one reshape. The prediction made at position `t` is scored against the token at `t + 1`: drop
+# the last prediction (it has no next token) and the first label (it has no predecessor), and the two line
+# up. What is left is an ordinary classification loss over all `B × (T-1)` positions at once, which wants
+# them flattened into one list.
 # </details>
 #
-# <details><summary>Hint 2: the key line</summary>
+# <details><summary>Hint 2: where to look</summary>
 #
+# Both slices are along dimension 1 (time): the logits without their last position, `(B, T-1, V)`, and the
+# labels without their first, `(B, T-1)`. `F.cross_entropy` wants `(N, V)` and `(N,)`; its default
+# `ignore_index` is already -100, and it averages over the targets it does not ignore. Flatten with
+# `.reshape` (`-1` for `N`; `V` is `logits.size(-1)`): a slice along time is not contiguous, and `.view`
+# refuses it. Return the loss tensor itself, not `.item()`.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# `logits[:, :-1]` (the predictions that have a next token) against `labels[:, 1:]` (the tokens that have a
+# predecessor):
 # `return F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)), labels[:, 1:].reshape(-1), ignore_index=-100)`
 # </details>
 

@@ -333,18 +333,34 @@ else:
 #
 # **Difficulty:** ★★☆ · **Time:** about 10 min
 #
-# <details><summary>Hint 1: the plan</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
 # `loss_n = logsumexp(z_n) - z_n[target_n]`: no softmax, no division, and the log of a sum that is at least 1.
+# The logsumexp comes from the identity above, with `m` the row's largest logit.
 # </details>
 #
-# <details><summary>Hint 2: the key lines</summary>
+# <details><summary>Hint 2: where to look</summary>
+#
+# Everything is row by row, over the last dimension (`dim=-1`):
+#
+# - `m`: the row maxima (`.max` returns a pair; the maxima are its `.values`), with `keepdim=True`, so that
+#   they are `(N, 1)` and broadcast against the `(N, V)` logits;
+# - the logsumexp `(N,)`: subtract `m`, `.exp()`, sum over the row, `.log()`, then add `m` back, squeezed to
+#   `(N,)`;
+# - each row's target logit: `.gather` along the last dimension with the targets as a column `(N, 1)`, then
+#   squeezed to `(N,)`;
+# - the loss: the mean of the difference.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
 #
 # ```python
 # m = logits.max(dim=-1, keepdim=True).values  # (N, 1)
 # log_z = m.squeeze(-1) + (logits - m).exp().sum(dim=-1).log()  # (N,)
 # ```
-# then subtract `logits.gather(-1, targets[:, None]).squeeze(-1)` and take the mean.
+# then subtract `logits.gather(-1, targets[:, None]).squeeze(-1)` and take the mean. (The reference also
+# writes `.detach()` after `.values`: the result does not depend on `m`, so no gradient needs to flow
+# through it; the gradient is the same either way, up to rounding.)
 # </details>
 
 # %% solution="stable_cross_entropy"
@@ -429,15 +445,26 @@ print(f"loss after {STEPS['lab_short']} steps: broken {uniform_hist['loss'][-1]:
 #
 # **Difficulty:** ★☆☆ · **Time:** about 10 min
 #
-# <details><summary>Hint 1: the shapes</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
 # `(q * k).sum(-1, keepdim=True)` is `(..., T, 1)`: one number per query. Attention needs one number per
-# (query, key) pair: `(..., T, T)`.
+# (query, key) pair: `(..., T, T)`. With one score per row, every key the row may see gets the same score,
+# hence the same weight: the weight of a key does not depend on that key.
 # </details>
 #
-# <details><summary>Hint 2: the key line</summary>
+# <details><summary>Hint 2: where to look</summary>
 #
-# `scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T, T)`
+# The name: which of `BUG_NAMES` says how the scores are computed? The fix: only the line of
+# `broken_attention` that computes `scores` is wrong; the mask, the softmax over the last dimension and
+# `weights @ v` stay. The scores of every (query, key) pair are the matrix product of `q` with `k`
+# transposed in its last two dimensions, as in notebook 01's `attention_scores`, still divided by
+# `math.sqrt(d_k)` with `d_k = q.size(-1)`.
+# </details>
+#
+# <details><summary>Hint 3: the answer, for fixed_attention</summary>
+#
+# `scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T, T)`, with `d_k = q.size(-1)` as in
+# `broken_attention`; its other lines stay as they are.
 # </details>
 
 # %% solution="uniform_attention_bug"
@@ -536,12 +563,21 @@ print("largest logit change at each position:", [f"{m:.2f}" for m in moved.tolis
 #
 # **Difficulty:** ★☆☆ · **Time:** about 5 min
 #
-# <details><summary>Hint 1</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Print `torch.ones(4, 4).tril(diagonal=d)` for `d = -1, 0, 1`.
+# Token `t` may see tokens `0..t`: the diagonal and below it, nothing above. Print
+# `torch.ones(4, 4).tril(diagonal=d)` for `d = -1, 0, 1`, and compare with `broken_causal_mask(4)`: which
+# one lets a token see the next one?
 # </details>
 #
-# <details><summary>Hint 2: the key line</summary>
+# <details><summary>Hint 2: where to look</summary>
+#
+# `broken_causal_mask` is one line, and only its `diagonal=` is wrong: `diagonal=1` also keeps the first
+# diagonal above the main one (query `t` sees key `t + 1`), while `diagonal=0`, the default, keeps the main
+# diagonal and everything below it. Keep the bool `dtype`.
+# </details>
+#
+# <details><summary>Hint 3: the answer, for fixed_causal_mask</summary>
 #
 # `torch.ones(T, T, dtype=torch.bool).tril()`
 # </details>
@@ -624,13 +660,21 @@ print(f"positions whose most likely token is the token it is reading: {(top == p
 #
 # **Difficulty:** ★☆☆ · **Time:** about 10 min
 #
-# <details><summary>Hint 1</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
 # The prediction made at position `t` is for token `t + 1`: the last position has no target, the first
-# token is never a target.
+# token is never a target. `unshifted_lm_loss` scores `logits[:, t]` against `labels[:, t]`, the token the
+# model is reading at `t`.
 # </details>
 #
-# <details><summary>Hint 2: the key line</summary>
+# <details><summary>Hint 2: where to look</summary>
+#
+# Shift before you flatten: two slices along dimension 1 (time), the logits without their last position,
+# `(B, T-1, V)`, and the labels without their first, `(B, T-1)`. Then `unshifted_lm_loss`'s line does the
+# rest: the cross-entropy of the flattened tensors with `ignore_index=-100`.
+# </details>
+#
+# <details><summary>Hint 3: the answer, for fixed_lm_loss</summary>
 #
 # `logits, targets = logits[:, :-1], labels[:, 1:]  # (B, T-1, V), (B, T-1)`, then the cross-entropy of
 # the flattened tensors with `ignore_index=-100`.
