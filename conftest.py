@@ -65,8 +65,15 @@ def _rank(item) -> int:
     return next((i for i, prefix in enumerate(LONG_FIRST) if item.nodeid.startswith(prefix)), len(LONG_FIRST))
 
 
+def _runs_processes(item) -> bool:
+    """A test of a capstone check (or of a capstone mutant): the check runs the repository as processes (pytest,
+    train.py, generate.py), seconds each."""
+    params = getattr(getattr(item, "callspec", None), "params", {})
+    return any(getattr(v, "__module__", "") in ("tinylm_checks.capstone", "mutants.capstone") for v in params.values())
+
+
 def pytest_collection_modifyitems(config, items):
     for item in items:
-        if item.path.suffix == ".ipynb":  # nbval: a notebook's cells, run in order in one kernel (one scope)
+        if item.path.suffix == ".ipynb" or _runs_processes(item):  # nbval: a notebook's cells, run in one kernel
             item.add_marker(pytest.mark.slow)
     items.sort(key=_rank)  # stable: a unit's tests keep their order

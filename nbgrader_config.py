@@ -23,6 +23,11 @@ c.HTMLExporter.sanitize_html = True
 # (tinylm_grading/html.py).
 c.HTMLExporter.filters = {"markdown2html": "tinylm_grading.html.markdown2html"}
 
+# Files of an assignment's folder that nbgrader does not copy (nbgrader's default list, and one more): stage 13's
+# notebook writes the learner's repository, tiny-transformer/, next to itself. Autograding runs the notebook again
+# and writes it afresh; a copy from the learner's machine would sit read-only in its place.
+c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "tiny-transformer"]
+
 # What a learner sees in place of a solution.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

@@ -139,3 +139,20 @@ def test_lint_rejects_broken_written_answers(tmp_path, change, message):
 def test_a_source_that_is_no_stage_of_the_registry_is_refused(tmp_path):
     with pytest.raises(build_notebooks.LintError, match="no stage"):
         build_notebooks.build(write(tmp_path, GOOD))
+
+
+def test_the_capstone_notebook_writes_the_reference_repository():
+    """Stage 13's solution cells write, file by file, the reference repository the checks compare with
+    (``tinylm_solutions/capstone``): the notebook and the reference do not drift apart."""
+    import re
+
+    from tinylm_solutions.capstone import repo
+    source = (ROOT / "course" / "13_capstone.py").read_text()
+    written = {}
+    for name, body in re.findall(r"%%writefile tiny-transformer/(\S+)\n(.*?)(?=\n# %%|\Z)", source, re.S):
+        lines = [line for line in body.splitlines() if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")]
+        written[name] = "\n".join(lines).strip("\n")
+    reference = repo()
+    assert set(written) == set(reference)
+    for name, text in reference.items():
+        assert written[name] == text.strip("\n"), name

@@ -35,6 +35,11 @@ pytestmark = [pytest.mark.slow, pytest.mark.notebooks]
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
 
+def _capstone_file(name: str) -> str:
+    from tinylm_solutions.capstone import repo
+    return repo()[name]
+
+
 # Per graded stage: one exercise replaced by a known mistake (grade id of the solution cell -> new source),
 # and the cheats: wrong code plus a way of making the visible check pass (grade id -> new source).
 WRONG = {
@@ -122,6 +127,13 @@ WRONG = {
     "12_report": ("flops_per_token", "def flops_per_token(config, seq_len):\n"
                   "    N = TinyLM(**config).get_num_params()\n"
                   "    return 2 * N + 2 * config['num_layers'] * seq_len * config['d_model']  # forward only\n"),
+    "13_capstone": ("attention_tests", "%%writefile tiny-transformer/tests/test_attention.py\n"
+                    "from model import scaled_dot_product_attention\n"
+                    "import torch\n"
+                    "def test_shape():  # shapes only: a wrong attention passes\n"
+                    "    out, w = scaled_dot_product_attention(torch.randn(2, 5, 4), torch.randn(2, 5, 4), "
+                    "torch.randn(2, 5, 4))\n"
+                    "    assert out.shape == (2, 5, 4)\n"),
 }
 
 
@@ -206,6 +218,21 @@ CHEATS = {
     },
     "10_generation": {"generate": rebinding("check_generate", WRONG["10_generation"][1].replace(
         "torch.multinomial(probs, 1, generator=generator)", "probs.argmax(-1, keepdim=True)"))},  # greedy
+    "13_capstone": {
+        "overfit_tests": rebinding("check_overfit_tests", "import pathlib\n"
+                                   "pathlib.Path('tiny-transformer/tests/test_overfit_batch.py').write_text("
+                                   "'def test_nothing():\\n    assert True\\n')\n"),
+        # leaning on the course's answers, which the sandbox hides
+        "capstone_train": "%%writefile tiny-transformer/train.py\n" + _capstone_file("train.py").replace(
+            "from model import TinyLM", "from tinylm_solutions.model import TinyLM"),
+        # the reference repository is installed next to the checks: hand its files in as the learner's
+        "capstone_report": "import pathlib, tinylm_solutions\n"
+        "_answer = pathlib.Path(tinylm_solutions.__file__).parent / 'capstone'\n"
+        "class Repository:\n"
+        "    def __call__(self):\n"
+        "        return {p.relative_to(_answer).as_posix(): p.read_text() for p in _answer.rglob('*') if p.is_file()}\n"
+        "repo = Repository()  # reading the hidden answer's files\n",
+    },
     "11_ablations": {
         "nan_loss_bug": rebinding("check_nan_loss_bug", "def nan_loss_bug():\n    return 'learning_rate_too_high'\n"),
         "stable_cross_entropy": patching("debugging", "check_stable_cross_entropy",
@@ -282,6 +309,10 @@ def graded_course(a: str, tmp_path_factory) -> Path:
     release = nbformat.read(course / "release" / a / f"{a}.ipynb", as_version=4)
     wrong_gid, wrong_source = WRONG[a]
     submit(course, "perfect", a, source)
+    if a == "13_capstone":  # a learner's submission holds the repository the notebook wrote: grading writes its own
+        stale = course / "submitted" / "perfect" / a / "tiny-transformer"
+        stale.mkdir()
+        (stale / "model.py").write_text("raise ImportError('a stale file from the learner's machine')\n")
     submit(course, "untouched", a, release)
     submit(course, "one_wrong", a, with_cells(source, {wrong_gid: wrong_source}))
     submit(course, "cheater", a, with_cells(source, CHEATS[a]))
@@ -438,6 +469,10 @@ def test_a_hidden_check_in_another_form_is_computed_by_the_grader_or_fails(tmp_p
         run("generate_assignment", name, "--force", cwd=course)
     source = nbformat.read(course / "notebooks" / a / f"{a}.ipynb", as_version=4)
     submit(course, "perfect", a, source)
+    if a == "13_capstone":  # a learner's submission holds the repository the notebook wrote: grading writes its own
+        stale = course / "submitted" / "perfect" / a / "tiny-transformer"
+        stale.mkdir()
+        (stale / "model.py").write_text("raise ImportError('a stale file from the learner's machine')\n")
     submit(course, "one_wrong", a, with_cells(source, {WRONG[a][0]: WRONG[a][1]}))
     submit(course, "perfect", odd, nbformat.read(course / "notebooks" / odd / f"{odd}.ipynb", as_version=4))
     for name in (a, odd):

@@ -28,7 +28,8 @@ def test_every_check_is_the_registry_s_and_passes_its_reference():
     assert public == {e.check for e in registry.checked()}
     for e in registry.checked():
         assert e.reference() is not None and e.name == e.reference().__name__, e.id
-        getattr(tinylm_checks, e.check)(e.reference(), quiet=True)
+        if e.stage != "13_capstone":  # the capstone's checks run processes: tests/test_ref_capstone.py (slow tier)
+            getattr(tinylm_checks, e.check)(e.reference(), quiet=True)
 
 
 def test_every_check_has_its_mutants():

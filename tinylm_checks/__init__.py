@@ -7,16 +7,16 @@ known mistake, which one it is and what to look at.
 
 One module per stage (``setup`` 00, ``attention`` 01, ``multihead`` 02, ``masks`` 01/03, ``position`` 04,
 ``ffn`` 05, ``norm`` 06, ``block`` 07, ``model`` 08, ``training`` and ``checklist`` 09, ``generation`` 10, ``debugging`` 11,
-``report`` 12), ``probes`` (objects some checks hand to learner code) and the subpackage ``lab``, the learner's
+``report`` 12, ``capstone`` 13), ``probes`` (objects some checks hand to learner code) and the subpackage ``lab``, the learner's
 tools that judge nothing (figures, widgets, records of runs); each lists its public names in ``__all__``, and
 they are all importable from here.
 """
-from . import (attention, block, checklist, debugging, ffn, generation, lab, masks, model, multihead, norm, position, report, setup,
+from . import (attention, block, capstone, checklist, debugging, ffn, generation, lab, masks, model, multihead, norm, position, report, setup,
                training)
 from ._core import ATOL, MISTAKE_HINTS, MISTAKES, CheckFailure
 
 _STAGES = (setup, attention, multihead, masks, position, ffn, norm, block, model, training, checklist, generation, debugging,
-           report, lab)
+           report, capstone, lab)
 for _module in _STAGES:
     globals().update({name: getattr(_module, name) for name in _module.__all__})
 

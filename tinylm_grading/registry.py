@@ -29,6 +29,7 @@ class Stage:
     title: str  # as the README's table shows it
     answers: tuple[str, ...] = ()  # tinylm_solutions modules holding this stage's answers
     imports: tuple[str, ...] = ()  # tinylm_solutions modules the notebook imports (given code of earlier stages)
+    own_code: bool = False  # the learner rewrites earlier stages' answers here: all of them are hidden
 
 
 @dataclass(frozen=True)
@@ -85,6 +86,7 @@ STAGES = (
     Stage("11_ablations", "ablations", answers=("debugging",),
           imports=("ablations", "data", "generate", "model", "report", "tokenizer", "trainer")),
     Stage("12_report", "report", answers=("flops",), imports=("model", "report")),
+    Stage("13_capstone", "capstone", answers=("capstone",), imports=("data",), own_code=True),
 )
 
 NOT_IMPORTED = ("cli",)
@@ -183,6 +185,21 @@ EXERCISES = (
     E("ablations_answer", "12_report", points=3, written=True, summary="written answer: what the ablations show"),
     E("bug_answer", "12_report", points=2, written=True, summary="written answer: the first bug met"),
     E("compute_answer", "12_report", points=2, written=True, summary="written answer: where the compute goes"),
+    E("capstone_model", "13_capstone", "repo", "capstone", "check_capstone_model", 4,
+      "`tiny-transformer/model.py`: your causal mask, attention and TinyLM in one file, equal to the reference with "
+      "copied weights"),
+    E("attention_tests", "13_capstone", "repo", "capstone", "check_attention_tests", 2,
+      "`tests/test_attention.py`: passes on a correct model, fails on two broken attentions"),
+    E("causal_mask_tests", "13_capstone", "repo", "capstone", "check_causal_mask_tests", 2,
+      "`tests/test_causal_mask.py`: passes on a correct model, fails on two broken masks"),
+    E("overfit_tests", "13_capstone", "repo", "capstone", "check_overfit_tests", 2,
+      "`tests/test_overfit_batch.py`: passes on a correct model, fails on two that cannot overfit"),
+    E("capstone_train", "13_capstone", "repo", "capstone", "check_capstone_train", 3,
+      "`train.py --config configs/tiny.yaml`: trains, saves a checkpoint"),
+    E("capstone_generate", "13_capstone", "repo", "capstone", "check_capstone_generate", 2,
+      "`generate.py --checkpoint --prompt`: continues a prompt, greedy equal to the reference's"),
+    E("capstone_report", "13_capstone", "repo", "capstone", "check_capstone_report", 1,
+      "`report.md`: the lesson's five questions answered"),
 )
 del E
 
@@ -213,11 +230,12 @@ def first_importer(module: str) -> str | None:
 def hidden_modules(stage: str) -> tuple[str, ...]:
     """The tinylm_solutions modules hidden from the learner's kernel while ``stage`` is autograded (``()`` for a name
     that is no stage): its own answers, and every module a later stage brings, answers or given code, because
-    later code repeats earlier answers (stage 11's fixed loss is stage 08's loss). What stays is what the stage's
+    later code repeats earlier answers (stage 11's fixed loss is stage 08's loss); for a stage where the learner
+    writes their own code again (``own_code``: the capstone), every stage's answers. What stays is what the stage's
     notebook may import: the earlier stages' answers and the given code it uses."""
     if stage not in STAGE:
         return ()
-    later_answers = [m for s in STAGES if s.name >= stage for m in s.answers]
+    later_answers = [m for s in STAGES if s.name >= stage or STAGE[stage].own_code for m in s.answers]
     answers = {m for s in STAGES for m in s.answers}
     given = sorted({m for s in STAGES for m in s.imports} - answers) + list(NOT_IMPORTED)
     return (*later_answers, *(m for m in given if (first_importer(m) or "~") > stage))

@@ -141,7 +141,7 @@ class SandboxKernelManager(SlicedPollKernelManager):
         return [p for p in hidden if not any(p != q and p.is_relative_to(q) for q in hidden)]  # outermost only
 
     def hidden_reference(self, workdir: Path) -> list[Path]:
-        """The reference modules that hold the answers of the stage being graded (``stage``, else the working
+        """The reference modules (files, or a package's folder) that hold the answers of the stage being graded (``stage``, else the working
         folder's name, which nbgrader makes the assignment's) or repeat them: its own and every later stage's
         (:func:`tinylm_grading.registry.hidden_modules`); empty for a folder that is no stage."""
         import tinylm_solutions
@@ -150,7 +150,7 @@ class SandboxKernelManager(SlicedPollKernelManager):
         package = Path(tinylm_solutions.__file__).resolve().parent
         stage = self.stage or workdir.name
         names = hidden_modules(stage)
-        return [package / f"{name}.py" for name in names if (package / f"{name}.py").exists()]
+        return [path for name in names for path in (package / f"{name}.py", package / name) if path.exists()]
 
     def bwrap_args(self, workdir: Path, box: Path, conn_dir: Path) -> list[str]:
         """bubblewrap's arguments: what is mounted where, the namespaces and the environment."""
@@ -185,7 +185,11 @@ class SandboxKernelManager(SlicedPollKernelManager):
                 args += ["--tmpfs", str(package / "__pycache__")]
             for path in hidden:
                 stub = box / f"hidden_{path.name}"
-                stub.write_text(HIDDEN_STUB.format(module=f"{package.name}.{path.stem}"))
+                if path.is_dir():  # a package (the capstone's repository): an __init__ that refuses, nothing else
+                    stub.mkdir()
+                    (stub / "__init__.py").write_text(HIDDEN_STUB.format(module=f"{package.name}.{path.name}"))
+                else:
+                    stub.write_text(HIDDEN_STUB.format(module=f"{package.name}.{path.stem}"))
                 args += ["--ro-bind", str(stub), str(path)]
         # the working folder: a private tmpfs of limited size, holding the submission's files read-only
         args += ["--size", str(self.workdir_mb * 2**20), "--tmpfs", str(workdir)]

@@ -18,7 +18,7 @@ import tinylm_checks
 from tinylm_grading import registry
 
 MODULES = ("softmax", "attention", "multihead", "masks", "position", "ffn", "norm", "block", "model", "training", "checklist", "generate",
-           "debugging", "report")
+           "debugging", "report", "capstone")
 
 
 def _collect(name: str):

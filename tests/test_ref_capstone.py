@@ -1,0 +1,68 @@
+"""The capstone's reference repository (stage 13): its own tests pass, every capstone check passes it in the grader's
+sandboxed workspace (locally: tests/test_checks_harmless.py and the notebook); the sandbox a capstone command runs in hides the course's answers, the course and
+the network, and lets it write only its own folder."""
+import pytest
+
+import tinylm_checks
+from tinylm_grading import registry
+from tinylm_grading.workspace import SandboxWorkspace
+from tinylm_checks import capstone
+from tinylm_solutions.capstone import repo
+
+pytestmark = pytest.mark.slow
+CHECKS = [getattr(tinylm_checks, e.check) for e in registry.checked("13_capstone")]
+
+
+@pytest.mark.parametrize("check", CHECKS, ids=lambda c: c.__name__)
+def test_the_reference_passes_in_the_sandbox(check, monkeypatch):
+    monkeypatch.setattr(capstone, "WORKSPACE", SandboxWorkspace)
+    check(repo, quiet=True, seed=1)
+
+
+def test_the_reference_repository_tests_itself():
+    files = repo()
+    with capstone.Workspace({k: v for k, v in files.items() if k.endswith(".py")}) as ws:
+        code, output = ws.run(["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"])
+    assert code == 0 and "5 passed" in output, output
+
+
+PROBE = '''
+import os, socket
+found = []
+for module in ("tinylm_solutions.model", "tinylm_solutions.attention", "tinylm_solutions.capstone"):
+    try:
+        __import__(module)
+        found.append(module + " importable")
+    except ImportError:
+        pass
+import tinylm_solutions, pathlib
+answer = pathlib.Path(tinylm_solutions.__file__).parent / "capstone" / "model.py"
+if answer.exists():
+    found.append("the answer's model.py readable")
+for path in ("/work", "/root", os.path.expanduser("~/.cache/tinylm")):
+    try:
+        open(os.path.join(path, "tinylm-capstone-probe.txt"), "w").write("x")
+        found.append("wrote " + path)
+    except OSError:
+        pass
+try:
+    socket.create_connection(("pypi.org", 443), timeout=3)
+    found.append("network")
+except OSError:
+    pass
+open("mine.txt", "w").write("x")
+print(found)
+'''
+
+
+def test_a_capstone_command_sees_and_writes_only_its_folder():
+    with SandboxWorkspace({"probe.py": PROBE}) as ws:
+        code, output = ws.run(["probe.py"], timeout=60)
+        assert (code, output.strip()) == (0, "[]")
+        assert (ws.path / "mine.txt").read_text() == "x"
+
+
+def test_a_command_that_runs_too_long_is_stopped():
+    with SandboxWorkspace({"loop.py": "while True:\n    pass\n"}) as ws:
+        code, _ = ws.run(["loop.py"], timeout=3)
+    assert code == -9

@@ -1,0 +1,462 @@
+"""Stage 13 checks: the learner's own repository, ``tiny-transformer/``.
+
+Each check takes the repository as ``{path: text}`` (``Repository("tiny-transformer")()`` in a notebook), writes
+its files into a fresh folder (a :class:`Workspace`) and runs them there as separate processes: a probe script of
+the check's own that imports ``model.py`` and saves what it computes, the learner's tests with ``pytest``,
+``train.py`` and ``generate.py`` from their command lines. What comes back is data (exit codes, printed text,
+tensors read with ``torch.load(weights_only=True)``) that the check compares with the reference computed here. When
+the grader computes a verdict, :data:`WORKSPACE` is its sandboxed workspace (``tinylm_grading.workspace``): the
+learner's files then run in a sandbox of their own, never in the grader's process.
+
+- ``check_capstone_model``: ``causal_mask``, ``scaled_dot_product_attention`` and ``TinyLM`` (the course's parameter
+  names, weights copied in) give the reference's values.
+- ``check_attention_tests``, ``check_causal_mask_tests``, ``check_overfit_tests``: the learner's test file passes on
+  the reference ``model.py`` and fails on each known-wrong one (:data:`BROKEN_MODELS`).
+- ``check_capstone_train``: ``configs/tiny.yaml`` has the course's keys; ``train.py --config --steps --out`` trains
+  a small configuration of the check's and saves a checkpoint whose weights, put into the reference TinyLM, score
+  well below ln V on the corpus; with ``--data`` on a text where each character follows from the one before, the
+  next-token loss ends near 0 (targets shifted twice learn the character after next).
+- ``check_capstone_generate``: ``generate.py`` continues a prompt from a checkpoint the check saved: greedy
+  (``--top-k 1``) exactly as the reference, sampled reproducibly for a seed.
+- ``check_capstone_report``: ``report.md`` answers the five questions of the lesson.
+"""
+from __future__ import annotations
+
+import ast
+import hashlib
+import io
+import math
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import torch
+import torch.nn.functional as F
+
+from ._core import Ctx, check, max_abs_diff, reference
+from ._text import MISTAKE, say
+
+ref_model = reference("model")
+ref_attention = reference("attention")
+ref_generate = reference("generate")
+ref_data = reference("data")
+
+__all__ = ["check_capstone_model", "check_attention_tests", "check_causal_mask_tests", "check_overfit_tests",
+           "check_capstone_train", "check_capstone_generate", "check_capstone_report", "Workspace"]
+
+TIMEOUT = 300  # seconds per command: a test file or a short training run takes a few on a laptop
+THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+"""The commands' environment: one thread each (on small tensors a second thread mostly waits: a 2-core laptop ran
+the overfit test in 18 s with two, 2.7 s with one)."""
+MAX_OUTPUT_BYTES = 20_000_000  # the most a file the check reads back may hold
+
+
+class Workspace:
+    """A temporary folder holding files, where commands run as separate Python processes (on this machine: the
+    learner's own code, run for the learner; the grader replaces this class with a sandboxed one)."""
+
+    def __init__(self, files: dict[str, str | bytes]):
+        self.path = Path(tempfile.mkdtemp(prefix="tinylm-capstone-"))
+        for name, content in files.items():
+            target = self.path / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content if isinstance(content, bytes) else content.encode())
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.path, ignore_errors=True)
+
+    def run(self, args: list[str], timeout: float = TIMEOUT) -> tuple[int, str]:
+        """``python *args`` in the folder: (exit code, stdout and stderr). A timeout gives exit code -9."""
+        env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "COV_"))}
+        env.update(PYTHONDONTWRITEBYTECODE="1", **THREADS)
+        try:
+            done = subprocess.run([sys.executable, *args], cwd=self.path, env=env, stdin=subprocess.DEVNULL,
+                                  stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+        except subprocess.TimeoutExpired as e:
+            return -9, (e.stdout or b"").decode("utf-8", "replace")
+        return done.returncode, done.stdout.decode("utf-8", "replace")
+
+    def load(self, name: str):
+        """``torch.load(name, weights_only=True)`` of a file the commands wrote, or None if there is none."""
+        path = self.path / name
+        if not path.is_file() or path.is_symlink() or path.stat().st_size > MAX_OUTPUT_BYTES:
+            return None
+        return torch.load(io.BytesIO(path.read_bytes()), weights_only=True)
+
+
+WORKSPACE = Workspace
+"""The class the checks run commands in (see the module docstring)."""
+
+
+# --------------------------------------------------------------------------- reading the repository
+
+def _files(ctx: Ctx, repo, needed: tuple[str, ...]) -> dict[str, str]:
+    files = ctx.call(repo, what=say("capstone.read")) if callable(repo) else repo
+    if not isinstance(files, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in files.items()):
+        ctx.fail("capstone.not_files", got=type(files).__name__)
+    unsafe = [k for k in files if k.startswith("/") or ".." in Path(k).parts or "\\" in k]
+    if unsafe:
+        ctx.fail("capstone.unsafe_path", path=unsafe[0])
+    for name in needed:
+        if name not in files:
+            ctx.fail("capstone.missing_file", name=name, have=", ".join(sorted(files)) or "-")
+        if "raise NotImplementedError()" in files[name] and "YOUR CODE HERE" in files[name]:
+            ctx.fail("capstone.unfinished", name=name)
+    return files
+
+
+def _own_code(ctx: Ctx, files: dict[str, str], name: str) -> None:
+    """``name`` may not import the course's packages: it is the learner's own code."""
+    try:
+        tree = ast.parse(files[name])
+    except SyntaxError as e:
+        ctx.fail("capstone.syntax_error", name=name, line=e.lineno or 0, error=e.msg)
+    for node in ast.walk(tree):
+        modules = [a.name for a in node.names] if isinstance(node, ast.Import) else \
+            [node.module or ""] if isinstance(node, ast.ImportFrom) else []
+        for module in modules:
+            if module.split(".")[0] in ("tinylm_solutions", "tinylm_checks", "tinylm_grading"):
+                ctx.fail("capstone.imports_course", name=name, module=module)
+
+
+def _tail(output: str, lines: int = 6) -> str:
+    return "\n".join(output.strip().splitlines()[-lines:]) or "-"
+
+
+# --------------------------------------------------------------------------- model.py
+
+PROBE = '''
+# code: the check's script, run in a process of its own next to the learner's model.py
+import sys, torch
+sys.path.insert(0, ".")
+spec = torch.load("_check_in.pt", weights_only=True)
+out = {}
+def part(name, fn):
+    try:
+        out[name] = fn()
+        return True
+    except BaseException as e:
+        out["error"] = [name, type(e).__name__, str(e)[:300]]
+        return False
+ok = part("import", lambda: __import__("model") and True)
+if ok:
+    import model
+    ok = part("mask", lambda: model.causal_mask(spec["T"]))
+if ok:
+    ok = part("attention", lambda: list(model.scaled_dot_product_attention(spec["q"], spec["k"], spec["v"], spec["mask"])))
+if ok:
+    def build():
+        m = model.TinyLM(**spec["config"])
+        out["names"] = sorted(m.state_dict())
+        m.load_state_dict(spec["weights"])
+        return True
+    ok = part("build", build)
+if ok:
+    def forward():
+        m = model.TinyLM(**spec["config"])
+        m.load_state_dict(spec["weights"])
+        m.eval()
+        with torch.no_grad():
+            logits, loss = m(spec["ids"], labels=spec["ids"])
+        return [logits, loss]
+    part("forward", forward)
+torch.save(out, "_check_out.pt")
+'''
+
+
+@check
+def check_capstone_model(ctx: Ctx, repo) -> str:
+    files = _files(ctx, repo, ("model.py",))
+    _own_code(ctx, files, "model.py")
+    V, T, D, H, L, F = 11 + ctx.seed, 7, 16, 2, 2, 32
+    config = dict(vocab_size=V, max_seq_len=T + 1, d_model=D, num_heads=H, num_layers=L, d_ff=F)
+    torch.manual_seed(ctx.seed)  # the decorator restores the global RNG
+    ref = ref_model.TinyLM(**config).eval()
+    q, k, v = torch.randn(2, H, T, 4, generator=ctx.gen), torch.randn(2, H, T, 4, generator=ctx.gen), \
+        torch.randn(2, H, T, 3, generator=ctx.gen)
+    mask = torch.ones(T, T, dtype=torch.bool).tril()
+    ids = torch.randint(V, (2, T), generator=ctx.gen)
+    spec = {"T": T, "q": q, "k": k, "v": v, "mask": mask, "config": config, "weights": ref.state_dict(), "ids": ids}
+    buf = io.BytesIO()
+    torch.save(spec, buf)
+    with WORKSPACE({"model.py": files["model.py"], "_check_probe.py": PROBE, "_check_in.pt": buf.getvalue()}) as ws:
+        code, output = ws.run(["_check_probe.py"])
+        out = ws.load("_check_out.pt")
+    if not isinstance(out, dict):
+        ctx.fail("capstone.probe_died", code=code, output=_tail(output))
+    if "error" in out:
+        part, error, message = (list(out["error"]) + ["", "", ""])[:3]
+        if part == "build" and error == "RuntimeError" and "state_dict" in str(message):
+            names = out.get("names") or []
+            want = sorted(ref.state_dict())
+            extra, lacking = sorted(set(names) - set(want)), sorted(set(want) - set(names))
+            ctx.fail("capstone.parameter_names", lacking=", ".join(lacking[:4]) or "-",
+                     extra=", ".join(extra[:4]) or "-")
+        ctx.fail("capstone.model_raised", part=say(f"capstone.part.{part}"), error=error, message=message)
+    if not (isinstance(out.get("mask"), torch.Tensor) and out["mask"].shape == mask.shape
+            and bool((out["mask"].bool() == mask).all())):
+        ctx.fail("capstone.mask_wrong", T=T)
+    want_out, want_w = ref_attention.scaled_dot_product_attention(q, k, v, mask)
+    got = out.get("attention")
+    for name, want, have in (("out", want_out, got[0] if got else None), ("weights", want_w, got[1] if got else None)):
+        if not isinstance(have, torch.Tensor) or have.shape != want.shape:
+            ctx.fail("capstone.attention_shape", what=name, expected=str(tuple(want.shape)),
+                     got=str(tuple(have.shape)) if isinstance(have, torch.Tensor) else type(have).__name__)
+        err, _ = max_abs_diff(have.double(), want.double())
+        if not err <= 1e-4:
+            ctx.fail("capstone.attention_values", what=name, err=err)
+    with torch.no_grad():
+        want_logits, want_loss = ref(ids, labels=ids)
+    logits, loss = (out.get("forward") or [None, None])[:2]
+    if not isinstance(logits, torch.Tensor) or logits.shape != want_logits.shape:
+        ctx.fail("capstone.logits_shape", expected=str(tuple(want_logits.shape)),
+                 got=str(tuple(logits.shape)) if isinstance(logits, torch.Tensor) else type(logits).__name__)
+    err, _ = max_abs_diff(logits.double(), want_logits.double())
+    if not err <= 1e-4:
+        ctx.fail("capstone.logits_values", err=err)
+    if not isinstance(loss, torch.Tensor) or not abs(float(loss) - float(want_loss)) <= 1e-4:
+        ctx.fail("capstone.loss_value", expected=f"{float(want_loss):.5f}",
+                 got=f"{float(loss):.5f}" if isinstance(loss, torch.Tensor) else type(loss).__name__)
+    return say("capstone.model_passed", V=V, T=T, D=D, L=L)
+
+
+# --------------------------------------------------------------------------- the learner's tests
+
+def _break(text: str, old: str, new: str) -> str:
+    if old not in text:
+        raise RuntimeError(f"the reference model.py has no {old!r}")  # the checks' own bug
+    return text.replace(old, new, 1)
+
+
+BROKEN_MODELS = {
+    "tests/test_attention.py": {
+        "softmax_over_queries": (MISTAKE.tests_miss_softmax_over_queries, lambda t: _break(
+            t, "weights = scores.softmax(dim=-1)", "weights = scores.softmax(dim=-2)")),
+        "no_scale": (MISTAKE.tests_miss_no_scale, lambda t: _break(t, " / math.sqrt(q.size(-1))", "")),
+    },
+    "tests/test_causal_mask.py": {
+        "mask_sees_next": (MISTAKE.tests_miss_mask_sees_next, lambda t: _break(t, ".tril()", ".tril(1)")),
+        "mask_not_passed": (MISTAKE.tests_miss_mask_not_passed, lambda t: _break(t, "x = block(x, mask)", "x = block(x)")),
+    },
+    "tests/test_overfit_batch.py": {
+        "no_gradient": (MISTAKE.tests_miss_no_gradient, lambda t: _break(
+            t, "return F.cross_entropy(logits[:, :-1].reshape(-1, V), labels[:, 1:].reshape(-1), ignore_index=-100)",
+            "return F.cross_entropy(logits[:, :-1].reshape(-1, V).detach(), labels[:, 1:].reshape(-1), "
+            "ignore_index=-100).requires_grad_()")),
+        "mask_hides_self": (MISTAKE.tests_miss_mask_hides_self, lambda t: _break(t, ".tril()", ".tril(-1)")),
+    },
+}
+"""For each test file, the reference ``model.py`` broken in ways that file must catch: name -> (the mistake of a test
+file that misses it, the breaking)."""
+
+_RESULTS: dict[str, tuple[int, str]] = {}  # (test file, model.py) hashed -> (exit code, output): a rerun is the same
+
+
+def _pytest(files: dict[str, str], test: str, model: str) -> tuple[int, str]:
+    key = hashlib.sha256(f"{WORKSPACE.__name__}\0{test}\0{files[test]}\0{model}".encode()).hexdigest()
+    if key not in _RESULTS:
+        tests = {k: v for k, v in files.items() if k.startswith("tests/") and k.endswith(".py")}
+        with WORKSPACE({**tests, "model.py": model}) as ws:
+            _RESULTS[key] = ws.run(["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly", test])
+    return _RESULTS[key]
+
+
+def _tests_check(ctx: Ctx, repo, test: str) -> str:
+    files = _files(ctx, repo, (test,))
+    correct = ref_model_text()
+    code, output = _pytest(files, test, correct)
+    if code == 5:
+        ctx.fail("capstone.no_tests", test=test)
+    if code != 0:
+        ctx.fail("capstone.tests_fail_correct", test=test, output=_tail(output))
+    for name, (mistake, broken) in BROKEN_MODELS[test].items():
+        code, output = _pytest(files, test, broken(correct))
+        if code == 0:
+            ctx.fail("capstone.tests_miss", test=test, broken=say(f"capstone.broken.{name}"), mistake=mistake)
+    return say("capstone.tests_passed", test=test, n=len(BROKEN_MODELS[test]),
+               broken="; ".join(say(f"capstone.broken.{name}") for name in BROKEN_MODELS[test]))
+
+
+def ref_model_text() -> str:
+    """The reference repository's ``model.py``."""
+    return reference("capstone").repo()["model.py"]
+
+
+@check
+def check_attention_tests(ctx: Ctx, repo) -> str:
+    return _tests_check(ctx, repo, "tests/test_attention.py")
+
+
+@check
+def check_causal_mask_tests(ctx: Ctx, repo) -> str:
+    return _tests_check(ctx, repo, "tests/test_causal_mask.py")
+
+
+@check
+def check_overfit_tests(ctx: Ctx, repo) -> str:
+    return _tests_check(ctx, repo, "tests/test_overfit_batch.py")
+
+
+# --------------------------------------------------------------------------- train.py
+
+CONFIG_KEYS = {"model": ("max_seq_len", "d_model", "num_heads", "num_layers", "d_ff"),
+               "train": ("steps", "batch_size", "lr", "seed")}
+
+
+def _check_config(ctx: Ctx, text: str) -> dict:
+    import yaml
+    try:
+        config = yaml.safe_load(text)
+    except yaml.YAMLError as e:
+        ctx.fail("capstone.config_not_yaml", error=str(e).splitlines()[0][:200])
+    for section, keys in CONFIG_KEYS.items():
+        if not isinstance(config, dict) or not isinstance(config.get(section), dict):
+            ctx.fail("capstone.config_section", section=section)
+        for key in keys:
+            value = config[section].get(key)
+            if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= (0 if key != "seed" else -1):
+                ctx.fail("capstone.config_key", section=section, key=key, value=repr(value))
+    model = config["model"]
+    if model["d_model"] % model["num_heads"]:
+        ctx.fail("capstone.config_heads", d_model=model["d_model"], num_heads=model["num_heads"])
+    return config
+
+
+@check
+def check_capstone_train(ctx: Ctx, repo) -> str:
+    files = _files(ctx, repo, ("configs/tiny.yaml", "train.py", "model.py"))
+    _check_config(ctx, files["configs/tiny.yaml"])
+    steps = 40
+    small = ("model: {max_seq_len: 32, d_model: 32, num_heads: 2, num_layers: 1, d_ff: 64}\n"
+             f"train: {{steps: 0, batch_size: 8, lr: 1.0e-2, seed: {ctx.seed}}}\n")  # only --steps trains
+    command = ["train.py", "--config", "_check.yaml", "--steps", str(steps), "--out", "_check.pt"]
+    with WORKSPACE({"train.py": files["train.py"], "model.py": files["model.py"], "_check.yaml": small}) as ws:
+        code, output = ws.run(command)
+        ckpt = ws.load("_check.pt")
+    tried = say("capstone.train_tried", command=" ".join(["python", *command]))
+    if code != 0:
+        ctx.fail("capstone.train_failed", code=code, output=_tail(output), tried=tried)
+    if not isinstance(ckpt, dict) or not {"config", "model", "vocab"} <= set(ckpt):
+        ctx.fail("capstone.checkpoint_format", tried=tried,
+                 got=", ".join(sorted(map(str, ckpt))) if isinstance(ckpt, dict) else type(ckpt).__name__)
+    config, vocab = ckpt["config"], ckpt["vocab"]
+    want = {"max_seq_len": 32, "d_model": 32, "num_heads": 2, "num_layers": 1, "d_ff": 64}
+    if not isinstance(config, dict) or any(config.get(k) != v for k, v in want.items()) \
+            or not isinstance(vocab, list) or config.get("vocab_size") != len(vocab):
+        ctx.fail("capstone.checkpoint_config", tried=tried, got=repr(config)[:300])
+    text = ref_data.default_corpus()
+    stoi = {ch: i for i, ch in enumerate(vocab)}
+    if not all(isinstance(ch, str) for ch in vocab) or set(text) - set(stoi):
+        ctx.fail("capstone.checkpoint_vocab", tried=tried)
+    model = ref_model.TinyLM(**{k: config[k] for k in ("vocab_size", *want)})
+    try:
+        model.load_state_dict(ckpt["model"])
+    except (RuntimeError, TypeError, KeyError) as e:
+        ctx.fail("capstone.checkpoint_weights", tried=tried, error=str(e).splitlines()[0][:200])
+    data = torch.tensor([stoi[ch] for ch in text[:20_000]])
+    windows = torch.stack([data[i:i + 32] for i in range(0, 16 * 997, 997)])  # (16, 32), spread over the text
+    with torch.no_grad():
+        loss = float(model.eval()(windows, labels=windows)[1])
+    ln_v = math.log(len(vocab))
+    if not loss < ln_v - 0.8:
+        ctx.fail("capstone.not_trained", loss=loss, ln_v=ln_v, steps=steps, tried=tried)
+    # a text where each character follows from the one before (a shuffled cycle): 40 steps learn it, next-token loss
+    # near 0; targets shifted the wrong way (labels=y, already shifted) learn the character after next instead
+    cycle = "".join("abcdefghijklmnopqrstuvw"[i] for i in torch.randperm(23, generator=ctx.gen).tolist()) * 200
+    command = [*command[:-2], "--out", "_cycle.pt", "--data", "_cycle.txt"]
+    with WORKSPACE({"train.py": files["train.py"], "model.py": files["model.py"], "_check.yaml": small,
+                    "_cycle.txt": cycle}) as ws:
+        code, output = ws.run(command)
+        ckpt = ws.load("_cycle.pt")
+    tried = say("capstone.train_cycle_tried", command=" ".join(["python", *command]))
+    if code != 0 or not isinstance(ckpt, dict) or not {"config", "model", "vocab"} <= set(ckpt):
+        ctx.fail("capstone.data_option", code=code, output=_tail(output), tried=tried)
+    if sorted(ckpt["vocab"]) != sorted(set(cycle)):
+        ctx.fail("capstone.data_ignored", tried=tried, n=len(ckpt["vocab"]))
+    model = ref_model.TinyLM(**{k: ckpt["config"][k] for k in ("vocab_size", *want)})
+    model.load_state_dict(ckpt["model"])
+    stoi = {ch: i for i, ch in enumerate(ckpt["vocab"])}
+    data = torch.tensor([stoi[ch] for ch in cycle])
+    windows = torch.stack([data[i:i + 33] for i in range(0, 16 * 37, 37)])  # (16, 33)
+    with torch.no_grad():
+        logits = model.eval()(windows[:, :32])[0][:, :-1]  # (16, 31, V): the logits at 0..30
+        V = logits.size(-1)
+        nxt = float(F.cross_entropy(logits.reshape(-1, V), windows[:, 1:32].reshape(-1)))
+        after = float(F.cross_entropy(logits.reshape(-1, V), windows[:, 2:33].reshape(-1)))
+    if not nxt < 0.5:
+        mistake = MISTAKE.labels_shifted_twice if after < 0.5 else None
+        ctx.fail("capstone.cycle_not_learned", loss=nxt, steps=steps, tried=tried, mistake=mistake)
+    return say("capstone.train_passed", steps=steps, loss=loss, ln_v=ln_v, cycle=nxt)
+
+
+# --------------------------------------------------------------------------- generate.py
+
+@check
+def check_capstone_generate(ctx: Ctx, repo) -> str:
+    files = _files(ctx, repo, ("generate.py", "model.py"))
+    vocab = sorted(set(ref_data.default_corpus()))
+    config = dict(vocab_size=len(vocab), max_seq_len=16, d_model=16, num_heads=2, num_layers=1, d_ff=32)
+    torch.manual_seed(100 + ctx.seed)  # the decorator restores the global RNG
+    model = ref_model.TinyLM(**config).eval()
+    with torch.no_grad():  # sharper logits than at initialisation: greedy decoding then has clear winners
+        model.token_emb.weight.mul_(40)
+    prompt, n = "def f", 24  # longer than max_seq_len with the prompt: the context must be cropped
+    stoi = {ch: i for i, ch in enumerate(vocab)}
+    idx = torch.tensor([[stoi[ch] for ch in prompt]])
+    want = "".join(vocab[i] for i in ref_generate.generate(model, idx, n, top_k=1)[0].tolist())
+    buf, flat = io.BytesIO(), io.BytesIO()
+    torch.save({"config": config, "model": model.state_dict(), "vocab": vocab}, buf)
+    with torch.no_grad():  # near-uniform predictions: two seeds then draw different texts
+        model.token_emb.weight.mul_(1 / 400)
+    torch.save({"config": config, "model": model.state_dict(), "vocab": vocab}, flat)
+    greedy = ["generate.py", "--checkpoint", "_check.pt", "--prompt", prompt, "--max-new-tokens", str(n), "--top-k", "1"]
+    sampled = ["generate.py", "--checkpoint", "_flat.pt", "--prompt", prompt, "--max-new-tokens", str(n),
+               "--temperature", "1.0", "--seed", str(ctx.seed)]
+    other = [*sampled[:-1], str(ctx.seed + 1)]
+    with WORKSPACE({"generate.py": files["generate.py"], "model.py": files["model.py"], "_check.pt": buf.getvalue(),
+                    "_flat.pt": flat.getvalue()}) as ws:
+        runs = [(command, *ws.run(command)) for command in (greedy, sampled, sampled, other)]
+    for command, code, output in runs:
+        if code != 0:
+            ctx.fail("capstone.generate_failed", code=code, output=_tail(output),
+                     tried=" ".join(["python", *command]))
+    # what was printed last: the prompt and n new characters (which may be newlines), then one newline
+    texts = [(output[:-1] if output.endswith("\n") else output)[-(len(prompt) + n):] for _, _, output in runs]
+    if texts[0] != want:
+        ctx.fail("capstone.greedy_differs", tried=" ".join(["python", *greedy]), expected=repr(want), got=repr(texts[0]))
+    if not (texts[1].startswith(prompt) and len(texts[1]) == len(prompt) + n):
+        ctx.fail("capstone.sample_length", tried=" ".join(["python", *sampled]), n=n, got=repr(texts[1]))
+    if texts[1] != texts[2]:
+        ctx.fail("capstone.sample_not_reproducible", tried=" ".join(["python", *sampled]))
+    if texts[1] == texts[3]:
+        ctx.fail("capstone.seed_ignored", tried=" ".join(["python", *other]))
+    return say("capstone.generate_passed", n=n, prompt=prompt)
+
+
+# --------------------------------------------------------------------------- report.md
+
+REPORT_QUESTIONS = 5  # the lesson's questions, "capstone.question.1" to ".5" in the table: report.md's headings
+MIN_WORDS = 15
+
+
+@check
+def check_capstone_report(ctx: Ctx, repo) -> str:
+    files = _files(ctx, repo, ("report.md",))
+    text = files["report.md"]
+    sections = re.split(r"^##\s+", text, flags=re.M)[1:]
+    answers = {s.splitlines()[0].strip(): " ".join(s.splitlines()[1:]) for s in sections if s.strip()}
+    for n in range(1, REPORT_QUESTIONS + 1):
+        question = say(f"capstone.question.{n}")
+        if question not in answers:
+            ctx.fail("capstone.report_question", question=question)
+        words = len(re.findall(r"\w+", answers[question]))
+        if words < MIN_WORDS:
+            ctx.fail("capstone.report_short", question=question, words=words, least=MIN_WORDS)
+    return say("capstone.report_passed", n=REPORT_QUESTIONS, least=MIN_WORDS)

@@ -1,0 +1,53 @@
+"""The capstone's repository as the checks read it: its text files, by path.
+
+``Repository("tiny-transformer")`` is what a notebook hands to the capstone's checks. Called, it returns
+``{path: text}`` for the repository's text files (paths relative to its root, with ``/``); generated files
+(checkpoints, caches) are left out. It reads and judges nothing else.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["Repository"]
+
+SKIPPED_DIRS = {"__pycache__", ".pytest_cache", ".ipynb_checkpoints", ".git"}
+TEXT_SUFFIXES = {".py", ".yaml", ".yml", ".md", ".txt", ".toml", ".cfg", ".ini"}
+MAX_FILES, MAX_BYTES = 64, 200_000
+
+
+class Repository:
+    """A folder of text files: ``repo()`` is ``{relative path: text}``.
+
+    Raises (when called):
+        FileNotFoundError: if the folder does not exist.
+        ValueError: if it holds more than 64 text files or one above 200 kB.
+    """
+
+    def __init__(self, root: str | Path):
+        self.root = Path(root)
+
+    def __repr__(self) -> str:
+        return f"Repository({str(self.root)!r})"
+
+    def __call__(self) -> dict[str, str]:
+        if not self.root.is_dir():
+            raise FileNotFoundError(f"no folder {str(self.root)!r}: run the cells that write the repository first")
+        files = {}
+        for path in sorted(self.root.rglob("*")):
+            rel = path.relative_to(self.root)
+            if any(part in SKIPPED_DIRS for part in rel.parts) or not path.is_file() \
+                    or path.suffix not in TEXT_SUFFIXES:
+                continue
+            if len(files) == MAX_FILES:
+                raise ValueError(f"{self.root} holds more than {MAX_FILES} text files")
+            if path.stat().st_size > MAX_BYTES:
+                raise ValueError(f"{rel.as_posix()} is larger than {MAX_BYTES:,d} bytes")
+            files[rel.as_posix()] = path.read_text()
+        return files
+
+    def write(self, files: dict[str, str]) -> None:
+        """Write ``files`` (``{relative path: text}``) under the root, folders included."""
+        for name, text in files.items():
+            path = self.root / name
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_text(text)

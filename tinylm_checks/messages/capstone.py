@@ -1,0 +1,227 @@
+"""Stage 13: the learner's repository, tiny-transformer/."""
+
+MISTAKES = {
+    "tests_miss_no_scale": (
+        "the tests do not compare the attention's values with a result you trust: without the 1/sqrt(d_k) scale "
+        "every shape and every row's sum stay right",
+        "compare the output with torch.nn.functional.scaled_dot_product_attention on random q, k, v"),
+    "tests_miss_softmax_over_queries": (
+        "the tests check neither the values nor that each query's weights sum to 1 over the keys: with as many "
+        "queries as keys, a softmax over the queries keeps every shape",
+        "check that the weights sum to 1 over the last dimension, or compare with PyTorch's attention (with T_q != T_k)"),
+    "tests_miss_mask_sees_next": (
+        "the tests do not compare causal_mask(T) with the lower triangle: tril(diagonal=1) differs from it only just "
+        "above the diagonal",
+        "compare causal_mask(T) with torch.ones(T, T, dtype=torch.bool).tril()"),
+    "tests_miss_mask_not_passed": (
+        "the tests check the mask function, not the model: a TinyLM that never passes its mask to the blocks has a "
+        "right causal_mask and still reads the future",
+        "change the tokens after a position t and check that the model's logits at 0..t stay the same"),
+    "tests_miss_no_gradient": (
+        "the overfit test does not assert that the loss ends far below ln V: a model that learns nothing keeps its "
+        "loss near ln V",
+        "train a small TinyLM on one fixed batch for a hundred steps and assert a final loss below a tenth of ln V"),
+    "tests_miss_mask_hides_self": (
+        "the overfit test accepts a NaN: a mask that also hides each position itself leaves the first position "
+        "nothing to attend to, and its output is NaN",
+        "assert that the final loss is below a small bound (a NaN fails every comparison)"),
+}
+
+MESSAGES = {
+    "capstone.read": "the repository was read (repo())",
+    "capstone.not_files": {
+        "problem": "repo() did not give the repository's files",
+        "expected": "a dict {{path: text}}, as Repository('tiny-transformer')() returns",
+    },
+    "capstone.unsafe_path": {
+        "problem": "the repository names a file outside itself: {path}",
+        "hint": "paths are relative to tiny-transformer/, without '..'",
+    },
+    "capstone.missing_file": {
+        "problem": "the repository has no {name}",
+        "got": "{have}",
+        "hint": "run the cell that writes {name} (it starts with %%writefile tiny-transformer/{name})",
+    },
+    "capstone.unfinished": {
+        "problem": "{name} is still the template: it raises NotImplementedError",
+        "hint": "write your code in place of the two template lines of its cell, then run the cell again",
+    },
+    "capstone.syntax_error": {
+        "problem": "{name} is not valid Python: line {line}: {error}",
+    },
+    "capstone.imports_course": {
+        "problem": "{name} imports {module}: the repository's model is your own code",
+        "hint": "copy your classes and functions from the earlier notebooks into the file instead of importing the "
+                "course's",
+    },
+    "capstone.probe_died": {
+        "problem": "the check's script that imports your model.py ended without a result (exit code {code})",
+        "got": "{output}",
+    },
+    "capstone.part.import": "importing model.py",
+    "capstone.part.mask": "causal_mask(T)",
+    "capstone.part.attention": "scaled_dot_product_attention(q, k, v, mask)",
+    "capstone.part.build": "TinyLM(**config) and load_state_dict",
+    "capstone.part.forward": "TinyLM's forward (input_ids, labels=input_ids)",
+    "capstone.model_raised": {
+        "problem": "{part} raised {error}: {message}",
+    },
+    "capstone.parameter_names": {
+        "problem": "TinyLM's parameters are not named as in the course, so the check cannot copy weights into it",
+        "expected": "also: {lacking}",
+        "got": "also: {extra}",
+        "hint": "use the course's attribute names: token_emb, pos_emb, blocks (each with norm1, attn with W_Q, W_K, "
+                "W_V, W_O, norm2, ffn with linear1, linear2), norm, lm_head tied to token_emb",
+    },
+    "capstone.mask_wrong": {
+        "problem": "causal_mask({T}) is not the lower-triangular bool mask",
+        "hint": "torch.ones(T, T, dtype=torch.bool).tril(): True where the key's position is at most the query's",
+    },
+    "capstone.attention_shape": {
+        "problem": "scaled_dot_product_attention's {what} has the wrong shape",
+    },
+    "capstone.attention_values": {
+        "problem": "scaled_dot_product_attention's {what} differs from the reference's by {err:.2e}",
+        "hint": "compare with your stage 01 function: softmax(q k^T / sqrt(d_k)) over the keys, masked keys at -inf",
+    },
+    "capstone.logits_shape": {
+        "problem": "TinyLM's logits have the wrong shape",
+    },
+    "capstone.logits_values": {
+        "problem": "with the reference's weights copied in, TinyLM's logits differ by {err:.2e}",
+        "hint": "compare each part with your notebooks 01-08: Pre-LN blocks, learned positions added to the token "
+                "embeddings, the final LayerNorm, the head tied to the embedding, the causal mask passed to every block",
+    },
+    "capstone.loss_value": {
+        "problem": "TinyLM's loss for labels=input_ids is not the next-token cross-entropy",
+        "hint": "the logits at t against the labels at t + 1, ignore_index=-100 (notebook 08's causal_lm_loss)",
+    },
+    "capstone.model_passed": "causal_mask, scaled_dot_product_attention and TinyLM (V = {V}, T = {T}, D = {D}, "
+                             "{L} layers, the reference's weights copied in) give the reference's values; the "
+                             "file imports none of the course's packages",
+    # ---- the learner's tests
+    "capstone.no_tests": {
+        "problem": "pytest found no test in {test}",
+        "hint": "a test is a function whose name starts with test_, with an assert",
+    },
+    "capstone.tests_fail_correct": {
+        "problem": "{test} fails on a correct model.py",
+        "got": "{output}",
+        "hint": "run python -m pytest {test} in tiny-transformer/ with your (correct) model.py and read the first "
+                "failure",
+    },
+    "capstone.tests_miss": {
+        "problem": "{test} passes on a model.py whose {broken}",
+    },
+    "capstone.broken.no_scale": "attention does not divide the scores by sqrt(d_k)",
+    "capstone.broken.softmax_over_queries": "attention takes the softmax over the queries (dim=-2)",
+    "capstone.broken.mask_sees_next": "causal mask lets position t see token t + 1 (tril(diagonal=1))",
+    "capstone.broken.mask_not_passed": "TinyLM does not pass the mask to its blocks",
+    "capstone.broken.no_gradient": "loss carries no gradient to the weights",
+    "capstone.broken.mask_hides_self": "causal mask also hides each position itself (tril(diagonal=-1))",
+    "capstone.tests_passed": "{test} passes on the reference model.py and fails on the {n} broken ones ({broken})",
+    # ---- train.py
+    "capstone.config_not_yaml": {
+        "problem": "configs/tiny.yaml is not valid YAML: {error}",
+    },
+    "capstone.config_section": {
+        "problem": "configs/tiny.yaml has no section {section}:",
+        "hint": "two sections, model: (max_seq_len, d_model, num_heads, num_layers, d_ff) and train: (steps, "
+                "batch_size, lr, seed)",
+    },
+    "capstone.config_key": {
+        "problem": "configs/tiny.yaml's {section}.{key} is {value}",
+        "expected": "a positive number",
+    },
+    "capstone.config_heads": {
+        "problem": "configs/tiny.yaml's d_model {d_model} is not divisible by num_heads {num_heads}",
+    },
+    "capstone.train_tried": "{command} with a small configuration of the check's",
+    "capstone.train_failed": {
+        "problem": "train.py ended with exit code {code}",
+        "got": "{output}",
+        "hint": "run the command above yourself in tiny-transformer/ with a small configuration and read its last lines",
+    },
+    "capstone.checkpoint_format": {
+        "problem": "the checkpoint is not a dict with config, model and vocab",
+        "hint": "torch.save({{'config': model_config, 'model': model.state_dict(), 'vocab': vocab}}, args.out)",
+    },
+    "capstone.checkpoint_config": {
+        "problem": "the checkpoint's config is not the configuration train.py was given (with vocab_size = len(vocab))",
+        "hint": "read --config with yaml.safe_load and build TinyLM(**config['model'], vocab_size=len(vocab)); save "
+                "that dict",
+    },
+    "capstone.checkpoint_vocab": {
+        "problem": "the checkpoint's vocab does not hold every character of the corpus",
+        "hint": "vocab = sorted(set(text)), a list of characters",
+    },
+    "capstone.checkpoint_weights": {
+        "problem": "the checkpoint's weights do not fit the course's TinyLM: {error}",
+    },
+    "capstone.not_trained": {
+        "problem": "after {steps} steps the saved model's loss is {loss:.2f} on the corpus, not well below ln V = "
+                   "{ln_v:.2f}",
+        "hint": "train.py must take --steps optimiser steps on batches of the corpus (zero_grad, backward, step) and "
+                "save the trained weights",
+    },
+    "capstone.train_cycle_tried": "{command}, on a text where each character follows from the one before",
+    "capstone.data_option": {
+        "problem": "train.py --data did not train on the given text and save a checkpoint (exit code {code})",
+        "got": "{output}",
+        "hint": "add --data (default None): when given, read that file's text instead of the course's corpus",
+    },
+    "capstone.data_ignored": {
+        "problem": "with --data, the checkpoint's vocabulary has {n} characters, not the given text's",
+        "hint": "build the vocabulary from the text you train on: read --data's file when it is given",
+    },
+    "capstone.cycle_not_learned": {
+        "problem": "on a text where each character follows from the one before, {steps} steps end at a next-token "
+                   "loss of {loss:.2f}, not near 0",
+        "hint": "train on model(x, labels=x): the model pairs the logits at t with the label at t + 1 itself",
+    },
+    "capstone.train_passed": "configs/tiny.yaml has the course's keys; train.py trained {steps} steps of a small "
+                             "configuration and saved a checkpoint whose loss on the corpus is {loss:.2f} (ln V = "
+                             "{ln_v:.2f}); with --data on a predictable text its next-token loss is {cycle:.3f}",
+    # ---- generate.py
+    "capstone.generate_failed": {
+        "problem": "generate.py ended with exit code {code}",
+        "got": "{output}",
+        "hint": "run the command above yourself in tiny-transformer/ (with a checkpoint of yours) and read its last "
+                "lines; a prompt and more new characters than max_seq_len need the context cropped to the last "
+                "max_seq_len positions",
+    },
+    "capstone.greedy_differs": {
+        "problem": "with --top-k 1 (greedy), generate.py prints another text than the reference's",
+        "hint": "load the checkpoint (config, model, vocab), encode the prompt, then notebook 10's generate: crop to "
+                "max_seq_len, the last position's logits, top-k, sample; print the prompt and its continuation",
+    },
+    "capstone.sample_length": {
+        "problem": "the printed text is not the prompt followed by {n} new characters",
+    },
+    "capstone.sample_not_reproducible": {
+        "problem": "two runs with the same --seed print different texts",
+        "hint": "sample with a torch.Generator seeded from --seed",
+    },
+    "capstone.seed_ignored": {
+        "problem": "two runs with different --seed values print the same text from a nearly uniform model",
+        "hint": "pass a torch.Generator seeded from --seed to torch.multinomial",
+    },
+    "capstone.generate_passed": "greedy generation from a checkpoint of the check's equals the reference's ({n} "
+                                "characters after '{prompt}', past max_seq_len); sampling is reproducible for a seed "
+                                "and changes with it",
+    # ---- report.md
+    "capstone.question.1": "How are the parameters distributed?",
+    "capstone.question.2": "Can the model overfit one small batch?",
+    "capstone.question.3": "What happened in the ablations?",
+    "capstone.question.4": "Does the theoretical complexity match tokens/s?",
+    "capstone.question.5": "What was the first error met, and what was the evidence?",
+    "capstone.report_question": {
+        "problem": "report.md has no section '## {question}'",
+        "hint": "keep the five headings of the template and write your answer under each",
+    },
+    "capstone.report_short": {
+        "problem": "the answer to '{question}' has {words} words",
+        "expected": "at least {least}: the numbers of your runs and what they show",
+    },
+    "capstone.report_passed": "report.md answers the {n} questions, each in at least {least} words",
+}

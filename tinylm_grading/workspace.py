@@ -1,0 +1,81 @@
+"""The capstone's commands, run by the grader in a sandbox of their own.
+
+The capstone's checks (:mod:`tinylm_checks.capstone`) run a learner's repository: their tests with ``pytest``,
+``train.py``, ``generate.py``, a probe script that imports ``model.py``. When the grader computes a verdict, that
+code must not run in the grader's process nor see anything a kernel could not: :class:`SandboxWorkspace` runs
+each command in the same sandbox as a graded kernel (:class:`~tinylm_grading.sandbox.SandboxKernelManager`'s
+mounts, namespaces and limits, the stage's answers hidden: for the capstone, every stage's), with the workspace's
+folder (on ``/dev/shm``: memory the sandbox's cgroup is charged for) as the only place it can write. What the
+check reads back is data: an exit code, the printed text, and files it loads with ``torch.load(weights_only=True)``.
+
+:func:`install` makes it the checks' workspace; :mod:`tinylm_grading.verdicts` calls it.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import uuid
+from pathlib import Path
+
+from tinylm_checks import capstone
+
+from .limits import remove_cgroups
+from .sandbox import SandboxKernelManager, bwrap_path
+
+STAGE = "13_capstone"
+OUTPUT_BYTES = 64_000  # the most of a command's printed text the check reads
+
+
+class SandboxWorkspace(capstone.Workspace):
+    """A :class:`~tinylm_checks.capstone.Workspace` whose commands run sandboxed (see the module docstring)."""
+
+    def __init__(self, files: dict[str, str | bytes]):
+        shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+        self.box = Path(tempfile.mkdtemp(prefix="tinylm-workspace-", dir=shm))
+        super().__init__({})
+        shutil.rmtree(self.path, ignore_errors=True)
+        self.path = self.box / "work"
+        self.path.mkdir()
+        for name, content in files.items():
+            target = self.path / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(content if isinstance(content, bytes) else content.encode())
+
+    def __exit__(self, *exc):
+        shutil.rmtree(self.box, ignore_errors=True)
+
+    def run(self, args: list[str], timeout: float = capstone.TIMEOUT) -> tuple[int, str]:
+        manager = SandboxKernelManager(stage=STAGE)
+        if not manager.sandbox or os.environ.get("TINYLM_GRADING_SANDBOX", "").lower() in ("off", "0", "no"):
+            return super().run(args, timeout)
+        conn = self.box / "conn"
+        conn.mkdir(exist_ok=True)
+        scratch = self.box / f"scratch-{uuid.uuid4().hex[:8]}"
+        scratch.mkdir()
+        bwrap = manager.bwrap_args(self.path, scratch, conn)
+        at = bwrap.index("--chdir")  # the folder itself, writable, over the read-only copies bwrap_args mounts
+        bwrap[at:at] = ["--bind", str(self.path), str(self.path)]
+        at = bwrap.index("--clearenv") + 1
+        bwrap[at:at] = [arg for name, value in capstone.THREADS.items() for arg in ("--setenv", name, value)]
+        cgroup = f"tinylm-{uuid.uuid4().hex[:12]}"
+        command = [sys.executable, "-m", "tinylm_grading.limits", "--memory-mb", str(manager.memory_mb),
+                   "--processes", str(manager.max_processes), "--cpu-seconds", str(int(timeout) * 2),
+                   "--cgroup", cgroup, "--", bwrap_path(), *bwrap, "--", sys.executable, *args]
+        try:
+            done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                  stderr=subprocess.STDOUT, timeout=timeout)
+            code, output = done.returncode, done.stdout
+        except subprocess.TimeoutExpired as e:
+            code, output = -9, e.stdout or b""
+        finally:
+            remove_cgroups(cgroup)
+            shutil.rmtree(scratch, ignore_errors=True)
+        return code, output[-OUTPUT_BYTES:].decode("utf-8", "replace")
+
+
+def install() -> None:
+    """Make the capstone's checks run their commands in :class:`SandboxWorkspace` (in this process)."""
+    capstone.WORKSPACE = SandboxWorkspace

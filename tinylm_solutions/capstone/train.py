@@ -1,0 +1,59 @@
+"""Train the model: python train.py --config configs/tiny.yaml [--steps N] [--out checkpoint.pt] [--data text.txt]
+
+The text is the course's corpus unless --data names a text file.
+
+Prints the loss every few steps and saves {"config", "model", "vocab"} to the checkpoint.
+"""
+import argparse
+import math
+
+import torch
+import yaml
+
+from model import TinyLM
+from tinylm_solutions.data import default_corpus
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="configs/tiny.yaml")
+    parser.add_argument("--steps", type=int, default=None, help="overrides train.steps of the config")
+    parser.add_argument("--out", default="checkpoint.pt")
+    parser.add_argument("--data", default=None, help="a text file to train on (default: the course's corpus)")
+    args = parser.parse_args()
+    with open(args.config) as f:
+        config = yaml.safe_load(f)
+    train = config["train"]
+    steps = args.steps if args.steps is not None else train["steps"]
+    torch.manual_seed(train["seed"])
+
+    if args.data is None:
+        text = default_corpus()
+    else:
+        with open(args.data) as f:
+            text = f.read()
+    vocab = sorted(set(text))  # a character-level tokenizer
+    stoi = {ch: i for i, ch in enumerate(vocab)}
+    data = torch.tensor([stoi[ch] for ch in text])
+    model_config = {**config["model"], "vocab_size": len(vocab)}
+    model = TinyLM(**model_config)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=train["lr"])
+    T, B = model_config["max_seq_len"], train["batch_size"]
+    print(f"{sum(p.numel() for p in model.parameters()):,d} parameters; ln V = {math.log(len(vocab)):.3f}")
+    model.train()
+    for step in range(1, steps + 1):
+        starts = torch.randint(len(data) - T - 1, (B,))
+        x = torch.stack([data[s:s + T] for s in starts])  # (B, T)
+        _, loss = model(x, labels=x)
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        if step == 1 or step % 50 == 0 or step == steps:
+            print(f"step {step}: loss {loss.item():.3f}")
+    torch.save({"config": model_config, "model": model.state_dict(), "vocab": vocab}, args.out)
+    print(f"saved {args.out}")
+
+
+if __name__ == "__main__":
+    main()
