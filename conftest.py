@@ -56,9 +56,11 @@ LONG_FIRST = ("tests/test_tamper.py",  # one autograde of all the attacks
               "tests/test_remote.py",
               "tests/test_class.py::TestExchange",
               "tests/test_nbgrader.py::test_",  # the module's own tests (the hidden check's forms)
+              "tests/test_nbgrader.py::TestStage13",  # the capstone's round trip runs processes in sandboxes
               "tests/test_nbgrader.py::TestStage",
               "tests/test_grading.py",
-              "notebooks/09_training", "notebooks/11_ablations")
+              "tests/test_ref_capstone.py",
+              "notebooks/09_training", "notebooks/11_ablations", "notebooks/13_capstone")
 
 
 def _rank(item) -> int:
