@@ -92,13 +92,19 @@ print(text[:300])
 #
 # **Difficulty:** ★☆☆ · **Time:** about 5 min
 #
-# <details><summary>Hint 1: a lookup table</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# Build the vocabulary first; then a dict from character to id (`enumerate` counts from 0) makes encoding one
-# lookup per character.
+# An id is a position in the vocabulary. Build the vocabulary first (each distinct character once, in an order
+# that does not depend on the text's order), then look every character up.
 # </details>
 #
-# <details><summary>Hint 2: the key lines</summary>
+# <details><summary>Hint 2: where to look</summary>
+#
+# A `set` gives the distinct characters, `sorted` a fixed order; a dict from character to id, made with
+# `enumerate` (it counts from 0), makes encoding one lookup per character.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
 #
 # `vocab = sorted(set(text))`, `stoi = {ch: i for i, ch in enumerate(vocab)}`, `ids = [stoi[ch] for ch in text]`
 # </details>
@@ -183,15 +189,22 @@ print(build_word_vocab("the cat sat on the mat. the end.")[:8])
 #
 # **Difficulty:** ★☆☆ · **Time:** about 5 min
 #
-# <details><summary>Hint 1: a dict with a default</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `stoi = {t: i for i, t in enumerate(vocab)}`; `stoi.get(token, default)` returns `default` for a missing
-# key instead of raising `KeyError`.
+# Split the text into tokens the way the vocabulary was built, look each token up, and let a token that is not
+# there become `<unk>` instead of an error; the sequence ends with `<eos>`.
 # </details>
 #
-# <details><summary>Hint 2: the key line</summary>
+# <details><summary>Hint 2: where to look</summary>
 #
-# `return [stoi.get(t, 1) for t in WORD_PATTERN.findall(text)] + [2]`  (1 = `<unk>`, 2 = `<eos>`)
+# The pattern `WORD_PATTERN` splits the text into tokens (its `findall` method); a dict from token to id, made with
+# `enumerate`; a dict's `get` takes a default for a missing key instead of raising `KeyError`. `<unk>` is id 1,
+# `<eos>` id 2.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
+#
+# `return [stoi.get(t, 1) for t in WORD_PATTERN.findall(text)] + [2]`, with `stoi = {t: i for i, t in enumerate(vocab)}`
 # </details>
 
 # %% solution="word_encode"
@@ -304,13 +317,20 @@ print("y[0]:", repr(decode(y[0].tolist())))
 #
 # **Difficulty:** ★★☆ · **Time:** about 10 min
 #
-# <details><summary>Hint 1: the order</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `model.train()`, `optimizer.zero_grad()`, forward, loss, `loss.backward()`, `clip_grad_norm_`,
-# `optimizer.step()`, return.
+# The six moves above, in that order: each one's result is what the next one uses (the gradients that
+# `backward` leaves are what clipping scales and what the step applies).
 # </details>
 #
-# <details><summary>Hint 2: the key lines</summary>
+# <details><summary>Hint 2: where to look</summary>
+#
+# The mode first, then the optimizer's `zero_grad`; the loss from the logits and `y` flattened to `(B·T, V)` and
+# `(B·T,)`; `torch.nn.utils.clip_grad_norm_` between `backward` and `step`, its return value the norm to report;
+# `.item()` for the floats.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
 #
 # ```python
 # logits, _ = model(x)  # (B, T, V)
@@ -407,21 +427,31 @@ _ = record_run("09_overfit", losses=overfit_losses, final_loss=overfit_losses[-1
 #
 # **Difficulty:** ★★☆ · **Time:** about 10 min
 #
-# <details><summary>Hint 1: two accumulators</summary>
+# <details><summary>Hint 1: the idea</summary>
 #
-# `total += F.cross_entropy(..., reduction="sum").item()` and `count += (y != -100).sum().item()` per batch;
-# divide once, at the end.
+# A mean over tokens, not over batches: add up every batch's summed loss and every batch's counted tokens, and
+# divide once at the end. Evaluation changes nothing: eval mode, no gradients, and the mode it found restored.
 # </details>
 #
-# <details><summary>Hint 2: the frame</summary>
+# <details><summary>Hint 2: where to look</summary>
+#
+# `F.cross_entropy` with `reduction="sum"` gives a batch's total; the counted tokens are the targets that are not
+# -100; `model.training` says which mode to restore; `torch.no_grad()` around the loop.
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
 #
 # ```python
 # was_training = model.training
 # model.eval()
+# total, count = 0.0, 0
 # with torch.no_grad():
 #     for x, y in batches:
-#         ...
+#         logits, _ = model(x)
+#         total += F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1), reduction="sum").item()
+#         count += (y != -100).sum().item()
 # model.train(was_training)
+# return total / count
 # ```
 # </details>
 
@@ -460,7 +490,19 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_evaluate(evaluate, se
 #
 # **Difficulty:** ★☆☆ · **Time:** about 2 min
 #
-# <details><summary>Hint</summary>
+# <details><summary>Hint 1: the idea</summary>
+#
+# Perplexity undoes the logarithm of the mean cross-entropy: it is the number of equally likely tokens the model
+# is as unsure as.
+# </details>
+#
+# <details><summary>Hint 2: where to look</summary>
+#
+# The loss may come as a float or a 0-dim tensor; the result must be a Python float (the `math` module's
+# exponential takes a float).
+# </details>
+#
+# <details><summary>Hint 3: the answer</summary>
 #
 # `math.exp(float(loss))`
 # </details>
