@@ -888,9 +888,9 @@ for name, cause in causes.items():
 #   can be compared with the healthy one).
 #
 # Keep the model's weights: a repair that builds a new model throws away the run it should fix. The check breaks
-# a setup of its own in every way the checklist knows (13 variants), calls `repair` with the cause, and then
-# runs the reference checklist on the repaired setup, compares the weights, the batch and the learning rate with
-# what they were, and tries a cause that is not on the list.
+# a setup of its own in every way the checklist knows (14 variants, one with plain SGD), calls `repair` with the
+# cause, and then runs the reference checklist on the repaired setup, compares the weights, the batch, the
+# optimizer's kind and the learning rate with what they were, and tries a cause that is not on the list.
 #
 # **Difficulty:** ★☆☆ · **Time:** about 10 min
 #

@@ -21,7 +21,7 @@ ref = reference("checklist")
 
 __all__ = ["check_overfit_checklist", "check_repair"]
 
-VARIANTS = {item: 3 if item == "parameters_not_in_optimizer" else 2 for item in OVERFIT_CHECKLIST}
+VARIANTS = {item: 4 if item == "parameters_not_in_optimizer" else 2 for item in OVERFIT_CHECKLIST}
 
 
 def _batch(ctx: Ctx):
@@ -160,6 +160,10 @@ def check_repair(ctx: Ctx, fn) -> str:
             if cause == "parameters_not_in_optimizer" and s.optimizer.param_groups[0]["lr"] != lr:
                 ctx.fail("repair.changed", what=say("checklist.what.optimizer"), tried=tried,
                          mistake=MISTAKE.repair_changed_lr)
+            if cause == "parameters_not_in_optimizer" and after["optimizer"][0] != before["optimizer"][0]:
+                ctx.fail("repair.changed", what=say("checklist.what.optimizer_kind", before=before["optimizer"][0],
+                                                    after=after["optimizer"][0]), tried=tried,
+                         mistake=MISTAKE.repair_changed_optimizer)
             n += 1
     s = _setup(ctx, {})
     try:

@@ -525,7 +525,7 @@ def overfit_setup(ids: torch.Tensor, pad_id: int, vocab_size: int, bugs: dict | 
     - ``mask_sees_future``: 0 ``tril(diagonal=1)`` (t reads t + 1); 1 no mask;
     - ``padding_not_ignored``: 0 padded targets are ``pad_id``; 1 they are token 0;
     - ``parameters_not_in_optimizer``: 0 only the blocks' parameters; 1 another model's parameters (the optimizer was
-      built before the model was rebuilt); 2 all but the head;
+      built before the model was rebuilt); 2 all but the head; 3 plain SGD over the blocks' parameters;
     - ``dropout_on``: dropout 0.3 (variant 0) or 0.5 (1) on while training;
     - ``learning_rate_extreme``: lr 1e-7 (0), 5.0 (1).
 
@@ -543,7 +543,9 @@ def overfit_setup(ids: torch.Tensor, pad_id: int, vocab_size: int, bugs: dict | 
     params = {None: lambda: model.parameters(), 0: lambda: model.blocks.parameters(),
               1: lambda: LabLM(vocab_size, T1 - 1, d_model, num_layers, seed=seed).parameters(),
               2: lambda: (p for n, p in model.named_parameters() if not n.startswith("lm_head"))}
-    optimizer = torch.optim.AdamW(params[bugs.get("parameters_not_in_optimizer")](), lr=lr)
+    params[3] = params[0]
+    kind = torch.optim.SGD if bugs.get("parameters_not_in_optimizer") == 3 else torch.optim.AdamW
+    optimizer = kind(params[bugs.get("parameters_not_in_optimizer")](), lr=lr)
     y = targets(ids, pad_id)
     if "padding_not_ignored" in bugs:
         y = y.masked_fill(y == IGNORE_INDEX, pad_id if bugs["padding_not_ignored"] == 0 else 0)

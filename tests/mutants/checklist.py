@@ -159,6 +159,10 @@ def _mask_removed(s):
     s.model.mask_diagonal = None
 
 
+def _optimizer_always_adamw(s):
+    s.optimizer = torch.optim.AdamW(s.model.parameters(), lr=s.optimizer.param_groups[0]["lr"])
+
+
 def _optimizer_default_lr(s):
     s.optimizer = torch.optim.AdamW(s.model.parameters())
 
@@ -191,6 +195,8 @@ repair_mask_hides_self = _repair_but("mask_sees_future", _mask_hides_self)
 repair_mask_hides_self.__doc__ = "Sets mask_diagonal = -1: tril(-1) hides the token itself (row 0 reads nothing)."
 repair_mask_removed = _repair_but("mask_sees_future", _mask_removed)
 repair_mask_removed.__doc__ = "Removes the mask (None) instead of making it causal."
+repair_always_adamw = _repair_but("parameters_not_in_optimizer", _optimizer_always_adamw)
+repair_always_adamw.__doc__ = "Rebuilds the optimizer as AdamW whatever its kind was."
 repair_optimizer_default_lr = _repair_but("parameters_not_in_optimizer", _optimizer_default_lr)
 repair_optimizer_default_lr.__doc__ = "Builds the new AdamW with its default lr."
 repair_reinitialises = _repair_but("parameters_not_in_optimizer", _optimizer_new_model)
@@ -233,6 +239,7 @@ ROWS = [
     (check_repair, repair_mask_hides_self, None, "still fails the 'mask_sees_future' item"),
     (check_repair, repair_mask_removed, None, "still fails the 'mask_sees_future' item"),
     (check_repair, repair_optimizer_default_lr, "repair_changed_lr", "the repair changed the optimizer"),
+    (check_repair, repair_always_adamw, "repair_changed_optimizer", "the repair changed the optimizer's kind"),
     (check_repair, repair_reinitialises, "repair_rebuilt_model", "the repair changed the model's weights"),
     (check_repair, repair_dropout_eval, None, "still fails the 'dropout_on' item"),
     (check_repair, repair_lr_one, None, "still fails the 'learning_rate_extreme' item"),

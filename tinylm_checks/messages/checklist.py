@@ -27,6 +27,9 @@ MISTAKES = {
         "broken part needs fixing",
         "change the broken attribute of setup.model in place (its mask_diagonal, its dropout layers' p) instead "
         "of building a new model"),
+    "repair_changed_optimizer": (
+        "the repair of the optimizer builds another kind of optimizer: the kind was not the problem, so keep it",
+        "build the new one with the old one's class: type(setup.optimizer)(setup.model.parameters(), lr=...)"),
     "repair_changed_lr": (
         "the repair of the optimizer changes the learning rate: the lr was not the problem, so keep it",
         "build the new optimizer with the old one's lr: setup.optimizer.param_groups[0]['lr']"),
@@ -60,6 +63,7 @@ MESSAGES = {
     "checklist.variant.parameters_not_in_optimizer.0": "only the blocks' parameters",
     "checklist.variant.parameters_not_in_optimizer.1": "another model's parameters",
     "checklist.variant.parameters_not_in_optimizer.2": "all but the head",
+    "checklist.variant.parameters_not_in_optimizer.3": "SGD over the blocks' parameters",
     "checklist.variant.dropout_on.0": "p = 0.3",
     "checklist.variant.dropout_on.1": "p = 0.5",
     "checklist.variant.learning_rate_extreme.0": "lr = 1e-7",
@@ -96,6 +100,7 @@ MESSAGES = {
     "checklist.what.model": "the model's mask or dropout",
     "checklist.what.batch": "the batch (ids, x or y)",
     "checklist.what.optimizer": "the optimizer",
+    "checklist.what.optimizer_kind": "the optimizer's kind ({before} -> {after})",
     "checklist.passed": "the first failing item named for {n_single} setups with one bug (every variant of all six "
                         "items; dropout in both modes), {n_pairs} setups with two, and None for healthy setups in both modes; the setups "
                         "left as they were",
