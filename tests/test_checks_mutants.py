@@ -108,8 +108,8 @@ SEEDS = [1, 2]  # seeds 3 and 4 repeat the multi-head sizes of 1 and 2
 def _seed_params():
     for p in _params():
         check, mutant, mistake, _ = p.values
-        if mistake is None or p.marks:
-            continue
+        if mistake is None or p.marks or check.__module__ == "tinylm_checks.capstone":
+            continue  # the capstone's diagnoses read processes' outcomes, not sizes: no seed changes them
         for seed in SEEDS:
             key = (check.__name__, _name(mutant), seed)
             marks = [pytest.mark.xfail(strict=True, reason=SEED_BUGS[key])] if key in SEED_BUGS else []

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -190,6 +191,20 @@ def test_the_opt_out_runs_the_kernel_unsandboxed(tmp_path, monkeypatch):
     assert sys.executable  # the same interpreter family ran it
 
 
+def _python_cells(source: str) -> list[str]:
+    """A course source's Python, cell by cell: a ``%%writefile x.py`` cell counts as the file it writes (stage 13's
+    scripts run with the stage's hidden modules too), other files it writes (YAML, markdown) are not Python."""
+    cells = []
+    for cell in re.split(r"\n(?=# %%)", source):
+        lines = [line for line in cell.splitlines() if not line.startswith("# %%")]
+        if lines and lines[0].startswith("%%writefile"):
+            if not lines[0].endswith(".py"):
+                continue
+            lines = lines[1:]
+        cells.append("\n".join(lines))
+    return cells
+
+
 def _imports(source: str) -> set[str]:
     """The tinylm_solutions modules a source imports when it runs (``from tinylm_solutions[.x] import y`` at
     its top level; an import in a function or under ``if __name__ == "__main__"`` runs later, if ever)."""
@@ -211,7 +226,7 @@ def test_a_stage_hides_its_answers_and_later_code_but_nothing_its_notebook_needs
     package = Path(tinylm_solutions.__file__).parent
     hidden = set(registry.hidden_modules(stage))
     assert set(registry.STAGE[stage].answers) <= hidden
-    imported = _imports((ROOT / "course" / f"{stage}.py").read_text())
+    imported = set().union(*map(_imports, _python_cells((ROOT / "course" / f"{stage}.py").read_text())))
     assert imported == set(registry.STAGE[stage].imports)  # the registry says what each notebook imports
     needed, todo = set(), set(imported)
     while todo:  # what the notebook imports, and what that imports in turn
@@ -222,7 +237,8 @@ def test_a_stage_hides_its_answers_and_later_code_but_nothing_its_notebook_needs
     assert not needed & hidden, needed & hidden
     later = [m for s in registry.STAGES if s.name > stage for m in s.answers]
     assert set(later) <= hidden  # stage 11's fixes repeat 08's loss: a later stage's module is hidden too
-    modules = {p.stem for p in package.glob("*.py")} - {"__init__"}
+    modules = {p.stem for p in package.glob("*.py")} - {"__init__"} \
+        | {p.name for p in package.iterdir() if (p / "__init__.py").is_file()}  # a package: the capstone's repository
     answers = [m for s in registry.STAGES for m in s.answers]
     given = {m for s in registry.STAGES for m in s.imports} - set(answers)
     assert len(answers) == len(set(answers))  # a module holds one stage's answers: given code stays importable

@@ -94,6 +94,26 @@ class Workspace:
 WORKSPACE = Workspace
 """The class the checks run commands in (see the module docstring)."""
 
+_SESSIONS: dict[str, tuple[list[tuple[int, str]], dict]] = {}
+
+
+def session(files: dict[str, str | bytes], commands: list[list[str]], load: tuple[str, ...] = ()):
+    """Run ``commands`` in one :data:`WORKSPACE` holding ``files``; ``([(exit code, output) per command], {name: the
+    loaded file or None})``. The same files and commands run once per process: the checks' commands are
+    deterministic (fixed seeds), and a check that runs again (its hidden seed with the same inputs, a test that
+    calls it twice) reads the first run's results."""
+    digest = hashlib.sha256(WORKSPACE.__name__.encode())
+    for name in sorted(files):
+        content = files[name]
+        digest.update(name.encode() + b"\0" + (content if isinstance(content, bytes) else content.encode()) + b"\0")
+    digest.update(repr((commands, load)).encode())
+    key = digest.hexdigest()
+    if key not in _SESSIONS:
+        with WORKSPACE(files) as ws:
+            runs = [ws.run(command) for command in commands]
+            _SESSIONS[key] = (runs, {name: ws.load(name) for name in load})
+    return _SESSIONS[key]
+
 
 # --------------------------------------------------------------------------- reading the repository
 
@@ -186,9 +206,9 @@ def check_capstone_model(ctx: Ctx, repo) -> str:
     spec = {"T": T, "q": q, "k": k, "v": v, "mask": mask, "config": config, "weights": ref.state_dict(), "ids": ids}
     buf = io.BytesIO()
     torch.save(spec, buf)
-    with WORKSPACE({"model.py": files["model.py"], "_check_probe.py": PROBE, "_check_in.pt": buf.getvalue()}) as ws:
-        code, output = ws.run(["_check_probe.py"])
-        out = ws.load("_check_out.pt")
+    [(code, output)], loaded = session({"model.py": files["model.py"], "_check_probe.py": PROBE,
+                                        "_check_in.pt": buf.getvalue()}, [["_check_probe.py"]], ("_check_out.pt",))
+    out = loaded["_check_out.pt"]
     if not isinstance(out, dict):
         ctx.fail("capstone.probe_died", code=code, output=_tail(output))
     if "error" in out:
@@ -256,16 +276,11 @@ BROKEN_MODELS = {
 """For each test file, the reference ``model.py`` broken in ways that file must catch: name -> (the mistake of a test
 file that misses it, the breaking)."""
 
-_RESULTS: dict[str, tuple[int, str]] = {}  # (test file, model.py) hashed -> (exit code, output): a rerun is the same
-
-
 def _pytest(files: dict[str, str], test: str, model: str) -> tuple[int, str]:
-    key = hashlib.sha256(f"{WORKSPACE.__name__}\0{test}\0{files[test]}\0{model}".encode()).hexdigest()
-    if key not in _RESULTS:
-        tests = {k: v for k, v in files.items() if k.startswith("tests/") and k.endswith(".py")}
-        with WORKSPACE({**tests, "model.py": model}) as ws:
-            _RESULTS[key] = ws.run(["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly", test])
-    return _RESULTS[key]
+    tests = {k: v for k, v in files.items() if k.startswith("tests/") and k.endswith(".py")}
+    (result,), _ = session({**tests, "model.py": model},
+                           [["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly", test]])
+    return result
 
 
 def _tests_check(ctx: Ctx, repo, test: str) -> str:
@@ -337,9 +352,9 @@ def check_capstone_train(ctx: Ctx, repo) -> str:
     small = ("model: {max_seq_len: 32, d_model: 32, num_heads: 2, num_layers: 1, d_ff: 64}\n"
              f"train: {{steps: 0, batch_size: 8, lr: 1.0e-2, seed: {ctx.seed}}}\n")  # only --steps trains
     command = ["train.py", "--config", "_check.yaml", "--steps", str(steps), "--out", "_check.pt"]
-    with WORKSPACE({"train.py": files["train.py"], "model.py": files["model.py"], "_check.yaml": small}) as ws:
-        code, output = ws.run(command)
-        ckpt = ws.load("_check.pt")
+    [(code, output)], loaded = session({"train.py": files["train.py"], "model.py": files["model.py"],
+                                        "_check.yaml": small}, [command], ("_check.pt",))
+    ckpt = loaded["_check.pt"]
     tried = say("capstone.train_tried", command=" ".join(["python", *command]))
     if code != 0:
         ctx.fail("capstone.train_failed", code=code, output=_tail(output), tried=tried)
@@ -371,10 +386,9 @@ def check_capstone_train(ctx: Ctx, repo) -> str:
     # near 0; targets shifted the wrong way (labels=y, already shifted) learn the character after next instead
     cycle = "".join("abcdefghijklmnopqrstuvw"[i] for i in torch.randperm(23, generator=ctx.gen).tolist()) * 200
     command = [*command[:-2], "--out", "_cycle.pt", "--data", "_cycle.txt"]
-    with WORKSPACE({"train.py": files["train.py"], "model.py": files["model.py"], "_check.yaml": small,
-                    "_cycle.txt": cycle}) as ws:
-        code, output = ws.run(command)
-        ckpt = ws.load("_cycle.pt")
+    [(code, output)], loaded = session({"train.py": files["train.py"], "model.py": files["model.py"],
+                                        "_check.yaml": small, "_cycle.txt": cycle}, [command], ("_cycle.pt",))
+    ckpt = loaded["_cycle.pt"]
     tried = say("capstone.train_cycle_tried", command=" ".join(["python", *command]))
     if code != 0 or not isinstance(ckpt, dict) or not {"config", "model", "vocab"} <= set(ckpt):
         ctx.fail("capstone.data_option", code=code, output=_tail(output), tried=tried)
@@ -420,9 +434,10 @@ def check_capstone_generate(ctx: Ctx, repo) -> str:
     sampled = ["generate.py", "--checkpoint", "_flat.pt", "--prompt", prompt, "--max-new-tokens", str(n),
                "--temperature", "1.0", "--seed", str(ctx.seed)]
     other = [*sampled[:-1], str(ctx.seed + 1)]
-    with WORKSPACE({"generate.py": files["generate.py"], "model.py": files["model.py"], "_check.pt": buf.getvalue(),
-                    "_flat.pt": flat.getvalue()}) as ws:
-        runs = [(command, *ws.run(command)) for command in (greedy, sampled, sampled, other)]
+    commands = [greedy, sampled, sampled, other]
+    results, _ = session({"generate.py": files["generate.py"], "model.py": files["model.py"], "_check.pt": buf.getvalue(),
+                          "_flat.pt": flat.getvalue()}, commands)
+    runs = [(command, *result) for command, result in zip(commands, results)]
     for command, code, output in runs:
         if code != 0:
             ctx.fail("capstone.generate_failed", code=code, output=_tail(output),
