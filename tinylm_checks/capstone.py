@@ -60,11 +60,15 @@ class Workspace:
     learner's own code, run for the learner; the grader replaces this class with a sandboxed one)."""
 
     def __init__(self, files: dict[str, str | bytes]):
-        self.path = Path(tempfile.mkdtemp(prefix="tinylm-capstone-"))
+        self.path = self._folder()
         for name, content in files.items():
             target = self.path / name
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_bytes(content if isinstance(content, bytes) else content.encode())
+
+    def _folder(self) -> Path:
+        """A new empty folder for the files."""
+        return Path(tempfile.mkdtemp(prefix="tinylm-capstone-"))
 
     def __enter__(self):
         return self

@@ -32,17 +32,12 @@ OUTPUT_BYTES = 64_000  # the most of a command's printed text the check reads
 class SandboxWorkspace(capstone.Workspace):
     """A :class:`~tinylm_checks.capstone.Workspace` whose commands run sandboxed (see the module docstring)."""
 
-    def __init__(self, files: dict[str, str | bytes]):
+    def _folder(self) -> Path:
+        """``work/`` in a new scratch folder on /dev/shm (the sandbox's scratch copies go beside it)."""
         shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
         self.box = Path(tempfile.mkdtemp(prefix="tinylm-workspace-", dir=shm))
-        super().__init__({})
-        shutil.rmtree(self.path, ignore_errors=True)
-        self.path = self.box / "work"
-        self.path.mkdir()
-        for name, content in files.items():
-            target = self.path / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content if isinstance(content, bytes) else content.encode())
+        (self.box / "work").mkdir()
+        return self.box / "work"
 
     def __exit__(self, *exc):
         shutil.rmtree(self.box, ignore_errors=True)
