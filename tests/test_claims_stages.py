@@ -1202,17 +1202,16 @@ def test_10_attention_maps_are_causal_and_their_entropy_is_bounded(lm):
 
 
 def test_10_the_heads_to_look_for(lm):
-    # stage 10, section 4: "Look for heads that attend to the previous character (a diagonal just below the main
-    # one), heads that stay on the token itself, and heads that gather from the spaces." On the heatmap's text, heads
-    # on the token itself and heads on the spaces are there (more than twice a uniform spread); on it and on held-out
-    # text, no head on the previous character.
-    shares, one, spaces = _head_shares(lm, torch.tensor([lm.tok.encode("Return the value of x")]), 1)
-    assert max(s["self"] for s in shares) > 2 * one
-    assert max(s["spaces"] for s in shares) > 2 * spaces
-    assert max(s["previous"] for s in shares) < 1.5 * one, (shares, one)
-    shares, one, _ = _head_shares(lm, lm.val[:32 * 64].view(64, 32), 8)
-    assert max(s["previous"] for s in shares) < 2 * one, (shares, one)
-    still_says("10_generation", "Look for heads that attend to the previous character")
+    # stage 10, section 4: "Look for heads that stay on the token itself (a bright main diagonal): after 200 steps they
+    # are the clearest pattern. A head for the previous character [...] has not formed". On the heatmap's text and on
+    # held-out text, a head on the token itself takes more than three times a uniform spread's share, and no head
+    # takes twice that share from the previous character. (Heads on the spaces are left to the run: on one machine
+    # they took 2.5 times a uniform share, on another 1.7 times.)
+    for ids, first_query in ((torch.tensor([lm.tok.encode("Return the value of x")]), 1),
+                             (lm.val[:32 * 64].view(64, 32), 8)):
+        shares, one, _ = _head_shares(lm, ids, first_query)
+        assert max(s["self"] for s in shares) > 3 * one, (shares, one)
+        assert max(s["previous"] for s in shares) < 2 * one, (shares, one)
 
 
 def test_07_forgetting_the_trap_makes_evaluation_random_and_a_little_worse(lm, monkeypatch):
