@@ -146,7 +146,7 @@ def test_at_the_two_largest_rates_post_ln_stays_near_the_unigram_loss_and_pre_ln
     for seed in range(3):
         for i in (-2, -1):
             assert abs(runs["Post-LN"]["final_loss"][seed][i] - unigram) < 0.12
-            assert runs["Pre-LN"]["final_loss"][seed][i] < unigram - 0.05
+            assert runs["Pre-LN"]["final_loss"][seed][i] < unigram - 0.03
 
 
 @pytest.mark.slow
@@ -188,7 +188,10 @@ def test_the_flop_rate_rises_with_the_width():
 
 @pytest.mark.slow
 def test_the_numbers_of_stage_12_s_model_answer_are_those_of_the_runs(ablations):
-    """The model answer to Q2 quotes the ablations; each number it quotes is computed here from the same runs."""
+    """The model answer to Q2 quotes the ablations; each number it quotes agrees with the same runs here, to the
+    precision it states. The same runs differ from one CPU to another (another instruction set, another rounding):
+    between two machines the course ran on, the residual runs' worst seed went from 3.02 to 2.92 and the order
+    test's gaps from 0.38 and 0.20 to 0.40 and 0.17. So the answer says "about" and rounds to what both agree on."""
     answer = (Path(__file__).resolve().parent.parent / "course" / "12_report.py").read_text()
     answer = answer.split('answer="ablations_answer"')[1].split("# %%")[0].replace("\n# ", " ")
     runs, order = ablations["no_residual"]["runs"], ablations["no_positions"]["runs"]
@@ -196,8 +199,13 @@ def test_the_numbers_of_stage_12_s_model_answer_are_those_of_the_runs(ablations)
     without = runs["2 layers, no residual"]["final_loss"] + runs["8 layers, no residual"]["final_loss"]
     with_ = runs["2 layers, residual"]["final_loss"] + runs["8 layers, residual"]["final_loss"]
     gap = {m: sum(r - f for f, r in zip(o["forward"], o["reversed"])) / 3 for m, o in order.items()}
-    quoted = [f"{min(ratios):.0f} to {max(ratios):.0f} times", f"{min(without):.2f} to {max(without):.2f} against "
-              f"{ablations['unigram_loss']:.2f}", f"{min(with_):.2f} to {max(with_):.2f}", f"{sum(with_) / 6:.2f} on average",
-              f"gap {gap['no positions']:.2f} against {gap['learned positions']:.2f}"]
-    for text in quoted:
+    quoted = {"tens of times less gradient than the last block (33 to 51 times)":
+              abs(min(ratios) - 33) <= 8 and abs(max(ratios) - 51) <= 10,
+              f"about 3.3 against {ablations['unigram_loss']:.2f}": all(abs(x - 3.3) <= 0.08 for x in without),
+              "about 2.8 to 3.0": 2.75 <= min(with_) and max(with_) <= 3.05,
+              "about 2.9 on average": abs(sum(with_) / 6 - 2.9) <= 0.05,
+              "a gap of about 0.4 against 0.2": abs(gap["no positions"] - 0.4) <= 0.05
+              and abs(gap["learned positions"] - 0.2) <= 0.05}
+    for text, holds in quoted.items():
         assert text in answer, (text, answer)
+        assert holds, (text, ratios, without, with_, gap)
