@@ -51,6 +51,7 @@ def empty_runs_folder():
 # run: the tamper autograde about 9 minutes, the browser tests 4, the others 1 to 3.5 each).
 LONG_FIRST = ("tests/test_tamper.py",  # one autograde of all the attacks
               "tests/test_claims.py",  # stage 11's ablations at full length, three seeds (about 4 minutes here)
+              "tests/test_claims_lab.py",  # notebook 11's claims lab at full length, three seeds (about 2 minutes)
               "tests/test_browser.py",  # JupyterLab and Chromium
               "tests/test_class.py::TestClassSimulation",
               "tests/test_remote.py",

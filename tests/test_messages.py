@@ -33,14 +33,20 @@ def check_sources() -> dict[Path, ast.Module]:
     return {p: ast.parse(p.read_text(), str(p)) for p in files}
 
 
+def message_sources() -> dict[Path, ast.Module]:
+    """Everything that speaks from the message table: the checks, and the learner's tools (``lab``) that use it."""
+    lab = {p: ast.parse(p.read_text(), str(p)) for p in sorted((CHECKS / "lab").glob("*.py"))}
+    return {**check_sources(), **lab}
+
+
 def func_name(call: ast.Call) -> str | None:
     f = call.func
     return f.attr if isinstance(f, ast.Attribute) else f.id if isinstance(f, ast.Name) else None
 
 
 def uses():
-    """Every literal message id the checks use: (file, line, function, id, keyword names or None for **kw)."""
-    for path, tree in check_sources().items():
+    """Every literal message id the checks and tools use: (file, line, function, id, keyword names or None for **kw)."""
+    for path, tree in message_sources().items():
         for node in ast.walk(tree):
             if not isinstance(node, ast.Call) or func_name(node) not in ID_ARG:
                 continue
@@ -148,7 +154,7 @@ def _mistake_attributes(tree: ast.Module) -> set[str]:
 
 
 def test_every_message_is_used():
-    sources = check_sources().values()
+    sources = message_sources().values()
     constants = set().union(*(_string_constants(t) for t in sources), *(_mistake_attributes(t) for t in sources))
     prefixes = tuple(c for c in constants if c.endswith(".") and c.count(".") >= 1)  # ids built in code: "axis." + name
     unused = []

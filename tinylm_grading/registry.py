@@ -84,7 +84,7 @@ STAGES = (
     Stage("09_training", "training", answers=("tokenizer", "train", "checklist"), imports=("data", "model")),
     Stage("10_generation", "generation", answers=("generate",), imports=("data", "model", "tokenizer", "trainer")),
     Stage("11_ablations", "ablations", answers=("debugging",),
-          imports=("ablations", "data", "generate", "model", "report", "tokenizer", "trainer")),
+          imports=("ablations", "claims", "data", "generate", "model", "report", "tokenizer", "trainer")),
     Stage("12_report", "report", answers=("flops",), imports=("model", "report")),
     Stage("13_capstone", "capstone", answers=("capstone",), imports=("data",), own_code=True),
 )

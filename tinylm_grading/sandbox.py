@@ -70,6 +70,7 @@ INSTALL = ("bubblewrap is needed to autograde safely: `make venv` installs it (p
 
 GIVEN = "lab"  # tinylm_checks' subpackage of the learner's tools, which judge nothing: the stand-in has it
 PROBES = "probes.py"  # the stand-in model and setups checks hand to learner code: data, no verdicts; the stand-in has it
+TEXT = ("_text.py", "messages")  # the message table the learner's tools speak from: sentences, no verdicts; the stand-in has it
 
 
 class SandboxUnavailable(RuntimeError):
@@ -177,6 +178,8 @@ class SandboxKernelManager(SlicedPollKernelManager):
                         ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copytree(checks / GIVEN, standin / GIVEN, ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy(checks / PROBES, standin / PROBES)  # the lab's setups are probes; the agent sends this source anyway
+        shutil.copy(checks / TEXT[0], standin / TEXT[0])
+        shutil.copytree(checks / TEXT[1], standin / TEXT[1], ignore=shutil.ignore_patterns("__pycache__"))
         args += ["--ro-bind", str(standin), str(checks)]
         hidden = self.hidden_reference(workdir)
         if hidden:

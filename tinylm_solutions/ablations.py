@@ -55,6 +55,55 @@ def without_residuals(model: TinyLM) -> TinyLM:
     return model
 
 
+class PartialBlock(TransformerBlock):
+    """A Pre-LN :class:`~tinylm_solutions.block.TransformerBlock` in which a removed sub-layer is None and skipped:
+    ``x = x + attn(norm1(x))`` when ``attn`` is set, then ``x = x + ffn(norm2(x))`` when ``ffn`` is set. A norm set to
+    ``nn.Identity()`` is no normalisation. ``forward(x (B, T, D), mask=None) -> (B, T, D)``."""
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        if self.attn is not None:
+            x = x + self._attend(self.norm1(x), mask)  # (B, T, D)
+        if self.ffn is not None:
+            x = x + self.dropout(self.ffn(self.norm2(x)))  # (B, T, D)
+        return x
+
+
+PARTS = ("attention", "ffn", "residual", "norm")
+"""What :func:`without` removes from every block (positions are removed by ``TinyLM(positions="none")``)."""
+
+
+def without(model: TinyLM, part: str) -> TinyLM:
+    """Remove ``part`` (one of :data:`PARTS`) from every block of the Pre-LN ``model``, in place, and return it.
+
+    - ``"attention"``: the attention sub-layer and its norm (``attn = norm1 = None``): no token reads another;
+    - ``"ffn"``: the feed-forward sub-layer and its norm (``ffn = norm2 = None``);
+    - ``"residual"``: :func:`without_residuals`;
+    - ``"norm"``: every LayerNorm, the final one too, becomes ``nn.Identity()``.
+
+    The parts removed take their parameters with them (``get_num_params`` drops); nothing else changes.
+
+    Raises:
+        ValueError: ``part`` is not one of :data:`PARTS`, or a block is Post-LN.
+    """
+    if part not in PARTS:
+        raise ValueError(f"part must be one of {PARTS}, got {part!r}")
+    if part == "residual":
+        return without_residuals(model)
+    for block in model.blocks:
+        if not block.norm_first:
+            raise ValueError("without expects Pre-LN blocks (norm_first=True)")
+        block.__class__ = PartialBlock
+        if part == "attention":
+            block.attn = block.norm1 = None
+        elif part == "ffn":
+            block.ffn = block.norm2 = None
+        else:
+            block.norm1, block.norm2 = nn.Identity(), nn.Identity()
+    if part == "norm":
+        model.norm = nn.Identity()
+    return model
+
+
 def layer_grad_norms(model: TinyLM) -> list[float]:
     """L2 norm of the gradients of each block's parameters (block 0 first); 0.0 for a block without any."""
     norms = []

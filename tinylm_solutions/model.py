@@ -19,7 +19,7 @@ from torch import nn
 from .block import TransformerBlock
 from .attention import causal_mask
 from .norm import LayerNorm
-from .position import sinusoidal_position_encoding
+from .position import RotarySelfAttention, sinusoidal_position_encoding
 
 IGNORE_INDEX = -100
 
@@ -128,7 +128,9 @@ class TinyLM(nn.Module):
         positions: ``"learned"`` (default, ``nn.Embedding``), ``"sinusoidal"`` (the same embedding frozen
             to the Vaswani table, with the token embeddings multiplied by ``sqrt(d_model)`` as in Vaswani et
             al. 2017, §3.4: unscaled, the table's rows, of norm ``sqrt(d_model / 2)``, swamp embeddings of std
-            ``init_std``) or ``"none"`` (``pos_emb`` is None; the "no positions" ablation).
+            ``init_std``), ``"rope"`` (``pos_emb`` is None and every block's ``attn`` is a
+            :class:`~tinylm_solutions.position.RotarySelfAttention`: queries and keys rotated by position, as in
+            LLaMA) or ``"none"`` (``pos_emb`` is None; the "no positions" ablation).
         init_std: the std ``σ`` of the GPT-2 init (default 0.02, GPT-2's and the course's): N(0, σ) for every
             linear and embedding weight, N(0, σ / sqrt(2 * num_layers)) for the two projections that write
             into the residual stream, zero biases. GPT-2's 0.02 was set for ``D = 768``; a small model trains
@@ -150,8 +152,8 @@ class TinyLM(nn.Module):
                  d_ff: int, norm_first: bool = True, dropout: float = 0.0, tie_weights: bool = True,
                  positions: str = "learned", init_std: float = 0.02):
         super().__init__()
-        if positions not in ("learned", "sinusoidal", "none"):
-            raise ValueError(f"positions must be 'learned', 'sinusoidal' or 'none', got {positions!r}")
+        if positions not in ("learned", "sinusoidal", "rope", "none"):
+            raise ValueError(f"positions must be 'learned', 'sinusoidal', 'rope' or 'none', got {positions!r}")
         if isinstance(init_std, bool) or not (isinstance(init_std, (int, float)) and init_std > 0):
             raise ValueError(f"init_std must be a positive number, got {init_std!r}")
         self.config = dict(vocab_size=vocab_size, max_seq_len=max_seq_len, d_model=d_model, num_heads=num_heads,
@@ -159,10 +161,15 @@ class TinyLM(nn.Module):
                            tie_weights=tie_weights, positions=positions, init_std=init_std)
         self.vocab_size, self.max_seq_len = vocab_size, max_seq_len
         self.token_emb = nn.Embedding(vocab_size, d_model)
-        self.pos_emb = nn.Embedding(max_seq_len, d_model) if positions != "none" else None
+        self.pos_emb = nn.Embedding(max_seq_len, d_model) if positions in ("learned", "sinusoidal") else None
         self.drop = nn.Dropout(dropout)
         self.blocks = nn.ModuleList(
             [TransformerBlock(d_model, num_heads, d_ff, norm_first, dropout) for _ in range(num_layers)])
+        if positions == "rope":
+            if (d_model // num_heads) % 2:
+                raise ValueError(f"RoPE rotates pairs: d_k = d_model / num_heads = {d_model // num_heads} must be even")
+            for block in self.blocks:
+                block.attn.__class__ = RotarySelfAttention  # the same module and weights, q and k rotated
         self.norm = LayerNorm(d_model)
         self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
         if tie_weights:

@@ -12,7 +12,11 @@ Self-attention is permutation-equivariant, so a model needs to be told where eac
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 from torch import nn
+
+from .attention import scaled_dot_product_attention
+from .multihead import MultiHeadSelfAttention, merge_heads, split_heads
 
 
 def sinusoidal_position_encoding(max_len: int, d_model: int, dtype: torch.dtype | None = None) -> torch.Tensor:
@@ -147,3 +151,31 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None, base: flo
     out_even = x_even * cos - x_odd * sin  # (..., T, d_k/2)
     out_odd = x_even * sin + x_odd * cos  # (..., T, d_k/2)
     return torch.stack((out_even, out_odd), dim=-1).flatten(-2)  # (..., T, d_k), pairs re-interleaved
+
+
+class RotarySelfAttention(MultiHeadSelfAttention):
+    """:class:`~tinylm_solutions.multihead.MultiHeadSelfAttention` with RoPE: queries and keys are rotated by
+    :func:`apply_rope` after the heads are split, values are not (Su et al. 2021, §3.4; as in LLaMA).
+
+    The same parameters, layout and ``need_weights`` paths as the layer it extends; ``forward(x (B, T, D),
+    mask=None) -> (out (B, T, D), weights (B, H, T, T) or None)``. Positions are ``0 .. T-1``, so a model that
+    uses it needs no position embedding (``TinyLM(positions="rope")``).
+
+    Raises:
+        ValueError: if ``d_model`` is not divisible by ``num_heads`` or ``d_k`` is odd.
+    """
+
+    def __init__(self, d_model: int, num_heads: int):
+        super().__init__(d_model, num_heads)
+        if self.d_k % 2:
+            raise ValueError(f"RoPE rotates pairs: d_k = d_model / num_heads = {self.d_k} must be even")
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+        q = apply_rope(split_heads(self.W_Q(x), self.num_heads))  # (B, H, T, d_k), rotated by position
+        k = apply_rope(split_heads(self.W_K(x), self.num_heads))  # (B, H, T, d_k), rotated by position
+        v = split_heads(self.W_V(x), self.num_heads)  # (B, H, T, d_k): values carry no position
+        if self.need_weights:
+            out, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T, d_k), (B, H, T, T)
+        else:
+            out, weights = F.scaled_dot_product_attention(q, k, v, attn_mask=mask), None  # (B, H, T, d_k)
+        return self.W_O(merge_heads(out)), weights  # (B, T, D), (B, H, T, T) or None

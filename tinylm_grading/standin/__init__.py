@@ -1,5 +1,5 @@
 """What ``import tinylm_checks`` gives a notebook while it is autograded (the sandbox mounts this package,
-with the course's ``lab`` subpackage and ``probes`` module, in place of ``tinylm_checks``).
+with the course's ``lab`` subpackage, its ``probes`` module and its message table (``_text``, ``messages``), in place of ``tinylm_checks``).
 
 The course's checks hold the reference's equivalents (the variants a check compares a learner's answer
 with, the right one among them), so they stay outside the learner's kernel: every verdict is computed by
