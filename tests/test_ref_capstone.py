@@ -1,9 +1,13 @@
 """The capstone's reference repository (stage 13): its own tests pass, every capstone check passes it in the grader's
 sandboxed workspace (locally: tests/test_checks_harmless.py and the notebook); the sandbox a capstone command runs in hides the course's answers, the course and
 the network, and lets it write only its own folder."""
+import re
+
 import pytest
 
 import tinylm_checks
+from mutants.capstone import train_labels_shifted
+from tinylm_checks import CheckFailure
 from tinylm_grading import registry
 from tinylm_grading.workspace import SandboxWorkspace
 from tinylm_checks import capstone
@@ -17,6 +21,20 @@ CHECKS = [getattr(tinylm_checks, e.check) for e in registry.checked("13_capstone
 def test_the_reference_passes_in_the_sandbox(check, monkeypatch):
     monkeypatch.setattr(capstone, "WORKSPACE", SandboxWorkspace)
     check(repo, quiet=True, seed=1)
+
+
+def test_the_numbers_notebook_13_states_are_the_reference_s(capsys):
+    """Notebook 13 says of check_capstone_train: 40 steps of the reference take the corpus loss from ln V (4.6) to about
+    3.2; on the cycle text a right loop ends at about 0.01, and targets shifted twice far above ln V, at 8 to 9."""
+    capstone.check_capstone_train(repo)
+    found = re.search(r"loss on the corpus is ([\d.]+) \(ln V = ([\d.]+)\).* next-token loss is ([\d.]+)",
+                      capsys.readouterr().out)
+    loss, ln_v, cycle = map(float, found.groups())
+    assert round(ln_v, 1) == 4.6 and round(loss, 1) == 3.2 and cycle <= 0.015
+    for seed in (0, 1):  # "8 to 9 in the course's runs, depending on the shuffle" (9.16 and 8.01)
+        with pytest.raises(CheckFailure) as failure:
+            capstone.check_capstone_train(train_labels_shifted, seed=seed)
+        assert round(float(re.search(r"next-token loss of ([\d.]+)", str(failure.value)).group(1))) in (8, 9)
 
 
 def test_the_reference_repository_tests_itself():
