@@ -23,6 +23,13 @@ os.environ.setdefault("OMP_NUM_THREADS", "1")
 os.environ.setdefault("MKL_NUM_THREADS", "1")
 
 _FOLDER = tempfile.mkdtemp(prefix="tinylm-runs-")
+# The capstone's checks run the reference repository's commands (pytest, train.py, generate.py) in many tests and in the
+# graders the round trips start; they are deterministic, so one run per (files, commands) serves the whole session:
+# the first process to run them keeps the results in this folder (tinylm_checks.capstone.SHARED). The controller
+# makes it; xdist's workers, and the processes they start, inherit it.
+_MADE_CAPSTONE_CACHE = "TINYLM_CAPSTONE_CACHE" not in os.environ
+if _MADE_CAPSTONE_CACHE:
+    os.environ["TINYLM_CAPSTONE_CACHE"] = tempfile.mkdtemp(prefix="tinylm-capstone-cache-")
 
 
 def pytest_configure(config):
@@ -37,6 +44,8 @@ def pytest_configure(config):
 
 def pytest_unconfigure(config):
     shutil.rmtree(_FOLDER, ignore_errors=True)
+    if _MADE_CAPSTONE_CACHE and not hasattr(config, "workerinput"):  # the controller made it; the workers have ended
+        shutil.rmtree(os.environ["TINYLM_CAPSTONE_CACHE"], ignore_errors=True)
 
 
 @pytest.fixture(scope="session", autouse=True)

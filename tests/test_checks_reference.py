@@ -11,8 +11,12 @@ from test_checks_mutants import single_thread  # noqa: F401 - autouse fixture: r
 SEEDS = [0, 1, 2, 3, 4]
 
 
-@pytest.mark.parametrize("seed", SEEDS)
-@pytest.mark.parametrize("check, reference", list(REFERENCE.items()), ids=[c.__name__ for c in REFERENCE])
+# The capstone's checks run processes (seconds each): the learner's seed and the hidden one.
+CASES = [(check, reference, seed) for check, reference in REFERENCE.items()
+         for seed in (SEEDS[:2] if check.__module__ == "tinylm_checks.capstone" else SEEDS)]
+
+
+@pytest.mark.parametrize("check, reference, seed", CASES, ids=[f"{c.__name__}-{s}" for c, _, s in CASES])
 def test_reference_passes_with_one_line(check, reference, seed, capsys):
     result = check(reference, seed=seed)
     out, err = capsys.readouterr()
