@@ -7,7 +7,7 @@ import torch
 from torch import nn
 
 from tinylm_checks import compare_prediction, plot_claims, predict
-from tinylm_checks.lab.claims import Prediction, separated_pairs
+from tinylm_checks.lab.claims import Prediction, PredictionError, separated_pairs
 from tinylm_solutions.ablations import PARTS, PartialBlock, without
 from tinylm_solutions.attention import causal_mask, scaled_dot_product_attention
 from tinylm_solutions.claims import CLAIMS_SIZE, EXPERIMENTS, claims_lab, claims_model, ffn_parameters, held_out_loss
@@ -235,8 +235,13 @@ class TestPredictions:
         assert says in str(err.value)
 
     def test_unknown_experiment(self):
-        with pytest.raises(ValueError, match="unknown experiment 'position': expected one of 'positions'"):
+        with pytest.raises(PredictionError, match="unknown experiment 'position': expected one of 'positions'"):
             predict("position", [])
+
+    def test_a_notebook_shows_the_message_without_a_traceback(self):
+        with pytest.raises(PredictionError) as err:
+            predict("positions", ["RoPE"])
+        assert err.value._render_traceback_() == [f"PredictionError: {err.value}"]
 
     def test_separated_pairs_are_those_in_the_same_order_in_every_seed(self):
         separated, close = separated_pairs(RUN)
@@ -247,7 +252,8 @@ class TestPredictions:
         text = compare_prediction(predict("positions", ["RoPE", "sinusoidal", "learned", "no positions"]), RUN)
         assert "3 of the 6 pairs have the same order in every seed" in text
         assert "has 1 of those 3 pairs in the run's order" in text
-        assert "the other way round: `learned` < `sinusoidal`; `no positions` < `sinusoidal`" in text
+        assert ("the other way round: `learned` < `sinusoidal` (by 0.100 to 0.300); `no positions` < `sinusoidal` "
+                "(by 0.050 to 0.450)") in text
         assert "| `RoPE` | 2.587 (2.500 to 2.660) | 100 | 50 | 1 | 1 |" in text
         assert text._repr_markdown_() == str(text)
 

@@ -17,7 +17,15 @@ from itertools import combinations
 from .._text import say
 from ._lazy import plt
 
-__all__ = ["predict", "compare_prediction", "plot_claims", "Prediction"]
+__all__ = ["predict", "compare_prediction", "plot_claims", "Prediction", "PredictionError"]
+
+
+class PredictionError(ValueError):
+    """A prediction not in the form :func:`predict` asks for. A notebook shows its message alone: the traceback
+    through the course's code would only hide what to change in the cell."""
+
+    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
+        return [f"{type(self).__name__}: {self}"]
 
 
 @dataclass(frozen=True)
@@ -43,23 +51,23 @@ def predict(experiment: str, order) -> Prediction:
     lists its variants from the lowest held-out loss to the highest, each once (``[]``: no prediction yet).
 
     Raises:
-        ValueError: an unknown experiment, or an order that is not the experiment's variants, each once (the
-            message lists them).
+        PredictionError (a ValueError): an unknown experiment, or an order that is not the experiment's variants,
+            each once (the message lists them).
     """
     from tinylm_solutions.claims import EXPERIMENTS  # given code of stage 11: read when a prediction is made
 
     if experiment not in EXPERIMENTS:
-        raise ValueError(say("claims.predict.experiment", experiment=repr(experiment),
+        raise PredictionError(say("claims.predict.experiment", experiment=repr(experiment),
                              experiments=", ".join(map(repr, EXPERIMENTS))))
     variants = EXPERIMENTS[experiment]
     if isinstance(order, str) or not isinstance(order, (list, tuple)):
-        raise ValueError(say("claims.predict.not_list", got=type(order).__name__))
+        raise PredictionError(say("claims.predict.not_list", got=type(order).__name__))
     order = tuple(order)
     if order and sorted(order) != sorted(variants):
         unknown = [v for v in order if v not in variants]
         missing = [v for v in variants if v not in order]
         twice = sorted({v for v in order if order.count(v) > 1})
-        raise ValueError(say("claims.predict.variants", variants=", ".join(map(repr, variants)),
+        raise PredictionError(say("claims.predict.variants", variants=", ".join(map(repr, variants)),
                              unknown=unknown, missing=missing, twice=twice))
     return Prediction(experiment, order)
 
@@ -96,10 +104,10 @@ def compare_prediction(prediction: Prediction, result: dict) -> Comparison:
     :func:`~tinylm_solutions.claims.claims_lab` record).
 
     Raises:
-        ValueError: ``prediction`` is not a :class:`Prediction` of ``result``'s experiment.
+        PredictionError (a ValueError): ``prediction`` is not a :class:`Prediction` of ``result``'s experiment.
     """
     if not isinstance(prediction, Prediction) or prediction.experiment != result["experiment"]:
-        raise ValueError(say("claims.compare.mismatch", experiment=repr(result["experiment"])))
+        raise PredictionError(say("claims.compare.mismatch", experiment=repr(result["experiment"])))
     runs = result["runs"]
     measured = sorted(runs, key=lambda v: _mean(runs[v]["held_out_loss"]))
     yours = {v: i + 1 for i, v in enumerate(prediction.order)}
@@ -114,7 +122,11 @@ def compare_prediction(prediction: Prediction, result: dict) -> Comparison:
     seeds = ", ".join(map(str, result["seeds"]))
     table = "\n".join([say("claims.compare.note", steps=result["steps"], seeds=seeds), "", *lines])
     separated, close = separated_pairs(result)
-    pair = lambda a, b: f"`{a}` < `{b}`"  # noqa: E731
+
+    def pair(a: str, b: str) -> str:  # with the gap in each seed, smallest to largest: how firm the order is
+        gaps = [y - x for x, y in zip(runs[a]["held_out_loss"], runs[b]["held_out_loss"])]
+        return say("claims.compare.pair", a=a, b=b, low=min(gaps), high=max(gaps))
+
     sentences = [say("claims.compare.separated", n=len(separated), total=len(separated) + len(close),
                      pairs="; ".join(pair(a, b) for a, b in separated) or "-")]
     if close:

@@ -15,9 +15,11 @@ MESSAGES = {
                            "{seeds}; rank 1 is the lowest mean.",
     "claims.compare.separated": "**What the runs separate:** {n} of the {total} pairs have the same order in every "
                                 "seed: {pairs}.",
+    "claims.compare.pair": "`{a}` < `{b}` (by {low:.3f} to {high:.3f})",
     "claims.compare.close": "**Too close to call** at this length (the order changes with the seed): {pairs}.",
     "claims.compare.yours": "**Your prediction** has {right} of those {n} pairs in the run's order.",
-    "claims.compare.wrong": "It has these the other way round: {pairs}. Before you read on, find a reason.",
+    "claims.compare.wrong": "It has these the other way round: {pairs}. Before you read on, find a reason (for a gap "
+                             "of a few thousandths, the reason may be chance).",
     "claims.compare.no_prediction": "You made no prediction for this run (the prediction cell above was left "
                                     "empty).",
     "claims.col.variant": "variant",
