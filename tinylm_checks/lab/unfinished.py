@@ -14,8 +14,8 @@ __all__: list[str] = []
 
 NOT_DONE = ("NotImplementedError: {name} is an exercise not done yet (it still raises NotImplementedError). Write it "
             "in its cell above, run that cell and its check, then run this cell again.")
-"""What the learner reads. The lab's words live with the lab, which autograding's sandbox mounts without the checks'
-message table (:mod:`tinylm_grading.standin`)."""
+"""What the learner reads. (Autograding's sandbox now mounts the message table beside the lab, as the claims lab's
+words need it: this sentence can move into the table with the other languages of issue 18.)"""
 
 
 def _notebook_frame(tb):
