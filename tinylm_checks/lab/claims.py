@@ -122,6 +122,7 @@ def compare_prediction(prediction: Prediction, result: dict) -> Comparison:
     seeds = ", ".join(map(str, result["seeds"]))
     table = "\n".join([say("claims.compare.note", steps=result["steps"], seeds=seeds), "", *lines])
     separated, close = separated_pairs(result)
+    separated.sort(key=lambda ab: (measured.index(ab[0]), measured.index(ab[1])))  # as the ranking reads, best first
 
     def pair(a: str, b: str) -> str:  # with the gap in each seed, smallest to largest: how firm the order is
         gaps = [y - x for x, y in zip(runs[a]["held_out_loss"], runs[b]["held_out_loss"])]
