@@ -46,6 +46,8 @@ class TestRotarySelfAttention:
         fast, weights = attn(x, mask)
         assert weights is None
         torch.testing.assert_close(fast, taught)
+        with pytest.raises(TypeError, match="mask must be a bool tensor"):  # as MultiHeadSelfAttention's fast path
+            attn(x, mask.float())
 
     def test_same_parameters_as_the_layer_it_extends(self):
         assert isinstance(RotarySelfAttention(D, H), MultiHeadSelfAttention)

@@ -163,6 +163,7 @@ class RotarySelfAttention(MultiHeadSelfAttention):
 
     Raises:
         ValueError: if ``d_model`` is not divisible by ``num_heads`` or ``d_k`` is odd.
+        TypeError: (forward, fast path) if ``mask`` is not bool.
     """
 
     def __init__(self, d_model: int, num_heads: int):
@@ -177,5 +178,7 @@ class RotarySelfAttention(MultiHeadSelfAttention):
         if self.need_weights:
             out, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T, d_k), (B, H, T, T)
         else:
+            if mask is not None and mask.dtype != torch.bool:  # as the layer it extends: True = may attend, only
+                raise TypeError(f"mask must be a bool tensor (True = may attend), got dtype {mask.dtype}")
             out, weights = F.scaled_dot_product_attention(q, k, v, attn_mask=mask), None  # (B, H, T, d_k)
         return self.W_O(merge_heads(out)), weights  # (B, T, D), (B, H, T, T) or None
