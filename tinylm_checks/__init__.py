@@ -14,11 +14,30 @@ they are all importable from here.
 from . import (attention, block, capstone, checklist, debugging, ffn, generation, lab, masks, model, multihead, norm, position, report, setup,
                training)
 from ._core import ATOL, MISTAKE_HINTS, MISTAKES, CheckFailure
+from .lab.fonts import use_language_font as _use_language_font
+from tinylm_solutions import i18n as _i18n
 
 _STAGES = (setup, attention, multihead, masks, position, ffn, norm, block, model, training, checklist, generation, debugging,
            report, capstone, lab)
 for _module in _STAGES:
     globals().update({name: getattr(_module, name) for name in _module.__all__})
 
-__all__ = ["ATOL", "MISTAKES", "MISTAKE_HINTS", "CheckFailure",
+
+
+def set_language(lang: str | None) -> str:
+    """Show every check message, hint and figure label in ``lang`` (``"en"`` or ``"zh"``) from now on, in this
+    kernel; ``None`` goes back to ``TINYLM_LANG`` (else the locale). Returns the language now in use. Chinese figure
+    labels need a CJK font: the course's (``mplfonts``) is made matplotlib's fallback font.
+
+    Raises:
+        ValueError: ``lang`` is neither ``"en"``, ``"zh"`` nor None.
+    """
+    chosen = _i18n.set_language(lang)
+    _use_language_font(chosen)
+    return chosen
+
+
+_use_language_font(_i18n.language())
+
+__all__ = ["ATOL", "MISTAKES", "MISTAKE_HINTS", "CheckFailure", "set_language",
            *(name for _module in _STAGES for name in _module.__all__)]

@@ -24,6 +24,12 @@ import importlib
 import pkgutil
 import string
 from collections.abc import Mapping
+from pathlib import Path
+
+from tinylm_solutions import i18n
+
+FOLDER = Path(__file__).resolve().parent
+"""The package's folder: its catalogs are in locale/<locale>/LC_MESSAGES/<messages module>.po."""
 
 PARTS = ("problem", "expected", "got", "hint", "mistake_hint")
 """The parts a failure's entry may have."""
@@ -73,11 +79,12 @@ def fields(template: str) -> set[str]:
 
 
 def text(key: str) -> str:
-    """The template of ``key`` in the learner's language (English for now)."""
+    """The template of ``key`` in the learner's language (:func:`tinylm_solutions.i18n.language`)."""
     try:
-        return TEXT[key]
+        english = TEXT[key]
     except KeyError:
         raise MessageError(f"no message {key!r}") from None
+    return i18n.translate(FOLDER, key, english)
 
 
 def fill(key: str, values: dict) -> str:
@@ -96,7 +103,7 @@ def say(key: str, **values) -> str:
 
 def parts(key: str) -> dict[str, str]:
     """The parts a failure's entry ``key`` has: part -> template."""
-    found = {part: TEXT[f"{key}.{part}"] for part in PARTS if f"{key}.{part}" in TEXT}
+    found = {part: text(f"{key}.{part}") for part in PARTS if f"{key}.{part}" in TEXT}
     if "problem" not in found:
         raise MessageError(f"no failure {key!r} (it needs at least a problem)")
     return found
@@ -105,7 +112,7 @@ def parts(key: str) -> dict[str, str]:
 def hints(key: str) -> dict[str, str]:
     """An exercise's own wording of some mistakes' hints (entry ``key``): mistake id -> hint."""
     prefix = key + "."
-    found = {k[len(prefix):]: v for k, v in TEXT.items() if k.startswith(prefix)}
+    found = {k[len(prefix):]: text(k) for k in TEXT if k.startswith(prefix)}
     if not found:
         raise MessageError(f"no hints {key!r}")
     unknown = [m for m in found if f"mistakes.{m}" not in TEXT]

@@ -27,12 +27,17 @@ from nbgrader import utils
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer
 
+from tinylm_checks._text import say
+from tinylm_solutions import i18n
+
 from .execution import Deadline, KernelLink, OutputCap, Replay, error_output, scrub_partial_credit
 from .registry import hidden_calls
 from .verdicts import Verdicts
 
-DUPLICATE_NOTE = ("**Note from the grader:** the cell above is a copy of `{grade_id}` (same grade id). It ran as "
-                  "ordinary code; `{grade_id}` was graded on its first copy.")
+def note(nb, key: str, **values) -> str:
+    """A grader's note, in the notebook's language (its metadata ``tinylm.lang``; English when it has none)."""
+    with i18n.using(i18n.notebook_language(nb)):
+        return say(key, **values)
 
 
 class FirstCopyWins(NbGraderPreprocessor):
@@ -50,15 +55,9 @@ class FirstCopyWins(NbGraderPreprocessor):
                 continue
             self.log.warning("Cell with grade id %r appears more than once: graded on its first copy", grade_id)
             del cell.metadata["nbgrader"]
-            cells.append(new_markdown_cell(DUPLICATE_NOTE.format(grade_id=grade_id)))
+            cells.append(new_markdown_cell(note(nb, "grading.duplicate_note", grade_id=grade_id)))
         nb.cells = cells
         return nb, resources
-
-
-RESTORED_NOTE = ("**Note from the grader:** the nbgrader metadata of the cell above (`{grade_id}`: {changes}) had "
-                 "been edited; it was graded with the course's metadata.")
-STRIPPED_NOTE = ("**Note from the grader:** the cell above was marked as an nbgrader cell (`{grade_id}`) that this "
-                 "assignment does not have; it ran as ordinary code and is not graded.")
 
 
 class RestoreCellMetadata(NbGraderPreprocessor):
@@ -95,7 +94,7 @@ class RestoreCellMetadata(NbGraderPreprocessor):
                 del cell.metadata["nbgrader"]
                 if isinstance(meta, dict) and any(meta.get(k) for k in ("grade", "solution", "locked", "task")):
                     self.log.warning("Cell with unknown grade id %r: made an ordinary cell", grade_id)
-                    cells.append(new_markdown_cell(STRIPPED_NOTE.format(grade_id=grade_id)))
+                    cells.append(new_markdown_cell(note(nb, "grading.stripped_note", grade_id=grade_id)))
                 continue
             course = {"grade": grade_id in grades, "grade_id": grade_id, "locked": locked[grade_id],
                       "schema_version": 3, "solution": grade_id in solutions, "task": grade_id in tasks}
@@ -107,7 +106,8 @@ class RestoreCellMetadata(NbGraderPreprocessor):
             cell.metadata["nbgrader"] = course
             if changes:
                 self.log.warning("Cell %r had its nbgrader metadata edited (%s): restored", grade_id, ", ".join(changes))
-                cells.append(new_markdown_cell(RESTORED_NOTE.format(grade_id=grade_id, changes=", ".join(changes))))
+                cells.append(new_markdown_cell(note(nb, "grading.restored_note", grade_id=grade_id,
+                                                     changes=", ".join(changes))))
         nb.cells = cells
         return nb, resources
 
@@ -151,7 +151,8 @@ class GradingExecute(Execute):
         # one notebook's parts: nothing of them outlives it
         self._replay, self._verdicts = Replay(), Verdicts()
         self._cap, self._deadline = OutputCap(self.max_output_bytes), Deadline(self.notebook_timeout)
-        return super().preprocess(nb, resources, km=km)
+        with i18n.using(i18n.notebook_language(nb)):  # the verdicts' messages in the notebook's language
+            return super().preprocess(nb, resources, km=km)
 
     async def async_start_new_kernel_client(self):
         kc = await super().async_start_new_kernel_client()
@@ -177,8 +178,8 @@ class GradingExecute(Execute):
         if cell.cell_type != "code":
             return cell, resources
         if self._deadline.left() <= 0:  # the notebook's time is up: nothing more runs, remaining exercises score 0
-            cell.outputs = [error_output("NotebookTimeout", f"grading of this notebook stopped after "
-                                         f"{self.notebook_timeout} s in all; this cell was not run")]
+            cell.outputs = [error_output("NotebookTimeout", say("grading.notebook_timeout",
+                                                                  seconds=self.notebook_timeout))]
             return cell, resources
         if self.trusted_verdict and utils.is_grade(cell) and not utils.is_solution(cell) and hidden_calls(cell.source):
             return self._judged_outside(cell), resources
@@ -187,15 +188,12 @@ class GradingExecute(Execute):
             stuck = any(o.output_type == "error" and o.get("ename") == self.error_on_timeout["ename"]
                         for o in cell.outputs) and not self._link().responsive(self.responsive_timeout)
             if stuck:
-                cell.outputs.append(error_output("KernelUnresponsive", "the cell could not be interrupted; it was "
-                                                 "stopped, and the cells before it were run again in a new kernel"))
+                cell.outputs.append(error_output("KernelUnresponsive", say("grading.not_interrupted")))
         except CellTimeoutError:  # still busy after the interrupt: its output never ended
-            cell.outputs.append(error_output("KernelUnresponsive", "the cell ran past the time limit and could not "
-                                             "be interrupted; the cells before it were run again in a new kernel"))
+            cell.outputs.append(error_output("KernelUnresponsive", say("grading.past_time_limit")))
             stuck = True
         except DeadKernelError:
-            cell.outputs.append(error_output("KernelDied", "the kernel ended while running this cell; the cells "
-                                             "before it were run again in a new kernel"))
+            cell.outputs.append(error_output("KernelDied", say("grading.kernel_died")))
             stuck = True
         test_cell = utils.is_grade(cell) and not utils.is_solution(cell)
         if stuck:

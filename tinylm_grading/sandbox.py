@@ -54,10 +54,11 @@ from traitlets import Bool, Integer, List, Unicode
 from .kernel import SlicedPollKernelManager
 
 ROOT = Path(__file__).resolve().parent.parent
-HIDDEN_IN_COURSE = ("gradebook.db", "submitted", "autograded", "feedback", "release", "notebooks", "course")
+HIDDEN_IN_COURSE = ("gradebook.db", "submitted", "autograded", "feedback", "release", "notebooks", "notebooks-zh", "course")
 KEPT_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "PYTHONPATH", "VIRTUAL_ENV", "NBGRADER_EXECUTION",
             "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONHASHSEED", "PYDEVD_DISABLE_FILE_VALIDATION",
-            "TINYLM_QUICK")  # TINYLM_QUICK=1: the training cells of 09 and 11 take a few steps (grades do not change)
+            "TINYLM_QUICK", "TINYLM_LANG")  # TINYLM_QUICK=1: the training cells of 09 and 11 take a few steps (grades
+# do not change); TINYLM_LANG: the instructor's choice of language for what the learner's tools print
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # programs and libraries
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "group", "nsswitch.conf", "hosts",
        "alternatives", "fonts", "mime.types", "os-release")  # what Python, PyTorch and matplotlib may read
@@ -70,7 +71,7 @@ INSTALL = ("bubblewrap is needed to autograde safely: `make venv` installs it (p
 
 GIVEN = "lab"  # tinylm_checks' subpackage of the learner's tools, which judge nothing: the stand-in has it
 PROBES = "probes.py"  # the stand-in model and setups checks hand to learner code: data, no verdicts; the stand-in has it
-TEXT = ("_text.py", "messages")  # the message table the learner's tools speak from: sentences, no verdicts; the stand-in has it
+TEXT = ("_text.py", "messages", "locale")  # the message table the learner's tools speak from: sentences, no verdicts; the stand-in has it
 
 
 class SandboxUnavailable(RuntimeError):
@@ -179,7 +180,8 @@ class SandboxKernelManager(SlicedPollKernelManager):
         shutil.copytree(checks / GIVEN, standin / GIVEN, ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy(checks / PROBES, standin / PROBES)  # the lab's setups are probes; the agent sends this source anyway
         shutil.copy(checks / TEXT[0], standin / TEXT[0])
-        shutil.copytree(checks / TEXT[1], standin / TEXT[1], ignore=shutil.ignore_patterns("__pycache__"))
+        for folder in TEXT[1:]:
+            shutil.copytree(checks / folder, standin / folder, ignore=shutil.ignore_patterns("__pycache__"))
         args += ["--ro-bind", str(standin), str(checks)]
         hidden = self.hidden_reference(workdir)
         if hidden:

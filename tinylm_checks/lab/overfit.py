@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import torch
 
+from .._text import say
 from ..probes import OVERFIT_CHECKLIST, OverfitSetup, overfit_setup
 
 __all__ = ["OVERFIT_CHECKLIST", "OverfitSetup", "padded_batch", "healthy_setup", "mystery_setups", "plot_overfit_runs"]
@@ -41,10 +42,10 @@ def plot_overfit_runs(curves: dict[str, list[float]], title: str, reference: lis
 
     fig, ax = plt.subplots(figsize=(7, 3.5))
     if reference is not None:
-        ax.plot(range(1, len(reference) + 1), reference, "k--", label="healthy")
+        ax.plot(range(1, len(reference) + 1), reference, "k--", label=say("lab.overfit.healthy"))
     for name, losses in curves.items():
         ax.plot(range(1, len(losses) + 1), losses, label=name)
-    ax.set(xlabel="step", ylabel="training loss", yscale="log", title=title)
+    ax.set(xlabel=say("lab.loss.xlabel"), ylabel=say("lab.overfit.ylabel"), yscale="log", title=title)
     ax.legend(ncol=4, fontsize=8)
     fig.tight_layout()
     plt.show()

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 import torch
 import torch.nn.functional as F
 
+from .._text import say
 from ._lazy import plt, sns
 
 
@@ -19,15 +20,14 @@ __all__ = ["plot_attention", "plot_heads_split", "plot_position_encoding", "plot
            "plot_training_log"]
 
 
-def plot_attention(weights: torch.Tensor, tokens: list[str] | None = None, title: str = "attention weights",
-                   ax=None):
+def plot_attention(weights: torch.Tensor, tokens: list[str] | None = None, title: str | None = None, ax=None):
     """Heatmap of one attention map.
 
     Args:
         weights: ``(T_q, T_k)`` tensor (rows = queries, columns = keys), e.g. ``weights[0]`` of a
             ``(B, T, T)`` batch or ``weights[0, h]`` of ``(B, H, T, T)``.
         tokens: optional labels, one per position (used for both axes when ``T_q == T_k``).
-        title: the plot's title.
+        title: the plot's title (default: "attention weights", in the learner's language).
         ax: a matplotlib Axes to draw on; a new figure when None.
 
     Returns:
@@ -48,9 +48,9 @@ def plot_attention(weights: torch.Tensor, tokens: list[str] | None = None, title
     sns.heatmap(w.numpy(), ax=ax, vmin=0.0, vmax=1.0, cmap="viridis", annot=w.shape[1] <= 8, fmt=".2f",
                 square=True, cbar=True, xticklabels=labels,
                 yticklabels=tokens if tokens is not None and len(tokens) == w.shape[0] else "auto")
-    ax.set_xlabel("key position (attended to)")
-    ax.set_ylabel("query position (attending)")
-    ax.set_title(title)
+    ax.set_xlabel(say("lab.attention.xlabel"))
+    ax.set_ylabel(say("lab.attention.ylabel"))
+    ax.set_title(say("lab.attention.title") if title is None else title)
     return ax
 
 
@@ -74,10 +74,10 @@ def plot_heads_split(d_model: int = 12, num_heads: int = 3):
     head_of = (features // d_k).float()
     fig, axes = plt.subplots(3, 1, figsize=(0.55 * d_model + 1.5, 1.2 + 0.45 * (num_heads + 2)),
                              gridspec_kw={"height_ratios": [1, num_heads, 1]})
-    panels = [(head_of[None], features[None], "one token: (D,) features"),
+    panels = [(head_of[None], features[None], say("lab.heads.token")),
               (head_of.view(num_heads, d_k), features.view(num_heads, d_k),
-               f"split_heads: {num_heads} heads x d_k = {d_k} features each"),
-              (head_of[None], features[None], "merge_heads: glued back, (D,)")]
+               say("lab.heads.split", num_heads=num_heads, d_k=d_k)),
+              (head_of[None], features[None], say("lab.heads.merge"))]
     for ax, (colour, label, title) in zip(axes, panels):
         ax.imshow(colour.numpy(), cmap="tab10", vmin=0, vmax=9, aspect="auto")
         for (r, c), f in zip(torch.cartesian_prod(torch.arange(label.shape[0]), torch.arange(label.shape[1])).tolist(),
@@ -85,7 +85,7 @@ def plot_heads_split(d_model: int = 12, num_heads: int = 3):
             ax.text(c, r, f"f{f}", ha="center", va="center", color="white", fontsize=9)
         ax.set_xticks([])
         ax.set_yticks(range(label.shape[0]) if label.shape[0] > 1 else [])
-        ax.set_yticklabels([f"head {h}" for h in range(label.shape[0])] if label.shape[0] > 1 else [])
+        ax.set_yticklabels([say("lab.heads.row", h=h) for h in range(label.shape[0])] if label.shape[0] > 1 else [])
         ax.set_title(title, fontsize=10)
     fig.tight_layout()
     return fig
@@ -102,7 +102,7 @@ def _table(pe) -> torch.Tensor:
     return t
 
 
-def plot_position_encoding(pe, title: str = "sinusoidal position encoding", ax=None):
+def plot_position_encoding(pe, title: str | None = None, ax=None):
     """Heatmap of a positional table: one row per position, one column per feature.
 
     Args:
@@ -122,9 +122,9 @@ def plot_position_encoding(pe, title: str = "sinusoidal position encoding", ax=N
         _, ax = plt.subplots(figsize=(min(12, 2 + 0.18 * D), min(8, 1.5 + 0.1 * L)))
     sns.heatmap(t.numpy(), ax=ax, cmap="RdBu_r", vmin=-1.0, vmax=1.0, center=0.0, cbar=True,
                 xticklabels=max(1, D // 16), yticklabels=max(1, L // 16))
-    ax.set_xlabel("feature (even: sin, odd: cos; frequency falls to the right)")
-    ax.set_ylabel("position")
-    ax.set_title(title)
+    ax.set_xlabel(say("lab.position.xlabel"))
+    ax.set_ylabel(say("lab.position.ylabel"))
+    ax.set_title(say("lab.position.title") if title is None else title)
     return ax
 
 
@@ -155,18 +155,18 @@ def plot_activations(lo: float = -4.0, hi: float = 3.0, axes=None):
         _, axes = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [3, 2]})
     ax, err = axes
     ax.plot(x.numpy(), F.relu(x).numpy(), color="0.55", ls="--", label="ReLU")
-    ax.plot(x.numpy(), F.gelu(x).numpy(), color="C0", lw=2.5, label="GELU (exact, erf)")
+    ax.plot(x.numpy(), F.gelu(x).numpy(), color="C0", lw=2.5, label=say("lab.activations.gelu"))
     ax.plot(x.numpy(), F.silu(x).numpy(), color="C2", ls=":", label="SiLU")
     for a in (ax, err):
         a.axhline(0, color="0.85", lw=0.8, zorder=0)
         a.axvline(0, color="0.85", lw=0.8, zorder=0)
-        a.set_xlabel("input h")
-    ax.set_ylabel("activation(h)")
-    ax.set_title("activations")
+        a.set_xlabel(say("lab.activations.xlabel"))
+    ax.set_ylabel(say("lab.activations.ylabel"))
+    ax.set_title(say("lab.activations.title"))
     ax.legend(loc="upper left")
     err.plot(x.numpy(), (F.gelu(x, approximate="tanh") - F.gelu(x)).numpy(), color="C1")
-    err.set_ylabel("difference")
-    err.set_title("GELU: tanh approximation - exact")
+    err.set_ylabel(say("lab.activations.difference"))
+    err.set_title(say("lab.activations.tanh_title"))
     return axes
 
 
@@ -187,14 +187,14 @@ def plot_token_vectors(vectors: dict[str, torch.Tensor], title: str, ax=None):
     for i, (label, v) in enumerate(vs.items()):
         ax.plot(range(v.numel()), v.numpy(), marker="o", ms=4, lw=1.5 + 1.5 * (i == 0),
                 ls="-" if i == 0 else "--", label=label)
-    ax.set_xlabel("feature")
-    ax.set_ylabel("normalised value")
+    ax.set_xlabel(say("lab.vectors.xlabel"))
+    ax.set_ylabel(say("lab.vectors.ylabel"))
     ax.set_title(title)
     ax.legend(fontsize=8)
     return ax
 
 
-def plot_changes(changes: dict[str, float], title: str = "largest change at the real tokens", ax=None):
+def plot_changes(changes: dict[str, float], title: str | None = None, ax=None):
     """Horizontal bars, one per labelled number (e.g. the largest change in a token's output between two
     settings); every bar is labelled with its value, so a bar of exactly 0 is visible as "0".
 
@@ -212,13 +212,13 @@ def plot_changes(changes: dict[str, float], title: str = "largest change at the 
     for i, k in enumerate(labels):
         ax.text(vals[k] + 0.01 * top, i, f"{vals[k]:.3g}", va="center")
     ax.set_xlim(0, 1.2 * top)
-    ax.set_xlabel("max |difference|")
-    ax.set_title(title)
+    ax.set_xlabel(say("lab.changes.xlabel"))
+    ax.set_title(say("lab.changes.title") if title is None else title)
     return ax
 
 
 def plot_depth_profile(forward: dict[str, list[float]], backward: dict[str, list[float]], *,
-                       forward_label: str = "std of the activations", backward_label: str = "gradient norm",
+                       forward_label: str | None = None, backward_label: str | None = None,
                        log: bool = True, hline: tuple[float, str] | None = None, axes=None):
     """Two panels against the layer index, one line per wiring (same label in both): what the forward pass
     carries after each layer, and the gradient that reaches each layer.
@@ -245,8 +245,10 @@ def plot_depth_profile(forward: dict[str, list[float]], backward: dict[str, list
     for label in forward:
         if len(forward[label]) != len(backward[label]):
             raise ValueError(f"{label}: {len(forward[label])} forward values but {len(backward[label])} backward ones")
-    for ax, data, ylabel, title in ((axes[0], forward, forward_label, "forward"),
-                                    (axes[1], backward, backward_label, "backward")):
+    forward_label = say("lab.depth.forward_label") if forward_label is None else forward_label
+    backward_label = say("lab.depth.backward_label") if backward_label is None else backward_label
+    for ax, data, ylabel, title in ((axes[0], forward, forward_label, say("lab.depth.forward")),
+                                    (axes[1], backward, backward_label, say("lab.depth.backward"))):
         for label, values in data.items():
             if log and any(not v > 0 for v in values):
                 raise ValueError(f"{label}: every value must be > 0 for a log scale (run in float64 so tiny "
@@ -254,7 +256,7 @@ def plot_depth_profile(forward: dict[str, list[float]], backward: dict[str, list
             ax.plot(range(len(values)), values, marker=".", label=label)
         if log:
             ax.set_yscale("log")
-        ax.set_xlabel("layer l (0 = closest to the input)")
+        ax.set_xlabel(say("lab.depth.xlabel"))
         ax.set_ylabel(ylabel)
         ax.set_title(title)
         ax.grid(True, which="major", alpha=0.3)
@@ -284,12 +286,12 @@ def plot_parameter_ratio(d_models: Sequence[int], totals: Sequence[int], ax=None
     if ax is None:
         _, ax = plt.subplots(figsize=(6, 3.5))
     ratios = [n / (12 * d * d) for d, n in zip(d_models, totals)]
-    ax.plot(d_models, ratios, marker="o", label="parameters / 12 D^2")
+    ax.plot(d_models, ratios, marker="o", label=say("lab.ratio.parameters"))
     ax.plot(d_models, [1 + 13 / (12 * d) for d in d_models], linestyle="--", label="1 + 13 / (12 D)")
     ax.axhline(1.0, color="grey", linestyle=":")
     ax.set_xscale("log", base=2)
     ax.set_xticks(list(d_models), [str(d) for d in d_models])
-    ax.set(xlabel="d_model D", ylabel="ratio", title="one block's parameters / 12 D^2")
+    ax.set(xlabel="d_model D", ylabel=say("lab.ratio.ylabel"), title=say("lab.ratio.title"))
     ax.legend()
     ax.grid(alpha=0.3)
     return ax
@@ -344,7 +346,7 @@ def plot_order_test(record: dict, ax=None):
     return ax
 
 
-def plot_loss_curves(histories: dict[str, Sequence[float]], title: str = "training loss", hline=None, ax=None):
+def plot_loss_curves(histories: dict[str, Sequence[float]], title: str | None = None, hline=None, ax=None):
     """Training loss against the step, one line per run; ``hline=(value, label)`` draws a dotted reference.
 
     Returns:
@@ -356,7 +358,8 @@ def plot_loss_curves(histories: dict[str, Sequence[float]], title: str = "traini
         ax.plot(range(1, len(losses) + 1), [v if math.isfinite(v) else float("nan") for v in losses], label=label)
     if hline is not None:
         ax.axhline(hline[0], color="grey", linestyle=":", label=hline[1])
-    ax.set(xlabel="step", ylabel="loss (nats)", title=title)
+    ax.set(xlabel=say("lab.loss.xlabel"), ylabel=say("lab.loss.ylabel"),
+           title=say("lab.loss.title") if title is None else title)
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     return ax
@@ -432,10 +435,10 @@ def plot_attention_heads(weights, tokens: list[str], axes=None):
             ax = axes[layer, h]
             ax.set_xticks(centres, tokens if layer == n - 1 else [], rotation=90, fontsize=7)  # outer labels only:
             ax.set_yticks(centres, tokens if h == 0 else [], fontsize=7)  # the grid's rows and columns line up
-            ax.set_title(f"layer {layer}, head {h}", fontsize=10)
-        axes[layer, 0].set_ylabel("query (attending)")
+            ax.set_title(say("lab.maps.panel", layer=layer, head=h), fontsize=10)
+        axes[layer, 0].set_ylabel(say("lab.maps.ylabel"))
     for ax in axes[-1]:
-        ax.set_xlabel("key (attended to)")
+        ax.set_xlabel(say("lab.maps.xlabel"))
     return axes
 
 
@@ -471,20 +474,20 @@ def plot_training_log(log: dict[str, Sequence], axes=None):
         _, axes = plt.subplots(1, 4, figsize=(15, 3.2))
     lr_ax, gn_ax, act_ax, tok_ax = axes
     lr_ax.plot(steps, log["lr"], color="tab:purple")
-    lr_ax.set_title("learning rate", fontsize=10)
+    lr_ax.set_title(say("lab.log.lr"), fontsize=10)
     gn_ax.plot(steps, log["grad_norm"], color="tab:red", lw=0.8)
     if log.get("max_grad_norm") is not None:
-        gn_ax.axhline(float(log["max_grad_norm"]), color="black", ls=":", lw=1, label="max_grad_norm (clip)")
+        gn_ax.axhline(float(log["max_grad_norm"]), color="black", ls=":", lw=1, label=say("lab.log.clip"))
         gn_ax.legend(fontsize=8)
     gn_ax.set_yscale("log")
-    gn_ax.set_title("global gradient norm (before clipping)", fontsize=10)
+    gn_ax.set_title(say("lab.log.grad_norm"), fontsize=10)
     for name, values in log["act_rms"].items():
         act_ax.plot(steps, values, label=name)
-    act_ax.set_title("activation RMS per layer (forward hooks)", fontsize=10)
+    act_ax.set_title(say("lab.log.act_rms"), fontsize=10)
     act_ax.legend(fontsize=7)
     tok_ax.plot(steps, log["tokens_per_s"], color="tab:green", lw=0.8)
-    tok_ax.set_title("tokens / s", fontsize=10)
+    tok_ax.set_title(say("lab.log.tokens"), fontsize=10)
     for ax in axes:
-        ax.set_xlabel("step")
+        ax.set_xlabel(say("lab.loss.xlabel"))
         ax.grid(alpha=0.3)
     return axes

@@ -10,13 +10,9 @@ from __future__ import annotations
 
 import sys
 
+from .._text import say
+
 __all__: list[str] = []
-
-NOT_DONE = ("NotImplementedError: {name} is an exercise not done yet (it still raises NotImplementedError). Write it "
-            "in its cell above, run that cell and its check, then run this cell again.")
-"""What the learner reads. (Autograding's sandbox now mounts the message table beside the lab, as the claims lab's
-words need it: this sentence can move into the table with the other languages of issue 18.)"""
-
 
 def _notebook_frame(tb):
     """The innermost traceback frame whose code was written in the notebook (a cell), or None."""
@@ -42,7 +38,7 @@ def _handler(shell, etype, value, tb, tb_offset=None):
     if str(value).strip() or frame is None or frame.f_code.co_name == "<module>":
         shell.showtraceback((etype, value, tb), tb_offset=tb_offset)  # a library's, or a message of its own
         return None
-    print(NOT_DONE.format(name=_name(frame)), file=sys.stderr)
+    print(say("lab.not_done", name=_name(frame)), file=sys.stderr)
     return None
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import torch
 
+from .._text import say
 from ._lazy import plt
 from .plots import _table, attention_maps, plot_attention
 
@@ -45,17 +46,18 @@ def position_explorer(pe):
         left.plot(range(L), t[:, dimension].numpy(), color="tab:blue")
         left.plot([position], [float(t[position, dimension])], "o", color="tab:red")
         left.axvline(position, color="tab:red", lw=0.8, ls=":")
-        length = f"{2 * torch.pi / abs(w):.4g} positions" if abs(w) > 1e-12 else "infinite"
-        left.set_title(f"feature {dimension} = {wave}(pos x {w:.4g}): wavelength {length}", fontsize=10)
-        left.set_xlabel("position")
+        length = (say("lab.explorer.wavelength", length=2 * torch.pi / abs(w)) if abs(w) > 1e-12
+                  else say("lab.explorer.infinite"))
+        left.set_title(say("lab.explorer.feature", dimension=dimension, wave=wave, w=w, length=length), fontsize=10)
+        left.set_xlabel(say("lab.explorer.position"))
         left.set_ylim(-1.1, 1.1)
         distance = torch.arange(L) - position
         right.plot(distance.numpy(), dots[position].numpy(), color="tab:green")
         right.axvline(0, color="tab:red", lw=0.8, ls=":")
         right.set_xlim(-(L - 1), L - 1)
         right.set_ylim(-limit, limit)
-        right.set_title(f"PE[{position}] . PE[p]  against the distance p - {position}", fontsize=10)
-        right.set_xlabel("distance p - position")
+        right.set_title(say("lab.explorer.dots", position=position), fontsize=10)
+        right.set_xlabel(say("lab.explorer.distance"))
         fig.tight_layout()
         plt.show()
 
@@ -89,18 +91,18 @@ def attention_explorer(model, tokenizer, text: str):
         try:
             maps, tokens = attention_maps(model, tokenizer, text)
         except ValueError as e:
-            print(f"cannot show this text: {e}")
+            print(say("lab.explorer.cannot_show", error=e))
             return
         T = len(tokens)
         fig, ax = plt.subplots(figsize=(min(9, 2 + 0.32 * T), min(8, 1.6 + 0.3 * T)))
-        plot_attention(maps[layer][head], tokens, title=f"layer {layer}, head {head}", ax=ax)
+        plot_attention(maps[layer][head], tokens, title=say("lab.maps.panel", layer=layer, head=head), ax=ax)
         ax.tick_params(labelsize=8)
         fig.tight_layout()
         plt.show()
 
-    layer = widgets.IntSlider(value=0, min=0, max=n_layers - 1, description="layer", continuous_update=False)
-    head = widgets.IntSlider(value=0, min=0, max=n_heads - 1, description="head", continuous_update=False)
-    box = widgets.Text(value=text, description="text", continuous_update=False,
+    layer = widgets.IntSlider(value=0, min=0, max=n_layers - 1, description=say("lab.explorer.layer"), continuous_update=False)
+    head = widgets.IntSlider(value=0, min=0, max=n_heads - 1, description=say("lab.explorer.head"), continuous_update=False)
+    box = widgets.Text(value=text, description=say("lab.explorer.text"), continuous_update=False,
                        layout=widgets.Layout(width="90%"))
     return widgets.interactive(draw, layer=layer, head=head, text=box)
 
@@ -122,11 +124,12 @@ class LiveLossPlot:
         ValueError: if ``total_steps``, ``every`` or ``smooth`` is < 1.
     """
 
-    def __init__(self, total_steps: int, title: str = "training loss", every: int = 20, smooth: int = 20,
+    def __init__(self, total_steps: int, title: str | None = None, every: int = 20, smooth: int = 20,
                  log_y: bool = False):
         if min(total_steps, every, smooth) < 1:
             raise ValueError(f"total_steps, every and smooth must be >= 1, got {total_steps}, {every}, {smooth}")
-        self.total_steps, self.title, self.every, self.smooth, self.log_y = total_steps, title, every, smooth, log_y
+        self.total_steps, self.every, self.smooth, self.log_y = total_steps, every, smooth, log_y
+        self.title = say("lab.loss.title") if title is None else title
         self.steps: list[int] = []
         self.losses: list[float] = []
         self.val_steps: list[int] = []
@@ -153,20 +156,20 @@ class LiveLossPlot:
         fig = Figure(figsize=(7, 3.2))
         ax = fig.add_subplot()
         if self.losses and self.smooth == 1:  # no moving average: one line, the loss of each step
-            ax.plot(self.steps, self.losses, color="tab:blue", label="train")
+            ax.plot(self.steps, self.losses, color="tab:blue", label=say("lab.live.train"))
         elif self.losses:
-            ax.plot(self.steps, self.losses, color="tab:blue", alpha=0.3, lw=0.8, label="train (each step)")
+            ax.plot(self.steps, self.losses, color="tab:blue", alpha=0.3, lw=0.8, label=say("lab.live.each_step"))
             k = min(self.smooth, len(self.losses))
             avg = torch.tensor(self.losses).unfold(0, k, 1).mean(-1).tolist()  # moving average over k steps
-            ax.plot(self.steps[k - 1:], avg, color="tab:blue", label=f"train (mean of {k})")
+            ax.plot(self.steps[k - 1:], avg, color="tab:blue", label=say("lab.live.mean", k=k))
         if self.val_losses:
-            ax.plot(self.val_steps, self.val_losses, "o-", color="tab:orange", label="validation")
+            ax.plot(self.val_steps, self.val_losses, "o-", color="tab:orange", label=say("lab.live.validation"))
         ax.set_xlim(0, self.total_steps)
         if self.log_y:
             ax.set_yscale("log")
-        ax.set_xlabel("step")
-        ax.set_ylabel("loss (nats per token)")
-        last = f": {self.losses[-1]:.3f} at step {self.steps[-1]}" if self.losses else ""
+        ax.set_xlabel(say("lab.loss.xlabel"))
+        ax.set_ylabel(say("lab.live.ylabel"))
+        last = say("lab.live.last", loss=self.losses[-1], step=self.steps[-1]) if self.losses else ""
         ax.set_title(self.title + last, fontsize=10)
         ax.grid(alpha=0.3)
         if self.losses:

@@ -11,7 +11,6 @@ import torch
 import yaml
 
 from model import TinyLM
-from tinylm_solutions.data import default_corpus
 
 
 def main():
@@ -28,6 +27,8 @@ def main():
     torch.manual_seed(train["seed"])
 
     if args.data is None:
+        from tinylm_solutions.data import default_corpus  # the course's corpus: only inside the course
+
         text = default_corpus()
     else:
         with open(args.data) as f:
