@@ -36,16 +36,28 @@ venv: $(VENV)/.installed
 notebooks: venv
 	$(PY) tools/build_notebooks.py
 
-# The learner version of every stage. An existing release/<stage> is kept: it holds the learner's work.
+# The learner version of every stage, in the learner's language: TINYLM_LANG=zh or en, else the locale (LANG=zh_CN.UTF-8
+# is Chinese), else English. The Chinese is built from the same sources into notebooks-zh/ (same cells, grade ids and
+# points: one gradebook grades both). An existing release/<stage> is kept: it holds the learner's work.
 release: venv
-	@for s in $(STAGES); do \
+	@lang=$$($(PY) -m tinylm_solutions.i18n); source=; \
+	if [ "$$lang" != en ]; then \
+	  $(PY) tools/build_notebooks.py --lang $$lang --out notebooks-$$lang > /dev/null || exit 1; \
+	  source=--CourseDirectory.source_directory=notebooks-$$lang; fi; \
+	for s in $(STAGES); do \
 	  if [ -d release/$$s ]; then echo "release/$$s exists: kept (delete it to rebuild)"; \
-	  else nbgrader generate_assignment $$s --log-level=WARN || exit 1; fi; \
+	  else nbgrader generate_assignment $$s $$source --log-level=WARN || exit 1; fi; \
 	done
 
-# Jupyter refuses to run as root unless told; containers often are root.
+# Jupyter refuses to run as root unless told; containers often are root. In Chinese, JupyterLab's own menus are
+# Chinese too: its settings for the course (the language pack's locale) live in .jupyter-lab/<lang>/.
 lab: release
-	$(VENV)/bin/jupyter lab --ServerApp.root_dir=release $(if $(filter 0,$(shell id -u)),--allow-root)
+	@lang=$$($(PY) -m tinylm_solutions.i18n); dir=$(CURDIR)/.jupyter-lab/$$lang; \
+	mkdir -p $$dir/@jupyterlab/translation-extension; \
+	echo "{\"locale\": \"$$( [ $$lang = zh ] && echo zh_CN || echo en)\"}" \
+	  > $$dir/@jupyterlab/translation-extension/plugin.jupyterlab-settings; \
+	JUPYTERLAB_SETTINGS_DIR=$$dir $(VENV)/bin/jupyter lab --ServerApp.root_dir=release \
+	  $(if $(filter 0,$(shell id -u)),--allow-root)
 
 test: venv
 	$(PY) -m pytest -n $(WORKERS) --dist loadscope --no-loadscope-reorder $(PYTEST_ARGS)

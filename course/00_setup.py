@@ -11,6 +11,17 @@
 # 2. how an exercise and its check cell work, and how to read a check that fails;
 # 3. why Transformers use attention instead of a recurrent network (RNN).
 
+# %% [markdown] lang="zh"
+# # 00 · 这门课怎么学
+#
+# 这门课里，你要用 PyTorch 从零搭出 **TinyLM**：一个很小的仅解码器（decoder-only）Transformer 语言模型（language model）。模型一个部件一个部件地写。每写完一个部件，紧跟在后面的*检查单元格*（check cell）会马上拿它和参考实现比对。
+#
+# 这第一本笔记本只有一个小练习（exercise）：写一个 softmax。通过它你会：
+#
+# 1. 确认你的环境就是课程要求的环境；
+# 2. 弄清练习和检查单元格怎么配合，以及检查没通过时报错信息怎么读；
+# 3. 明白 Transformer 为什么用注意力（attention），而不用循环神经网络（RNN）。
+
 # %%
 import time
 import timeit
@@ -29,6 +40,13 @@ _ = torch.manual_seed(0)
 # course's version.
 #
 # Everything in this course runs on a CPU; 2 cores are enough.
+
+# %% [markdown] lang="zh"
+# ## 1. 你的环境
+#
+# 课程锁定了所用库的版本（包括 PyTorch），这样你跑出的结果才能和参考实现、和检查对得上。运行下一个单元格：它会打印你当前的运行环境；如果 PyTorch 不是课程指定的版本，它会报错。
+#
+# 整门课都在 CPU 上运行，有 2 个核就够了。
 
 # %%
 check_environment()
@@ -75,6 +93,39 @@ check_environment()
 # *Kernel → Restart Kernel and Run All Cells…* (or *Run up to Selected Cell*) and the notebook runs
 # again from a clean state, top to bottom.
 
+# %% [markdown] lang="zh"
+# ## 2. 练习和检查单元格
+#
+# 每个练习都是一个代码单元格，里面有一个等你补全的函数（或类）。函数签名和文档字符串（docstring）都已经写好，函数体里只有这两行：
+#
+# ```python
+# # YOUR CODE HERE
+# raise NotImplementedError()
+# ```
+#
+# 把这两行换成你的代码。练习正下方就是它的**检查单元格**。流程是：
+#
+# 1. 改好练习单元格，按 **Shift+Enter** 运行（运行当前单元格并跳到下一个）；
+# 2. 再按一次 **Shift+Enter**，运行它下面的检查单元格；
+# 3. 看检查打印了什么。
+#
+# 每个练习上方都标着难度（★☆☆ 到 ★★★）和大约要花的时间，还有分三层折叠起来的提示（hint）：**提示 1** 点明思路，**提示 2** 指出位置（哪一行、哪个张量（tensor）、哪一维、哪个函数），最后一层的标题写明是“答案”，里面直接给出代码。需要的时候才点开一层，仍然卡住再点开下一层。先自己试，哪怕只试几分钟，学到的东西才记得牢。
+#
+# 检查通过时，会打印一行以 ✔ 开头的信息，说明它验证了什么。没通过时，它会抛出 `CheckFailure`，报错信息由下面这几行组成：
+#
+# | 行 | 告诉你什么 |
+# |---|---|
+# | `check_... failed: ...` | 出了什么错，一句话说清 |
+# | `tried:` | 检查给你的代码喂了什么输入（形状（shape）、dtype、随机种子（random seed）），方便你复现 |
+# | `expected:` | 参考实现返回的结果（其中一行） |
+# | `got:` | 你的代码返回的结果，以及和参考实现的最大差值 |
+# | `likely mistake:` | 如果是常见错误，直接说出它的名字 |
+# | `hint:` | 该看哪里，或者该怎么改 |
+#
+# 并不是每次失败都有全部这几行：比如出现 NaN 或者形状不对时，就用不着“expected”那一行。
+#
+# **如果情况变得很怪**（明明改好的函数还是不通过，或者名字就在眼前却报“not defined”），多半是你没按顺序运行单元格，或者内存里还留着旧的定义。用 *Kernel → Restart Kernel and Run All Cells…*（或 *Run up to Selected Cell*），笔记本就会从干净的状态自上而下重新跑一遍。
+
 # %% [markdown]
 # ### The warm-up: softmax
 #
@@ -89,6 +140,17 @@ check_environment()
 # **last** dimension: each row of `N` numbers is normalised on its own. Here is PyTorch's built-in
 # softmax, so you can see what the result should look like:
 
+# %% [markdown] lang="zh"
+# ### 热身：softmax
+#
+# 注意力用 **softmax** 把分数变成权重。对一个向量 $x = (x_1, \dots, x_N)$：
+#
+# $$\mathrm{softmax}(x)_i = \frac{e^{x_i}}{\sum_{j=1}^{N} e^{x_j}}$$
+#
+# 每个输出都是正数，所有输出加起来等于 1：不管分数是多少，softmax 都能把它们变成一个概率分布。分数越大，权重越大。
+#
+# 我们的张量有好几维，比如形状为 `(B, T, N)` 的分数。softmax 必须沿**最后一维**计算：每一行的 `N` 个数各自归一化。下面是 PyTorch 自带的 softmax，先看看结果应该是什么样子：
+
 # %%
 x = torch.tensor([[1.0, 2.0, 3.0],
                   [1.0, 1.0, 1.0]])  # (2, 3): two rows of three scores
@@ -102,6 +164,11 @@ print("row sums:", p.sum(dim=-1))
 # Before you write your own softmax, let's see a check fail. The function below has a classic bug: it
 # normalises over the **first** dimension (`dim=0`) instead of the last. Run the definition, then the
 # check under it. The check cell is *meant* to fail, so the error you'll see is expected.
+
+# %% [markdown] lang="zh"
+# ### 一个故意失败的检查
+#
+# 在写自己的 softmax 之前，先看看检查失败是什么样子。下面这个函数有个典型 bug：它沿**第一维**（`dim=0`）归一化，而不是沿最后一维。先运行函数定义，再运行下面的检查。这个检查单元格*本来就该*失败，所以看到报错是正常的。
 
 # %%
 def softmax_wrong_dim(x):
@@ -126,6 +193,17 @@ check_softmax(softmax_wrong_dim)
 # Here is a second classic bug. The formula above, typed in as is, breaks for large scores:
 # $e^{1000}$ does not fit in a float, it becomes `inf`, and `inf / inf` is `NaN`.
 
+# %% [markdown] lang="zh"
+# 逐行读一下这条报错：
+#
+# - **tried** 给的输入是形状为 `(2, 3, 5)` 的随机分数（`float64`，随机种子 0）。
+# - **expected** 列出参考答案里的一行：五个数，加起来等于 1。
+# - **got** 列出我们的答案里同一行：这几个数加起来不等于 1，后面还打印了和参考实现的最大差值。
+# - **likely mistake** 点出了 bug 的名字：softmax 归一化的维度错了。
+# - **hint** 告诉你怎么改：`.sum(dim=-1, keepdim=True)`。
+#
+# 再看第二个典型 bug。把上面的公式原样敲进代码，遇到大分数就会出问题：$e^{1000}$ 超出了浮点数的表示范围，变成 `inf`，而 `inf / inf` 就是 `NaN`。
+
 # %%
 big = torch.tensor([1000.0, 1001.0, 1002.0])
 naive = torch.exp(big) / torch.exp(big).sum()
@@ -140,6 +218,13 @@ print("torch.softmax: ", torch.softmax(big, dim=-1))
 #
 # Choose $m = \max_j x_j$ (the row's maximum): the largest exponent becomes $e^0 = 1$ and nothing
 # overflows. The check tries large scores too, so it catches a naive softmax:
+
+# %% [markdown] lang="zh"
+# 解决办法来自一个恒等式：每个分数都减去同一个数 $m$，结果不变，因为
+#
+# $$\frac{e^{x_i - m}}{\sum_j e^{x_j - m}} = \frac{e^{x_i}\, e^{-m}}{e^{-m} \sum_j e^{x_j}} = \frac{e^{x_i}}{\sum_j e^{x_j}}.$$
+#
+# 取 $m = \max_j x_j$（这一行的最大值）：最大的指数项变成 $e^0 = 1$，什么都不会溢出。检查也会用大分数来测，所以朴素写法的 softmax 逃不过它：
 
 # %%
 def softmax_naive(x):
@@ -189,6 +274,32 @@ check_softmax(softmax_naive)
 # `return e / e.sum(dim=-1, keepdim=True)`.
 # </details>
 
+# %% [markdown] lang="zh"
+# 这一次，检查在大分数的输出里发现了 NaN，点出了错误的名字，也给出了改法。
+#
+# ### 练习：`softmax(x)`
+#
+# 写一个沿最后一维计算、数值稳定的 softmax，**不许**用 `torch.softmax`（这正是这个练习要练的）。`x` 的形状是 `(..., N)`（前面可以有任意多维）；返回一个形状相同的张量，其中每一行（最后一维）都是正数，并且加起来等于 1。
+#
+# 检查会在随机分数和大分数上（几行分别在 1000、-1000 和 0 附近，还有一行从 -1000 跨到 1000）把你的函数和 `torch.softmax(x, dim=-1)` 比对，还会检查梯度（gradient）能否穿过它反传，以及 float32 的输入是否得到 float32 的输出。
+#
+# **难度：** ★☆☆ · **用时：** 约 5 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 就是上面那个恒等式：一行里的每个分数都减去同一个数，softmax 的结果不变。所以先让每一行减去它自己的最大分数，这样最大的指数项就是 $e^0 = 1$，不会溢出。剩下的就是普通公式：先取指数，再除以这一行的和。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 三个操作，都沿最后一维（`dim=-1`）：每一行的最大值（`x.max` 返回一对结果，最大值在它的 `.values` 里）、`torch.exp`、每一行的和（`.sum`）。两个归约操作都要加上 `keepdim=True`：它把被归约的那一维保留下来，大小为 1，于是最大值和行和的形状（shape）都是 `(..., 1)`，能和 `(..., N)` 逐行广播（broadcasting）。不加的话，`(2, 3)` 的张量（tensor）减去它 `(2,)` 的最大值会报错；而 `(3, 3)` 的张量减去它 `(3,)` 的最大值虽然能跑，配对却是错的（每一行的最大值被减到了一列上）。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# `x = x - x.max(dim=-1, keepdim=True).values`，然后 `e = torch.exp(x)`，最后 `return e / e.sum(dim=-1, keepdim=True)`。
+# </details>
+
 # %% solution="softmax"
 def softmax(x: torch.Tensor) -> torch.Tensor:
     """Numerically stable softmax over the last dimension.
@@ -221,6 +332,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_softmax(softmax, seed
 # `torch.softmax(x, dim=-1)` and compare. A message saying `NotImplementedError` means the exercise
 # cell still contains `raise NotImplementedError()`, or that you edited it without running it again.
 
+# %% [markdown] lang="zh"
+# **如果检查没通过：** 看 `tried:` 那一行，在一个新单元格里把同样的输入造出来（比如 `x = torch.randn(2, 3, 5, dtype=torch.float64)`），然后把 `softmax(x)` 和 `torch.softmax(x, dim=-1)` 并排打印出来比一比。如果报错信息里是 `NotImplementedError`，说明练习单元格里还留着 `raise NotImplementedError()`，或者你改完以后没有重新运行它。
+
 # %% [markdown]
 # ## 3. Why attention replaces RNNs
 #
@@ -248,6 +362,24 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_softmax(softmax, seed
 #
 # Let's see both effects on a random (untrained) RNN and a random attention layer, `T = 256` tokens of
 # width `D = 64`.
+
+# %% [markdown] lang="zh"
+# ## 3. 为什么注意力取代了 RNN
+#
+# 在 Transformer 出现之前，语言模型大多是**循环神经网络**（RNN、LSTM）。RNN 一次只读一个 token，它知道的一切都装在一个隐藏状态 $h$ 里：
+#
+# $$h_t = \tanh(h_{t-1} W_h + x_t W_x)$$
+#
+# 光这一行公式，就带来两个后果：
+#
+# 1. **只能顺序计算。** $h_t$ 要等 $h_{t-1}$，$h_{t-1}$ 又要等 $h_{t-2}$……所以 $T$ 个 token 就得一步接一步地走 $T$ 步，CPU 核再多也没用。
+# 2. **信息要走很远的路。** token 0 带来的信息，要经过 $h$ 的 $T-1$ 次更新才能传到位置 $T-1$，每次更新都可能把它弄模糊、变弱。两个 token 之间的路径长度是 $O(T)$。
+#
+# **注意力**把每个位置的输出算成*所有*位置的加权平均，权重来自对分数做 softmax（你会在笔记本 01 里亲手实现）。所有位置只用几次矩阵乘法（matrix multiplication）就一起算完，任意两个 token 之间**一步**就能到达：路径长度是 $O(1)$。
+#
+# 当然也有代价，这一点要说清楚：注意力要把每个位置和其他所有位置都比一遍，所以时间和内存开销是序列长度（sequence length）的 $O(T^2)$，而 RNN 只要 $O(T)$。对这门课用的短上下文（几百个 token）来说，这点开销很小；但这也正是超长上下文很贵的原因。
+#
+# 下面在一个随机（未训练）的 RNN 和一个随机的注意力层上看看这两个效果：`T = 256` 个 token，宽度 `D = 64`。
 
 # %%
 T, D = 256, 64
@@ -284,6 +416,11 @@ for f in (rnn, attention):
 # Now the path length. How much does the **last** output depend on a token `d` positions back? We
 # measure the size of the gradient of the last output with respect to each input token.
 
+# %% [markdown] lang="zh"
+# 你测出的时间会不一样，但在这里注意力通常要快好几倍，尽管它做的运算其实*更多*（算分数要 $T^2 D$ 次乘加，RNN 是 $T D^2$ 次）：几个大的矩阵乘积能让 CPU 一直忙着，而 RNN 的 256 个小步骤只能一个等一个。
+#
+# 再看路径长度。**最后一个**输出有多依赖往回数第 `d` 个位置上的 token？我们对每个输入 token 求最后一个输出的梯度，用梯度的大小来衡量。
+
 # %%
 for f in (rnn, attention):
     x_ = x.clone().requires_grad_()
@@ -302,3 +439,25 @@ for f in (rnn, attention):
 # Notebook 04 adds positions back in.
 #
 # **Next:** notebook 01 builds attention itself: queries, keys, values, and the scaled dot product.
+
+# %% [markdown] lang="zh"
+# 在 RNN 里，一个 token 的影响随距离指数衰减：往回 50 个 token，影响几乎已经是零。在注意力里，往回 255 个位置的 token 和往回 5 个位置的 token 影响差不多：距离完全不起作用。（这里的 RNN 是随机、未训练的；LSTM 和 GRU 正是为了减缓这种衰减才发明的，但它们的路径仍然有 $T$ 步长，仍然只能顺序计算。）
+#
+# 光有注意力还会忽略词序，因为加权平均不在乎 token 排在哪里。笔记本 04 会把位置信息加回来。
+#
+# **下一步：** 笔记本 01 亲手搭出注意力本身：查询（query）、键（key）、值（value），以及缩放点积。
+
+# %% [markdown]
+# ## Glossary (English · 中文)
+#
+# The course's technical terms with their Chinese names, as the Chinese notebooks and messages write them (the
+# course runs in Chinese with `TINYLM_LANG=zh`).
+#
+# <!-- glossary -->
+
+# %% [markdown] lang="zh"
+# ## 术语表（中英对照）
+#
+# 课程里的技术术语和它们的英文名。中文笔记本和检查信息都用这里的译法（用 `TINYLM_LANG=zh` 打开中文版课程）；搜索资料时，英文名往往更好用。
+#
+# <!-- glossary -->

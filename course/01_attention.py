@@ -12,6 +12,18 @@
 # Shapes are written the way the field writes them: `B` batch size, `T` sequence length (number of
 # tokens), `D` = `d_model` the width of a token vector, `d_k` the width of a query/key.
 
+# %% [markdown] lang="zh"
+# # 01 · 注意力
+#
+# 在 Transformer 里，token 之间交换信息只靠一种运算：注意力（attention）。这本笔记本里，你会通过四个练习（exercise）把它搭出来：
+#
+# 1. `attention_scores(q, k)`：每个查询（query）和每个键（key）有多匹配；
+# 2. `scaled_dot_product_attention(q, k, v, mask=None)`：分数 → 权重 → 对值（value）的加权平均；
+# 3. `SelfAttention(d_model)`：一个模块，从同一个输入算出查询、键和值；
+# 4. `causal_mask(T)`：不让语言模型（language model）偷看未来的掩码（mask）。
+#
+# 形状（shape）沿用这一领域的通用写法：`B` 是批次（batch）大小，`T` 是序列长度（sequence length），也就是 token 的个数，`D` = `d_model` 是一个 token 向量的宽度，`d_k` 是一个查询/键的宽度。
+
 # %%
 import math
 
@@ -42,6 +54,19 @@ _ = torch.manual_seed(0)
 # Here it is by hand. The labels live in a 2-D "topic space" (cooking, sport); the contents are one-hot
 # vectors so you can read the blend directly in the output.
 
+# %% [markdown] lang="zh"
+# ## 1. 查询、键和值：图书馆的比喻
+#
+# 想象一座图书馆。
+#
+# - **查询**是你要找的东西：“一本讲做菜的书”。
+# - **键**是目录卡片上的标签，每本书一张：“烹饪”“足球”“运动员饮食”。
+# - **值**是书的内容，也就是你真正借回家的东西。
+#
+# 你拿自己的查询去和每个标签比。真实的图书馆只会递给你最合适的那一本书；注意力递给你的却是所有书的**混合**，每本书占多少分量，取决于它的标签和你的查询有多匹配。匹配程度用点积 $q \cdot k$ 来衡量，权重是这些匹配值的 softmax，所以权重都是正数，加起来等于 1。
+#
+# 下面手算一遍。标签放在一个 2 维的“主题空间”（烹饪、运动）里；内容用 one-hot 向量表示，这样从输出里就能直接读出混合比例。
+
 # %%
 k = torch.tensor([[1.0, 0.0],   # book 0: cooking
                   [0.0, 1.0],   # book 1: football
@@ -65,6 +90,11 @@ print("out:    ", out)
 # Nothing changes with several queries at once: stack them as rows of `q`. Row `i` of the scores
 # belongs to query `i`, column `j` to key `j`, so `q @ k.T` has shape `(T_q, T_k)`.
 
+# %% [markdown] lang="zh"
+# 烹饪书胜出（权重 0.59）；“运动员饮食”也分到不少（0.33），因为它的标签有一半是关于烹饪的；足球书几乎什么也没分到。
+#
+# 同时有好几个查询，做法也一样：把它们作为 `q` 的行叠起来就行。分数的第 `i` 行属于查询 `i`，第 `j` 列属于键 `j`，所以 `q @ k.T` 的形状是 `(T_q, T_k)`。
+
 # %%
 q = torch.tensor([[2.0, 0.0],   # cooking
                   [0.0, 2.0],   # sport
@@ -82,6 +112,11 @@ print("row sums:", weights.sum(dim=-1))
 # dimensions. `k.transpose(-2, -1)` does exactly that, whatever the leading dimensions are; `@` then
 # multiplies matrix by matrix over all leading dimensions at once. (`.T` is only for 2-D tensors.)
 
+# %% [markdown] lang="zh"
+# ### 批次：用 `.transpose(-2, -1)`，不用 `.T`
+#
+# 在模型里，查询和键都是成批出现的：`q` 的形状是 `(B, T_q, d_k)`。等后面有了多个头（head），形状会变成 `(B, H, T_q, d_k)`。我们要对批次里的每个元素都算 `q @ kᵀ`，这里的 `kᵀ` 只交换**最后两维**。不管前面有几维，`k.transpose(-2, -1)` 做的恰好就是这件事；然后 `@` 会在所有前导维度上一次性做矩阵乘法（matrix multiplication）。（`.T` 只适用于 2 维张量（tensor）。）
+
 # %%
 q = torch.randn(2, 5, 4)  # (B, T_q, d_k)
 k = torch.randn(2, 7, 4)  # (B, T_k, d_k)
@@ -95,6 +130,11 @@ print((q @ k.transpose(-2, -1)).shape)  # (B, T_q, T_k)
 # variance 1, each product has variance 1 and the sum has variance $d_k$: the wider the vectors, the
 # bigger the scores.
 
+# %% [markdown] lang="zh"
+# ## 2. 为什么要除以 $\sqrt{d_k}$
+#
+# 两个宽度为 $d_k$ 的向量做点积，就是把 $d_k$ 个乘积加起来。如果向量的元素是方差（variance）为 1 的随机数，那么每个乘积的方差是 1，加起来的方差就是 $d_k$：向量越宽，分数越大。
+
 # %%
 for d_k in (4, 64, 1024):
     dots = (torch.randn(2000, d_k) * torch.randn(2000, d_k)).sum(dim=-1)  # 2000 dot products q.k
@@ -104,6 +144,9 @@ for d_k in (4, 64, 1024):
 # Big scores are a problem for the softmax: it becomes almost one-hot, one key takes all the weight,
 # and the gradients through the other keys vanish, so the model learns slowly. Dividing by
 # $\sqrt{d_k}$ brings the variance back to about 1 whatever $d_k$ is:
+
+# %% [markdown] lang="zh"
+# 分数太大，softmax 就吃不消了：它几乎变成 one-hot，一个键拿走全部权重，经过其他键的梯度（gradient）几乎消失，模型学得很慢。除以 $\sqrt{d_k}$ 以后，不管 $d_k$ 是多少，方差都回到 1 左右：
 
 # %%
 s = torch.randn(6)  # six scores with variance 1
@@ -148,6 +191,34 @@ print("scores with variance 1024:", torch.softmax(s * math.sqrt(1024), dim=-1))
 # `return q @ k.transpose(-2, -1) / math.sqrt(d_k)`.
 # </details>
 
+# %% [markdown] lang="zh"
+# 这就是缩放点积注意力（scaled dot-product attention）里“缩放”二字的来历（Vaswani et al., 2017）：
+#
+# $$\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V$$
+#
+# ### 练习：`attention_scores(q, k)`
+#
+# 返回缩放后的分数 `q @ kᵀ / sqrt(d_k)`。`q` 的形状是 `(..., T_q, d_k)`，`k` 的形状是 `(..., T_k, d_k)`，其中 `...` 表示任意多个前导维度（可以没有，可以是 `B`，也可以是 `B, H`）；结果的形状是 `(..., T_q, T_k)`：每个查询一行，每个键一列。
+#
+# 检查（check）会先用 3 维输入试，再用 4 维输入试（同一份代码必须两种都能处理），并且让 `T_q != T_k`，这样一旦把查询和键弄混，形状就会露馅；分数会大到几十。
+#
+# **难度：** ★☆☆ · **用时：** 约 5 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 每个分数是一个查询（query）和一个键（key）的点积，一次矩阵乘法（matrix multiplication）就能把它们全部算出来：`(..., T_q, d_k)` 乘以 `(..., d_k, T_k)` 得到 `(..., T_q, T_k)`。所以先把键转置成列，相乘，再把每个分数除以 $\sqrt{d_k}$，和上面的公式一样。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# `d_k` 是一个查询（query）的宽度，也就是 `q` 的最后一维（`q.shape[-1]`）。转置只能交换 `k` 的最后两维，前面是什么都不能动：给 `k.transpose` 传从末尾数起的维度 `-2` 和 `-1`，同一行代码就能同时处理 3 维和 4 维输入。`@` 对最后两维做矩阵乘法（matrix multiplication），前导维度保持不变。`d_k` 是 Python 的 int，所以开平方用 `math.sqrt`（`math` 已经导入了）。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# `q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])`；或者先写 `d_k = q.shape[-1]`，再 `return q @ k.transpose(-2, -1) / math.sqrt(d_k)`。
+# </details>
+
 # %% solution="attention_scores"
 def attention_scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     """Scaled dot products between every query and every key.
@@ -178,6 +249,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_attention_scores(atte
 # purpose, so swapping `q` and `k` shows up as a wrong shape) and at `likely mistake:`: a missing or
 # wrong scale is recognised and named.
 
+# %% [markdown] lang="zh"
+# **如果检查没通过**，先看 `tried:` 那一行里的形状（检查故意让 `T_q != T_k`，所以 `q` 和 `k` 写反了会表现为形状不对），再看 `likely mistake:`：漏了缩放或者缩放写错，它都能认出来并点名。
+
 # %% [markdown]
 # ## 3. From scores to an output, and masks
 #
@@ -202,6 +276,20 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_attention_scores(atte
 # returns a copy of `scores` with `value` wherever `cond` is True; we want to fill where the mask is
 # **False**, i.e. where `~mask` is True:
 
+# %% [markdown] lang="zh"
+# ## 3. 从分数到输出，以及掩码
+#
+# 注意力剩下的部分，就是你在第 1 节手算过的那些：
+#
+# 1. `weights = softmax(scores)`，沿**键**的方向，也就是最后一维（`dim=-1`）：每个查询那一行的权重加起来等于 1。（如果沿 `dim=-2` 做 softmax，就变成每个*键*那一列加起来等于 1，在这里没有任何意义。）
+# 2. `out = weights @ v`：`(..., T_q, T_k) @ (..., T_k, d_v) -> (..., T_q, d_v)`，每个查询得到一份值的混合。
+#
+# ### 掩码：True = 可以关注
+#
+# 有时候，某个查询不能看某些键：在语言模型里是未来（第 5 节），还有填充（padding）。我们传入一个**布尔掩码**，它能广播（broadcasting）到分数的形状 `(..., T_q, T_k)`，其中 `True` 表示“这个查询**可以**关注这个键”。PyTorch 的 `torch.nn.functional.scaled_dot_product_attention` 对布尔掩码也是这个约定（在那里，`attn_mask` 为 True 表示“参与注意力计算”），所以我们的函数和 PyTorch 的可以互相替换。
+#
+# 要禁止某个键，就在 softmax **之前**把它的分数设成 $-\infty$：$e^{-\infty} = 0$，所以它的权重恰好是 0，全部权重由允许的那些键来分。`scores.masked_fill(cond, value)` 返回 `scores` 的一个副本，在 `cond` 为 True 的地方填上 `value`；我们要填的是掩码为 **False** 的地方，也就是 `~mask` 为 True 的地方：
+
 # %%
 scores = torch.tensor([[2.0, 1.0, 0.5, -1.0]])  # (1, 4): one query, four keys
 mask = torch.tensor([[True, True, False, True]])  # (1, 4): key 2 is forbidden
@@ -212,6 +300,9 @@ print("softmax(masked scores):", torch.softmax(masked, dim=-1))
 
 # %% [markdown]
 # Two tempting alternatives are wrong:
+
+# %% [markdown] lang="zh"
+# 有两种看上去很顺手的写法，其实都是错的：
 
 # %%
 after = torch.softmax(scores, dim=-1) * mask
@@ -267,6 +358,35 @@ print("scores MULTIPLIED by mask:", torch.softmax(scores * mask, dim=-1), "<- a 
 # mask; `return weights @ v, weights`.
 # </details>
 
+# %% [markdown] lang="zh"
+# 还有一个边界情况：如果一行里的**所有**键都被遮住，这一行就全是 $-\infty$，softmax 得到 $0/0$ = `NaN`。因果掩码（causal mask）不会出现这种情况，但填充有可能（笔记本 03）。课程自己的实现（也就是检查拿来和你的代码比对的那个*参考实现*）在 softmax 之后用 `weights.nan_to_num(0.0)` 把这样的行变成全零权重；你也照这样做。检查里就有这样的一行，遇到 `NaN` 就判为失败。
+#
+# ### 练习：`scaled_dot_product_attention(q, k, v, mask=None)`
+#
+# 返回二元组 `(out, weights)`：`weights` 是缩放分数沿键方向的 softmax，形状为 `(..., T_q, T_k)`，被遮住的键（`mask` 为 False 的地方）权重恰好为 0；`out = weights @ v`，形状为 `(..., T_q, d_v)`。如果一个查询的所有键都被遮住，它的权重就全是 0（输出因此也全是 0），绝不能是 `NaN`。`mask` 是可选的布尔张量，能广播到分数的形状。
+#
+# 检查会先试不带掩码的 3 维和 4 维输入，然后依次试：键填充掩码（key-padding mask）`(B, 1, 1, T_k)`；随机掩码 `(B, 1, T_q, T_k)`（在各个头上广播）；一个让某个查询一个键都不能关注的掩码；以及非常大的分数（这时只有 $-\infty$ 还能起到遮挡作用）。
+#
+# **难度：** ★★☆ · **用时：** 约 10 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 分四步：算分数（用你的 `attention_scores`，或者把那一行再写一遍）；如果有掩码（mask），在 softmax *之前*把被禁止的键（key）的分数设成 $-\infty$；沿键的方向做 softmax；对值（value）加权求和。然后处理边界情况：全是 $-\infty$ 的一行经过 softmax 会变成 `NaN`（$0/0$），必须把它变成全零的一行。
+# </details>
+#
+# <details><summary>提示 2：各部分写在哪里</summary>
+#
+# - 掩码（mask），只在 `mask` 不是 `None` 时处理：`masked_fill` 在条件为 True 的地方填值，而你要填的是掩码为 **False** 的地方，所以条件是用 `~` 取反后的掩码；填的值是 `float("-inf")`。
+# - softmax：对形状为 `(..., T_q, T_k)` 的分数做 `torch.softmax`，沿最后一维，也就是键（key）的方向（`dim=-1`）。
+# - 边界情况，只在有掩码时处理：softmax 之后紧接着用张量（tensor）方法 `nan_to_num` 把权重里的 `NaN` 变成 0。
+# - 输出：一次矩阵乘法（matrix multiplication），权重 `(..., T_q, T_k)` 乘以值（value）`(..., T_k, d_v)`。返回这一对结果，输出在前。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# `scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])`；当 `mask is not None` 时，`scores = scores.masked_fill(~mask, float("-inf"))`；`weights = torch.softmax(scores, dim=-1)`，有掩码（mask）时再加一步 `weights = weights.nan_to_num(0.0)`；最后 `return weights @ v, weights`。
+# </details>
+
 # %% solution="scaled_dot_product_attention"
 def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
                                  mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
@@ -316,6 +436,13 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_scaled_dot_product_at
 # PyTorch has this function built in, `torch.nn.functional.scaled_dot_product_attention`, with the same
 # mask convention. It returns only the output (it never builds the weights if it can avoid it; that is
 # how fast attention kernels save memory). Your output should agree up to float32 rounding:
+
+# %% [markdown] lang="zh"
+# **如果检查没通过**，`tried:` 那一行会告诉你是哪个输入出了问题。如果报错说注意力权重（attention weights）有一行加起来不等于 1，通常是 softmax 沿错了维度，或者掩码加在了 softmax 之后；如果说某个被遮住的键分到了注意力权重，说明掩码被忽略了、取反了、用错了轴，或者是用乘法乘上去的；如果说某个一个键都不能关注的查询得到了非零权重，那就是上面讲的边界情况。
+#
+# ### 和 PyTorch 对照
+#
+# PyTorch 内置了这个函数：`torch.nn.functional.scaled_dot_product_attention`，掩码约定也相同。它只返回输出（只要能避免，它就根本不构造权重矩阵；快速注意力内核就是这样省内存的）。你的输出应该和它一致，差别只在 float32 的舍入误差以内：
 
 # %%
 q = torch.randn(2, 3, 5, 4)  # (B, H, T_q, d_k)
@@ -380,6 +507,39 @@ print("with mask: max abs diff =", (mine - F.scaled_dot_product_attention(q, k, 
 # in `forward`, `return scaled_dot_product_attention(self.W_Q(x), self.W_K(x), self.W_V(x), mask)`.
 # </details>
 
+# %% [markdown] lang="zh"
+# ## 4. 自注意力
+#
+# 在**自**注意力（self-attention）里，查询、键和值都来自同一个形状为 `(B, T, D)` 的序列 `x`：每个 token 提出一个问题（它的查询），亮出自己有什么（它的键），并提供内容（它的值）。它们由三个可学习的线性映射得到：
+#
+# $$q = x W_Q + b_Q, \qquad k = x W_K + b_K, \qquad v = x W_V + b_V$$
+#
+# 在 PyTorch 里，每个映射都是一个 `nn.Linear(D, D)`；作用在 `x (B, T, D)` 上时，它只作用于最后一维，返回 `(B, T, D)`。一个 `nn.Linear(D, D)` 有一个 `D × D` 的权重和一个长度为 `D` 的偏置，所以整个模块共有 $3(D^2 + D)$ 个参数（parameter）。
+#
+# ### 练习：`SelfAttention(d_model)`
+#
+# 写一个模块，包含三个层 `W_Q`、`W_K`、`W_V`，每个都是带默认偏置的 `nn.Linear(d_model, d_model)`，除此之外没有别的参数。`forward(x, mask=None)` 接收形状为 `(B, T, D)` 的 `x`，返回 `(out (B, T, D), weights (B, T, T))`：用它从 `x` 算出的查询、键和值做注意力；如果有掩码，就按第 3 节的方式使用。
+#
+# 检查会自己构造一个 `SelfAttention(D)`，把它自己的权重复制到你的三个层里（所以名字必须一字不差），然后在三种情况下比较输出：不带掩码、带因果掩码、带键填充掩码；它还会数参数个数，并检查梯度能不能传到每一层。
+#
+# **难度：** ★★☆ · **用时：** 约 10 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 自注意力（self-attention）就是第 3 节的注意力（attention），只不过 `q`、`k`、`v` 都由同一个 `x` 经过三个可学习的层得到。所以这个模块只拥有这三个层，别的什么都没有；`forward` 只是把 `x` 投影三次：注意力本身不用再写一遍。和所有 `nn.Module` 一样，它必须先运行父类的 `__init__`，再创建任何层。
+# </details>
+#
+# <details><summary>提示 2：各部分写在哪里</summary>
+#
+# - `__init__`：第一行通过 `super()` 调用 `nn.Module` 的 `__init__`；少了这一行，你给第一个层赋值时就会报 `AttributeError: cannot assign module before Module.__init__() call`。接着是三个属性，名字必须正好是 `W_Q`、`W_K`、`W_V`，每个都是从 `d_model` 到 `d_model` 的 `nn.Linear`，带默认偏置。
+# - `forward`：每个层作用在 `x` 上，都得到 `(B, T, D)`：这就是第 3 节里的 `q`、`k`、`v`。等你的 `scaled_dot_product_attention` 通过了检查（check），就把它们连同原封不动的 `mask` 一起交给它。它本来就返回 `(out (B, T, D), weights (B, T, T))` 这一对结果：把它的返回值直接返回就行。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# 先 `super().__init__()`，再 `self.W_Q = nn.Linear(d_model, d_model)`（`W_K`、`W_V` 同理）；在 `forward` 里：`return scaled_dot_product_attention(self.W_Q(x), self.W_K(x), self.W_V(x), mask)`。
+# </details>
+
 # %% solution="self_attention"
 class SelfAttention(nn.Module):
     """Single-head self-attention.
@@ -437,6 +597,11 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_self_attention(SelfAt
 #
 # The parameter count, for `D = 16`:
 
+# %% [markdown] lang="zh"
+# **如果检查没通过：** 检查会自己构造 `SelfAttention(d_model)`，把它自己的权重复制到你的 `W_Q`、`W_K`、`W_V` 里，再比较输出，所以属性名和尺寸必须和上面完全一致。参数个数不对，说明少了或多了某个层（或者用了 `bias=False`）；如果报错说没有梯度传到 W_V，说明输出并不是经过这一层算出来的。
+#
+# `D = 16` 时的参数个数：
+
 # %%
 D = 16
 attn = SelfAttention(D)
@@ -453,6 +618,13 @@ print(f"{n_params} parameters; 3 (D^2 + D) = {3 * (D * D + D)}")
 # On the left, a newly initialised (untrained) layer. On the right, the same layer with `W_Q` and `W_K`
 # set to the identity: now each token's query is its own embedding, so a token looks for tokens *like
 # itself*.
+
+# %% [markdown] lang="zh"
+# ### 看看注意力权重
+#
+# 我们喂进去一个句子。每个不同的词从一个 `nn.Embedding`（一张可学习的查找表，笔记本 08 会细讲）里拿到一个随机向量，所以 `x` 的形状是 `(1, T, D)`。`plot_attention(weights, tokens)` 会画出一张 `(T, T)` 的图：行是查询 token，列是它所关注的键 token。
+#
+# 左边是一个刚完成初始化（initialization）、还没训练过的层。右边是同一个层，只是把 `W_Q` 和 `W_K` 设成了单位矩阵：这样每个 token 的查询就是它自己的嵌入（embedding），于是 token 会去找*和自己相像*的 token。
 
 # %%
 torch.manual_seed(0)
@@ -484,6 +656,12 @@ plt.show()
 # - In **both** maps, the rows of the two "the" are identical. Attention sees a set of vectors, not a
 #   sequence: it has no idea that one "the" is first and the other fifth. Notebook 04 adds positions.
 
+# %% [markdown] lang="zh"
+# 有两点值得注意：
+#
+# - 右图里，每个 token 主要关注它自己，而两个“the”把注意力分给了彼此：嵌入相同，键也就相同。
+# - **两张**图里，两个“the”对应的行都完全一样。注意力看到的是一组向量，而不是一个序列：它根本不知道一个“the”排在第一位，另一个排在第五位。笔记本 04 会加入位置信息。
+
 # %% [markdown]
 # ## 5. The causal mask
 #
@@ -494,6 +672,13 @@ plt.show()
 #
 # `torch.tril` (triangle, lower) keeps the lower triangle of a matrix, diagonal included, and sets the
 # rest to 0 (False for a bool tensor):
+
+# %% [markdown] lang="zh"
+# ## 5. 因果掩码
+#
+# 语言模型根据前面的 token 预测下一个 token。训练时，它一次读入整个句子，并行地预测每一个“下一个 token”，所以位置 `t` 不能偷看 `t` 之后的位置：那等于直接看答案。**因果掩码**只让查询 `t` 关注键 `0, 1, …, t`：对角线及其下方为 True，上方为 False。
+#
+# `torch.tril`（triangle, lower，即下三角）保留矩阵的下三角部分（包括对角线），其余位置设为 0（对布尔张量来说就是 False）：
 
 # %%
 print(torch.tril(torch.ones(4, 4)))
@@ -530,6 +715,32 @@ print(torch.tril(torch.ones(4, 4, dtype=torch.bool)))
 # `torch.tril(torch.ones(T, T, dtype=torch.bool))`
 # </details>
 
+# %% [markdown] lang="zh"
+# 第 `t` 行就是查询 `t`，它在第 `0..t` 列为 True。对角线是保留的：token 可以关注它自己。`(T, T)` 的掩码能和形状为 `(B, T, T)` 的分数广播（之后还会和 `(B, H, T, T)` 的分数广播）。
+#
+# ### 练习：`causal_mask(T)`
+#
+# 返回一个形状为 `(T, T)` 的布尔张量，对角线及其下方为 True。它必须是 `bool` 张量：由 0 和 1 组成的浮点掩码并不是布尔掩码，对它用 `~` 会报 TypeError。
+#
+# 检查会试 `T = 5`、`T = 1`，以及较长的 `T = 40`。
+#
+# **难度：** ★☆☆ · **用时：** 约 3 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 查询（query）`t` 能看到键（key）`0..t`：对角线以及它下方的所有位置。从一个全是 `True` 的 `(T, T)` 张量（tensor）出发，像上面那个单元格一样，只保留它的下三角。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 两个函数，一个套在另一个里面：先用 `torch.ones` 造张量（tensor），尺寸是 `T, T`，`dtype` 设成布尔型（不设的话张量是浮点型，掩码（mask）也就成了浮点型）；再对它调用 `torch.tril`，它会保留对角线。上面那个单元格打印的第二个结果，就是 `T = 4` 时这样做出来的。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# `torch.tril(torch.ones(T, T, dtype=torch.bool))`
+# </details>
+
 # %% solution="causal_mask"
 def causal_mask(T: int) -> torch.Tensor:
     """The causal mask of a decoder: query t may attend to keys 0..t.
@@ -561,6 +772,11 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_mask(causal_ma
 # is exactly 0; "the" at position 0 can only see itself, while the "the" at position 4 still finds the
 # first one, which is in its past.
 
+# %% [markdown] lang="zh"
+# **如果检查没通过**，对比 `expected:` 和 `got:` 这两行：上三角掩码（`triu`）、对角线被遮住、掩码取反，这几种错误检查都能认出来并点名。
+#
+# 现在把同一个句子送进上面那个单位矩阵的层，并加上因果掩码。上三角恰好全是 0；位置 0 的“the”只能看到它自己，而位置 4 的“the”仍然能找到第一个“the”，因为那个“the”在它的过去。
+
 # %%
 T = len(tokens)
 with torch.no_grad():
@@ -572,6 +788,9 @@ plt.show()
 # %% [markdown]
 # The promise of the mask: changing a token can only change the outputs at its own position and after.
 # Replace the last word and compare:
+
+# %% [markdown] lang="zh"
+# 掩码的承诺是：改动一个 token，只会改变它自己那个位置以及之后位置的输出。把最后一个词换掉，比较一下：
 
 # %%
 x_changed = x.clone()
@@ -592,3 +811,16 @@ print("change per position:", (out_changed - out_causal).abs().amax(dim=-1)[0])
 # - The causal mask is `tril`: position `t` sees `0..t`.
 #
 # **Next:** notebook 02 runs several attention heads side by side.
+
+# %% [markdown] lang="zh"
+# 只有最后一个位置变了。要是没有掩码，每个位置都会变。
+#
+# ## 小结
+#
+# - 分数是 `q @ kᵀ / sqrt(d_k)`，形状为 `(..., T_q, T_k)`；缩放让分数的方差保持在 1 附近。
+# - 权重 = 沿键方向（`dim=-1`）的 softmax，每一行加起来等于 1；`out = weights @ v`。
+# - 掩码是布尔型，True = 可以关注；被禁止的分数在 softmax **之前**变成 `-inf`。
+# - 自注意力：`q, k, v` 是同一个 `x` 的三个线性映射，共 $3(D^2 + D)$ 个参数。
+# - 因果掩码就是 `tril`：位置 `t` 能看到 `0..t`。
+#
+# **下一步：** 笔记本 02 会让多个注意力头并排运行。

@@ -11,6 +11,17 @@
 #
 # Then you check it against PyTorch's own `nn.MultiheadAttention`.
 
+# %% [markdown] lang="zh"
+# # 02 · 多头注意力
+#
+# 一个注意力（attention）层只给每个查询（query）**一组**针对键（key）的权重，也就是只做一次加权平均。多头注意力（multi-head attention）把几个更小的注意力（叫作“头”，head）并排运行，每个头有自己的查询、键和值（value），最后把它们的结果合起来。这本笔记本里，你要完成下面几个练习（exercise）：
+#
+# 1. `split_heads(x, num_heads)`：`(B, T, D) -> (B, H, T, d_k)`；
+# 2. `merge_heads(x)`：`(B, H, T, d_k) -> (B, T, D)`；
+# 3. `MultiHeadSelfAttention(d_model, num_heads)`，也就是 Transformer 里的注意力层。
+#
+# 最后，你会拿它和 PyTorch 自带的 `nn.MultiheadAttention` 对照一下。
+
 # %%
 import matplotlib.pyplot as plt
 import torch
@@ -29,6 +40,9 @@ _ = torch.manual_seed(0)
 # this one. They behave exactly like the ones you wrote (same signature, same mask convention: bool,
 # True = may attend).
 
+# %% [markdown] lang="zh"
+# **关于导入。** 你在笔记本 01 里写过 `scaled_dot_product_attention(q, k, v, mask=None) -> (out, weights)` 和 `causal_mask(T)`。这里我们从 `tinylm_solutions` 导入这两个函数的课程参考版本，好让每本笔记本都能独立运行：就算笔记本 01 里还留着 bug，也不会卡住这一本。它们的行为和你写的完全一样（签名相同，掩码（mask）约定也相同：布尔型，True = 可以关注）。
+
 # %% [markdown]
 # ## 1. Why several heads
 #
@@ -45,6 +59,15 @@ _ = torch.manual_seed(0)
 #
 # Here is one token of width `D = 12` cut into `H = 3` heads of `d_k = 4` features, and glued back.
 # Feature `f` keeps its place; each head sees only its own slice:
+
+# %% [markdown] lang="zh"
+# ## 1. 为什么要多个头
+#
+# softmax 的一行，就是键上的一个分布。如果一个 token 同时需要两样不同的东西，比如前一个词*和*句子的主语，单个头只能把它们糊成一个平均值。有了 `H` 个头，每个头有自己的查询和键，也就有自己的注意力模式；一个头可以盯着前一个词，另一个头盯着主语。
+#
+# 这样做不花额外的代价。我们不用一个宽度为 `D` 的头，而是用 `H` 个宽度为 `d_k = D // H` 的头：还是那几个 `D × D` 的 `W_Q, W_K, W_V`，生成宽度为 `D` 的查询、键和值，我们只是把每个 token 的向量**切**成 `H` 段，每段 `d_k` 个特征，每个头分一段。做完注意力后，再把各个头的输出拼回一个宽度为 `D` 的向量，然后再用一个线性层 `W_O` 把它们混合起来。
+#
+# 下面是一个宽度为 `D = 12` 的 token，被切成 `H = 3` 个头，每个头 `d_k = 4` 个特征，然后再拼回去。特征 `f` 始终待在原来的位置上；每个头只看得到属于自己的那一段：
 
 # %%
 plot_heads_split(d_model=12, num_heads=3)
@@ -71,6 +94,24 @@ plt.show()
 # floats; use integer division `D // H`. And `D` must be divisible by `H`, otherwise the slices don't
 # fit.
 
+# %% [markdown] lang="zh"
+# ## 2. 形状的变化过程
+#
+# ```
+# x                          (B, T, D)
+# W_Q(x), W_K(x), W_V(x)     (B, T, D)        三个都是这个形状
+#   view                     (B, T, H, d_k)   把每个 token 的特征切成 H 段
+#   transpose(1, 2)          (B, H, T, d_k)   把头放到时间前面：每个头一个 (T, d_k) 矩阵
+# attention per head         (B, H, T, d_k)   weights (B, H, T, T)
+#   transpose(1, 2)          (B, T, H, d_k)   时间重新回到前面
+#   reshape                  (B, T, D)        把 H 段拼到一起
+# W_O                        (B, T, D)
+# ```
+#
+# `scaled_dot_product_attention` 本来就支持任意前导维度，所以输入是 `(B, H, T, d_k)` 时，它会在每个头内部各自独立地做注意力。这就是要把头放在 `T` 前面的原因。
+#
+# **`d_k` 必须是 int。** 在 Python 里，`D / H` 即使能整除也是 float，而 `.view` 不接受 float；要用整除 `D // H`。另外，`D` 必须能被 `H` 整除，否则切不成大小相同的段。
+
 # %%
 D, H = 16, 4
 print("D / H  =", D / H, type(D / H).__name__)
@@ -87,6 +128,11 @@ except TypeError as e:
 # `x` with `T = 3` tokens of `D = 4` features where the entry of token `t`, feature `f` is `10 t + f`,
 # so you can read where each number came from. With `H = 2` heads, head 0 should get features 0, 1 and
 # head 1 features 2, 3, **of every token**.
+
+# %% [markdown] lang="zh"
+# ### 为什么先 `view` 再 `transpose`，而不是直接 `view(B, H, T, d_k)`
+#
+# `view` 从来不移动数据：它只是按内存顺序、换一组尺寸去读同一批数字。我们造一个很小的 `x`：`T = 3` 个 token，每个 token 有 `D = 4` 个特征，token `t` 的特征 `f` 的值是 `10 t + f`，这样你一眼就能看出每个数是从哪来的。用 `H = 2` 个头时，头 0 应该拿到**每个 token** 的特征 0、1，头 1 拿到特征 2、3。
 
 # %%
 B, T, D, H = 1, 3, 4, 2
@@ -139,6 +185,32 @@ print("head 1:\n", wrong[0, 1])
 # `x.view(B, T, num_heads, D // num_heads).transpose(1, 2)`
 # </details>
 
+# %% [markdown] lang="zh"
+# 用 `view` + `transpose` 时，头 0 拿到的是 token 0、1、2 的特征 0–1（各行分别是 `0 1`、`10 11`、`20 21`）：正确。只用一次 `view(B, H, T, d_k)`，*形状*（shape）是对的，但头 0 的“token 1”其实是 token 0 的特征 2–3（`2, 3`），而 token 1 被拆到了两个头里：位置和特征搅在了一起。程序不会报错，模型只是悄无声息地对着一堆垃圾做注意力。所以光检查形状是不够的，检查（check）还要比较数值。
+#
+# ### 练习：`split_heads(x, num_heads)`
+#
+# 把形状为 `(B, T, D)` 的 `x` 切成多个头后返回：形状为 `(B, H, T, d_k)`，其中 `d_k = D // num_heads`，头 `h` 拿到每个 token 的特征 `h*d_k ... (h+1)*d_k - 1`，和上面演示里 `view` + `transpose` 的结果完全一样。
+#
+# 检查会在一个各维尺寸互不相同（`B != T != H != d_k`）的随机 `x` 上，把你的切分结果和参考实现比对，这样轴一旦弄混就藏不住。
+#
+# **难度：** ★☆☆ · **用时：** 约 5 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 分两步，和演示里一样：先把最后一维切成 `(H, d_k)`，再把头（head）所在的轴挪到时间前面。一次 reshape 做完的话，形状（shape）对，数值却是错的（就是演示里那个只用一次的 `view`）。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 用 `B, T, D = x.shape` 读出各维尺寸；一个头（head）的宽度是 `D // num_heads`。切分就是用 `.view` 变成四个尺寸 `(B, T, H, d_k)`：这时时间还是第 1 维，头是第 2 维。再用 `.transpose` 交换这两维，就得到 `(B, H, T, d_k)`。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# `x.view(B, T, num_heads, D // num_heads).transpose(1, 2)`
+# </details>
+
 # %% solution="split_heads"
 def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     """Split the features of each token into heads.
@@ -178,6 +250,15 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_split_heads(split_hea
 # order in which PyTorch walks through memory. The result is *not contiguous*, and `.view` can't always
 # reinterpret a non-contiguous tensor. Attention's output is a new, contiguous `(B, H, T, d_k)` tensor,
 # so after the transpose, `.view` fails:
+
+# %% [markdown] lang="zh"
+# **如果检查没通过：** 结果的形状是 `(B, T, H, d_k)`，说明少了转置；形状对但数值不对，通常是用了上面演示里 `view(B, H, T, d_k)` 那条捷径。
+#
+# ## 3. 把头合并回去
+#
+# `merge_heads` 是 `split_heads` 的逆操作：先把 `(B, H, T, d_k)` 转置回 `(B, T, H, d_k)`，再把最后两维拼成 `H * d_k = D`。
+#
+# **转置之后用 `.view` 要小心。** 转置同样不移动数据，它只改变 PyTorch 遍历内存的顺序。结果*不是连续的*（not contiguous），而 `.view` 并不总能重新解释一个不连续的张量（tensor）。注意力的输出是一个新建的、连续的 `(B, H, T, d_k)` 张量，所以转置之后再 `.view` 就会失败：
 
 # %%
 heads = torch.arange(24.0).view(1, 2, 3, 4)  # (B, H, T, d_k), contiguous like an attention output
@@ -219,6 +300,32 @@ print(back.reshape(1, 3, 8))  # (B, T, D): reshape copies when it has to
 # <details><summary>Hint 3: the answer</summary>
 #
 # `x.transpose(1, 2).reshape(B, T, H * d_k)` with `B, H, T, d_k = x.shape`
+# </details>
+
+# %% [markdown] lang="zh"
+# 用 `.reshape(B, T, H * d_k)`，它会在必要时复制数据；或者用 `.contiguous().view(B, T, H * d_k)`。
+#
+# ### 练习：`merge_heads(x)`
+#
+# 撤销 `split_heads`：`(B, H, T, d_k) -> (B, T, H * d_k)`，使 `merge_heads(split_heads(x, H))` 能还原出 `x`。
+#
+# 检查会合并两种输入：参考实现 `split_heads` 的输出（不连续，和注意力内部的情况一样），以及一个新建的连续张量（就像 `weights @ v` 的输出）。
+#
+# **难度：** ★☆☆ · **用时：** 约 5 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 按相反的顺序，一步一步撤销 `split_heads`。它先把 D 切成 `(H, d_k)`，再把头（head）挪到时间前面；所以你要先把时间放回头的前面，再把最后两维拼到一起。留意上面刚讲过的 `.view` 的坑。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 从 `x.shape` 读出四个尺寸：`(B, H, T, d_k)`。头（head）是第 1 维，时间是第 2 维：交换这两维，得到 `(B, T, H, d_k)`。然后用 `.reshape` 把最后两维合成一维，大小为 `H * d_k`（转置之后张量（tensor）不是连续的，`.view` 可能会失败）。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# `x.transpose(1, 2).reshape(B, T, H * d_k)`，其中 `B, H, T, d_k = x.shape`
 # </details>
 
 # %% solution="merge_heads"
@@ -263,6 +370,19 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_merge_heads(merge_hea
 # lines shapes up from the right, so the mask's two axes meet the query and key axes, and every head of
 # every sequence gets the same mask. You pass it on unchanged:
 
+# %% [markdown] lang="zh"
+# **如果检查没通过：** 检查会用参考实现 `split_heads` 切分一个随机的 `x`，并要求你的 `merge_heads` 原样还原出 `x`。形状对而数值不对，通常是 `reshape` 之前没有先转置回来。
+#
+# ## 4. 多头自注意力
+#
+# 把前面的拼起来就是（Vaswani et al., 2017, §3.2.2）：
+#
+# 1. `q, k, v = W_Q(x), W_K(x), W_V(x)`，每个都是 `(B, T, D)`，再用 `split_heads` 把它们各自切成 `(B, H, T, d_k)`；
+# 2. `out, weights = scaled_dot_product_attention(q, k, v, mask)`：得到 `(B, H, T, d_k)` 和 `(B, H, T, T)`。缩放因子是 `1 / sqrt(d_k)`，用的是**一个头**的宽度，函数直接从 `q` 本身取得这个宽度；
+# 3. `merge_heads(out)`：`(B, T, D)`；然后过 `W_O`：`(B, T, D)`。
+#
+# 形状为 `(T, T)` 的掩码（比如 `causal_mask(T)`）可以原样广播（broadcasting）到 `(B, H, T, T)`：广播从右边开始对齐形状，所以掩码的两个轴正好对上查询轴和键轴，每个序列的每个头都拿到同一个掩码。你只要把它原封不动地传下去：
+
 # %%
 B, H, T = 2, 3, 4
 scores = torch.zeros(B, H, T, T)  # (B, H, T, T): one (T, T) map per head and sequence
@@ -281,6 +401,11 @@ print("every head of every sequence got the same mask:", bool((masked.isinf() ==
 # output feature can draw on every head. Written per head, `W_O(merge(heads))` is a sum over heads,
 # $\sum_h \mathrm{head}_h W_O^{(h)}$, where $W_O^{(h)}$ is the slice of `W_O` that reads head `h`'s
 # features:
+
+# %% [markdown] lang="zh"
+# （笔记本 03 会构造每个序列各不相同的掩码，用来处理填充（padding）：`(B, 1, 1, T)`，需要广播的地方放大小为 1 的轴。）
+#
+# **为什么要 `W_O`？** 合并之后，每个 token 的特征 `h*d_k ... (h+1)*d_k - 1` 只来自头 `h`：各个头并排放在一起，但彼此还没有交流过。`W_O` 把它们混合起来，让每个输出特征都能用上所有头的信息。按头拆开来写，`W_O(merge(heads))` 就是对各个头求和，$\sum_h \mathrm{head}_h W_O^{(h)}$，其中 $W_O^{(h)}$ 是 `W_O` 里读取头 `h` 那部分特征的切片：
 
 # %%
 D, H = 6, 3
@@ -336,6 +461,33 @@ print("sum over heads of parts:", per_head.detach())
 # `q = split_heads(self.W_Q(x), self.num_heads)` (and `k`, `v` likewise);
 # `out, weights = scaled_dot_product_attention(q, k, v, mask)`;
 # `return self.W_O(merge_heads(out)), weights`
+# </details>
+
+# %% [markdown] lang="zh"
+# 四个 `nn.Linear(D, D)` 层：不管 `H` 是多少，都是 $4(D^2 + D)$ 个参数（parameter）。多头不会增加参数，只是把已有的参数分开来用。
+#
+# ### 练习：`MultiHeadSelfAttention(d_model, num_heads)`
+#
+# 写一个模块，包含四个层 `W_Q`、`W_K`、`W_V`、`W_O`，每个都是 `nn.Linear(d_model, d_model)`；当 `d_model % num_heads != 0` 时抛出 `ValueError`（要带上说明信息）。`forward(x, mask=None)` 接收形状为 `(B, T, D)` 的 `x`，返回 `(out (B, T, D), weights (B, H, T, T))`：就是上面那三步，用导入的 `scaled_dot_product_attention`，并返回每个头各自的权重（不要取平均）。
+#
+# 检查会用它自己的尺寸构造你的类，要求 `MultiHeadSelfAttention(D + 1, H)` 抛出 `ValueError`，再把它自己的权重复制到你的四个层里，然后在三种情况下比较输出：不带掩码、带因果掩码（causal mask）`(T, T)`、带键填充掩码 `(B, 1, 1, T)`；它还会数参数个数，并检查梯度（gradient）能不能传到每一层。
+#
+# **难度：** ★★★ · **用时：** 约 20 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 多头注意力（multi-head attention）就是 H 个窄的注意力（attention）在同一批 token 上并排运行：投影、切成多个头（head）、做注意力、合并、再投影。变形交给你的 `split_heads` 和 `merge_heads`（或者把它们各自的那一行再写一遍）；笔记本 01 的 `scaled_dot_product_attention`（这里已经导入）能一次处理所有的头，因为它支持任意前导维度。掩码（mask）不用做任何处理：原样传下去就行，它本来就能广播（broadcasting）到 `(B, H, T, T)`。
+# </details>
+#
+# <details><summary>提示 2：各部分写在哪里</summary>
+#
+# - `__init__`，按这个顺序：通过 `super()` 调用 `nn.Module` 的 `__init__`；检查能否整除，`d_model % num_heads != 0` 时抛出带说明信息的 `ValueError`；保存 `self.num_heads` 和 `self.d_k`，即一个头（head）的宽度 `d_model // num_heads`（是 int）；创建四个层 `W_Q`、`W_K`、`W_V`、`W_O`，每个都是从 `d_model` 到 `d_model` 的 `nn.Linear`。
+# - `forward`：把 `W_Q`、`W_K`、`W_V` 作用在 `x` 上，再把每个结果切成 `self.num_heads` 个头：`(B, H, T, d_k)`。导入的 `scaled_dot_product_attention` 接收它们和掩码（mask），返回输出 `(B, H, T, d_k)` 和权重 `(B, H, T, T)`。把输出合并回 `(B, T, D)`，过一遍 `W_O`，再和每个头各自的权重（不取平均）一起返回。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# `q = split_heads(self.W_Q(x), self.num_heads)`（`k`、`v` 同理）；`out, weights = scaled_dot_product_attention(q, k, v, mask)`；`return self.W_O(merge_heads(out)), weights`
 # </details>
 
 # %% solution="multi_head_attention"
@@ -402,6 +554,11 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_multi_head_attention(
 #
 # The parameter count, for `D = 16`, `H = 4`:
 
+# %% [markdown] lang="zh"
+# **如果检查没通过：** `tried:` 那一行会告诉你是哪个输入出了问题（不带掩码、因果掩码还是填充掩码）。`likely mistake:` 能认出的错误包括：漏了 `W_O`；把各个头的权重取了平均；除以的是 `sqrt(d_model)` 而不是 `sqrt(d_k)`；切分或合并时没有转置；掩码在传给 `scaled_dot_product_attention` 的路上被取反或改了形状。如果权重对而输出不对，问题出在注意力之后：合并那一步或者 `W_O`。如果报错是 `view` 失败，去看 `merge_heads`（第 3 节）。
+#
+# `D = 16`、`H = 4` 时的参数个数：
+
 # %%
 D, H = 16, 4
 mha = MultiHeadSelfAttention(D, H)
@@ -422,6 +579,15 @@ print(f"{n_params} parameters; 4 (D^2 + D) = {4 * (D * D + D)}")
 # means "may **not** attend". So we pass `~causal_mask(T)`. (The functional
 # `F.scaled_dot_product_attention` uses True = may attend, like this course.) Mixing the two up is a
 # classic bug: it gives a model that can only see the future.
+
+# %% [markdown] lang="zh"
+# ## 5. 和 PyTorch 的 `nn.MultiheadAttention` 结果一致
+#
+# PyTorch 的这个层也有同样的四个投影，只是存法不同：`in_proj_weight` 是把 `W_Q`、`W_K`、`W_V` 叠在一起的一个 `(3D, D)` 矩阵（`in_proj_bias` 也一样，是 `(3D,)`），`out_proj` 就是 `W_O`。把你的权重复制进去，两个层的结果应该在 float32 的舍入误差以内一致（往往完全相同）。
+#
+# 有两个细节：`batch_first=True` 让它和我们一样接收 `(B, T, D)`；`average_attn_weights=False` 让它为每个头各返回一张图，形状为 `(B, H, T, T)`，而不是返回它们的平均。
+#
+# **注意掩码。** `nn.MultiheadAttention` 的布尔 `attn_mask` 用的是**相反**的约定：True 表示“**不可以**关注”。所以我们传进去的是 `~causal_mask(T)`。（函数式的 `F.scaled_dot_product_attention` 和本课程一样，True 表示可以关注。）把两种约定弄混是个经典 bug：会得到一个只能看到未来的模型。
 
 # %%
 B, T = 2, 6
@@ -450,6 +616,11 @@ with torch.no_grad():
 # untrained, so the patterns mean nothing yet; we scale `W_Q` and `W_K` up by 3 only to make the
 # differences between heads easier to see. Each head already has its **own** pattern: that's the point
 # of several heads. (Notebook 10 shows the heads of a trained model.)
+
+# %% [markdown] lang="zh"
+# ## 6. 每个头一张图
+#
+# 还是笔记本 01 里的那个句子，这次送进一个带因果掩码的多头层。这个层没有训练过，所以图上的模式暂时没有任何含义；我们把 `W_Q` 和 `W_K` 放大 3 倍，只是为了让各个头之间的差别更容易看出来。每个头已经有了**自己的**模式：这正是用多个头的意义所在。（笔记本 10 会展示一个训练好的模型里的各个头。）
 
 # %%
 torch.manual_seed(0)
@@ -484,3 +655,13 @@ plt.show()
 #
 # **Next:** notebook 03 is about masks: causal masks, padding, and what happens when a row has nothing
 # left to attend to.
+
+# %% [markdown] lang="zh"
+# ## 小结
+#
+# - `H` 个宽度为 `d_k = D // H` 的头（`d_k` 是 int；`D % H` 必须为 0）通过切分 `D × D` 投影的输出来共享这些投影：不管 `H` 是多少，都是 $4(D^2 + D)$ 个参数。
+# - 切分：`view(B, T, H, d_k).transpose(1, 2)`；合并：`transpose(1, 2).reshape(B, T, D)`。只用一个 `view`，形状对，数据却是错的。
+# - 注意力在 `(B, H, T, d_k)` 上按头分别计算，缩放因子是 `1 / sqrt(d_k)`；权重的形状是 `(B, H, T, T)`。
+# - `nn.MultiheadAttention` 算的是同一件事，但它的布尔 `attn_mask` 里 True = **被屏蔽**。
+#
+# **下一步：** 笔记本 03 专门讲掩码：因果掩码、填充，以及一行里已经没有任何键可以关注时会发生什么。

@@ -16,6 +16,18 @@
 # Shapes as before: `B` batch, `T` sequence length, `D` = `d_model`, `max_len` the longest sequence the
 # table covers.
 
+# %% [markdown] lang="zh"
+# # 04 · 位置编码（positional encoding）
+#
+# 注意力（attention）会把每个 token 和其他所有 token 逐一比较，却完全不知道每个 token 在**哪里**：把 token 的顺序打乱，得到的还是同样那些输出，只是跟着换了顺序。这本笔记本要让 Transformer 有顺序感。学完之后，你将能够：
+#
+# 1. 构造《Attention Is All You Need》里的正弦位置编码（sinusoidal positional encoding）表 `sinusoidal_position_encoding(max_len, d_model)`，并说清楚它的每一列是什么（一只有很多根指针的钟）；
+# 2. 把它包装成模块 `PositionalEncoding(d_model, max_len)`：把表存成一个**缓冲区**（buffer），加到任意长度 `T <= max_len` 的 token 嵌入（embedding）上；
+# 3. 像 GPT-2 那样构造**可学习**的位置，即可学习位置嵌入（learned positional embedding）`LearnedPositionalEmbedding(d_model, max_len)`，并说出两种做法各自的代价和好处；
+# 4. （附加题）不往输入上加任何东西，而是旋转查询（query）和键（key）：旋转位置编码（rotary position embedding，RoPE），`apply_rope(x, positions=None)`。
+#
+# 形状（shape）约定同前：`B` 是批次（batch），`T` 是序列长度（sequence length），`D` = `d_model`，`max_len` 是这张表能覆盖的最长序列。
+
 # %%
 import math
 
@@ -41,6 +53,13 @@ _ = torch.manual_seed(0)
 # same thing with a whole sentence. "猫 追 狗" is "cat chases dog"; "狗 追 猫" is "dog chases cat": the
 # same three tokens, opposite meanings. We embed both and run them through multi-head self-attention (no
 # mask):
+
+# %% [markdown] lang="zh"
+# **关于导入。** `MultiHeadSelfAttention` 是课程版的实现，对应你在笔记本 02 里写的代码（签名相同，行为相同），这样这本笔记本可以独立运行。每个练习（exercise）后面的演示用的都是*你*写的版本：先把练习做完，让它的检查（check）通过，再运行它下面的单元格。
+#
+# ## 1. 注意力分不清顺序
+#
+# 在笔记本 01 里，“the cat sat on the mat”中的两个“the”得到了一模一样的注意力权重（attention weights）行：注意力看到的是两个相等的向量，无从知道一个排第一、一个排第五。下面换成整句话再看一次。“猫 追 狗”和“狗 追 猫”：三个 token 完全相同，意思正好相反。我们把两句话都做嵌入，送进多头自注意力（multi-head self-attention），不加掩码（mask）：
 
 # %%
 vocab = {"猫": 0, "追": 1, "狗": 2}  # cat, chase, dog
@@ -169,6 +188,78 @@ print("max difference after un-permuting:", (out_b[:, perm] - out_a).abs().max()
 # ```
 # </details>
 
+# %% [markdown] lang="zh"
+# 每个字在两句话里得到的输出**完全**相同，只是换了位置：“猫”在一句里是追的一方，在另一句里是被追的一方，注意力却分不出来。（差值是 0，或者是约 1e-7 的舍入误差。）用数学的话说：自注意力（self-attention）是*置换等变*（permutation-equivariant）的。把输入的行重新排列，输出的行也按同样的方式重新排列，因为分数、softmax 和加权求和看的都只是 token 两两之间的关系，从来不看一个 token 排在哪个位置。
+#
+# （因果掩码（causal mask）会稍微打破这种对称，因为 token `t` 能看到 `t + 1` 个 token，语言模型单凭这一点就能学到一些顺序信息；不过本课程的所有模型都和原始 Transformer 一样，会明确地把位置告诉模型。）
+#
+# 解决办法：在第一个注意力层之前，给每个 token 的向量加上一个由它的**位置**决定的向量。这样，“位置 0 的猫”和“位置 2 的猫”就是两个不同的向量了。
+#
+# ## 2. 正弦表：一只有很多根指针的钟
+#
+# 位置 `pos` 该用什么向量？直接把 `pos` 写进某个特征可不是好主意：这个数会无限增大，到了位置 1000，它就会把 token 自己的特征淹没。Vaswani 等人（2017，§3.5）改用一张正弦和余弦组成的表。想象一只有 `D/2` 根指针的钟。位置每前进一步，指针 `i` 就转过角度 $\omega_i$；快的指针负责区分相邻的位置，慢的指针负责区分相距很远的位置，所有指针合起来，给每个位置一个独一无二的读数。表里把每根指针存成一对（sin, cos）：
+#
+# $$PE[pos, 2i] = \sin(pos \cdot \omega_i), \qquad PE[pos, 2i+1] = \cos(pos \cdot \omega_i), \qquad
+# \omega_i = \frac{1}{10000^{2i/D}}$$
+#
+# - 列是**交错**成对的：第 `2i` 列（偶数列）是 sin，第 `2i+1` 列（奇数列）是**同一个**角度的 cos。（有些库把所有正弦放在前面、所有余弦放在后面：这种排法也成立，但不是本课程用的排法。）
+# - 频率按**等比数列**变化：$\omega_0 = 1$，即每个位置转 1 弧度（每隔 $2\pi \approx 6.3$ 个位置转满一圈）；后一根指针的转速是前一根的 $10000^{-2/D}$ 倍（这个倍数小于 1：越转越慢），一直到 $\omega_{D/2-1} = 10000^{-(D-2)/D}$，`D` 很大时接近 $1/10000$（这时转满一圈要几万个位置）。
+# - 第 0 行（位置 0，所有角度都是 0）是 `[0, 1, 0, 1, ...]`，因为 $\sin 0 = 0$，$\cos 0 = 1$。
+# - 不管位置是多少，每个值都在 $[-1, 1]$ 之内。
+#
+# 下面是一张 `D = 6` 的小表的前几个位置：三根指针，频率 $\omega_0, \omega_1, \omega_2$ 分别是 1、0.046 和 0.0022（表中数值保留 3 位小数）：
+#
+# | pos | sin(pos ω₀) | cos(pos ω₀) | sin(pos ω₁) | cos(pos ω₁) | sin(pos ω₂) | cos(pos ω₂) |
+# |---:|---:|---:|---:|---:|---:|---:|
+# | 0 | 0.000 | 1.000 | 0.000 | 1.000 | 0.000 | 1.000 |
+# | 1 | 0.841 | 0.540 | 0.046 | 0.999 | 0.002 | 1.000 |
+# | 2 | 0.909 | −0.416 | 0.093 | 0.996 | 0.004 | 1.000 |
+# | 3 | 0.141 | −0.990 | 0.139 | 0.990 | 0.006 | 1.000 |
+# | 4 | −0.757 | −0.654 | 0.185 | 0.983 | 0.009 | 1.000 |
+#
+# 一列一列地看：第一对转得很快（它的 cos 从位置 2 起变成负数，sin 从位置 4 起变成负数），最后一对几乎没动。
+#
+# ### 练习：`sinusoidal_position_encoding(max_len, d_model)`
+#
+# 对偶数的 `d_model`，返回上面这张 `(max_len, d_model)` 的表，类型用 torch 的**默认浮点 dtype**（float32，和 `torch.zeros(max_len, d_model)` 一样；float64 的表加到 float32 的嵌入上，会把结果也变成 float64）。
+#
+# 一种不用循环的做法：
+#
+# - 位置 `pos`：一列 `(max_len, 1)`，转成浮点数；
+# - 频率 $\omega_i$：一行 `(D/2,)`，每对一个；
+# - 角度 `pos * omega`：靠广播（broadcasting）得到 `(max_len, D/2)`；
+# - 一张 `(max_len, D)` 的全零表，偶数列 `[:, 0::2]` 填 `sin(angles)`，奇数列 `[:, 1::2]` 填 `cos(angles)`。
+#
+# 检查会分别在 `max_len > d_model` 和 `max_len < d_model` 时调用你的函数（`d_model` 从不取 2 的幂），然后检查：形状和 dtype；第 0 行是不是 `[0, 1, 0, 1, ...]`；每一对列是否都满足 $\sin^2 + \cos^2 = 1$；从第 1 行反推出的频率是不是 $10000^{-2i/D}$。如果不是，它会告诉你实际是什么：换了底数、指数差了 2 倍、用了整数除法……
+#
+# **难度：** ★★☆ · **用时：** 约 15 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 不用循环：照上面的四步，用广播（broadcasting）把整张表造出来。一列位置乘以一行频率，一次就得到所有角度；然后偶数列放这些角度的正弦，奇数列放它们的余弦。算频率时注意：公式里的 `2i` 取的是 `0, 2, 4, ...`，也就是小于 `D` 的偶数；第 `i` 对的指数就是这个数除以 `D`。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# - 位置：对 `max_len` 调用 `torch.arange`，再用 `[:, None]` 索引，变成一列 `(max_len, 1)`。
+# - 频率：从 0 到 `d_model`、步长为 2 的 `torch.arange` 直接给出公式里的 `2i`：`0, 2, 4, ...`，形状（shape）是 `(D/2,)`。把它们除以 `d_model`（不是 `2 * ... / d_model`：那样 2 就算了两次）；$\omega_i$ 等于 1 除以 10000 的这个次方，也可以等价地写成 `torch.exp`：负的指数乘以 `math.log(10000.0)`。
+# - 用 `/`，千万别用 `//`：整数除法会把指数全都舍成 0。（`/` 还会顺便把整数的 `arange` 转成 torch 的默认浮点 dtype。）
+# - 表：`torch.zeros(max_len, d_model)`；把角度的 `torch.sin` 赋给偶数列 `[:, 0::2]`，同一组角度的 `torch.cos` 赋给奇数列 `[:, 1::2]`。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# 频率：设 `two_i = torch.arange(0, d_model, 2)`，则 `omega = 1 / 10000 ** (two_i / d_model)`，也可以写成等价的 `torch.exp(-two_i * math.log(10000.0) / d_model)`。整张表：
+#
+# ```python
+# pos = torch.arange(max_len)[:, None]                              # (max_len, 1)
+# angles = pos / 10000 ** (torch.arange(0, d_model, 2) / d_model)   # (max_len, D/2), float
+# pe = torch.zeros(max_len, d_model)
+# pe[:, 0::2] = torch.sin(angles)
+# pe[:, 1::2] = torch.cos(angles)
+# ```
+# </details>
+
 # %% solution="sinusoidal_position_encoding"
 def sinusoidal_position_encoding(max_len: int, d_model: int) -> torch.Tensor:
     """The sinusoidal position table of Vaswani et al. (2017), §3.5, interleaved.
@@ -209,6 +300,11 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_sinusoidal_position_e
 # passes). Each column is one hand of the clock: on the left the fast hands flicker
 # from row to row, to the right they slow down until the last columns barely change over 64 positions.
 
+# %% [markdown] lang="zh"
+# **如果检查没通过：** `got:` 显示的是它从你的表里读出来的数字。第 0 行是 `[1, 0, 1, 0, ...]`，说明 sin 和 cos 放反了；是 `[0, 0, ..., 1, 1]`，说明用了“先全部正弦、再全部余弦”的排法；频率是 `[1, 1, 1, ...]`，说明用了整数除法。
+#
+# 下面把整张表画成热力图：64 个位置，`D = 32`，由你的函数生成（等它的检查通过后再运行）。每一列是钟的一根指针：左边的快指针每一行都在变，闪个不停；越往右转得越慢，到最后几列，64 个位置下来几乎没有变化。
+
 # %%
 table = sinusoidal_position_encoding(64, 32)  # (64, 32)
 plot_position_encoding(table, title="sinusoidal table, max_len = 64, D = 32")
@@ -228,6 +324,17 @@ plt.show()
 # position: a layer can learn to look "3 tokens back" once, and it works everywhere. Check it on the
 # table, for `k = 5`, from every position at once:
 
+# %% [markdown] lang="zh"
+# ## 3. 为什么要成对：平移就是旋转
+#
+# 为什么每根指针要存成一对（sin, cos），而不是只存 sin？因为往后移动 `k` 个位置时，不管从哪个位置出发，每一对都会转过同一个固定角度 $k\,\omega_i$：
+#
+# $$\begin{pmatrix} \sin((pos + k)\,\omega) \\ \cos((pos + k)\,\omega) \end{pmatrix} =
+# \begin{pmatrix} \cos k\omega & \sin k\omega \\ -\sin k\omega & \cos k\omega \end{pmatrix}
+# \begin{pmatrix} \sin(pos\,\omega) \\ \cos(pos\,\omega) \end{pmatrix}$$
+#
+# （这就是正弦和余弦的和角公式。）所以“往后 k 个位置”在每个位置上都是同一个线性变换：某一层只要学会一次“往回看 3 个 token”，放到哪里都管用。我们在表上验证一下，取 `k = 5`，所有位置一起算：
+
 # %%
 k = 5
 omega = 10000.0 ** (-torch.arange(0, 32, 2) / 32)  # (D/2,)
@@ -244,6 +351,9 @@ print("max |rotated - table|:", max((sin_later - table[k:, 0::2]).abs().max().it
 # ripples, further away. Explore it below: move `position` and `dimension`. The left plot is one column
 # of the table (one hand); the right one shows `PE[position] · PE[p]` against the distance `p - position`:
 # moving `position` shifts the window, but the curve stays the same.
+
+# %% [markdown] lang="zh"
+# 由此可以推出：两行的点积只取决于它们之间的**距离**，$PE[m] \cdot PE[n] = \sum_i \cos((m - n)\,\omega_i)$：距离为 0 时最大（`D/2`），距离越远越小，还带着波纹。在下面动手试试：拖动 `position` 和 `dimension`。左图是表里的一列（一根指针）；右图画的是 `PE[position] · PE[p]` 随距离 `p - position` 的变化：移动 `position` 会让窗口平移，但曲线不变。
 
 # %%
 position_explorer(table)
@@ -268,6 +378,22 @@ position_explorer(table)
 # moves to a GPU or to float64, a classic bug. It's a **buffer**. Here, a persistent one, so that a saved
 # model carries its table with it (some code uses `persistent=False` to save space, since the table can
 # be recomputed; this course saves it).
+
+# %% [markdown] lang="zh"
+# ## 4. 做成模块：`PositionalEncoding`
+#
+# 在模型里，这张表要加到形状为 `(B, T, D)` 的 token 嵌入 `x` 上。表本身不会变，所以我们在 `__init__` 里按可能遇到的最长序列（`max_len`）**只算一次**，然后在 `forward` 里取它的前 `T` 行。
+#
+# 表存在哪里？模块持有一个张量（tensor）有三种方式：
+#
+# | 写法 | 由优化器（optimizer）训练 | 在 `state_dict()` 里（会被保存） | 随 `.to()` / `.double()` 一起转换 |
+# |---|---|---|---|
+# | `self.w = nn.Parameter(t)` | 是 | 是 | 是 |
+# | `self.register_buffer("b", t)` | 否 | 是 | 是 |
+# | `self.register_buffer("b", t, persistent=False)` | 否 | 否 | 是 |
+# | `self.t = t`（普通属性） | 否 | 否 | **否** |
+#
+# 固定的表没有什么要学的，所以它不是参数（parameter）；而普通属性在模型搬到 GPU 上或转成 float64 时会被落下，这是个经典 bug。所以它应该是**缓冲区**。这里用持久（persistent）缓冲区，这样保存下来的模型会带着自己的表（有些代码用 `persistent=False` 来省空间，因为表随时可以重新算出来；本课程选择把它保存下来）。
 
 # %%
 class Demo(nn.Module):
@@ -331,6 +457,36 @@ print("dtypes after .double():", demo.weight.dtype, demo.table.dtype, demo.plain
 # In `forward`: `return x + self.pe[:, :x.size(1)]  # (B, T, D) + (1, T, D)`
 # </details>
 
+# %% [markdown] lang="zh"
+# 缓冲区的形状是 `(1, max_len, D)`：最前面那个大小为 1 的轴会在批次上广播，所以 `x + pe[:, :T]` 会给每个序列加上同样的位置向量：`(B, T, D) + (1, T, D) -> (B, T, D)`。要切的是**第二个**轴：`pe[:T]` 切的是批次轴（大小为 1），`max_len` 行一行都没少。
+#
+# ### 练习：`PositionalEncoding(d_model, max_len)`
+#
+# - `__init__(self, d_model, max_len=512)`：构造 `(max_len, d_model)` 的表，作为名为 `pe` 的**缓冲区**存进模块，形状为 `(1, max_len, d_model)`。用你在练习 1 里写的 `sinusoidal_position_encoding(max_len, d_model)` 来构造：这个检查会拿 `pe` 和课程的表比较，所以要先让练习 1 的检查通过。
+# - `forward(self, x)`：`x` 是 `(B, T, D)`，且 `T <= max_len`；把表的前 `T` 行加上去，返回 `(B, T, D)` 的结果。
+#
+# 检查会用它自己的尺寸构造你的模块，然后检查：`pe` 是缓冲区而不是参数；它在 `state_dict()` 里，并且会跟着 `.double()` 转换；它的形状和数值；以及 `T < max_len` 和 `T = max_len` 时的输出（`B != T`）。常见的错误它都能点出来：用了参数、用了普通属性、`persistent=False`、表没有切片、从教程里照抄来的 dropout、乘了 `sqrt(D)` 做缩放。
+#
+# **难度：** ★★☆ · **用时：** 约 10 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 表只在 `__init__` 里算一次，从不学习，但它必须跟着模型移动、跟着模型保存：所以它是一个**缓冲区**（buffer），而且是持久的（上面那张表列出了模块持有张量（tensor）的几种方式）。给它在最前面加一个大小为 1 的批次（batch）轴，这样加到 `x` 上时就会在批次上广播（broadcasting）。`forward` 加上它的前 `T` 行。
+# </details>
+#
+# <details><summary>提示 2：各部分写在哪里</summary>
+#
+# - `__init__`：先调用 `nn.Module` 的 `__init__`（通过 `super()`），再用你的 `sinusoidal_position_encoding` 构造 `(max_len, d_model)` 的表。大小为 1 的批次（batch）轴只差一次索引：用 `None` 做索引会在最前面加一个大小为 1 的轴，得到 `(1, max_len, D)`。用 `self.register_buffer` 把结果注册为 `"pe"`，保持默认的 `persistent=True`。
+# - `forward`：`T` 是 `x.size(1)`。前 `T` 行要在 `pe` 的**第二个**轴上切：它的第一个轴就是那个批次轴。`(B, T, D) + (1, T, D)` 会广播（broadcasting）成 `(B, T, D)`。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# 在 `__init__` 里，`super().__init__()` 之后：
+# `self.register_buffer("pe", sinusoidal_position_encoding(max_len, d_model)[None])  # (1, max_len, D)`。
+# 在 `forward` 里：`return x + self.pe[:, :x.size(1)]  # (B, T, D) + (1, T, D)`
+# </details>
+
 # %% solution="positional_encoding"
 class PositionalEncoding(nn.Module):
     """Adds the sinusoidal position table to token embeddings.
@@ -375,6 +531,13 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_positional_encoding(P
 #
 # Same embeddings, same attention layer as in section 1, but now with your `PositionalEncoding` added
 # first:
+
+# %% [markdown] lang="zh"
+# **如果检查没通过：** 如果 `T < max_len` 时报错而 `T = max_len` 时不报错，说明表没有切到 `T`（或者切在了批次轴上）；看到 `pe is not in state_dict()`，说明你用了 `persistent=False`。
+#
+# ## 5. 再看一次顺序演示，这回带上位置
+#
+# 嵌入和注意力层都和第 1 节一样，只是先加上你的 `PositionalEncoding`：
 
 # %%
 pos_enc = PositionalEncoding(D, max_len=16)
@@ -444,6 +607,48 @@ print("max difference after un-permuting:", (out_b[:, perm] - out_a).abs().max()
 # `return x + self.emb(torch.arange(x.size(1), device=x.device))  # (B, T, D) + (T, D)`
 # </details>
 
+# %% [markdown] lang="zh"
+# 现在，位置 0 的“猫”和位置 2 的“猫”是两个不同的向量，即使把排列还原回去，两句话的输出也不一样了。模型现在可以学到：“追”前面的那个 token 才是追的一方。
+#
+# ## 6. 可学习的位置
+#
+# GPT-2（Radford 等人，2019）不用公式，而是给每个位置一个专属的可训练向量：一个 `nn.Embedding(max_len, D)`，在位置 `0, 1, ..., T-1` 处查表；这些向量应该是什么样，交给训练去找。
+#
+# | | 正弦（固定） | 可学习 |
+# |---|---|---|
+# | 参数 | 0（一个缓冲区） | `max_len × D` |
+# | 超出 `max_len` 的位置 | 公式对任意 `pos` 都有定义（模型能不能应付是另一回事） | 没有：表里根本没有这些行 |
+# | 位置偏移 | 按构造就是每一对的旋转 | 训练学到什么就是什么 |
+# | 很少出现的位置 | 和其他位置一样好 | 靠近 `max_len` 的行只有长序列才训练得到 |
+#
+# 实际上，在训练时见过的长度之内，两种做法效果差不多（Vaswani 等人得到的是“几乎相同的结果”，见 §3.5 和表 3 的 E 行）；差别全在这些长度之外。
+#
+# ### 练习：`LearnedPositionalEmbedding(d_model, max_len)`
+#
+# - `__init__(self, d_model, max_len=512)`：每个位置一个可学习的向量，含 `d_model` 个数，都放在名为 `emb` 的 `nn.Embedding` 里：共 `max_len * d_model` 个参数。
+# - `forward(self, x)`：`x` 是 `(B, T, D)`；把位置 `0 .. T-1` 的向量加上去，返回 `(B, T, D)` 的结果。（嵌入表是用位置来索引的，不是用 `x`。）
+#
+# 参数的顺序和 `PositionalEncoding` 一样。检查会数参数个数，往 `emb.weight` 里拷入随机值，在 `T < max_len` 和 `T = max_len` 时把你的输出和参考实现比较，还会检查长度为 `T` 的序列是否恰好只把梯度（gradient）传给前 `T` 行。
+#
+# **难度：** ★☆☆ · **用时：** 约 5 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 位置 `0 .. T-1` 的向量就是嵌入（embedding）表的第 `0 .. T-1` 行，而 `nn.Embedding` 接收整数索引，返回对应的行。所以要查的是位置本身（不是 `x`），得到一个 `(T, D)` 的张量（tensor），再加到 `x` 上：广播（broadcasting）会把同一行 `t` 加到批次（batch）里每个序列的位置 `t` 上。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# - `__init__`：先调用 `nn.Module` 的 `__init__`（通过 `super()`），再建一个 `max_len` 行、每行 `d_model` 个数的 `nn.Embedding`，存为 `self.emb`。
+# - `forward`：`T` 是 `x.size(1)`。索引就是对 `T` 调用 `torch.arange`，要建在 `x` 所在的设备上（`device=x.device`，这样在 GPU 上也能用）；把它传给 `self.emb`，得到 `(T, D)`，也就是位置 `0 .. T-1` 的向量。返回 `x` 加上它：`(B, T, D) + (T, D)`。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# `self.emb(torch.arange(T))` 是 `(T, D)`。`forward` 的关键一行：
+# `return x + self.emb(torch.arange(x.size(1), device=x.device))  # (B, T, D) + (T, D)`
+# </details>
+
 # %% solution="learned_positional_embedding"
 class LearnedPositionalEmbedding(nn.Module):
     """Learned absolute positions (GPT-2): x + emb(arange(T)).
@@ -481,6 +686,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_learned_positional_em
 
 # %% [markdown]
 # The parameter counts, for `max_len = 512` and `D = 64`:
+
+# %% [markdown] lang="zh"
+# 对比一下参数量，取 `max_len = 512`、`D = 64`：
 
 # %%
 for module in (PositionalEncoding(64, 512), LearnedPositionalEmbedding(64, 512)):  # yours
@@ -556,6 +764,51 @@ for module in (PositionalEncoding(64, 512), LearnedPositionalEmbedding(64, 512))
 # - `return torch.stack((out_even, out_odd), dim=-1).flatten(-2)`, `(..., T, d_k)`
 # </details>
 
+# %% [markdown] lang="zh"
+# ## 7. 附加：旋转位置编码（RoPE）
+#
+# 第 3 节讲过：在正弦表里，移动 `k` 个位置就是把每一对旋转一下。RoPE（Su 等人，2021，RoFormer）干脆把这一点当作全部机制：不往 `x` 上加任何东西，而是在注意力内部，按位置把每个查询和每个键**旋转**一下。位置 `m` 上的向量，它的第 `(2i, 2i+1)` 对转过角度 $m\,\theta_i$，频率沿用正弦表的 $\theta_i = 10000^{-2i/d_k}$：
+#
+# $$\text{out}_{2i} = x_{2i} \cos m\theta_i - x_{2i+1} \sin m\theta_i, \qquad
+# \text{out}_{2i+1} = x_{2i} \sin m\theta_i + x_{2i+1} \cos m\theta_i$$
+#
+# 旋转不改变长度；把 `q` 转 $m\theta$、把 `k` 转 $n\theta$ 之后，它们的点积只取决于两者之差 $(m - n)\theta$。所以注意力分数直接看到的就是**相对**位置，而且从头到尾都不用往 token 上加位置向量。LLaMA、Mistral、Qwen 以及大多数新模型都用 RoPE。（很多实现，包括 GPT-NeoX 和 Hugging Face 的 LLaMA，是把特征 `i` 和 `i + d_k/2` 配成一对，也就是所谓的“rotate half”排法：思路一样，只是特征的顺序不同。本课程按 RoFormer 论文的写法，把 `2i` 和 `2i+1` 配对。）
+#
+# **注意第 3 节的那个矩阵。** 那里的一对写成 (sin, cos)，也就是 (y, x)，所以那个矩阵看上去像是往反方向转。如果一对写成 $(x_{2i}, x_{2i+1})$，转过角度 $\alpha$ 就是 $\begin{pmatrix} \cos\alpha & -\sin\alpha \\ \sin\alpha & \cos\alpha \end{pmatrix}$：正好是上面那两行公式。
+#
+# ### 附加练习：`apply_rope(x, positions=None)`
+#
+# `x` 的形状是 `(..., T, d_k)`（查询或键，例如 `(B, H, T, d_k)`），`d_k` 为偶数；`positions` 是可选的 `(T,)` 整数位置张量，为 None 时取 `torch.arange(T)`。返回旋转后的 `x`，形状和 dtype 都不变。轴要从后往前数，这样 `(B, T, d_k)` 也能用。
+#
+# 检查会验证：位置 0 保持不变，长度保持不变，分数只取决于 `m - n`；然后在 4 维和 3 维输入上，带和不带 `positions` 两种情况，都和参考实现比较。它能认出 rotate-half 排法、转反了方向和频率不对这几种错误。这道题不计分。
+#
+# **难度：** ★★★ · **用时：** 约 20 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 每一对特征 `(2i, 2i+1)` 都是平面上的一个点，公式把它转过一个角度：位置乘以这一对的频率。所以你需要：每个位置、每一对各一个角度，也就是一张 `(T, d_k/2)` 的表；把 `x` 的偶数特征和奇数特征分开取出来；用广播（broadcasting）把公式的两行一次作用到所有对上；最后把两个结果交错放回偶数列和奇数列。
+# </details>
+#
+# <details><summary>提示 2：各部分写在哪里</summary>
+#
+# - 从后往前取尺寸：`T` 是 `x.shape[-2]`，`d_k` 是 `x.shape[-1]`；`positions` 为 `None` 时，用 `torch.arange(T)`。
+# - 频率：从 0 到 `d_k`、步长为 2 的 `torch.arange` 给出 `2i`，是一个 `(d_k/2,)` 的张量（tensor）；$\theta_i = 10000^{-2i/d_k}$。让它用 `x` 的 dtype（并放在 `x` 所在的设备上）。
+# - 角度：把位置转成 `x` 的 dtype，变成一列 `(T, 1)`，乘以频率 `(d_k/2,)`，得到 `(T, d_k/2)`。它们的 `torch.cos` 和 `torch.sin` 各是 `(T, d_k/2)`。
+# - 配对：偶数特征是最后一维上从 0 开始、步长为 2 的切片，奇数特征从 1 开始；两者都是 `(..., T, d_k/2)`，能和 cos、sin 广播（broadcasting）。
+# - 拼回去：用 `torch.stack` 沿一个新的最后一维把偶数结果和奇数结果叠起来，得到 `(..., T, d_k/2, 2)`，再把最后两维 `flatten`：`(..., T, d_k)`，偶数结果正好落在偶数列上。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# - `positions is None` 时，`positions = torch.arange(T, device=x.device)`
+# - `theta = 10000.0 ** (-torch.arange(0, d_k, 2, dtype=x.dtype, device=x.device) / d_k)`，`(d_k/2,)`
+# - `angles = positions.to(x.dtype)[:, None] * theta`，`(T, d_k/2)`
+# - `cos, sin = torch.cos(angles), torch.sin(angles)`，各为 `(T, d_k/2)`
+# - `x_even, x_odd = x[..., 0::2], x[..., 1::2]`，各为 `(..., T, d_k/2)`
+# - `out_even = x_even * cos - x_odd * sin`，`out_odd = x_even * sin + x_odd * cos`
+# - `return torch.stack((out_even, out_odd), dim=-1).flatten(-2)`，`(..., T, d_k)`
+# </details>
+
 # %% solution="apply_rope"
 def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
     """Rotate each interleaved pair (2i, 2i+1) of x by the angle position * theta_i (RoFormer, eq. 34).
@@ -589,6 +842,9 @@ check_apply_rope(apply_rope)
 # then both moved 100 positions further. With your `apply_rope` (once its check passes), the score only
 # depends on `m - n`:
 
+# %% [markdown] lang="zh"
+# 直接看相对位置：把同一个查询向量和同一个键向量放在位置 `(m, n)` 上，再把两者一起往后挪 100 个位置。用你的 `apply_rope`（等它的检查通过后）来算，分数只取决于 `m - n`：
+
 # %%
 q, k = torch.randn(16), torch.randn(16)  # one query and one key, d_k = 16
 for m, n in [(3, 1), (103, 101), (10, 0), (110, 100)]:
@@ -613,3 +869,14 @@ for m, n in [(3, 1), (103, 101), (10, 0), (110, 100)]:
 #   keeps lengths, makes scores depend on `m - n`.
 #
 # **Next:** notebook 05 adds the feed-forward network, the other half of a Transformer block.
+
+# %% [markdown] lang="zh"
+# ## 小结
+#
+# - 自注意力是置换等变的：没有位置信息时，“猫 追 狗”和“狗 追 猫”得到的是同样的输出，只是顺序换了。位置要加到 token 嵌入上（用 RoPE 时则是去旋转 `q` 和 `k`）。
+# - 正弦表：`(max_len, D)`，`PE[pos, 2i] = sin(pos ω_i)`，`PE[pos, 2i+1] = cos(pos ω_i)`，`ω_i = 10000^(-2i/D)` 从 1 等比递减到约 1/10000；第 0 行是 `[0, 1, 0, 1, ...]`。移动 `k` 个位置，就是把每一对转过 `k ω_i`；`PE[m] · PE[n]` 只取决于 `m - n`。
+# - `PositionalEncoding(d_model, max_len)`：**0 个参数**，一个持久缓冲区 `pe`，形状为 `(1, max_len, D)`；`forward(x (B, T, D)) = x + pe[:, :T]`。
+# - `LearnedPositionalEmbedding(d_model, max_len)`：`nn.Embedding(max_len, D)`，**`max_len × D` 个参数**（512 × 64 时是 32,768 个）；超出 `max_len` 的位置没有向量可用。
+# - RoPE：0 个参数；把 `q` 和 `k`（`(B, H, T, d_k)`）的每一对 `(2i, 2i+1)` 转过 `m θ_i`，长度不变，分数只取决于 `m - n`。
+#
+# **下一步：** 笔记本 05 加上前馈网络（feed-forward network，FFN），也就是 Transformer 块的另一半。

@@ -13,6 +13,18 @@
 #
 # Shapes as before: `B` batch, `T` positions, `D` = `d_model`, and `d_ff` the hidden width of the FFN.
 
+# %% [markdown] lang="zh"
+# # 05 · 前馈网络（feed-forward network）
+#
+# 注意力（attention）让 token 之间互相交换信息；但它说到底是一个加权平均，单靠它，对一个 token 本身做不了多少变换。每个 Transformer 块（Transformer block）的后半部分，是一个**对每个 token 单独**作用的两层小网络：逐位置的前馈网络（FFN）。学完这本笔记本，你将能够：
+#
+# 1. 写出 `FeedForward(d_model, d_ff)`：`linear2(GELU(linear1(x)))`，并说清楚为什么少不了 GELU；
+# 2. 证明它是*逐位置*的：token 之间没有任何信息流动；
+# 3. 数出它的参数（parameter）量，`2·D·d_ff + d_ff + D`（`d_ff = 4D` 时约为 `8D²`：一个块的大部分参数都在这里）；
+# 4. （附加题）写出 `SwiGLU`，也就是 LLaMA 一类模型用的门控变体，参数预算保持不变。
+#
+# 形状（shape）约定同前：`B` 是批次（batch），`T` 是位置，`D` = `d_model`，`d_ff` 是 FFN 的隐藏层宽度。
+
 # %%
 import matplotlib.pyplot as plt
 import torch
@@ -49,6 +61,26 @@ _ = torch.manual_seed(0)
 # each of the `B·T` token vectors; every leading dimension is just "more tokens". So the FFN never needs
 # a `reshape`:
 
+# %% [markdown] lang="zh"
+# 每个练习（exercise）后面的演示用的都是*你*写的类：先把练习做完，让它的检查（check）通过，再运行它下面的单元格。
+#
+# ## 1. 公式和形状
+#
+# Vaswani 等人（2017，§3.3）在每个位置上做“两次线性变换，中间夹一个 ReLU 激活”；GPT 和 BERT 把 ReLU 换成了 GELU，我们也这么做：
+#
+# $$\mathrm{FFN}(x) = W_2\,\mathrm{GELU}(W_1 x + b_1) + b_2$$
+#
+# ```
+# x                 (B, T, D)
+# linear1           (B, T, d_ff)    W_1: d_ff x D, b_1: d_ff    扩宽
+# GELU              (B, T, d_ff)    逐元素
+# linear2           (B, T, D)       W_2: D x d_ff, b_2: D       压回模型宽度
+# ```
+#
+# 隐藏层宽度通常取 `d_ff = 4 * d_model`（原论文：512 → 2048；GPT-2：768 → 3072）。在本课程里，`d_ff` 由调用者传入，所以这个模块对任何宽度都适用。
+#
+# **`nn.Linear` 只作用在最后一维上。** 输入是 `(B, T, D)` 时，它对 `B·T` 个 token 向量中的每一个都做同一个 `D → d_ff` 映射；前面那些维度都只是“更多的 token”而已。所以 FFN 从来不需要 `reshape`：
+
 # %%
 B, T, D, d_ff = 2, 4, 8, 32
 lin = nn.Linear(D, d_ff)
@@ -66,6 +98,12 @@ print("same result for that token:", torch.allclose(all_at_once[1, 2], one_token
 # $W_2(W_1 x + b_1) + b_2 = (W_2 W_1)\,x + (W_2 b_1 + b_2)$. All those `2·D·d_ff` parameters would buy
 # nothing a single `D × D` matrix can't do. Let's verify it by merging the two layers:
 
+# %% [markdown] lang="zh"
+# ## 2. 为什么需要非线性
+#
+# 没有激活函数（activation function）时，两个线性层就等于**一个**线性层：
+# $W_2(W_1 x + b_1) + b_2 = (W_2 W_1)\,x + (W_2 b_1 + b_2)$。那 `2·D·d_ff` 个参数就白花了：它们能做的，一个 `D × D` 矩阵全都能做。我们把两层合并起来验证一下：
+
 # %%
 lin1, lin2 = nn.Linear(D, d_ff), nn.Linear(d_ff, D)
 with torch.no_grad():
@@ -78,6 +116,9 @@ print("linear2(linear1(x)) == one merged layer:", torch.allclose(two_layers, one
 # A test that needs no access to the weights: an affine map `f` satisfies
 # `f(a) + f(b) - f(0) = f(a + b)` for all inputs. Put a nonlinearity between the layers and this breaks.
 # (The check uses this probe to tell you when your activation is missing.)
+
+# %% [markdown] lang="zh"
+# 还有一个不用看权重的检验：仿射映射 `f` 对任意输入都满足 `f(a) + f(b) - f(0) = f(a + b)`。在两层之间加上非线性，这个等式就不成立了。（检查就是用这个办法来发现你漏掉了激活函数。）
 
 # %%
 def affine_gap(f, a, b):
@@ -102,6 +143,15 @@ print(f"with GELU:     gap = {affine_gap(lambda t: lin2(F.gelu(lin1(t))), a, b2)
 # minimum is about -0.17 near x = -0.75). In PyTorch: `F.gelu(x)` or the layer `nn.GELU()`, both exact.
 # GPT-2's code used a faster tanh approximation, `F.gelu(x, approximate="tanh")`, which differs from the
 # exact form by at most 5·10⁻⁴ (right panel below); the check accepts either.
+
+# %% [markdown] lang="zh"
+# ## 3. GELU
+#
+# ReLU 把所有负输入置零，正输入原样通过。GELU（Hendrycks & Gimpel，2016）则给输入乘上一个权重，这个权重是标准正态变量小于该输入的概率：
+#
+# $$\mathrm{GELU}(x) = x\,\Phi(x), \qquad \Phi(x) = \tfrac{1}{2}\left(1 + \mathrm{erf}(x/\sqrt{2})\right)$$
+#
+# 它是光滑的；`|x|` 很大时和 ReLU 很接近；输入是绝对值较小的负数时，输出略小于零（最小值约为 -0.17，在 x = -0.75 附近）。在 PyTorch 里可以写 `F.gelu(x)`，也可以用层 `nn.GELU()`，两者都是精确形式。GPT-2 的代码用的是更快的 tanh 近似 `F.gelu(x, approximate="tanh")`，它和精确形式最多相差 5·10⁻⁴（见下面的右图）；两种写法检查都接受。
 
 # %%
 plot_activations()
@@ -141,6 +191,32 @@ plt.show()
 #
 # <details><summary>Hint 3: the answer</summary>
 #
+# `return self.linear2(F.gelu(self.linear1(x)))  # (..., D)`
+# </details>
+
+# %% [markdown] lang="zh"
+# ### 练习：`FeedForward(d_model, d_ff)`
+#
+# - `__init__(self, d_model, d_ff)`：调用 `super().__init__()`，然后创建 `self.linear1 = nn.Linear(d_model, d_ff)` 和 `self.linear2 = nn.Linear(d_ff, d_model)`。名字必须一字不差：检查会按名字把权重拷进去。
+# - `forward(self, x)`：`(..., D) -> (..., D)`：先 `linear1`，再 GELU，最后 `linear2`。不要 dropout，不要残差连接（residual connection）：残差由笔记本 07 的块来加；也不要任何会碰到其他位置的操作。
+#
+# 检查会用它自己的尺寸构造你的类（`B`、`T`、`D`、`d_ff` 各不相同，而且 `d_ff` 不是 `4 * D`），并且是在**训练模式**下；它拷入随机权重，再把你的输出和参考实现比较。它还会用同一个输入调用两次（两次输出必须一致：不能有 dropout），改动一个 token（其他 token 的输出一点都不能变），试一个 2 维输入 `(N, D)`，数参数个数，并检查梯度（gradient）能传到两个层。
+#
+# **难度：** ★☆☆ · **用时：** 约 10 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 两个线性映射，中间夹一个非线性的激活函数（activation function），对每个 token 单独作用：先扩宽到 `d_ff`，过 GELU，再压回 `D`。层只在 `__init__` 里创建一次；`forward` 只管使用它们。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# `__init__` 在练习里已经写明了。GELU 没有参数（parameter），所以可以在 `forward` 里直接调用 `F.gelu`（也可以在 `__init__` 里创建 `self.act = nn.GELU()`）。`forward` 就是一个表达式，从里往外读：`x` 进 `self.linear1`（得到 `(..., d_ff)`），结果进 GELU，再进 `self.linear2`（得到 `(..., D)`）。`nn.Linear` 只作用在最后一维上，所以 `(B, T, D)` 和 `(N, D)` 两种输入都能用。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# 一行就够：
 # `return self.linear2(F.gelu(self.linear1(x)))  # (..., D)`
 # </details>
 
@@ -190,6 +266,13 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_feed_forward(FeedForw
 #
 # Change the input of one token and only that token's output moves (your `FeedForward`):
 
+# %% [markdown] lang="zh"
+# **如果检查没通过：** `likely mistake:` 能认出的错误包括：漏了激活函数；用了 ReLU 或别的激活函数，而不是 GELU；隐藏层宽度写成了 `4 * d_model`，而不是 `d_ff`；加了 dropout；在 `linear2` 之后又加了激活；在 FFN 内部加了残差；以及会把不同位置混在一起的代码。
+#
+# ## 4. 逐位置：token 之间互不相见
+#
+# 只改动一个 token 的输入，就只有这个 token 的输出会变（用的是你的 `FeedForward`）：
+
 # %%
 ffn = FeedForward(D, d_ff)
 x = torch.randn(1, 6, D)  # (1, T, D)
@@ -213,6 +296,17 @@ for t, m in enumerate(moved.tolist()):
 #
 # Multi-head attention has $4(D^2 + D)$. So at `d_ff = 4D` the FFN holds about two thirds of a block's
 # parameters:
+
+# %% [markdown] lang="zh"
+# 所以在一个 Transformer 块里，注意力是 token 之间交换信息的**唯一**地方；FFN 随后加工的，是每个 token 已经收集到的信息。一个只由 FFN 组成的模型，会把每个 token 都当成序列里只有它自己。
+#
+# ## 5. 参数量
+#
+# `linear1` 有 `D·d_ff` 个权重和 `d_ff` 个偏置；`linear2` 有 `d_ff·D` 个权重和 `D` 个偏置：
+#
+# $$2\,D\,d_{ff} + d_{ff} + D \;=\; 8D^2 + 5D \quad\text{at } d_{ff} = 4D.$$
+#
+# 多头注意力（multi-head attention）有 $4(D^2 + D)$ 个参数。所以在 `d_ff = 4D` 时，FFN 大约占了一个块三分之二的参数：
 
 # %%
 for D_ in (64, 256, 768):
@@ -272,6 +366,44 @@ for D_ in (64, 256, 768):
 # `return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))  # (..., D)`
 # </details>
 
+# %% [markdown] lang="zh"
+# ## 6. 附加：SwiGLU
+#
+# Shazeer（2020）在《GLU Variants Improve Transformer》里把激活函数换成了一个**门**：对 `x` 做两个线性映射，其中一个过 SiLU（`SiLU(z) = z·sigmoid(z)`，也叫 Swish），再和另一个逐元素相乘，最后用第三个映射变回 `D`（见论文式 6；不带偏置）：
+#
+# $$\mathrm{SwiGLU}(x) = W_{down}\left(\mathrm{SiLU}(W_{gate}\,x) \odot W_{up}\,x\right)$$
+#
+# ```
+# x                                  (B, T, D)
+# gate_proj(x), up_proj(x)           (B, T, h)   各一个；nn.Linear(D, h, bias=False)
+# SiLU(gate) * up                    (B, T, h)   门逐个特征决定 `up` 能通过多少
+# down_proj                          (B, T, D)   nn.Linear(h, D, bias=False)
+# ```
+#
+# LLaMA、Mistral 和 PaLM 都用它。它有**三个** `D × h` 矩阵，而不是两个；所以要和 `FeedForward(D, 4D)` 花同样多的参数，隐藏层宽度得缩到 `h = 2/3 · 4D`（`3·D·h = 2·D·d_ff`），再取整：`h = round(2 * 4 * D / 3)`（LLaMA 还会再把它向上取到 256 的倍数）。
+#
+# ### 附加练习：`SwiGLU(d_model, d_ff)`
+#
+# 属性有 `gate_proj`、`up_proj`（`nn.Linear(d_model, d_ff, bias=False)`）和 `down_proj`（`nn.Linear(d_ff, d_model, bias=False)`）；`forward(x)` 按上面的图来写，隐藏宽度 `h` 就直接用传进来的 `d_ff`。检查会按名字拷入权重、比较输出，还能分辨两条分支：SiLU 应该放在 `gate_proj` 那条分支上。和 FFN 的检查一样，它也会在训练模式下调用你的模块两次（不能有 dropout），改动一个 token（其他 token 都不能变），并试一个 2 维输入 `(N, D)`。这道题不计分。
+#
+# **难度：** ★★☆ · **用时：** 约 10 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 门控的意思是：对同一个 `x` 做两个线性映射，只让其中一个过 SiLU，再逐个特征相乘；乘积 `(..., h)` 经过第三个映射，回到 `D`。SiLU 只放在门那条分支上：另一条分支保持线性。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 门就是 `self.gate_proj(x)`：送进 `F.silu` 的是它。另一条分支 `self.up_proj(x)` 保持线性。两者用 `*`（逐元素）相乘，不是 `@`：两个都是 `(..., d_ff)`。然后再过 `self.down_proj`。`__init__` 里创建练习中说的三个 `nn.Linear`，每个都带 `bias=False`。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# `F.silu(self.gate_proj(x))` 乘以 `self.up_proj(x)`，再过 `down_proj`：
+# `return self.down_proj(F.silu(self.gate_proj(x)) * self.up_proj(x))  # (..., D)`
+# </details>
+
 # %% solution="swiglu"
 class SwiGLU(nn.Module):
     """The SwiGLU feed-forward network: down_proj(SiLU(gate_proj(x)) * up_proj(x)), no biases.
@@ -311,6 +443,9 @@ check_swiglu(SwiGLU)
 # otherwise `h` is rounded and the counts differ slightly (`D = 64`). FeedForward has `d_ff + D` biases
 # on top.
 
+# %% [markdown] lang="zh"
+# 把两种参数预算放在一起比一比（用的是你的类）。当 3 能整除 `2·d_ff` 时（这里 `D = 48`：`d_ff = 192`，`h = 128`），SwiGLU 的三个矩阵和 FeedForward 的两个矩阵权重数完全相同；否则 `h` 要取整，参数量就会略有差别（`D = 64`）。另外，FeedForward 还多出 `d_ff + D` 个偏置。
+
 # %%
 for D_ in (48, 64):
     h = round(2 * 4 * D_ / 3)  # SwiGLU's hidden width for the budget of FeedForward(D, 4D)
@@ -330,3 +465,14 @@ for D_ in (48, 64):
 # - SwiGLU: `down(SiLU(gate(x)) ⊙ up(x))`, `3·D·h` parameters; `h = 2/3 · d_ff` matches the budget.
 #
 # **Next:** notebook 06 adds the other two ingredients of a block: LayerNorm and residual connections.
+
+# %% [markdown] lang="zh"
+# ## 小结
+#
+# - `FeedForward`：`(..., D) → linear1 → (..., d_ff) → GELU → linear2 → (..., D)`，对每个 token 单独作用（逐位置）；注意力是 token 之间唯一发生混合的地方。
+# - 没有非线性，两层就会塌缩成一个仿射映射。
+# - GELU(x) = x·Φ(x)，`F.gelu` 给出的是精确值；tanh 近似与它相差不超过 5·10⁻⁴。
+# - 参数量：`2·D·d_ff + d_ff + D`，即 `d_ff = 4D` 时为 `8D² + 5D`，约占一个块的三分之二。
+# - SwiGLU：`down(SiLU(gate(x)) ⊙ up(x))`，`3·D·h` 个参数；取 `h = 2/3 · d_ff` 就能对齐预算。
+#
+# **下一步：** 笔记本 06 加上块的另外两个组成部分：层归一化（LayerNorm）和残差连接。

@@ -14,6 +14,21 @@
 # 5. write attention the way production code does (one fused `qkv` layer, one fused attention call, dropout)
 #    and avoid its trap: a function does not know whether the model is training.
 
+# %% [markdown] lang="zh"
+# # 07 · Transformer 块
+#
+# Transformer 层的每个部件你都已经做过了：第 02 课的多头注意力（multi-head attention）、第 03 课的掩码（mask）、第
+# 05 课的前馈网络（feed-forward network，FFN）、第 06
+# 课的层归一化（LayerNorm）和残差连接（residual connection）。**块**（Transformer block）把它们组装到一起，而语言模型（language model）基本上就是一摞完全相同的块。学完这一课，你应该能：
+#
+# 1. 写出 `TransformerBlock(d_model, num_heads, d_ff, norm_first=True)`，两种接法都支持：GPT-2
+#    及之后大多数模型用的**前置层归一化**（Pre-LN），以及原始 Transformer 用的**后置层归一化**（Post-LN）；
+# 2. 说清楚为什么如今的模型都把层归一化放在前面（Xiong et al., 2020）；
+# 3. 证明你的块和 PyTorch 的 `nn.TransformerEncoderLayer` 算出的结果完全一样；
+# 4. 逐个部件数出一个块的参数（parameter），并会用经验法则 **“每层约 12 D²”**；
+# 5. 按生产代码的方式写注意力（attention）：一个融合的 `qkv`
+#    层、一次融合的注意力调用、dropout；并避开其中的陷阱：函数并不知道模型是不是在训练。
+
 # %%
 import matplotlib.pyplot as plt
 import torch
@@ -97,6 +112,67 @@ _ = torch.manual_seed(0)
 # Let's look at both in an untrained stack of 12 blocks (PyTorch's `nn.TransformerEncoderLayer`, set up
 # as the course's block, with its default initialisation): the size of the stream after each block, and the size of each block's gradients for a
 # language-model-like loss (a random readout to 100 "words" and a cross-entropy).
+
+# %% [markdown] lang="zh"
+# **关于导入。** 各个部件都来自课程的参考实现包 `tinylm_solutions`，这样本课可以独立运行：前面某一课留下的 bug
+# 不会卡住这一课。它们的行为和你写的完全一样：
+#
+# | 部件 | 构造 | 包含 | 调用 | 返回 |
+# |---|---|---|---|---|
+# | 注意力 | `MultiHeadSelfAttention(d_model, num_heads)` | `W_Q, W_K, W_V, W_O` | `attn(x, mask)` | 一个**二元组** `(out (B, T, D), weights (B, H, T, T))` |
+# | 前馈网络 | `FeedForward(d_model, d_ff)` | `linear1, linear2`（中间是 GELU） | `ffn(x)` | `(B, T, D)` |
+# | 层归一化 | `LayerNorm(d_model)` | `weight, bias` | `norm(x)` | `(B, T, D)` |
+# | 掩码 | `causal_mask(T)` | | | bool `(T, T)`，True = 可以关注 |
+#
+# 第一个演示用的是 PyTorch 自带的块
+# `nn.TransformerEncoderLayer`（第 4 节会证明它和你的块算的完全一样）；每个练习（exercise）之后的演示用的都是*你自己*的代码，所以先完成练习，让它的检查（check）通过，再运行后面的单元格。
+#
+# ## 1. 一个块做什么
+#
+# 一个块有两个**子层**，分工不同：
+#
+# - **注意力**是各个位置之间交换信息的唯一地方：token `t` 从它能看到的那些 token 里收集自己需要的信息；
+# - **前馈网络**接着对每个位置单独做变换（位置之间不混合）。
+#
+# 每个子层都包在一个**残差连接**里：子层的输出是*加*到输入上，而不是替换掉输入。你可以想象有一股向量流
+# `x (B, T, D)`
+# 从模型里流过，这就是**残差流**（residual stream）：每个子层读取这股流，再往里加一点修正。每个子层还配了一个**层归一化**，让它看到的数值保持在稳定的尺度上。块里的每个张量（tensor）都是
+# `(B, T, D)`，所以块的输出和输入形状（shape）相同，想堆多深就堆多深。
+#
+# ## 2. 层归一化放在哪里：Post-LN 与 Pre-LN
+#
+# 残差和归一化有两种组合方式。记 $\mathrm{Attn}(h)$
+# 为注意力的输出（二元组的第一个元素），$\mathrm{LN}_1, \mathrm{LN}_2$ 为两个层归一化。
+#
+# **Post-LN** 是原始 Transformer 的做法（Vaswani et al., 2017, §3.1），在相加*之后*做归一化：
+#
+# $$x' = \mathrm{LN}_1\big(x + \mathrm{Attn}(x)\big), \qquad y = \mathrm{LN}_2\big(x' + \mathrm{FFN}(x')\big)$$
+#
+# **Pre-LN**（GPT-2 及之后的大多数语言模型）只对*进入*每个子层的东西做归一化，残差流本身从不归一化：
+#
+# $$x' = x + \mathrm{Attn}\big(\mathrm{LN}_1(x)\big), \qquad y = x' + \mathrm{FFN}\big(\mathrm{LN}_2(x')\big)$$
+#
+# ```
+#  Post-LN (norm_first=False)                     Pre-LN (norm_first=True)
+#
+#  x ──┬──────────────────┐                       x ──┬────────────────────────────┐
+#      └──> attn ──────> (+) ──> norm1 ──> x'         └──> norm1 ──> attn ──────> (+) ──> x'
+#  x'──┬──────────────────┐                       x'──┬────────────────────────────┐
+#      └──> ffn ───────> (+) ──> norm2 ──> y          └──> norm2 ──> ffn ───────> (+) ──> y
+# ```
+#
+# 在 Pre-LN 里，从块的输入到输出有一条干净的通路：`x` 只经过两次加法就到了 `y`，中间什么别的都不经过。堆上 12
+# 个块，输入到输出之间依然只有加法。而在 Post-LN 里，每条路径（包括残差那条）在每个块里都要穿过一个层归一化。
+#
+# **为什么这很重要。** Xiong et al.（2020）在 *On Layer Normalization in the Transformer Architecture*
+# 里证明：在初始化（initialization）时，Post-LN Transformer 中靠近输出的参数梯度（gradient）很大。所以 Post-LN
+# 模型必须做学习率**预热**（warmup）才能训练起来：学习率（learning rate）一开始很小，再在几千步里逐渐调大。Pre-LN
+# 的梯度从一开始就很规整，不用预热也能训练。代价是：Pre-LN 里每个块都往残差流上加东西，流会随深度变大，所以 Pre-LN
+# 模型要在最后一个块之后再加**一个最终的层归一化**（你会在第 08 课加上它）。
+#
+# 下面在一个未训练的 12 块堆叠上看看这两种接法（用 PyTorch 的
+# `nn.TransformerEncoderLayer`，配置成和课程的块一样，使用默认初始化）：每个块之后残差流有多大，以及在一个类似语言模型的损失下每个块的梯度有多大。这个损失是这样构造的：用一个随机的读出层映射到
+# 100 个“词”，再算交叉熵损失（cross-entropy loss）。
 
 # %%
 D, H, L, B, T, V = 64, 4, 12, 16, 32, 100
@@ -197,6 +273,68 @@ plt.show()
 # Post-LN: `x = self.norm1(x + self.attn(x, mask)[0])` then `x = self.norm2(x + self.ffn(x))`.
 # </details>
 
+# %% [markdown] lang="zh"
+# 在 Post-LN 里，每个块都以一个层归一化结尾（初始化时 weight 为 1、bias 为 0），所以残差流的大小被钉在
+# $\sqrt{D} = 8$；它的梯度比 Pre-LN 的大，越靠近输出越明显。在 Pre-LN
+# 里，残差流一个块比一个块大，梯度则更小，越往输出方向甚至还略有下降。差别并不大（从第一个块的百分之几，到最后一个块的约
+# 50 %；注意两张图的 y 轴都不是从 0 开始的）：这个未训练的小堆叠只能隐约看出论文所分析的效应。第 11
+# 课会在一系列学习率下训练这两种接法，看看 Post-LN 到底在哪里崩掉。
+#
+# `nn.TransformerEncoderLayer` 两种都支持：`norm_first=False`（它的默认值）是 Post-LN，`norm_first=True` 是
+# Pre-LN。你的块接受同一个参数，默认值按语言模型的惯例取 Pre-LN。
+#
+# ## 3. 练习：`TransformerBlock`
+#
+# 写出 `TransformerBlock(d_model, num_heads, d_ff, norm_first=True)`：
+#
+# - `__init__`：调用 `super().__init__()`，保存
+#   `self.norm_first = norm_first`，并且**严格按下面的名字**创建四个部件（检查会按名字把权重复制进去）：`self.norm1 = LayerNorm(d_model)`、`self.attn = MultiHeadSelfAttention(d_model, num_heads)`、`self.norm2 = LayerNorm(d_model)`、`self.ffn = FeedForward(d_model, d_ff)`。两个层归一化是分开的：各有各的
+#   weight 和 bias。
+# - `forward(x, mask=None)`：`x (B, T, D)`；`mask` 是 `None`，或者是一个能广播到 `(B, H, T, T)` 的 bool
+#   掩码（True = 可以关注），原样交给注意力。`self.norm_first` 为 True 时按 Pre-LN 接，否则按 Post-LN
+#   接（见第 2 节的公式），返回一个张量 `(B, T, D)`。注意力返回的是二元组 `(out, weights)`：加上去的是
+#   `out`，不是整个二元组。
+#
+# 两种接法里，norm 1 都属于注意力，norm 2 都属于 FFN。这里不加 dropout：检查要比较精确的数值。
+#
+# **检查会试什么：**
+# 它用自己的尺寸构造你的块（`d_ff ≠ 4 D`），写入随机权重（层归一化的 weight 和 bias 也是随机的），再把同样的权重写入
+# `nn.TransformerEncoderLayer(d_model, num_heads, d_ff, dropout=0.0, activation="gelu", batch_first=True,
+# norm_first=...)`，然后用均值远离 0 的输入比较两者的输出：
+# `norm_first` 分别取 `norm_first=True`、`False` 和不传，每种都分不加掩码和加 `causal_mask(T)`
+# 两种情况。加因果掩码（causal mask）时，它还会改动某个位置之后的
+# token，要求该位置及之前的输出都不变。最后它会数参数，并检查梯度能传到每一个权重。如果你更想用 PyTorch
+# 自带的部件，`nn.LayerNorm(d_model)`、`nn.MultiheadAttention(d_model, num_heads, batch_first=True)` 和
+# `nn.Sequential(nn.Linear, nn.GELU(),
+# nn.Linear)` 也可以，名字还是那四个（注意
+# `nn.MultiheadAttention` 的掩码约定：True = *屏蔽*）。
+#
+# **难度：** ★★☆ · **用时：** 约 20 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 一个块就是两个子层：先是注意力（attention），再是前馈网络（feed-forward network，FFN），每个子层都包在残差连接（residual connection）里，各配一个层归一化（LayerNorm）。这个开关只改变归一化放的位置。前置层归一化（Pre-LN）对*进入*子层的东西做归一化，子层的输出原样加到残差流上；后置层归一化（Post-LN）先相加，再对和做归一化。两种接法里，FFN
+# 读的都是注意力那一行算出来的 `x`。
+# </details>
+#
+# <details><summary>提示 2：各部分放在哪里</summary>
+#
+# - `forward` 就是对 `self.norm_first` 的一个 `if`，每个分支两行，一行对应一个子层，最后
+#   `return x`。每一行读的都是上一行算出的 `x`。
+# - 前置层归一化（Pre-LN）：两行都是 `x = x + ...` 的形式，其中 `...` 是把子层作用在归一化后的 `x`
+#   上（注意力（attention）配 `self.norm1`，前馈网络（FFN）配 `self.norm2`）。不要先用归一化后的副本覆盖
+#   `x`：残差连接（residual connection）加的是块的输入，不是它归一化后的副本。
+# - 后置层归一化（Post-LN）：两行都是 `x = norm(x + ...)` 的形式，其中 `...` 是把子层直接作用在 `x` 上。
+# - `self.attn` 的第二个参数是掩码（mask），返回一个二元组 `(out, weights)`：加上去的是它的第 0 个元素
+#   `out`，形状（shape）为 `(B, T, D)`，不是整个二元组。`self.ffn` 只返回一个张量（tensor）。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# 前置层归一化（Pre-LN）：先 `x = x + self.attn(self.norm1(x), mask)[0]`，再 `x = x + self.ffn(self.norm2(x))`。
+# 后置层归一化（Post-LN）：先 `x = self.norm1(x + self.attn(x, mask)[0])`，再 `x = self.norm2(x + self.ffn(x))`。
+# </details>
+
 # %% solution="transformer_block"
 class TransformerBlock(nn.Module):
     """One Transformer block: attention and a feed-forward network, each with a residual and a LayerNorm.
@@ -264,6 +402,23 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_transformer_block(Tra
 #
 # The cell below compares your `TransformerBlock` with it.
 
+# %% [markdown] lang="zh"
+# **检查没通过？** 先看 `tried:` 这一行。“no mask” 的失败说明是接线有问题；`likely mistake:`
+# 这一行能认出的错误包括：残差加的是归一化后的张量、漏了残差、一个层归一化用了两次、Pre-LN 和 Post-LN
+# 接反了、掩码没有传下去、加了 dropout，以及在最后多加了一个层归一化。
+#
+# ## 4. 和 PyTorch 的 `nn.TransformerEncoderLayer` 一样
+#
+# PyTorch 的编码器层就是这个块。它的注意力把 `W_Q, W_K, W_V` 堆叠存成一个
+# `in_proj_weight (3D, D)`（以及 `in_proj_bias (3D,)`），`out_proj` 就是 `W_O`；它的 FFN 是
+# `linear1`、`linear2`；两个归一化是
+# `norm1`、`norm2`。要和课程的块一致，必须设三个参数：`dropout=0.0`（它的默认值是 0.1）、`activation="gelu"`（默认是 ReLU）和
+# `batch_first=True`。
+#
+# **小心掩码。** 它的 bool `src_mask` 里 True 表示**屏蔽**，和本课程正好相反，所以要传 `~causal_mask(T)`。
+#
+# 下面的单元格把你的 `TransformerBlock` 和它做比较。
+
 # %%
 D, H, d_ff, B, T = 16, 4, 48, 2, 6
 x = torch.randn(B, T, D) + 1.0  # (B, T, D), mean 1
@@ -297,6 +452,14 @@ print("parameters:", sum(p.numel() for p in torch_layer.parameters()), "(PyTorch
 #
 # A block mixes positions only inside the attention, so with a causal mask the output at position `t`
 # depends on tokens `0 .. t` only. Change the tokens from position 4 on and see which outputs move:
+
+# %% [markdown] lang="zh"
+# 差值小于 `1e-6` 只是 float32 的舍入误差：两者计算的是同一个函数。
+#
+# ## 5. 给了因果掩码，块就是因果的
+#
+# 块只在注意力里混合不同位置，所以加上因果掩码后，位置 `t` 的输出只取决于 token `0 .. t`。把从位置 4 开始的 token
+# 换掉，看看哪些输出会变：
 
 # %%
 D, H, T = 16, 4, 8
@@ -378,6 +541,67 @@ with torch.no_grad():
 # norms are `count(nn.ModuleList([block.norm1, block.norm2]))`.
 # </details>
 
+# %% [markdown] lang="zh"
+# 加了因果掩码，位置 0–3 纹丝不动：它们看不到未来。不加掩码，每个位置都能看到所有
+# token，于是全都变了。块自己不构造掩码：掩码由模型构造一次，再交给每一个块（第 08 课）。
+#
+# ## 6. 数参数
+#
+# 一个块的参数都在哪里？一个 `nn.Linear(n_in, n_out)` 有 `n_in × n_out` 个权重和 `n_out` 个偏置；对 `D`
+# 个特征做归一化的层归一化有一个 weight 和一个 bias，各 `D` 个。
+#
+# | 部件 | 包含 | 参数量 | `d_ff = 4 D` 时 |
+# |---|---|---|---|
+# | `attn` | `W_Q, W_K, W_V, W_O`，每个都是 `nn.Linear(D, D)` | $4(D^2 + D)$ | $4D^2 + 4D$ |
+# | `ffn` | `linear1 = nn.Linear(D, d_ff)`、`linear2 = nn.Linear(d_ff, D)` | $2 D\, d_\text{ff} + d_\text{ff} + D$ | $8D^2 + 5D$ |
+# | 归一化 | `norm1`、`norm2`，各有 weight 和 bias | $2 \times 2D = 4D$ | $4D$ |
+# | **块** | | | $12D^2 + 13D$ |
+#
+# 这些公式只对*这个*块成立。要报告参数量（或估算内存）的程序，应该去数模块实际持有的东西：模型可能用了别的
+# `d_ff`，可能有额外的参数、共享的张量，或者冻结的部分。`p.numel()` 是张量 `p` 的元素个数；`module.parameters()`
+# 会依次给出一个模块及其子模块的每个参数张量，即使两个子模块共享同一个张量，它也只给一次。
+#
+# ### 练习：`block_parameter_counts(block)`
+#
+# 返回一个值为普通 int 的 dict，数值从块的参数上数出来（不是用公式算出来）：
+#
+# - `"attn"`：`block.attn` 的参数；`"ffn"`：`block.ffn` 的参数；
+# - `"norms"`：`block.norm1` 和 `block.norm2` 合在一起的参数；
+# - `"total"`：整个块的全部参数。
+#
+# 每个参数都要算，不管是可训练的还是冻结的（`requires_grad=False`）；一个张量即使被两个子模块共享，也只算一次：当
+# `norm2` *就是* `norm1` 时，把 `norm1` 的数目和 `norm2`
+# 的数目相加，同一批张量就被算了两次。`"total"` *不*只是三部分之和：块里可能还有这三部分之外的参数。
+#
+# **检查会试什么：** 两种宽度的参考块，都是
+# `d_ff ≠ 4 D`（所以按 `d_ff = 4 D` 的公式算是过不了的）；一个多了一个参数 `block.scale (D,)`
+# 的块；一个注意力被冻结的块；一个 `norm2` *就是* `norm1`
+# 的块（两个子层共用一个层归一化：它的张量只算一次）；还有一个层归一化不带 bias
+# 的块（`nn.LayerNorm(d_model, bias=False)`），公式在这里同样不成立。每个块都必须原样返回：只数，不动（不要 `requires_grad_()`、`eval()` 之类的操作）。
+#
+# **难度：** ★☆☆ · **用时：** 约 10 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 要数出来，不要算出来：写一个小函数，把一个模块里每个参数（parameter）张量（tensor）的大小加起来，大部分工作就完成了；再把它用在各个部件和整个块上。每个张量都要算，可训练的和冻结的都算。唯一的坑是那两个层归一化（LayerNorm）：要让共享的张量只算一次，就把两个归一化放在一起、当作一个模块来数，而不是把两个数目相加。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# - 这个辅助函数：对 `module.parameters()` 里的每个 `p` 求 `p.numel()`
+#   的和（写成 `def` 或 `lambda` 都行），*不要*加 `if p.requires_grad` 这样的过滤。`"attn"`、`"ffn"` 和 `"total"`
+#   就是把它分别用在 `block.attn`、`block.ffn` 和 `block` 本身上。
+# - `"norms"`：把 `block.norm1` 和 `block.norm2` 放进同一个
+#   `nn.ModuleList`，再数这个列表。共享的层归一化（LayerNorm），`nn.ModuleList` 只给出一次它的张量（tensor），而
+#   `count(block.norm1) + count(block.norm2)` 会把它们算两次。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# `count = lambda m: sum(p.numel() for p in m.parameters())`，用在各个部件和整个块上；两个归一化就是
+# `count(nn.ModuleList([block.norm1, block.norm2]))`。
+# </details>
+
 # %% solution="block_parameter_counts"
 def block_parameter_counts(block: nn.Module) -> dict[str, int]:
     """Count a block's parameters by part, from the module itself.
@@ -415,6 +639,15 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_block_parameter_count
 #
 # Now the table for widths from 32 to 512, with `d_ff = 4 D`, next to the formula $12D^2 + 13D$ and the
 # ratio to $12D^2$, counted by your `block_parameter_counts` on your `TransformerBlock`.
+
+# %% [markdown] lang="zh"
+# **检查没通过？** `tried:` 这一行说明它数的是哪个块，`expected:` / `got:`
+# 把四个数并排列出来，你能看出是哪一部分不对、差了多少。
+#
+# ## 7. 每层约 12 D²
+#
+# 下面是宽度从 32 到 512 的表格，`d_ff = 4 D`，旁边列出公式 $12D^2 + 13D$ 以及与 $12D^2$ 的比值；数字由你的
+# `block_parameter_counts` 在你的 `TransformerBlock` 上数出来。
 
 # %%
 widths = (32, 64, 128, 256, 512)
@@ -504,6 +737,77 @@ plt.show()
 # `return self.out(y.transpose(1, 2).reshape(B, T, D))`
 # </details>
 
+# %% [markdown] lang="zh"
+# `D = 128` 时：注意力 66,048，FFN 131,712，归一化 512，一共 198,272 个参数。与 $12D^2$ 的比值是
+# $1 + 13/(12D)$：`D = 32` 时为 1.034，`D = 512` 时为 1.002。`13D` 这一项（偏置和归一化）随着 `D`
+# 变大越来越不重要，所以大家常说一个块**约有 12 D² 个参数**：三分之一在注意力里（$4D^2$），三分之二在 FFN
+# 里（$8D^2$）。Kaplan et al.（2020, §2.1）把模型中嵌入（embedding）以外的参数量记为
+# $N \approx 12\, n_\text{layer} D^2$。比如 GPT-2 small 的 `D = 768`，有 12 个块：块里的参数约有
+# $12 \times 12 \times 768^2 \approx 85$M 个（M 即百万；它一共 124M 个参数，其余的都在嵌入里）。
+#
+# 注意，参数量既不取决于
+# `num_heads`（头（head）只是把投影切分开，并不增加投影），也不取决于序列长度（sequence length）`T`。
+#
+# ## 8. 生产代码的写法：`CausalSelfAttention`
+#
+# 你的 `MultiHeadSelfAttention` 把每一步都写了出来，所以才好读。而在 nanoGPT、GPT-2
+# 的代码以及你以后会打开的大多数模型里，注意力为了速度换了一种写法；见到时能认出它，很有用：
+#
+# - **一个融合投影** `qkv = nn.Linear(D, 3 D, bias=False)`：一次矩阵乘法（matrix multiplication）代替三次，之后用
+#   `.chunk(3, dim=-1)` 切成 `q, k, v`（它的权重就是 `W_Q, W_K, W_V` 堆在一起，和第 4 节里 `nn.MultiheadAttention`
+#   的 `in_proj_weight` 完全一样）；`out = nn.Linear(D, D, bias=False)` 就是 `W_O`。nanoGPT
+#   不用偏置：偏置作用不大，去掉后层更简单；
+# - **一次融合的注意力调用** `F.scaled_dot_product_attention(q, k, v, is_causal=True)`：打分、乘缩放因子
+#   `1/sqrt(d_head)`、因果掩码、softmax 和 `@ v` 都在一个函数里完成，它甚至可能根本不生成 `(T, T)`
+#   的权重矩阵（FlashAttention，Dao et al. 2022）。`is_causal=True` 就代替了因果掩码；
+# - 训练时**对注意力权重（attention weights）做 dropout**。Dropout（Srivastava et al. 2014）以概率 `p`
+#   把每个权重置为 0，并把保留下来的权重除以 `1 - p`，让输出*在平均意义上*保持不变；不在训练时，它什么也不做。
+#
+# **陷阱。** `nn.Dropout` 模块会读取 `self.training`，这个标志由 `model.train()` 和 `model.eval()` 切换。而
+# `F.scaled_dot_product_attention` 是一个*函数*：只要 `dropout_p=` 不为 0，它就会做
+# dropout，评估时也照做不误。所以模块必须自己传
+# `dropout_p=self.dropout if self.training else 0.0`（PyTorch 这个函数的文档里也是这么说的）。忘了这一步，你的验证集损失（validation loss）和生成的文本就会带上随机性，还会稍微变差，却没有任何提示告诉你原因。
+#
+# ### 练习：`CausalSelfAttention(d_model, num_heads, dropout=0.0)`
+#
+# - `__init__`：`d_model % num_heads != 0` 时抛出 `ValueError`；属性有 `qkv` 和
+#   `out`（就是上面那两个层）、`num_heads`、`d_head = d_model // num_heads` 和 `dropout`（丢弃概率，一个 float）。
+# - `forward(x)`：`x (B, T, D)` -> `(B, T, D)`。按 q、k、v 的顺序切分 `qkv(x)`，把每一份变成 `(B, H, T, d_head)`
+#   的形状，调用**一次** `F.scaled_dot_product_attention`，传入 `is_causal=True` 和正确的
+#   `dropout_p`，再把各个头合并回 `(B, T, D)`，最后作用 `out`。
+#
+# **检查会试什么：** `d_model % num_heads != 0` 时应抛出 `ValueError`；各个层和属性，参数量为 `4 D²`；然后它把第
+# 02 课 `MultiHeadSelfAttention` 的权重（偏置为 0）复制进你的模块，在 `eval()` 下要求输出等于后者配合
+# `causal_mask(T)` 的输出。`dropout=0.5` 时，要求两次 `eval()` 调用的结果一致；在 `train()` 下调用 40
+# 次，要求每次结果都不同、丢弃的是整个权重（而不是输出里的单个元素），并且平均下来等于 `eval()`
+# 的输出。手写的版本（掩码后的分数、softmax、`F.dropout(weights, self.dropout, training=self.training)`）同样能通过，用
+# `torch.split`、`reshape` 和 `einsum` 切分多头也可以。
+#
+# **难度：** ★★☆ · **用时：** 约 15 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 它就是你的 `MultiHeadSelfAttention`
+# 改了两处：三个投影合成一个层，再把这个层的输出切成三份；`scaled_dot_product_attention`
+# 加上因果掩码（causal mask），换成对 PyTorch 函数的一次调用。头（head）的拆分与合并和第 02 课完全一样。
+# </details>
+#
+# <details><summary>提示 2：各部分放在哪里</summary>
+#
+# 把 `self.qkv(x)` 的输出沿最后一维切成三份（`.chunk`）；按第 02 课 `split_heads`
+# 的做法把每一份变成多头的形状（shape）：先拆分 D，*再*把头（head）那一维挪到时间维前面；按 `merge_heads`
+# 的做法合并回去。dropout 要放进注意力（attention）调用*里面*，通过 `dropout_p` 传入，它的值取决于
+# `self.training`。
+# </details>
+#
+# <details><summary>提示 3：答案，forward 逐行写出</summary>
+#
+# `q, k, v = self.qkv(x).chunk(3, dim=-1)`；然后对每一个做
+# `.view(B, T, self.num_heads, self.d_head).transpose(1, 2)`；
+# `y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0, is_causal=True)`；
+# `return self.out(y.transpose(1, 2).reshape(B, T, D))`
+# </details>
+
 # %% solution="causal_self_attention"
 class CausalSelfAttention(nn.Module):
     """Multi-head causal self-attention, production form (nanoGPT's CausalSelfAttention).
@@ -556,6 +860,14 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_self_attention
 #
 # **See the trap for yourself.** `TrapAttention` below is your class with one change: it always passes
 # `dropout_p=self.dropout`. Both get `dropout=0.2`, the same weights and the same input, in `eval()`:
+
+# %% [markdown] lang="zh"
+# **检查没通过？** `likely mistake:` 能指出的错误包括：q、k、v 的切分顺序不对，拆分或合并多头时漏了
+# transpose，漏了 `is_causal=True`，`eval()` 下 dropout 还开着，dropout 从来没生效，dropout
+# 加在了输出上而不是权重上，权重用成了转置（`y @ self.out.weight`），以及缩放用了 `sqrt(d_model)`。
+#
+# **亲眼看看这个陷阱。** 下面的 `TrapAttention` 就是你的类改了一处：它总是传 `dropout_p=self.dropout`。两者都用
+# `dropout=0.2`、相同的权重和相同的输入，都处于 `eval()` 模式：
 
 # %%
 class TrapAttention(CausalSelfAttention):
@@ -611,3 +923,26 @@ with torch.no_grad():
 #
 # **Next:** notebook 08 stacks `num_layers` blocks between token and position embeddings and an output
 # layer, and makes a language model, TinyLM.
+
+# %% [markdown] lang="zh"
+# 在 `eval()` 下，你的模块两次输出相同，陷阱版却不同：这就是
+# bug，而且它出现在一次运行中本来没有任何随机性的环节（评估、生成）。在 `train()`
+# 下，你的模块也是随机的，这本来就该如此；它多次调用的平均值很接近 `eval()` 的输出：丢弃一部分权重、再把保留的除以
+# `1 - p`，平均下来什么也没改变。
+#
+# ## 小结
+#
+# - 一个块先是注意力（各位置交换信息），再是逐位置的 FFN，每个都包在残差连接和层归一化里；输入 `(B, T, D)`，输出
+#   `(B, T, D)`，所以块可以一层层堆起来。
+# - Post-LN：`x = norm1(x + attn(x))`，`x = norm2(x + ffn(x))`。Pre-LN：`x = x + attn(norm1(x))`，`x = x + ffn(norm2(x))`：残差流从不归一化，初始化时梯度表现良好，不需要预热（Xiong et al., 2020），模型最后再加一个层归一化。
+# - 它就是 `nn.TransformerEncoderLayer(..., dropout=0.0, activation="gelu", batch_first=True,
+#   norm_first=...)`。注意：它的 bool
+#   `src_mask` 里 True 表示屏蔽。
+# - 掩码从外部传入，原样传下去；加了因果掩码，后面的 token 不会改变前面的任何输出。
+# - 参数量：注意力 $4(D^2 + D)$，FFN $2 D d_\text{ff} + d_\text{ff} + D$，归一化 $4D$；`d_ff = 4 D` 时为
+#   $12D^2 + 13D$，**每层约 12 D²**。
+# - 生产代码里的注意力：一个融合的 `qkv` 层，`.chunk(3, dim=-1)`，一次 `F.scaled_dot_product_attention(...,
+#   is_causal=True)`。这个函数不读
+#   `self.training`，所以不在训练时 `dropout_p` 必须为 0。
+#
+# **下一课：** 第 08 课把 `num_layers` 个块堆在 token 嵌入、位置嵌入和输出层之间，做成一个语言模型：TinyLM。

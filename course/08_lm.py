@@ -16,6 +16,18 @@
 #
 # Shapes: `B` batch, `T` positions, `D` = `d_model`, `V` = `vocab_size`, `L` = `num_layers`.
 
+# %% [markdown] lang="zh"
+# # 08 · 语言模型
+#
+# 把 Transformer 块（Transformer block）一层层叠起来，能把一串向量变成另一串向量。**语言模型**（language model）还要再补几样东西，才能读入 token id、预测下一个 token：底部放嵌入（embedding），顶部放输出层，再配一个损失，给每个位置的猜测打分。学完这个 notebook，你应该能：
+#
+# 1. 写出**因果语言模型的损失**：标签错开一位，直接在原始 logits 上算交叉熵损失（cross-entropy loss），标成 `-100` 的目标不计入；
+# 2. 写出 `TinyLM(vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff)`，一个 GPT-2 风格的仅解码器（decoder-only）模型：token 嵌入加位置嵌入，若干个带因果掩码（causal mask）的块，最后一个层归一化（LayerNorm），以及一个和 token 嵌入**权重共享**（weight tying）的输出层，并按 GPT-2 的方式初始化（initialization）；
+# 3. 检查每个语言模型在初始化时都该有的几个数字：logits 的形状（shape）是 `(B, T, V)`，损失接近 `ln V`，没有哪个位置能看到未来；
+# 4. 数清参数（parameter）都在哪里（嵌入还是各个块，约 `12·L·D² + V·D`）。
+#
+# 形状记号：`B` 是批次（batch）大小，`T` 是位置数，`D` = `d_model`，`V` = `vocab_size`，`L` = `num_layers`。
+
 # %%
 import math
 
@@ -46,6 +58,13 @@ _ = torch.manual_seed(0)
 # 09 builds tokenizers). An `nn.Embedding(V, D)` is a table of `V` rows of width `D`; calling it on ids
 # looks the rows up. It is the same as multiplying a one-hot vector by the table, without building the
 # one-hot vectors:
+
+# %% [markdown] lang="zh"
+# **关于导入。** 这些部件都取自课程的参考实现包，这样前面 notebook 里留下的 bug 就卡不住这一课：`TransformerBlock(d_model, num_heads, d_ff)` 是 notebook 07 的前置层归一化（Pre-LN）块（`block(x, mask) -> (B, T, D)`），`LayerNorm(d_model)` 来自 notebook 06，`causal_mask(T)` 来自 notebook 01（bool 型 `(T, T)`，True = 可以关注）。`default_corpus()` 和 `get_batch` 负责提供文本和批次，notebook 09 会仔细讲它们。每个练习（exercise）后面的演示用的都是*你*写的代码：先做完练习，等它的检查（check）通过了，再运行它下面的单元格。
+#
+# ## 1. 从 token id 到向量
+#
+# 模型读入的是 **token id**：`0 .. V-1` 之间的整数，每个 token 一个。这个 notebook 拿字符当 token，分词器（tokenizer）留到 notebook 09 再建。`nn.Embedding(V, D)` 就是一张 `V` 行的表，每行宽 `D`；用 id 去调用它，就是按 id 把对应的行查出来。这和拿 one-hot 向量去乘这张表是一回事，只是省掉了构造 one-hot 向量这一步：
 
 # %%
 text = default_corpus(max_chars=20_000)
@@ -100,6 +119,27 @@ print(ids.tolist(), "->", tuple(looked_up.shape), "; same as one-hot @ table:", 
 # A uniform guess gives every token probability `1/V`, so its loss is $-\log(1/V) = \ln V$: the loss
 # an untrained model should start near.
 
+# %% [markdown] lang="zh"
+# 注意力（attention）本身不分先后顺序（notebook 04），所以 GPT-2 又加了第二张表，即**可学习位置嵌入**（learned positional embedding）`nn.Embedding(max_seq_len, D)`：第 `t` 行加到位置 `t` 上的 token 上。这张表只有 `max_seq_len` 行，一行也不多：按 `max_seq_len` 个位置建的模型，**读不了**更长的输入。去取第 `max_seq_len` 行，会在 PyTorch 深处报一个 `IndexError`，却不说明原因；你的模型要自己检查长度，抛出一个把原因讲清楚的 `ValueError`。
+#
+# ## 2. 语言模型要学的是什么
+#
+# 在每个位置 `t`，读完 token `0 .. t` 之后，模型输出 **logits**：`V` 个未归一化的分数，每个可能的下一个 token 对应一个。softmax 把它们变成一个概率分布。训练要求模型给真正的下一个 token（位置 `t + 1` 上的那个）高概率，衡量标准是**交叉熵** $-\log p(x_{t+1} \mid x_{\le t})$，再对所有位置取平均。所以一条 `T` 个 token 的序列，一次就能提供 `T - 1` 个训练样本，这要归功于因果掩码：位置 `t` 偷看不到 `t + 1`。
+#
+# ```
+# input_ids   h   e   l   l   o          logits (B, T, V): 第 t 行给 token t + 1 的每个候选打分
+# position    0   1   2   3   4
+# target      e   l   l   o   -          logits[:, :-1] 与 labels[:, 1:] 对照计分
+# ```
+#
+# **标签与输入对齐。** 按 Hugging Face 的约定，模型接收的是 `labels = input_ids`（对齐的，没有错位），错位由模型自己来做：最后一个位置没有下一个 token（丢掉 `logits[:, -1]`），第一个 token 不是任何位置的目标（丢掉 `labels[:, 0]`）。
+#
+# **被忽略的目标。** 长短不一的序列要填充（padding）到同一长度，填充出来的位置不能计分。约定是把它的标签写成 **-100**，这正是 `F.cross_entropy` 默认的 `ignore_index`：这些目标既不进求和，*也*不进计数。反过来，要是把填充 id（常常是 0）写进标签，模型就会被训练去预测填充，可 token 0 是一个真实存在的 token。
+#
+# **传入原始 logits。** `F.cross_entropy(logits, targets)` 内部自己会做 `log_softmax`（PyTorch 文档的原话是“input is expected to contain the unnormalized logits”）。它要求类别放在第 1 维：把 `(B, T-1, V)` 展平成 `(B·(T-1), V)`，目标展平成 `(B·(T-1),)`。
+#
+# 均匀猜测给每个 token 的概率都是 `1/V`，损失就是 $-\log(1/V) = \ln V$：没训练过的模型，损失一开始就应该在这附近。
+
 # %%
 B, T = 2, 6
 uniform = torch.zeros(B, T, V)  # (B, T, V): equal scores for every token
@@ -148,6 +188,32 @@ print(f"uniform logits: loss {F.cross_entropy(uniform[:, :-1].reshape(-1, V), ta
 # `return F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)), labels[:, 1:].reshape(-1), ignore_index=-100)`
 # </details>
 
+# %% [markdown] lang="zh"
+# ### 练习 1：`causal_lm_loss(logits, labels)`
+#
+# - `logits`：`(B, T, V)` 的浮点张量（tensor），模型给出的原始分数；`labels`：`(B, T)` 的整数张量，**与输入对齐**，其中可能有 `-100`。
+# - 返回 `logits[:, t]` 对 `labels[:, t + 1]` 的平均交叉熵，只算不是 `-100` 的目标。返回值是一个 0 维张量，dtype 和 logits 相同，梯度（gradient）要能流回 logits（所以要返回张量，不能返回 `.item()` 得到的 Python 数：`loss.backward()` 需要计算图）。
+#
+# **检查会试什么：** 它按自己定的尺寸生成随机 logits（`B`、`T`、`V` 互不相同），float64 和 float32 各试一遍；标签先全用 token id（里面有 0），再把一部分目标设成 `-100`（同时改掉这些位置的 logits，并要求损失不变）。它把结果和参考实现比对，还会点出常见的失误：没有错位，错了两位或者错反了方向，算损失前先做了 softmax，把 `-100` 当成 token 计分，写成 `ignore_index=0`，求和而不是取平均。
+#
+# **难度：** ★☆☆ · **用时：** 约 10 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 两次切片，一次 reshape。位置 `t` 做出的预测，要和位置 `t + 1` 上的 token 对照：去掉最后一个预测（它没有下一个 token），再去掉第一个标签（它前面没有 token），两边就对齐了。剩下的就是一个普通的分类损失，一次覆盖全部 `B × (T-1)` 个位置，所以要先把这些位置展平成一个列表。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 两次切片都沿第 1 维（时间维）：logits 去掉最后一个位置，得到 `(B, T-1, V)`；标签去掉第一个位置，得到 `(B, T-1)`。`F.cross_entropy` 要的是 `(N, V)` 和 `(N,)`；它默认的 `ignore_index` 已经是 -100，而且只对没被忽略的目标取平均。展平用 `.reshape`（`N` 的位置写 `-1`；`V` 就是 `logits.size(-1)`）：沿时间维切出来的张量（tensor）在内存里不连续，`.view` 会拒绝它。直接返回损失张量本身，不要 `.item()`。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# `logits[:, :-1]`（有下一个 token 的那些预测）对照 `labels[:, 1:]`（前面有 token 的那些标签）：
+# `return F.cross_entropy(logits[:, :-1].reshape(-1, logits.size(-1)), labels[:, 1:].reshape(-1), ignore_index=-100)`
+# </details>
+
 # %% solution="causal_lm_loss"
 def causal_lm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     """Mean next-token cross-entropy: logits[:, t] scored against labels[:, t + 1], labels -100 left out.
@@ -181,6 +247,11 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_lm_loss(causal
 #
 # Your loss with ignored targets: the same loss whatever the logits say at the positions whose target is
 # `-100`, and the same as leaving those positions out by hand.
+
+# %% [markdown] lang="zh"
+# **如果检查没通过：** `expected:` 那一行给出了参考值；拿它和你在 `tried:` 那个输入上得到的值比一比，然后在你的函数里打印 `logits[:, :-1].shape` 和 `labels[:, 1:].shape`。
+#
+# 下面看看你的损失遇到被忽略的目标时表现如何：目标为 `-100` 的那些位置，logits 怎么变，损失都不变；而且它和手动去掉这些位置后算出的损失一样。
 
 # %%
 logits = torch.randn(1, 6, V)  # (1, T, V)
@@ -283,6 +354,55 @@ print(f"with -100 targets: {causal_lm_loss(logits, labels).item():.4f}; "
 # `return logits, loss`.
 # </details>
 
+# %% [markdown] lang="zh"
+# ## 3. 模型：TinyLM
+#
+# ```
+# input_ids (B, T) ─> token_emb ─> (B, T, D) ─┐
+# positions 0..T-1 ─> pos_emb   ─> (T, D) ────(+)─> x (B, T, D)
+# x ─> blocks[0](x, mask) ─> ... ─> blocks[L-1](x, mask) ─> norm ─> lm_head ─> logits (B, T, V)
+# ```
+#
+# - **只用一个因果掩码。** `causal_mask(T)` 每次前向只建一次，交给每一个块。
+# - **最后一个层归一化。** 在前置层归一化的堆叠里，残差流从头到尾都不做归一化，会随深度变大（notebook 07）；GPT-2 在最后一个块之后、输出层之前把它归一化一次（也就是它的 `ln_f`）。
+# - **权重共享。** 输出层 `lm_head = nn.Linear(D, V, bias=False)` 把一个向量映射成每个 token 一个分数；它的权重是 `(V, D)`，和 token 嵌入的形状一样。Press & Wolf (2017) 让两者共用**同一个**矩阵（Vaswani et al. §3.4 和 GPT-2 也是这样）：参数少了 `V·D` 个，而且一个 token 的输入向量和输出向量会一起学习。“同一个矩阵”指的是同一个 `nn.Parameter` 对象用两次：`self.lm_head.weight = self.token_emb.weight`。复制一份（`.clone()`、`copy_`）一开始数值相等，但它是第二个张量，优化器（optimizer）走完第一步，两者就不一样了。在同一块存储上再建一个 Parameter（`nn.Parameter(self.token_emb.weight)`，或者去赋值 `.data`），数值倒是共享了，可 `model.parameters()` 会把这个矩阵列两次：参数量把 `V·D` 算了两遍，优化器每一步也会更新它两次（Adam 会给同一个矩阵配两套矩估计）。
+# - **GPT-2 的初始化**（Radford et al. 2019, §2.3；nanoGPT 的 `_init_weights`）：所有 `nn.Linear` 和 `nn.Embedding` 的权重取 `N(0, 0.02)`，所有偏置取 0；每个块里有两个投影往残差流里写（`attn.W_O` 和 `ffn.linear2` 的权重；它们的偏置仍为 0），它们的标准差取 `0.02 / sqrt(2·L)`，这样加到残差流上的 `2L` 份贡献不会让它的大小随深度增长。PyTorch 的默认值不一样：`nn.Embedding` 从 `N(0, 1)` 开始，权重共享时，这会让初始 logits 大得离谱。
+#
+# ### 练习 2：`TinyLM`
+#
+# `__init__(self, vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff)`：调用 `super().__init__()`，保存 `self.max_seq_len`，然后创建下面这些部件，名字必须一字不差（检查是按名字把权重拷进来的）：`self.token_emb = nn.Embedding(vocab_size, d_model)`、`self.pos_emb = nn.Embedding(max_seq_len, d_model)`、由 `num_layers` 个 `TransformerBlock(d_model, num_heads, d_ff)` 组成的 `self.blocks = nn.ModuleList(...)`、`self.norm = LayerNorm(d_model)` 和 `self.lm_head = nn.Linear(d_model, vocab_size, bias=False)`。让 `lm_head` 的权重和 `token_emb` 的权重共享，然后按 GPT-2 的方式初始化（见上文）。
+#
+# `forward(self, input_ids, labels=None)`：`input_ids (B, T)` 是整数。`T > self.max_seq_len` 时，抛出一个提到 `max_seq_len` 的 `ValueError`。位置取这次输入自己的 `T` 对应的 `0 .. T-1`（表示 token 坐在哪个位置，而不是它是哪个 token），因果掩码是 `T x T` 的：`max_seq_len` 只是上限。返回二元组 `(logits (B, T, V), loss)`：传了 `labels` 时，`loss` 是**你自己写的** `causal_lm_loss(logits, labels)`，否则是 `None`。
+#
+# `get_num_params` 已经给好了（照搬 nanoGPT）：每个张量只算一次，而且不算位置嵌入，除非你指定 `non_embedding=False`。
+#
+# **检查会试什么：** 它用自己的尺寸构造你的类，检查五个部件都在，`lm_head.weight` **就是** `token_emb.weight`；把随机权重拷进去，和参考实现比对 logits；改掉某个位置之后的 token（它之前的位置一点都不许变）；分别用全是 token id 的标签和带 `-100` 的标签比对损失；喂入 `max_seq_len` 个 token（必须能跑）和 `max_seq_len + 1` 个（必须抛出 `ValueError`）；在两个模型上各走一步 SGD（权重必须仍然共享，logits 仍然相等）；最后在它自己新建的模型上，测量初始化后的各个标准差和初始损失（与 `ln V` 相差不超过 0.25）。
+#
+# **难度：** ★★☆ · **用时：** 约 25 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# `forward` 就是上面那张图，从左往右走一遍：token 嵌入（embedding）加上位置嵌入，依次过每个块，所有块共用一个因果掩码（causal mask）；然后是最后的归一化、输出层，最后算损失。`__init__` 建好各层之后，按顺序做三件事：先做权重共享（weight tying），同一个 Parameter 对象用两次，不是复制；再按 GPT-2 的方式初始化（initialization）所有权重；最后给每个块里往残差流写入的那两个投影换上更小的标准差。
+# </details>
+#
+# <details><summary>提示 2：每一步写在哪里</summary>
+#
+# - 权重共享（weight tying）：把 `token_emb` 的权重，也就是那个 Parameter 对象本身，赋给 `lm_head` 的 `weight` 属性。
+# - 初始化（initialization）：遍历 `self.modules()`（或者用 `self.apply(fn)`）：对每个 `nn.Linear` 和 `nn.Embedding`，在权重上调用 `nn.init.normal_`，均值 0，标准差 0.02；有偏置的，在偏置上调用 `nn.init.zeros_`。然后遍历 `self.named_parameters()`：名字以 `"attn.W_O.weight"` 或 `"ffn.linear2.weight"` 结尾的，再调用一次 `nn.init.normal_`，标准差为 `0.02 / sqrt(2 * num_layers)`。
+# - `forward` 按顺序：从 `input_ids.shape` 取出 `B` 和 `T`；长度检查（`T > self.max_seq_len` 时抛出 `ValueError`）；位置 `0 .. T-1`，一个放在 `input_ids` 所在设备上的 `(T,)` 张量（tensor）；两个嵌入相加，`(B, T, D) + (T, D)`；`causal_mask(T)`，只建一次；`self.blocks` 里的每个块依次作用在 `x` 和掩码上；先 `self.norm`，再 `self.lm_head`，得到 logits `(B, T, V)`；传了 `labels` 就调用你的 `causal_lm_loss`，否则为 `None`；返回这一对。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# 在 `__init__` 里：`self.lm_head.weight = self.token_emb.weight`；在遍历模块的循环里，`nn.init.normal_(m.weight, mean=0.0, std=0.02)` 和 `nn.init.zeros_(m.bias)`；在遍历具名参数的循环里，`nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * num_layers))`。
+#
+# 在 `forward` 里：`B, T = input_ids.shape`；长度检查；
+# `x = self.token_emb(input_ids) + self.pos_emb(torch.arange(T, device=input_ids.device))`；
+# `mask = causal_mask(T)`；`for block in self.blocks: x = block(x, mask)`；
+# `logits = self.lm_head(self.norm(x))`；`loss = None if labels is None else causal_lm_loss(logits, labels)`；
+# `return logits, loss`。
+# </details>
+
 # %% solution="tiny_lm"
 class TinyLM(nn.Module):
     """A decoder-only Transformer language model, GPT-2 style.
@@ -362,6 +482,13 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_tiny_lm(TinyLM, seed=
 #
 # A model for our characters (`V` from section 1), its logits, its loss next to `ln V`, and the tie:
 
+# %% [markdown] lang="zh"
+# **如果检查没通过：** 先读 `tried:` 那一行。检查跑你的模型时用的是*你的* `causal_lm_loss`，所以要先把练习 1 做对，再来做这一题。`likely mistake:` 能认出的错误包括：复制了权重而不是共享，漏了最后的归一化，没加位置嵌入，没有因果掩码，标签没错位或者错位了两次，算损失前先做了 softmax，`-100` 被计了分，缺了长度检查，以及用了 PyTorch 的默认初始化。
+#
+# ## 4. 初始化时的模型
+#
+# 给我们的字符建一个模型（`V` 取自第 1 节），看看它的 logits、它的损失和 `ln V` 的对比，再确认权重确实共享：
+
 # %%
 torch.manual_seed(0)
 model = TinyLM(vocab_size=V, max_seq_len=64, d_model=64, num_heads=4, num_layers=2, d_ff=256)  # yours
@@ -376,6 +503,9 @@ print("lm_head.weight is token_emb.weight:", model.lm_head.weight is model.token
 # **Causal, end to end.** Change the characters from position 40 on; the logits at positions 0–39 must not
 # move (each block is causal, and nothing else mixes positions):
 
+# %% [markdown] lang="zh"
+# **端到端的因果性。** 从位置 40 开始改掉字符；位置 0–39 的 logits 必须纹丝不动（每个块都是因果的，除此之外也没有别的地方会混合不同位置）：
+
 # %%
 x2 = x.clone()
 x2[:, 40:] = torch.randint(V, (8, 24))
@@ -386,6 +516,9 @@ print("largest change at positions 0-39:", f"{moved[:40].max().item():.1e}", "| 
 # %% [markdown]
 # **Too long.** A model built for 64 positions refuses 65, with your message:
 
+# %% [markdown] lang="zh"
+# **太长了。** 按 64 个位置建的模型不接受 65 个位置的输入，报出的正是你写的那条消息：
+
 # %% tags=["raises-exception"]
 model(torch.zeros(1, 65, dtype=torch.long))
 
@@ -394,6 +527,9 @@ model(torch.zeros(1, 65, dtype=torch.long))
 # `y[:, t] = x[:, t + 1]`. Your model shifts `labels` itself, so it takes `labels=x`. Passing `y` as labels
 # shifts twice: position `t` is scored against the token two steps ahead. Both run without an error; only
 # the alignment tells them apart:
+
+# %% [markdown] lang="zh"
+# **错位只做一次。** `get_batch`（照搬 nanoGPT）返回 `(x, y)`，其中的 `y` **已经错开了一位**：`y[:, t] = x[:, t + 1]`。你的模型会自己对 `labels` 错位，所以该传 `labels=x`。要是把 `y` 当标签传进去，就错位了两次：位置 `t` 会去和往后第二个 token 对照。两种写法都不报错，只有对齐方式能把它们区分开：
 
 # %%
 show = lambda ids: "".join(itos[i] for i in ids.tolist()).replace("\n", "⏎")  # noqa: E731
@@ -463,6 +599,47 @@ with torch.no_grad():
 # `table["total"] = sum(p.numel() for p in model.parameters())`.
 # </details>
 
+# %% [markdown] lang="zh"
+# ## 5. 参数都在哪里
+#
+# 以权重共享的模型（`d_ff = 4D`）为例，逐个部件数一数：
+#
+# | 部件 | 内容 | 参数量 |
+# |---|---|---|
+# | `token_emb` | `(V, D)`，同时也是输出层的权重 | $V D$ |
+# | `pos_emb` | `(max_seq_len, D)` | $T_{max} D$ |
+# | `blocks` | `L` 个块，每个 `12 D² + 13 D`（notebook 07） | $L(12D^2 + 13D)$ |
+# | `norm` | weight 和 bias | $2D$ |
+# | `lm_head` | 共享权重时，没有自己的参数 | $0$ |
+#
+# 所以粗略地说，总数是 **`12·L·D² + V·D`**：各个块，加上那个（共享的）嵌入矩阵。词表（vocabulary）小的时候，块占大头；GPT-2 的词表有 50,257 个 token，嵌入矩阵就占了小号模型的三分之一。
+#
+# ### 练习 3：`parameter_table(model)`
+#
+# 返回一个值都是普通 int 的 dict，数字要从模型的参数里数出来：`"token_emb"`、`"pos_emb"`、`"blocks"`、`"norm"`、`"lm_head"`（这几个部件各自的参数量），以及 `"total"`（模型的全部参数）。每个张量只算**一次**：当 `lm_head.weight` *就是* `token_emb.weight` 时，它归 `token_emb`，`lm_head` 记 0。某个部件可能是 `None`（没有位置信息的模型：`pos_emb is None`），这时记 0。所有参数都要算，不管是可训练的还是冻结的。
+#
+# **检查会试什么：** 参考实现的 TinyLM 的几种形态：共享权重的，不共享的（`lm_head` 有自己的 `(V, D)` 权重），没有位置信息的（`pos_emb is None`），以及用冻结的正弦位置编码（sinusoidal positional encoding）的（`requires_grad=False`）。每个模型交回来时都必须原封不动。
+#
+# **难度：** ★☆☆ · **用时：** 约 10 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 两个部件共用的张量（tensor），比如权重共享（weight tying）的那个矩阵，只能算一次，算在最先碰到它的部件头上。所以要记住哪些张量已经算过，按身份来记（是同一个对象，而不是数值相等），并且按表里的顺序数各个部件：`token_emb` 的权重先被算到，等 `lm_head` 碰到同一个张量时就跳过。`"total"` 不用操这份心：`model.parameters()` 对共享的张量只给一次。
+# </details>
+#
+# <details><summary>提示 2：每一步写在哪里</summary>
+#
+# - 开始数之前：准备一个集合，存放已经数过的 `id(p)`。
+# - 写一个辅助函数，每个部件都用它：遇到 `None`（没有 `pos_emb` 的模型）返回 0；否则遍历这个部件的 `.parameters()`，对每个 `id(p)` 还不在集合里的 `p`，加上 `p.numel()`，并把这个 id 放进集合。
+# - 用 `getattr(model, name)` 按名字取出各个部件，顺序是 `token_emb`、`pos_emb`、`blocks`、`norm`、`lm_head`。
+# - `"total"`：对 `model.parameters()` 里的每个 `p` 把 `p.numel()` 加起来，不按 `requires_grad` 过滤：冻结的参数（parameter）也要算。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# `seen = set()`；一个辅助函数 `count(module)`：遇到 `None` 返回 0，否则对 `module.parameters()` 里的每个 `p`，执行 `if id(p) not in seen:`，然后 `seen.add(id(p))` 并加上 `p.numel()`；按表的顺序，把五个名字分别映射到 `count(getattr(model, name))`；最后 `table["total"] = sum(p.numel() for p in model.parameters())`。
+# </details>
+
 # %% solution="parameter_table"
 def parameter_table(model: nn.Module) -> dict[str, int]:
     """Parameters per part of a language model, each tensor counted once.
@@ -510,6 +687,11 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_parameter_table(param
 # GPT-2 model is built on PyTorch's `"meta"` device: its tensors have shapes but no memory, enough to count
 # 124 million parameters without allocating them.
 
+# %% [markdown] lang="zh"
+# **如果检查没通过：** `expected:` 和 `got:` 会把 `tried:` 那一行所说模型的六个计数并排列出来；看看是哪个部件不对，差了多少（差 `V·D` 就是那个共享矩阵的问题）。
+#
+# 下面把你的表、模型自带的 `get_num_params()` 和公式 `12·L·D² + V·D` 放在一起比，比三个模型：第 4 节的模型，一个更宽的模型，以及 GPT-2 small。GPT-2 small 的尺寸是：`V = 50,257`，1,024 个位置，`D = 768`，12 层，每层 12 个头（head）。GPT-2 模型建在 PyTorch 的 `"meta"` 设备上：它的张量只有形状，不占内存，用来数清 124M（1.24 亿）个参数足够了，却不用真的分配它们。
+
 # %%
 configs = {"section 4": (V, 64, 64, 4, 2), "wider": (V, 256, 256, 8, 6), "GPT-2 small": (50257, 1024, 768, 12, 12)}
 rows = {}
@@ -556,3 +738,15 @@ plt.show()
 # - Parameters: about `12·L·D² + V·D`, the tied matrix counted once.
 #
 # **Next:** notebook 09 builds tokenizers and trains this model on real text.
+
+# %% [markdown] lang="zh"
+# GPT-2 small 算出来是 124,439,808 个参数，和 OpenAI 发布的检查点（checkpoint）一致。`get_num_params()` 不算位置嵌入（nanoGPT 打印 GPT-2 small 的大小时就是这么算的：123.65M）；公式 `12·L·D² + V·D` 只漏掉了偏置、各个层归一化和位置表。我们的词表不到 100 个字符，嵌入只占窄窄的一条；换成 50k 个 token 的词表，它几乎占了 GPT-2 small 的三分之一。
+#
+# ## 小结
+#
+# - `causal_lm_loss`：`logits[:, :-1]` 对照 `labels[:, 1:]`，在原始 logits 上用 `F.cross_entropy`，`ignore_index=-100`；标签与输入对齐，错位只在一处做（`get_batch` 给的 `y` 已经错过位了：它不是 `labels`）。
+# - `TinyLM`：token 嵌入 + 位置嵌入，`L` 个块共用一个因果掩码，最后一个层归一化，`lm_head` 与 `token_emb` 共享权重（同一个 Parameter），GPT-2 的初始化（`N(0, 0.02)`，残差投影 `0.02/sqrt(2L)`，偏置为零）；`T > max_seq_len` 时抛出 `ValueError`。
+# - 初始化时：logits 是 `(B, T, V)`，损失 `≈ ln V`，没有哪个位置能看到未来。
+# - 参数：约 `12·L·D² + V·D`，共享的矩阵只算一次。
+#
+# **下一步：** notebook 09 构建分词器，并用真实文本训练这个模型。

@@ -18,6 +18,20 @@
 #
 # Shapes: `B` batch, `T` positions (the block size), `V` vocabulary size, `D` = `d_model`.
 
+# %% [markdown] lang="zh"
+# # 09 · 训练
+#
+# notebook 08 搭好了 `TinyLM`：输入 token id，输出 logits 和损失。没训练时，它只会均匀地乱猜（损失 ≈ ln V）。这个 notebook 先把文本变成 token id，再让模型真正学起来。学完之后，你应该能：
+#
+# 1. 写一个无损的**字符级分词器**（tokenizer），再写**词级**分词器的编码函数，带上特殊 token `<pad>`、`<unk>`、`<eos>`，并测出它的 UNK 率；
+# 2. 写出 `train_step`：**zero_grad → forward → loss → backward → clip → step**，顺序不能乱，还要说得出为什么；
+# 3. 跑一遍检验训练流程是否正确的最有力测试：**在一个固定的批次（batch）上过拟合（overfitting）**，直到损失接近零；
+# 4. 写出 `evaluate`（eval 模式，不算梯度，结束后恢复原来的模式）和困惑度（perplexity）`perplexity = exp(total loss / counted tokens)`；
+# 5. 在真实文本上训练大约一分钟，带进度条和实时损失曲线，记录学习率（learning rate）、梯度（gradient）范数、每层激活的 RMS、tokens/s 和峰值内存；
+# 6. 对照**过拟合检查清单**排查六个坏掉的训练配置：按清单的顺序，说出每个配置错在哪里，再把它修好。
+#
+# 形状（shape）记号：`B` 是批次大小，`T` 是位置数（即块长度，block size），`V` 是词表（vocabulary）大小，`D` = `d_model`。
+
 # %%
 import math
 import os
@@ -51,6 +65,9 @@ torch.set_num_threads(1)  # the tensors here are small: one thread is enough (tw
 # few steps of each (the course's tests do this, and instructors may when they autograde: the runs earn no
 # points); the numbers in the text are those of the full run.
 
+# %% [markdown] lang="zh"
+# **运行时长。** 下面两次训练都用固定的步数（所以这个 notebook 每次运行得到的数字都一样）。启动 Jupyter 之前设置环境变量 `TINYLM_QUICK=1`，每次训练就只跑几步（课程自己的测试就是这么做的；老师自动评分时也可以这样做，因为这些训练不计分）。正文里的数字都来自完整运行。
+
 # %%
 QUICK = os.environ.get("TINYLM_QUICK") == "1"
 OVERFIT_STEPS = 8 if QUICK else 150  # one fixed batch, until the loss is near 0
@@ -74,6 +91,19 @@ print(f"QUICK = {QUICK}: {OVERFIT_STEPS} overfitting steps, {TRAIN_STEPS} traini
 #
 # The corpus of this course ships with Python: the docstrings of 37 standard-library modules, about 180 000
 # characters of English prose about programming (`default_corpus()`; no download).
+
+# %% [markdown] lang="zh"
+# ## 1. 文本进，id 出：字符级分词器
+#
+# 模型只认整数。最简单的分词器给每个**字符**一个 id：Karpathy 的 char-rnn 和 nanoGPT 的 `shakespeare_char` 就是这么做的。词表就是训练文本里出现过的字符，**排好序**，这样 id 只取决于文本本身（Python `set` 的顺序每次运行都可能不一样；按字符首次出现的顺序排，又会随着文本开头的不同而变）。
+#
+# ```
+# text  "banana!"      vocab = sorted(set(text)) = ['!', 'a', 'b', 'n']      (V = 4)
+# ids   [2, 1, 3, 1, 3, 1, 0]                    id = 在 vocab 中的位置
+# back  "".join(vocab[i] for i in ids) == "banana!"   (往返一遍, 什么都没丢)
+# ```
+#
+# 本课程的语料是 Python 自带的：37 个标准库模块的 docstring，约 180 000 个字符的英文编程文字（`default_corpus()`；不用下载）。
 
 # %%
 text = default_corpus()
@@ -109,6 +139,30 @@ print(text[:300])
 # `vocab = sorted(set(text))`, `stoi = {ch: i for i, ch in enumerate(vocab)}`, `ids = [stoi[ch] for ch in text]`
 # </details>
 
+# %% [markdown] lang="zh"
+# ### 练习 1：`char_tokenizer(text) -> (vocab, ids)`
+#
+# 返回词表（由 `text` 里所有不同的字符组成的列表，排好序），以及用它编码后的 `text`（一个 int 列表，每个字符一个 id，从 0 开始）。空格、换行和非 ASCII 字符也都是字符，和别的字符一样处理。
+#
+# 检查（check）会在三段文本上调用你的函数，文本里有 unicode 字符（`é`、`→`、`☕`）、制表符和换行，而且字符首次出现的先后顺序和排序后的顺序不同；然后它用你的词表解码你的 id。
+#
+# **难度：** ★☆☆ · **用时：** 约 5 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# id 就是在词表（vocabulary）中的位置。先建词表（每个不同的字符只出现一次，顺序不能取决于字符在文本里的先后），再逐个字符去查。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# `set` 给出所有不同的字符，`sorted` 给出固定的顺序；用 `enumerate`（从 0 开始数）建一个从字符到 id 的 dict，编码时每个字符查一次就行。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# `vocab = sorted(set(text))`，`stoi = {ch: i for i, ch in enumerate(vocab)}`，`ids = [stoi[ch] for ch in text]`
+# </details>
+
 # %% solution="char_tokenizer"
 def char_tokenizer(text: str) -> tuple[list[str], list[int]]:
     """The sorted character vocabulary of text, and text encoded with it.
@@ -133,6 +187,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_char_tokenizer(char_t
 
 # %% [markdown]
 # Your tokenizer on the whole corpus. `decode` is the other half of the round trip:
+
+# %% [markdown] lang="zh"
+# 用你的分词器处理整个语料。`decode` 是往返的另一半：
 
 # %%
 chars, ids = char_tokenizer(text)
@@ -161,6 +218,19 @@ print(f"round trip on the whole corpus: {decode(ids) == text}")
 #
 # The words are found by a regular expression: a run of word characters, or one punctuation character.
 # The vocabulary keeps the words seen at least `min_freq` times, the most frequent first:
+
+# %% [markdown] lang="zh"
+# ## 2. 词：序列更短，词表更大，还有未知词
+#
+# 词级分词器给每个**词**（以及每个标点）一个 id。序列长度大约缩短到五分之一，所以上下文一样长的模型能看到五倍的文本；代价是词表很大，而且会遇到词表里从没见过的词。排在最前面的是三个**特殊 token**：
+#
+# | id | token | 含义 |
+# |---|---|---|
+# | 0 | `<pad>` | 填在批次里较短序列的末尾；永远不作为预测目标（它的标签是 `-100`） |
+# | 1 | `<unk>` | 任何不在词表里的词 |
+# | 2 | `<eos>` | 序列结束：模型由此学会一段文本在哪里结束 |
+#
+# 词用正则表达式切出来：一串连续的单词字符，或者单个标点字符。词表只保留出现次数不少于 `min_freq` 的词，出现得多的排在前面：
 
 # %%
 WORD_PATTERN = re.compile(r"\w+|[^\w\s]")  # a run of word characters, or one punctuation character
@@ -207,6 +277,30 @@ print(build_word_vocab("the cat sat on the mat. the end.")[:8])
 # `return [stoi.get(t, 1) for t in WORD_PATTERN.findall(text)] + [2]`, with `stoi = {t: i for i, t in enumerate(vocab)}`
 # </details>
 
+# %% [markdown] lang="zh"
+# ### 练习 2：`word_encode(text, vocab) -> list[int]`
+#
+# 用 `WORD_PATTERN.findall` 切分 `text`，把每个 token 映射成它在 `vocab` 中的 id（`vocab` 是一个列表，id 就是位置）；不在 `vocab` 里的 token 映射成 `<unk>` 的 id；最后再加一个 `<eos>`。保留大小写（`"The"` 和 `"the"` 是不同的 token）。
+#
+# 检查会建一个小词表，编码四段文本（其中一段是空的），文本里有未知词、首字母大写的词和紧贴在单词上的标点，再和参考实现比对。
+#
+# **难度：** ★☆☆ · **用时：** 约 5 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 按建词表（vocabulary）时的方式把文本切成 token，逐个查表；查不到的 token 变成 `<unk>`，而不是报错；序列以 `<eos>` 结尾。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 模式 `WORD_PATTERN` 负责把文本切成 token（用它的 `findall` 方法）；用 `enumerate` 建一个从 token 到 id 的 dict；dict 的 `get` 可以给缺失的键一个默认值，而不是抛出 `KeyError`。`<unk>` 的 id 是 1，`<eos>` 的 id 是 2。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# `return [stoi.get(t, 1) for t in WORD_PATTERN.findall(text)] + [2]`，其中 `stoi = {t: i for i, t in enumerate(vocab)}`
+# </details>
+
 # %% solution="word_encode"
 def word_encode(text: str, vocab: list[str]) -> list[int]:
     """Token ids of text: WORD_PATTERN tokens, unknown ones -> <unk> (1), then <eos> (2)."""
@@ -229,6 +323,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_word_tokenizer(word_e
 # part: how many of its tokens are unknown? Raising `min_freq` shrinks the vocabulary (fewer rare words,
 # each seen too rarely to learn anyway) and raises the UNK rate. Characters never have this problem.
 
+# %% [markdown] lang="zh"
+# **UNK 率。** 在语料的训练部分上建词表，再拿它去编码验证部分：里面有多少 token 是未知的？调高 `min_freq` 会让词表变小（去掉的是罕见词，它们出现得太少，反正也学不会），UNK 率则会上升。字符级分词永远没有这个问题。
+
 # %%
 n_val = len(text) // 10
 train_text, val_text = text[:-n_val], text[-n_val:]
@@ -243,6 +340,9 @@ for min_freq in (1, 2, 5):
 # **Where `<pad>` goes.** Sentences have different lengths, a batch is a rectangle. Pad the short ones with
 # id 0, and give the padded positions the label `-100`: `F.cross_entropy` ignores that label, so padding
 # is never a target and does not count in the mean.
+
+# %% [markdown] lang="zh"
+# **`<pad>` 放在哪里。** 句子有长有短，一个批次却是个矩形。短句用 id 0 补齐，补齐的位置把标签设成 `-100`：`F.cross_entropy` 会忽略这个标签，所以填充（padding）永远不会成为目标，也不计入平均值。
 
 # %%
 vocab = build_word_vocab(train_text, 2)
@@ -273,6 +373,21 @@ print(x_pad, labels, sep="\n")
 # `F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))`. (`TinyLM(x, labels=x)` does the shift itself:
 # pass one or the other, never both: `model(x, labels=y)` shifts `y` a second time and scores every position
 # against the token two ahead.)
+
+# %% [markdown] lang="zh"
+# 这个 notebook 接下来都用字符：词表小（V ≈ 100），训练快，也永远碰不到未知 token。
+#
+# ## 3. 批次
+#
+# 一个训练批次由 `B` 个随机窗口组成，每个窗口是连续的 `T + 1` 个 token：前 `T` 个是输入 `x`，后 `T` 个是目标 `y`（也就是每个位置的下一个 token）。`get_batch`（已经给好，来自课程的 `data` 模块，做法和 nanoGPT 一样）用一个 `torch.Generator` 抽取窗口，所以每次运行得到的批次都相同；`lm_batches` 则把一段文本从头到尾、一个窗口接一个窗口地走一遍，用于评估。
+#
+# ```
+# data   t0 t1 t2 t3 t4 t5 ...
+# x         t1 t2 t3 t4         (x 的一行: 从随机起点开始的 T 个 token)
+# y            t2 t3 t4 t5      (同一个窗口右移一位: y[t] = x[t] 之后的那个 token)
+# ```
+#
+# 因为 `y` 已经错开了一位，损失直接拿 `logits[:, t]` 和 `y[:, t]` 比：`F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))`。（`TinyLM(x, labels=x)` 会自己错位：两种方式只能选一种，千万别同时用。`model(x, labels=y)` 会把 `y` 再错一位，让每个位置都去和往后第二个 token 比。）
 
 # %%
 train_data, val_data = train_val_split(data, val_fraction=0.1)
@@ -340,6 +455,48 @@ print("y[0]:", repr(decode(y[0].tolist())))
 # ```
 # </details>
 
+# %% [markdown] lang="zh"
+# ## 4. 一个训练步
+#
+# 优化器（optimizer）的每一步更新，都是同样的六个动作（PyTorch 教程“optimizing model parameters”里的步骤，再加上梯度裁剪）：
+#
+# 1. `model.train()`：切到训练模式（打开 dropout）。之前做过的评估可能把模型留在了 eval 模式。
+# 2. `optimizer.zero_grad()`：`.backward()` 是往 `.grad` 上**累加**的；不清零的话，每一步都会把之前所有步的梯度也一起用上。
+# 3. 前向和损失：`logits, _ = model(x)`，`loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))`。
+# 4. `loss.backward()`：求出损失对每个参数（parameter）的梯度。
+# 5. `torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)`：如果所有梯度合在一起的全局 L2 范数超过了 `max_grad_norm`，就把它们整体缩小到这个范数（Pascanu et al., 2013）：这样一个坏批次没法把模型甩出太远。它返回的是**裁剪之前**的范数，值得记下来。
+# 6. `optimizer.step()`：用（裁剪过的）梯度更新参数。
+#
+# 顺序很关键：在 step 之后才裁剪，step 用到的东西一点没变；在 backward 和 step 之间清零，这个批次的梯度就白算了。
+#
+# ### 练习 3：`train_step(model, batch, optimizer, max_grad_norm=1.0) -> dict`
+#
+# `batch` 是 `get_batch` 返回的那种二元组 `(x, y)`，两个都是 `(B, T)` 的 long 张量（tensor）；`model(x)` 返回 `(logits (B, T, V), loss or None)`。做完上面的六个动作，返回 `{"loss": float, "grad_norm": float}`：这个批次的损失和裁剪前的梯度范数，都要是 Python float（用 `.item()`）。
+#
+# 检查会在它自己的一个小模型上运行你的函数。这个模型一开始处在 **eval 模式**，`.grad` 里已经留着**上一次的旧梯度**；优化器是个*间谍*：就是普通的 SGD，但会记下自己收到的每次调用，并在 `step()` 时记下拿到的梯度。这样检查就知道梯度有没有清零、有没有裁剪到 `max_grad_norm`、是不是在 step 之前算好的，再把损失和范数与参考实现比对。这个模型还会记录调用时有没有传 `labels=`：损失要你自己从 logits 算。最后一次调用不传 `max_grad_norm`：默认值 1.0 也必须起到裁剪作用。
+#
+# **难度：** ★★☆ · **用时：** 约 10 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 就是上面那六个动作，按那个顺序做：每一步的结果都是下一步要用的：`backward` 留下的梯度（gradient），正是裁剪要缩放、step 要应用的东西。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 先设模式，再调用优化器（optimizer）的 `zero_grad`；损失由 logits 和 `y` 算出，两者分别展平成 `(B·T, V)` 和 `(B·T,)`；`torch.nn.utils.clip_grad_norm_` 放在 `backward` 和 `step` 之间，它的返回值就是要报告的范数；float 用 `.item()` 取出。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# ```python
+# logits, _ = model(x)  # (B, T, V)
+# loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
+# loss.backward()
+# grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+# ```
+# </details>
+
 # %% solution="train_step"
 def train_step(model, batch, optimizer, max_grad_norm: float = 1.0) -> dict:
     """One optimizer step on batch = (x (B, T), y (B, T)): returns {"loss": float, "grad_norm": float}."""
@@ -371,6 +528,11 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_train_step(train_step
 # memorise 8 × 32 tokens: the loss must fall from ln V ≈ 4.6 towards 0. If it doesn't, something is broken
 # (the targets are misaligned, the gradients don't reach a layer, the optimiser isn't stepping). Karpathy's
 # "A Recipe for Training Neural Networks" (2019) puts this test first. Your `train_step`, notebook 08's model:
+
+# %% [markdown] lang="zh"
+# ## 5. 最有力的测试：在一个批次上过拟合
+#
+# 正式训练之前，先拿**一个固定的批次**反复训练。参数足够多的模型能把 8 × 32 个 token 全部背下来：损失必须从 ln V ≈ 4.6 一路降向 0。要是降不下去，就说明哪里坏了（目标没对齐，梯度传不到某一层，优化器根本没在更新）。Karpathy 的“A Recipe for Training Neural Networks”（2019）把这个测试排在第一位。下面用你的 `train_step` 和 notebook 08 的模型：
 
 # %%
 torch.manual_seed(0)
@@ -455,6 +617,55 @@ _ = record_run("09_overfit", losses=overfit_losses, final_loss=overfit_losses[-1
 # ```
 # </details>
 
+# %% [markdown] lang="zh"
+# 损失接近零：模型、损失和你写的训练步都能学。可要是换成*新*的批次，这个模型会表现很差：它只是背了下来，并没有泛化。这正是验证数据要衡量的东西。
+#
+# 这个测试也有抓不到的情况：目标错了，但仍然是这个批次的一个固定函数。用 `_, loss = model(x, labels=y)`（第 3 节讲的双重错位），模型照样能把这个批次过拟合到损失接近 0，学到的却是预测往后第二个 token。所以这个 notebook 才一再强调，千万别把 `y` 当标签传进去；练习 3 的检查也才会去看模型是怎么被调用的。
+#
+# ## 6. 评估与困惑度
+#
+# 要衡量一个模型，就在留出数据（held-out data）上把它跑一遍，**只跑不学**：
+#
+# - `model.eval()`（关掉 dropout：这个 TinyLM 没有 dropout，但大多数模型都有），结束后恢复它原来的模式：`was_training = model.training` ... `model.train(was_training)`。在训练中途做一次评估，既不能把模型留在 eval 模式，也不能把本来处在 eval 模式的模型切成训练模式。
+# - `with torch.no_grad():`：不建计算图（省内存，也更快），反正后面不会做 backward。
+# - 一段文本的损失是**总损失 / 计入的 token 数**：把每个目标的交叉熵（cross-entropy）加起来（`reduction="sum"`），再数出不是 `-100` 的目标有多少个。如果各批次大小不同（最后一个常常更小），或者填充的多少不同，那么各批次平均值的平均值就不等于它。
+#
+# **困惑度**就是 `exp(loss)`，loss 以 nat 为单位（自然对数，和 `F.cross_entropy` 一致）。一个模型如果把赌注平均押在 `k` 个 token 上，它的损失就是 `ln k`，困惑度就是 `k`：意思是“它拿不准的程度，相当于在 k 个选项里公平地随便挑一个”。没训练过的模型，困惑度 ≈ V。
+#
+# ### 练习 4：`evaluate(model, batches) -> float`
+#
+# `batches` 是由 `(x, y)` 二元组组成的列表（各批次大小可以不同；`y` 里可能有 `-100`）。返回所有计入目标的交叉熵总和除以它们的个数，类型是 Python float；要在 eval 模式下、在 `torch.no_grad()` 里计算，算完让模型回到原来的模式。张量不是 float：返回张量（哪怕是 0 维的）会被检查当作错误指出来，这一题和练习 5 都是如此。
+#
+# 检查会在一个小模型上运行你的函数，这个模型每次前向都会记下当时的模式，以及梯度模式是否打开；一次从训练模式开始，一次从 eval 模式开始，用的是三个大小不同、部分目标为 `-100` 的批次。
+#
+# **难度：** ★★☆ · **用时：** 约 10 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 按 token 平均，而不是按批次（batch）平均：把每个批次的损失总和、每个批次计入的 token 数分别累加起来，最后只除一次。评估不改变任何东西：eval 模式，不算梯度（gradient），结束时恢复它原来的模式。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 带 `reduction="sum"` 的 `F.cross_entropy` 给出一个批次（batch）的总损失；计入的 token 就是不为 -100 的那些目标；`model.training` 告诉你该恢复哪个模式；`torch.no_grad()` 包住整个循环。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# ```python
+# was_training = model.training
+# model.eval()
+# total, count = 0.0, 0
+# with torch.no_grad():
+#     for x, y in batches:
+#         logits, _ = model(x)
+#         total += F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1), reduction="sum").item()
+#         count += (y != -100).sum().item()
+# model.train(was_training)
+# return total / count
+# ```
+# </details>
+
 # %% solution="evaluate"
 def evaluate(model, batches) -> float:
     """Mean cross-entropy per counted (non -100) target over batches [(x (B, T), y (B, T)), ...]."""
@@ -507,6 +718,28 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_evaluate(evaluate, se
 # `math.exp(float(loss))`
 # </details>
 
+# %% [markdown] lang="zh"
+# ### 练习 5：`perplexity(loss) -> float`
+#
+# 给定以 nat 为单位的平均交叉熵 `loss`（float 或 0 维张量），以 Python float 返回 `exp(loss)`。检查会试几个损失值，其中有 `ln V`（它的困惑度是 `V`）；和 `evaluate` 一样，返回张量会被当作错误指出来：请返回 `float`。
+#
+# **难度：** ★☆☆ · **用时：** 约 2 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 困惑度（perplexity）就是把平均交叉熵（cross-entropy）里的对数还原回去：它表示模型拿不准的程度，相当于在多少个等可能的 token 里挑一个。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 损失可能是 float，也可能是 0 维张量（tensor）；结果必须是 Python float（`math` 模块的指数函数接受 float）。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# `math.exp(float(loss))`
+# </details>
+
 # %% solution="perplexity"
 def perplexity(loss) -> float:
     """exp(loss) for a mean cross-entropy in nats."""
@@ -526,6 +759,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_perplexity(perplexity
 # %% [markdown]
 # The overfitted model on the validation text (the first 20 windows) next to a new, untrained one:
 
+# %% [markdown] lang="zh"
+# 把过拟合的模型放到验证文本上（取前 20 个窗口），和一个新建的、没训练过的模型放在一起比：
+
 # %%
 val_batches = list(lm_batches(val_data, 16, 64))[:20]
 untrained = TinyLM(**config)
@@ -537,6 +773,9 @@ for name, m in (("untrained", untrained), ("overfitted on one batch", model)):
 # The overfitted model's perplexity (about 725) is far *above* V = 99, the untrained model's: a uniform guess
 # gives every target probability 1/V, while a model that memorised one batch puts nearly all its probability
 # on the wrong characters, so the targets get much less than 1/V. Confidently wrong is worse than uniform.
+
+# %% [markdown] lang="zh"
+# 过拟合模型的困惑度（约 725）远远*高于* V = 99，也就是未训练模型的困惑度：均匀猜测给每个目标的概率都是 1/V，而背下了一个批次的模型，几乎把全部概率都押在了错误的字符上，于是目标得到的概率远小于 1/V。自信地猜错，比均匀地瞎猜还糟。
 
 # %% [markdown]
 # ## 7. Training on the corpus
@@ -556,6 +795,18 @@ for name, m in (("untrained", untrained), ("overfitted on one batch", model)):
 #
 # With `TINYLM_QUICK=1` it runs only a few steps. To train on a text of your own, set `CORPUS_PATH` to
 # any UTF-8 file (a book from Project Gutenberg, your notes...); the vocabulary is rebuilt from it.
+
+# %% [markdown] lang="zh"
+# ## 7. 在语料上训练
+#
+# 现在正式训练：一个新模型，每一步一个新的随机批次，用 AdamW，配上**学习率调度**：先在最初若干步里线性预热（warmup），因为 AdamW 刚开始的更新噪声很大；然后按余弦衰减到峰值的十分之一（GPT-3 和 nanoGPT 都这么做）。除了损失，训练循环还会记录训练出问题时你要看的那些量：
+#
+# - 每一步的**学习率**；
+# - 裁剪前的**全局梯度范数**（出现尖峰说明不稳定；如果它一直高于 `max_grad_norm`，那每一步都会被裁剪，实际的学习率就变低了）；
+# - 每个块的**激活 RMS**，即块输出的 `sqrt(mean(h²))`，由**前向钩子**（forward hook）记录。前向钩子是一个函数，PyTorch 在模块做完前向之后调用它（`module.register_forward_hook(fn)`，`fn(module, inputs, output)`）；RMS 如果一直往上涨，说明残差流在爆炸；
+# - **tokens/s** 和进程的**峰值内存**。
+#
+# 设了 `TINYLM_QUICK=1` 时只跑几步。想用你自己的文本来训练，就把 `CORPUS_PATH` 设成任意一个 UTF-8 文件（Project Gutenberg 上的一本书、你的笔记……）；词表会根据它重新构建。
 
 # %%
 CORPUS_PATH = None  # e.g. "my_book.txt": any UTF-8 text file
@@ -673,6 +924,16 @@ print(f"activation RMS: peak {rms.max().item():.2f} at step {rms.argmax().item()
 # from the softmax of the last position's logits (notebook 10 does this properly, with temperature and
 # top-k):
 
+# %% [markdown] lang="zh"
+# 从左往右看各个面板（数字来自完整运行，见上面打印的结果）：
+#
+# - **学习率**：在 50 步内预热到 3e-3，然后按余弦曲线降到 3e-4。
+# - **梯度范数**：开始时接近 3，预热阶段的大部分时间都高于 1（前 50 步里有三分之二被裁剪），然后从第 50 步到第 300 步左右一直在 0.5 到 1 之间（4% 被裁剪），之后又开始上升：第 301-450 步有一半以上、第 451-600 步几乎全部被裁剪。这种后期上升是权重衰减（weight decay）配合逐渐衰减的学习率时一个已知的现象（Defazio et al., 2025, “Why Gradients Rapidly Increase Near the End of Training”）：权重衰减会把权重缩小，而后面接着层归一化（LayerNorm）的权重，尺度越小，得到的梯度就越大（层归一化会把尺度抵消掉）。每一步都裁剪，意味着裁剪不再是防范偶尔一个坏批次的保险：每次更新都被缩小了，实际步长比调度表上写的要小。这里这种情况只出现在最后，那时学习率已经很小，损失也还在下降；要是从一开始就这样，那就说明 `max_grad_norm` 对这个模型来说太小了（或者学习率太大了）。
+# - 每个块输出（也就是残差流）的**激活 RMS**：在各个块学着往里贡献信息的过程中，它从很小的初始值开始增大，在第 240 步左右达到峰值，约 1.1，然后降到约 0.65，因为权重衰减把权重往回拉，而变小的学习率也让梯度推得没那么猛。它没有一路攀升：残差流没有爆炸。
+# - **tokens/s**：只对 `train_step` 本身计时（评估不在计时范围内），所以它只反映训练步的速度；它每一步都在跳，因为一步只要几毫秒，机器上跑着的任何别的东西都会反映在里面。要看它的典型水平，别盯着尖峰。
+#
+# 模型学到了什么？让它写点东西：给一段开头（prompt），然后反复从最后一个位置 logits 的 softmax 中采样下一个字符。notebook 10 会正式做这件事，还会加上温度（temperature）和 top-k 采样（top-k sampling）：
+
 # %%
 def sample(model, prompt: str, n: int = 200, seed: int = 0) -> str:
     stoi = {ch: i for i, ch in enumerate(chars)}
@@ -697,6 +958,9 @@ for s in samples:
 # Word-like pieces, spaces, punctuation and the look of docstrings, from about 110 000 parameters (printed
 # before the run) and under a minute of CPU: not yet sense (the validation perplexity is about 12, against 99 before
 # training). Stage 12's report reads this run's record:
+
+# %% [markdown] lang="zh"
+# 约 110 000 个参数（训练前打印过），不到一分钟的 CPU 时间，就学出了像单词的片段、空格、标点，还有 docstring 的样子：但还谈不上有意义（验证集困惑度约 12，训练前是 99）。阶段 12 的报告会读取这次运行的记录：
 
 # %%
 _ = record_run("09_train", history={k: v for k, v in log.items() if k != "max_grad_norm"}, config=config,
@@ -744,6 +1008,33 @@ print("recorded 09_train and 09_overfit")
 # padding), `setup.optimizer` and `setup.pad_id`. It trains with your `train_step(setup.model, (setup.x,
 # setup.y), setup.optimizer)`. First a healthy setup, then six broken ones, A to F, over the same batch and the
 # same initial weights:
+
+# %% [markdown] lang="zh"
+# ## 8. 过拟合测试出问题时：检查清单
+#
+# 第 5 节的测试有两种失败方式。一种是损失降不下来：这个配置学不会。另一种是降得*太*好：模型走了一条以后不会再有的捷径拿到答案（它抄了自己的输入，或者读到了本该由它预测的那个 token）。所以，单批次训练看起来不对劲时，不管是哪一种，都要**按顺序**把下面这个清单过一遍（这是 W03 那一课的检查清单；排在前面的几项检查起来最省事，也最常见）：
+#
+# | # | 名字 | 要问的问题 | 不满足时会出什么问题 |
+# |---|---|---|---|
+# | 1 | `labels_not_shifted` | 每个目标都是**下一个** token 吗？ | 模型照抄输入：损失降得很快，趋向 0 |
+# | 2 | `mask_sees_future` | 因果掩码（causal mask）对吗？ | 位置 t 读到了 token t + 1，也就是它要预测的那个：损失趋向 0 |
+# | 3 | `padding_not_ignored` | 填充位置的目标是 `-100` 吗？ | 填充被当成了文本：这些容易的目标把损失拉低 |
+# | 4 | `parameters_not_in_optimizer` | 优化器里有全部参数吗？ | 有些权重从来不动：损失停滞 |
+# | 5 | `dropout_on` | 这个测试里 dropout 关掉了吗（train()/eval() 状态）？ | 随机丢弃让模型背不下来：损失停在健康运行之上 |
+# | 6 | `learning_rate_extreme` | 学习率正常吗？ | 太小：什么都不动；太大：损失往上跳 |
+#
+# 每一项都对应一个**探针**，不用训练，就能在一个配置上运行：
+#
+# 1. 在下一个 token 是真实 token 的所有位置上，比较目标 `y` 和 `ids[:, 1:]`；
+# 2. 把某个位置 t 之后的 token 全部换掉（换成小于 `setup.model.vocab_size` 的其他 id），两个批次都跑一遍，比较位置 0..t 上的 logits：在因果模型里，它们是相等的。要在 **eval 模式**下、在 `torch.no_grad()` 里跑（开着 dropout 的话，两次前向本来就不一样），跑完把模型放回原来的模式；
+# 3. 下一个 token 是填充的地方，目标必须是 `-100`（`F.cross_entropy` 忽略的正是这个值）；
+# 4. `model.parameters()` 里的每个张量都必须在 `optimizer.param_groups` 里，而且是*同一个*张量（比较 `id(p)`），不是数值相等的副本：为之前某个模型建的优化器，里面放的就是这种看起来一样的副本；
+# 5. `model.modules()` 里所有的 `nn.Dropout` 都不能有 `p > 0`（`train_step` 会调用 `model.train()`，而 dropout 正是在这个模式下起作用）；
+# 6. 小模型用 AdamW 时，`1e-3` 到 `1e-2` 是常见的学习率；超出 `1e-4` 到 `1e-1` 就算极端。
+#
+# 探针只看不动：它不能训练，还要让模型回到它原来所处的模式。
+#
+# **实验用的批次。** 取语料里的八行，每行都是用你的字符 id 表示的序列，结尾之后用一个新的 id `pad_id = V` 填充。一个*配置*（setup）装着一次运行所需的全部东西：`setup.model` 是一个小 GPT，`forward` 和 TinyLM 一样，每层一个头（head），掩码是 `torch.ones(T, T).tril(diagonal=model.mask_diagonal)`；`setup.ids (B, T + 1)`；`setup.x = ids[:, :-1]`；`setup.y (B, T)` 是下一个 token，下一个是填充的地方为 `-100`；此外还有 `setup.optimizer` 和 `setup.pad_id`。训练用的是你的 `train_step(setup.model, (setup.x, setup.y), setup.optimizer)`。先看一个健康的配置，再看六个坏掉的，A 到 F，它们用的是同一个批次、同样的初始权重：
 
 # %%
 pad_id = len(chars)
@@ -820,6 +1111,42 @@ for name, losses in before.items():
 # `setup.model.train(was)`.
 # </details>
 
+# %% [markdown] lang="zh"
+# 健康的运行最后停在 0.08 左右，而不是 0：有些行开头一样，后面却不同，任何模型都没法确定它们的下一个字符。有三个配置最后*低于*它：它们找到了捷径。另外三个高于它，其中一个始终停在起点没动过。曲线只能告诉你一个配置属于哪一组，不能告诉你坏的是哪一项：要知道这个，得把清单过一遍。
+#
+# ### 练习 6：`overfit_checklist(setup) -> str | None`
+#
+# 按顺序走一遍 `OVERFIT_CHECKLIST`（就是表里的六个名字，按表的顺序），返回配置**第一个**没通过的项的名字；六项全过就返回 `None`。每一项写一个探针（拆成几个小函数也可以），并且要让配置保持原样：权重不变、模式不变、批次不变、优化器不变。
+#
+# 检查会自己构造配置（随机的 token 和长度、别的尺寸、别的学习率）：一个处在训练模式的健康配置，一个处在 eval 模式的健康配置；每种 bug 的每个变体（表里的那些，还有别的：完全没有掩码、优化器管的是另一个模型的参数、dropout 为 0.5、学习率为 5；dropout 还会出现在 eval 模式下，因为 `train_step` 会把它重新打开）；以及每一种两个 bug 同时出现的组合，这时必须报出排在前面的那一项。每次调用前后，它都会比对配置有没有被改动。
+#
+# **难度：** ★★☆ · **用时：** 约 20 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 每一项都是关于这个配置的一道是非题。一道一道地回答，碰到第一个“否”就停：顺序很重要，因为一个 bug 可能连带让后面的探针也失败（目标没有错位时，本该是 `-100` 的地方也会放着真实的 token）。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 第 1 项和第 3 项：拿目标和 `setup.ids[:, 1:]` 比，用掩码（mask）`ids[:, 1:] == setup.pad_id` 区分真实 token 和填充；`setup.model` 在 `setup.x` 上、以及在一份 t 之后被改过的副本上，各做一次前向（第 2 项）；`setup.optimizer.param_groups` 和 `setup.model.parameters()`（第 4 项）；`setup.model.modules()`（第 5 项）；每个参数组的 `"lr"`（第 6 项）。
+# </details>
+#
+# <details><summary>提示 3：答案（逐项）</summary>
+#
+# ```python
+# nxt = setup.ids[:, 1:]
+# real = nxt != setup.pad_id
+# labels_ok = bool((setup.y[real] == nxt[real]).all())
+# padding_ok = bool((setup.y[~real] == -100).all())
+# held = {id(p) for g in setup.optimizer.param_groups for p in g["params"]}
+# optimizer_ok = all(id(p) in held for p in setup.model.parameters())
+# dropout_ok = all(m.p == 0 for m in setup.model.modules() if isinstance(m, nn.Dropout))
+# lr_ok = all(1e-4 <= g["lr"] <= 1e-1 for g in setup.optimizer.param_groups)
+# ```
+# 掩码（mask）那一项：`was = setup.model.training`，`setup.model.eval()`，在 `torch.no_grad()` 下分别求 `setup.x` 的 logits，以及一份 t = 3 之后的 token 被改掉的副本的 logits；对 `[:, :t + 1]` 用 `torch.allclose` 比较；最后 `setup.model.train(was)`。
+# </details>
+
 # %% solution="overfit_checklist"
 def overfit_checklist(setup):
     """The first item of OVERFIT_CHECKLIST that setup fails, or None; the setup is left as it was."""
@@ -866,6 +1193,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_overfit_checklist(ove
 
 # %% [markdown]
 # Your checklist on the six setups:
+
+# %% [markdown] lang="zh"
+# 用你的清单检查这六个配置：
 
 # %%
 causes = {name: overfit_checklist(s) for name, s in setups.items()}
@@ -930,6 +1260,54 @@ for name, cause in causes.items():
 # ```
 # </details>
 
+# %% [markdown] lang="zh"
+# ### 练习 7：`repair(setup, cause)`
+#
+# 在 `setup` 里**原地**修好 `cause`（清单上的一个名字），别的一概不动；名字不在清单上时，抛出 `ValueError`。每种修复改的是：
+#
+# - 标签和填充：`setup.y`，从 `setup.ids` 重新得到（绝不能动输入 `x`）；
+# - 掩码：`setup.model.mask_diagonal`（掩码是 `tril(diagonal=mask_diagonal)`）；
+# - 优化器：在 `setup.model.parameters()` 上新建一个同类型的优化器，用**原来的学习率**（问题不在学习率）；
+# - dropout：模型里各个 `nn.Dropout` 层的 `p`（`model.eval()` 管不了多久：`train_step` 会调用 `model.train()`）；
+# - 学习率：把每个参数组的 `"lr"` 设成 `3e-3`（健康配置用的学习率，这样修好后的运行才能和健康的那次对比）。
+#
+# 保留模型的权重：新建一个模型来修复，等于把本该修好的那次运行整个扔掉了。检查会按清单知道的每一种方式把它自己的一个配置弄坏（14 个变体，其中一个用的是普通 SGD），带着原因调用 `repair`，然后在修好的配置上跑参考实现的清单，把权重、批次、优化器的类型和学习率与原来的比对，还会试一个不在清单上的原因。
+#
+# **难度：** ★☆☆ · **用时：** 约 10 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 每个原因对应配置里的一个部分；修复就是把这个部分改成清单的探针所要求的样子，仅此而已。标签和填充的修复是同一个：按规则重建目标。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 目标的规则：下一个 token（窗口错开一位），那个 token 是填充的地方填 `-100`。从旧的优化器（optimizer）能看出它的类型（它的类），以及它的学习率（learning rate）：在它的第一个参数组里。dropout 层就在模型的各个模块当中。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# ```python
+# if cause in ("labels_not_shifted", "padding_not_ignored"):
+#     nxt = setup.ids[:, 1:]
+#     setup.y = nxt.masked_fill(nxt == setup.pad_id, -100)
+# elif cause == "mask_sees_future":
+#     setup.model.mask_diagonal = 0
+# elif cause == "parameters_not_in_optimizer":
+#     lr = setup.optimizer.param_groups[0]["lr"]
+#     setup.optimizer = type(setup.optimizer)(setup.model.parameters(), lr=lr)
+# elif cause == "dropout_on":
+#     for m in setup.model.modules():
+#         if isinstance(m, nn.Dropout):
+#             m.p = 0.0
+# elif cause == "learning_rate_extreme":
+#     for g in setup.optimizer.param_groups:
+#         g["lr"] = 3e-3
+# else:
+#     raise ValueError(f"cause must be one of {OVERFIT_CHECKLIST}, got {cause!r}")
+# ```
+# </details>
+
 # %% solution="repair"
 def repair(setup, cause):
     """Fix cause (a name of OVERFIT_CHECKLIST) in setup, in place, changing nothing else."""
@@ -966,6 +1344,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_repair(repair, seed=1
 # Repair each setup with the cause your checklist named, check that the list now passes, and run the test again
 # from the same initial weights (the runs above trained the broken setups: rebuild them first):
 
+# %% [markdown] lang="zh"
+# 用你的清单报出的原因修好每个配置，确认清单现在能通过，再从同样的初始权重重新跑一遍测试（上面那几次运行已经把坏配置训练过了：先把它们重新建出来）：
+
 # %%
 setups = mystery_setups(lab_ids, pad_id, len(chars) + 1)
 for name, s in setups.items():
@@ -982,6 +1363,9 @@ for name in setups:
 # three that ended below the healthy run had the worst bugs of the six: their loss looked like success. A
 # one-batch test catches a setup that cannot learn; only the checklist catches one that learns the wrong thing.
 
+# %% [markdown] lang="zh"
+# 修好的每个配置，现在都和健康的那个训练得一模一样：同样的权重，同样的批次，同样的曲线。最后低于健康运行的那三个，带着六个里最糟的 bug：它们的损失看上去就像成功了。单批次测试能抓住学不会的配置；学错了东西的配置，只有检查清单抓得住。
+
 # %% [markdown]
 # ## Summary
 #
@@ -997,3 +1381,15 @@ for name in setups:
 #   padding `-100`, every parameter in the optimizer, dropout off, a sane learning rate. Probe, don't guess.
 #
 # **Next:** notebook 10 generates text with temperature and top-k, and looks inside the attention.
+
+# %% [markdown] lang="zh"
+# ## 小结
+#
+# - 字符分词器：`vocab = sorted(set(text))`，id = 位置，往返无损。词分词器：序列更短，词表很大，有 `<pad>`（标签为 `-100`）、`<unk>`（UNK 率随 `min_freq` 增大而升高）和 `<eos>`。
+# - `train_step`：`train()` → `zero_grad` → 前向 → 损失 → `backward` → 裁剪 → `step`；返回 float。
+# - 先在一个批次上过拟合：如果损失降不到接近 0，就别往下训练了，先调试。
+# - `evaluate`：`eval()`、`no_grad`、恢复原来的模式；总损失 / 计入的 token 数。困惑度 = `exp(loss)`。
+# - 记录学习率、梯度范数、激活 RMS（前向钩子）、tokens/s 和内存：训练失败时，它们会告诉你原因。
+# - 过拟合测试失败了，或者成功得过了头，就按顺序过一遍清单：标签错位、因果掩码、填充为 `-100`、每个参数都在优化器里、dropout 关闭、学习率合理。靠探针，别靠猜。
+#
+# **下一步：** notebook 10 用温度和 top-k 生成文本，并深入看看注意力（attention）的内部。

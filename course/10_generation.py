@@ -14,6 +14,24 @@
 #
 # Shapes: `B` batch, `T` positions, `V` vocabulary size, `L` = `max_seq_len`.
 
+# %% [markdown] lang="zh"
+# # 10 · 生成与观察
+#
+# 语言模型（language model）在每个位置上，都会给词表（vocabulary）里的每个 token
+# 打一个分（即 *logit*），表示它认为下一个 token 是什么。生成文本，就是反复使用这些分数：选出下一个
+# token，接到末尾，再问一次模型。学完这一课，你应该能：
+#
+# 1. 把 logits
+#    变成选择：softmax，**温度**（temperature，让分布更尖锐或更平坦），以及 **top-k 采样**（top-k sampling，只在最可能的 k 个 token 里选）；
+# 2. 写出
+#    `generate(model, idx, max_new_tokens, temperature, top_k, generator)`，也就是自回归（autoregressive）循环：上下文截断到
+#    `max_seq_len`，采样结果可以复现；
+# 3. 几秒钟训练出一个小 TinyLM，并从它采样；
+# 4. 观察模型内部：用 seaborn
+#    热力图查看它的注意力权重（attention weights），再用一个交互式浏览器（选层、选头、输入你自己的文本）来探索。
+#
+# 形状（shape）约定：`B` 是批次（batch），`T` 是位置，`V` 是词表大小，`L` = `max_seq_len`。
+
 # %%
 import os
 
@@ -50,6 +68,23 @@ _ = torch.manual_seed(0)
 # `-inf`, so the softmax gives them probability 0: the model cannot wander into the long tail of unlikely
 # tokens. `top_k=1` is greedy decoding.
 
+# %% [markdown] lang="zh"
+# 练习（exercise）之后的演示用的是*你自己*的 `generate`：先完成练习，让它的检查（check）通过，再运行后面的单元格。
+#
+# ## 1. 从 logits 到下一个 token
+#
+# 对一条序列，模型返回 logits `(T, V)`；对**下一个** token 的预测在**最后一个**位置，即
+# `logits[-1]`（`V` 个分数）。softmax 把这些分数变成概率，然后我们从中*抽取*一个
+# token：`torch.multinomial(probs, num_samples=1)`。如果每次都直接取概率最大的
+# token（`argmax`，即*贪心解码*（greedy decoding）），结果是确定的，但它往往会在同样的短语上来回打转。
+#
+# **温度**就是在 softmax 之前把 logits 除以它：`softmax(logits / temperature)`。温度小于
+# 1，分布更尖锐（趋向贪心）；大于 1，分布更平坦（趋向均匀）。这个名字来自统计物理里的玻尔兹曼分布
+# `p ∝ exp(-E / kT)`（Ackley, Hinton & Sejnowski, 1985）。
+#
+# **Top-k**（Fan et al., 2018, §5.4）只保留每一行里最大的 `k` 个 logits，把其余的设为 `-inf`，这样 softmax
+# 给它们的概率就是 0：模型不会误入由大量低概率 token 组成的长尾。`top_k=1` 就是贪心解码。
+
 # %%
 logits = torch.tensor([2.0, 1.5, 0.8, 0.3, 0.0, -0.5, -1.0, -2.0])  # (V,) for V = 8
 fig, axes = plt.subplots(1, 4, figsize=(13, 2.6), sharey=True)
@@ -69,6 +104,11 @@ plt.show()
 # %% [markdown]
 # Reproducible draws need a random number generator you hold: a `torch.Generator`, seeded, passed to the
 # sampler. The same seed gives the same tokens, and nothing else in the notebook moves its state:
+
+# %% [markdown] lang="zh"
+# 要让抽样可以复现，就需要一个由你自己掌握的随机数生成器：一个设好随机种子（random seed）的
+# `torch.Generator`，把它传给采样函数。同样的种子给出同样的 token，而且这个 notebook
+# 里别的代码都不会改动它的状态：
 
 # %%
 probs = F.softmax(logits, dim=-1)  # (V,)
@@ -155,6 +195,84 @@ for seed in (0, 0, 1):
 # failing when `top_k` is larger than the vocabulary.)
 # </details>
 
+# %% [markdown] lang="zh"
+# ## 2. 循环
+#
+# ```
+# idx                                   (B, T)            提示词（prompt），token id
+# repeat max_new_tokens times:
+#     idx_cond = the last L tokens      (B, min(T', L))   模型最多接受 max_seq_len 个位置
+#     logits = model(idx_cond)[0]       (B, T_c, V)
+#     logits = logits[:, -1, :]         (B, V)            对下一个 token 的预测
+#     temperature, top-k, softmax       (B, V)
+#     idx_next = multinomial(...)       (B, 1)
+#     idx = cat(idx, idx_next)          (B, T' + 1)
+# return idx                            (B, T + max_new_tokens)
+# ```
+#
+# 模型只为 `L` 个位置学过位置嵌入，输入更长时 `TinyLM` 会抛出 `ValueError`：所以一旦序列比 `L`
+# 长，就只把**最后** `L` 个 token 喂给它，也就是下一个 token 紧跟着的那些。生成时不需要梯度（gradient），所以用
+# `torch.no_grad()`；也不需要 dropout，所以用
+# `model.eval()`。另外，辅助函数用完模型之后，应该把它恢复成原来的样子。
+#
+# ### 练习：`generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None)`
+#
+# - `model` 的调用 `model(idx)` 返回 `(logits (B, T, V), loss)`，并且有属性 `model.max_seq_len`。
+# - `idx` 是一个 `(B, T)` 的 long 张量（tensor），即提示词；返回一个 `(B, T + max_new_tokens)` 的 long
+#   张量，开头就是 `idx`。
+# - 每一步：截取最后 `model.max_seq_len` 个 token，取最后一个位置的 logits，除以 `temperature`（> 0）；如果给了
+#   `top_k`，每行只保留最大的 `top_k` 个（其余设为 `-inf`）；做 softmax；再用
+#   `torch.multinomial(..., generator=generator)` 每行抽一个 token。
+# - 在 `torch.no_grad()` 下、模型处于 eval 模式时运行，结束后把模型恢复到原来的模式。
+#
+# 检查用一个*脚本化*的模型来运行你的函数：它的 logits 是一张固定的表，只取决于位置和喂到这个位置的
+# token，而且它会记下你喂给它的内容。检查会用 `top_k=1`（贪心）生成比 `max_seq_len` 更多的
+# token，逐步核对每一步喂了什么、抽到了什么；用同一个生成器种子跑两次；再对一个 4500 行的批次每行抽一个
+# token，把各 token 的频率和 `softmax(logits / temperature)` 比较，不用 top-k 和用
+# `top_k=3`（每行恰好 3 个候选）各测一次。
+#
+# **难度：** ★★☆ · **用时：** 约 20 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 生成就是一个循环：把目前为止的
+# token（最多取最后 `max_seq_len` 个）喂给模型，只保留它在最后一个位置的预测，用温度（temperature）和 top-k
+# 采样（top-k sampling）调整一下，变成概率，每行抽一个 token，接到末尾，再重复。这个函数是“借用”模型：循环期间用
+# eval 模式、不开 autograd，还回去时模型要处于原来的模式。
+# </details>
+#
+# <details><summary>提示 2：各部分放在哪里</summary>
+#
+# - 循环外面：调用 `model.eval()` 之前先记下 `model.training`；在一个 `torch.no_grad()` 块里循环 `max_new_tokens`
+#   次；循环结束后，用记下的模式调用 `model.train(...)`。
+# - 截断：最后 `model.max_seq_len` 个 token 就是 `idx` 在第 1 维上的一个切片，起点是负数。
+# - logits：`model(...)` 返回一个二元组，第一个元素是 `(B, T_c, V)`；在第 1 维上取下标 -1，得到最后一个位置
+#   `(B, V)`；再除以 `temperature`。
+# - top-k 采样（top-k sampling），只在给了 `top_k` 时做：在最后一维上用 `torch.topk`；它的 `.values`
+#   形状（shape）是 `(B, top_k)`，已经排好序，所以最后一列就是每行第 k 大的 logit。把这一列保留成 `(B, 1)`
+#   的张量（tensor），才能逐行比较，再用 `masked_fill` 把比它小的 logits 填成 `-inf`。
+# - 抽样：在最后一维上做 `F.softmax`，再用 `torch.multinomial` 每行抽一个样本，并传入 `generator=generator`，得到
+#   `(B, 1)`；用 `torch.cat` 沿第 1 维把它接到 `idx` 后面。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# 先 `was_training = model.training` 和 `model.eval()`；然后在 `with torch.no_grad():` 里面，对 `max_new_tokens`
+# 步中的每一步：
+#
+# ```python
+# logits = model(idx[:, -model.max_seq_len:])[0][:, -1, :] / temperature   # (B, V)
+# if top_k is not None:
+#     kth = torch.topk(logits, min(top_k, logits.size(-1)), dim=-1).values[:, [-1]]  # (B, 1)
+#     logits = logits.masked_fill(logits < kth, float("-inf"))
+# idx_next = torch.multinomial(F.softmax(logits, dim=-1), 1, generator=generator)  # (B, 1)
+# idx = torch.cat((idx, idx_next), dim=1)
+# ```
+#
+# 最后 `model.train(was_training)`，`return idx`。（`min(top_k, V)` 保证 `top_k`
+# 比词表（vocabulary）还大时，`torch.topk` 不会报错。）
+# </details>
+
 # %% solution="generate"
 def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):
     """Append max_new_tokens sampled tokens to each row of idx (B, T); returns (B, T + max_new_tokens).
@@ -202,6 +320,18 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_generate(generate, se
 # with the training loop of notebook 09 (`tinylm_solutions.trainer.train`). A few hundred steps on a CPU:
 # enough to learn which characters follow which, not enough for words.
 
+# %% [markdown] lang="zh"
+# **检查没通过？** `likely mistake:`
+# 能认出的错误包括：上下文没有截断或者从前面截断，从第一个位置采样，温度用成了乘法（或者放在 softmax 之后），top-k
+# 保留了 k - 1 或 k + 1 个 token，或者整个批次只用一个阈值，该采样的地方用了
+# argmax，没有用传进来的生成器，没有把提示词一起返回，以及模型被留在了训练模式或者 autograd 还开着。
+#
+# ## 3. 训练一个小模型来采样
+#
+# 在课程语料（Python 标准库的 docstring）上训练一个 TinyLM，每个字符是一个 token，用第 09
+# 课的训练循环（`tinylm_solutions.trainer.train`）。在 CPU
+# 上跑几百步：足够学会哪个字符后面跟哪个字符，但还学不会单词。
+
 # %%
 text = default_corpus()
 tokenizer = CharTokenizer(text)
@@ -218,6 +348,10 @@ print(f"vocabulary {tokenizer.vocab_size} characters; loss {history['loss'][0]:.
 # %% [markdown]
 # Four samples with your `generate`, from the same prompt and generator seed: three temperatures, and
 # temperature 1 once more with top-k 5. Compare them: which repeats itself, which turns to noise?
+
+# %% [markdown] lang="zh"
+# 用你的 `generate` 采样四次，提示词和生成器种子都相同：三种温度，再加一次温度 1、top-k 取
+# 5。比较一下：哪个在自我重复，哪个变成了噪声？
 
 # %%
 prompt = torch.tensor([tokenizer.encode("Return the ")])  # (1, T)
@@ -237,6 +371,15 @@ for temperature, top_k in ((0.5, None), (1.0, None), (1.0, 5), (2.0, None)):
 # not formed: the next character can be predicted from the current one alone. Some heads may gather from the
 # spaces; how clearly depends on the run.
 
+# %% [markdown] lang="zh"
+# ## 4. 模型内部：注意力热力图
+#
+# 每个块都保存着它最近一次前向传播的注意力权重，形状为 `(B, H, T, T)`：第 `t` 行表示查询（query）位置 `t`
+# 从每个键（key）位置各取了多少。`model.get_attention_weights()` 为每一层返回一个这样的张量；`attention_maps`
+# 在一段文本上运行模型，返回这一条序列的注意力权重。因果掩码（causal mask）让上三角保持为 0。找找那些停在 token
+# 自身上的头（head），即主对角线很亮的头：训练 200
+# 步后，这是最清楚的模式。关注前一个字符的头（紧挨在主对角线下方的一条对角线）还没有形成：因为光凭当前字符就能预测下一个字符。有些头可能会从空格处收集信息；有多明显，要看这一次运行。
+
 # %%
 weights, tokens = attention_maps(model, tokenizer, "Return the value of x")  # [(H, T, T)] per layer, labels
 plot_attention_heads(weights, tokens)  # one row per layer, one column per head
@@ -246,6 +389,10 @@ plt.show()
 # %% [markdown]
 # How sharp are the heads? The entropy of a row, `-Σ p log p`, is 0 when a query takes everything from one key
 # and `log(t + 1)` when it spreads evenly over its `t + 1` allowed keys:
+
+# %% [markdown] lang="zh"
+# 这些头有多“尖锐”？一行的熵 `-Σ p log p`：如果查询把注意力全放在一个键上，熵为 0；如果平均分给它能看到的 `t + 1`
+# 个键，熵为 `log(t + 1)`：
 
 # %%
 for layer, w in enumerate(weights):
@@ -257,6 +404,11 @@ for layer, w in enumerate(weights):
 #
 # Pick a layer and a head, and type a text of your own (characters of the corpus; the last 32 are shown). The
 # heatmap is drawn again when a slider moves or you press Enter in the box.
+
+# %% [markdown] lang="zh"
+# ## 5. 交互浏览器
+#
+# 选一个层、一个头，再输入你自己的文本（用语料里出现过的字符；只显示最后 32 个）。拖动滑块，或者在输入框里按回车，热力图就会重新绘制。
 
 # %%
 attention_explorer(model, tokenizer, "Return a new list of the items")
@@ -274,3 +426,15 @@ attention_explorer(model, tokenizer, "Return a new list of the items")
 #
 # **Next:** notebook 11 breaks the model on purpose (no residuals, no positions, a leaking mask) and reads the
 # evidence.
+
+# %% [markdown] lang="zh"
+# ## 小结
+#
+# - 对下一个 token 的预测在最后一个位置：`logits[:, -1, :]`。
+# - `softmax(logits / temperature)`：温度小于 1 更尖锐，大于 1 更平坦；top-k 保留每行最大的 `k` 个
+#   logits；`top_k=1` 就是贪心解码。
+# - 循环把上下文截断到最后 `max_seq_len` 个 token，在 eval 模式下、不开 autograd 运行，每一步追加一个
+#   token；一个设好种子的 `torch.Generator` 让采样结果可以复现。
+# - 每一层的注意力权重 `(B, H, T, T)` 显示每个位置在读什么；因果掩码让上三角保持为空。
+#
+# **下一课：** 第 11 课会故意把模型弄坏（去掉残差、去掉位置信息、让掩码泄漏），再去解读留下的证据。

@@ -30,6 +30,32 @@
 #
 # Shapes as before: `B` batch, `T` positions, `D` = `d_model`, `V` the vocabulary, `H` heads, `d_k = D / H`.
 
+# %% [markdown] lang="zh"
+# # 11 · 消融实验与调试
+#
+# 你手里已经有一个能用的语言模型（language model）了。这个 notebook 从两个方向把它拆开来看。
+#
+# **消融实验（ablation）**：每次去掉一个组成部分，测一测哪里坏了。每个消融实验都把几个小模型训练几百步，**分别用随机种子（random seed）0、1、2 各跑一遍**（在 2 个核上每次不到一分钟），并用一张图作为证据。模型这么小，单次运行的噪声和很多效应一样大：所以在这里，一个结论要在每个种子上都成立，而且差距要大于种子之间的波动，才算数。表格和图里都标出了这个波动范围。
+#
+# 1. **去掉残差连接（residual connection）**，分别在 2 层和 8 层上：每一层能收到多少梯度（gradient）？模型学到了什么？
+# 2. 在一组学习率（learning rate）上扫描，比较**后置层归一化（Post-LN）和前置层归一化（Pre-LN）**，再加一个带预热（warmup）的 Post-LN；
+# 3. **去掉位置信息**：模型还在乎输入的顺序吗（“A B C D”和“D C B A”）？
+#
+# **调试实验**交给你四个有 bug 的模型。每一个你都会先看到症状（一次短训练或一个探针），然后**说出 bug 的名字**，写出**修好的**函数，再由检查（check）根据模型的行为确认你修对了：
+#
+# | 症状 | 你要写的 |
+# |---|---|
+# | 损失变成 NaN | `nan_loss_bug()`，`stable_cross_entropy(logits, targets)` |
+# | 每一行注意力都是均匀的 | `uniform_attention_bug()`，`fixed_attention(q, k, v, mask)` |
+# | 损失低得可疑，生成的样本却没变好 | `future_mask_bug()`，`fixed_causal_mask(T)` |
+# | 损失一下子掉到 ~0，样本不停重复 | `unshifted_labels_bug()`，`fixed_lm_loss(logits, labels)` |
+#
+# **论断实验**（第 5 节）放在最后：原讲义对 Transformer 各个部件下了几条论断（旋转位置编码（RoPE）对比可学习位置嵌入（learned positional embedding）和正弦位置编码（sinusoidal positional encoding）、逐个去掉部件、前馈网络（FFN）的宽度、参数量相等时的 SwiGLU），每一条都变成一个一分钟的实验，跑三个种子。每次运行之前你先写下预测，跑完再拿结果来对照。
+#
+# 你的结果会被记录下来（`record_run`），留给 notebook 12 写报告用。
+#
+# 形状（shape）记号和前面一样：`B` 是批次（batch）大小，`T` 是位置数，`D` = `d_model`，`V` 是词表（vocabulary）大小，`H` 是头（head）数，`d_k = D / H`。
+
 # %%
 import math
 import os
@@ -61,6 +87,9 @@ torch.set_num_threads(1)  # the models here are tiny: one thread is enough (two 
 # Every run below has a fixed number of steps. `TINYLM_QUICK=1` in the environment shortens them all to a
 # few steps (the course's CI uses it to test that the notebook runs; the plots then show nothing useful).
 
+# %% [markdown] lang="zh"
+# 下面每次运行的步数都是固定的。如果在环境变量里设置 `TINYLM_QUICK=1`，所有运行都会缩短成几步（课程的 CI 就用它来测试 notebook 能不能跑通；这时画出来的图没有参考价值）。
+
 # %%
 QUICK = os.environ.get("TINYLM_QUICK") == "1"
 STEPS = dict(ABLATION_STEPS, lab=200, lab_short=60, lab_copy=40)  # the ablations' steps: the report's too
@@ -73,6 +102,9 @@ print("steps per run:", STEPS)
 # character, 90 % for training. A line to compare every loss with: the **unigram loss**, the loss of a model that
 # ignores the context and predicts each character by its frequency in the training data (the entropy of the
 # character frequencies, in nats). A model that ends near it has learned the letter frequencies and little else.
+
+# %% [markdown] lang="zh"
+# 数据：课程的语料（Python 标准库的英文 docstring），每个字符一个 token，90 % 用来训练。再定一条基准线，所有损失都拿它来比：**unigram 损失**。它是这样一个模型的损失：完全不看上下文，只按训练数据里的字符频率去预测每个字符（也就是字符频率分布的熵，单位是 nat）。一个模型如果最后停在这条线附近，说明它只学会了字母频率，别的几乎什么都没学到。
 
 # %%
 text = default_corpus()
@@ -101,6 +133,13 @@ print(f"unigram loss: {unigram:.3f} nats")
 # residuals, each for the same steps on the same batches (AdamW, learning rate 3e-3, no gradient clipping),
 # and records the gradient norm of each block's parameters over the first 10 steps (`layer_grad_norms`) and the
 # final training loss (the mean of the last 10 steps). Read its code with `residual_ablation??`.
+
+# %% [markdown] lang="zh"
+# ## 1. 消融实验：去掉残差连接
+#
+# Pre-LN 块先算 `x = x + attn(norm1(x))`，再算 `x = x + ffn(norm2(x))`。其中的 `x +` 就是残差连接（He 等人，2016）。有了它，损失的梯度可以直接到达每一层：`x + f(x)` 的导数是 `1 + f'(x)`，不管 `f'` 有多小，那个 `1` 都会把梯度原样传下去。没有它，到达第 0 层的梯度就是它上面每一层各乘一个因子得到的连乘积。残差还有另一个作用：注意力（attention）会把每个 token 的向量和它前面的 token 混在一起，而残差让 token 自己的向量绕过注意力，直接传下去。
+#
+# `without_residuals(model)` 把每个块都换成 `NoResidualBlock`（参数不变，计算改成 `x = attn(norm1(x))`、`x = ffn(norm2(x))`）。`residual_ablation` 在每个种子下训练四个模型：2 层和 8 层，各有带残差和不带残差两种。它们在同样的批次上训练同样的步数（AdamW，学习率 3e-3，不做梯度裁剪），记录前 10 步里每个块的参数（parameter）的梯度范数（`layer_grad_norms`），以及最终的训练损失（最后 10 步的平均值）。想看它的代码，运行 `residual_ablation??`。
 
 # %%
 t0 = time.perf_counter()
@@ -143,6 +182,17 @@ plt.show()
 # trains Post-LN with a warm-up (the rate rises linearly over the first quarter of the steps): the remedy Xiong et
 # al. discuss, tried beside the problem.
 
+# %% [markdown] lang="zh"
+# **结果说明了什么。** 请对照你自己的表格来读；下面每一句话，在课程自己跑的每个种子上都成立（课程的测试会重新跑这些实验）。
+#
+# - **梯度。** 没有残差时，8 层模型的梯度在往下传的路上越来越小：第 0 块拿到的梯度比最后一块少几十倍（看第三列）。有残差时曲线是平的：每一块拿到的都差不多。
+# - **损失。** 没有残差时，两种深度在这些步数里*都*没能明显低于 unigram 损失：模型学到了字母频率，再多就没有了。有残差时，两种深度都做到了。在 2 层时，第 0 块收到的梯度和最后一块一样多（比值接近 1），可损失照样下不去：可见梯度消失并不是全部原因。`x +` 的另一个作用，上一段已经讲过。两行无残差的结果一直到小数点后第三位都相同：2 层和 8 层这两个模型停在了同一个损失上，这就是模型读到的信息传不过去时剩下的损失。
+# - **深度。** 有残差时，在这么短的训练里 8 层并不比 2 层好：两者的平均值差不多，范围也有重叠（在课程自己跑的结果里，三个种子中只有一个是 8 层更低）。8 层模型的参数量是 2 层的三倍多（上面打印出来了），要学的东西也更多；深度的好处要晚些才显现，而且前提是梯度能传得下去。
+#
+# ## 2. 消融实验：在学习率扫描上比较 Post-LN 和 Pre-LN
+#
+# 最初的 Transformer 把层归一化（LayerNorm）放在残差相加之后（Post-LN，`x = norm1(x + attn(x))`）；GPT-2 把它挪到了每个子层的输入处（Pre-LN，`x = x + attn(norm1(x))`）。Xiong 等人（2020）证明：在初始化（initialization）时，Post-LN 靠近输出处的梯度很大，所以需要学习率预热；而 Pre-LN 不预热也能训练。`TinyLM(..., norm_first=False)` 构建的就是 Post-LN 块。`norm_placement_sweep` 在每个种子下把两种都训练一遍：4 层，四个学习率，批次相同，不做梯度裁剪，其他一概不变。在最大的学习率上，它还额外训练一个带预热的 Post-LN（学习率在前四分之一的步数里线性上升）：这正是 Xiong 等人讨论的补救办法，放在问题旁边一起试。
+
 # %%
 t0 = time.perf_counter()
 sweep = norm_placement_sweep(train_data, SIZE, steps=STEPS["norm_placement"], lrs=ABLATION_LRS,
@@ -174,6 +224,15 @@ plt.show()
 # The **order test**: the model's loss on held-out text as it is ("A B C D") and reversed ("D C B A"),
 # 100 windows of 32 characters. A model that uses order finds the reversed text harder to predict.
 
+# %% [markdown] lang="zh"
+# **结果说明了什么。** 在每个学习率、每个种子上，Pre-LN 的最终损失都比 Post-LN 低：最后一列（Post-LN 减 Pre-LN，逐个种子、在同样的批次上计算）的每一项都是正数。在最大的两个学习率上，Post-LN 停在 unigram 损失附近，而 Pre-LN 能降到它下面（Pre-LN 在这两个学习率上也不如 3e-3 时好：这些学习率对两者来说都太大了，只是对 Pre-LN 没那么过分）。预热在这里**没有**救回 Post-LN：加了预热，Post-LN 最后停的位置和不加时一样。所以这个 notebook 说明的是：不预热时，Pre-LN 训练得更好；它并没有说明 Post-LN 缺的正是预热。Xiong 等人（2020，图 3）是在更深的模型上、训练长得多的时间才测出这一点的，笔记本电脑一分钟之内重复不了。消融实验没能复现论文给出的解释，这本身也是一个结果：要像这里一样如实写出来，而不是直接借用论文的结论。
+#
+# ## 3. 消融实验：去掉位置信息
+#
+# 在 notebook 04 里我们看到，没有位置信息的注意力是*置换等变*的：把 token 打乱，输出也会按同样的方式打乱。语言模型能从因果掩码（causal mask）里找回一部分顺序信息（token `t` 能看到 `t + 1` 个 token），所以没有位置信息的因果注意力*不是*置换不变的。要问的是：去掉位置嵌入（`TinyLM(..., positions="none")`）之后，模型会差多少。
+#
+# **顺序测试**：在留出数据（held-out data）上测模型的损失，一次用原样的文本（“A B C D”），一次用倒过来的文本（“D C B A”），共 100 个窗口，每个 32 个字符。一个会利用顺序的模型，会觉得倒序的文本更难预测。
+
 # %%
 t0 = time.perf_counter()
 order = order_test(train_data, val_data, SIZE, steps=STEPS["no_positions"])
@@ -198,6 +257,11 @@ plt.show()
 #
 # Your three ablations, saved for notebook 12's report:
 
+# %% [markdown] lang="zh"
+# **结果说明了什么。** 两个模型都远低于表格上方那条线（那条线是用训练集里的频率去预测每个留出字符得到的损失：留出文本和训练文本之间的相似程度，不如训练文本和它自己，所以这条线比第 1 节的 unigram 损失要高）。在每个种子上，两个模型都觉得倒序文本更难，而*没有*位置信息的那个觉得更难（看差值那一列）。在正常顺序的文本上，没有位置信息的模型并不更差：平均来说还略好一点。所以这个差值衡量的并不是位置嵌入的作用。这么小的模型，只靠前面几个字符就能把下一个字符预测得不错（哪些字符后面常跟着哪些：“th”很常见，“ht”就不常见），而因果掩码已经告诉了它哪些 token 在前面。完全不用位置嵌入训练出来的语言模型，损失也几乎一样（Haviv 等人，2022）。只有当模型必须知道某样东西*在哪里*时，位置才变得重要：计数、从固定的偏移处复制、长距离的结构；本课程的小模型在 150 步里还走不到那一步。消融实验没发现多大差别，这本身也是结果，表格就是它的证据。
+#
+# 你的三个消融实验，保存下来留给 notebook 12 的报告：
+
 # %%
 record_run("11_ablations", no_residual=residual, norm_placement=sweep, no_positions=order, unigram_loss=unigram)
 print("saved the record 11_ablations")
@@ -210,6 +274,13 @@ print("saved the record 11_ablations")
 # `lab_train(model, data, steps=...)` trains it on the model's *own* loss, `model(ids, labels=ids)`.
 #
 # First a healthy model, the baseline every symptom is compared with:
+
+# %% [markdown] lang="zh"
+# ## 4. 调试实验
+#
+# 下面每个有问题的模型都是一个 `LabTinyLM`：它就是一个 TinyLM，只不过因果掩码、注意力函数和损失函数都作为参数传进去（`mask_fn`、`attention_fn`、`loss_fn`），这样每次只换上一个坏掉的部件。`lab_train(model, data, steps=...)` 用模型*自己的*损失 `model(ids, labels=ids)` 来训练它。
+#
+# 先来一个健康的模型，作为基线，后面的每个症状都拿它来比：
 
 # %%
 def lab_model(**parts) -> LabTinyLM:
@@ -238,6 +309,13 @@ print("\nthe bug names you choose from:", BUG_NAMES)
 #
 # A teammate wrote the loss by hand:
 
+# %% [markdown] lang="zh"
+# 我们这个健康模型还很“稚嫩”：损失约 3 nat，贪心解码（greedy decoding）续写出来的大多是空格，也就是最常见的那个字符。这没关系：我们要看的是坏模型和它哪里不一样。
+#
+# ### 4.1 损失变成 NaN
+#
+# 一位队友手写了损失函数：
+
 # %%
 def naive_cross_entropy(logits, targets):
     """Mean cross-entropy of logits (N, V) against targets (N,), by the textbook formula."""
@@ -249,6 +327,9 @@ def naive_cross_entropy(logits, targets):
 # It works on the healthy model's logits. But logits grow as a model becomes confident (a model trained
 # for longer, or sharpened by a temperature below 1, has larger logits). The **probe**: the healthy model's
 # logits on one batch, multiplied by 1, 3, 10 and 30, scored by this loss and by PyTorch's `F.cross_entropy`:
+
+# %% [markdown] lang="zh"
+# 在健康模型的 logits 上，它算得没问题。可是模型越自信，logits 就越大（训练得更久的模型，或者用小于 1 的温度（temperature）让分布变尖锐之后，logits 都会更大）。**探针**：取健康模型在一个批次上的 logits，分别乘以 1、3、10 和 30，再用这个损失函数和 PyTorch 的 `F.cross_entropy` 各算一遍：
 
 # %%
 ids = val_data[:32][None, :]  # (1, T)
@@ -286,6 +367,25 @@ for scale in (1, 3, 10, 30):
 # to a large number in float32.
 # </details>
 
+# %% [markdown] lang="zh"
+# 从某个倍数开始，朴素写法算出的损失变成了 `nan`，而 `F.cross_entropy` 在同样的数上一切正常。在真实的训练里，这表现为：损失好好地跑了几个小时，然后突然变成 `nan`，从此再也回不来（只要有一个梯度是 NaN，所有权重都会变成 NaN）。想一想为什么：在 float32 下，`torch.tensor(100.0).exp()` 是多少？`inf / inf` 又是多少？
+#
+# ### 练习：说出 bug 的名字
+#
+# 让 `nan_loss_bug()` 返回造成这个 NaN 的 bug 的名字，从 `BUG_NAMES`（上面打印过）里选一个。检查会调用你的函数，把答案和这个 bug 的名字比对；如果名字不对，它会提示你：为什么这个名字解释不了这个症状。
+#
+# **难度：** ★☆☆ · **用时：** 约 5 分钟
+#
+# <details><summary>提示 1：NaN 从哪里开始</summary>
+#
+# 在一个单元格里运行 `torch.tensor([100.0, 0.0]).exp()`。`probs` 里哪个值会变成 `inf / inf`？
+# </details>
+#
+# <details><summary>提示 2</summary>
+#
+# 学习率（learning rate）在这个探针里不起作用：logits 是固定的。这个名字说的是：在 float32 下，`exp` 对一个大数做了什么。
+# </details>
+
 # %% solution="nan_loss_bug"
 def nan_loss_bug() -> str:
     """The name of the bug behind the NaN loss: one of BUG_NAMES."""
@@ -304,6 +404,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_nan_loss_bug(nan_loss
 
 # %% [markdown]
 # The first bug you met, and its evidence, go to the report of notebook 12:
+
+# %% [markdown] lang="zh"
+# 你遇到的第一个 bug 和它的证据，会写进 notebook 12 的报告：
 
 # %%
 first_nan = next((p for p in probe if not math.isfinite(p[2])), None)
@@ -367,6 +470,43 @@ else:
 # through it; the gradient is the same either way, up to rounding.)
 # </details>
 
+# %% [markdown] lang="zh"
+# ### 练习：`stable_cross_entropy(logits, targets)`
+#
+# 写一个损失函数，让它对任意大小的 logits 都得到有限值：输入 `logits (N, V)`（浮点数）和 `targets (N,)`（long），返回 `-log softmax(logits[n])[targets[n]]` 在 `N` 行上的平均值，结果是一个标量张量（tensor），dtype 和 logits 相同。关键在下面这个恒等式（*log-sum-exp 技巧*）：对任意常数 `m`，
+#
+# $$\log \sum_j e^{z_j} = m + \log \sum_j e^{z_j - m},$$
+#
+# 取 `m = max_j z_j`，每个指数就都 `<= 0`，所以没有哪个 `exp` 会溢出；而且其中总有一项是 `exp(0) = 1`，所以这个和永远不会是 0。
+#
+# 检查会拿你的结果和 `F.cross_entropy` 对比，用到的 logits 有：在 0 附近的、在 +1000 附近的、在 -1000 附近的、彼此相差很远的，还有各行处在相差很远的不同水平上的（第 `n` 行在 `2000 n` 附近）；分别在 float64 和 float32 下测（float32 下 `exp` 的参数超过 88 就会溢出）；还会在极大的 logits 上，把梯度和 `(softmax - one_hot) / N` 对比。（直接调用 `F.cross_entropy` 或 `torch.logsumexp` 也能通过：它们内部做的就是这件事。但请你亲手写一遍。）
+#
+# **难度：** ★★☆ · **用时：** 约 10 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# `loss_n = logsumexp(z_n) - z_n[target_n]`：没有 softmax，没有除法，取对数的那个和至少是 1。logsumexp 就用上面的恒等式来算，`m` 取这一行最大的 logit。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 所有操作都是逐行进行的，沿最后一维（`dim=-1`）：
+#
+# - `m`：每行的最大值（`.max` 返回一对结果，最大值在它的 `.values` 里），加上 `keepdim=True`，这样它的形状（shape）是 `(N, 1)`，可以和 `(N, V)` 的 logits 广播（broadcasting）；
+# - logsumexp `(N,)`：减去 `m`，`.exp()`，按行求和，`.log()`，再把 `m` 加回来，压缩成 `(N,)`；
+# - 每一行目标位置的 logit：沿最后一维用 `.gather` 取出，targets 要写成一列 `(N, 1)`，取完再压缩成 `(N,)`；
+# - 损失：两者之差的平均值。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# ```python
+# m = logits.max(dim=-1, keepdim=True).values  # (N, 1)
+# log_z = m.squeeze(-1) + (logits - m).exp().sum(dim=-1).log()  # (N,)
+# ```
+# 然后减去 `logits.gather(-1, targets[:, None]).squeeze(-1)`，再取平均。（参考答案还在 `.values` 后面加了 `.detach()`：结果并不依赖 `m`，所以不需要让梯度（gradient）流过它；加不加，梯度都一样，最多差一点舍入误差。）
+# </details>
+
 # %% solution="stable_cross_entropy"
 def stable_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
     """Mean cross-entropy of logits (N, V) against targets (N,), finite for logits of any size."""
@@ -389,6 +529,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_stable_cross_entropy(
 # %% [markdown]
 # The probe again, with your loss:
 
+# %% [markdown] lang="zh"
+# 用你的损失函数再跑一遍探针：
+
 # %%
 for scale in (1, 3, 10, 30):
     print(f"logits x {scale:2d}: your loss {stable_cross_entropy(scale * logits, targets).item():8.3f}   "
@@ -398,6 +541,11 @@ for scale in (1, 3, 10, 30):
 # ### 4.2 Every attention row is uniform
 #
 # The next model trains, but not well. Its attention, after a short run, layer 0, head 0:
+
+# %% [markdown] lang="zh"
+# ### 4.2 每一行注意力都是均匀的
+#
+# 下一个模型能训练，但训练得不好。下面是它经过一次短训练之后的注意力，第 0 层、第 0 个头：
 
 # %%
 def broken_attention(q, k, v, mask=None):
@@ -471,6 +619,30 @@ print(f"loss after {STEPS['lab_short']} steps: broken {uniform_hist['loss'][-1]:
 # `broken_attention`; its other lines stay as they are.
 # </details>
 
+# %% [markdown] lang="zh"
+# 第 `t` 行把权重平均分给它能看到的每一个键（key），每个都是 `1/(t+1)`，每一层、每个头都是这样：熵达到了最大值。不管输入的是什么字，每个 token 拿到的都只是过去所有 token 的简单平均。找一找原因：对形状为 `(1, 1, 4, 2)` 的 `q, k`，打印 `scores` 的形状。一个键的权重，和这个键本身有关系吗？
+#
+# ### 练习：说出 bug 的名字，并修好它
+#
+# `uniform_attention_bug()` 返回 bug 的名字（从 `BUG_NAMES` 里选）。`fixed_attention(q, k, v, mask=None)` 接收 `q, k (..., T, d_k)`、`v (..., T, d_v)` 和一个可选的 bool 掩码（True 表示可以关注，要能广播到 `(..., T, T)`），返回 `(out (..., T, d_v), weights (..., T, T))`。检查会先用两组不同的键调用它两次（权重必须跟着变），然后和参考实现对比（带掩码和不带掩码各比一次），最后确认梯度能传到 `q`、`k` 和 `v`。
+#
+# **难度：** ★☆☆ · **用时：** 约 10 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# `(q * k).sum(-1, keepdim=True)` 的形状（shape）是 `(..., T, 1)`：每个查询（query）只有一个数。注意力（attention）需要的是每一对查询和键（key）各有一个数：`(..., T, T)`。每行只有一个分数，这一行能看到的每个键就拿到同样的分数，因而拿到同样的权重：一个键的权重和这个键本身无关。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 名字：`BUG_NAMES` 里哪一个说的是分数的算法？修复：`broken_attention` 里只有计算 `scores` 的那一行是错的；掩码（mask）、沿最后一维的 softmax 和 `weights @ v` 都保持不变。每一对查询（query）和键（key）的分数，就是 `q` 和最后两维转置后的 `k` 做矩阵乘法（matrix multiplication），和 notebook 01 的 `attention_scores` 一样，仍然要除以 `math.sqrt(d_k)`，其中 `d_k = q.size(-1)`。
+# </details>
+#
+# <details><summary>提示 3：答案（fixed_attention）</summary>
+#
+# `scores = q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T, T)`，其中 `d_k = q.size(-1)`，和 `broken_attention` 里一样；其他几行保持原样。
+# </details>
+
 # %% solution="uniform_attention_bug"
 def uniform_attention_bug() -> str:
     """The name of the bug behind the uniform attention: one of BUG_NAMES."""
@@ -510,6 +682,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_fixed_attention(fixed
 # %% [markdown]
 # The same short run with your attention: the rows are no longer uniform.
 
+# %% [markdown] lang="zh"
+# 用你的注意力函数再做同样的短训练：每一行不再是均匀的了。
+
 # %%
 fixed = lab_model(attention_fn=fixed_attention)
 fixed_hist = lab_train(fixed, train_data, steps=STEPS["lab_short"], lr=1e-2)
@@ -522,6 +697,11 @@ print(f"loss after {STEPS['lab_short']} steps: {fixed_hist['loss'][-1]:.3f}")
 # ### 4.3 Suspiciously low loss, samples no better
 #
 # Train the same model with another mask and compare the two loss curves:
+
+# %% [markdown] lang="zh"
+# ### 4.3 损失低得可疑，样本却没有变好
+#
+# 换一个掩码训练同一个模型，比较两条损失曲线：
 
 # %%
 def broken_causal_mask(T):
@@ -544,6 +724,9 @@ print("broken sample: ", repr(greedy_sample(leaky)))
 # text after a few hundred steps is too good to be true. The **probe**: change only the *last* token of an
 # input and see which positions' logits move. In a causal model the last token can only affect the last
 # position.
+
+# %% [markdown] lang="zh"
+# 前 ~90 步两条曲线几乎重合；之后坏模型的损失远远低于健康模型，可它生成的样本一点也没变好。在英文文本上只训练几百步，损失就低成这样，好得不像是真的。**探针**：只改输入的*最后一个* token，看哪些位置的 logits 会跟着变。在因果模型里，最后一个 token 只能影响最后一个位置。
 
 # %%
 probe_ids = val_data[:8][None, :].clone()  # (1, 8)
@@ -586,6 +769,30 @@ print("largest logit change at each position:", [f"{m:.2f}" for m in moved.tolis
 # `torch.ones(T, T, dtype=torch.bool).tril()`
 # </details>
 
+# %% [markdown] lang="zh"
+# token 7 一变，位置 6 就变了（位置 5 也变了一点：经过两层，5 看得到 6，6 又看得到 7）：模型读到了它本该去预测的那个 token，于是学会了直接照抄。到了生成的时候，并没有下一个 token 可读，所以损失再低也换不来更好的样本。打印一下 `broken_causal_mask(4)` 看看。
+#
+# ### 练习：说出 bug 的名字，并修好它
+#
+# `future_mask_bug()` 返回 bug 的名字；`fixed_causal_mask(T)` 返回形状为 `(T, T)` 的 bool 因果掩码（True 表示可以关注：token `t` 能看到 `0..t`）。检查会搭一个使用你的掩码的小 TinyLM，改掉位置 3 之后的 token，要求位置 0..3 上的 logits 保持不变；然后在 `T` = 7、4 和 1 时，把你的掩码和参考实现对比。
+#
+# **难度：** ★☆☆ · **用时：** 约 5 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# token `t` 可以看到 token `0..t`：也就是对角线和对角线以下，上面的一概不能看。对 `d = -1, 0, 1` 分别打印 `torch.ones(4, 4).tril(diagonal=d)`，再和 `broken_causal_mask(4)` 对比：哪一个让 token 看到了下一个 token？
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# `broken_causal_mask` 只有一行，错的只是它的 `diagonal=`：`diagonal=1` 会把主对角线上方的第一条对角线也保留下来（查询（query）`t` 能看到键（key）`t + 1`），而默认的 `diagonal=0` 只保留主对角线和它下面的全部元素。bool 类型的 `dtype` 保持不变。
+# </details>
+#
+# <details><summary>提示 3：答案（fixed_causal_mask）</summary>
+#
+# `torch.ones(T, T, dtype=torch.bool).tril()`
+# </details>
+
 # %% solution="future_mask_bug"
 def future_mask_bug() -> str:
     """The name of the bug behind the suspiciously low loss: one of BUG_NAMES."""
@@ -621,6 +828,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_fixed_causal_mask(fix
 # %% [markdown]
 # The probe on a model with your mask (untrained: the probe needs no training):
 
+# %% [markdown] lang="zh"
+# 在用了你的掩码的模型上跑探针（模型没训练过：这个探针不需要训练）：
+
 # %%
 honest = lab_model(mask_fn=fixed_causal_mask).eval()
 with torch.no_grad():
@@ -631,6 +841,11 @@ print("largest logit change at each position:", [f"{m:.2f}" for m in moved.tolis
 # ### 4.4 The loss falls to ~0 at once, and samples repeat one character
 #
 # The last model's loss:
+
+# %% [markdown] lang="zh"
+# ### 4.4 损失一下子掉到 ~0，样本反复重复同一个字符
+#
+# 最后一个模型的损失函数：
 
 # %%
 def unshifted_lm_loss(logits, labels):
@@ -684,6 +899,30 @@ print(f"positions whose most likely token is the token it is reading: {(top == p
 # the flattened tensors with `ignore_index=-100`.
 # </details>
 
+# %% [markdown] lang="zh"
+# 几十步之内损失就接近 0，而且样本一直在重复提示词的最后一个字符：模型“预测”的是它正在读的那个 token，这当然容易，可对生成毫无用处。这里的 `logits[:, t]` 是拿来和哪个标签比的？
+#
+# ### 练习：说出 bug 的名字，并修好它
+#
+# `unshifted_labels_bug()` 返回 bug 的名字；`fixed_lm_loss(logits, labels)` 接收 `logits (B, T, V)` 和与输入对齐的 `labels (B, T)`（`labels = input_ids`；`-100` 表示忽略），返回预测下一个 token 的平均交叉熵损失（cross-entropy loss）。检查会喂给它三种 logits：一个照抄输入的模型的 logits（得分必须很差）；随机的 logits，配上含 `-100` 的标签（和参考实现对比）；一个真正预测下一个 token 的模型的 logits（得分必须接近 0）。`F.cross_entropy` 默认会忽略等于 `-100` 的目标（它的 `ignore_index=-100`）：这些目标既不计入总和，也不计入平均。
+#
+# **难度：** ★☆☆ · **用时：** 约 10 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 在位置 `t` 上做出的预测，是针对 token `t + 1` 的：最后一个位置没有目标，第一个 token 永远不会是目标。`unshifted_lm_loss` 却拿 `logits[:, t]` 去和 `labels[:, t]` 比，也就是模型在 `t` 处正在读的那个 token。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 先错位，再展平：沿第 1 维（时间）切两刀，logits 去掉最后一个位置，得到 `(B, T-1, V)`；标签去掉第一个位置，得到 `(B, T-1)`。剩下的交给 `unshifted_lm_loss` 里那一行：对展平后的张量（tensor）计算交叉熵损失（cross-entropy loss），带上 `ignore_index=-100`。
+# </details>
+#
+# <details><summary>提示 3：答案（fixed_lm_loss）</summary>
+#
+# `logits, targets = logits[:, :-1], labels[:, 1:]  # (B, T-1, V), (B, T-1)`，然后对展平后的张量（tensor）计算交叉熵损失（cross-entropy loss），带上 `ignore_index=-100`。
+# </details>
+
 # %% solution="unshifted_labels_bug"
 def unshifted_labels_bug() -> str:
     """The name of the bug behind the copying model: one of BUG_NAMES."""
@@ -720,6 +959,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_fixed_lm_loss(fixed_l
 # %% [markdown]
 # The same short run with your loss: no more collapse to 0.
 
+# %% [markdown] lang="zh"
+# 用你的损失函数再做同样的短训练：损失不会再塌到 0 了。
+
 # %%
 shifted = lab_model(loss_fn=fixed_lm_loss)
 shifted_hist = lab_train(shifted, train_data, steps=STEPS["lab_copy"], lr=1e-2)
@@ -750,6 +992,17 @@ print(f"loss after {STEPS['lab_copy']} steps: your loss {shifted_hist['loss'][-1
 #
 # Each experiment takes about a minute on 2 cores.
 
+# %% [markdown] lang="zh"
+# ## 5. 论断实验：把原讲义的说法测一测
+#
+# 本课程所依据的那份讲义，对 Transformer 的各个部件下了一些论断，却没有实际跑过：去掉一个部件，看看什么会坏；FFN 的宽度取 `4D` 左右；SwiGLU 和 GELU 版的 FFN 只能在参数量相等时比较（“否则提升可能只是因为隐藏层更宽了”）；用 RoPE 取代可学习的位置嵌入。在这里，每一条都变成一个由你亲手跑的实验。每次运行都训练同一个小 TinyLM（`CLAIMS_SIZE`：2 层 Pre-LN，`D = 32`，2 个头，`d_ff = 4D`，32 个位置），训练 400 步，跑三个种子；同一个实验里的各个变体**只在所说的那个部件上不同**：初始化相同、学习率相同、批次相同。每个变体都在同样的 64 个留出窗口上打分（留出数据上的损失：越低越好）。两个实验共用的变体只训练一次（完整模型同时也就是“可学习位置”、“`d_ff = 4D`”和“GELU”这几个变体）。
+#
+# 和第 1–3 节相比有两处改动，目的是让差异大于种子之间的波动：训练 400 步，而不是 150–200 步；初始化的标准差按宽度来取，`small_init_std(32)` = 0.11（notebook 08），而不是 GPT-2 的 0.02。用 0.02 的话，这么窄的模型在最初的几百步里都会停在 unigram 损失附近。
+#
+# **先预测。** 每次运行之前，在它上面的单元格里写下你的预测：把各个变体的名字按留出损失从低到高排好。跑完之后，`compare_prediction` 会把结果表格和你的排序并排列出来，告诉你这次运行*分得开*哪些变体对（在每个种子上顺序都一样），哪些分不出高下，以及你的排序在那些分得开的对上是否排对了。预测不计分；你猜错的地方，正是你对模型的理解出偏差的地方，这比表格本身更有价值。
+#
+# 每个实验在 2 个核上大约要一分钟。
+
 # %%
 from tinylm_checks import compare_prediction, plot_claims, predict
 from tinylm_solutions.claims import CLAIMS_SIZE, CLAIMS_STEPS, EXPERIMENTS, claims_lab
@@ -771,6 +1024,16 @@ for name, variants in EXPERIMENTS.items():
 # - **no positions**: only the causal mask tells the model about order (section 3).
 #
 # Your prediction first: order the four names from the lowest held-out loss to the highest.
+
+# %% [markdown] lang="zh"
+# ### 5.1 位置：可学习、正弦、RoPE、不用位置
+#
+# - **learned**（可学习位置嵌入，GPT-2，notebook 08）：每个位置一个训练出来的向量，加到 token 嵌入（embedding）上；
+# - **sinusoidal**（正弦位置编码，notebook 04）：一张固定的表，加到乘过 `sqrt(D)` 的 token 嵌入上；
+# - **RoPE**（旋转位置编码，notebook 04 的附加练习，`apply_rope`）：不加任何向量；在每一层注意力内部，查询（query）和键（key）按与位置成正比的角度旋转，这样分数 `q·k` 取决于两个 token 相隔多远（`TinyLM(..., positions="rope")`，LLaMA 一类的模型用的就是它）；
+# - **no positions**（不用位置）：只有因果掩码告诉模型顺序（第 3 节）。
+#
+# 先写你的预测：把这四个名字按留出损失从低到高排序。
 
 # %%
 my_positions = predict("positions", [])  # e.g. predict("positions", ["learned", "RoPE", ...]), all four, once each
@@ -800,6 +1063,13 @@ plt.show()
 # positions. `without(model, part)` (in `tinylm_solutions.ablations`) removes a part from every block; the
 # parameter counts in the table show what each removal takes away.
 
+# %% [markdown] lang="zh"
+# **结果说明了什么。** RoPE 在每个种子上都最低，比可学习位置低约 0.17：查询和键按位置旋转之后，每个分数只取决于两个 token 相隔多远，而不取决于它们在哪儿；而预测一个字符时，要紧的正是紧挨在它前面的那几个字符，不管它们在什么位置。可学习位置和正弦位置平均只差零点零几。不用位置的平均最高。第 3 节发现，用 GPT-2 的初始化训练 150 步之后，没有位置的模型并不比可学习位置的差；而这里用按宽度取的初始化训练 400 步之后，它比每个带位置的模型都差。到底是这两处改动中的哪一处造成了差别，这个实验没有测：可以留作你的下一个实验。
+#
+# ### 5.2 逐个去掉部件
+#
+# 拿完整模型和去掉某一个部件的同一模型比较：去掉注意力子层（token 之间互相读不到：模型只能根据当前字符来预测），去掉 FFN，去掉残差连接（第 1 节），去掉层归一化，或者去掉位置。`without(model, part)`（在 `tinylm_solutions.ablations` 里）会从每个块中去掉一个部件；表格里的参数量显示了每次去掉的是多少参数。
+
 # %%
 my_parts = predict("parts", [])  # all six names, lowest held-out loss first
 my_parts
@@ -828,6 +1098,13 @@ plt.show()
 # The FFN's hidden width `d_ff` at `D`, `2D`, `4D` (the paper's and GPT-2's choice) and `8D`. Each doubling adds
 # `2·D·d_ff` weights per layer: the FFN column of the table.
 
+# %% [markdown] lang="zh"
+# **结果说明了什么。** 每个部件都有用：完整模型在每个种子上都最低。去掉残差连接的代价最大，和第 1 节一样（留出损失一直在 3.1 以上）。其次是去掉注意力：没有它，token 之间互相读不到，模型只能凭当前这一个字符预测下一个（也就是一个 bigram 模型）。在这个长度上，去掉位置、FFN 或层归一化，各自大约多出十分之一 nat 的损失，这三者之间的差别只有零点零几，甚至更小。对比结果也许会发现其中某些对在每个种子上顺序都一样；可差距这么小，多加几个种子、多训几步或者换一台机器，顺序都可能变，所以只能把这个顺序当作弱证据，不能当作这三个部件的排名。注意参数量那一列：FFN 占了一半以上的参数（28,640 个里的 16,704 个），去掉它们的代价却比去掉注意力还小，而注意力的参数更少（8,576 个）。
+#
+# ### 5.3 FFN 该有多宽？
+#
+# FFN 的隐藏层宽度 `d_ff` 分别取 `D`、`2D`、`4D`（原论文和 GPT-2 的选择）和 `8D`。宽度每翻一倍，每层就多出 `2·D·d_ff` 个权重：见表格里 FFN 那一列。
+
 # %%
 my_width = predict("ffn_width", [])  # all four, lowest held-out loss first
 my_width
@@ -853,6 +1130,13 @@ plt.show()
 # 1.5 times the FFN's weights; at `8D/3` (`swiglu_hidden_size(4 * D)`) it has as many. A gain of the first over
 # GELU could come from the gate or from the extra weights; only the second comparison can tell them apart.
 
+# %% [markdown] lang="zh"
+# **结果说明了什么。** `d_ff = D` 在每个种子上都最高。从 `2D` 往上，各个宽度的结果都很接近：`2D` 和 `4D` 平均相差不到 0.01；`8D` 平均最低，比 `4D` 低约 0.035，代价是多了 16,640 个参数（模型大了 58 %）。所以在这个规模和训练长度下，实验结果并没有特别挑出 `4D`：它是原论文和 GPT-2 的惯例，是一种在大规模下行之有效的参数预算，而不是一分钟的实验能证实的东西。
+#
+# ### 5.4 SwiGLU：宽度相等时，以及参数量相等时
+#
+# SwiGLU（notebook 05 的附加练习）有三个矩阵，而 GELU 版的 FFN 只有两个。隐藏宽度同为 `4D` 时，它的权重是 FFN 的 1.5 倍；宽度取 `8D/3`（`swiglu_hidden_size(4 * D)`）时，两者的权重一样多。第一种 SwiGLU 如果比 GELU 好，这个提升可能来自门控，也可能来自多出来的权重；只有第二组对比才能把两者分开。
+
 # %%
 my_swiglu = predict("swiglu", [])  # all three, lowest held-out loss first
 my_swiglu
@@ -871,6 +1155,9 @@ plt.show()
 # other. So here most of the gain survives the matching: the gate, not only the extra weights, helps. The comparison
 # above says in how many seeds each gap holds: at these sizes, a gain of a few hundredths needs that check. That is
 # the comparison the lesson asks for: a gain measured at equal width alone could have been the wider layer's.
+
+# %% [markdown] lang="zh"
+# **结果说明了什么。** 平均来看，SwiGLU 在宽度相等时比 GELU 版 FFN 低（约 0.04 nat，同时多了 7,872 个参数），在参数量相等时也更低（约 0.025）；两个 SwiGLU 之间相差不到 0.015。所以在这里，大部分提升在对齐参数量之后依然存在：起作用的是门控本身，而不只是多出来的权重。上面的对比会告诉你每个差距在几个种子上成立：在这个规模下，零点零几的提升必须经过这样的检验。这正是原讲义要求的那种对比：只在宽度相等时测到的提升，完全可能只是因为层更宽。
 
 # %% [markdown]
 # ## Summary
@@ -891,3 +1178,14 @@ plt.show()
 #   unshifted labels.
 #
 # **Next:** notebook 12 writes your report from the records of notebooks 09 and 11.
+
+# %% [markdown] lang="zh"
+# ## 小结
+#
+# - **残差连接**把梯度送到每一层：没有它，8 层堆叠中第 0 块拿到的梯度比最后一块少几十倍，而且 2 层和 8 层都学不到字母频率以外的东西。
+# - 在扫描的每个学习率、每个种子上，不加预热时 **Pre-LN** 的最终损失都比 **Post-LN** 低；在这么短的训练里，加了预热也没能救回 Post-LN。
+# - **位置**：训练 150 步时，字符模型的顺序感来自因果掩码；去掉位置嵌入后，顺序测试的差值并没有变小。按宽度取初始化、训练 400 步之后（第 5 节），每个带位置的模型都比不带位置的低，其中 RoPE 最低。
+# - **论断实验**：每个部件都有用，残差和注意力最重要；FFN 的 `4D` 是一种惯例，短训练并没有把它挑出来；参数量相等时，SwiGLU 仍保留了大部分提升。检验一条论断，就是做一个实验：先写下预测，跑几个种子，并且只改动所说的那个部件。
+# - **调试**：一个症状，一个把它单独揪出来的探针，一个名字，一个修复，再检查原先坏掉的那个*行为*是否恢复。NaN：exp 溢出（用 log-sum-exp 解决）。注意力均匀：每个查询只算了一个分数，而不是每对查询和键各一个。损失好得离谱：掩码让 token 看到了下一个 token。损失 ~0 且样本重复：标签没有错位。
+#
+# **下一步：** notebook 12 会根据 notebook 09 和 11 的记录，写出你的报告。

@@ -16,6 +16,17 @@
 # notebook, or you run this on another machine) a small version of that run is recomputed here, and the
 # report says so. The written answers at the end are graded by hand.
 
+# %% [markdown] lang="zh"
+# # 12 · 报告
+#
+# 你搭了一个 Transformer 语言模型（language model），训练了它，把它拆开过，也把它弄坏过。最后这个 notebook 把你自己跑出来的结果整理成一份简短的书面报告 `report.md`，并配上图。做完这个 notebook，你将能够：
+#
+# 1. 说清楚模型的参数（parameter）都在哪里，每个部分各占多少；
+# 2. 估算**每个 token 的训练 FLOPs**，即 `6N + 6LTD`（Kaplan 等人，2020），并和你的 CPU 训练时实际达到的每秒 token 数对比；
+# 3. 拿出你的实验证据（过拟合（overfitting）实验、消融实验（ablation）、你遇到的第一个 bug），并用自己的话说出每一项说明了什么。
+#
+# 报告由现成的代码（`tinylm_solutions.report`）生成，依据的是 notebook 09 和 11 在你运行时保存下来的**记录**（`tinylm_checks.lab.runs`）。如果缺了某条记录（你跳过了某个 notebook，或者换了一台机器来跑），这里会重新算一个小规模的版本，报告里也会注明这一点。最后的书面回答由老师人工批改。
+
 # %%
 from pathlib import Path
 
@@ -45,6 +56,11 @@ except OSError as e:  # a read-only folder: the figures go to a temporary one, t
 # with a note saying which it did. The notes go into the report too, so that a reader knows where the
 # numbers come from.
 
+# %% [markdown] lang="zh"
+# ## 1. 你的记录
+#
+# `load_runs()` 读取 runs 文件夹里的所有记录。`report.get_record(name, runs)` 如果找到了包含报告所需内容的记录，就直接返回它；否则就重新算一个小规模的版本（每个一两秒），并附上一条说明，写明是哪种情况。这些说明也会写进报告，让读者知道每个数字是从哪儿来的。
+
 # %%
 runs = load_runs()
 print(f"runs folder: {runs_dir()}; records found: {sorted(runs) or 'none'}")
@@ -59,6 +75,11 @@ print(note)
 # The model of your training run, rebuilt from its recorded configuration. `parameter_table()` (notebook
 # 08) counts each part once; with weight tying the output layer `lm_head` shares the token embedding's
 # matrix and adds nothing.
+
+# %% [markdown] lang="zh"
+# ## 2. 参数在哪里
+#
+# 这是你训练时用的那个模型，按记录下来的配置重新搭建。`parameter_table()`（notebook 08）每个部分只数一次；用了权重共享（weight tying）之后，输出层 `lm_head` 和 token 嵌入（embedding）共用同一个矩阵，不额外增加参数。
 
 # %%
 config = report.model_config(train_run["config"])
@@ -78,6 +99,11 @@ display(Markdown(sections["parameters"]))
 # this has a bug, whatever its loss on real text. The loss should fall far below `ln V`, the loss of a
 # uniform guess.
 
+# %% [markdown] lang="zh"
+# ## 3. 在一个批次上过拟合
+#
+# notebook 09 在单个批次（batch）上反复训练，直到模型把它背了下来：做不到这一点的模型一定有 bug，不管它在真实文本上的损失是多少。损失应该降到远低于 `ln V`，也就是均匀瞎猜时的损失。
+
 # %%
 overfit, note = report.get_record("09_overfit", runs)
 notes.append(note)
@@ -95,6 +121,11 @@ display(Markdown(sections["overfit"]))
 #
 # The run of notebook 09 on real text: the training loss, the validation loss (and its perplexity,
 # `exp(loss)`) and the throughput in tokens per second.
+
+# %% [markdown] lang="zh"
+# ## 4. 训练过程
+#
+# notebook 09 在真实文本上的那次训练：训练损失、验证集损失（validation loss）和它对应的困惑度（perplexity）`exp(loss)`，以及吞吐量（每秒处理的 token 数）。
 
 # %%
 history = train_run["history"]
@@ -115,6 +146,11 @@ display(Markdown(sections["training"]))
 # Notebook 11 removed one thing at a time, each run with three seeds: the residual connections, the LayerNorm's
 # place (Pre-LN or Post-LN, over learning rates), the position information. Each ablation's table and figure, drawn
 # the way notebook 11 drew them; a cell reads "mean (min to max)" over the seeds.
+
+# %% [markdown] lang="zh"
+# ## 5. 消融实验
+#
+# notebook 11 每次去掉一样东西，每次运行都用三个随机种子（random seed）：残差连接（residual connection）；层归一化（LayerNorm）的位置，即前置的 Pre-LN 还是后置的 Post-LN，并在多个学习率（learning rate）上比较；位置信息。下面是每个消融实验的表格和图，画法和 notebook 11 一样；表格里每一格的格式是“mean (min to max)”，即各种子上的平均值，括号里是最小值到最大值。
 
 # %%
 ablations, note = report.get_record("11_ablations", runs)
@@ -185,6 +221,44 @@ display(Markdown(sections["ablations"]))
 # `return 6 * N + 6 * config["num_layers"] * seq_len * config["d_model"]`
 # </details>
 
+# %% [markdown] lang="zh"
+# ## 6. 计算量：每个 token 的 FLOPs
+#
+# 训练时，每个 token 要花多少计算量？Kaplan 等人（2020，表 1）是这样算的：
+#
+# - token 经过的每个参数，在前向传播里都对应一次乘法和一次加法：**每个参数 2 FLOPs**。位置嵌入只是查表，所以不算；token 嵌入要算，因为（权重共享后）它同时也是 `lm_head`，也就是把每个 token 的向量变成 logits 的那个 `D × V` 矩阵。把这个参数个数记作 `N`：它就是 `TinyLM(**config).get_num_params()`（默认不包括 `pos_emb`）；
+# - 注意力（attention）还有一部分没有参数的计算：在 `L` 层中的每一层，`T` 个查询（query）中的每一个都要和 `T` 个键（key）做宽度为 `D` 的点积：前向传播中**每个 token 2·L·T·D FLOPs**；
+# - 反向传播的代价约为前向的**两倍**（一份是对输入的梯度（gradient），一份是对权重的梯度），所以训练一次相当于三次前向：
+#
+# $$\text{FLOPs per token} = 6N + 6\,L\,T\,D$$
+#
+# （PaLM 的附录 B 和 nanoGPT 的 `estimate_mfu` 还把 `A·V` 这个乘积也算了进去，写成 `12·L·T·D`；本课程沿用 Kaplan 的 `6·L·T·D`。）
+#
+# ### 练习：`flops_per_token(config, seq_len)`
+#
+# `config` 是一个 dict，装着 TinyLM 构造函数的参数（`vocab_size`、`max_seq_len`、`d_model`、`num_heads`、`num_layers`、`d_ff`，可能还有 `tie_weights`）；`seq_len` 就是 `T`，也就是训练时的序列长度（sequence length），最大为 `max_seq_len`。返回 `6N + 6LTD`，一个数。
+#
+# 检查（check）会用它自己的三组配置调用你的函数（各项尺寸都不相同，`d_ff ≠ 4D`，`seq_len < max_seq_len`，其中有一个模型的 `lm_head` *没有*共享权重），并和参考答案对比；如果数字不对，它会拿常见的失误去比对（只算了前向、漏了注意力项、把位置嵌入也算了进去、把 `max_seq_len` 当成了 `seq_len`、漏掉了没有共享权重的 `lm_head`……）。
+#
+# **难度：** ★☆☆ · **用时：** 约 10 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 分两项。`6N` 对应 token 经过的参数（parameter）：前向传播每个参数 2 FLOPs，加上反向传播，一共相当于三次传播。`6·L·T·D` 对应注意力（attention）分数，这部分没有参数。`N` 不需要公式：把模型搭出来，数一数它的参数就行。这样，不做权重共享（weight tying）的情况也自然算对了（那时 `lm_head` 有它自己的矩阵）。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# - `N`：`TinyLM(**config)` 用这个 dict 搭出模型；它的 `get_num_params()` 在默认设置下，会数除位置嵌入（position embedding）以外的所有参数（parameter）。
+# - `L` 是 `config["num_layers"]`，`D` 是 `config["d_model"]`，`T` 是传进来的 `seq_len`，不是 `config["max_seq_len"]`。
+# </details>
+#
+# <details><summary>提示 3：答案</summary>
+#
+# 先算 `N = TinyLM(**config).get_num_params()`，然后
+# `return 6 * N + 6 * config["num_layers"] * seq_len * config["d_model"]`
+# </details>
+
 # %% solution="flops_per_token"
 def flops_per_token(config: dict, seq_len: int) -> int:
     """Training FLOPs per token of TinyLM(**config) on sequences of seq_len tokens: 6 N + 6 L T D."""
@@ -215,6 +289,13 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_flops_per_token(flops
 # CPU sustained. Below it, three widths timed here for a few steps each, on one core: if it ran every size
 # at the same FLOP rate, the points would lie on the dashed line. (Small models waste time outside the matrix
 # multiplies, so they sit below it.)
+
+# %% [markdown] lang="zh"
+# **如果检查没通过：** `likely mistake:` 后面会指出你犯的是哪一种失误：只算了前向（差 2 倍）、漏了注意力项、把位置嵌入算了进去、漏了 token 嵌入、把 `max_seq_len` 当成了 `seq_len`、注意力项只算了一次而不是每层一次、漏了没有共享权重的 `lm_head`，以及 PaLM 的 `12·L·T·D`。
+#
+# ## 7. 计算量花在哪里，跑得有多快
+#
+# 把你的 `flops_per_token` 用在你训练的那个模型上，按部件拆开（各部件参数量的 `6 ×`，再加上注意力分数），然后乘以训练时测得的每秒 token 数：就得到了你的 CPU 实际维持的 FLOP 速率。下面还有三个宽度，在这里各跑几步计时，只用一个核：如果 CPU 跑每种规模时的 FLOP 速率都一样，这些点就会落在虚线上。（小模型有不少时间花在了矩阵乘法（matrix multiplication）之外，所以它们落在虚线下方。）
 
 # %%
 seq_len = int(train_run["config"].get("block_size") or config["max_seq_len"])
@@ -250,6 +331,11 @@ display(Markdown(sections["compute"]))
 # Notebook 11 asked you to record the first bug you met (in the broken models, or in your own code) and
 # the evidence that gave it away.
 
+# %% [markdown] lang="zh"
+# ## 8. 你遇到的第一个 bug
+#
+# notebook 11 让你记下遇到的第一个 bug（在那几个坏掉的模型里，或者在你自己的代码里），以及暴露它的证据。
+
 # %%
 bug, note = report.get_record("11_first_bug", runs)
 notes.append(note)
@@ -264,6 +350,11 @@ display(Markdown(sections["bug"]))
 #
 # The sections above, in order, with the notes on where each record came from. The file goes next to this
 # notebook; its figures are in `report_figures/`.
+
+# %% [markdown] lang="zh"
+# ## 9. 写出 `report.md`
+#
+# 把上面各节按顺序放进去，再附上每条记录来源的说明。文件放在这个 notebook 旁边；图在 `report_figures/` 里。
 
 # %%
 titles = {"parameters": "Where the parameters are", "overfit": "Overfitting one batch",
@@ -285,16 +376,29 @@ except OSError as e:
 #
 # **Q1 (2 points).** What does the overfit run show, and why run it before training on real text?
 
+# %% [markdown] lang="zh"
+# ## 10. 书面回答
+#
+# 在每个问题下面的单元格里作答，几句话就够，依据的是**你自己的**报告：要引用报告里的数字。这些回答由老师人工批改。
+#
+# **Q1（2 分）** 过拟合实验说明了什么？为什么要在用真实文本训练之前先跑它？
+
 # %% [markdown] answer="overfit_answer"
 # The loss on the one batch falls from about ln V (a uniform guess) to close to 0 within a hundred steps:
 # the model, the loss and the optimiser step are wired correctly, since a network this size can memorise
 # one batch. If it could not, no amount of real data would help: the bug would be in the code, and this is
 # the cheapest place to find it.
 
+# %% [markdown] lang="zh"
+# 在这一个批次上，损失在一百步之内从约 ln V（均匀瞎猜）降到接近 0：这么大的网络本来就能背下一个批次，所以这说明模型、损失和优化器（optimizer）的更新这几部分都接对了。如果它背不下来，给再多真实数据也没用：bug 一定在代码里，而这里正是找 bug 最省事的地方。
+
 # %% [markdown]
 # **Q2 (3 points).** What does each ablation show? Name the run that did best and worst in each, and
 # explain why with what the course taught (residual stream, LayerNorm placement, what the causal mask tells a
 # model). Where the seeds disagree, say so.
+
+# %% [markdown] lang="zh"
+# **Q2（3 分）** 每个消融实验各说明了什么？指出每个实验中表现最好和最差的运行，并用课程里学到的东西解释原因（残差流、层归一化的位置、因果掩码（causal mask）告诉了模型什么）。如果不同种子的结果不一致，要写出来。
 
 # %% [markdown] answer="ablations_answer"
 # No residuals: at 8 layers block 0 got tens of times less gradient than the last block (33 to 51 times), and at
@@ -310,9 +414,16 @@ except OSError as e:
 # permutation invariant (the mask tells each token what came before), and a small model predicting characters
 # needs little more.
 
+# %% [markdown] lang="zh"
+# 去掉残差：8 层时，第 0 块拿到的梯度比最后一块少几十倍（33 到 51 倍），而且两种深度的最终损失都停在 unigram 损失上（约 3.3，unigram 损失为 3.28）；带残差时，两种深度都降到了约 2.8 到 3.0。最差：两个不带残差的运行（两者相同）；最好：带残差的运行，2 层和 8 层不相上下（平均约 2.9，在某些种子上各自更低），所以在 200 步之内，加深并没有带来好处。2 层模型的梯度并不小，可见残差流的作用不只在梯度上：它还让每个 token 自己的向量绕过注意力传下去。
+# 在每个学习率、每个种子上，Pre-LN 的最终损失都比 Post-LN 低（最好的是学习率 3e-3 的 Pre-LN）；在 1e-2 和 3e-2 上，Post-LN 停在 unigram 损失附近，加了预热在这里也没有改变这一点，所以我的实验并不能说明 Post-LN 缺的就是预热。去掉位置：两个模型都觉得倒序文本更难，没有位置的那个更明显（差值约 0.4，另一个约 0.2），而在正序文本上它并不更差：没有位置信息的因果注意力不是置换不变的（掩码告诉了每个 token 前面有哪些 token），而一个预测字符的小模型，差不多也只需要这些信息。
+
 # %% [markdown]
 # **Q3 (2 points).** What was the first bug you met, what evidence gave it away, and how did you confirm
 # the cause?
+
+# %% [markdown] lang="zh"
+# **Q3（2 分）** 你遇到的第一个 bug 是什么？是什么证据暴露了它？你是怎么确认原因的？
 
 # %% [markdown] answer="bug_answer"
 # The "cheating" mask: the training loss fell far below the validation loss of a correct model within a
@@ -320,10 +431,16 @@ except OSError as e:
 # (queries attending to later tokens); replacing the mask with the causal one brought the loss back to
 # normal.
 
+# %% [markdown] lang="zh"
+# “作弊”的掩码：没几步，训练损失就远远低于一个正确模型的验证集损失，生成的文本却是一堆乱码。把注意力权重（attention weights）画出来，能看到对角线上方有权重（查询关注到了后面的 token）；把掩码换成因果掩码之后，损失就恢复正常了。
+
 # %% [markdown]
 # **Q4 (2 points).** Where does the compute go in your model? What FLOP rate did your training run sustain, and
 # how does it compare with the three widths timed in section 7? What would change for a model with
 # `d_model = 768`?
+
+# %% [markdown] lang="zh"
+# **Q4（2 分）** 你的模型里，计算量都花在哪里？你的训练维持了多高的 FLOP 速率，和第 7 节里计时的三个宽度相比如何？如果模型的 `d_model = 768`，会有什么变化？
 
 # %% [markdown] answer="compute_answer"
 # At this size the output layer (the tied token embedding, 6VD per token) and the blocks' matrices take
@@ -332,6 +449,9 @@ except OSError as e:
 # table about 5, 14 and 27 GFLOP/s at D = 32, 64 and 96): small matrices leave the time to Python and memory
 # traffic, not to arithmetic. At d_model = 768 the 12D² per layer dominates, the embedding's share drops, and the
 # rate should rise further, as the trend of the three widths suggests.
+
+# %% [markdown] lang="zh"
+# 在这个规模下，大部分 FLOPs 花在输出层（也就是共享权重的 token 嵌入，每个 token 6VD）和各个块的矩阵上；注意力分数只占百分之几，因为 T 相对 D 来说很小。我的训练维持的 GFLOP/s 就是第 7 节第一行的那个数；计时的几个宽度显示，速率随宽度上升（在我的表里，D = 32、64 和 96 时分别约为 5、14 和 27 GFLOP/s）：矩阵很小时，时间都花在了 Python 和内存读写上，而不是花在算术上。到 d_model = 768 时，每层的 12D² 占主导，嵌入所占的比例下降，速率也应该会进一步上升，正如这三个宽度的趋势所显示的那样。
 
 # %% [markdown]
 # ## Summary
@@ -345,3 +465,12 @@ except OSError as e:
 #
 # This is the end of the course. Keep `report.md`: it is the record of a language model you built from
 # scratch.
+
+# %% [markdown] lang="zh"
+# ## 小结
+#
+# - `report.md` 里有你的模型的参数表、过拟合曲线和训练曲线、消融实验、计算量估算与实测吞吐量的对比，以及你遇到的第一个 bug，每一项都注明了来源。
+# - 每个 token 的训练 FLOPs ≈ `6N + 6LTD`（Kaplan 等人，2020）：前向每个参数 2 FLOPs，反向是它的两倍，再加上注意力分数。乘以 tokens/s，就得到你的硬件实际维持的 FLOP 速率。
+# - 缺失的记录会以小规模重新计算，报告里也会写明：证据永远要说清自己是从哪里来的。
+#
+# 课程到这里就结束了。留好 `report.md`：它记录了一个你从零搭起来的语言模型。

@@ -28,6 +28,26 @@
 # When your notebook is autograded, these processes run in the grader's sandbox, where the course's answers are
 # hidden: a file that leans on them fails there.
 
+# %% [markdown] lang="zh"
+# # 13 · 综合项目：你自己的 `tiny-transformer/` 仓库
+#
+# 前面十二个 notebook 一块一块地搭出了一个语言模型（language model）。最后这个 notebook 要把你的这些零件放到一个真正的项目会放的地方：一个由普通 Python 文件组成的小仓库。它不依赖任何 notebook，也不依赖课程的任何代码；它能自己测试自己，能按配置文件训练，还能从检查点（checkpoint）加载模型来生成文本。这就是原讲义要求的交付物：
+#
+# ```
+# tiny-transformer/
+# ├── model.py                 因果掩码、注意力、TinyLM：你在 notebook 01-08 里写的代码，合成一个文件
+# ├── train.py                 python train.py --config configs/tiny.yaml --steps N --out checkpoint.pt
+# ├── generate.py              python generate.py --checkpoint checkpoint.pt --prompt "def "
+# ├── tests/
+# │   ├── test_attention.py
+# │   ├── test_causal_mask.py
+# │   └── test_overfit_batch.py
+# ├── configs/tiny.yaml
+# └── report.md
+# ```
+#
+# 每个文件都由这个 notebook 里的一个单元格写出来（`%%writefile tiny-transformer/<file>`），所以这个文件夹就出现在 notebook 旁边，你可以打开它、运行它、留着它。每个文件的检查（check）都会像用户那样去运行它：在一个全新的文件夹里，作为一个独立的 Python 进程。它会用自己的脚本导入你的 `model.py`，用 `pytest` 跑你的测试，在命令行里运行 `train.py` 和 `generate.py`。所以 **`model.py` 必须是你自己的代码**：它可以导入 `torch`、`math` 和标准库，但不能导入课程的包（它的检查会拒绝对 `tinylm_solutions` 的导入）。`train.py` 可以用 `tinylm_solutions.data.default_corpus()` 读取课程的语料。你的 notebook 被自动评分时，这些进程在评分程序的沙箱里运行，那里看不到课程的参考答案：依赖它们的文件在那里会失败。
+
 # %%
 import os
 import subprocess
@@ -83,6 +103,31 @@ def run(*args):
 # 07 (TransformerBlock) and 08 (`causal_lm_loss`, TinyLM with its init). Drop what the model does not use (the
 # positional-encoding variants, dropout). If the check says the parameter names differ, compare `sorted(model.state_dict())`
 # with the names above.
+# </details>
+
+# %% [markdown] lang="zh"
+# ## 1. `model.py`
+#
+# ### 练习 1：`tiny-transformer/model.py`
+#
+# 一个文件，装下模型需要的一切：从你的各个 notebook 里复制过来，拼到一起：
+#
+# - `causal_mask(T, device=None) -> (T, T) bool`：因果掩码（causal mask），查询（query）可以关注的位置为 True（notebook 01）；
+# - `scaled_dot_product_attention(q, k, v, mask=None) -> (out, weights)`，作用在最后两个维度上（notebook 01）；
+# - `TinyLM(vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff)`，带有 `forward(input_ids, labels=None) -> (logits, loss)`（notebook 08）：给了 labels 时，loss 就是预测下一个 token 的交叉熵损失（cross-entropy loss）。它由你自己写的这些部件搭成：02 的多头注意力（multi-head attention）、05 的前馈网络（FFN）、06 的层归一化（LayerNorm）或 `nn.LayerNorm`，以及 07 的前置层归一化（Pre-LN）块。
+#
+# 保留课程里的属性名：`token_emb`、`pos_emb`；`blocks` 里每一块有 `norm1`、带 `W_Q, W_K, W_V, W_O` 的 `attn`、`norm2`、带 `linear1, linear2` 的 `ffn`；然后是 `norm`，以及与 `token_emb` 权重共享（weight tying）的 `lm_head`。检查会按这些名字，把参考实现的权重复制进你的 TinyLM。检查会运行一个脚本：导入你的文件，用它自己的输入调用这三个名字（随机的 q, k, v 加一个因果掩码；带 labels 的 ids），然后把掩码、注意力的输出和权重、logits 以及 loss 都和参考实现对比。
+#
+# **难度：** ★★☆ · **用时：** 约 30 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 这里没有新东西：就是把你写过的代码收拢到一起。文件用不了 notebook 里的变量，所以模型需要的每个函数和类都必须在文件里定义，按用到的先后顺序排好，文件开头写上它自己的 import。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 你在这些 notebook 里的答案单元格：01 的掩码（mask）和注意力（attention），02 的 split、merge 和多头注意力（multi-head attention）模块，05 的 FeedForward，07 的 TransformerBlock，以及 08 的 `causal_lm_loss` 和带初始化（initialization）的 TinyLM。模型用不到的就去掉（各种位置编码（positional encoding）的变体、dropout）。如果检查说参数（parameter）名对不上，把 `sorted(model.state_dict())` 和上面的名字对比一下。
 # </details>
 
 # %% solution="capstone_model"
@@ -229,6 +274,27 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_capstone_model(repo, 
 # right shape), and `torch.allclose` for the comparison; sum the weights over the last dimension.
 # </details>
 
+# %% [markdown] lang="zh"
+# ## 2. 测试
+#
+# 一个仓库要能自己测试自己：在 `tiny-transformer/` 里运行 `python -m pytest`，会跑 `tests/test_*.py` 里的每一个 `test_*` 函数。测试的价值，就在于它能抓住什么错：下面的每个检查都会拿你的测试文件去测一个**正确的** `model.py`（必须通过），再去测几个按已知方式写错的 `model.py`（每一个都必须失败）。你的测试从 `model` 导入（`from model import ...`）：pytest 会在仓库的根目录下运行它们。
+#
+# ### 练习 2：`tests/test_attention.py`
+#
+# 测试 `scaled_dot_product_attention`。检查准备的坏模型有两个：一个没有把分数除以 √d_k，另一个在查询那一维上做 softmax（`dim=-2`）。
+#
+# **难度：** ★☆☆ · **用时：** 约 10 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 找一个你信得过的东西来对比，并且挑能让错误暴露出来的输入：PyTorch 自己就有注意力（attention）的实现。性质也能帮上忙：每个查询（query）的权重，是在键（key）上的一个概率分布。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# `torch.nn.functional` 里有一个同名函数，它只返回输出（不返回权重）。用随机的 q, k, v，查询（query）和键（key）都不止一个（让 T_q != T_k，在错误的轴上做 softmax 时，连形状（shape）都对不上），用 `torch.allclose` 来比较；再把权重沿最后一维求和。
+# </details>
+
 # %% solution="attention_tests"
 %%writefile tiny-transformer/tests/test_attention.py
 ### BEGIN SOLUTION
@@ -281,6 +347,23 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_attention_tests(repo,
 #
 # Compare `causal_mask(T)` with a lower-triangular bool matrix. Then build a small TinyLM in eval mode, change every
 # token after some position t, run both batches under `torch.no_grad()` and compare the logits at positions 0..t.
+# </details>
+
+# %% [markdown] lang="zh"
+# ### 练习 3：`tests/test_causal_mask.py`
+#
+# 测试模型读不到未来。检查准备的坏模型：一个的掩码让位置 t 能看到 token t + 1（`tril(diagonal=1)`）；另一个 TinyLM 从来不把掩码传给各个块（这时掩码函数本身是对的：只测掩码的测试抓不到它）。
+#
+# **难度：** ★★☆ · **用时：** 约 15 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 分两个层面：掩码（mask）本身，以及整个模型怎么用它。一个因果模型在位置 t 上的 logits，只取决于 token 0..t。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 把 `causal_mask(T)` 和一个下三角的 bool 矩阵比较。然后搭一个 eval 模式下的小 TinyLM，把某个位置 t 之后的 token 全部改掉，在 `torch.no_grad()` 下把两个批次（batch）都跑一遍，比较位置 0..t 上的 logits。
 # </details>
 
 # %% solution="causal_mask_tests"
@@ -340,6 +423,23 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_mask_tests(rep
 # ln V (a NaN fails any `<`).
 # </details>
 
+# %% [markdown] lang="zh"
+# ### 练习 4：`tests/test_overfit_batch.py`
+#
+# 把 notebook 09 里最有力的那项检验写成测试：一个小 TinyLM 在一个固定的批次（batch）上训练，必须把损失降到接近 0。检查准备的坏模型：一个的损失不会把梯度（gradient）传到权重上（什么都学不到）；另一个的掩码把每个位置自己也遮住了（`tril(diagonal=-1)`：第一个位置什么都关注不到，损失是 NaN）。要断言损失最后降到多低，而不只是断言它降了：学得太少的模型，损失也会“降”。测试要小：检查会把它跑三遍，每遍一个线程（在笔记本电脑上每遍几秒钟）。
+#
+# **难度：** ★☆☆ · **用时：** 约 10 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 能学习的模型可以把一个批次（batch）背下来：损失从 ln V 一路降向 0。断言它最后到了哪里，而且要相对于它一开始必然所在的位置来断言。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 一个词表（vocabulary）和宽度都很小的 TinyLM，一个由随机 ids 组成的固定批次（batch），AdamW 的学习率（learning rate）取得大一些（1e-2），训练一百步，每一步都让这个批次兼作它自己的 labels，最后断言最终的损失只是 ln V 的一小部分（NaN 在任何 `<` 比较里都不成立，断言会失败）。
+# </details>
+
 # %% solution="overfit_tests"
 %%writefile tiny-transformer/tests/test_overfit_batch.py
 ### BEGIN SOLUTION
@@ -374,6 +474,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_overfit_tests(repo, s
 # %% [markdown]
 # Your tests on your own model:
 
+# %% [markdown] lang="zh"
+# 用你的测试来测你自己的模型：
+
 # %%
 _ = run("-m", "pytest", "-q", "--color=no", "-p", "no:cacheprovider", "tests")
 
@@ -382,6 +485,11 @@ _ = run("-m", "pytest", "-q", "--color=no", "-p", "no:cacheprovider", "tests")
 #
 # A configuration file keeps a run's settings out of the code, so that a run can be repeated and compared. Here is
 # `configs/tiny.yaml` (the sizes of notebook 09's run); change it if you like, keeping its keys:
+
+# %% [markdown] lang="zh"
+# ## 3. 按配置文件训练
+#
+# 配置文件把一次运行的设置从代码里拿出来，这样运行就可以重复，也可以互相比较。下面是 `configs/tiny.yaml`（尺寸和 notebook 09 的那次训练一样）；你想改就改，但要保留它的键：
 
 # %%
 %%writefile tiny-transformer/configs/tiny.yaml
@@ -437,6 +545,30 @@ train:
 # test).
 # </details>
 
+# %% [markdown] lang="zh"
+# ### 练习 5：`train.py`
+#
+# `python train.py --config configs/tiny.yaml [--steps N] [--out checkpoint.pt] [--data text.txt]`：
+#
+# 1. 用 `yaml.safe_load` 读取配置；`--steps` 会覆盖 `train.steps`；用 `train.seed` 给 `torch` 设随机种子（random seed）；
+# 2. 文本：给了 `--data` 就读它指定的文件，否则用课程的语料（`tinylm_solutions.data.default_corpus()`）；建字符词表（vocabulary）`sorted(set(text))`，再得到 ids；
+# 3. `TinyLM(**config["model"], vocab_size=len(vocab))`，学习率（learning rate）为 `train.lr` 的 AdamW，在长度为 `max_seq_len` 个 token 的随机窗口上训练 `steps` 步（批次大小为 `train.batch_size`）：zero_grad、loss、backward、把梯度裁剪到 1.0、step；时不时打印一下损失。损失用 `model(x, labels=x)` 来算：TinyLM 会自己把标签错位（notebook 08），所以传进去的是输入本身，而不是 notebook 09 里的 `y`（它已经错过位了，再传进去就会错位两次）；
+# 4. `torch.save({"config": model_config, "model": model.state_dict(), "vocab": vocab}, out)`，其中 `model_config` 存着模型的参数，包括 `vocab_size`。
+#
+# 检查先读取 `configs/tiny.yaml`（它的两个部分和其中的键），然后用它自己的一份小配置和 `--steps 40` 运行你的 `train.py`，加载检查点（checkpoint），把其中的权重装进参考实现的 TinyLM，测它在语料上的损失：必须远低于 ln V（参考实现跑 40 步，损失从 4.6 降到约 3.2）。接着它再用 `--data` 跑一次，这回用的文本里，每个字符后面总是跟着同一个字符（一个打乱的字母表，重复多遍）：训练循环写对了，40 步就能学会，预测下一个 token 的损失接近 0（参考实现最后约为 0.01）；如果目标被错位了两次，模型学到的就是隔一个之后的那个字符，损失最后会远高于 ln V（课程自己跑的结果是 8 到 9，取决于字母表怎么打乱）。
+#
+# **难度：** ★★☆ · **用时：** 约 20 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 这就是 notebook 09 的训练循环，搬进了一个脚本：原来 notebook 存在变量里的东西，现在来自命令行和配置文件；训练跑出来的结果存进一个文件，另一个脚本可以加载它。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# `argparse.ArgumentParser` 加四个选项（`--steps` 和 `--data` 默认为 None，分别表示“用配置里的”和“用课程的语料”）；窗口的取法和 notebook 09 的 `get_batch` 一样（随机的起点，把切片堆叠起来）；损失就是给了 labels 时模型的第二个输出。脚本只在被直接运行时才执行它的 `main`，被导入时不执行（也就是 `__name__` 那个判断）。
+# </details>
+
 # %% solution="capstone_train"
 %%writefile tiny-transformer/train.py
 ### BEGIN SOLUTION
@@ -453,7 +585,6 @@ import torch
 import yaml
 
 from model import TinyLM
-from tinylm_solutions.data import default_corpus
 
 
 def main():
@@ -470,6 +601,8 @@ def main():
     torch.manual_seed(train["seed"])
 
     if args.data is None:
+        from tinylm_solutions.data import default_corpus  # the course's corpus: only inside the course
+
         text = default_corpus()
     else:
         with open(args.data) as f:
@@ -512,6 +645,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_capstone_train(repo, 
 # %% [markdown]
 # Now the real run, with your configuration (about a minute):
 
+# %% [markdown] lang="zh"
+# 现在用你的配置正式跑一次（大约一分钟）：
+
 # %%
 _ = run("train.py", "--config", "configs/tiny.yaml", "--steps", str(TRAIN_STEPS), "--out", "checkpoint.pt")
 
@@ -542,6 +678,25 @@ _ = run("train.py", "--config", "configs/tiny.yaml", "--steps", str(TRAIN_STEPS)
 # The model from the checkpoint's config (keyword arguments), then its weights with `load_state_dict`; a dict from
 # character to id built from the checkpoint's vocabulary; the generation loop under `torch.no_grad()` in eval mode,
 # drawing with `torch.multinomial` and the generator. Greedy is top-k with k = 1.
+# </details>
+
+# %% [markdown] lang="zh"
+# ### 练习 6：`generate.py`
+#
+# `python generate.py --checkpoint checkpoint.pt --prompt "def " [--max-new-tokens 200] [--temperature 1.0] [--top-k K] [--seed 0]`：用 `torch.load(path, weights_only=True)` 加载检查点（checkpoint），用其中的配置和权重重建模型，用其中的词表（vocabulary）给提示词编码，再用 notebook 10 的 `generate` 续写（把上下文截到 `max_seq_len`，最后一个位置的 logits 除以温度（temperature），做 top-k 采样（top-k sampling），用以 `--seed` 为种子的 `torch.Generator` 抽样），最后打印提示词和它的续写（续写里可能有换行）。
+#
+# 检查会存一个它自己的检查点（一个预测很“尖锐”的小模型），用贪心解码（greedy decoding）的方式（`--top-k 1`）运行你的脚本，要生成的新字符比 `max_seq_len` 允许的还多，再把文本和参考实现的输出对比；然后用同一个 `--seed` 采样两次，要求两次的文本相同，而且正好是提示词加上指定数量的新字符。
+#
+# **难度：** ★★☆ · **用时：** 约 15 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 检查点（checkpoint）里存着让模型“复活”所需的一切：配置、权重和词表（vocabulary）。剩下的都是 notebook 10 的内容。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 先用检查点（checkpoint）里的 config（作为关键字参数）搭出模型，再用 `load_state_dict` 装入权重；用检查点里的词表（vocabulary）建一个从字符到 id 的 dict；生成循环放在 `torch.no_grad()` 下、eval 模式中，用 `torch.multinomial` 和那个 generator 来抽样。贪心解码（greedy decoding）就是 k = 1 的 top-k 采样（top-k sampling）。
 # </details>
 
 # %% solution="capstone_generate"
@@ -604,6 +759,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_capstone_generate(rep
 # %% [markdown]
 # Your model, from its checkpoint:
 
+# %% [markdown] lang="zh"
+# 从检查点加载你的模型：
+
 # %%
 _ = run("generate.py", "--checkpoint", "checkpoint.pt", "--prompt", "def ", "--max-new-tokens", "120", "--temperature", "0.8")
 
@@ -630,6 +788,25 @@ _ = run("generate.py", "--checkpoint", "checkpoint.pt", "--prompt", "def ", "--m
 # The parameters: notebook 08's `parameter_table` and notebook 12's table. Overfitting: notebook 09's section 5 and
 # the checklist lab. The ablations: notebook 11's tables. The compute: notebook 12's FLOPs per token against
 # tokens/s. The first error: whatever stopped you first, and what showed it.
+# </details>
+
+# %% [markdown] lang="zh"
+# ## 4. `report.md`
+#
+# ### 练习 7：报告
+#
+# 原讲义里的报告要回答五个问题，答案来自你自己跑的实验（数字在 notebook 09、11 和 12 里；notebook 12 还写了一份更长的报告，你可以从中取材）。保留这五个标题，每个标题下至少写 15 个词，并且要有数字。检查会读这个文件：每个标题都要在，每个回答都要够长。你写的内容由老师来读。
+#
+# **难度：** ★☆☆ · **用时：** 约 20 分钟
+#
+# <details><summary>提示 1：思路</summary>
+#
+# 报告要写清楚测了什么、说明了什么，并把数字放在结论旁边：写“损失在 150 步内从 4.6 降到 0.02”，而不是“模型学会了”。
+# </details>
+#
+# <details><summary>提示 2：看哪里</summary>
+#
+# 参数（parameter）：notebook 08 的 `parameter_table` 和 notebook 12 的表格。过拟合（overfitting）：notebook 09 的第 5 节和检查清单实验。消融实验（ablation）：notebook 11 的表格。计算量：notebook 12 里每个 token 的 FLOPs 与 tokens/s 的对比。第一个错误：最先让你卡住的是什么，又是什么让它暴露出来的。
 # </details>
 
 # %% solution="capstone_report"
@@ -691,3 +868,12 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_capstone_report(repo,
 # This is the end of the course. Next steps, if you want them: put the folder under git, replace the character
 # vocabulary with a BPE tokenizer, add RoPE (notebook 04's bonus) inside `model.py` and compare with `configs/` that
 # differ in one line.
+
+# %% [markdown] lang="zh"
+# ## 小结
+#
+# - `tiny-transformer/` 可以独立运行：`python -m pytest`、`python train.py --config configs/tiny.yaml`、`python generate.py --checkpoint checkpoint.pt`。把这个文件夹复制到任何装了 PyTorch 和 PyYAML 的地方（再给 `train.py` 一个文本文件，代替课程的语料），它照样能用。
+# - 测试的价值在于它能抓住什么：每个测试都在一个恰好犯了它所防范的那种错误的模型上失败过。
+# - 检查点（checkpoint）里存着配置、权重和词表（vocabulary）：生成文本所需的一切都在里面。
+#
+# 课程到这里就结束了。如果还想继续，可以试试：把这个文件夹纳入 git 管理；把字符词表换成 BPE 分词器（tokenizer）；在 `model.py` 里加上旋转位置编码（RoPE）（notebook 04 的附加练习），再用只差一行的几份 `configs/` 做对比。

@@ -82,19 +82,36 @@ def _solution_lines(cell: str) -> set[str]:
     return {line for line in lines if len(line) > 15}
 
 
-def exercises():
+ANSWER = {"en": "answer", "zh": "答案"}  # the word an answer fold's summary says
+TWIN = '# %% [markdown] lang="zh"'
+
+
+def cells(path: Path, lang: str) -> list[str]:
+    """A source's cells in ``lang``: each Chinese twin in its English cell's place, or left out."""
+    out = []
+    for cell in re.split(r"\n(?=# %%)", path.read_text()):
+        if cell.startswith(TWIN):
+            if lang == "zh" and out:
+                out[-1] = cell
+            continue
+        out.append(cell)
+    return out
+
+
+def exercises(lang: str = "en"):
     """(stage, exercise ids, the folds [(summary, body)], the solution's code lines, the text outside the folds) of
-    every exercise with a text of its own; a second part without one adds its id and lines to the exercise before."""
+    every exercise with a text of its own in ``lang``; a second part without one adds its id and lines to the
+    exercise before."""
     for path in sorted((ROOT / "course").glob("[0-9][0-9]_*.py")):
-        cells = re.split(r"\n(?=# %%)", path.read_text())
+        cells_ = cells(path, lang)
         found = []
-        for i, cell in enumerate(cells):
+        for i, cell in enumerate(cells_):
             match = re.match(r'# %% solution="(\w+)"', cell)
             if not match:
                 continue
-            if cells[i - 1].startswith("# %% [markdown]") or not found:
-                text = _norm(re.sub(r"(?m)^# ?", "", FOLD.sub("", cells[i - 1])))
-                found.append(([match.group(1)], FOLD.findall(cells[i - 1]), _solution_lines(cell), text))
+            if cells_[i - 1].startswith("# %% [markdown]") or not found:
+                text = _norm(re.sub(r"(?m)^# ?", "", FOLD.sub("", cells_[i - 1])))
+                found.append(([match.group(1)], FOLD.findall(cells_[i - 1]), _solution_lines(cell), text))
             else:
                 found[-1][0].append(match.group(1))
                 found[-1][2].update(_solution_lines(cell))
@@ -102,20 +119,20 @@ def exercises():
             yield path.stem, tuple(gids), folds, lines, text
 
 
-CASES = [pytest.param(stage, gids, folds, lines, text, id=gids[0],
+CASES = [pytest.param(lang, stage, gids, folds, lines, text, id=f"{lang}-{gids[0]}",
                       marks=[pytest.mark.xfail(strict=True, reason=NOT_YET[gids[0]])] if gids[0] in NOT_YET else [])
-         for stage, gids, folds, lines, text in exercises()]
+         for lang in ANSWER for stage, gids, folds, lines, text in exercises(lang)]
 
 
 def test_the_list_names_only_exercises_with_their_own_hints():
     assert set(NOT_YET) <= {gids[0] for _, gids, _, _, _ in exercises()}
 
 
-@pytest.mark.parametrize("stage, gids, folds, lines, text", CASES)
-def test_the_answer_comes_last_behind_its_own_fold(stage, gids, folds, lines, text):
+@pytest.mark.parametrize("lang, stage, gids, folds, lines, text", CASES)
+def test_the_answer_comes_last_behind_its_own_fold(lang, stage, gids, folds, lines, text):
     for i in giving_folds(folds, lines, text):
         summary = folds[i][0]
-        assert "answer" in summary.lower(), f"{stage} {gids[0]}: fold {summary!r} gives the solution's code away"
+        assert ANSWER[lang] in summary.lower(), f"{stage} {gids[0]}: fold {summary!r} gives the solution's code away"
         assert i == len(folds) - 1, f"{stage} {gids[0]}: the answer fold {summary!r} is not the last"
         assert i >= 2, f"{stage} {gids[0]}: the answer fold comes after {i} hint(s), not a concept and a place"
 

@@ -9,6 +9,9 @@ Submissions graded (scores read from the gradebook with nbgrader.api.Gradebook):
   cheater      wrong code that rebinds/patches the checks       -> 0 for those exercises, full for the rest
   looping      an exercise that never ends (per-cell timeout)   -> that exercise's points lost, the rest kept
                (stages 01 and 02 only: the timeout costs 20 s per notebook)
+  perfect_zh,  the Chinese notebook (TINYLM_LANG=zh make release), -> the same scores as perfect and one_wrong,
+  one_wrong_zh solved, and with the same mistake                  with the grader's words in Chinese
+               (stages 01 and 12 only: a mixed class, one gradebook)
 
 Written answers (stage 12's markdown answer cells) are graded by hand: autograding scores none of them. An
 answer left as released gets 0 at once (nbgrader's checksum of the unchanged cell); any other waits for the
@@ -28,12 +31,16 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
+from tinylm_checks._text import say
 from tinylm_grading import registry
+from tinylm_solutions import i18n
 
 pytestmark = [pytest.mark.slow, pytest.mark.notebooks]
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT / "tools"))
+import build_notebooks  # noqa: E402 - the Chinese notebooks are built, not committed
 
 def _capstone_file(name: str) -> str:
     from tinylm_solutions.capstone import repo
@@ -244,6 +251,7 @@ CHEATS = {
 ASSIGNMENTS = tuple(WRONG)  # autograded below
 RELEASED = ASSIGNMENTS  # generated and checked for leaks
 LOOPING = {"01_attention": "attention_scores", "02_multihead": "split_heads"}  # a cell that never ends
+MIXED = ("01_attention", "12_report")  # Chinese learners in the same class (12: written answers in Chinese)
 
 
 def test_every_graded_stage_is_round_tripped_with_the_registry_s_exercises():
@@ -320,6 +328,10 @@ def graded_course(a: str, tmp_path_factory) -> Path:
         # a cell that never ends, asleep: the cell timeout (120 s) must end it, and it leaves the CPU to the other
         # workers meanwhile (a busy loop burned 120 s of CPU per stage; test_tamper's m_loop covers a busy one)
         submit(course, "looping", a, with_cells(source, {LOOPING[a]: "import time\nwhile True:\n    time.sleep(1)\n"}))
+    if a in MIXED:  # the Chinese source notebook: same cells, grade ids and points, Chinese markdown
+        chinese = build_notebooks.build(ROOT / "course" / f"{a}.py", lang="zh")
+        submit(course, "perfect_zh", a, chinese)
+        submit(course, "one_wrong_zh", a, with_cells(chinese, {wrong_gid: wrong_source}))
     run("autograde", a, "--force", "--Execute.timeout=20", cwd=course)
     return course
 
@@ -425,6 +437,26 @@ class RoundTrip:
         assert not any(c.get("outputs") for c in release.cells if c.cell_type == "code")
 
 
+class Mixed:
+    def test_a_chinese_notebook_scores_as_the_english_one(self, course, a):
+        assert scores(course, a, "perfect_zh") == scores(course, a, "perfect") == test_points(source_nb(a))
+        assert scores(course, a, "one_wrong_zh") == scores(course, a, "one_wrong")
+        assert manual_grades(course, a, "perfect_zh") == manual_grades(course, a, "perfect")
+
+    def test_the_grader_speaks_the_notebook_s_language(self, course, a):
+        graded = nbformat.read(course / "autograded" / "one_wrong_zh" / a / f"{a}.ipynb", as_version=4)
+        english = nbformat.read(course / "autograded" / "one_wrong" / a / f"{a}.ipynb", as_version=4)
+        wrong = registry.BY_ID[WRONG[a][0]].test_id
+
+        def verdict(nb) -> str:
+            cell = next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == wrong)
+            return "\n".join(o.get("evalue", "") + o.get("text", "") for o in cell.outputs)
+
+        with i18n.using("zh"):
+            assert say("core.label.mistake") in verdict(graded)
+        assert say("core.label.mistake") in verdict(english) and not re.search(r"[\u4e00-\u9fff]", verdict(english))
+
+
 class WrittenAnswers:
     def test_written_answers_are_left_to_the_instructor(self, course, a):
         """Autograding scores no written answer: one the learner wrote waits for the instructor; one left as
@@ -444,7 +476,8 @@ class Looping:
 
 
 for _a in ASSIGNMENTS:
-    _bases = (RoundTrip, *((WrittenAnswers,) if _a in WRITTEN else ()), *((Looping,) if _a in LOOPING else ()))
+    _bases = (RoundTrip, *((WrittenAnswers,) if _a in WRITTEN else ()), *((Looping,) if _a in LOOPING else ()),
+              *((Mixed,) if _a in MIXED else ()))
     globals()[f"TestStage{_a}"] = type(f"TestStage{_a}", _bases, {"stage": _a})
 del _a, _bases
 

@@ -4,8 +4,11 @@ write the README's exercise table.
     python tools/build_notebooks.py              # course/NN_name.py -> notebooks/NN_name/NN_name.ipynb; README table
     python tools/build_notebooks.py --check      # exit 1 if a notebook or the README table differs from its source
     python tools/build_notebooks.py --only 04    # build (or check) the stages whose name starts with 04
+    python tools/build_notebooks.py --lang zh --out notebooks-zh   # the Chinese source notebooks (not committed)
 
-The sources are jupytext "percent" files. Cell markers name the cells that grading knows; everything else about
+The sources are jupytext "percent" files, in two languages: every English markdown cell is followed by its Chinese
+twin (``# %% [markdown] lang="zh"``, see ``tools/bilingual.py``); the code cells are shared, so both languages' notebooks
+have the same cells, cell ids, grade ids and points. Cell markers name the cells that grading knows; everything else about
 an exercise (its points, whether it is a bonus, its check, its hidden check) comes from the registry
 (``tinylm_grading/registry.py``), so no one edits nbgrader JSON or writes points twice:
 
@@ -42,6 +45,8 @@ import nbformat
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))  # the registry, also before the package is installed
+sys.path.insert(0, str(ROOT / "tools"))
+import bilingual  # noqa: E402
 from tinylm_grading import registry  # noqa: E402
 
 SOURCES = ROOT / "course"
@@ -49,9 +54,20 @@ NOTEBOOKS = ROOT / "notebooks"
 README = ROOT / "README.md"
 TABLE_START = "<!-- exercises: generated from tinylm_grading/registry.py by `make notebooks`; edit the registry, not this table -->"
 TABLE_END = "<!-- end of exercises -->"
-DIFFICULTY = re.compile(r"\*\*Difficulty:\*\* [★☆]{3} · \*\*Time:\*\* about \d+ min")
 KERNELSPEC = {"display_name": "Python 3 (ipykernel)", "language": "python", "name": "python3"}
 HIDDEN = "### BEGIN HIDDEN TESTS\n{}\n### END HIDDEN TESTS"
+
+
+GLOSSARY = "<!-- glossary -->"  # a markdown cell's placeholder for the term table (tinylm_checks/messages/terms.py)
+
+
+def glossary(lang: str) -> str:
+    """The course's term table as a markdown table, the notebook's language first."""
+    from tinylm_checks.messages.terms import TERMS
+
+    if lang == "zh":
+        return "| 中文 | English |\n|---|---|\n" + "".join(f"| {zh} | {en} |\n" for en, zh, _ in TERMS).rstrip()
+    return "| English | 中文 |\n|---|---|\n" + "".join(f"| {en} | {zh} |\n" for en, zh, _ in TERMS).rstrip()
 
 
 class LintError(Exception):
@@ -88,11 +104,18 @@ def _lint_test_cell(cell, exercise: registry.Exercise, where: str) -> list[str]:
     return problems
 
 
-def build(source: Path, stage: registry.Stage | None = None, exercises: tuple | None = None) -> nbformat.NotebookNode:
-    """Read one percent source and return the nbgrader source notebook (lint errors raise LintError). ``stage``
-    and ``exercises`` default to the registry's for the source's name (tests pass their own)."""
+def build(source: Path, stage: registry.Stage | None = None, exercises: tuple | None = None,
+          lang: str = "en") -> nbformat.NotebookNode:
+    """Read one percent source and return the nbgrader source notebook in ``lang`` (lint errors raise LintError).
+    ``stage`` and ``exercises`` default to the registry's for the source's name (tests pass their own)."""
     nb = jupytext.read(source)
     stem, problems, answers = source.stem, [], set()
+    if lang != "en":
+        problems += bilingual.problems(source)
+    nb.cells = bilingual.select(nb.cells, lang)
+    for cell in nb.cells:
+        if cell.cell_type == "markdown" and GLOSSARY in cell.source:
+            cell.source = cell.source.replace(GLOSSARY, glossary(lang))
     stage = stage or registry.STAGE.get(stem)
     if stage is None:
         raise LintError(f"{source.name}: {stem!r} is no stage of tinylm_grading/registry.py")
@@ -134,9 +157,9 @@ def build(source: Path, stage: registry.Stage | None = None, exercises: tuple | 
             else:
                 problems += _lint_test_cell(nxt[1], exercise, f"{source.name}, cell {nxt[0]}")
             intro = next((c for c in reversed(nb.cells[:i]) if c.cell_type == "markdown"), None)
-            if intro is None or not DIFFICULTY.search(intro.source) or "<details>" not in intro.source:
+            if intro is None or not bilingual.DIFFICULTY[lang].search(intro.source) or "<details>" not in intro.source:
                 problems.append(f"{where}: the markdown before exercise {solution!r} needs a "
-                                "'**Difficulty:** ★★☆ · **Time:** about N min' line and hints in <details> blocks")
+                                f"{bilingual.DIFFICULTY[lang].pattern!r} line and hints in <details> blocks")
             meta["nbgrader"] = nbgrader_meta(solution, solution=True, grade=False, locked=False)
         if answer is not None:
             exercise = exercises.get(answer)
@@ -165,14 +188,15 @@ def build(source: Path, stage: registry.Stage | None = None, exercises: tuple | 
     nb.metadata = nbformat.from_dict({
         "kernelspec": KERNELSPEC,
         "language_info": {"name": "python", "pygments_lexer": "ipython3"},
+        **({"tinylm": {"lang": lang}} if lang != "en" else {}),  # the grader's notes speak it
     })
     nb.nbformat, nb.nbformat_minor = 4, 5
     nbformat.validate(nb)
     return nb
 
 
-def target(source: Path) -> Path:
-    return NOTEBOOKS / source.stem / f"{source.stem}.ipynb"
+def target(source: Path, folder: Path = NOTEBOOKS) -> Path:
+    return folder / source.stem / f"{source.stem}.ipynb"
 
 
 def readme_with_table(text: str) -> str:
@@ -188,7 +212,13 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="fail if a built notebook or the README table is stale")
     parser.add_argument("--only", metavar="PREFIX", help="only the stages whose name starts with PREFIX (e.g. 04)")
+    parser.add_argument("--lang", choices=bilingual.LANGUAGES, default="en",
+                        help="the notebooks' language (default en: the committed notebooks/)")
+    parser.add_argument("--out", type=Path, help="write the notebooks under this folder (default notebooks/; "
+                        "required for another language than en)")
     args = parser.parse_args(argv)
+    if args.lang != "en" and args.out is None:
+        parser.error("--lang zh needs --out FOLDER: notebooks/ holds the English sources nbgrader grades from")
     stale = []
     sources = [p for p in sorted(SOURCES.glob(f"{args.only or ''}*.py")) if re.match(r"^\d\d_", p.name)]
     if not args.only and sorted(p.stem for p in sources) != [s.name for s in registry.STAGES]:
@@ -198,11 +228,11 @@ def main(argv: list[str] | None = None) -> int:
     outputs = {}
     for source in sources:
         try:
-            outputs[target(source)] = nbformat.writes(build(source)) + "\n"
+            outputs[target(source, args.out or NOTEBOOKS)] = nbformat.writes(build(source, lang=args.lang)) + "\n"
         except LintError as e:
             print(f"lint errors:\n{e}", file=sys.stderr)
             return 1
-    if not args.only:
+    if not args.only and args.out is None:
         outputs[README] = readme_with_table(README.read_text())
     for out, text in outputs.items():
         if args.check:
@@ -212,7 +242,7 @@ def main(argv: list[str] | None = None) -> int:
         out.parent.mkdir(parents=True, exist_ok=True)
         if not out.exists() or out.read_text() != text:
             out.write_text(text)
-            print(f"built {out.relative_to(ROOT)}")
+            print(f"built {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
     if stale:
         print("out of date (run `make notebooks`): " + ", ".join(stale), file=sys.stderr)
         return 1

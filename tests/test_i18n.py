@@ -1,0 +1,157 @@
+"""The course in two languages (issue 18): every message and every notebook text has its Chinese, the Chinese keeps
+what the English says (fields, numbers, code), and the language switches without touching what is checked or graded.
+"""
+import importlib.util
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tinylm_checks import MISTAKES, set_language
+from tinylm_checks import _text
+from tinylm_solutions import i18n
+
+from mutants import ROWS
+from test_checks_mutants import _params, run_check
+from test_checks_mutants import single_thread  # noqa: F401 - autouse fixture: run the checks on one thread
+
+ROOT = Path(__file__).resolve().parent.parent
+CJK = re.compile(r"[\u4e00-\u9fff]")
+sys.path.insert(0, str(ROOT / "tools"))
+
+
+def _tool(name: str):
+    spec = importlib.util.spec_from_file_location(name, ROOT / "tools" / f"{name}.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+messages_tool, bilingual, build_notebooks = _tool("messages"), _tool("bilingual"), _tool("build_notebooks")
+CATALOGS = sorted(ROOT.glob("tinylm_*/locale/*/LC_MESSAGES/*.po"))
+SOURCES = sorted((ROOT / "course").glob("[0-9][0-9]_*.py"))
+
+
+@pytest.fixture
+def chinese():
+    set_language("zh")
+    yield
+    set_language(None)
+
+
+# ---- the language, and how it is chosen
+
+@pytest.mark.parametrize("env, expected", [
+    ({}, "en"),
+    ({"LANG": "zh_CN.UTF-8"}, "zh"),
+    ({"LANG": "en_US.UTF-8"}, "en"),
+    ({"LANG": "zh_CN.UTF-8", "LC_ALL": "en_GB.UTF-8"}, "en"),  # LC_ALL wins over LANG, as in gettext
+    ({"LANG": "zh_TW.UTF-8"}, "zh"),
+    ({"LANG": "fr_FR.UTF-8"}, "en"),  # a language the course does not have: English
+    ({"TINYLM_LANG": "zh", "LANG": "en_US.UTF-8"}, "zh"),  # the course's own variable wins over the locale
+    ({"TINYLM_LANG": "en", "LANG": "zh_CN.UTF-8"}, "en"),
+])
+def test_the_language_follows_tinylm_lang_then_the_locale(env, expected, monkeypatch):
+    for var in ("TINYLM_LANG", "LC_ALL", "LC_MESSAGES", "LANG"):
+        monkeypatch.delenv(var, raising=False)
+    for var, value in env.items():
+        monkeypatch.setenv(var, value)
+    assert i18n.language() == expected
+
+
+def test_set_language_switches_a_running_kernel_and_none_goes_back(monkeypatch):
+    monkeypatch.setenv("TINYLM_LANG", "en")
+    try:
+        assert set_language("zh") == "zh" and CJK.search(_text.say("core.label.hint"))
+        assert set_language("en") == "en" and _text.say("core.label.hint") == _text.TEXT["core.label.hint"]
+    finally:
+        assert set_language(None) == "en"
+
+
+def test_set_language_refuses_a_language_the_course_does_not_have():
+    with pytest.raises(ValueError, match="en, zh"):
+        set_language("fr")
+
+
+# ---- the catalogs
+
+def test_the_catalogs_are_the_english_tables_of_now():
+    assert messages_tool.main(["check"]) == 0, "run python tools/messages.py update"
+
+
+@pytest.mark.parametrize("catalog", CATALOGS, ids=lambda p: p.name)
+def test_every_message_is_translated_with_the_same_fields(catalog):
+    assert messages_tool.translation_problems(catalog) == []
+
+
+def test_every_message_id_has_its_chinese(chinese):
+    untranslated = [key for key in _text.TEXT if _text.text(key) == _text.TEXT[key] and CJK.search(key) is None
+                    and re.search(r"[a-z]{3,} [a-z]{3,}", _text.TEXT[key])]
+    assert untranslated == []
+
+
+def test_a_translation_whose_english_changed_is_not_used(tmp_path):
+    """A catalog entry whose msgid is not the table's English any more falls back to the English (and the test above
+    fails until a translator confirms it)."""
+    folder = tmp_path / "locale" / "zh_CN" / "LC_MESSAGES"
+    folder.mkdir(parents=True)
+    (folder / "x.po").write_text('msgctxt "k"\nmsgid "old English"\nmsgstr "旧的中文"\n', encoding="utf-8")
+    i18n.catalog.cache_clear()
+    assert i18n.translate(tmp_path, "k", "old English", "zh") == "旧的中文"
+    assert i18n.translate(tmp_path, "k", "new English", "zh") == "new English"
+    assert i18n.translate(tmp_path, "k", "old English", "en") == "old English"
+
+
+# ---- every wrong implementation is told its mistake in Chinese
+
+@pytest.mark.slow  # every mutant again (the English run is in the fast tier): 40 s of CPU, 3 minutes with the capstone's
+@pytest.mark.parametrize("check, mutant, mistake, phrase", list(_params()))
+def test_every_mutant_gets_a_chinese_message(check, mutant, mistake, phrase, chinese):
+    exc = run_check(check, mutant)
+    assert exc.mistake == mistake, "the diagnosis must not depend on the language"
+    assert CJK.search(exc.problem), exc.problem
+    lines = str(exc).splitlines()
+    assert CJK.search(lines[0]), str(exc)  # a hint may be code alone: the catalogs' test sees to its words
+    if mistake is not None:
+        assert MISTAKES[mistake] in str(exc) and CJK.search(MISTAKES[mistake]), str(exc)
+
+
+# ---- the notebooks
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_every_markdown_cell_has_its_chinese_twin(source):
+    assert bilingual.problems(source) == []
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_both_languages_have_the_same_code_cells_grade_ids_and_points(source):
+    """So nbval's run of the English notebooks runs the Chinese code too, and one gradebook grades both."""
+    english, chinese = build_notebooks.build(source), build_notebooks.build(source, lang="zh")
+    assert len(english.cells) == len(chinese.cells)
+    for e, z in zip(english.cells, chinese.cells):
+        assert (e.id, e.cell_type, e.metadata) == (z.id, z.cell_type, z.metadata)
+        if e.cell_type == "code":
+            assert e.source == z.source
+        elif not e.metadata.get("nbgrader"):
+            assert CJK.search(z.source), z.source[:80]
+
+
+def test_the_difficulty_line_and_hints_are_checked_in_chinese_too():
+    english = "**Difficulty:** ★★☆ · **Time:** about 10 min\n<details><summary>Hint 1</summary>`x`, 0.59</details>"
+    good = "**难度：** ★★☆ · **用时：** 约 10 分钟\n<details><summary>提示 1</summary>`x`，0.59</details>"
+    assert bilingual.cell_problems(english, good) == []
+    assert any("exercise line" in p for p in bilingual.cell_problems(english, good.replace("10 分钟", "15 分钟")))
+    assert any("numbers" in p for p in bilingual.cell_problems(english, good.replace("0.59", "0.6")))
+    assert any("code" in p for p in bilingual.cell_problems(english, good.replace("`x`", "x")))
+    assert any("<details>" in p for p in bilingual.cell_problems(english, good.replace("<details>", "")))
+
+
+def test_the_glossary_is_the_term_table():
+    from tinylm_checks.messages.terms import TERMS
+
+    nb = build_notebooks.build(ROOT / "course" / "00_setup.py", lang="zh")
+    text = "\n".join(c.source for c in nb.cells)
+    for english, chinese, _ in TERMS:
+        assert f"| {chinese} | {english} |" in text
