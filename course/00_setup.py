@@ -14,9 +14,9 @@
 # %% [markdown] lang="zh"
 # # 00 · 这门课怎么学
 #
-# 这门课里，你要用 PyTorch 从零搭出 **TinyLM**：一个很小的仅解码器（decoder-only）Transformer 语言模型（language model）。模型一个部件一个部件地写。每写完一个部件，紧跟在后面的*检查单元格*（check cell）会马上拿它和参考实现比对。
+# 这门课里，你要用 PyTorch 从零搭出 **TinyLM**：一个很小的仅解码器（decoder-only）Transformer 语言模型（language model）。模型要一个部件一个部件地搭起来：每写完一个部件，紧跟在后面的*检查单元格*（check cell）会马上拿它和参考实现比对。
 #
-# 这第一本笔记本只有一个小练习（exercise）：写一个 softmax。通过它你会：
+# 这是第一本笔记本，只有一个小练习（exercise）：写一个 softmax。通过它你会：
 #
 # 1. 确认你的环境就是课程要求的环境；
 # 2. 弄清练习和检查单元格怎么配合，以及检查没通过时报错信息怎么读；
@@ -124,7 +124,7 @@ check_environment()
 #
 # 并不是每次失败都有全部这几行：比如出现 NaN 或者形状不对时，就用不着“expected”那一行。
 #
-# **如果情况变得很怪**（明明改好的函数还是不通过，或者名字就在眼前却报“not defined”），多半是你没按顺序运行单元格，或者内存里还留着旧的定义。用 *Kernel → Restart Kernel and Run All Cells…*（或 *Run up to Selected Cell*），笔记本就会从干净的状态自上而下重新跑一遍。
+# **如果遇到怪事**（明明改好的函数还是不通过，或者名字就在眼前却报“not defined”），多半是你没按顺序运行单元格，或者内存里还留着旧的定义。用 *Kernel → Restart Kernel and Run All Cells…*（或 *Run up to Selected Cell*），笔记本就会从干净的状态自上而下重新跑一遍。
 
 # %% [markdown]
 # ### The warm-up: softmax
@@ -441,7 +441,7 @@ for f in (rnn, attention):
 # **Next:** notebook 01 builds attention itself: queries, keys, values, and the scaled dot product.
 
 # %% [markdown] lang="zh"
-# 在 RNN 里，一个 token 的影响随距离指数衰减：往回 50 个 token，影响几乎已经是零。在注意力里，往回 255 个位置的 token 和往回 5 个位置的 token 影响差不多：距离完全不起作用。（这里的 RNN 是随机、未训练的；LSTM 和 GRU 正是为了减缓这种衰减才发明的，但它们的路径仍然有 $T$ 步长，仍然只能顺序计算。）
+# 在 RNN 里，一个 token 的影响随距离指数衰减：往回 50 个 token，影响几乎已经是零。在注意力里，往回 255 个位置的 token 和往回 5 个位置的 token 影响差不多：距离完全不起作用。（这里的 RNN 是随机、未训练的；LSTM 和 GRU 正是为了减缓这种衰减才发明的，但它们的路径仍然长达 $T$ 步，也仍然只能顺序计算。）
 #
 # 光有注意力还会忽略词序，因为加权平均不在乎 token 排在哪里。笔记本 04 会把位置信息加回来。
 #

@@ -115,7 +115,7 @@ print("row sums:", weights.sum(dim=-1))
 # %% [markdown] lang="zh"
 # ### 批次：用 `.transpose(-2, -1)`，不用 `.T`
 #
-# 在模型里，查询和键都是成批出现的：`q` 的形状是 `(B, T_q, d_k)`。等后面有了多个头（head），形状会变成 `(B, H, T_q, d_k)`。我们要对批次里的每个元素都算 `q @ kᵀ`，这里的 `kᵀ` 只交换**最后两维**。不管前面有几维，`k.transpose(-2, -1)` 做的恰好就是这件事；然后 `@` 会在所有前导维度上一次性做矩阵乘法（matrix multiplication）。（`.T` 只适用于 2 维张量（tensor）。）
+# 在模型里，查询和键都是成批出现的：`q` 的形状是 `(B, T_q, d_k)`。等后面有了多个头（head），形状会变成 `(B, H, T_q, d_k)`。我们要对批次里的每个元素都算 `q @ kᵀ`，这里的 `kᵀ` 只交换**最后两维**。不管前面有几维，`k.transpose(-2, -1)` 做的恰好就是这件事；然后 `@` 会在所有前导维度上一次性做矩阵乘法（matrix multiplication）。另外，`.T` 只适用于 2 维张量（tensor）。
 
 # %%
 q = torch.randn(2, 5, 4)  # (B, T_q, d_k)
@@ -146,7 +146,7 @@ for d_k in (4, 64, 1024):
 # $\sqrt{d_k}$ brings the variance back to about 1 whatever $d_k$ is:
 
 # %% [markdown] lang="zh"
-# 分数太大，softmax 就吃不消了：它几乎变成 one-hot，一个键拿走全部权重，经过其他键的梯度（gradient）几乎消失，模型学得很慢。除以 $\sqrt{d_k}$ 以后，不管 $d_k$ 是多少，方差都回到 1 左右：
+# 分数太大，softmax 就吃不消了：它几乎变成 one-hot，一个键拿走全部权重，流经其他键的梯度（gradient）几乎消失，模型学得很慢。除以 $\sqrt{d_k}$ 以后，不管 $d_k$ 是多少，方差都回到 1 左右：
 
 # %%
 s = torch.randn(6)  # six scores with variance 1
@@ -200,7 +200,7 @@ print("scores with variance 1024:", torch.softmax(s * math.sqrt(1024), dim=-1))
 #
 # 返回缩放后的分数 `q @ kᵀ / sqrt(d_k)`。`q` 的形状是 `(..., T_q, d_k)`，`k` 的形状是 `(..., T_k, d_k)`，其中 `...` 表示任意多个前导维度（可以没有，可以是 `B`，也可以是 `B, H`）；结果的形状是 `(..., T_q, T_k)`：每个查询一行，每个键一列。
 #
-# 检查（check）会先用 3 维输入试，再用 4 维输入试（同一份代码必须两种都能处理），并且让 `T_q != T_k`，这样一旦把查询和键弄混，形状就会露馅；分数会大到几十。
+# 检查（check）会先用 3 维输入试，再用 4 维输入试（同一份代码必须两种都能处理），并且让 `T_q != T_k`，这样一旦把查询和键弄混，形状就会露馅；分数也会大到几十。
 #
 # **难度：** ★☆☆ · **用时：** 约 5 分钟
 #
@@ -286,7 +286,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_attention_scores(atte
 #
 # ### 掩码：True = 可以关注
 #
-# 有时候，某个查询不能看某些键：在语言模型里是未来（第 5 节），还有填充（padding）。我们传入一个**布尔掩码**，它能广播（broadcasting）到分数的形状 `(..., T_q, T_k)`，其中 `True` 表示“这个查询**可以**关注这个键”。PyTorch 的 `torch.nn.functional.scaled_dot_product_attention` 对布尔掩码也是这个约定（在那里，`attn_mask` 为 True 表示“参与注意力计算”），所以我们的函数和 PyTorch 的可以互相替换。
+# 有时候，查询不能看某些键：比如语言模型里未来的位置（第 5 节），又比如填充（padding）出来的位置。我们传入一个**布尔掩码**，它能广播（broadcasting）到分数的形状 `(..., T_q, T_k)`，其中 `True` 表示“这个查询**可以**关注这个键”。PyTorch 的 `torch.nn.functional.scaled_dot_product_attention` 对布尔掩码也是这个约定（在那里，`attn_mask` 为 True 表示“参与注意力计算”），所以我们的函数和 PyTorch 的可以互相替换。
 #
 # 要禁止某个键，就在 softmax **之前**把它的分数设成 $-\infty$：$e^{-\infty} = 0$，所以它的权重恰好是 0，全部权重由允许的那些键来分。`scores.masked_fill(cond, value)` 返回 `scores` 的一个副本，在 `cond` 为 True 的地方填上 `value`；我们要填的是掩码为 **False** 的地方，也就是 `~mask` 为 True 的地方：
 
@@ -438,7 +438,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_scaled_dot_product_at
 # how fast attention kernels save memory). Your output should agree up to float32 rounding:
 
 # %% [markdown] lang="zh"
-# **如果检查没通过**，`tried:` 那一行会告诉你是哪个输入出了问题。如果报错说注意力权重（attention weights）有一行加起来不等于 1，通常是 softmax 沿错了维度，或者掩码加在了 softmax 之后；如果说某个被遮住的键分到了注意力权重，说明掩码被忽略了、取反了、用错了轴，或者是用乘法乘上去的；如果说某个一个键都不能关注的查询得到了非零权重，那就是上面讲的边界情况。
+# **如果检查没通过**，`tried:` 那一行会告诉你是哪个输入出了问题。如果报错说注意力权重（attention weights）有一行加起来不等于 1，通常是 softmax 沿错了维度，或者掩码加在了 softmax 之后；如果说某个被遮住的键分到了注意力权重，说明掩码被忽略了、取反了、用错了维度，或者是用乘法乘上去的；如果说有个查询明明一个键都不能关注，却得到了非零权重，那就是上面讲的边界情况。
 #
 # ### 和 PyTorch 对照
 #
@@ -514,7 +514,7 @@ print("with mask: max abs diff =", (mine - F.scaled_dot_product_attention(q, k, 
 #
 # $$q = x W_Q + b_Q, \qquad k = x W_K + b_K, \qquad v = x W_V + b_V$$
 #
-# 在 PyTorch 里，每个映射都是一个 `nn.Linear(D, D)`；作用在 `x (B, T, D)` 上时，它只作用于最后一维，返回 `(B, T, D)`。一个 `nn.Linear(D, D)` 有一个 `D × D` 的权重和一个长度为 `D` 的偏置，所以整个模块共有 $3(D^2 + D)$ 个参数（parameter）。
+# 在 PyTorch 里，每个映射都是一个 `nn.Linear(D, D)`；把它用在 `x (B, T, D)` 上，它只变换最后一维，返回 `(B, T, D)`。一个 `nn.Linear(D, D)` 有一个 `D × D` 的权重和一个长度为 `D` 的偏置，所以整个模块共有 $3(D^2 + D)$ 个参数（parameter）。
 #
 # ### 练习：`SelfAttention(d_model)`
 #
@@ -733,7 +733,7 @@ print(torch.tril(torch.ones(4, 4, dtype=torch.bool)))
 #
 # <details><summary>提示 2：看哪里</summary>
 #
-# 两个函数，一个套在另一个里面：先用 `torch.ones` 造张量（tensor），尺寸是 `T, T`，`dtype` 设成布尔型（不设的话张量是浮点型，掩码（mask）也就成了浮点型）；再对它调用 `torch.tril`，它会保留对角线。上面那个单元格打印的第二个结果，就是 `T = 4` 时这样做出来的。
+# 两个函数，一个套在另一个里面：先用 `torch.ones` 造一个尺寸为 `T, T` 的张量（tensor），`dtype` 要设成布尔型，不设的话张量是浮点型，掩码（mask）也就跟着成了浮点型；再对它调用 `torch.tril`，它会保留对角线。上面那个单元格打印的第二个结果，就是 `T = 4` 时这样做出来的。
 # </details>
 #
 # <details><summary>提示 3：答案</summary>
@@ -775,7 +775,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_mask(causal_ma
 # %% [markdown] lang="zh"
 # **如果检查没通过**，对比 `expected:` 和 `got:` 这两行：上三角掩码（`triu`）、对角线被遮住、掩码取反，这几种错误检查都能认出来并点名。
 #
-# 现在把同一个句子送进上面那个单位矩阵的层，并加上因果掩码。上三角恰好全是 0；位置 0 的“the”只能看到它自己，而位置 4 的“the”仍然能找到第一个“the”，因为那个“the”在它的过去。
+# 现在把同一个句子送进上面那个用单位矩阵的层，并加上因果掩码。上三角恰好全是 0；位置 0 的“the”只能看到它自己，而位置 4 的“the”仍然能找到第一个“the”，因为那个“the”在它的过去。
 
 # %%
 T = len(tokens)
@@ -790,7 +790,7 @@ plt.show()
 # Replace the last word and compare:
 
 # %% [markdown] lang="zh"
-# 掩码的承诺是：改动一个 token，只会改变它自己那个位置以及之后位置的输出。把最后一个词换掉，比较一下：
+# 掩码保证了一件事：改动一个 token，只会影响它自己和它后面那些位置的输出。把最后一个词换掉，比较一下：
 
 # %%
 x_changed = x.clone()

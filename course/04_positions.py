@@ -17,16 +17,16 @@
 # table covers.
 
 # %% [markdown] lang="zh"
-# # 04 · 位置编码（positional encoding）
+# # 04 · 位置
 #
-# 注意力（attention）会把每个 token 和其他所有 token 逐一比较，却完全不知道每个 token 在**哪里**：把 token 的顺序打乱，得到的还是同样那些输出，只是跟着换了顺序。这本笔记本要让 Transformer 有顺序感。学完之后，你将能够：
+# 注意力（attention）会把每个 token 和其他所有 token 逐一比较，却完全不知道每个 token 在**哪里**：把 token 的顺序打乱，得到的还是同样那些输出，只是跟着换了顺序。这本笔记本要给 Transformer 加上位置编码（positional encoding），让它有顺序感。学完之后，你将能够：
 #
 # 1. 构造《Attention Is All You Need》里的正弦位置编码（sinusoidal positional encoding）表 `sinusoidal_position_encoding(max_len, d_model)`，并说清楚它的每一列是什么（一只有很多根指针的钟）；
 # 2. 把它包装成模块 `PositionalEncoding(d_model, max_len)`：把表存成一个**缓冲区**（buffer），加到任意长度 `T <= max_len` 的 token 嵌入（embedding）上；
-# 3. 像 GPT-2 那样构造**可学习**的位置，即可学习位置嵌入（learned positional embedding）`LearnedPositionalEmbedding(d_model, max_len)`，并说出两种做法各自的代价和好处；
+# 3. 像 GPT-2 那样构造**可学习**的位置向量，也就是可学习位置嵌入（learned positional embedding）：`LearnedPositionalEmbedding(d_model, max_len)`，并说出两种做法各自的代价和好处；
 # 4. （附加题）不往输入上加任何东西，而是旋转查询（query）和键（key）：旋转位置编码（rotary position embedding，RoPE），`apply_rope(x, positions=None)`。
 #
-# 形状（shape）约定同前：`B` 是批次（batch），`T` 是序列长度（sequence length），`D` = `d_model`，`max_len` 是这张表能覆盖的最长序列。
+# 形状（shape）约定同前：`B` 是批次（batch）大小，`T` 是序列长度（sequence length），`D` = `d_model`，`max_len` 是这张表能覆盖的最长序列。
 
 # %%
 import math
@@ -202,7 +202,7 @@ print("max difference after un-permuting:", (out_b[:, perm] - out_a).abs().max()
 # $$PE[pos, 2i] = \sin(pos \cdot \omega_i), \qquad PE[pos, 2i+1] = \cos(pos \cdot \omega_i), \qquad
 # \omega_i = \frac{1}{10000^{2i/D}}$$
 #
-# - 列是**交错**成对的：第 `2i` 列（偶数列）是 sin，第 `2i+1` 列（奇数列）是**同一个**角度的 cos。（有些库把所有正弦放在前面、所有余弦放在后面：这种排法也成立，但不是本课程用的排法。）
+# - 列是**交错**成对的：第 `2i` 列（偶数列）是 sin，第 `2i+1` 列（奇数列）是**同一个**角度的 cos。（有些库把所有正弦放在前面、所有余弦放在后面：这种排法也没错，但本课程不这么排。）
 # - 频率按**等比数列**变化：$\omega_0 = 1$，即每个位置转 1 弧度（每隔 $2\pi \approx 6.3$ 个位置转满一圈）；后一根指针的转速是前一根的 $10000^{-2/D}$ 倍（这个倍数小于 1：越转越慢），一直到 $\omega_{D/2-1} = 10000^{-(D-2)/D}$，`D` 很大时接近 $1/10000$（这时转满一圈要几万个位置）。
 # - 第 0 行（位置 0，所有角度都是 0）是 `[0, 1, 0, 1, ...]`，因为 $\sin 0 = 0$，$\cos 0 = 1$。
 # - 不管位置是多少，每个值都在 $[-1, 1]$ 之内。
@@ -767,7 +767,7 @@ for module in (PositionalEncoding(64, 512), LearnedPositionalEmbedding(64, 512))
 # %% [markdown] lang="zh"
 # ## 7. 附加：旋转位置编码（RoPE）
 #
-# 第 3 节讲过：在正弦表里，移动 `k` 个位置就是把每一对旋转一下。RoPE（Su 等人，2021，RoFormer）干脆把这一点当作全部机制：不往 `x` 上加任何东西，而是在注意力内部，按位置把每个查询和每个键**旋转**一下。位置 `m` 上的向量，它的第 `(2i, 2i+1)` 对转过角度 $m\,\theta_i$，频率沿用正弦表的 $\theta_i = 10000^{-2i/d_k}$：
+# 第 3 节讲过：在正弦表里，移动 `k` 个位置就是把每一对旋转一下。RoPE（Su 等人，2021，RoFormer）干脆把整个机制都建立在这一点上：不往 `x` 上加任何东西，而是在注意力内部，按位置把每个查询和每个键**旋转**一下。位置 `m` 上的向量，它的第 `(2i, 2i+1)` 对转过角度 $m\,\theta_i$，频率沿用正弦表的 $\theta_i = 10000^{-2i/d_k}$：
 #
 # $$\text{out}_{2i} = x_{2i} \cos m\theta_i - x_{2i+1} \sin m\theta_i, \qquad
 # \text{out}_{2i+1} = x_{2i} \sin m\theta_i + x_{2i+1} \cos m\theta_i$$
@@ -873,7 +873,7 @@ for m, n in [(3, 1), (103, 101), (10, 0), (110, 100)]:
 # %% [markdown] lang="zh"
 # ## 小结
 #
-# - 自注意力是置换等变的：没有位置信息时，“猫 追 狗”和“狗 追 猫”得到的是同样的输出，只是顺序换了。位置要加到 token 嵌入上（用 RoPE 时则是去旋转 `q` 和 `k`）。
+# - 自注意力是置换等变的：没有位置信息时，“猫 追 狗”和“狗 追 猫”得到的是同样的输出，只是顺序换了。位置信息要加到 token 嵌入上（用 RoPE 时则改为旋转 `q` 和 `k`）。
 # - 正弦表：`(max_len, D)`，`PE[pos, 2i] = sin(pos ω_i)`，`PE[pos, 2i+1] = cos(pos ω_i)`，`ω_i = 10000^(-2i/D)` 从 1 等比递减到约 1/10000；第 0 行是 `[0, 1, 0, 1, ...]`。移动 `k` 个位置，就是把每一对转过 `k ω_i`；`PE[m] · PE[n]` 只取决于 `m - n`。
 # - `PositionalEncoding(d_model, max_len)`：**0 个参数**，一个持久缓冲区 `pe`，形状为 `(1, max_len, D)`；`forward(x (B, T, D)) = x + pe[:, :T]`。
 # - `LearnedPositionalEmbedding(d_model, max_len)`：`nn.Embedding(max_len, D)`，**`max_len × D` 个参数**（512 × 64 时是 32,768 个）；超出 `max_len` 的位置没有向量可用。

@@ -14,16 +14,16 @@
 # Shapes as before: `B` batch, `T` positions, `D` = `d_model`, and `d_ff` the hidden width of the FFN.
 
 # %% [markdown] lang="zh"
-# # 05 · 前馈网络（feed-forward network）
+# # 05 · 前馈网络
 #
-# 注意力（attention）让 token 之间互相交换信息；但它说到底是一个加权平均，单靠它，对一个 token 本身做不了多少变换。每个 Transformer 块（Transformer block）的后半部分，是一个**对每个 token 单独**作用的两层小网络：逐位置的前馈网络（FFN）。学完这本笔记本，你将能够：
+# 注意力（attention）让 token 之间互相交换信息；但它说到底是一个加权平均，单靠它，对一个 token 本身做不了多少变换。每个 Transformer 块（Transformer block）的后半部分，是一个**对每个 token 单独**作用的两层小网络：逐位置前馈网络（position-wise feed-forward network，FFN）。学完这本笔记本，你将能够：
 #
 # 1. 写出 `FeedForward(d_model, d_ff)`：`linear2(GELU(linear1(x)))`，并说清楚为什么少不了 GELU；
 # 2. 证明它是*逐位置*的：token 之间没有任何信息流动；
 # 3. 数出它的参数（parameter）量，`2·D·d_ff + d_ff + D`（`d_ff = 4D` 时约为 `8D²`：一个块的大部分参数都在这里）；
 # 4. （附加题）写出 `SwiGLU`，也就是 LLaMA 一类模型用的门控变体，参数预算保持不变。
 #
-# 形状（shape）约定同前：`B` 是批次（batch），`T` 是位置，`D` = `d_model`，`d_ff` 是 FFN 的隐藏层宽度。
+# 形状（shape）约定同前：`B` 是批次（batch）大小，`T` 是位置，`D` = `d_model`，`d_ff` 是 FFN 的隐藏层宽度。
 
 # %%
 import matplotlib.pyplot as plt
@@ -306,7 +306,7 @@ for t, m in enumerate(moved.tolist()):
 #
 # $$2\,D\,d_{ff} + d_{ff} + D \;=\; 8D^2 + 5D \quad\text{at } d_{ff} = 4D.$$
 #
-# 多头注意力（multi-head attention）有 $4(D^2 + D)$ 个参数。所以在 `d_ff = 4D` 时，FFN 大约占了一个块三分之二的参数：
+# 多头注意力（multi-head attention）有 $4(D^2 + D)$ 个参数。所以在 `d_ff = 4D` 时，一个块里大约三分之二的参数都在 FFN 里：
 
 # %%
 for D_ in (64, 256, 768):

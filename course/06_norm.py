@@ -15,15 +15,11 @@
 # %% [markdown] lang="zh"
 # # 06 · 层归一化与残差连接
 #
-# 一个 Transformer
-# 块（Transformer block）由注意力（attention）和前馈网络（feed-forward network，FFN）组成。要把很多块堆得很深还能训练，还得靠两样“管道”：**层归一化**（LayerNorm）和**残差连接**（residual connection）。学完这一课，你应该能：
+# 一个 Transformer 块（Transformer block）由注意力（attention）和前馈网络（feed-forward network，FFN）组成。要把很多块堆得很深还训练得动，得靠两个不起眼却少不了的部件：**层归一化**（LayerNorm）和**残差连接**（residual connection）。学完这本笔记本，你将能够：
 #
-# 1. 从零写出 `LayerNorm(d_model, eps=1e-5)`，结果和 PyTorch 的 `nn.LayerNorm`
-#    完全一致，包括大多数自己写的版本都会弄错的两个细节：有偏的方差（variance），以及 `eps` 放在哪里；
-# 2. 讲清楚 Transformer 为什么对每个 token
-#    单独归一化（LayerNorm），而不是让每个特征在整个批次（batch）上归一化（BatchNorm），并用“只有一个 token 的批次”和“带填充的批次”两个例子说明；
-# 3. 接好残差连接，用后置层归一化（Post-LN）或前置层归一化（Pre-LN）两种接法，看看它对一个 32
-#    层堆叠的梯度（gradient）有什么影响。
+# 1. 从零写出 `LayerNorm(d_model, eps=1e-5)`，结果和 PyTorch 的 `nn.LayerNorm` 完全一致，包括大多数自己写的版本都会弄错的两个细节：有偏的方差（variance），以及 `eps` 放在哪里；
+# 2. 讲清楚 Transformer 为什么对每个 token 单独归一化（LayerNorm），而不是让每个特征在整个批次（batch）上归一化（BatchNorm），并用“只有一个 token 的批次”和“带填充的批次”两个例子说明；
+# 3. 接好残差连接，用后置层归一化（Post-LN）或前置层归一化（Pre-LN）两种接法，看看它对一个 32 层堆叠的梯度（gradient）有什么影响。
 
 # %%
 import matplotlib.pyplot as plt
@@ -65,23 +61,18 @@ _ = torch.manual_seed(0)
 # ```
 
 # %% [markdown] lang="zh"
-# **关于导入。** `FeedForward` 是课程提供的版本，和你在第 05
-# 课写的模块签名相同，这样本课不依赖前面的代码也能单独运行。练习（exercise）之后的演示用的是*你自己*的
-# `LayerNorm`：先让它的检查（check）通过，再运行后面的单元格。
+# **关于导入。** `FeedForward` 是课程版的实现，对应你在笔记本 05 里写的模块（签名相同），这样这本笔记本可以独立运行。练习（exercise）之后的演示用的是*你自己*的 `LayerNorm`：先让它的检查（check）通过，再运行后面的单元格。
 #
 # ## 1. 层归一化算的是什么
 #
-# 深层网络的每一层都会改变流经它的数值的尺度。层数一多，这些变化会连乘起来：激活值不是越来越大，就是越来越小，梯度也一样。层归一化（Ba, Kiros & Hinton, 2016）把**每个 token 向量**各自拉回统一的尺度。对单个
-# token $x \in \mathbb{R}^D$：
+# 在深层网络里，数值每经过一层，尺度就会变一次。层数一多，这些变化会连乘起来：激活值不是越来越大，就是越来越小，梯度也一样。层归一化（Ba, Kiros & Hinton, 2016）把**每个 token 向量**各自拉回统一的尺度。对单个 token $x \in \mathbb{R}^D$：
 #
 # $$\mu = \frac{1}{D}\sum_{i=1}^{D} x_i, \qquad
 #   \sigma^2 = \frac{1}{D}\sum_{i=1}^{D} (x_i - \mu)^2, \qquad
 #   \hat{x}_i = \frac{x_i - \mu}{\sqrt{\sigma^2 + \epsilon}}, \qquad
 #   y_i = \mathrm{weight}_i\,\hat{x}_i + \mathrm{bias}_i$$
 #
-# $\hat{x}$ 的均值为 0，方差（几乎）为 1。接着，可学习的 `weight` 和
-# `bias`（论文里的增益 $\gamma$ 和偏置 $\beta$，每个特征各一个）让模型自己决定需要什么尺度和平移。它们的初始值是全
-# 1 和全 0，所以刚建好的层归一化只做归一化。参数（parameter）量：$2D$。
+# $\hat{x}$ 的均值为 0，方差（几乎）为 1。接着，可学习的 `weight` 和 `bias`（论文里的增益 $\gamma$ 和偏置 $\beta$，每个特征各一个）让模型自己决定需要什么尺度和平移。它们的初始值是全 1 和全 0，所以刚建好的层归一化只做归一化。参数（parameter）量：$2D$。
 #
 # ```
 # x                          (B, T, D)
@@ -110,10 +101,7 @@ print(f"y has mean {y.mean().item():.2e} and variance (divided by D) {y.var(unbi
 # %% [markdown] lang="zh"
 # ## 2. 必须和 `nn.LayerNorm` 一致的两个细节
 #
-# **方差除以 D，不是 D − 1。** `torch.var` 和 `torch.std` 默认算的是*无偏*估计，除以
-# `D − 1`。层归一化用的是普通的平均，除以 `D`（PyTorch
-# 文档写得很清楚：“the variance is calculated via the biased estimator”，即方差用有偏估计计算）。`D = 768`
-# 时两者只差 0.07 %；`D` 很小时就差得多了，所以检查专门在 `D ≤ 8` 时测试：
+# **方差除以 D，不是 D − 1。** `torch.var` 和 `torch.std` 默认算的是*无偏*估计，除以 `D − 1`。层归一化用的是普通的平均，除以 `D`（PyTorch 文档写得很清楚：“the variance is calculated via the biased estimator”，即方差用有偏估计计算）。`D = 768` 时两者只差 0.07 %；`D` 很小时就差得多了，所以检查专门在 `D ≤ 8` 时测试：
 
 # %%
 x = torch.tensor([[1.0, 2.0, 4.0, 9.0]])  # (1, D=4): one token
@@ -132,9 +120,7 @@ for name, var in (("biased", x.var(dim=-1, keepdim=True, unbiased=False)), ("unb
 # ordinary rows but not when $\sigma^2$ is near $\epsilon$:
 
 # %% [markdown] lang="zh"
-# **`eps` 放在平方根里面。** 它是为方差为 0 或接近 0 的行准备的：一行如果是常数（所有特征都相等），不加它就会出现
-# 0 / 0。`nn.LayerNorm` 除以的是 $\sqrt{\sigma^2 + \epsilon}$。还有一种常见写法
-# $(x - \mu) / (\sigma + \epsilon)$，在普通的行上结果一样，但当 $\sigma^2$ 接近 $\epsilon$ 时就不一样了：
+# **`eps` 放在平方根里面。** 它是为方差为 0 或接近 0 的行准备的：一行如果是常数（所有特征都相等），不加它就会出现 0 / 0。`nn.LayerNorm` 除以的是 $\sqrt{\sigma^2 + \epsilon}$。还有一种常见写法 $(x - \mu) / (\sigma + \epsilon)$，在普通的行上结果一样，但当 $\sigma^2$ 接近 $\epsilon$ 时就不一样了：
 
 # %%
 rows = torch.tensor([[2.5, 2.5, 2.5, 2.5],           # constant: variance exactly 0
@@ -205,51 +191,34 @@ torch.set_printoptions(profile="default")
 # </details>
 
 # %% [markdown] lang="zh"
-# 放在里面：每一行都和 `nn.LayerNorm` 相同。放在外面：那行几乎是常数的输入被放大到和普通行一样的量级。不加
-# eps：常数行变成 `nan`，而只要出现一个 `nan`，它就会一路传到后面的每一层。
+# 放在里面：每一行都和 `nn.LayerNorm` 相同。放在外面：那行几乎是常数的输入被放大到和普通行一样的量级。不加 eps：常数行变成 `nan`，而只要出现一个 `nan`，它就会一路传到后面的每一层。
 #
-# **`keepdim=True`。** 对形状（shape）为 `(B, T, D)` 的张量（tensor），`x.mean(dim=-1)` 得到 `(B, T)`，它和 `x`
-# 对不齐，没法广播（broadcasting）：两者最后一维一个是 `T`，一个是 `D`。`x.mean(dim=-1, keepdim=True)` 得到
-# `(B, T, 1)`，就能在特征维上广播了。
+# **`keepdim=True`。** 对形状（shape）为 `(B, T, D)` 的张量（tensor），`x.mean(dim=-1)` 得到 `(B, T)`，它和 `x` 对不齐，没法广播（broadcasting）：两者最后一维一个是 `T`，一个是 `D`。`x.mean(dim=-1, keepdim=True)` 得到 `(B, T, 1)`，就能在特征维上广播了。
 #
 # ### 练习：`LayerNorm(d_model, eps=1e-5)`
 #
-# - `__init__(self, d_model, eps=1e-5)`：调用 `super().__init__()`；保存 `self.eps = eps`；创建
-#   `self.weight = nn.Parameter(torch.ones(d_model))` 和
-#   `self.bias = nn.Parameter(torch.zeros(d_model))`（`nn.Parameter` 会把它们注册到模块里，这样
-#   `model.parameters()` 和优化器（optimizer）才能看到它们）。
-# - `forward(self, x)`：`(..., D) -> (..., D)`。在最后一维上用 `keepdim=True` 求均值和有偏方差，算出
-#   `x_hat = (x - mean) / torch.sqrt(var + self.eps)`，返回 `x_hat * self.weight + self.bias`。
+# - `__init__(self, d_model, eps=1e-5)`：调用 `super().__init__()`；保存 `self.eps = eps`；创建 `self.weight = nn.Parameter(torch.ones(d_model))` 和 `self.bias = nn.Parameter(torch.zeros(d_model))`（`nn.Parameter` 会把它们注册到模块里，这样 `model.parameters()` 和优化器（optimizer）才能看到它们）。
+# - `forward(self, x)`：`(..., D) -> (..., D)`。在最后一维上用 `keepdim=True` 求均值和有偏方差，算出 `x_hat = (x - mean) / torch.sqrt(var + self.eps)`，返回 `x_hat * self.weight + self.bias`。
 #
-# 检查会用 `D ≤ 8` 构造你的类，把随机的 `weight` 和 `bias` 同时复制到你的类和 `nn.LayerNorm`
-# 里，然后比较两者的输出（用 float64，误差约 1e-6 以内）。输入里有三类行：均值和离散程度都很大的行、离散程度只有约
-# 1e-3 的行、常数行。然后换一个非默认的 `eps` 再测一遍（所以在 `forward` 里写死 `1e-5` 会失败）；再测 2 维输入
-# `(N, D)`；最后把 `weight`、`bias` 和 `x` 的梯度与 `nn.LayerNorm` 的梯度比较。它还会检查参数：名字、形状
-# `(D,)`、初始值为全 1 和全 0、一共 `2D` 个。
+# 检查会用 `D ≤ 8` 构造你的类，把随机的 `weight` 和 `bias` 同时复制到你的类和 `nn.LayerNorm` 里，然后比较两者的输出（用 float64，误差约 1e-6 以内）。输入里有三类行：均值和离散程度都很大的行、离散程度只有约 1e-3 的行、常数行。然后换一个非默认的 `eps` 再测一遍（所以在 `forward` 里写死 `1e-5` 会失败）；再测 2 维输入 `(N, D)`；最后把 `weight`、`bias` 和 `x` 的梯度与 `nn.LayerNorm` 的梯度比较。它还会检查参数：名字、形状 `(D,)`、初始值为全 1 和全 0、一共 `2D` 个。
 #
 # **难度：** ★★☆ · **用时：** 约 15 分钟
 #
 # <details><summary>提示 1：思路</summary>
 #
-# 层归一化（LayerNorm）对每个 token 单独处理：在这个 token 的 D
-# 个特征上求均值和方差（variance），减去均值，除以标准差，再乘上可学习的缩放、加上可学习的平移。能不能和
-# `nn.LayerNorm` 对上，取决于第 2 节的两个细节：方差除以 D（有偏），`eps` 放在平方根里面。
+# 层归一化（LayerNorm）对每个 token 单独处理：在这个 token 的 D 个特征上求均值和方差（variance），减去均值，除以标准差，再乘上可学习的缩放、加上可学习的平移。能不能和 `nn.LayerNorm` 对上，取决于第 2 节的两个细节：方差除以 D（有偏），`eps` 放在平方根里面。
 # </details>
 #
 # <details><summary>提示 2：看哪里</summary>
 #
-# - 两个统计量都是在最后一维（`dim=-1`）上、带 `keepdim=True` 求的平均，所以形状（shape）都是
-#   `(..., 1)`，能在特征维上广播（broadcasting）。方差（variance）就是“与均值之差的平方”的平均；如果你想用
-#   `x.var`，要传 `unbiased=False`。
+# - 两个统计量都是在最后一维（`dim=-1`）上、带 `keepdim=True` 求的平均，所以形状（shape）都是 `(..., 1)`，能在特征维上广播（broadcasting）。方差（variance）就是“与均值之差的平方”的平均；如果你想用 `x.var`，要传 `unbiased=False`。
 # - 平方根用 `torch.sqrt`，对方差加上 `self.eps` 之后开方（检查（check）会改 `eps`，写死的 `1e-5` 过不了）。
-# - `self.weight` 和 `self.bias` 的形状是 `(D,)`，会在 `(..., D)` 上广播：先把归一化后的 `x` 乘以 weight，再加上
-#   bias。
+# - `self.weight` 和 `self.bias` 的形状是 `(D,)`，会在 `(..., D)` 上广播：先把归一化后的 `x` 乘以 weight，再加上 bias。
 # </details>
 #
 # <details><summary>提示 3：答案</summary>
 #
-# `mean = x.mean(dim=-1, keepdim=True)`，`var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)`，两者形状（shape）都是
-# `(..., 1)`；然后 `return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias  # (..., D)`。
+# `mean = x.mean(dim=-1, keepdim=True)`，`var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)`，两者形状（shape）都是 `(..., 1)`；然后 `return (x - mean) / torch.sqrt(var + self.eps) * self.weight + self.bias  # (..., D)`。
 # </details>
 
 # %% solution="layer_norm"
@@ -312,21 +281,15 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_layer_norm(LayerNorm,
 # BatchNorm in training mode can't estimate a variance from one value per feature:
 
 # %% [markdown] lang="zh"
-# **检查没通过？** 输入里的几类行是轮流排列的，`tried:` 这一行按这个顺序把它们列出来；看 `expected:`
-# 里出错的位置，就知道是哪一类行出了问题。`likely mistake:` 能认出的错误包括：无偏方差，`eps`
-# 放在平方根外面或者漏掉，写死的 `1e-5`，在错误的轴上求统计量，没有减去均值，`weight` 和 `bias`
-# 用反了或者没用上，以及参数用的是普通张量或初始值不对。
+# **如果检查没通过：** 输入里的几类行是轮流排列的，`tried:` 这一行按这个顺序把它们列出来；看 `expected:` 里出错的位置，就知道是哪一类行出了问题。`likely mistake:` 能认出的错误包括：无偏方差，`eps` 放在平方根外面或者漏掉，写死的 `1e-5`，在错误的轴上求统计量，没有减去均值，`weight` 和 `bias` 用反了或者没用上，以及参数用的是普通张量或初始值不对。
 #
 # ## 3. 按 token 归一化，不按批次：层归一化与 BatchNorm
 #
-# 批归一化（BatchNorm，Ioffe & Szegedy, 2015）是卷积网络里的归一化，它的方向正好相反：对每个**特征**做归一化，均值和方差取自**整个批次**（对序列来说，是整个批次加上所有位置）。训练时它用当前批次的统计量，同时维护这些统计量的滑动平均；eval
-# 模式下改用滑动平均。放到语言模型（language model）里，这会带来三个问题。层归一化的统计量只来自单个 token
-# 自己的特征，所以没有这些问题。
+# 批归一化（BatchNorm，Ioffe & Szegedy, 2015）是卷积网络里的归一化，它的方向正好相反：对每个**特征**做归一化，均值和方差取自**整个批次**（对序列来说，是整个批次加上所有位置）。训练时它用当前批次的统计量，同时维护这些统计量的滑动平均；eval 模式下改用滑动平均。放到语言模型（language model）里，这会带来三个问题。层归一化的统计量只来自单个 token 自己的特征，所以没有这些问题。
 #
 # `nn.BatchNorm1d(D)` 要求特征放在第 1 维，即 `(B, D, T)`，所以我们在进出时各转置一次。
 #
-# **1. 只有一个 token 的批次。** 一次生成一个 token 时，一个批次里可能只有一个 token。训练模式下的 BatchNorm
-# 没法从每个特征仅有的一个值估计出方差：
+# **1. 只有一个 token 的批次。** 一次生成一个 token 时，一个批次里可能只有一个 token。训练模式下的 BatchNorm 没法从每个特征仅有的一个值估计出方差：
 
 # %%
 D = 8
@@ -357,10 +320,7 @@ with torch.no_grad():
 # sentence alone, and the same sentence padded to 6 tokens in a batch with a 6-token sentence:
 
 # %% [markdown] lang="zh"
-# **2. 填充。** 长短不一的句子要组成一个批次，就得把短句填充（padding）到一样长（第 03 课）。这时 BatchNorm
-# 的统计量里混进了填充，一句话的输出取决于它和谁分在同一个批次。**3. 训练模式与 eval 模式。** BatchNorm
-# 会从批次统计量切换到滑动平均，所以同一句话，模型生成时的输出和训练时不一样。下面对比两种情况：一句 3 个 token
-# 的短句单独输入；同一句话填充到 6 个 token，和一句 6 个 token 的长句放在同一个批次里：
+# **2. 填充。** 长短不一的句子要组成一个批次，就得把短句填充（padding）到一样长（笔记本 03）。这时 BatchNorm 的统计量里混进了填充，一句话的输出取决于它和谁分在同一个批次。**3. 训练模式与 eval 模式。** BatchNorm 会从批次统计量切换到滑动平均，所以同一句话，模型生成时的输出和训练时不一样。下面对比两种情况：一句 3 个 token 的短句单独输入；同一句话填充到 6 个 token，和一句 6 个 token 的长句放在同一个批次里：
 
 # %%
 torch.manual_seed(1)
@@ -417,26 +377,18 @@ plt.show()
 # for every wiring. In float64, so that tiny gradients stay visible instead of rounding to 0.
 
 # %% [markdown] lang="zh"
-# 层归一化的三条线重合成了一条，变化量恰好是 0：每个 token
-# 的统计量只来自它自己，批次、填充、模式都改变不了它。所以本课程里的每个
-# Transformer（还有 GPT、BERT，以及用它的近亲 RMSNorm 的 LLaMA）都按 token 做归一化。
+# 层归一化的三条线重合成了一条，变化量恰好是 0：每个 token 的统计量只来自它自己，批次、填充、模式都改变不了它。所以本课程里的每个 Transformer（还有 GPT、BERT，以及用它的近亲 RMSNorm 的 LLaMA）都按 token 做归一化。
 #
 # ## 4. 残差连接
 #
-# 残差连接（He et al., 2016）把子层的输入加到它的输出上：`x = x + f(x)`。它的导数是
-# $I + \partial f/\partial x$：梯度除了**穿过** `f` 的那条路，还有一条**绕过**它的路。一个 $L$
-# 层、没有残差的堆叠，底部的梯度是 $L$
-# 个雅可比矩阵的乘积；只要每个矩阵都把向量缩小一点，乘积就会按指数缩小，下面的层也就学不动了。有了残差，这一项恒等映射始终都在。
+# 残差连接（He et al., 2016）把子层的输入加到它的输出上：`x = x + f(x)`。它的导数是 $I + \partial f/\partial x$：梯度除了**穿过** `f` 的那条路，还有一条**绕过**它的路。一个 $L$ 层、没有残差的堆叠，底部的梯度是 $L$ 个雅可比矩阵的乘积；只要每个矩阵都把向量缩小一点，乘积就会按指数缩小，下面的层也就学不动了。有了残差，导数里始终留着恒等矩阵那一项，梯度总有路可走。
 #
 # Transformer 把残差和层归一化组合起来，有两种方式：
 #
 # - **Post-LN**（原始 Transformer，Vaswani et al. 2017）：`x = norm(x + f(x))`；
 # - **Pre-LN**（GPT-2 及之后的大多数模型）：`x = x + f(norm(x))`。残差路径本身从不做归一化，从嵌入（embedding）一路原样通到输出。
 #
-# 我们来实际测一下：32 层 `FeedForward(64, 256)`，用 PyTorch
-# 的默认初始化（initialization），按五种方式连接。我们记录每一层之后激活值的离散程度（std），以及传到每一层
-# `linear1.weight` 的梯度的范数。损失是这样设计的：不管哪种接法，顶部的梯度都是同一个随机张量。计算用
-# float64，这样极小的梯度依然看得见，不会被舍入成 0。
+# 我们来实际测一下：32 层 `FeedForward(64, 256)`，用 PyTorch 的默认初始化（initialization），按五种方式连接。我们记录每一层之后激活值的离散程度（std），以及传到每一层 `linear1.weight` 的梯度的范数。损失是这样设计的：不管哪种接法，顶部的梯度都是同一个随机张量。计算用 float64，这样极小的梯度依然看得见，不会被舍入成 0。
 
 # %%
 L, D, d_ff = 32, 64, 256
@@ -510,25 +462,15 @@ for wiring, g in grad_norm.items():
 # %% [markdown] lang="zh"
 # 图里是初始化时的情况：
 #
-# - **plain**（不加残差也不加归一化）：每一层都会把输入缩小（PyTorch 的默认初始化和 GELU 都会），所以激活值逐渐衰减到只剩偏置产生的部分；梯度往下传时，每层大约缩小
-#   5 倍：第 0 层拿到的梯度比第 31 层小 20 多个数量级。它的权重根本动不了。
+# - **plain**（不加残差也不加归一化）：每一层都会把输入缩小（PyTorch 的默认初始化和 GELU 都会），所以激活值逐渐衰减到只剩偏置产生的部分；梯度往下传时，每层大约缩小 5 倍：第 0 层拿到的梯度比第 31 层小 20 多个数量级。它的权重根本动不了。
 # - **residual, no norm**（只加残差）：恒等路径把梯度原封不动地传下去，每一层拿到的梯度都一样大。但激活值反而会增长，因为每一层都在往上加。
 # - **Pre-LN**：梯度同样平坦，而且每个 `f` 看到的都是归一化后的输入。
-# - **Post-LN** 和 **LayerNorm, no residual**（只加归一化）：每层之后的归一化把激活值的 std 保持在
-#   1，这里梯度的差别也只在一个不大的倍数之内。Post-LN 出名的麻烦（Xiong et al., 2020）要到训练时才会显现：Xiong
-#   等人发现它需要学习率预热（warmup），而 Pre-LN 不需要。第 11
-#   课会在一系列学习率（learning rate）下训练这两种接法：每个学习率下都是 Pre-LN
-#   的最终损失更低，而且在这么短的训练里，预热也救不了 Post-LN。
+# - **Post-LN** 和 **LayerNorm, no residual**（只加归一化）：每层之后的归一化把激活值的 std 保持在 1，这里梯度的差别也只在一个不大的倍数之内。Post-LN 那些为人熟知的问题（Xiong et al., 2020）要到训练时才会显现：Xiong 等人发现它需要学习率预热（warmup），而 Pre-LN 不需要。笔记本 11 会在一系列学习率（learning rate）下训练这两种接法：每个学习率下都是 Pre-LN 的最终损失更低，而且在这么短的训练里，预热也救不了 Post-LN。
 #
 # ## 小结
 #
-# - `LayerNorm`：对每个 token，在最后一维上计算
-#   `(x - mean) / sqrt(var + eps) * weight + bias`。方差用**有偏**估计（除以 `D`），`eps`
-#   放在平方根**里面**；统计量的形状是 `(B, T, 1)`，靠 `keepdim=True` 得到；`weight`、`bias` 的形状是
-#   `(D,)`，初始为全 1 和全 0：一共 `2D` 个参数。
+# - `LayerNorm`：对每个 token，在最后一维上计算 `(x - mean) / sqrt(var + eps) * weight + bias`。方差用**有偏**估计（除以 `D`），`eps` 放在平方根**里面**；统计量的形状是 `(B, T, 1)`，靠 `keepdim=True` 得到；`weight`、`bias` 的形状是 `(D,)`，初始为全 1 和全 0：一共 `2D` 个参数。
 # - 统计量按 token 计算，所以层归一化与批次大小、填充以及 train/eval 模式都无关；这几条 BatchNorm 一条也做不到。
-# - 残差 `x + f(x)` 给梯度留了一条绕过 `f`
-#   的路；没有它，梯度穿过很深的堆叠时会消失。Post-LN：`norm(x + f(x))`；Pre-LN：`x + f(norm(x))`。
+# - 残差 `x + f(x)` 给梯度留了一条绕过 `f` 的路；没有它，梯度穿过很深的堆叠时会消失。Post-LN：`norm(x + f(x))`；Pre-LN：`x + f(norm(x))`。
 #
-# **下一课：** 第 07 课把注意力、FFN、两个层归一化和两个残差连接组装成一个 `TransformerBlock`，在 `d_ff = 4D`
-# 时共有 `4(D² + D) + 8D² + 5D + 4D = 12D² + 13D` 个参数。
+# **下一步：** 笔记本 07 把注意力、FFN、两个层归一化和两个残差连接组装成一个 `TransformerBlock`，在 `d_ff = 4D` 时共有 `4(D² + D) + 8D² + 5D + 4D = 12D² + 13D` 个参数。

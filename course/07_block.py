@@ -17,9 +17,7 @@
 # %% [markdown] lang="zh"
 # # 07 · Transformer 块
 #
-# Transformer 层的每个部件你都已经做过了：第 02 课的多头注意力（multi-head attention）、第 03 课的掩码（mask）、第
-# 05 课的前馈网络（feed-forward network，FFN）、第 06
-# 课的层归一化（LayerNorm）和残差连接（residual connection）。**块**（Transformer block）把它们组装到一起，而语言模型（language model）基本上就是一摞完全相同的块。学完这一课，你应该能：
+# Transformer 层的每个部件你都已经做过了：笔记本 02 的多头注意力（multi-head attention）、笔记本 03 的掩码（mask）、笔记本 05 的前馈网络（feed-forward network，FFN）、笔记本 06 的层归一化（LayerNorm）和残差连接（residual connection）。**块**（Transformer block）把它们组装到一起，而语言模型（language model）基本上就是一摞完全相同的块。学完这一课，你应该能：
 #
 # 1. 写出 `TransformerBlock(d_model, num_heads, d_ff, norm_first=True)`，两种接法都支持：GPT-2
 #    及之后大多数模型用的**前置层归一化**（Pre-LN），以及原始 Transformer 用的**后置层归一化**（Post-LN）；
@@ -114,8 +112,7 @@ _ = torch.manual_seed(0)
 # language-model-like loss (a random readout to 100 "words" and a cross-entropy).
 
 # %% [markdown] lang="zh"
-# **关于导入。** 各个部件都来自课程的参考实现包 `tinylm_solutions`，这样本课可以独立运行：前面某一课留下的 bug
-# 不会卡住这一课。它们的行为和你写的完全一样：
+# **关于导入。** 各个部件都来自课程的参考实现包 `tinylm_solutions`，这样这个笔记本可以独立运行，前面笔记本里留下的 bug 不会卡住这里。它们的行为和你写的完全一样：
 #
 # | 部件 | 构造 | 包含 | 调用 | 返回 |
 # |---|---|---|---|---|
@@ -124,8 +121,7 @@ _ = torch.manual_seed(0)
 # | 层归一化 | `LayerNorm(d_model)` | `weight, bias` | `norm(x)` | `(B, T, D)` |
 # | 掩码 | `causal_mask(T)` | | | bool `(T, T)`，True = 可以关注 |
 #
-# 第一个演示用的是 PyTorch 自带的块
-# `nn.TransformerEncoderLayer`（第 4 节会证明它和你的块算的完全一样）；每个练习（exercise）之后的演示用的都是*你自己*的代码，所以先完成练习，让它的检查（check）通过，再运行后面的单元格。
+# 第一个演示用的是 PyTorch 自带的块 `nn.TransformerEncoderLayer`（第 4 节会证明它和你的块算的完全一样）；每个练习（exercise）之后的演示用的都是*你自己*的代码，所以先完成练习，让它的检查（check）通过，再运行后面的单元格。
 #
 # ## 1. 一个块做什么
 #
@@ -134,9 +130,7 @@ _ = torch.manual_seed(0)
 # - **注意力**是各个位置之间交换信息的唯一地方：token `t` 从它能看到的那些 token 里收集自己需要的信息；
 # - **前馈网络**接着对每个位置单独做变换（位置之间不混合）。
 #
-# 每个子层都包在一个**残差连接**里：子层的输出是*加*到输入上，而不是替换掉输入。你可以想象有一股向量流
-# `x (B, T, D)`
-# 从模型里流过，这就是**残差流**（residual stream）：每个子层读取这股流，再往里加一点修正。每个子层还配了一个**层归一化**，让它看到的数值保持在稳定的尺度上。块里的每个张量（tensor）都是
+# 每个子层都包在一个**残差连接**里：子层的输出*加*到输入上，而不是替换掉输入。可以想象有一股向量流 `x (B, T, D)` 贯穿整个模型，这就是**残差流**（residual stream）：每个子层从这股流里读取信息，再往里加一点修正。每个子层还配了一个**层归一化**，让它看到的数值保持在稳定的尺度上。块里的每个张量（tensor）都是
 # `(B, T, D)`，所以块的输出和输入形状（shape）相同，想堆多深就堆多深。
 #
 # ## 2. 层归一化放在哪里：Post-LN 与 Pre-LN
@@ -168,11 +162,9 @@ _ = torch.manual_seed(0)
 # 里证明：在初始化（initialization）时，Post-LN Transformer 中靠近输出的参数梯度（gradient）很大。所以 Post-LN
 # 模型必须做学习率**预热**（warmup）才能训练起来：学习率（learning rate）一开始很小，再在几千步里逐渐调大。Pre-LN
 # 的梯度从一开始就很规整，不用预热也能训练。代价是：Pre-LN 里每个块都往残差流上加东西，流会随深度变大，所以 Pre-LN
-# 模型要在最后一个块之后再加**一个最终的层归一化**（你会在第 08 课加上它）。
+# 模型要在最后一个块之后再加**一个最终的层归一化**（你会在笔记本 08 加上它）。
 #
-# 下面在一个未训练的 12 块堆叠上看看这两种接法（用 PyTorch 的
-# `nn.TransformerEncoderLayer`，配置成和课程的块一样，使用默认初始化）：每个块之后残差流有多大，以及在一个类似语言模型的损失下每个块的梯度有多大。这个损失是这样构造的：用一个随机的读出层映射到
-# 100 个“词”，再算交叉熵损失（cross-entropy loss）。
+# 下面拿一个没训练过、叠了 12 个块的模型来比较这两种接法（用 PyTorch 的 `nn.TransformerEncoderLayer`，配置成和课程的块一样，使用默认初始化），看两样东西：每个块之后残差流有多大；在一个类似语言模型的损失下，每个块的梯度有多大。这个损失的做法是：用一个随机的读出层映射到 100 个“词”，再算交叉熵损失（cross-entropy loss）。
 
 # %%
 D, H, L, B, T, V = 64, 4, 12, 16, 32, 100
@@ -276,12 +268,10 @@ plt.show()
 # %% [markdown] lang="zh"
 # 在 Post-LN 里，每个块都以一个层归一化结尾（初始化时 weight 为 1、bias 为 0），所以残差流的大小被钉在
 # $\sqrt{D} = 8$；它的梯度比 Pre-LN 的大，越靠近输出越明显。在 Pre-LN
-# 里，残差流一个块比一个块大，梯度则更小，越往输出方向甚至还略有下降。差别并不大（从第一个块的百分之几，到最后一个块的约
-# 50 %；注意两张图的 y 轴都不是从 0 开始的）：这个未训练的小堆叠只能隐约看出论文所分析的效应。第 11
-# 课会在一系列学习率下训练这两种接法，看看 Post-LN 到底在哪里崩掉。
+# 里，残差流一个块比一个块大，梯度则更小，越往输出方向甚至还略有下降。差别并不大（第一个块只差百分之几，到最后一个块约差 50 %；注意两张图的 y 轴都不是从 0 开始的）：这么小、又没训练过的堆叠，只能隐约看出论文分析的那种效应。笔记本 11 会在一系列学习率下训练这两种接法，看看 Post-LN 到底在哪里崩掉。
 #
 # `nn.TransformerEncoderLayer` 两种都支持：`norm_first=False`（它的默认值）是 Post-LN，`norm_first=True` 是
-# Pre-LN。你的块接受同一个参数，默认值按语言模型的惯例取 Pre-LN。
+# Pre-LN。你的块也用这个参数，默认值按语言模型的惯例取 Pre-LN。
 #
 # ## 3. 练习：`TransformerBlock`
 #
@@ -300,10 +290,7 @@ plt.show()
 # **检查会试什么：**
 # 它用自己的尺寸构造你的块（`d_ff ≠ 4 D`），写入随机权重（层归一化的 weight 和 bias 也是随机的），再把同样的权重写入
 # `nn.TransformerEncoderLayer(d_model, num_heads, d_ff, dropout=0.0, activation="gelu", batch_first=True,
-# norm_first=...)`，然后用均值远离 0 的输入比较两者的输出：
-# `norm_first` 分别取 `norm_first=True`、`False` 和不传，每种都分不加掩码和加 `causal_mask(T)`
-# 两种情况。加因果掩码（causal mask）时，它还会改动某个位置之后的
-# token，要求该位置及之前的输出都不变。最后它会数参数，并检查梯度能传到每一个权重。如果你更想用 PyTorch
+# norm_first=...)`，然后用均值远离 0 的输入比较两者的输出：分别用 `norm_first=True`、`False` 和不传 `norm_first` 这三种设置，每种都在不加掩码和加 `causal_mask(T)` 时各比较一次。加因果掩码（causal mask）时，它还会改动某个位置之后的 token，要求该位置及之前的输出都不变。最后它会数参数，并检查梯度能传到每一个权重。如果你更想用 PyTorch
 # 自带的部件，`nn.LayerNorm(d_model)`、`nn.MultiheadAttention(d_model, num_heads, batch_first=True)` 和
 # `nn.Sequential(nn.Linear, nn.GELU(),
 # nn.Linear)` 也可以，名字还是那四个（注意
@@ -313,11 +300,11 @@ plt.show()
 #
 # <details><summary>提示 1：思路</summary>
 #
-# 一个块就是两个子层：先是注意力（attention），再是前馈网络（feed-forward network，FFN），每个子层都包在残差连接（residual connection）里，各配一个层归一化（LayerNorm）。这个开关只改变归一化放的位置。前置层归一化（Pre-LN）对*进入*子层的东西做归一化，子层的输出原样加到残差流上；后置层归一化（Post-LN）先相加，再对和做归一化。两种接法里，FFN
+# 一个块就是两个子层：先是注意力（attention），再是前馈网络（feed-forward network，FFN），每个子层都包在残差连接（residual connection）里，各配一个层归一化（LayerNorm）。这个开关只改变归一化放的位置。前置层归一化（Pre-LN）先把*进入*子层的东西归一化，子层的输出原样加到残差流上；后置层归一化（Post-LN）先相加，再把和归一化。两种接法里，FFN
 # 读的都是注意力那一行算出来的 `x`。
 # </details>
 #
-# <details><summary>提示 2：各部分放在哪里</summary>
+# <details><summary>提示 2：各部分写在哪里</summary>
 #
 # - `forward` 就是对 `self.norm_first` 的一个 `if`，每个分支两行，一行对应一个子层，最后
 #   `return x`。每一行读的都是上一行算出的 `x`。
@@ -331,8 +318,7 @@ plt.show()
 #
 # <details><summary>提示 3：答案</summary>
 #
-# 前置层归一化（Pre-LN）：先 `x = x + self.attn(self.norm1(x), mask)[0]`，再 `x = x + self.ffn(self.norm2(x))`。
-# 后置层归一化（Post-LN）：先 `x = self.norm1(x + self.attn(x, mask)[0])`，再 `x = self.norm2(x + self.ffn(x))`。
+# 前置层归一化（Pre-LN）：先 `x = x + self.attn(self.norm1(x), mask)[0]`，再 `x = x + self.ffn(self.norm2(x))`。后置层归一化（Post-LN）：先 `x = self.norm1(x + self.attn(x, mask)[0])`，再 `x = self.norm2(x + self.ffn(x))`。
 # </details>
 
 # %% solution="transformer_block"
@@ -403,7 +389,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_transformer_block(Tra
 # The cell below compares your `TransformerBlock` with it.
 
 # %% [markdown] lang="zh"
-# **检查没通过？** 先看 `tried:` 这一行。“no mask” 的失败说明是接线有问题；`likely mistake:`
+# **如果检查没通过：** 先看 `tried:` 这一行。“no mask” 的失败说明是接线有问题；`likely mistake:`
 # 这一行能认出的错误包括：残差加的是归一化后的张量、漏了残差、一个层归一化用了两次、Pre-LN 和 Post-LN
 # 接反了、掩码没有传下去、加了 dropout，以及在最后多加了一个层归一化。
 #
@@ -543,7 +529,7 @@ with torch.no_grad():
 
 # %% [markdown] lang="zh"
 # 加了因果掩码，位置 0–3 纹丝不动：它们看不到未来。不加掩码，每个位置都能看到所有
-# token，于是全都变了。块自己不构造掩码：掩码由模型构造一次，再交给每一个块（第 08 课）。
+# token，于是全都变了。块自己不构造掩码：掩码由模型构造一次，再交给每一个块（笔记本 08）。
 #
 # ## 6. 数参数
 #
@@ -641,7 +627,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_block_parameter_count
 # ratio to $12D^2$, counted by your `block_parameter_counts` on your `TransformerBlock`.
 
 # %% [markdown] lang="zh"
-# **检查没通过？** `tried:` 这一行说明它数的是哪个块，`expected:` / `got:`
+# **如果检查没通过：** `tried:` 这一行说明它数的是哪个块，`expected:` / `got:`
 # 把四个数并排列出来，你能看出是哪一部分不对、差了多少。
 #
 # ## 7. 每层约 12 D²
@@ -740,8 +726,7 @@ plt.show()
 # %% [markdown] lang="zh"
 # `D = 128` 时：注意力 66,048，FFN 131,712，归一化 512，一共 198,272 个参数。与 $12D^2$ 的比值是
 # $1 + 13/(12D)$：`D = 32` 时为 1.034，`D = 512` 时为 1.002。`13D` 这一项（偏置和归一化）随着 `D`
-# 变大越来越不重要，所以大家常说一个块**约有 12 D² 个参数**：三分之一在注意力里（$4D^2$），三分之二在 FFN
-# 里（$8D^2$）。Kaplan et al.（2020, §2.1）把模型中嵌入（embedding）以外的参数量记为
+# 变大越来越不重要，所以大家常说一个块**约有 12 D² 个参数**：三分之一在注意力里（$4D^2$），三分之二在 FFN 里（$8D^2$）。Kaplan et al.（2020, §2.1）把模型中嵌入（embedding）以外的参数量记为
 # $N \approx 12\, n_\text{layer} D^2$。比如 GPT-2 small 的 `D = 768`，有 12 个块：块里的参数约有
 # $12 \times 12 \times 768^2 \approx 85$M 个（M 即百万；它一共 124M 个参数，其余的都在嵌入里）。
 #
@@ -750,8 +735,7 @@ plt.show()
 #
 # ## 8. 生产代码的写法：`CausalSelfAttention`
 #
-# 你的 `MultiHeadSelfAttention` 把每一步都写了出来，所以才好读。而在 nanoGPT、GPT-2
-# 的代码以及你以后会打开的大多数模型里，注意力为了速度换了一种写法；见到时能认出它，很有用：
+# 你的 `MultiHeadSelfAttention` 把每一步都写了出来，所以才好读。而在 nanoGPT、GPT-2 的代码，以及你以后会读到的大多数模型里，注意力为了速度换了一种写法，见到了要能认出来：
 #
 # - **一个融合投影** `qkv = nn.Linear(D, 3 D, bias=False)`：一次矩阵乘法（matrix multiplication）代替三次，之后用
 #   `.chunk(3, dim=-1)` 切成 `q, k, v`（它的权重就是 `W_Q, W_K, W_V` 堆在一起，和第 4 节里 `nn.MultiheadAttention`
@@ -774,10 +758,9 @@ plt.show()
 #   `out`（就是上面那两个层）、`num_heads`、`d_head = d_model // num_heads` 和 `dropout`（丢弃概率，一个 float）。
 # - `forward(x)`：`x (B, T, D)` -> `(B, T, D)`。按 q、k、v 的顺序切分 `qkv(x)`，把每一份变成 `(B, H, T, d_head)`
 #   的形状，调用**一次** `F.scaled_dot_product_attention`，传入 `is_causal=True` 和正确的
-#   `dropout_p`，再把各个头合并回 `(B, T, D)`，最后作用 `out`。
+#   `dropout_p`，再把各个头合并回 `(B, T, D)`，最后经过 `out`。
 #
-# **检查会试什么：** `d_model % num_heads != 0` 时应抛出 `ValueError`；各个层和属性，参数量为 `4 D²`；然后它把第
-# 02 课 `MultiHeadSelfAttention` 的权重（偏置为 0）复制进你的模块，在 `eval()` 下要求输出等于后者配合
+# **检查会试什么：** `d_model % num_heads != 0` 时应抛出 `ValueError`；各个层和属性，参数量为 `4 D²`；然后它把笔记本 02 中 `MultiHeadSelfAttention` 的权重（偏置为 0）复制进你的模块，在 `eval()` 下要求输出等于后者配合
 # `causal_mask(T)` 的输出。`dropout=0.5` 时，要求两次 `eval()` 调用的结果一致；在 `train()` 下调用 40
 # 次，要求每次结果都不同、丢弃的是整个权重（而不是输出里的单个元素），并且平均下来等于 `eval()`
 # 的输出。手写的版本（掩码后的分数、softmax、`F.dropout(weights, self.dropout, training=self.training)`）同样能通过，用
@@ -789,18 +772,18 @@ plt.show()
 #
 # 它就是你的 `MultiHeadSelfAttention`
 # 改了两处：三个投影合成一个层，再把这个层的输出切成三份；`scaled_dot_product_attention`
-# 加上因果掩码（causal mask），换成对 PyTorch 函数的一次调用。头（head）的拆分与合并和第 02 课完全一样。
+# 加上因果掩码（causal mask），换成对 PyTorch 函数的一次调用。头（head）的拆分与合并和笔记本 02 完全一样。
 # </details>
 #
-# <details><summary>提示 2：各部分放在哪里</summary>
+# <details><summary>提示 2：各部分写在哪里</summary>
 #
-# 把 `self.qkv(x)` 的输出沿最后一维切成三份（`.chunk`）；按第 02 课 `split_heads`
+# 把 `self.qkv(x)` 的输出沿最后一维切成三份（`.chunk`）；按笔记本 02 的 `split_heads`
 # 的做法把每一份变成多头的形状（shape）：先拆分 D，*再*把头（head）那一维挪到时间维前面；按 `merge_heads`
 # 的做法合并回去。dropout 要放进注意力（attention）调用*里面*，通过 `dropout_p` 传入，它的值取决于
 # `self.training`。
 # </details>
 #
-# <details><summary>提示 3：答案，forward 逐行写出</summary>
+# <details><summary>提示 3：答案（forward 逐行写出）</summary>
 #
 # `q, k, v = self.qkv(x).chunk(3, dim=-1)`；然后对每一个做
 # `.view(B, T, self.num_heads, self.d_head).transpose(1, 2)`；
@@ -862,7 +845,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_self_attention
 # `dropout_p=self.dropout`. Both get `dropout=0.2`, the same weights and the same input, in `eval()`:
 
 # %% [markdown] lang="zh"
-# **检查没通过？** `likely mistake:` 能指出的错误包括：q、k、v 的切分顺序不对，拆分或合并多头时漏了
+# **如果检查没通过：** `likely mistake:` 能指出的错误包括：q、k、v 的切分顺序不对，拆分或合并多头时漏了
 # transpose，漏了 `is_causal=True`，`eval()` 下 dropout 还开着，dropout 从来没生效，dropout
 # 加在了输出上而不是权重上，权重用成了转置（`y @ self.out.weight`），以及缩放用了 `sqrt(d_model)`。
 #
@@ -925,8 +908,7 @@ with torch.no_grad():
 # layer, and makes a language model, TinyLM.
 
 # %% [markdown] lang="zh"
-# 在 `eval()` 下，你的模块两次输出相同，陷阱版却不同：这就是
-# bug，而且它出现在一次运行中本来没有任何随机性的环节（评估、生成）。在 `train()`
+# 在 `eval()` 下，你的模块两次输出相同，陷阱版却不同：这就是那个 bug，而且它偏偏出在本不该有随机性的环节（评估、生成），别处都看不出异样。在 `train()`
 # 下，你的模块也是随机的，这本来就该如此；它多次调用的平均值很接近 `eval()` 的输出：丢弃一部分权重、再把保留的除以
 # `1 - p`，平均下来什么也没改变。
 #
@@ -945,4 +927,4 @@ with torch.no_grad():
 #   is_causal=True)`。这个函数不读
 #   `self.training`，所以不在训练时 `dropout_p` 必须为 0。
 #
-# **下一课：** 第 08 课把 `num_layers` 个块堆在 token 嵌入、位置嵌入和输出层之间，做成一个语言模型：TinyLM。
+# **下一课：** 笔记本 08 把 `num_layers` 个块堆在 token 嵌入、位置嵌入和输出层之间，做成一个语言模型：TinyLM。

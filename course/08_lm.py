@@ -19,7 +19,7 @@
 # %% [markdown] lang="zh"
 # # 08 · 语言模型
 #
-# 把 Transformer 块（Transformer block）一层层叠起来，能把一串向量变成另一串向量。**语言模型**（language model）还要再补几样东西，才能读入 token id、预测下一个 token：底部放嵌入（embedding），顶部放输出层，再配一个损失，给每个位置的猜测打分。学完这个 notebook，你应该能：
+# 把 Transformer 块（Transformer block）一层层叠起来，能把一串向量变成另一串向量。**语言模型**（language model）还要再补几样东西，才能读入 token id、预测下一个 token：底部放嵌入（embedding），顶部放输出层，再配一个损失，给每个位置的猜测打分。学完这个笔记本，你应该能：
 #
 # 1. 写出**因果语言模型的损失**：标签错开一位，直接在原始 logits 上算交叉熵损失（cross-entropy loss），标成 `-100` 的目标不计入；
 # 2. 写出 `TinyLM(vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff)`，一个 GPT-2 风格的仅解码器（decoder-only）模型：token 嵌入加位置嵌入，若干个带因果掩码（causal mask）的块，最后一个层归一化（LayerNorm），以及一个和 token 嵌入**权重共享**（weight tying）的输出层，并按 GPT-2 的方式初始化（initialization）；
@@ -60,11 +60,11 @@ _ = torch.manual_seed(0)
 # one-hot vectors:
 
 # %% [markdown] lang="zh"
-# **关于导入。** 这些部件都取自课程的参考实现包，这样前面 notebook 里留下的 bug 就卡不住这一课：`TransformerBlock(d_model, num_heads, d_ff)` 是 notebook 07 的前置层归一化（Pre-LN）块（`block(x, mask) -> (B, T, D)`），`LayerNorm(d_model)` 来自 notebook 06，`causal_mask(T)` 来自 notebook 01（bool 型 `(T, T)`，True = 可以关注）。`default_corpus()` 和 `get_batch` 负责提供文本和批次，notebook 09 会仔细讲它们。每个练习（exercise）后面的演示用的都是*你*写的代码：先做完练习，等它的检查（check）通过了，再运行它下面的单元格。
+# **关于导入。** 这些部件都取自课程的参考实现包，这样前面笔记本里留下的 bug 就卡不住这里：`TransformerBlock(d_model, num_heads, d_ff)` 是笔记本 07 的前置层归一化（Pre-LN）块（`block(x, mask) -> (B, T, D)`），`LayerNorm(d_model)` 来自笔记本 06，`causal_mask(T)` 来自笔记本 01（bool 型 `(T, T)`，True = 可以关注）。`default_corpus()` 和 `get_batch` 负责提供文本和批次，笔记本 09 会仔细讲它们。每个练习（exercise）后面的演示用的都是*你*写的代码：先做完练习，等它的检查（check）通过了，再运行它下面的单元格。
 #
 # ## 1. 从 token id 到向量
 #
-# 模型读入的是 **token id**：`0 .. V-1` 之间的整数，每个 token 一个。这个 notebook 拿字符当 token，分词器（tokenizer）留到 notebook 09 再建。`nn.Embedding(V, D)` 就是一张 `V` 行的表，每行宽 `D`；用 id 去调用它，就是按 id 把对应的行查出来。这和拿 one-hot 向量去乘这张表是一回事，只是省掉了构造 one-hot 向量这一步：
+# 模型读入的是 **token id**：`0 .. V-1` 之间的整数，每个 token 一个。这个笔记本拿字符当 token，分词器（tokenizer）留到笔记本 09 再建。`nn.Embedding(V, D)` 就是一张 `V` 行的表，每行宽 `D`；用 id 去调用它，就是按 id 把对应的行查出来。这和拿 one-hot 向量去乘这张表是一回事，只是省掉了构造 one-hot 向量这一步：
 
 # %%
 text = default_corpus(max_chars=20_000)
@@ -120,7 +120,7 @@ print(ids.tolist(), "->", tuple(looked_up.shape), "; same as one-hot @ table:", 
 # an untrained model should start near.
 
 # %% [markdown] lang="zh"
-# 注意力（attention）本身不分先后顺序（notebook 04），所以 GPT-2 又加了第二张表，即**可学习位置嵌入**（learned positional embedding）`nn.Embedding(max_seq_len, D)`：第 `t` 行加到位置 `t` 上的 token 上。这张表只有 `max_seq_len` 行，一行也不多：按 `max_seq_len` 个位置建的模型，**读不了**更长的输入。去取第 `max_seq_len` 行，会在 PyTorch 深处报一个 `IndexError`，却不说明原因；你的模型要自己检查长度，抛出一个把原因讲清楚的 `ValueError`。
+# 注意力（attention）本身不分先后顺序（笔记本 04），所以 GPT-2 又加了第二张表，即**可学习位置嵌入**（learned positional embedding）`nn.Embedding(max_seq_len, D)`：第 `t` 行加到位置 `t` 的 token 上。这张表只有 `max_seq_len` 行，一行也不多：按 `max_seq_len` 个位置建的模型，**读不了**更长的输入。去取第 `max_seq_len` 行，会在 PyTorch 深处报一个 `IndexError`，却不说明原因；你的模型要自己检查长度，抛出一个把原因讲清楚的 `ValueError`。
 #
 # ## 2. 语言模型要学的是什么
 #
@@ -200,7 +200,7 @@ print(f"uniform logits: loss {F.cross_entropy(uniform[:, :-1].reshape(-1, V), ta
 #
 # <details><summary>提示 1：思路</summary>
 #
-# 两次切片，一次 reshape。位置 `t` 做出的预测，要和位置 `t + 1` 上的 token 对照：去掉最后一个预测（它没有下一个 token），再去掉第一个标签（它前面没有 token），两边就对齐了。剩下的就是一个普通的分类损失，一次覆盖全部 `B × (T-1)` 个位置，所以要先把这些位置展平成一个列表。
+# 两次切片，一次 reshape。位置 `t` 的预测，要和位置 `t + 1` 上的 token 对照：去掉最后一个预测（它没有下一个 token），再去掉第一个标签（它前面没有 token），两边就对齐了。剩下的就是一个普通的分类损失，一次覆盖全部 `B × (T-1)` 个位置，所以要先把这些位置展平成一个列表。
 # </details>
 #
 # <details><summary>提示 2：看哪里</summary>
@@ -364,7 +364,7 @@ print(f"with -100 targets: {causal_lm_loss(logits, labels).item():.4f}; "
 # ```
 #
 # - **只用一个因果掩码。** `causal_mask(T)` 每次前向只建一次，交给每一个块。
-# - **最后一个层归一化。** 在前置层归一化的堆叠里，残差流从头到尾都不做归一化，会随深度变大（notebook 07）；GPT-2 在最后一个块之后、输出层之前把它归一化一次（也就是它的 `ln_f`）。
+# - **最后一个层归一化。** 在前置层归一化的堆叠里，残差流从头到尾都不做归一化，会随深度变大（笔记本 07）；GPT-2 在最后一个块之后、输出层之前把它归一化一次（也就是它的 `ln_f`）。
 # - **权重共享。** 输出层 `lm_head = nn.Linear(D, V, bias=False)` 把一个向量映射成每个 token 一个分数；它的权重是 `(V, D)`，和 token 嵌入的形状一样。Press & Wolf (2017) 让两者共用**同一个**矩阵（Vaswani et al. §3.4 和 GPT-2 也是这样）：参数少了 `V·D` 个，而且一个 token 的输入向量和输出向量会一起学习。“同一个矩阵”指的是同一个 `nn.Parameter` 对象用两次：`self.lm_head.weight = self.token_emb.weight`。复制一份（`.clone()`、`copy_`）一开始数值相等，但它是第二个张量，优化器（optimizer）走完第一步，两者就不一样了。在同一块存储上再建一个 Parameter（`nn.Parameter(self.token_emb.weight)`，或者去赋值 `.data`），数值倒是共享了，可 `model.parameters()` 会把这个矩阵列两次：参数量把 `V·D` 算了两遍，优化器每一步也会更新它两次（Adam 会给同一个矩阵配两套矩估计）。
 # - **GPT-2 的初始化**（Radford et al. 2019, §2.3；nanoGPT 的 `_init_weights`）：所有 `nn.Linear` 和 `nn.Embedding` 的权重取 `N(0, 0.02)`，所有偏置取 0；每个块里有两个投影往残差流里写（`attn.W_O` 和 `ffn.linear2` 的权重；它们的偏置仍为 0），它们的标准差取 `0.02 / sqrt(2·L)`，这样加到残差流上的 `2L` 份贡献不会让它的大小随深度增长。PyTorch 的默认值不一样：`nn.Embedding` 从 `N(0, 1)` 开始，权重共享时，这会让初始 logits 大得离谱。
 #
@@ -372,7 +372,7 @@ print(f"with -100 targets: {causal_lm_loss(logits, labels).item():.4f}; "
 #
 # `__init__(self, vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff)`：调用 `super().__init__()`，保存 `self.max_seq_len`，然后创建下面这些部件，名字必须一字不差（检查是按名字把权重拷进来的）：`self.token_emb = nn.Embedding(vocab_size, d_model)`、`self.pos_emb = nn.Embedding(max_seq_len, d_model)`、由 `num_layers` 个 `TransformerBlock(d_model, num_heads, d_ff)` 组成的 `self.blocks = nn.ModuleList(...)`、`self.norm = LayerNorm(d_model)` 和 `self.lm_head = nn.Linear(d_model, vocab_size, bias=False)`。让 `lm_head` 的权重和 `token_emb` 的权重共享，然后按 GPT-2 的方式初始化（见上文）。
 #
-# `forward(self, input_ids, labels=None)`：`input_ids (B, T)` 是整数。`T > self.max_seq_len` 时，抛出一个提到 `max_seq_len` 的 `ValueError`。位置取这次输入自己的 `T` 对应的 `0 .. T-1`（表示 token 坐在哪个位置，而不是它是哪个 token），因果掩码是 `T x T` 的：`max_seq_len` 只是上限。返回二元组 `(logits (B, T, V), loss)`：传了 `labels` 时，`loss` 是**你自己写的** `causal_lm_loss(logits, labels)`，否则是 `None`。
+# `forward(self, input_ids, labels=None)`：`input_ids (B, T)` 是整数。`T > self.max_seq_len` 时，抛出一个提到 `max_seq_len` 的 `ValueError`。位置取这次输入自己的 `T` 对应的 `0 .. T-1`（表示 token 排在第几位，而不是它是哪个 token），因果掩码是 `T x T` 的：`max_seq_len` 只是上限。返回二元组 `(logits (B, T, V), loss)`：传了 `labels` 时，`loss` 是**你自己写的** `causal_lm_loss(logits, labels)`，否则是 `None`。
 #
 # `get_num_params` 已经给好了（照搬 nanoGPT）：每个张量只算一次，而且不算位置嵌入，除非你指定 `non_embedding=False`。
 #
@@ -385,7 +385,7 @@ print(f"with -100 targets: {causal_lm_loss(logits, labels).item():.4f}; "
 # `forward` 就是上面那张图，从左往右走一遍：token 嵌入（embedding）加上位置嵌入，依次过每个块，所有块共用一个因果掩码（causal mask）；然后是最后的归一化、输出层，最后算损失。`__init__` 建好各层之后，按顺序做三件事：先做权重共享（weight tying），同一个 Parameter 对象用两次，不是复制；再按 GPT-2 的方式初始化（initialization）所有权重；最后给每个块里往残差流写入的那两个投影换上更小的标准差。
 # </details>
 #
-# <details><summary>提示 2：每一步写在哪里</summary>
+# <details><summary>提示 2：各部分写在哪里</summary>
 #
 # - 权重共享（weight tying）：把 `token_emb` 的权重，也就是那个 Parameter 对象本身，赋给 `lm_head` 的 `weight` 属性。
 # - 初始化（initialization）：遍历 `self.modules()`（或者用 `self.apply(fn)`）：对每个 `nn.Linear` 和 `nn.Embedding`，在权重上调用 `nn.init.normal_`，均值 0，标准差 0.02；有偏置的，在偏置上调用 `nn.init.zeros_`。然后遍历 `self.named_parameters()`：名字以 `"attn.W_O.weight"` 或 `"ffn.linear2.weight"` 结尾的，再调用一次 `nn.init.normal_`，标准差为 `0.02 / sqrt(2 * num_layers)`。
@@ -608,11 +608,11 @@ with torch.no_grad():
 # |---|---|---|
 # | `token_emb` | `(V, D)`，同时也是输出层的权重 | $V D$ |
 # | `pos_emb` | `(max_seq_len, D)` | $T_{max} D$ |
-# | `blocks` | `L` 个块，每个 `12 D² + 13 D`（notebook 07） | $L(12D^2 + 13D)$ |
+# | `blocks` | `L` 个块，每个 `12 D² + 13 D`（笔记本 07） | $L(12D^2 + 13D)$ |
 # | `norm` | weight 和 bias | $2D$ |
 # | `lm_head` | 共享权重时，没有自己的参数 | $0$ |
 #
-# 所以粗略地说，总数是 **`12·L·D² + V·D`**：各个块，加上那个（共享的）嵌入矩阵。词表（vocabulary）小的时候，块占大头；GPT-2 的词表有 50,257 个 token，嵌入矩阵就占了小号模型的三分之一。
+# 所以粗略地说，总数是 **`12·L·D² + V·D`**：各个块，加上那个（共享的）嵌入矩阵。词表（vocabulary）小的时候，块占大头；GPT-2 的词表有 50,257 个 token，嵌入矩阵就占了 GPT-2 small 参数的三分之一。
 #
 # ### 练习 3：`parameter_table(model)`
 #
@@ -627,7 +627,7 @@ with torch.no_grad():
 # 两个部件共用的张量（tensor），比如权重共享（weight tying）的那个矩阵，只能算一次，算在最先碰到它的部件头上。所以要记住哪些张量已经算过，按身份来记（是同一个对象，而不是数值相等），并且按表里的顺序数各个部件：`token_emb` 的权重先被算到，等 `lm_head` 碰到同一个张量时就跳过。`"total"` 不用操这份心：`model.parameters()` 对共享的张量只给一次。
 # </details>
 #
-# <details><summary>提示 2：每一步写在哪里</summary>
+# <details><summary>提示 2：各部分写在哪里</summary>
 #
 # - 开始数之前：准备一个集合，存放已经数过的 `id(p)`。
 # - 写一个辅助函数，每个部件都用它：遇到 `None`（没有 `pos_emb` 的模型）返回 0；否则遍历这个部件的 `.parameters()`，对每个 `id(p)` 还不在集合里的 `p`，加上 `p.numel()`，并把这个 id 放进集合。
@@ -690,7 +690,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_parameter_table(param
 # %% [markdown] lang="zh"
 # **如果检查没通过：** `expected:` 和 `got:` 会把 `tried:` 那一行所说模型的六个计数并排列出来；看看是哪个部件不对，差了多少（差 `V·D` 就是那个共享矩阵的问题）。
 #
-# 下面把你的表、模型自带的 `get_num_params()` 和公式 `12·L·D² + V·D` 放在一起比，比三个模型：第 4 节的模型，一个更宽的模型，以及 GPT-2 small。GPT-2 small 的尺寸是：`V = 50,257`，1,024 个位置，`D = 768`，12 层，每层 12 个头（head）。GPT-2 模型建在 PyTorch 的 `"meta"` 设备上：它的张量只有形状，不占内存，用来数清 124M（1.24 亿）个参数足够了，却不用真的分配它们。
+# 下面把你的表、模型自带的 `get_num_params()` 和公式 `12·L·D² + V·D` 放在一起比，比三个模型：第 4 节的模型，一个更宽的模型，以及 GPT-2 small。GPT-2 small 的尺寸是：`V = 50,257`，1,024 个位置，`D = 768`，12 层，每层 12 个头（head）。GPT-2 模型建在 PyTorch 的 `"meta"` 设备上：它的张量只有形状，不占内存，用来数这 124M（1.24 亿）个参数正合适，又不用真的为它们分配内存。
 
 # %%
 configs = {"section 4": (V, 64, 64, 4, 2), "wider": (V, 256, 256, 8, 6), "GPT-2 small": (50257, 1024, 768, 12, 12)}
@@ -740,7 +740,7 @@ plt.show()
 # **Next:** notebook 09 builds tokenizers and trains this model on real text.
 
 # %% [markdown] lang="zh"
-# GPT-2 small 算出来是 124,439,808 个参数，和 OpenAI 发布的检查点（checkpoint）一致。`get_num_params()` 不算位置嵌入（nanoGPT 打印 GPT-2 small 的大小时就是这么算的：123.65M）；公式 `12·L·D² + V·D` 只漏掉了偏置、各个层归一化和位置表。我们的词表不到 100 个字符，嵌入只占窄窄的一条；换成 50k 个 token 的词表，它几乎占了 GPT-2 small 的三分之一。
+# GPT-2 small 算出来是 124,439,808 个参数，和 OpenAI 发布的检查点（checkpoint）一致。`get_num_params()` 不算位置嵌入（nanoGPT 打印 GPT-2 small 的大小时就是这么算的：123.65M）；公式 `12·L·D² + V·D` 只漏掉了偏置、各个层归一化和位置表。我们的词表不到 100 个字符，嵌入只占很小一部分；换成 50k 个 token 的词表，它几乎占了 GPT-2 small 的三分之一。
 #
 # ## 小结
 #
@@ -749,4 +749,4 @@ plt.show()
 # - 初始化时：logits 是 `(B, T, V)`，损失 `≈ ln V`，没有哪个位置能看到未来。
 # - 参数：约 `12·L·D² + V·D`，共享的矩阵只算一次。
 #
-# **下一步：** notebook 09 构建分词器，并用真实文本训练这个模型。
+# **下一步：** 笔记本 09 构建分词器，并用真实文本训练这个模型。

@@ -21,7 +21,7 @@
 # %% [markdown] lang="zh"
 # # 09 · 训练
 #
-# notebook 08 搭好了 `TinyLM`：输入 token id，输出 logits 和损失。没训练时，它只会均匀地乱猜（损失 ≈ ln V）。这个 notebook 先把文本变成 token id，再让模型真正学起来。学完之后，你应该能：
+# 笔记本 08 搭好了 `TinyLM`：输入 token id，输出 logits 和损失。没训练时，它只会均匀地乱猜（损失 ≈ ln V）。这个笔记本先把文本变成 token id，再让模型真正学起来。学完之后，你应该能：
 #
 # 1. 写一个无损的**字符级分词器**（tokenizer），再写**词级**分词器的编码函数，带上特殊 token `<pad>`、`<unk>`、`<eos>`，并测出它的 UNK 率；
 # 2. 写出 `train_step`：**zero_grad → forward → loss → backward → clip → step**，顺序不能乱，还要说得出为什么；
@@ -66,7 +66,7 @@ torch.set_num_threads(1)  # the tensors here are small: one thread is enough (tw
 # points); the numbers in the text are those of the full run.
 
 # %% [markdown] lang="zh"
-# **运行时长。** 下面两次训练都用固定的步数（所以这个 notebook 每次运行得到的数字都一样）。启动 Jupyter 之前设置环境变量 `TINYLM_QUICK=1`，每次训练就只跑几步（课程自己的测试就是这么做的；老师自动评分时也可以这样做，因为这些训练不计分）。正文里的数字都来自完整运行。
+# **运行时长。** 下面两次训练都用固定的步数（所以这个笔记本每次运行得到的数字都一样）。启动 Jupyter 之前设置环境变量 `TINYLM_QUICK=1`，每次训练就只跑几步（课程自己的测试就是这么做的；老师自动评分时也可以这样做，因为这些训练不计分）。正文里的数字都来自完整运行。
 
 # %%
 QUICK = os.environ.get("TINYLM_QUICK") == "1"
@@ -144,7 +144,7 @@ print(text[:300])
 #
 # 返回词表（由 `text` 里所有不同的字符组成的列表，排好序），以及用它编码后的 `text`（一个 int 列表，每个字符一个 id，从 0 开始）。空格、换行和非 ASCII 字符也都是字符，和别的字符一样处理。
 #
-# 检查（check）会在三段文本上调用你的函数，文本里有 unicode 字符（`é`、`→`、`☕`）、制表符和换行，而且字符首次出现的先后顺序和排序后的顺序不同；然后它用你的词表解码你的 id。
+# 检查（check）会用三段文本调用你的函数，文本里有 unicode 字符（`é`、`→`、`☕`）、制表符和换行，而且字符首次出现的先后顺序和排序后的顺序不同；然后它用你的词表解码你的 id。
 #
 # **难度：** ★☆☆ · **用时：** 约 5 分钟
 #
@@ -375,7 +375,7 @@ print(x_pad, labels, sep="\n")
 # against the token two ahead.)
 
 # %% [markdown] lang="zh"
-# 这个 notebook 接下来都用字符：词表小（V ≈ 100），训练快，也永远碰不到未知 token。
+# 这个笔记本接下来都用字符：词表小（V ≈ 100），训练快，也永远碰不到未知 token。
 #
 # ## 3. 批次
 #
@@ -467,19 +467,19 @@ print("y[0]:", repr(decode(y[0].tolist())))
 # 5. `torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)`：如果所有梯度合在一起的全局 L2 范数超过了 `max_grad_norm`，就把它们整体缩小到这个范数（Pascanu et al., 2013）：这样一个坏批次没法把模型甩出太远。它返回的是**裁剪之前**的范数，值得记下来。
 # 6. `optimizer.step()`：用（裁剪过的）梯度更新参数。
 #
-# 顺序很关键：在 step 之后才裁剪，step 用到的东西一点没变；在 backward 和 step 之间清零，这个批次的梯度就白算了。
+# 顺序很关键：裁剪放到 step 之后，step 用的还是没裁剪的梯度，等于没裁；在 backward 和 step 之间清零，这个批次的梯度就白算了。
 #
 # ### 练习 3：`train_step(model, batch, optimizer, max_grad_norm=1.0) -> dict`
 #
 # `batch` 是 `get_batch` 返回的那种二元组 `(x, y)`，两个都是 `(B, T)` 的 long 张量（tensor）；`model(x)` 返回 `(logits (B, T, V), loss or None)`。做完上面的六个动作，返回 `{"loss": float, "grad_norm": float}`：这个批次的损失和裁剪前的梯度范数，都要是 Python float（用 `.item()`）。
 #
-# 检查会在它自己的一个小模型上运行你的函数。这个模型一开始处在 **eval 模式**，`.grad` 里已经留着**上一次的旧梯度**；优化器是个*间谍*：就是普通的 SGD，但会记下自己收到的每次调用，并在 `step()` 时记下拿到的梯度。这样检查就知道梯度有没有清零、有没有裁剪到 `max_grad_norm`、是不是在 step 之前算好的，再把损失和范数与参考实现比对。这个模型还会记录调用时有没有传 `labels=`：损失要你自己从 logits 算。最后一次调用不传 `max_grad_norm`：默认值 1.0 也必须起到裁剪作用。
+# 检查会在它自己的一个小模型上运行你的函数。这个模型一开始处在 **eval 模式**，`.grad` 里已经留着**上一次的旧梯度**；优化器是个*间谍*（spy）：就是普通的 SGD，只是会记下自己被怎样调用，并在 `step()` 时记下它拿到的梯度。这样检查就知道梯度有没有清零、有没有裁剪到 `max_grad_norm`、是不是在 step 之前算好的，再把损失和范数与参考实现比对。这个模型还会记录调用时有没有传 `labels=`：损失要你自己从 logits 算。最后一次调用不传 `max_grad_norm`：默认值 1.0 也必须起到裁剪作用。
 #
 # **难度：** ★★☆ · **用时：** 约 10 分钟
 #
 # <details><summary>提示 1：思路</summary>
 #
-# 就是上面那六个动作，按那个顺序做：每一步的结果都是下一步要用的：`backward` 留下的梯度（gradient），正是裁剪要缩放、step 要应用的东西。
+# 就是上面那六个动作，按顺序做。每一步的结果都是下一步要用的：`backward` 留下的梯度（gradient），正是裁剪要缩放、step 要应用的东西。
 # </details>
 #
 # <details><summary>提示 2：看哪里</summary>
@@ -532,7 +532,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_train_step(train_step
 # %% [markdown] lang="zh"
 # ## 5. 最有力的测试：在一个批次上过拟合
 #
-# 正式训练之前，先拿**一个固定的批次**反复训练。参数足够多的模型能把 8 × 32 个 token 全部背下来：损失必须从 ln V ≈ 4.6 一路降向 0。要是降不下去，就说明哪里坏了（目标没对齐，梯度传不到某一层，优化器根本没在更新）。Karpathy 的“A Recipe for Training Neural Networks”（2019）把这个测试排在第一位。下面用你的 `train_step` 和 notebook 08 的模型：
+# 正式训练之前，先拿**一个固定的批次**反复训练。参数足够多的模型能把 8 × 32 个 token 全部背下来：损失必须从 ln V ≈ 4.6 一路降向 0。要是降不下去，就说明哪里坏了（目标没对齐，梯度传不到某一层，优化器根本没在更新）。Karpathy 的“A Recipe for Training Neural Networks”（2019）把这个测试排在第一位。下面用你的 `train_step` 和笔记本 08 的模型：
 
 # %%
 torch.manual_seed(0)
@@ -618,9 +618,9 @@ _ = record_run("09_overfit", losses=overfit_losses, final_loss=overfit_losses[-1
 # </details>
 
 # %% [markdown] lang="zh"
-# 损失接近零：模型、损失和你写的训练步都能学。可要是换成*新*的批次，这个模型会表现很差：它只是背了下来，并没有泛化。这正是验证数据要衡量的东西。
+# 损失接近零，说明模型、损失和你写的训练步连在一起确实能学。可要是换成*新*的批次，这个模型会表现很差：它只是背了下来，并没有泛化。这正是验证数据要衡量的东西。
 #
-# 这个测试也有抓不到的情况：目标错了，但仍然是这个批次的一个固定函数。用 `_, loss = model(x, labels=y)`（第 3 节讲的双重错位），模型照样能把这个批次过拟合到损失接近 0，学到的却是预测往后第二个 token。所以这个 notebook 才一再强调，千万别把 `y` 当标签传进去；练习 3 的检查也才会去看模型是怎么被调用的。
+# 这个测试也有抓不到的情况：目标错了，但仍然是这个批次的一个固定函数。用 `_, loss = model(x, labels=y)`（第 3 节讲的双重错位），模型照样能把这个批次过拟合到损失接近 0，学到的却是预测往后第二个 token。所以这个笔记本才一再强调，千万别把 `y` 当标签传进去；练习 3 的检查也才会去看模型是怎么被调用的。
 #
 # ## 6. 评估与困惑度
 #
@@ -634,7 +634,7 @@ _ = record_run("09_overfit", losses=overfit_losses, final_loss=overfit_losses[-1
 #
 # ### 练习 4：`evaluate(model, batches) -> float`
 #
-# `batches` 是由 `(x, y)` 二元组组成的列表（各批次大小可以不同；`y` 里可能有 `-100`）。返回所有计入目标的交叉熵总和除以它们的个数，类型是 Python float；要在 eval 模式下、在 `torch.no_grad()` 里计算，算完让模型回到原来的模式。张量不是 float：返回张量（哪怕是 0 维的）会被检查当作错误指出来，这一题和练习 5 都是如此。
+# `batches` 是由 `(x, y)` 二元组组成的列表（各批次大小可以不同；`y` 里可能有 `-100`）。返回所有计入目标的交叉熵总和除以它们的个数，类型是 Python float；要在 eval 模式下、在 `torch.no_grad()` 里计算，算完让模型回到原来的模式。注意张量不是 float：返回张量（哪怕是 0 维的），检查会把它当作错误指出来，这一题和练习 5 都是如此。
 #
 # 检查会在一个小模型上运行你的函数，这个模型每次前向都会记下当时的模式，以及梯度模式是否打开；一次从训练模式开始，一次从 eval 模式开始，用的是三个大小不同、部分目标为 `-100` 的批次。
 #
@@ -775,7 +775,7 @@ for name, m in (("untrained", untrained), ("overfitted on one batch", model)):
 # on the wrong characters, so the targets get much less than 1/V. Confidently wrong is worse than uniform.
 
 # %% [markdown] lang="zh"
-# 过拟合模型的困惑度（约 725）远远*高于* V = 99，也就是未训练模型的困惑度：均匀猜测给每个目标的概率都是 1/V，而背下了一个批次的模型，几乎把全部概率都押在了错误的字符上，于是目标得到的概率远小于 1/V。自信地猜错，比均匀地瞎猜还糟。
+# 过拟合模型的困惑度（约 725）远远*高于*未训练模型的困惑度 V = 99：均匀猜测给每个目标的概率都是 1/V，而背下了一个批次的模型，几乎把全部概率都押在了错误的字符上，于是目标得到的概率远小于 1/V。自信地猜错，比均匀地瞎猜还糟。
 
 # %% [markdown]
 # ## 7. Training on the corpus
@@ -930,9 +930,9 @@ print(f"activation RMS: peak {rms.max().item():.2f} at step {rms.argmax().item()
 # - **学习率**：在 50 步内预热到 3e-3，然后按余弦曲线降到 3e-4。
 # - **梯度范数**：开始时接近 3，预热阶段的大部分时间都高于 1（前 50 步里有三分之二被裁剪），然后从第 50 步到第 300 步左右一直在 0.5 到 1 之间（4% 被裁剪），之后又开始上升：第 301-450 步有一半以上、第 451-600 步几乎全部被裁剪。这种后期上升是权重衰减（weight decay）配合逐渐衰减的学习率时一个已知的现象（Defazio et al., 2025, “Why Gradients Rapidly Increase Near the End of Training”）：权重衰减会把权重缩小，而后面接着层归一化（LayerNorm）的权重，尺度越小，得到的梯度就越大（层归一化会把尺度抵消掉）。每一步都裁剪，意味着裁剪不再是防范偶尔一个坏批次的保险：每次更新都被缩小了，实际步长比调度表上写的要小。这里这种情况只出现在最后，那时学习率已经很小，损失也还在下降；要是从一开始就这样，那就说明 `max_grad_norm` 对这个模型来说太小了（或者学习率太大了）。
 # - 每个块输出（也就是残差流）的**激活 RMS**：在各个块学着往里贡献信息的过程中，它从很小的初始值开始增大，在第 240 步左右达到峰值，约 1.1，然后降到约 0.65，因为权重衰减把权重往回拉，而变小的学习率也让梯度推得没那么猛。它没有一路攀升：残差流没有爆炸。
-# - **tokens/s**：只对 `train_step` 本身计时（评估不在计时范围内），所以它只反映训练步的速度；它每一步都在跳，因为一步只要几毫秒，机器上跑着的任何别的东西都会反映在里面。要看它的典型水平，别盯着尖峰。
+# - **tokens/s**：只对 `train_step` 本身计时（评估不在计时范围内），所以它只反映训练步的速度；它每一步都上下跳动：一步只要几毫秒，机器上同时跑着的任何程序都会影响它。看它的大致水平就好，别盯着尖峰。
 #
-# 模型学到了什么？让它写点东西：给一段开头（prompt），然后反复从最后一个位置 logits 的 softmax 中采样下一个字符。notebook 10 会正式做这件事，还会加上温度（temperature）和 top-k 采样（top-k sampling）：
+# 模型学到了什么？让它写点东西：给一段开头（prompt），然后反复从最后一个位置 logits 的 softmax 中采样下一个字符。笔记本 10 会正式做这件事，还会加上温度（temperature）和 top-k 采样（top-k sampling）：
 
 # %%
 def sample(model, prompt: str, n: int = 200, seed: int = 0) -> str:
@@ -960,7 +960,7 @@ for s in samples:
 # training). Stage 12's report reads this run's record:
 
 # %% [markdown] lang="zh"
-# 约 110 000 个参数（训练前打印过），不到一分钟的 CPU 时间，就学出了像单词的片段、空格、标点，还有 docstring 的样子：但还谈不上有意义（验证集困惑度约 12，训练前是 99）。阶段 12 的报告会读取这次运行的记录：
+# 约 110 000 个参数（训练前打印过），不到一分钟的 CPU 时间，就学出了像单词的片段、空格、标点，还有 docstring 的样子：但还谈不上有意义（验证集困惑度约 12，训练前是 99）。笔记本 12 的报告会读取这次运行的记录：
 
 # %%
 _ = record_run("09_train", history={k: v for k, v in log.items() if k != "max_grad_norm"}, config=config,
@@ -1392,4 +1392,4 @@ for name in setups:
 # - 记录学习率、梯度范数、激活 RMS（前向钩子）、tokens/s 和内存：训练失败时，它们会告诉你原因。
 # - 过拟合测试失败了，或者成功得过了头，就按顺序过一遍清单：标签错位、因果掩码、填充为 `-100`、每个参数都在优化器里、dropout 关闭、学习率合理。靠探针，别靠猜。
 #
-# **下一步：** notebook 10 用温度和 top-k 生成文本，并深入看看注意力（attention）的内部。
+# **下一步：** 笔记本 10 用温度和 top-k 生成文本，并深入看看注意力（attention）的内部。

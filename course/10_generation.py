@@ -18,8 +18,7 @@
 # # 10 · 生成与观察
 #
 # 语言模型（language model）在每个位置上，都会给词表（vocabulary）里的每个 token
-# 打一个分（即 *logit*），表示它认为下一个 token 是什么。生成文本，就是反复使用这些分数：选出下一个
-# token，接到末尾，再问一次模型。学完这一课，你应该能：
+# 打一个分（即 *logit*），表示它认为下一个 token 是什么。生成文本，就是反复利用这些分数：选出下一个 token，接到末尾，再问一次模型。学完这一课，你应该能：
 #
 # 1. 把 logits
 #    变成选择：softmax，**温度**（temperature，让分布更尖锐或更平坦），以及 **top-k 采样**（top-k sampling，只在最可能的 k 个 token 里选）；
@@ -107,8 +106,7 @@ plt.show()
 
 # %% [markdown] lang="zh"
 # 要让抽样可以复现，就需要一个由你自己掌握的随机数生成器：一个设好随机种子（random seed）的
-# `torch.Generator`，把它传给采样函数。同样的种子给出同样的 token，而且这个 notebook
-# 里别的代码都不会改动它的状态：
+# `torch.Generator`，把它传给采样函数。同样的种子给出同样的 token，而且这个笔记本里别的代码都不会改动它的状态：
 
 # %%
 probs = F.softmax(logits, dim=-1)  # (V,)
@@ -241,7 +239,7 @@ for seed in (0, 0, 1):
 # eval 模式、不开 autograd，还回去时模型要处于原来的模式。
 # </details>
 #
-# <details><summary>提示 2：各部分放在哪里</summary>
+# <details><summary>提示 2：各部分写在哪里</summary>
 #
 # - 循环外面：调用 `model.eval()` 之前先记下 `model.training`；在一个 `torch.no_grad()` 块里循环 `max_new_tokens`
 #   次；循环结束后，用记下的模式调用 `model.train(...)`。
@@ -321,15 +319,14 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_generate(generate, se
 # enough to learn which characters follow which, not enough for words.
 
 # %% [markdown] lang="zh"
-# **检查没通过？** `likely mistake:`
+# **如果检查没通过：** `likely mistake:`
 # 能认出的错误包括：上下文没有截断或者从前面截断，从第一个位置采样，温度用成了乘法（或者放在 softmax 之后），top-k
 # 保留了 k - 1 或 k + 1 个 token，或者整个批次只用一个阈值，该采样的地方用了
 # argmax，没有用传进来的生成器，没有把提示词一起返回，以及模型被留在了训练模式或者 autograd 还开着。
 #
 # ## 3. 训练一个小模型来采样
 #
-# 在课程语料（Python 标准库的 docstring）上训练一个 TinyLM，每个字符是一个 token，用第 09
-# 课的训练循环（`tinylm_solutions.trainer.train`）。在 CPU
+# 在课程语料（Python 标准库的 docstring）上训练一个 TinyLM，每个字符是一个 token，用笔记本 09 的训练循环（`tinylm_solutions.trainer.train`）。在 CPU
 # 上跑几百步：足够学会哪个字符后面跟哪个字符，但还学不会单词。
 
 # %%
@@ -378,7 +375,7 @@ for temperature, top_k in ((0.5, None), (1.0, None), (1.0, 5), (2.0, None)):
 # 从每个键（key）位置各取了多少。`model.get_attention_weights()` 为每一层返回一个这样的张量；`attention_maps`
 # 在一段文本上运行模型，返回这一条序列的注意力权重。因果掩码（causal mask）让上三角保持为 0。找找那些停在 token
 # 自身上的头（head），即主对角线很亮的头：训练 200
-# 步后，这是最清楚的模式。关注前一个字符的头（紧挨在主对角线下方的一条对角线）还没有形成：因为光凭当前字符就能预测下一个字符。有些头可能会从空格处收集信息；有多明显，要看这一次运行。
+# 步后，这是最清楚的模式。关注前一个字符的头（紧挨在主对角线下方的那条对角线）还没有出现：光凭当前字符，就已经能把下一个字符预测得不错。有些头可能会从空格处收集信息；有多明显，要看这一次运行。
 
 # %%
 weights, tokens = attention_maps(model, tokenizer, "Return the value of x")  # [(H, T, T)] per layer, labels
@@ -437,4 +434,4 @@ attention_explorer(model, tokenizer, "Return a new list of the items")
 #   token；一个设好种子的 `torch.Generator` 让采样结果可以复现。
 # - 每一层的注意力权重 `(B, H, T, T)` 显示每个位置在读什么；因果掩码让上三角保持为空。
 #
-# **下一课：** 第 11 课会故意把模型弄坏（去掉残差、去掉位置信息、让掩码泄漏），再去解读留下的证据。
+# **下一课：** 笔记本 11 会故意把模型弄坏（去掉残差、去掉位置信息、让掩码泄漏），再去解读留下的证据。

@@ -33,7 +33,7 @@
 # %% [markdown] lang="zh"
 # # 11 · 消融实验与调试
 #
-# 你手里已经有一个能用的语言模型（language model）了。这个 notebook 从两个方向把它拆开来看。
+# 你手里已经有一个能用的语言模型（language model）了。这个笔记本从两个方向把它拆开来看。
 #
 # **消融实验（ablation）**：每次去掉一个组成部分，测一测哪里坏了。每个消融实验都把几个小模型训练几百步，**分别用随机种子（random seed）0、1、2 各跑一遍**（在 2 个核上每次不到一分钟），并用一张图作为证据。模型这么小，单次运行的噪声和很多效应一样大：所以在这里，一个结论要在每个种子上都成立，而且差距要大于种子之间的波动，才算数。表格和图里都标出了这个波动范围。
 #
@@ -52,7 +52,7 @@
 #
 # **论断实验**（第 5 节）放在最后：原讲义对 Transformer 各个部件下了几条论断（旋转位置编码（RoPE）对比可学习位置嵌入（learned positional embedding）和正弦位置编码（sinusoidal positional encoding）、逐个去掉部件、前馈网络（FFN）的宽度、参数量相等时的 SwiGLU），每一条都变成一个一分钟的实验，跑三个种子。每次运行之前你先写下预测，跑完再拿结果来对照。
 #
-# 你的结果会被记录下来（`record_run`），留给 notebook 12 写报告用。
+# 你的结果会被记录下来（`record_run`），留给笔记本 12 写报告用。
 #
 # 形状（shape）记号和前面一样：`B` 是批次（batch）大小，`T` 是位置数，`D` = `d_model`，`V` 是词表（vocabulary）大小，`H` 是头（head）数，`d_k = D / H`。
 
@@ -88,7 +88,7 @@ torch.set_num_threads(1)  # the models here are tiny: one thread is enough (two 
 # few steps (the course's CI uses it to test that the notebook runs; the plots then show nothing useful).
 
 # %% [markdown] lang="zh"
-# 下面每次运行的步数都是固定的。如果在环境变量里设置 `TINYLM_QUICK=1`，所有运行都会缩短成几步（课程的 CI 就用它来测试 notebook 能不能跑通；这时画出来的图没有参考价值）。
+# 下面每次运行的步数都是固定的。如果在环境变量里设置 `TINYLM_QUICK=1`，所有运行都会缩短成几步（课程的 CI 就用它来测试笔记本能不能跑通；这时画出来的图没有参考价值）。
 
 # %%
 QUICK = os.environ.get("TINYLM_QUICK") == "1"
@@ -225,11 +225,11 @@ plt.show()
 # 100 windows of 32 characters. A model that uses order finds the reversed text harder to predict.
 
 # %% [markdown] lang="zh"
-# **结果说明了什么。** 在每个学习率、每个种子上，Pre-LN 的最终损失都比 Post-LN 低：最后一列（Post-LN 减 Pre-LN，逐个种子、在同样的批次上计算）的每一项都是正数。在最大的两个学习率上，Post-LN 停在 unigram 损失附近，而 Pre-LN 能降到它下面（Pre-LN 在这两个学习率上也不如 3e-3 时好：这些学习率对两者来说都太大了，只是对 Pre-LN 没那么过分）。预热在这里**没有**救回 Post-LN：加了预热，Post-LN 最后停的位置和不加时一样。所以这个 notebook 说明的是：不预热时，Pre-LN 训练得更好；它并没有说明 Post-LN 缺的正是预热。Xiong 等人（2020，图 3）是在更深的模型上、训练长得多的时间才测出这一点的，笔记本电脑一分钟之内重复不了。消融实验没能复现论文给出的解释，这本身也是一个结果：要像这里一样如实写出来，而不是直接借用论文的结论。
+# **结果说明了什么。** 在每个学习率、每个种子上，Pre-LN 的最终损失都比 Post-LN 低：最后一列（Post-LN 减 Pre-LN，逐个种子、在同样的批次上计算）的每一项都是正数。在最大的两个学习率上，Post-LN 停在 unigram 损失附近，而 Pre-LN 能降到它下面（Pre-LN 在这两个学习率上也不如 3e-3 时好：这些学习率对两者来说都太大了，只是对 Pre-LN 没那么过分）。预热在这里**没有**救回 Post-LN：加了预热，Post-LN 最后停的位置和不加时一样。所以这个笔记本说明的是：不预热时，Pre-LN 训练得更好；它并没有说明 Post-LN 缺的正是预热。Xiong 等人（2020，图 3）是在更深的模型上、训练长得多的时间才测出这一点的，笔记本电脑一分钟之内重复不了。消融实验没能复现论文给出的解释，这本身也是一个结果：要像这里一样如实写出来，而不是直接借用论文的结论。
 #
 # ## 3. 消融实验：去掉位置信息
 #
-# 在 notebook 04 里我们看到，没有位置信息的注意力是*置换等变*的：把 token 打乱，输出也会按同样的方式打乱。语言模型能从因果掩码（causal mask）里找回一部分顺序信息（token `t` 能看到 `t + 1` 个 token），所以没有位置信息的因果注意力*不是*置换不变的。要问的是：去掉位置嵌入（`TinyLM(..., positions="none")`）之后，模型会差多少。
+# 在笔记本 04 里我们看到，没有位置信息的注意力是*置换等变*的：把 token 打乱，输出也会按同样的方式打乱。语言模型能从因果掩码（causal mask）里找回一部分顺序信息（token `t` 能看到 `t + 1` 个 token），所以没有位置信息的因果注意力*不是*置换不变的。要问的是：去掉位置嵌入（`TinyLM(..., positions="none")`）之后，模型会差多少。
 #
 # **顺序测试**：在留出数据（held-out data）上测模型的损失，一次用原样的文本（“A B C D”），一次用倒过来的文本（“D C B A”），共 100 个窗口，每个 32 个字符。一个会利用顺序的模型，会觉得倒序的文本更难预测。
 
@@ -260,7 +260,7 @@ plt.show()
 # %% [markdown] lang="zh"
 # **结果说明了什么。** 两个模型都远低于表格上方那条线（那条线是用训练集里的频率去预测每个留出字符得到的损失：留出文本和训练文本之间的相似程度，不如训练文本和它自己，所以这条线比第 1 节的 unigram 损失要高）。在每个种子上，两个模型都觉得倒序文本更难，而*没有*位置信息的那个觉得更难（看差值那一列）。在正常顺序的文本上，没有位置信息的模型并不更差：平均来说还略好一点。所以这个差值衡量的并不是位置嵌入的作用。这么小的模型，只靠前面几个字符就能把下一个字符预测得不错（哪些字符后面常跟着哪些：“th”很常见，“ht”就不常见），而因果掩码已经告诉了它哪些 token 在前面。完全不用位置嵌入训练出来的语言模型，损失也几乎一样（Haviv 等人，2022）。只有当模型必须知道某样东西*在哪里*时，位置才变得重要：计数、从固定的偏移处复制、长距离的结构；本课程的小模型在 150 步里还走不到那一步。消融实验没发现多大差别，这本身也是结果，表格就是它的证据。
 #
-# 你的三个消融实验，保存下来留给 notebook 12 的报告：
+# 你的三个消融实验，保存下来留给笔记本 12 的报告：
 
 # %%
 record_run("11_ablations", no_residual=residual, norm_placement=sweep, no_positions=order, unigram_loss=unigram)
@@ -406,7 +406,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_nan_loss_bug(nan_loss
 # The first bug you met, and its evidence, go to the report of notebook 12:
 
 # %% [markdown] lang="zh"
-# 你遇到的第一个 bug 和它的证据，会写进 notebook 12 的报告：
+# 你遇到的第一个 bug 和它的证据，会写进笔记本 12 的报告：
 
 # %%
 first_nan = next((p for p in probe if not math.isfinite(p[2])), None)
@@ -490,7 +490,7 @@ else:
 #
 # <details><summary>提示 2：看哪里</summary>
 #
-# 所有操作都是逐行进行的，沿最后一维（`dim=-1`）：
+# 所有操作都按行做，也就是沿最后一维（`dim=-1`）：
 #
 # - `m`：每行的最大值（`.max` 返回一对结果，最大值在它的 `.values` 里），加上 `keepdim=True`，这样它的形状（shape）是 `(N, 1)`，可以和 `(N, V)` 的 logits 广播（broadcasting）；
 # - logsumexp `(N,)`：减去 `m`，`.exp()`，按行求和，`.log()`，再把 `m` 加回来，压缩成 `(N,)`；
@@ -635,7 +635,7 @@ print(f"loss after {STEPS['lab_short']} steps: broken {uniform_hist['loss'][-1]:
 #
 # <details><summary>提示 2：看哪里</summary>
 #
-# 名字：`BUG_NAMES` 里哪一个说的是分数的算法？修复：`broken_attention` 里只有计算 `scores` 的那一行是错的；掩码（mask）、沿最后一维的 softmax 和 `weights @ v` 都保持不变。每一对查询（query）和键（key）的分数，就是 `q` 和最后两维转置后的 `k` 做矩阵乘法（matrix multiplication），和 notebook 01 的 `attention_scores` 一样，仍然要除以 `math.sqrt(d_k)`，其中 `d_k = q.size(-1)`。
+# 名字：`BUG_NAMES` 里哪一个说的是分数的算法？修复：`broken_attention` 里只有计算 `scores` 的那一行是错的；掩码（mask）、沿最后一维的 softmax 和 `weights @ v` 都保持不变。每一对查询（query）和键（key）的分数，就是 `q` 和最后两维转置后的 `k` 做矩阵乘法（matrix multiplication），和笔记本 01 的 `attention_scores` 一样，仍然要除以 `math.sqrt(d_k)`，其中 `d_k = q.size(-1)`。
 # </details>
 #
 # <details><summary>提示 3：答案（fixed_attention）</summary>
@@ -997,7 +997,7 @@ print(f"loss after {STEPS['lab_copy']} steps: your loss {shifted_hist['loss'][-1
 #
 # 本课程所依据的那份讲义，对 Transformer 的各个部件下了一些论断，却没有实际跑过：去掉一个部件，看看什么会坏；FFN 的宽度取 `4D` 左右；SwiGLU 和 GELU 版的 FFN 只能在参数量相等时比较（“否则提升可能只是因为隐藏层更宽了”）；用 RoPE 取代可学习的位置嵌入。在这里，每一条都变成一个由你亲手跑的实验。每次运行都训练同一个小 TinyLM（`CLAIMS_SIZE`：2 层 Pre-LN，`D = 32`，2 个头，`d_ff = 4D`，32 个位置），训练 400 步，跑三个种子；同一个实验里的各个变体**只在所说的那个部件上不同**：初始化相同、学习率相同、批次相同。每个变体都在同样的 64 个留出窗口上打分（留出数据上的损失：越低越好）。两个实验共用的变体只训练一次（完整模型同时也就是“可学习位置”、“`d_ff = 4D`”和“GELU”这几个变体）。
 #
-# 和第 1–3 节相比有两处改动，目的是让差异大于种子之间的波动：训练 400 步，而不是 150–200 步；初始化的标准差按宽度来取，`small_init_std(32)` = 0.11（notebook 08），而不是 GPT-2 的 0.02。用 0.02 的话，这么窄的模型在最初的几百步里都会停在 unigram 损失附近。
+# 和第 1–3 节相比有两处改动，目的是让差异大于种子之间的波动：训练 400 步，而不是 150–200 步；初始化的标准差按宽度来取，`small_init_std(32)` = 0.11（笔记本 08），而不是 GPT-2 的 0.02。用 0.02 的话，这么窄的模型在最初的几百步里都会停在 unigram 损失附近。
 #
 # **先预测。** 每次运行之前，在它上面的单元格里写下你的预测：把各个变体的名字按留出损失从低到高排好。跑完之后，`compare_prediction` 会把结果表格和你的排序并排列出来，告诉你这次运行*分得开*哪些变体对（在每个种子上顺序都一样），哪些分不出高下，以及你的排序在那些分得开的对上是否排对了。预测不计分；你猜错的地方，正是你对模型的理解出偏差的地方，这比表格本身更有价值。
 #
@@ -1028,9 +1028,9 @@ for name, variants in EXPERIMENTS.items():
 # %% [markdown] lang="zh"
 # ### 5.1 位置：可学习、正弦、RoPE、不用位置
 #
-# - **learned**（可学习位置嵌入，GPT-2，notebook 08）：每个位置一个训练出来的向量，加到 token 嵌入（embedding）上；
-# - **sinusoidal**（正弦位置编码，notebook 04）：一张固定的表，加到乘过 `sqrt(D)` 的 token 嵌入上；
-# - **RoPE**（旋转位置编码，notebook 04 的附加练习，`apply_rope`）：不加任何向量；在每一层注意力内部，查询（query）和键（key）按与位置成正比的角度旋转，这样分数 `q·k` 取决于两个 token 相隔多远（`TinyLM(..., positions="rope")`，LLaMA 一类的模型用的就是它）；
+# - **learned**（可学习位置嵌入，GPT-2，笔记本 08）：每个位置一个训练出来的向量，加到 token 嵌入（embedding）上；
+# - **sinusoidal**（正弦位置编码，笔记本 04）：一张固定的表，加到乘过 `sqrt(D)` 的 token 嵌入上；
+# - **RoPE**（旋转位置编码，笔记本 04 的附加练习，`apply_rope`）：不加任何向量；在每一层注意力内部，查询（query）和键（key）按与位置成正比的角度旋转，这样分数 `q·k` 取决于两个 token 相隔多远（`TinyLM(..., positions="rope")`，LLaMA 一类的模型用的就是它）；
 # - **no positions**（不用位置）：只有因果掩码告诉模型顺序（第 3 节）。
 #
 # 先写你的预测：把这四个名字按留出损失从低到高排序。
@@ -1135,7 +1135,7 @@ plt.show()
 #
 # ### 5.4 SwiGLU：宽度相等时，以及参数量相等时
 #
-# SwiGLU（notebook 05 的附加练习）有三个矩阵，而 GELU 版的 FFN 只有两个。隐藏宽度同为 `4D` 时，它的权重是 FFN 的 1.5 倍；宽度取 `8D/3`（`swiglu_hidden_size(4 * D)`）时，两者的权重一样多。第一种 SwiGLU 如果比 GELU 好，这个提升可能来自门控，也可能来自多出来的权重；只有第二组对比才能把两者分开。
+# SwiGLU（笔记本 05 的附加练习）有三个矩阵，而 GELU 版的 FFN 只有两个。隐藏宽度同为 `4D` 时，它的权重是 FFN 的 1.5 倍；宽度取 `8D/3`（`swiglu_hidden_size(4 * D)`）时，两者的权重一样多。第一种 SwiGLU 如果比 GELU 好，这个提升可能来自门控，也可能来自多出来的权重；只有第二组对比才能把两者分开。
 
 # %%
 my_swiglu = predict("swiglu", [])  # all three, lowest held-out loss first
@@ -1188,4 +1188,4 @@ plt.show()
 # - **论断实验**：每个部件都有用，残差和注意力最重要；FFN 的 `4D` 是一种惯例，短训练并没有把它挑出来；参数量相等时，SwiGLU 仍保留了大部分提升。检验一条论断，就是做一个实验：先写下预测，跑几个种子，并且只改动所说的那个部件。
 # - **调试**：一个症状，一个把它单独揪出来的探针，一个名字，一个修复，再检查原先坏掉的那个*行为*是否恢复。NaN：exp 溢出（用 log-sum-exp 解决）。注意力均匀：每个查询只算了一个分数，而不是每对查询和键各一个。损失好得离谱：掩码让 token 看到了下一个 token。损失 ~0 且样本重复：标签没有错位。
 #
-# **下一步：** notebook 12 会根据 notebook 09 和 11 的记录，写出你的报告。
+# **下一步：** 笔记本 12 会根据笔记本 09 和 11 的记录，写出你的报告。

@@ -19,13 +19,13 @@
 # %% [markdown] lang="zh"
 # # 12 · 报告
 #
-# 你搭了一个 Transformer 语言模型（language model），训练了它，把它拆开过，也把它弄坏过。最后这个 notebook 把你自己跑出来的结果整理成一份简短的书面报告 `report.md`，并配上图。做完这个 notebook，你将能够：
+# 你搭了一个 Transformer 语言模型（language model），训练了它，把它拆开过，也把它弄坏过。最后这个笔记本把你自己跑出来的结果整理成一份简短的书面报告 `report.md`，并配上图。做完这个笔记本，你将能够：
 #
 # 1. 说清楚模型的参数（parameter）都在哪里，每个部分各占多少；
 # 2. 估算**每个 token 的训练 FLOPs**，即 `6N + 6LTD`（Kaplan 等人，2020），并和你的 CPU 训练时实际达到的每秒 token 数对比；
 # 3. 拿出你的实验证据（过拟合（overfitting）实验、消融实验（ablation）、你遇到的第一个 bug），并用自己的话说出每一项说明了什么。
 #
-# 报告由现成的代码（`tinylm_solutions.report`）生成，依据的是 notebook 09 和 11 在你运行时保存下来的**记录**（`tinylm_checks.lab.runs`）。如果缺了某条记录（你跳过了某个 notebook，或者换了一台机器来跑），这里会重新算一个小规模的版本，报告里也会注明这一点。最后的书面回答由老师人工批改。
+# 报告由现成的代码（`tinylm_solutions.report`）生成，依据的是笔记本 09 和 11 在你运行时保存下来的**记录**（`tinylm_checks.lab.runs`）。如果缺了某条记录（你跳过了某个笔记本，或者换了一台机器来跑），这里会重新算一个小规模的版本，报告里也会注明这一点。最后的书面回答由老师人工批改。
 
 # %%
 from pathlib import Path
@@ -79,7 +79,7 @@ print(note)
 # %% [markdown] lang="zh"
 # ## 2. 参数在哪里
 #
-# 这是你训练时用的那个模型，按记录下来的配置重新搭建。`parameter_table()`（notebook 08）每个部分只数一次；用了权重共享（weight tying）之后，输出层 `lm_head` 和 token 嵌入（embedding）共用同一个矩阵，不额外增加参数。
+# 这是你训练时用的那个模型，按记录下来的配置重新搭建。`parameter_table()`（笔记本 08）每个部分只数一次；用了权重共享（weight tying）之后，输出层 `lm_head` 和 token 嵌入（embedding）共用同一个矩阵，不额外增加参数。
 
 # %%
 config = report.model_config(train_run["config"])
@@ -102,7 +102,7 @@ display(Markdown(sections["parameters"]))
 # %% [markdown] lang="zh"
 # ## 3. 在一个批次上过拟合
 #
-# notebook 09 在单个批次（batch）上反复训练，直到模型把它背了下来：做不到这一点的模型一定有 bug，不管它在真实文本上的损失是多少。损失应该降到远低于 `ln V`，也就是均匀瞎猜时的损失。
+# 笔记本 09 在单个批次（batch）上反复训练，直到模型把它背了下来：做不到这一点的模型一定有 bug，不管它在真实文本上的损失是多少。损失应该降到远低于 `ln V`，也就是均匀瞎猜时的损失。
 
 # %%
 overfit, note = report.get_record("09_overfit", runs)
@@ -125,7 +125,7 @@ display(Markdown(sections["overfit"]))
 # %% [markdown] lang="zh"
 # ## 4. 训练过程
 #
-# notebook 09 在真实文本上的那次训练：训练损失、验证集损失（validation loss）和它对应的困惑度（perplexity）`exp(loss)`，以及吞吐量（每秒处理的 token 数）。
+# 笔记本 09 在真实文本上的那次训练：训练损失、验证集损失（validation loss）和它对应的困惑度（perplexity）`exp(loss)`，以及吞吐量（每秒处理的 token 数）。
 
 # %%
 history = train_run["history"]
@@ -150,7 +150,7 @@ display(Markdown(sections["training"]))
 # %% [markdown] lang="zh"
 # ## 5. 消融实验
 #
-# notebook 11 每次去掉一样东西，每次运行都用三个随机种子（random seed）：残差连接（residual connection）；层归一化（LayerNorm）的位置，即前置的 Pre-LN 还是后置的 Post-LN，并在多个学习率（learning rate）上比较；位置信息。下面是每个消融实验的表格和图，画法和 notebook 11 一样；表格里每一格的格式是“mean (min to max)”，即各种子上的平均值，括号里是最小值到最大值。
+# 笔记本 11 每次去掉一样东西，每次运行都用三个随机种子（random seed）：残差连接（residual connection）；层归一化（LayerNorm）的位置，即前置的 Pre-LN 还是后置的 Post-LN，并在多个学习率（learning rate）上比较；位置信息。下面是每个消融实验的表格和图，画法和笔记本 11 一样；表格里每一格的格式是“mean (min to max)”，即各种子上的平均值，括号里是最小值到最大值。
 
 # %%
 ablations, note = report.get_record("11_ablations", runs)
@@ -334,7 +334,7 @@ display(Markdown(sections["compute"]))
 # %% [markdown] lang="zh"
 # ## 8. 你遇到的第一个 bug
 #
-# notebook 11 让你记下遇到的第一个 bug（在那几个坏掉的模型里，或者在你自己的代码里），以及暴露它的证据。
+# 笔记本 11 让你记下遇到的第一个 bug（在那几个坏掉的模型里，或者在你自己的代码里），以及暴露它的证据。
 
 # %%
 bug, note = report.get_record("11_first_bug", runs)
@@ -354,7 +354,7 @@ display(Markdown(sections["bug"]))
 # %% [markdown] lang="zh"
 # ## 9. 写出 `report.md`
 #
-# 把上面各节按顺序放进去，再附上每条记录来源的说明。文件放在这个 notebook 旁边；图在 `report_figures/` 里。
+# 把上面各节按顺序放进去，再附上每条记录来源的说明。文件放在这个笔记本旁边；图在 `report_figures/` 里。
 
 # %%
 titles = {"parameters": "Where the parameters are", "overfit": "Overfitting one batch",
@@ -415,8 +415,7 @@ except OSError as e:
 # needs little more.
 
 # %% [markdown] lang="zh"
-# 去掉残差：8 层时，第 0 块拿到的梯度比最后一块少几十倍（33 到 51 倍），而且两种深度的最终损失都停在 unigram 损失上（约 3.3，unigram 损失为 3.28）；带残差时，两种深度都降到了约 2.8 到 3.0。最差：两个不带残差的运行（两者相同）；最好：带残差的运行，2 层和 8 层不相上下（平均约 2.9，在某些种子上各自更低），所以在 200 步之内，加深并没有带来好处。2 层模型的梯度并不小，可见残差流的作用不只在梯度上：它还让每个 token 自己的向量绕过注意力传下去。
-# 在每个学习率、每个种子上，Pre-LN 的最终损失都比 Post-LN 低（最好的是学习率 3e-3 的 Pre-LN）；在 1e-2 和 3e-2 上，Post-LN 停在 unigram 损失附近，加了预热在这里也没有改变这一点，所以我的实验并不能说明 Post-LN 缺的就是预热。去掉位置：两个模型都觉得倒序文本更难，没有位置的那个更明显（差值约 0.4，另一个约 0.2），而在正序文本上它并不更差：没有位置信息的因果注意力不是置换不变的（掩码告诉了每个 token 前面有哪些 token），而一个预测字符的小模型，差不多也只需要这些信息。
+# 去掉残差：8 层时，第 0 块拿到的梯度比最后一块少几十倍（33 到 51 倍），而且两种深度的最终损失都停在 unigram 损失上（约 3.3，unigram 损失为 3.28）；带残差时，两种深度都降到了约 2.8 到 3.0。最差：两个不带残差的运行（两者相同）；最好：带残差的运行，2 层和 8 层不相上下（平均约 2.9，在某些种子上各自更低），所以在 200 步之内，加深并没有带来好处。2 层模型的梯度并不小，可见残差流的作用不只在梯度上：它还让每个 token 自己的向量绕过注意力传下去。在每个学习率、每个种子上，Pre-LN 的最终损失都比 Post-LN 低（最好的是学习率 3e-3 的 Pre-LN）；在 1e-2 和 3e-2 上，Post-LN 停在 unigram 损失附近，加了预热在这里也没有改变这一点，所以我的实验并不能说明 Post-LN 缺的就是预热。去掉位置：两个模型都觉得倒序文本更难，没有位置的那个更明显（差值约 0.4，另一个约 0.2），而在正序文本上它并不更差：没有位置信息的因果注意力不是置换不变的（掩码告诉了每个 token 前面有哪些 token），而一个预测字符的小模型，差不多也只需要这些信息。
 
 # %% [markdown]
 # **Q3 (2 points).** What was the first bug you met, what evidence gave it away, and how did you confirm

@@ -31,11 +31,11 @@
 # %% [markdown] lang="zh"
 # # 13 · 综合项目：你自己的 `tiny-transformer/` 仓库
 #
-# 前面十二个 notebook 一块一块地搭出了一个语言模型（language model）。最后这个 notebook 要把你的这些零件放到一个真正的项目会放的地方：一个由普通 Python 文件组成的小仓库。它不依赖任何 notebook，也不依赖课程的任何代码；它能自己测试自己，能按配置文件训练，还能从检查点（checkpoint）加载模型来生成文本。这就是原讲义要求的交付物：
+# 前面十二个笔记本一块一块地搭出了一个语言模型（language model）。最后这个笔记本要把你的这些零件放到一个真正的项目会放的地方：一个由普通 Python 文件组成的小仓库。它不依赖任何笔记本，也不依赖课程的任何代码；它能自己测试自己，能按配置文件训练，还能从检查点（checkpoint）加载模型来生成文本。这就是原讲义要求的交付物：
 #
 # ```
 # tiny-transformer/
-# ├── model.py                 因果掩码、注意力、TinyLM：你在 notebook 01-08 里写的代码，合成一个文件
+# ├── model.py                 因果掩码、注意力、TinyLM：你在笔记本 01-08 里写的代码，合成一个文件
 # ├── train.py                 python train.py --config configs/tiny.yaml --steps N --out checkpoint.pt
 # ├── generate.py              python generate.py --checkpoint checkpoint.pt --prompt "def "
 # ├── tests/
@@ -46,7 +46,7 @@
 # └── report.md
 # ```
 #
-# 每个文件都由这个 notebook 里的一个单元格写出来（`%%writefile tiny-transformer/<file>`），所以这个文件夹就出现在 notebook 旁边，你可以打开它、运行它、留着它。每个文件的检查（check）都会像用户那样去运行它：在一个全新的文件夹里，作为一个独立的 Python 进程。它会用自己的脚本导入你的 `model.py`，用 `pytest` 跑你的测试，在命令行里运行 `train.py` 和 `generate.py`。所以 **`model.py` 必须是你自己的代码**：它可以导入 `torch`、`math` 和标准库，但不能导入课程的包（它的检查会拒绝对 `tinylm_solutions` 的导入）。`train.py` 可以用 `tinylm_solutions.data.default_corpus()` 读取课程的语料。你的 notebook 被自动评分时，这些进程在评分程序的沙箱里运行，那里看不到课程的参考答案：依赖它们的文件在那里会失败。
+# 每个文件都由这个笔记本里的一个单元格写出来（`%%writefile tiny-transformer/<file>`），所以这个文件夹就出现在笔记本旁边，你可以打开它、运行它、留着它。每个文件的检查（check）都会像用户那样去运行它：在一个全新的文件夹里，作为一个独立的 Python 进程。它会用自己的脚本导入你的 `model.py`，用 `pytest` 跑你的测试，在命令行里运行 `train.py` 和 `generate.py`。所以 **`model.py` 必须是你自己的代码**：它可以导入 `torch`、`math` 和标准库，但不能导入课程的包（它的检查会拒绝对 `tinylm_solutions` 的导入）。`train.py` 可以用 `tinylm_solutions.data.default_corpus()` 读取课程的语料。你的笔记本被自动评分时，这些进程在评分程序的沙箱里运行，那里看不到课程的参考答案：依赖它们的文件在那里会失败。
 
 # %%
 import os
@@ -110,11 +110,11 @@ def run(*args):
 #
 # ### 练习 1：`tiny-transformer/model.py`
 #
-# 一个文件，装下模型需要的一切：从你的各个 notebook 里复制过来，拼到一起：
+# 一个文件，装下模型需要的一切：从你的各个笔记本里复制过来，拼到一起：
 #
-# - `causal_mask(T, device=None) -> (T, T) bool`：因果掩码（causal mask），查询（query）可以关注的位置为 True（notebook 01）；
-# - `scaled_dot_product_attention(q, k, v, mask=None) -> (out, weights)`，作用在最后两个维度上（notebook 01）；
-# - `TinyLM(vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff)`，带有 `forward(input_ids, labels=None) -> (logits, loss)`（notebook 08）：给了 labels 时，loss 就是预测下一个 token 的交叉熵损失（cross-entropy loss）。它由你自己写的这些部件搭成：02 的多头注意力（multi-head attention）、05 的前馈网络（FFN）、06 的层归一化（LayerNorm）或 `nn.LayerNorm`，以及 07 的前置层归一化（Pre-LN）块。
+# - `causal_mask(T, device=None) -> (T, T) bool`：因果掩码（causal mask），查询（query）可以关注的位置为 True（笔记本 01）；
+# - `scaled_dot_product_attention(q, k, v, mask=None) -> (out, weights)`，作用在最后两个维度上（笔记本 01）；
+# - `TinyLM(vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff)`，带有 `forward(input_ids, labels=None) -> (logits, loss)`（笔记本 08）：给了 labels 时，loss 就是预测下一个 token 的交叉熵损失（cross-entropy loss）。它由你自己写的这些部件搭成：02 的多头注意力（multi-head attention）、05 的前馈网络（FFN）、06 的层归一化（LayerNorm）或 `nn.LayerNorm`，以及 07 的前置层归一化（Pre-LN）块。
 #
 # 保留课程里的属性名：`token_emb`、`pos_emb`；`blocks` 里每一块有 `norm1`、带 `W_Q, W_K, W_V, W_O` 的 `attn`、`norm2`、带 `linear1, linear2` 的 `ffn`；然后是 `norm`，以及与 `token_emb` 权重共享（weight tying）的 `lm_head`。检查会按这些名字，把参考实现的权重复制进你的 TinyLM。检查会运行一个脚本：导入你的文件，用它自己的输入调用这三个名字（随机的 q, k, v 加一个因果掩码；带 labels 的 ids），然后把掩码、注意力的输出和权重、logits 以及 loss 都和参考实现对比。
 #
@@ -122,12 +122,12 @@ def run(*args):
 #
 # <details><summary>提示 1：思路</summary>
 #
-# 这里没有新东西：就是把你写过的代码收拢到一起。文件用不了 notebook 里的变量，所以模型需要的每个函数和类都必须在文件里定义，按用到的先后顺序排好，文件开头写上它自己的 import。
+# 这里没有新东西：就是把你写过的代码收拢到一起。文件用不了笔记本里的变量，所以模型需要的每个函数和类都必须在文件里定义，按用到的先后顺序排好，文件开头写上它自己的 import。
 # </details>
 #
 # <details><summary>提示 2：看哪里</summary>
 #
-# 你在这些 notebook 里的答案单元格：01 的掩码（mask）和注意力（attention），02 的 split、merge 和多头注意力（multi-head attention）模块，05 的 FeedForward，07 的 TransformerBlock，以及 08 的 `causal_lm_loss` 和带初始化（initialization）的 TinyLM。模型用不到的就去掉（各种位置编码（positional encoding）的变体、dropout）。如果检查说参数（parameter）名对不上，把 `sorted(model.state_dict())` 和上面的名字对比一下。
+# 你在这些笔记本里的答案单元格：01 的掩码（mask）和注意力（attention），02 的 split、merge 和多头注意力（multi-head attention）模块，05 的 FeedForward，07 的 TransformerBlock，以及 08 的 `causal_lm_loss` 和带初始化（initialization）的 TinyLM。模型用不到的就去掉（各种位置编码（positional encoding）的变体、dropout）。如果检查说参数（parameter）名对不上，把 `sorted(model.state_dict())` 和上面的名字对比一下。
 # </details>
 
 # %% solution="capstone_model"
@@ -426,7 +426,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_mask_tests(rep
 # %% [markdown] lang="zh"
 # ### 练习 4：`tests/test_overfit_batch.py`
 #
-# 把 notebook 09 里最有力的那项检验写成测试：一个小 TinyLM 在一个固定的批次（batch）上训练，必须把损失降到接近 0。检查准备的坏模型：一个的损失不会把梯度（gradient）传到权重上（什么都学不到）；另一个的掩码把每个位置自己也遮住了（`tril(diagonal=-1)`：第一个位置什么都关注不到，损失是 NaN）。要断言损失最后降到多低，而不只是断言它降了：学得太少的模型，损失也会“降”。测试要小：检查会把它跑三遍，每遍一个线程（在笔记本电脑上每遍几秒钟）。
+# 把笔记本 09 里最有力的那项检验写成测试：一个小 TinyLM 在一个固定的批次（batch）上训练，必须把损失降到接近 0。检查准备的坏模型：一个的损失不会把梯度（gradient）传到权重上（什么都学不到）；另一个的掩码把每个位置自己也遮住了（`tril(diagonal=-1)`：第一个位置什么都关注不到，损失是 NaN）。要断言损失最后降到多低，而不只是断言它降了：学得太少的模型，损失也会“降”。测试要小：检查会把它跑三遍，每遍一个线程（在笔记本电脑上每遍几秒钟）。
 #
 # **难度：** ★☆☆ · **用时：** 约 10 分钟
 #
@@ -489,7 +489,7 @@ _ = run("-m", "pytest", "-q", "--color=no", "-p", "no:cacheprovider", "tests")
 # %% [markdown] lang="zh"
 # ## 3. 按配置文件训练
 #
-# 配置文件把一次运行的设置从代码里拿出来，这样运行就可以重复，也可以互相比较。下面是 `configs/tiny.yaml`（尺寸和 notebook 09 的那次训练一样）；你想改就改，但要保留它的键：
+# 配置文件把一次运行的设置从代码里拿出来，这样运行就可以重复，也可以互相比较。下面是 `configs/tiny.yaml`（尺寸和笔记本 09 的那次训练一样）；你想改就改，但要保留它的键：
 
 # %%
 %%writefile tiny-transformer/configs/tiny.yaml
@@ -552,7 +552,7 @@ train:
 #
 # 1. 用 `yaml.safe_load` 读取配置；`--steps` 会覆盖 `train.steps`；用 `train.seed` 给 `torch` 设随机种子（random seed）；
 # 2. 文本：给了 `--data` 就读它指定的文件，否则用课程的语料（`tinylm_solutions.data.default_corpus()`）；建字符词表（vocabulary）`sorted(set(text))`，再得到 ids；
-# 3. `TinyLM(**config["model"], vocab_size=len(vocab))`，学习率（learning rate）为 `train.lr` 的 AdamW，在长度为 `max_seq_len` 个 token 的随机窗口上训练 `steps` 步（批次大小为 `train.batch_size`）：zero_grad、loss、backward、把梯度裁剪到 1.0、step；时不时打印一下损失。损失用 `model(x, labels=x)` 来算：TinyLM 会自己把标签错位（notebook 08），所以传进去的是输入本身，而不是 notebook 09 里的 `y`（它已经错过位了，再传进去就会错位两次）；
+# 3. `TinyLM(**config["model"], vocab_size=len(vocab))`，学习率（learning rate）为 `train.lr` 的 AdamW，在长度为 `max_seq_len` 个 token 的随机窗口上训练 `steps` 步（批次大小为 `train.batch_size`）：zero_grad、loss、backward、把梯度裁剪到 1.0、step；时不时打印一下损失。损失用 `model(x, labels=x)` 来算：TinyLM 会自己把标签错位（笔记本 08），所以传进去的是输入本身，而不是笔记本 09 里的 `y`（它已经错过位了，再传进去就会错位两次）；
 # 4. `torch.save({"config": model_config, "model": model.state_dict(), "vocab": vocab}, out)`，其中 `model_config` 存着模型的参数，包括 `vocab_size`。
 #
 # 检查先读取 `configs/tiny.yaml`（它的两个部分和其中的键），然后用它自己的一份小配置和 `--steps 40` 运行你的 `train.py`，加载检查点（checkpoint），把其中的权重装进参考实现的 TinyLM，测它在语料上的损失：必须远低于 ln V（参考实现跑 40 步，损失从 4.6 降到约 3.2）。接着它再用 `--data` 跑一次，这回用的文本里，每个字符后面总是跟着同一个字符（一个打乱的字母表，重复多遍）：训练循环写对了，40 步就能学会，预测下一个 token 的损失接近 0（参考实现最后约为 0.01）；如果目标被错位了两次，模型学到的就是隔一个之后的那个字符，损失最后会远高于 ln V（课程自己跑的结果是 8 到 9，取决于字母表怎么打乱）。
@@ -561,12 +561,12 @@ train:
 #
 # <details><summary>提示 1：思路</summary>
 #
-# 这就是 notebook 09 的训练循环，搬进了一个脚本：原来 notebook 存在变量里的东西，现在来自命令行和配置文件；训练跑出来的结果存进一个文件，另一个脚本可以加载它。
+# 这就是笔记本 09 的训练循环，搬进了一个脚本：原来笔记本存在变量里的东西，现在来自命令行和配置文件；训练跑出来的结果存进一个文件，另一个脚本可以加载它。
 # </details>
 #
 # <details><summary>提示 2：看哪里</summary>
 #
-# `argparse.ArgumentParser` 加四个选项（`--steps` 和 `--data` 默认为 None，分别表示“用配置里的”和“用课程的语料”）；窗口的取法和 notebook 09 的 `get_batch` 一样（随机的起点，把切片堆叠起来）；损失就是给了 labels 时模型的第二个输出。脚本只在被直接运行时才执行它的 `main`，被导入时不执行（也就是 `__name__` 那个判断）。
+# `argparse.ArgumentParser` 加四个选项（`--steps` 和 `--data` 默认为 None，分别表示“用配置里的”和“用课程的语料”）；窗口的取法和笔记本 09 的 `get_batch` 一样（随机的起点，把切片堆叠起来）；损失就是给了 labels 时模型的第二个输出。脚本只在被直接运行时才执行它的 `main`，被导入时不执行（也就是 `__name__` 那个判断）。
 # </details>
 
 # %% solution="capstone_train"
@@ -683,7 +683,7 @@ _ = run("train.py", "--config", "configs/tiny.yaml", "--steps", str(TRAIN_STEPS)
 # %% [markdown] lang="zh"
 # ### 练习 6：`generate.py`
 #
-# `python generate.py --checkpoint checkpoint.pt --prompt "def " [--max-new-tokens 200] [--temperature 1.0] [--top-k K] [--seed 0]`：用 `torch.load(path, weights_only=True)` 加载检查点（checkpoint），用其中的配置和权重重建模型，用其中的词表（vocabulary）给提示词编码，再用 notebook 10 的 `generate` 续写（把上下文截到 `max_seq_len`，最后一个位置的 logits 除以温度（temperature），做 top-k 采样（top-k sampling），用以 `--seed` 为种子的 `torch.Generator` 抽样），最后打印提示词和它的续写（续写里可能有换行）。
+# `python generate.py --checkpoint checkpoint.pt --prompt "def " [--max-new-tokens 200] [--temperature 1.0] [--top-k K] [--seed 0]`：用 `torch.load(path, weights_only=True)` 加载检查点（checkpoint），用其中的配置和权重重建模型，用其中的词表（vocabulary）给提示词编码，再用笔记本 10 的 `generate` 续写（把上下文截到 `max_seq_len`，最后一个位置的 logits 除以温度（temperature），做 top-k 采样（top-k sampling），用以 `--seed` 为种子的 `torch.Generator` 抽样），最后打印提示词和它的续写（续写里可能有换行）。
 #
 # 检查会存一个它自己的检查点（一个预测很“尖锐”的小模型），用贪心解码（greedy decoding）的方式（`--top-k 1`）运行你的脚本，要生成的新字符比 `max_seq_len` 允许的还多，再把文本和参考实现的输出对比；然后用同一个 `--seed` 采样两次，要求两次的文本相同，而且正好是提示词加上指定数量的新字符。
 #
@@ -691,7 +691,7 @@ _ = run("train.py", "--config", "configs/tiny.yaml", "--steps", str(TRAIN_STEPS)
 #
 # <details><summary>提示 1：思路</summary>
 #
-# 检查点（checkpoint）里存着让模型“复活”所需的一切：配置、权重和词表（vocabulary）。剩下的都是 notebook 10 的内容。
+# 检查点（checkpoint）里存着让模型“复活”所需的一切：配置、权重和词表（vocabulary）。剩下的都是笔记本 10 的内容。
 # </details>
 #
 # <details><summary>提示 2：看哪里</summary>
@@ -795,7 +795,7 @@ _ = run("generate.py", "--checkpoint", "checkpoint.pt", "--prompt", "def ", "--m
 #
 # ### 练习 7：报告
 #
-# 原讲义里的报告要回答五个问题，答案来自你自己跑的实验（数字在 notebook 09、11 和 12 里；notebook 12 还写了一份更长的报告，你可以从中取材）。保留这五个标题，每个标题下至少写 15 个词，并且要有数字。检查会读这个文件：每个标题都要在，每个回答都要够长。你写的内容由老师来读。
+# 原讲义里的报告要回答五个问题，答案来自你自己跑的实验（数字在笔记本 09、11 和 12 里；笔记本 12 还写了一份更长的报告，你可以从中取材）。保留这五个标题，每个标题下至少写 15 个词（中文每个汉字算一个词），并且要有数字。检查会读这个文件：每个标题都要在，每个回答都要够长。你写的内容由老师来读。
 #
 # **难度：** ★☆☆ · **用时：** 约 20 分钟
 #
@@ -806,7 +806,7 @@ _ = run("generate.py", "--checkpoint", "checkpoint.pt", "--prompt", "def ", "--m
 #
 # <details><summary>提示 2：看哪里</summary>
 #
-# 参数（parameter）：notebook 08 的 `parameter_table` 和 notebook 12 的表格。过拟合（overfitting）：notebook 09 的第 5 节和检查清单实验。消融实验（ablation）：notebook 11 的表格。计算量：notebook 12 里每个 token 的 FLOPs 与 tokens/s 的对比。第一个错误：最先让你卡住的是什么，又是什么让它暴露出来的。
+# 参数（parameter）：笔记本 08 的 `parameter_table` 和笔记本 12 的表格。过拟合（overfitting）：笔记本 09 的第 5 节和检查清单实验。消融实验（ablation）：笔记本 11 的表格。计算量：笔记本 12 里每个 token 的 FLOPs 与 tokens/s 的对比。第一个错误：最先让你卡住的是什么，又是什么让它暴露出来的。
 # </details>
 
 # %% solution="capstone_report"
@@ -876,4 +876,4 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_capstone_report(repo,
 # - 测试的价值在于它能抓住什么：每个测试都在一个恰好犯了它所防范的那种错误的模型上失败过。
 # - 检查点（checkpoint）里存着配置、权重和词表（vocabulary）：生成文本所需的一切都在里面。
 #
-# 课程到这里就结束了。如果还想继续，可以试试：把这个文件夹纳入 git 管理；把字符词表换成 BPE 分词器（tokenizer）；在 `model.py` 里加上旋转位置编码（RoPE）（notebook 04 的附加练习），再用只差一行的几份 `configs/` 做对比。
+# 课程到这里就结束了。如果还想继续，可以试试：把这个文件夹纳入 git 管理；把字符词表换成 BPE 分词器（tokenizer）；在 `model.py` 里加上旋转位置编码（RoPE）（笔记本 04 的附加练习），再用只差一行的几份 `configs/` 做对比。
