@@ -45,7 +45,7 @@ def _setup(ctx: Ctx, bugs: dict, eval_mode: bool = False):
 
 def _words(bugs: dict, eval_mode: bool = False) -> str:
     if not bugs:
-        return say("checklist.bug.healthy", mode="eval" if eval_mode else "training")
+        return say("checklist.bug.healthy_eval" if eval_mode else "checklist.bug.healthy")
     words = [say(f"checklist.bug.{item}", variant=say(f"checklist.variant.{item}.{v}")) for item, v in bugs.items()]
     return words[0] if len(words) == 1 else say("checklist.two_bugs", first=words[0], second=words[1])
 

@@ -47,7 +47,8 @@ MESSAGES = {
     "checklist.probe.dropout_on": "look for nn.Dropout layers in model.modules() whose p is above 0",
     "checklist.probe.learning_rate_extreme": "read every param_group's 'lr' and compare it with the range the notebook gives "
                              "(1e-4 to 1e-1)",
-    "checklist.bug.healthy": "a healthy setup ({mode} mode)",
+    "checklist.bug.healthy": "a healthy setup (training mode)",
+    "checklist.bug.healthy_eval": "a healthy setup (eval mode)",
     "checklist.bug.labels_not_shifted": "a setup whose targets are not shifted ({variant})",
     "checklist.bug.mask_sees_future": "a setup whose mask lets position t read later tokens ({variant})",
     "checklist.bug.padding_not_ignored": "a setup whose padded targets are not -100 ({variant})",
