@@ -115,14 +115,14 @@ check_environment()
 #
 # | 行 | 告诉你什么 |
 # |---|---|
-# | `check_... failed: ...` | 出了什么错，一句话说清 |
-# | `tried:` | 检查给你的代码喂了什么输入（形状（shape）、dtype、随机种子（random seed）），方便你复现 |
-# | `expected:` | 参考实现返回的结果（其中一行） |
-# | `got:` | 你的代码返回的结果，以及和参考实现的最大差值 |
-# | `likely mistake:` | 如果是常见错误，直接说出它的名字 |
-# | `hint:` | 该看哪里，或者该怎么改 |
+# | `check_... 未通过：...`（英文版是 `check_... failed: ...`） | 出了什么错，一句话说清 |
+# | `尝试:`（英文版是 `tried:`） | 检查给你的代码喂了什么输入（形状（shape）、dtype、随机种子（random seed）），方便你复现 |
+# | `期望:`（英文版是 `expected:`） | 参考实现返回的结果（其中一行） |
+# | `实际:`（英文版是 `got:`） | 你的代码返回的结果，以及和参考实现的最大差值 |
+# | `可能的错误:`（英文版是 `likely mistake:`） | 如果是常见错误，直接说出它的名字 |
+# | `提示:`（英文版是 `hint:`） | 该看哪里，或者该怎么改 |
 #
-# 并不是每次失败都有全部这几行：比如出现 NaN 或者形状不对时，就用不着“expected”那一行。
+# 并不是每次失败都有全部这几行：比如出现 NaN 或者形状不对时，就用不着“期望”那一行。
 #
 # **如果遇到怪事**（明明改好的函数还是不通过，或者名字就在眼前却报“not defined”），多半是你没按顺序运行单元格，或者内存里还留着旧的定义。用 *Kernel → Restart Kernel and Run All Cells…*（或 *Run up to Selected Cell*），笔记本就会从干净的状态自上而下重新跑一遍。
 
@@ -196,11 +196,11 @@ check_softmax(softmax_wrong_dim)
 # %% [markdown] lang="zh"
 # 逐行读一下这条报错：
 #
-# - **tried** 给的输入是形状为 `(2, 3, 5)` 的随机分数（`float64`，随机种子 0）。
-# - **expected** 列出参考答案里的一行：五个数，加起来等于 1。
-# - **got** 列出我们的答案里同一行：这几个数加起来不等于 1，后面还打印了和参考实现的最大差值。
-# - **likely mistake** 点出了 bug 的名字：softmax 归一化的维度错了。
-# - **hint** 告诉你怎么改：`.sum(dim=-1, keepdim=True)`。
+# - **尝试** 给的输入是形状为 `(2, 3, 5)` 的随机分数（`float64`，随机种子 0）。
+# - **期望** 列出参考答案里的一行：五个数，加起来等于 1。
+# - **实际** 列出我们的答案里同一行：这几个数加起来不等于 1，后面还打印了和参考实现的最大差值。
+# - **可能的错误** 点出了 bug 的名字：softmax 归一化的维度不对。
+# - **提示** 告诉你怎么改：`.sum(dim=-1, keepdim=True)`。
 #
 # 再看第二个典型 bug。把上面的公式原样敲进代码，遇到大分数就会出问题：$e^{1000}$ 超出了浮点数的表示范围，变成 `inf`，而 `inf / inf` 就是 `NaN`。
 
@@ -333,7 +333,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_softmax(softmax, seed
 # cell still contains `raise NotImplementedError()`, or that you edited it without running it again.
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** 看 `tried:` 那一行，在一个新单元格里把同样的输入造出来（比如 `x = torch.randn(2, 3, 5, dtype=torch.float64)`），然后把 `softmax(x)` 和 `torch.softmax(x, dim=-1)` 并排打印出来比一比。如果报错信息里是 `NotImplementedError`，说明练习单元格里还留着 `raise NotImplementedError()`，或者你改完以后没有重新运行它。
+# **如果检查没通过：** 看“尝试”那一行（英文版里是 `tried:`），在一个新单元格里把同样的输入造出来（比如 `x = torch.randn(2, 3, 5, dtype=torch.float64)`），然后把 `softmax(x)` 和 `torch.softmax(x, dim=-1)` 并排打印出来比一比。如果报错信息里是 `NotImplementedError`，说明练习单元格里还留着 `raise NotImplementedError()`，或者你改完以后没有重新运行它。
 
 # %% [markdown]
 # ## 3. Why attention replaces RNNs

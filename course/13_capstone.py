@@ -127,7 +127,7 @@ def run(*args):
 #
 # <details><summary>提示 2：看哪里</summary>
 #
-# 你在这些笔记本里的答案单元格：01 的掩码（mask）和注意力（attention），02 的 split、merge 和多头注意力（multi-head attention）模块，05 的 FeedForward，07 的 TransformerBlock，以及 08 的 `causal_lm_loss` 和带初始化（initialization）的 TinyLM。模型用不到的就去掉（各种位置编码（positional encoding）的变体、dropout）。如果检查说参数（parameter）名对不上，把 `sorted(model.state_dict())` 和上面的名字对比一下。
+# 你在这些笔记本里的答案单元格：01 的掩码（mask）和注意力（attention），02 的 split、merge 和多头注意力（multi-head attention）模块，05 的 FeedForward，07 的 TransformerBlock，以及 08 的 `causal_lm_loss` 和带初始化（initialization）的 TinyLM。模型用不到的就去掉（各种位置编码（positional encoding）的变体、dropout）。如果检查说 TinyLM 的参数（parameter）名和课程里的不一样，把 `sorted(model.state_dict())` 和上面的名字对比一下。
 # </details>
 
 # %% solution="capstone_model"
