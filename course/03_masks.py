@@ -545,7 +545,7 @@ plt.show()
 # - Masks combine with `&`: a key is allowed only if every mask allows it.
 # - Fill masked scores with $-\infty$ (no score can outweigh it), softmax over the keys, and give a
 #   query with no allowed key zero weights instead of `NaN`.
-# - Masks have no parameters: they cost nothing to learn, and they are the only thing that keeps a
+# - Masks have no parameters: there is nothing in them to learn, and they are the only thing that keeps a
 #   language model from reading the answer.
 #
 # **Next:** notebook 04 gives attention what it still lacks: the order of the tokens.
@@ -563,6 +563,6 @@ plt.show()
 # - 掩码作用在**键**上（最后一个轴），并且从右边和分数对齐：要用 `(B, 1, 1, T)`，而不是 `(B, T)` 或 `(B, 1, T)`。
 # - 掩码用 `&` 合并：只有每个掩码都允许，这个键才能被关注。
 # - 被遮住的分数填 $-\infty$（任何分数都压不过它），在键上做 softmax；没有可关注键的查询给全零权重，而不是 `NaN`。
-# - 掩码没有参数（parameter），什么都不用学，不花任何代价；可要拦住语言模型、不让它偷看答案，靠的只有掩码。
+# - 掩码没有参数（parameter），里面没有任何要学的东西；可要拦住语言模型、不让它偷看答案，靠的只有掩码。
 #
 # **下一步：** 笔记本 04 给注意力补上它还缺的东西：token 的顺序。

@@ -365,7 +365,7 @@ position_explorer(table)
 # changes, so we compute it **once**, in `__init__`, for the longest sequence we'll ever see (`max_len`),
 # and in `forward` take its first `T` rows.
 #
-# Where to keep it? A module can hold a tensor in three ways:
+# Where to keep it? A module can hold a tensor in four ways:
 #
 # | how | trained by the optimizer | in `state_dict()` (saved) | moved by `.to()` / `.double()` |
 # |---|---|---|---|
@@ -384,7 +384,7 @@ position_explorer(table)
 #
 # 在模型里，这张表要加到形状为 `(B, T, D)` 的 token 嵌入 `x` 上。表本身不会变，所以我们在 `__init__` 里按可能遇到的最长序列（`max_len`）**只算一次**，然后在 `forward` 里取它的前 `T` 行。
 #
-# 表存在哪里？模块持有一个张量（tensor）有三种方式：
+# 表存在哪里？模块持有一个张量（tensor）有四种方式：
 #
 # | 写法 | 由优化器（optimizer）训练 | 在 `state_dict()` 里（会被保存） | 随 `.to()` / `.double()` 一起转换 |
 # |---|---|---|---|

@@ -554,7 +554,7 @@ with torch.no_grad():
 # | `lm_head` | nothing of its own when tied | $0$ |
 #
 # So, roughly, **`12·L·D² + V·D`**: the blocks plus the (tied) embedding matrix. For a small vocabulary the
-# blocks dominate; for GPT-2's 50,257 tokens the embedding is a third of the small model.
+# blocks dominate; for GPT-2's 50,257 tokens the embedding is almost a third of the small model.
 #
 # ### Exercise 3: `parameter_table(model)`
 #
@@ -612,7 +612,7 @@ with torch.no_grad():
 # | `norm` | weight 和 bias | $2D$ |
 # | `lm_head` | 共享权重时，没有自己的参数 | $0$ |
 #
-# 所以粗略地说，总数是 **`12·L·D² + V·D`**：各个块，加上那个（共享的）嵌入矩阵。词表（vocabulary）小的时候，块占大头；GPT-2 的词表有 50,257 个 token，嵌入矩阵就占了 GPT-2 small 参数的三分之一。
+# 所以粗略地说，总数是 **`12·L·D² + V·D`**：各个块，加上那个（共享的）嵌入矩阵。词表（vocabulary）小的时候，块占大头；GPT-2 的词表有 50,257 个 token，嵌入矩阵就占了 GPT-2 small 参数的将近三分之一。
 #
 # ### 练习 3：`parameter_table(model)`
 #

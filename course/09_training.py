@@ -957,7 +957,7 @@ for s in samples:
 # %% [markdown]
 # Word-like pieces, spaces, punctuation and the look of docstrings, from about 110 000 parameters (printed
 # before the run) and under a minute of CPU: not yet sense (the validation perplexity is about 12, against 99 before
-# training). Stage 12's report reads this run's record:
+# training). Notebook 12's report reads this run's record:
 
 # %% [markdown] lang="zh"
 # 约 110 000 个参数（训练前打印过），不到一分钟的 CPU 时间，就学出了像单词的片段、空格、标点，还有 docstring 的样子：但还谈不上有意义（验证集困惑度约 12，训练前是 99）。笔记本 12 的报告会读取这次运行的记录：
@@ -975,7 +975,7 @@ print("recorded 09_train and 09_overfit")
 # Section 5's test has two ways to fail. The loss can stay high: the setup cannot learn. Or it can fall *too*
 # well: the model gets the answer by a route it will not have later (it copies its input, or reads the token it
 # should predict). So when a one-batch run looks wrong, either way, walk this list **in order** (the
-# W03 lesson's checklist; the first items are the cheapest to check and the most common):
+# checklist of the lesson this course grew from; the first items are the cheapest to check and the most common):
 #
 # | # | name | the question | what goes wrong when it fails |
 # |---|---|---|---|
@@ -1012,7 +1012,7 @@ print("recorded 09_train and 09_overfit")
 # %% [markdown] lang="zh"
 # ## 8. 过拟合测试出问题时：检查清单
 #
-# 第 5 节的测试有两种失败方式。一种是损失降不下来：这个配置学不会。另一种是降得*太*好：模型走了一条以后不会再有的捷径拿到答案（它抄了自己的输入，或者读到了本该由它预测的那个 token）。所以，单批次训练看起来不对劲时，不管是哪一种，都要**按顺序**把下面这个清单过一遍（这是 W03 那一课的检查清单；排在前面的几项检查起来最省事，也最常见）：
+# 第 5 节的测试有两种失败方式。一种是损失降不下来：这个配置学不会。另一种是降得*太*好：模型走了一条以后不会再有的捷径拿到答案（它抄了自己的输入，或者读到了本该由它预测的那个 token）。所以，单批次训练看起来不对劲时，不管是哪一种，都要**按顺序**把下面这个清单过一遍（这是本课程所依据的原讲义里的检查清单；排在前面的几项检查起来最省事，也最常见）：
 #
 # | # | 名字 | 要问的问题 | 不满足时会出什么问题 |
 # |---|---|---|---|

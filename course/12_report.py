@@ -1,7 +1,7 @@
 # %% [markdown]
 # # 12 · The report
 #
-# You built a Transformer language model, trained it, took it apart and broke it. This last notebook
+# You built a Transformer language model, trained it, took it apart and broke it. This notebook
 # turns your own runs into a short written report, `report.md`, with its figures. By the end of it you
 # can:
 #
@@ -19,7 +19,7 @@
 # %% [markdown] lang="zh"
 # # 12 · 报告
 #
-# 你搭了一个 Transformer 语言模型（language model），训练了它，把它拆开过，也把它弄坏过。最后这个笔记本把你自己跑出来的结果整理成一份简短的书面报告 `report.md`，并配上图。做完这个笔记本，你将能够：
+# 你搭了一个 Transformer 语言模型（language model），训练了它，把它拆开过，也把它弄坏过。这个笔记本把你自己跑出来的结果整理成一份简短的书面报告 `report.md`，并配上图。做完这个笔记本，你将能够：
 #
 # 1. 说清楚模型的参数（parameter）都在哪里，每个部分各占多少；
 # 2. 估算**每个 token 的训练 FLOPs**，即 `6N + 6LTD`（Kaplan 等人，2020），并和你的 CPU 训练时实际达到的每秒 token 数对比；
@@ -425,13 +425,13 @@ except OSError as e:
 # **Q3（2 分）** 你遇到的第一个 bug 是什么？是什么证据暴露了它？你是怎么确认原因的？
 
 # %% [markdown] answer="bug_answer"
-# The "cheating" mask: the training loss fell far below the validation loss of a correct model within a
-# few steps, and generation was garbage. Plotting the attention weights showed weight above the diagonal
+# The "cheating" mask: after about 90 steps the training loss fell far below a correct model's, and yet the
+# samples were no better. Plotting the attention weights showed weight above the diagonal
 # (queries attending to later tokens); replacing the mask with the causal one brought the loss back to
 # normal.
 
 # %% [markdown] lang="zh"
-# “作弊”的掩码：没几步，训练损失就远远低于一个正确模型的验证集损失，生成的文本却是一堆乱码。把注意力权重（attention weights）画出来，能看到对角线上方有权重（查询关注到了后面的 token）；把掩码换成因果掩码之后，损失就恢复正常了。
+# “作弊”的掩码：大约 90 步之后，训练损失远远低于正确模型的损失，可生成的样本一点也没变好。把注意力权重（attention weights）画出来，能看到对角线上方有权重（查询关注到了后面的 token）；把掩码换成因果掩码之后，损失就恢复正常了。
 
 # %% [markdown]
 # **Q4 (2 points).** Where does the compute go in your model? What FLOP rate did your training run sustain, and
@@ -443,14 +443,14 @@ except OSError as e:
 
 # %% [markdown] answer="compute_answer"
 # At this size the output layer (the tied token embedding, 6VD per token) and the blocks' matrices take
-# most of the FLOPs; the attention scores are a few percent because T is small compared with D. My training run
+# most of the FLOPs; the attention scores are a few percent because T is small compared with 12D. My training run
 # sustained the GFLOP/s of section 7's first line; the timed widths show the rate rising with the width (in my
 # table about 5, 14 and 27 GFLOP/s at D = 32, 64 and 96): small matrices leave the time to Python and memory
 # traffic, not to arithmetic. At d_model = 768 the 12D² per layer dominates, the embedding's share drops, and the
 # rate should rise further, as the trend of the three widths suggests.
 
 # %% [markdown] lang="zh"
-# 在这个规模下，大部分 FLOPs 花在输出层（也就是共享权重的 token 嵌入，每个 token 6VD）和各个块的矩阵上；注意力分数只占百分之几，因为 T 相对 D 来说很小。我的训练维持的 GFLOP/s 就是第 7 节第一行的那个数；计时的几个宽度显示，速率随宽度上升（在我的表里，D = 32、64 和 96 时分别约为 5、14 和 27 GFLOP/s）：矩阵很小时，时间都花在了 Python 和内存读写上，而不是花在算术上。到 d_model = 768 时，每层的 12D² 占主导，嵌入所占的比例下降，速率也应该会进一步上升，正如这三个宽度的趋势所显示的那样。
+# 在这个规模下，大部分 FLOPs 花在输出层（也就是共享权重的 token 嵌入，每个 token 6VD）和各个块的矩阵上；注意力分数只占百分之几，因为 T 相对 12D 来说很小。我的训练维持的 GFLOP/s 就是第 7 节第一行的那个数；计时的几个宽度显示，速率随宽度上升（在我的表里，D = 32、64 和 96 时分别约为 5、14 和 27 GFLOP/s）：矩阵很小时，时间都花在了 Python 和内存读写上，而不是花在算术上。到 d_model = 768 时，每层的 12D² 占主导，嵌入所占的比例下降，速率也应该会进一步上升，正如这三个宽度的趋势所显示的那样。
 
 # %% [markdown]
 # ## Summary
@@ -462,8 +462,8 @@ except OSError as e:
 # - A record that is missing is recomputed small, and the report says so: evidence always says where it
 #   comes from.
 #
-# This is the end of the course. Keep `report.md`: it is the record of a language model you built from
-# scratch.
+# Keep `report.md`: it is the record of a language model you built from scratch. Notebook 13, the capstone, puts
+# the same model into a repository of your own.
 
 # %% [markdown] lang="zh"
 # ## 小结
@@ -472,4 +472,4 @@ except OSError as e:
 # - 每个 token 的训练 FLOPs ≈ `6N + 6LTD`（Kaplan 等人，2020）：前向每个参数 2 FLOPs，反向是它的两倍，再加上注意力分数。乘以 tokens/s，就得到你的硬件实际维持的 FLOP 速率。
 # - 缺失的记录会以小规模重新计算，报告里也会写明：证据永远要说清自己是从哪里来的。
 #
-# 课程到这里就结束了。留好 `report.md`：它记录了一个你从零搭起来的语言模型。
+# 留好 `report.md`：它记录了一个你从零搭起来的语言模型。笔记本 13 是结业项目：把同一个模型放进你自己的代码仓库。

@@ -523,7 +523,7 @@ train:
 # The check first reads `configs/tiny.yaml` (its two sections and keys), then runs your `train.py` with a small
 # configuration of its own and `--steps 40`, loads the checkpoint, puts its weights into the reference TinyLM and
 # measures the loss on the corpus: it must be well below ln V (40 steps of the reference take it from 4.6 to about
-# 3.2). Then it runs it again with `--data` on a text where each character always follows the same one (a
+# 3.2). Then it runs it again with `--data` on a text where each character is always followed by the same one (a
 # shuffled alphabet, repeated): 40 steps of a right loop learn it, next-token loss near 0 (the reference ends at
 # about 0.01); targets shifted twice learn the character after next instead and end far above ln V (8 to 9 in the
 # course's runs, depending on the shuffle).

@@ -967,7 +967,7 @@ def test_08_labels_y_learns_the_wrong_task(chars):
 
 def test_08_where_the_parameters_are(chars):
     # stage 08, section 5: "So, roughly, **`12·L·D² + V·D`** [...]. For a small vocabulary the blocks dominate; for
-    # GPT-2's 50,257 tokens the embedding is a third of the small model."; after the table: "GPT-2 small comes out at
+    # GPT-2's 50,257 tokens the embedding is almost a third of the small model."; after the table: "GPT-2 small comes out at
     # 124,439,808 parameters, the number OpenAI's checkpoint has. `get_num_params()` leaves the position embedding out
     # (nanoGPT prints GPT-2 small's size that way: 123.65M); the rule `12·L·D² + V·D` misses only the biases, the
     # LayerNorms and the position table. With our vocabulary of under 100 characters the embedding is a sliver; with a
