@@ -410,9 +410,9 @@ def test_06_the_first_cells_x_has_mean_40_and_spread_about_30():
 
 
 def test_06_the_biased_variance():
-    # stage 06, section 2: "LayerNorm uses the plain average, dividing by `D` [...]. At `D = 768` the two differ by
-    # 0.07 %; at small `D` by a lot" (read as the standard deviations, and so the outputs: sqrt(768/767) - 1 =
-    # 0.065 %; the variances themselves differ by 1/767 = 0.13 %); the cell: nn.LayerNorm(4) equals the biased form.
+    # stage 06, section 2: "LayerNorm uses the plain average, dividing by `D` [...]. At `D = 768` the two variances
+    # differ by 0.13 % and the outputs by 0.07 %; at small `D` by a lot" (the outputs through the standard deviations:
+    # sqrt(768/767) - 1 = 0.065 %; the variances by 1/767); the cell: nn.LayerNorm(4) equals the biased form.
     torch.manual_seed(0)
     x = torch.randn(4, 768, dtype=torch.float64)
     unbiased = (x - x.mean(-1, keepdim=True)) / x.std(-1, keepdim=True)

@@ -1,8 +1,11 @@
 """tinylm-train and tinylm-generate as a user runs them: settings from the package's YAML, a --config file and
-the command line; a corpus given by path; checkpoints and an exact --resume; one clear line for bad input."""
+the command line; a corpus given by name (en, zh) or path; checkpoints and an exact --resume; one clear line for bad
+input, in the user's language (TINYLM_LANG=en or zh), whatever the input."""
 from __future__ import annotations
 
 import math
+import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -177,3 +180,231 @@ def test_two_processes_take_the_same_steps_as_one_on_the_same_global_batch(tmp_p
     worst = max((a["model"][k] - b["model"][k]).abs().max().item() for k in a["model"] if not k.endswith("W_K.bias"))
     assert worst < 1e-5, worst  # float rounding of the split sums only
     assert all((a["model"][k] - b["model"][k]).abs().max().item() <= 2 * 3 * 0.003 for k in a["model"])
+
+
+# ---- bad input from the installed commands, in both languages: one line, exit status 2, no traceback
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+TINY = ["--d-model", "16", "--num-heads", "2", "--num-layers", "1", "--block-size", "16", "--batch-size", "4",
+        "--max-chars", "6000", "--sample-tokens", "0", "--no-progress"]
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """The files the bad inputs point at: corpora, configs and checkpoints (a real one, trained for 2 steps)."""
+    folder = tmp_path_factory.mktemp("bad")
+    for name, data in {"tiny.txt": b"abc", "latin1.txt": "caf\xe9 au lait".encode("latin-1"), "blank.txt": b" \n\t\n",
+                       "words.txt": b"few words, and fewer still. " * 8, "nope.yaml": b"steps: [\n",
+                       "list.yaml": b"- 1\n- 2\n", "typo.yaml": b"d_modle: 32\n", "many.yaml": b"steps: many\n",
+                       "null.yaml": b"steps: null\n", "flag.yaml": b"decay_2d_only: yes please\n",
+                       "schedule.yaml": b"warmup_steps: 5\nmin_lr: 0.0001\nsteps: 2\n"}.items():
+        (folder / name).write_bytes(data)
+    (folder / "folder").mkdir()
+    ckpt = folder / "run.pt"
+    assert train_main([*TINY, "--steps", "2", "--checkpoint", str(ckpt)]) == 0
+    saved = torch.load(ckpt, weights_only=True)
+    torch.save({"model": 1}, folder / "lacks.pt")
+    torch.save({**saved, "model": {"nonsense": torch.zeros(1)}}, folder / "damaged.pt")
+    return folder
+
+
+def run(command: str, args: list[str], lang: str, **env) -> subprocess.CompletedProcess:
+    environ = {**os.environ, "TINYLM_LANG": lang, "OMP_NUM_THREADS": "1", **env}
+    environ.pop("WORLD_SIZE", None) if "WORLD_SIZE" not in env else None
+    return subprocess.run([str(BIN / command), *args], capture_output=True, text=True, timeout=300, env=environ)
+
+
+def assert_one_line(proc: subprocess.CompletedProcess, prog: str, lang: str, *fragments: str) -> str:
+    assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
+    lines = proc.stderr.strip().splitlines()
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"{prog}: error: "), proc.stderr[-3000:]
+    line = rest = lines[0]
+    for fragment in fragments:  # what the line must say in either language: numbers, options, names
+        assert fragment in line, (fragment, line)
+        rest = rest.replace(fragment, "")
+    assert bool(CJK.search(rest)) == (lang == "zh"), line  # in the user's language (the paths are ASCII)
+    return line
+
+
+TRAIN_CASES = {  # name: (arguments, {file name: path in files}, fragments either language says, extra environment)
+    "corpus_missing": (["--corpus", "{f}/none.txt"], ("none.txt", "--corpus zh")),
+    "corpus_is_a_folder": (["--corpus", "{f}/folder"], ("folder",)),
+    "corpus_not_utf8": (["--corpus", "{f}/latin1.txt"], ("UTF-8", "0xe9", "3")),
+    "corpus_empty": (["--corpus", "{f}/blank.txt"], ("blank.txt",)),
+    "corpus_3_chars": (["--corpus", "{f}/tiny.txt"], ("3", "650", "block_size 64", "--block-size")),
+    "corpus_too_few_words": (["--corpus", "{f}/words.txt", "--tokenizer", "word", "--block-size", "16"],
+                             ("56", "170", "block_size 16")),
+    "max_chars_cuts_too_much": (["--max-chars", "100"], ("100", "650", "--max-chars 100")),
+    "config_missing": (["--config", "{f}/none.yaml"], ("none.yaml",)),
+    "config_not_yaml": (["--config", "{f}/nope.yaml"], ("nope.yaml", "2")),
+    "config_not_a_mapping": (["--config", "{f}/list.yaml"], ("list.yaml",)),
+    "config_unknown_key": (["--config", "{f}/typo.yaml"], ("'d_modle'", "d_model")),
+    "config_wrong_type": (["--config", "{f}/many.yaml"], ("steps", "int", "'many'")),
+    "config_null": (["--config", "{f}/null.yaml"], ("steps", "null")),
+    "config_bad_flag": (["--config", "{f}/flag.yaml"], ("decay_2d_only", "bool", "'yes please'")),
+    "bad_schedule": (["--config", "{f}/schedule.yaml"], ("decay_steps", "warmup_steps=5", "2")),
+    "unknown_tokenizer": (["--tokenizer", "bpe"], ("char", "word", "'bpe'")),
+    "zero_steps": (["--steps", "0"], ("steps", ">= 1", "0")),
+    "heads_do_not_divide": (["--d-model", "30", "--num-heads", "4"], ("d_model 30", "num_heads 4")),
+    "negative_init_std": (["--init-std", "-0.1"], ("init_std", "-0.1")),
+    "negative_weight_decay": (["--weight-decay", "-1"], ("weight_decay", ">= 0", "-1.0")),
+    "dropout_one": (["--dropout", "1"], ("dropout", "[0, 1)", "1.0")),
+    "negative_seed": (["--seed", "-1"], ("seed", "-1")),
+    "not_an_integer": (["--steps", "many"], ("--steps", "'many'")),
+    "not_a_flag": (["--fused-adamw", "maybe"], ("--fused-adamw", "'maybe'")),
+    "unknown_option": (["--d-modle", "32"], ("--d-modle",)),
+    "resume_without_checkpoint": (["--resume"], ("--resume", "--checkpoint")),
+    "checkpoint_folder_missing": (["--checkpoint", "{f}/none/run.pt"], ("none",)),
+    "checkpoint_is_a_folder": (["--checkpoint", "{f}/folder"], ("folder", "run.pt")),
+    "resume_from_a_text_file": (["--checkpoint", "{f}/tiny.txt", "--resume"], ("tiny.txt", "tinylm")),
+    "resume_from_a_dict": (["--checkpoint", "{f}/lacks.pt", "--resume"], ("lacks.pt", "model_config")),
+    "resume_damaged": ([*TINY, "--checkpoint", "{f}/damaged.pt", "--resume"], ("damaged.pt", "model")),
+    "other_vocabulary": ([*TINY, "--max-chars", "3000", "--checkpoint", "{f}/run.pt", "--resume"],
+                         ("run.pt", "--tokenizer")),
+    "other_model": ([*TINY, "--d-model", "32", "--checkpoint", "{f}/run.pt", "--resume"],
+                    ("d_model = 16", "32")),
+    "resume_past_its_steps": ([*TINY, "--steps", "1", "--checkpoint", "{f}/run.pt", "--resume"],
+                              ("run.pt", "2", "--steps")),
+    "diverges": ([*TINY, "--steps", "20", "--lr", "1e6", "--max-grad-norm", "1e9"], ("nan", "--lr")),
+    "batch_not_divisible_by_processes": ([*TINY, "--batch-size", "4"], ("batch_size 4", "3"), {"WORLD_SIZE": "3"}),
+}
+GENERATE_CASES = {
+    "arguments_missing": ([], ("--checkpoint", "--prompt")),
+    "checkpoint_missing": (["--checkpoint", "{f}/none.pt", "--prompt", "x"], ("none.pt",)),
+    "not_a_checkpoint": (["--checkpoint", "{f}/tiny.txt", "--prompt", "x"], ("tiny.txt", "tinylm")),
+    "checkpoint_lacks_keys": (["--checkpoint", "{f}/lacks.pt", "--prompt", "x"], ("lacks.pt", "vocab")),
+    "checkpoint_damaged": (["--checkpoint", "{f}/damaged.pt", "--prompt", "The"], ("damaged.pt", "model")),
+    "prompt_unknown_characters": (["--checkpoint", "{f}/run.pt", "--prompt", "猫 and 狗"], ("'狗', '猫'", "61")),
+    "prompt_empty": (["--checkpoint", "{f}/run.pt", "--prompt", ""], ()),
+    "temperature_zero": (["--checkpoint", "{f}/run.pt", "--prompt", "The", "--temperature", "0"],
+                         ("--temperature", "0.0")),
+    "negative_tokens": (["--checkpoint", "{f}/run.pt", "--prompt", "The", "--tokens", "-1"], ("--tokens", "-1")),
+    "top_k_zero": (["--checkpoint", "{f}/run.pt", "--prompt", "The", "--top-k", "0"], ("--top-k", ">= 1")),
+    "tokens_not_an_integer": (["--checkpoint", "{f}/run.pt", "--prompt", "The", "--tokens", "ten"],
+                              ("--tokens", "'ten'")),
+}
+
+
+def _case(cases: dict, name: str, folder: Path):
+    args, fragments, *env = cases[name]
+    return [a.replace("{f}", str(folder)) for a in args], fragments, (env[0] if env else {})
+
+
+class BadTrainInput:
+    lang = "en"
+
+    @pytest.mark.parametrize("case", TRAIN_CASES)
+    def test_one_line_in_the_users_language(self, files, case):
+        args, fragments, env = _case(TRAIN_CASES, case, files)
+        assert_one_line(run("tinylm-train", args, self.lang, **env), "tinylm-train", self.lang, *fragments)
+
+
+class BadGenerateInput:
+    lang = "en"
+
+    @pytest.mark.parametrize("case", GENERATE_CASES)
+    def test_one_line_in_the_users_language(self, files, case):
+        args, fragments, env = _case(GENERATE_CASES, case, files)
+        assert_one_line(run("tinylm-generate", args, self.lang, **env), "tinylm-generate", self.lang, *fragments)
+
+
+class TestBadTrainInputEnglish(BadTrainInput):  # a class per command and language: xdist's loadscope spreads them
+    lang = "en"
+
+
+class TestBadTrainInputChinese(BadTrainInput):
+    lang = "zh"
+
+
+class TestBadGenerateInputEnglish(BadGenerateInput):
+    lang = "en"
+
+
+class TestBadGenerateInputChinese(BadGenerateInput):
+    lang = "zh"
+
+
+def test_the_3_character_corpus_of_the_issue_says_how_much_it_needs(files):
+    """The report that started it: a traceback (ValueError: 3 tokens are too few for val_fraction=0.1)."""
+    en = assert_one_line(run("tinylm-train", ["--corpus", str(files / "tiny.txt")], "en"), "tinylm-train", "en")
+    zh = assert_one_line(run("tinylm-train", ["--corpus", str(files / "tiny.txt")], "zh"), "tinylm-train", "zh")
+    assert "the corpus has 3 characters: too short for block_size 64. It needs at least 650 characters" in en
+    assert "语料只有 3 个字符" in zh and "至少需要 650 个字符" in zh
+
+
+@pytest.mark.parametrize("block_size", [1, 2, 7, 16, 64, 100, 255])
+def test_min_tokens_is_the_shortest_corpus_that_trains(block_size):
+    from tinylm_solutions.cli import VAL_FRACTION, min_tokens
+    from tinylm_solutions.data import train_val_split
+
+    n = min_tokens(block_size)
+    train_part, val_part = train_val_split(torch.arange(n), VAL_FRACTION)
+    assert len(train_part) > block_size and len(val_part) > block_size
+    short = int((n - 1) * VAL_FRACTION)
+    assert short <= block_size or n - 1 - short <= block_size  # one token fewer is not enough
+
+
+# ---- every sentence in both languages
+
+def test_every_message_of_the_command_lines_has_its_chinese():
+    from tinylm_solutions import i18n
+    from tinylm_solutions.messages import FOLDER, TEXT
+
+    i18n.catalog.cache_clear()
+    untranslated = [key for key, english in TEXT.items() if i18n.translate(FOLDER, key, english, "zh") == english]
+    assert untranslated == []
+
+
+def test_every_setting_has_its_own_help_text():
+    import yaml
+
+    from tinylm_solutions.cli import DEFAULTS
+    from tinylm_solutions.messages import TEXT
+
+    assert [k for k in yaml.safe_load(DEFAULTS.read_text()) if f"train.help.{k}" not in TEXT] == []
+
+
+@pytest.mark.parametrize("command", ["tinylm-train", "tinylm-generate"])
+def test_the_help_is_in_the_users_language(command):
+    en, zh = (subprocess.run([str(BIN / command), "--help"], capture_output=True, text=True,
+                             env={**os.environ, "TINYLM_LANG": lang}) for lang in ("en", "zh"))
+    assert en.returncode == zh.returncode == 0
+    assert not CJK.search(en.stdout) and "usage:" in en.stdout
+    assert "usage:" in zh.stdout and ("训练" in zh.stdout if command == "tinylm-train" else "续写" in zh.stdout)
+
+
+def test_a_run_speaks_chinese(capsys, monkeypatch):
+    monkeypatch.setenv("TINYLM_LANG", "zh")
+    assert train_main([*SMALL, "--steps", "4", "--eval-interval", "2"]) == 0
+    out = capsys.readouterr().out
+    assert "语料：6,000 个字符 -> 6,000 个 token" in out and "第 2 步：训练损失" in out and "第 4 步" in out
+    assert "验证集困惑度" in out and "生成样例：" in out
+
+
+# ---- the embedded corpora
+
+def test_the_chinese_corpus_trains_and_generates_chinese(capsys, tmp_path):
+    ckpt = tmp_path / "zh.pt"
+    assert train_main([*SMALL, "--corpus", "zh", "--steps", "3", "--checkpoint", str(ckpt)]) == 0
+    out = capsys.readouterr().out
+    assert "corpus: 6,000 chars -> 6,000 tokens" in out and CJK.search(out.split("sample:")[1])
+    assert generate_main(["--checkpoint", str(ckpt), "--prompt", "春风", "--tokens", "20"]) == 0
+    text = capsys.readouterr().out
+    assert text.startswith("春风") and len(CJK.findall(text)) >= 5
+
+
+def test_corpus_en_is_the_default(capsys):
+    assert train_main([*SMALL, "--steps", "1", "--corpus", "en"]) == 0
+    named = capsys.readouterr().out.splitlines()[0]
+    assert train_main([*SMALL, "--steps", "1"]) == 0
+    assert capsys.readouterr().out.splitlines()[0] == named
+
+
+def test_the_word_tokenizer_cuts_the_chinese_corpus_into_words(capsys, tmp_path):
+    ckpt = tmp_path / "words.pt"
+    assert train_main([*SMALL, "--corpus", "zh", "--tokenizer", "word", "--steps", "2", "--max-chars", "20000",
+                       "--checkpoint", str(ckpt)]) == 0
+    tokens = int(re.search(r"-> ([\d,]+) tokens", capsys.readouterr().out).group(1).replace(",", ""))
+    assert 9_000 < tokens < 14_000  # about 1.6 characters a token: jieba's words and the punctuation, no newlines
+    assert generate_main(["--checkpoint", str(ckpt), "--prompt", "春风明月", "--tokens", "5"]) == 0
+    assert capsys.readouterr().out.startswith("春风明月")  # no spaces between Chinese words

@@ -1,8 +1,12 @@
-"""tinylm_solutions.tokenizer: vocabularies, round trips, errors."""
+"""tinylm_solutions.tokenizer: vocabularies, round trips, errors; Chinese words cut by jieba."""
+import re
+from collections import Counter
+
 import pytest
 
-from tinylm_solutions.tokenizer import (SPECIALS, CharTokenizer, WordTokenizer, build_word_vocab, char_tokenizer,
-                                        unk_rate, word_encode)
+from tinylm_solutions import tokenizer as tokenizer_module
+from tinylm_solutions.tokenizer import (SPECIALS, WORD_PATTERN, CharTokenizer, WordTokenizer, build_word_vocab,
+                                        char_tokenizer, split_words, unk_rate, word_encode)
 
 TEXT = "To be, or not to be: that is the question.\nWhether 'tis nobler..."
 
@@ -91,3 +95,79 @@ def test_word_encode_function():
 def test_unk_rate():
     assert unk_rate([3, 1, 1, 3, 2, 0]) == 0.5  # <eos> and <pad> are not counted
     assert unk_rate([2, 0]) == 0.0
+
+
+# ---- Chinese: jieba's words; English exactly as before
+
+ENGLISH = [TEXT, "the cat, the dog. the cat!", "Ünïcödé lines, ünïcödé words.\n", "snake_case x2 = 3.14; l'été",
+           "", "   \n", "<eos> </s> ...", "ｆｕｌｌ－ｗｉｄｔｈ Ｌａｔｉｎ", "かなとカナ"]
+
+
+@pytest.mark.parametrize("text", ENGLISH)
+def test_split_words_without_chinese_is_the_regex_and_never_calls_jieba(text, monkeypatch):
+    monkeypatch.setattr(tokenizer_module, "_segment", lambda run: pytest.fail(f"jieba called on {run!r}"))
+    assert split_words(text) == WORD_PATTERN.findall(text)
+    counts = Counter(WORD_PATTERN.findall(text))  # the vocabulary of before, by frequency, ties alphabetically
+    assert build_word_vocab(text) == [*SPECIALS, *sorted((t for t in counts if t not in SPECIALS),
+                                                         key=lambda t: (-counts[t], t))]
+    assert word_encode(text, build_word_vocab(text)) == [build_word_vocab(text).index(t) if t not in SPECIALS else
+                                                         SPECIALS.index(t) for t in WORD_PATTERN.findall(text)] + [2]
+
+
+def test_split_words_cuts_chinese_with_jieba():
+    import jieba
+
+    assert split_words("春风不度玉门关。") == ["春风", "不度", "玉门关", "。"]
+    assert split_words("春风又绿江南岸，明月何时照我还？") == [*jieba.lcut("春风又绿江南岸"), "，", *jieba.lcut("明月何时照我还"), "？"]
+    assert split_words("用 PyTorch 训练GPT模型_v2：loss 1.5") == \
+        ["用", "PyTorch", "训练", "GPT", "模型", "_v2", "：", "loss", "1", ".", "5"]
+    text = "李白《静夜思》\n床前看月光，疑是地上霜。\n举头望山月，低头思故乡。"
+    assert "".join(split_words(text)) == re.sub(r"\s", "", text)  # nothing lost but the whitespace
+    assert all(len(w) <= 4 for w in split_words(text))
+
+
+def test_jieba_is_used_with_its_own_dictionary():
+    """Words added to jieba's global dictionary elsewhere (a learner's notebook) do not change the tokens."""
+    import jieba
+
+    before = split_words("疑是地上霜")
+    tokenizer_module._segment.cache_clear()
+    jieba.add_word("疑是地上霜")
+    try:
+        assert split_words("疑是地上霜") == before != ["疑是地上霜"]
+    finally:
+        jieba.del_word("疑是地上霜")
+
+
+def test_word_functions_on_chinese():
+    poem = "春风不度玉门关。春风又绿江南岸，明月何时照我还？"
+    vocab = build_word_vocab(poem)
+    assert vocab[:4] == [*SPECIALS, "春风"]  # the only word seen twice
+    ids = word_encode("春风吹。", vocab)
+    assert ids == [3, 1, vocab.index("。"), 2]  # 吹 is not in the vocabulary
+    tok = WordTokenizer(poem + " the cat.")
+    ids = tok.encode("春风不度玉门关。明月 the cat.")
+    assert tok.unk_id not in ids
+    assert tok.decode(ids) == "春风不度玉门关。明月 the cat ."  # no spaces between Chinese tokens
+    assert tok.tokenize(tok.decode(ids)) == tok.tokenize("春风不度玉门关。明月 the cat.")
+
+
+@pytest.mark.slow
+def test_on_the_chinese_corpus_words_are_short_and_the_sequence_shorter():
+    """On the Chinese corpus (10,622 Tang poems): jieba's words average 1.75 characters (at most 3); the word
+    vocabulary is 15 times the character one (77,072 against 5,155 tokens), the sequence 0.58 times as long (377,116
+    tokens against 650,852: the words and punctuation marks, no newlines)."""
+    from tinylm_solutions.data import chinese_corpus
+
+    text = chinese_corpus()
+    words = split_words(text)
+    chinese = [w for w in words if tokenizer_module.HAN_RUN.fullmatch(w)]
+    average = sum(map(len, chinese)) / len(chinese)
+    assert average <= 3 and sum(map(len, words)) / len(words) <= 3
+    assert average == pytest.approx(1.75, abs=0.05)
+    chars, word = CharTokenizer(text), WordTokenizer(text)
+    assert (chars.vocab_size, len(chars.encode(text))) == (5_155, 650_852)
+    assert word.vocab_size == pytest.approx(77_072, rel=0.02) and len(word.encode(text)) == len(words)
+    assert len(words) == pytest.approx(377_116, rel=0.02)
+    assert word.vocab_size > 10 * chars.vocab_size and len(words) < 0.6 * len(text)
+    assert WordTokenizer(text, min_freq=2).vocab_size == pytest.approx(22_340, rel=0.02)  # tinylm-train's

@@ -1,17 +1,28 @@
-"""Text data for the course: a corpus every Python install has, a split, and LM batches.
+"""Text data for the course: an English and a Chinese corpus, a split, and LM batches.
 
 ``default_corpus()`` concatenates the docstrings (English prose) of a fixed list of pure-Python standard
 library modules and of their public classes and functions: no download, deterministic for a given Python
-version (about 200 KB on 3.11). Batching follows nanoGPT's ``get_batch``: ``y`` is ``x`` shifted by one.
+version (about 200 KB on 3.11). ``chinese_corpus()`` is the Chinese one: 10,622 Tang poems (五言 / 七言 绝句 and
+律诗, simplified characters, 650,852 characters) in ``assets/tang_poems_zh.txt``, which
+``tools/make_zh_corpus.py`` builds from the npm package chinese-poetry 2.0.1. ``corpus("en")``, ``corpus("zh")``
+or ``corpus(path)`` names either, or a text file. Batching follows nanoGPT's ``get_batch``: ``y`` is ``x`` shifted
+by one.
 """
 from __future__ import annotations
 
 import importlib
 import inspect
+import os
 import warnings
 from collections.abc import Iterator
+from pathlib import Path
 
 import torch
+
+ZH_CORPUS = Path(__file__).resolve().parent.parent / "assets" / "tang_poems_zh.txt"
+"""The Chinese corpus: Tang poems, one per paragraph (the line ``作者《标题》``, then one line per couplet)."""
+CORPORA = ("en", "zh")
+"""The names :func:`corpus` knows: ``"en"`` the English docstrings, ``"zh"`` the Tang poems."""
 
 CORPUS_MODULES = (
     "abc", "argparse", "base64", "bisect", "calendar", "collections", "contextlib", "copy", "csv", "dataclasses",
@@ -52,6 +63,45 @@ def default_corpus(modules: tuple[str, ...] = CORPUS_MODULES, max_chars: int | N
     text = "\n\n".join(p for p in parts if p)
     if not text:
         raise RuntimeError("no docstrings found (was Python started with -OO?)")
+    return text[:max_chars] if max_chars is not None else text
+
+
+def chinese_corpus(max_chars: int | None = None) -> str:
+    """The Chinese corpus: 10,622 Tang poems in simplified characters, one per paragraph (``作者《标题》``, then one
+    line per couplet, ``春风不度玉门关。``), paragraphs separated by a blank line; 650,852 characters, 5,155 of them
+    distinct. See ``assets/README.md`` for its source (the npm package chinese-poetry 2.0.1, MIT; the poems are
+    public domain) and selection.
+
+    Args:
+        max_chars: optional cap on the returned length.
+
+    Raises:
+        FileNotFoundError: ``assets/tang_poems_zh.txt`` is not there (it is in the course's repository, not in a
+            wheel of the package; ``tools/make_zh_corpus.py`` rebuilds it).
+    """
+    text = ZH_CORPUS.read_text(encoding="utf-8")
+    return text[:max_chars] if max_chars is not None else text
+
+
+def corpus(name_or_path: str | os.PathLike = "en", max_chars: int | None = None) -> str:
+    """A text to train on: ``"en"`` the English corpus (:func:`default_corpus`), ``"zh"`` the Chinese one
+    (:func:`chinese_corpus`); any other value is the path of a UTF-8 text file (write ``./zh`` for a file named
+    ``zh``).
+
+    Args:
+        name_or_path: ``"en"``, ``"zh"``, or a path (``str`` or ``pathlib.Path``).
+        max_chars: optional cap on the returned length.
+
+    Returns:
+        The text as one ``str`` (a file's text as it is, newlines untranslated).
+
+    Raises:
+        FileNotFoundError: no such file (or the Chinese corpus is not there).
+        UnicodeDecodeError: the file is not UTF-8.
+    """
+    if isinstance(name_or_path, str) and name_or_path in CORPORA:
+        return default_corpus(max_chars=max_chars) if name_or_path == "en" else chinese_corpus(max_chars)
+    text = Path(name_or_path).read_bytes().decode("utf-8")
     return text[:max_chars] if max_chars is not None else text
 
 

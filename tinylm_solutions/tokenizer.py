@@ -1,8 +1,9 @@
 """Two minimal tokenizers: characters (lossless) and words (lossy: whitespace is not kept).
 
 ``CharTokenizer`` is the one of Karpathy's char-rnn / nanoGPT's shakespeare_char: the vocabulary is the
-sorted set of characters of a text. ``WordTokenizer`` splits words and punctuation with a regex, keeps
-three special tokens first (``<pad>`` 0, ``<unk>`` 1, ``<eos>`` 2) and maps rare or unseen words to ``<unk>``.
+sorted set of characters of a text. ``WordTokenizer`` splits words and punctuation (:func:`split_words`: a regex,
+and jieba for Chinese, which writes no spaces between words), keeps three special tokens first (``<pad>`` 0,
+``<unk>`` 1, ``<eos>`` 2) and maps rare or unseen words to ``<unk>``.
 
 Stage 09's exercises are the functions on plain data: :func:`char_tokenizer` and :func:`word_encode`
 (the classes build on them).
@@ -12,8 +13,12 @@ from __future__ import annotations
 import re
 from collections import Counter
 from collections.abc import Iterable
+from functools import lru_cache
 
 WORD_PATTERN = re.compile(r"\w+|[^\w\s]")  # a run of word characters, or one punctuation character
+HAN = "\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff\U00020000-\U0003ffff"  # CJK ideographs (ext. A-H, compatibility)
+HAN_RUN = re.compile(f"[{HAN}]+")
+CJK_TEXT = re.compile(f"[{HAN}\u3000-\u303f\uff00-\uffef]")  # ideographs and full-width punctuation: decode
 PAD, UNK, EOS = "<pad>", "<unk>", "<eos>"
 SPECIALS = (PAD, UNK, EOS)  # ids 0, 1, 2 of every word vocabulary
 PAD_ID, UNK_ID, EOS_ID = 0, 1, 2
@@ -40,31 +45,89 @@ def char_tokenizer(text: str) -> tuple[list[str], list[int]]:
     return vocab, [stoi[ch] for ch in text]
 
 
+@lru_cache(maxsize=None)
+def _jieba():
+    """A jieba segmenter of its own default dictionary (what ``jieba.lcut`` uses, untouched by ``jieba.add_word``
+    or ``jieba.load_userdict`` elsewhere in the process); jieba's start-up log is silenced."""
+    import logging
+
+    import jieba
+
+    jieba.setLogLevel(logging.CRITICAL)
+    segmenter = jieba.Tokenizer()
+    segmenter.initialize()  # loads the dictionary (about a second) once per process, no network
+    return segmenter
+
+
+@lru_cache(maxsize=2 ** 18)
+def _segment(run: str) -> tuple[str, ...]:
+    """jieba's words of a run of Chinese characters (``jieba.lcut(run)``, with its HMM for unknown words)."""
+    return tuple(_jieba().lcut(run))
+
+
+def split_words(text: str) -> list[str]:
+    """The word tokens of ``text``: ``WORD_PATTERN``'s runs of word characters and single punctuation characters,
+    with every run of Chinese characters cut into words by jieba (Chinese writes no spaces between words).
+
+    Without Chinese characters (CJK ideographs, :data:`HAN`) this is exactly ``WORD_PATTERN.findall(text)``, and
+    jieba is not even imported. A run of word characters that has some is cut into its Chinese and other parts
+    (``"GPT模型"`` -> ``"GPT"``, then jieba's words of ``"模型"``); full-width punctuation (``，``, ``。``) is one token
+    each, like ASCII punctuation. jieba is deterministic (its own dictionary, no network), so the same text always
+    gives the same tokens; ``"".join(split_words(t))`` is ``t`` without its whitespace.
+
+    Example: ``split_words("春风不度玉门关。") == ["春风", "不度", "玉门关", "。"]``.
+    """
+    tokens = WORD_PATTERN.findall(text)
+    if HAN_RUN.search(text) is None:
+        return tokens
+    out: list[str] = []
+    for token in tokens:
+        if HAN_RUN.search(token) is None:
+            out.append(token)
+            continue
+        at = 0
+        for m in HAN_RUN.finditer(token):
+            if m.start() > at:
+                out.append(token[at:m.start()])
+            out.extend(_segment(m.group()))
+            at = m.end()
+        if at < len(token):
+            out.append(token[at:])
+    return out
+
+
+def _chinese(token: str) -> bool:
+    """A token of Chinese writing (its first character an ideograph or full-width punctuation): no space is
+    written between two of them."""
+    return CJK_TEXT.match(token) is not None
+
+
 def build_word_vocab(text: str, min_freq: int = 1, lower: bool = False) -> list[str]:
-    """``SPECIALS``, then the ``WORD_PATTERN`` tokens of ``text`` seen at least ``min_freq`` times, by
-    decreasing frequency, ties alphabetically (deterministic).
+    """``SPECIALS``, then the :func:`split_words` tokens of ``text`` seen at least ``min_freq`` times, by
+    decreasing frequency, ties alphabetically (deterministic). For text without Chinese characters the tokens are
+    ``WORD_PATTERN``'s.
 
     Raises:
         ValueError: if ``min_freq < 1``.
     """
     if min_freq < 1:
         raise ValueError(f"min_freq must be >= 1, got {min_freq}")
-    counts = Counter(WORD_PATTERN.findall(text.lower() if lower else text))
+    counts = Counter(split_words(text.lower() if lower else text))
     kept = sorted((t for t, c in counts.items() if c >= min_freq and t not in SPECIALS),
                   key=lambda t: (-counts[t], t))
     return [*SPECIALS, *kept]
 
 
 def word_encode(text: str, vocab: list[str]) -> list[int]:
-    """Encode ``text`` with a word vocabulary: ``WORD_PATTERN`` tokens -> ids, unknown tokens -> ``<unk>``,
-    then one ``<eos>`` at the end.
+    """Encode ``text`` with a word vocabulary: :func:`split_words` tokens (``WORD_PATTERN``'s, and jieba's words
+    for Chinese) -> ids, unknown tokens -> ``<unk>``, then one ``<eos>`` at the end.
 
     Args:
         text: any ``str`` (case is kept: lowercase it first if the vocabulary was built lowercased).
         vocab: ``itos``, a list of distinct tokens starting with ``["<pad>", "<unk>", "<eos>"]``.
 
     Returns:
-        ``list[int]`` of length ``len(WORD_PATTERN.findall(text)) + 1``; ``<pad>`` never appears (it only
+        ``list[int]`` of length ``len(split_words(text)) + 1``; ``<pad>`` never appears (it only
         fills batches of sequences of different lengths).
 
     Raises:
@@ -73,7 +136,7 @@ def word_encode(text: str, vocab: list[str]) -> list[int]:
     if list(vocab[:3]) != list(SPECIALS):
         raise ValueError(f"a word vocabulary starts with {list(SPECIALS)}, got {list(vocab[:3])}")
     stoi = {t: i for i, t in enumerate(vocab)}
-    return [stoi.get(t, UNK_ID) for t in WORD_PATTERN.findall(text)] + [EOS_ID]
+    return [stoi.get(t, UNK_ID) for t in split_words(text)] + [EOS_ID]
 
 
 def unk_rate(ids) -> float:
@@ -118,8 +181,8 @@ class CharTokenizer:
 
 
 class WordTokenizer:
-    """Word-level tokenizer: ``<pad>`` (0), ``<unk>`` (1), ``<eos>`` (2), then the ``WORD_PATTERN`` tokens
-    seen at least ``min_freq`` times (:func:`build_word_vocab`).
+    """Word-level tokenizer: ``<pad>`` (0), ``<unk>`` (1), ``<eos>`` (2), then the :func:`split_words` tokens
+    seen at least ``min_freq`` times (:func:`build_word_vocab`; Chinese is cut into words by jieba).
 
     Args:
         text: training text for the vocabulary.
@@ -128,8 +191,10 @@ class WordTokenizer:
 
     Ids ``3..`` go to tokens by decreasing frequency, ties alphabetically (deterministic).
     ``encode(str, add_eos=False) -> list[int]`` (unknown tokens -> ``unk_id``); ``decode(list[int]) -> str``
-    joins tokens with single spaces, dropping ``<pad>``, so the round trip holds at the token level: ``tokenize(decode(encode(s))) ==
-    tokenize(s)`` when every token of ``s`` is in the vocabulary.
+    joins tokens with single spaces, dropping ``<pad>``, but writes none between two Chinese tokens (words of
+    Chinese characters, full-width punctuation: Chinese has no spaces), so the round trip holds at the token level:
+    ``tokenize(decode(encode(s))) == tokenize(s)`` when every token of ``s`` is in the vocabulary (and ``s`` has no
+    whitespace between two Chinese tokens, which jieba might then cut differently).
 
     Raises:
         ValueError: if ``min_freq < 1``; (decode) on ids outside ``[0, vocab_size)``.
@@ -162,7 +227,7 @@ class WordTokenizer:
         return len(self.itos)
 
     def tokenize(self, text: str) -> list[str]:
-        return WORD_PATTERN.findall(text.lower() if self.lower else text)
+        return split_words(text.lower() if self.lower else text)
 
     def encode(self, text: str, add_eos: bool = False) -> list[int]:
         ids = word_encode(text.lower() if self.lower else text, self.itos)  # ends with <eos>
@@ -173,4 +238,6 @@ class WordTokenizer:
         bad = [i for i in ids if not 0 <= i < self.vocab_size]
         if bad:
             raise ValueError(f"token ids out of range [0, {self.vocab_size}): {bad[:10]}")
-        return " ".join(self.itos[i] for i in ids if i != self.pad_id)
+        tokens = [self.itos[i] for i in ids if i != self.pad_id]
+        return "".join(t if k == 0 or (_chinese(tokens[k - 1]) and _chinese(t)) else " " + t
+                       for k, t in enumerate(tokens))
