@@ -290,22 +290,41 @@ def _case(cases: dict, name: str, folder: Path):
     return [a.replace("{f}", str(folder)) for a in args], fragments, (env[0] if env else {})
 
 
+def call(main, args: list[str], lang: str, monkeypatch, capsys, **env) -> subprocess.CompletedProcess:
+    """``main(args)`` in this process, as the command runs it (an exception would fail the test, where the command
+    would print a traceback; argparse's errors end in SystemExit): its exit status and standard error. The commands
+    themselves run as processes in the tests above and below; here every bad input, in both languages, would be a
+    hundred processes that each import torch."""
+    monkeypatch.setenv("TINYLM_LANG", lang)
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    capsys.readouterr()
+    try:
+        status = main(args)
+    except SystemExit as e:
+        status = e.code
+    return subprocess.CompletedProcess(args, status, "", capsys.readouterr().err)
+
+
 class BadTrainInput:
     lang = "en"
 
     @pytest.mark.parametrize("case", TRAIN_CASES)
-    def test_one_line_in_the_users_language(self, files, case):
+    def test_one_line_in_the_users_language(self, files, case, monkeypatch, capsys):
         args, fragments, env = _case(TRAIN_CASES, case, files)
-        assert_one_line(run("tinylm-train", args, self.lang, **env), "tinylm-train", self.lang, *fragments)
+        proc = call(train_main, args, self.lang, monkeypatch, capsys, **env)
+        assert_one_line(proc, "tinylm-train", self.lang, *fragments)
 
 
 class BadGenerateInput:
     lang = "en"
 
     @pytest.mark.parametrize("case", GENERATE_CASES)
-    def test_one_line_in_the_users_language(self, files, case):
+    def test_one_line_in_the_users_language(self, files, case, monkeypatch, capsys):
         args, fragments, env = _case(GENERATE_CASES, case, files)
-        assert_one_line(run("tinylm-generate", args, self.lang, **env), "tinylm-generate", self.lang, *fragments)
+        proc = call(generate_main, args, self.lang, monkeypatch, capsys, **env)
+        assert_one_line(proc, "tinylm-generate", self.lang, *fragments)
 
 
 class TestBadTrainInputEnglish(BadTrainInput):  # a class per command and language: xdist's loadscope spreads them

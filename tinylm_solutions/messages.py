@@ -1,0 +1,143 @@
+"""Every sentence the command lines (``tinylm-train``, ``tinylm-generate``) print, by a stable id.
+
+``TEXT``: message id -> English ``str.format`` template with named fields. The Chinese is in
+``locale/zh_CN/LC_MESSAGES/tinylm.po`` (``tools/messages.py`` keeps it in step); :func:`say` gives a message in
+the user's language (:func:`tinylm_solutions.i18n.language`).
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+from . import i18n
+
+FOLDER = Path(__file__).resolve().parent
+
+TEXT: dict[str, str] = {
+    # ---- tinylm-train's help
+    "train.description": "Train a TinyLM (a small decoder-only Transformer) on a text corpus, then print its "
+                         "validation loss and a sample.",
+    "train.epilog": "Settings come from the package's configs/tinylm.yaml, then from the --config file, then from the "
+                    "options above. Bad input gives one line on stderr and exit status 2.",
+    "train.help.config": "a YAML file of settings (keys as in configs/tinylm.yaml)",
+    "train.help.corpus": "what to train on: en (the default: the docstrings of Python's standard library, English), "
+                         "zh (10,622 Tang poems, Chinese) or the path of a UTF-8 text file",
+    "train.help.checkpoint": "write the run's state to this file at every evaluation",
+    "train.help.resume": "continue the run saved in --checkpoint",
+    "train.help.no_progress": "do not show the progress bar",
+    "train.help.setting": "default {default}",
+    "train.help.block_size": "context length in tokens (the model's max_seq_len; default {default})",
+    "train.help.d_model": "width of the model: features per token (default {default})",
+    "train.help.num_heads": "attention heads per layer; d_model must be divisible by it (default {default})",
+    "train.help.num_layers": "number of Transformer blocks (default {default})",
+    "train.help.d_ff": "hidden width of the feed-forward network (default {default}: 4 * d_model)",
+    "train.help.dropout": "dropout probability, in [0, 1) (default {default})",
+    "train.help.init_std": "std of the initial weights (default {default}: sqrt(2 / (5 * d_model)))",
+    "train.help.tokenizer": "char: one token per character; word: words and punctuation marks (Chinese cut into "
+                            "words by jieba), a word seen only once becomes <unk> (default {default})",
+    "train.help.max_chars": "keep only the first this many characters of the corpus (default {default}: all)",
+    "train.help.steps": "training steps (default {default})",
+    "train.help.batch_size": "sequences per step (default {default})",
+    "train.help.lr": "learning rate, the peak one with a schedule (default {default})",
+    "train.help.max_grad_norm": "clip the gradient norm to this value (default {default})",
+    "train.help.warmup_steps": "linear warmup of the learning rate over this many steps (default {default})",
+    "train.help.min_lr": "cosine decay of the learning rate down to this value (default {default}: no decay)",
+    "train.help.lr_decay_steps": "the step where the decay reaches min_lr (default {default}: the last step)",
+    "train.help.beta1": "AdamW's beta1 (default {default})",
+    "train.help.beta2": "AdamW's beta2 (default {default})",
+    "train.help.weight_decay": "AdamW's weight decay (default {default})",
+    "train.help.decay_2d_only": "decay only the 2-D weights, not biases and LayerNorm gains: true or false "
+                                "(default {default})",
+    "train.help.fused_adamw": "use PyTorch's fused AdamW kernel: true or false (default {default})",
+    "train.help.fast_attention": "train with PyTorch's fused attention: true or false (default {default})",
+    "train.help.eval_interval": "evaluate on the validation data, and write the checkpoint, every this many steps "
+                                "(default {default})",
+    "train.help.seed": "random seed of the initial weights and of the batches (default {default})",
+    "train.help.sample_tokens": "length of the sample printed at the end, in tokens (default {default})",
+    "train.help.temperature": "temperature of the sample: lower is more predictable (default {default})",
+    "train.help.top_k": "sample only from the k most likely tokens (default {default}: all)",
+    # ---- what tinylm-train prints
+    "train.corpus_line": "corpus: {chars:,} chars -> {tokens:,} tokens, vocab {vocab}; model: {params:,} parameters",
+    "train.resuming": "; resuming at step {step}",
+    "train.processes": "; {world} processes",
+    "train.progress": "train",
+    "train.progress_unit": "step",
+    "train.progress_numbers": "loss {loss:.3f}, grad norm {grad_norm:.2f}, {tokens_per_s:,.0f} tokens/s",
+    "train.eval_line": "step {step}: train loss {loss:.4f}, val loss {val_loss:.4f}, val perplexity {perplexity:.2f}",
+    "train.sample": "sample:",
+    # ---- tinylm-generate's help
+    "generate.description": "Continue a prompt with a model trained by tinylm-train.",
+    "generate.help.checkpoint": "a checkpoint written by tinylm-train --checkpoint",
+    "generate.help.prompt": "the text to continue (its characters, or words, must be in the model's vocabulary)",
+    "generate.help.tokens": "how many tokens to add (default {default})",
+    "generate.help.temperature": "temperature: lower is more predictable, must be > 0 (default {default})",
+    "generate.help.top_k": "sample only from the k most likely tokens (default: all)",
+    "generate.help.seed": "random seed of the sampling (default {default})",
+    # ---- bad input: the line after "tinylm-train: error: "
+    "error.see_help": "{message} (see {prog} --help)",
+    "error.not_int": "expected an integer, not {value}",
+    "error.not_number": "expected a number, not {value}",
+    "error.not_flag": "expected true or false, not {value}",
+    "error.config_missing": "config {path}: no such file",
+    "error.config_unreadable": "config {path} cannot be read: {reason}",
+    "error.config_not_utf8": "config {path} is not UTF-8 text (byte 0x{byte} at offset {offset})",
+    "error.config_not_yaml": "config {path} is not a YAML file: line {line}, column {column}: {problem}",
+    "error.config_not_mapping": "config {path} must be a mapping of settings (key: value)",
+    "error.config_unknown_key": "config {path}: unknown key {key} (known: {known})",
+    "error.in_config": "config {path}: {problem}",
+    "error.wrong_type": "{key} must be {kind}, not {value}",
+    "error.null": "{key} must be set: it cannot be null ({kind})",
+    "error.tokenizer": "tokenizer must be char or word, not {value}",
+    "error.int_at_least": "{key} must be an integer >= {minimum}, got {value}",
+    "error.positive_number": "{key} must be a positive number, got {value}",
+    "error.non_negative": "{key} must be a number >= 0, got {value}",
+    "error.fraction": "{key} must be in [0, 1), got {value}",
+    "error.seed": "seed must be an integer from 0 to 2**63 - 1, got {value}",
+    "error.heads": "d_model {d_model} must be divisible by num_heads {num_heads} (every head gets d_model / num_heads "
+                   "features)",
+    "error.schedule": "a cosine decay to min_lr needs decay_steps > warmup_steps={warmup_steps}, got {decay_steps} "
+                      "(lr_decay_steps, or steps when it is null)",
+    "error.model": "these settings give no model: {problem}",
+    "error.world": "batch_size {batch_size} must be a multiple of the {world} processes",
+    "error.resume_needs_checkpoint": "--resume needs --checkpoint PATH (the run to continue)",
+    "error.corpus_missing": "corpus {path}: no such file (or give --corpus en or --corpus zh, the embedded corpora)",
+    "error.corpus_is_dir": "corpus {path} is a folder: give a text file",
+    "error.corpus_unreadable": "corpus {path} cannot be read: {reason}",
+    "error.corpus_not_utf8": "corpus {path} is not UTF-8 text (byte 0x{byte} at offset {offset}): save it as UTF-8",
+    "error.corpus_empty": "corpus {path} is empty",
+    "error.zh_corpus_missing": "the Chinese corpus {path} is not there: it comes with the course's repository "
+                               "(tools/make_zh_corpus.py rebuilds it)",
+    "error.no_docstrings": "the English corpus is Python's docstrings and this Python has none (started with -OO?): "
+                           "give --corpus zh or a text file",
+    "error.too_short_chars": "the corpus has {have:,} characters: too short for block_size {block_size}. It needs at "
+                             "least {need:,} characters (a tenth is held out for validation, and every example takes "
+                             "block_size + 1 = {window} of them): give a longer text or a smaller --block-size",
+    "error.too_short_words": "the corpus has {have:,} tokens (words and punctuation marks): too short for block_size "
+                             "{block_size}. It needs at least {need:,} tokens (a tenth is held out for validation, "
+                             "and every example takes block_size + 1 = {window} of them): give a longer text or a "
+                             "smaller --block-size",
+    "error.cut_by_max_chars": " (--max-chars {max_chars} kept only its first {max_chars:,} characters)",
+    "error.checkpoint_missing": "checkpoint {path}: no such file",
+    "error.not_checkpoint": "{path} is not a tinylm checkpoint (torch.load cannot read it: {error})",
+    "error.checkpoint_lacks": "{path} is not a tinylm checkpoint (it has no {keys})",
+    "error.checkpoint_damaged": "checkpoint {path} is damaged: its {part} does not load ({error})",
+    "error.checkpoint_is_dir": "checkpoint {path} is a folder: give a file name, e.g. {example}",
+    "error.checkpoint_no_folder": "checkpoint {path}: the folder {folder} does not exist",
+    "error.checkpoint_unwritable": "checkpoint {path} cannot be written: {reason}",
+    "error.other_vocabulary": "checkpoint {path} was trained on another vocabulary ({saved:,} {saved_kind} tokens; "
+                              "this corpus gives {now:,} {kind} tokens): give the corpus and --tokenizer of that run",
+    "error.other_model": "checkpoint {path} is a model with {key} = {saved}, these settings give {now}",
+    "error.past_steps": "checkpoint {path} is at step {step} already: give --steps {step} or more to continue it",
+    "error.diverged": "training diverged: the loss is {loss} at step {step}; try a smaller --lr (it was {lr})",
+    "error.prompt_unknown_chars": "the prompt has characters not in the vocabulary: {chars} (the model knows the "
+                                  "{vocab:,} characters of its corpus)",
+    "error.prompt_no_tokens": "the prompt gives no tokens: give at least one known word or character",
+}
+
+
+def say(key: str, /, **values) -> str:
+    """Message ``key`` in the user's language with ``values`` filled in.
+
+    Raises:
+        KeyError: no message ``key`` (a bug of the command lines, never the user's).
+    """
+    return i18n.translate(FOLDER, key, TEXT[key]).format(**values)
