@@ -337,6 +337,39 @@ for min_freq in (1, 2, 5):
           f"(vs {len(val_text):,d} characters), UNK rate {unk:.1%}")
 
 # %% [markdown]
+# **Chinese has no spaces.** `WORD_PATTERN` finds words as runs of word characters, and every 汉字 is a word
+# character: on Chinese text a "word" is a whole clause. Chinese needs a segmenter, a model of where its words
+# end; `split_words` (in `tinylm_solutions.tokenizer`, the course's word tokenizer, `tinylm-train --tokenizer word`)
+# hands the runs of Chinese characters to jieba, a widely used one, and leaves other text to `WORD_PATTERN`. The
+# cell compares the three on the first 100,000 characters of the course's Chinese corpus, Tang poems
+# (`tinylm-train --corpus zh` trains on it): how many tokens a text becomes, and how big its vocabulary is.
+
+# %% [markdown] lang="zh"
+# **中文没有空格。** `WORD_PATTERN` 把一串连续的“单词字符”当成一个词，而每个汉字都算单词字符：在中文文本上，一个“词”就是一整个分句。中文需要分词器（tokenizer）来判断词在哪里结束；`split_words`（在 `tinylm_solutions.tokenizer` 里，也就是课程的词级分词器，`tinylm-train --tokenizer word` 用的就是它）把连续的汉字交给 jieba 这个常用的中文分词工具，其余文本仍按 `WORD_PATTERN` 切。下面的单元格在课程自带的中文语料（唐诗，`tinylm-train --corpus zh` 就在它上面训练）的前 100,000 个字符上比较三种切法：一段文本会变成多少个 token，词表（vocabulary）有多大。
+
+# %%
+from tinylm_solutions.data import chinese_corpus
+from tinylm_solutions.tokenizer import split_words
+
+poems = chinese_corpus(max_chars=100_000)
+print(poems[:40])
+for name, tokens in (("characters", list(poems)), ("WORD_PATTERN", WORD_PATTERN.findall(poems)),
+                     ("split_words (jieba)", split_words(poems))):
+    hanzi = [t for t in tokens if re.fullmatch(r"[\u4e00-\u9fff]+", t)]
+    print(f"{name:20} {len(tokens):7,d} tokens, V = {len(set(tokens)):6,d}, "
+          f"{sum(map(len, hanzi)) / len(hanzi):.2f} characters per Chinese token")
+
+# %% [markdown]
+# Characters give the longest sequence and the smallest vocabulary. `WORD_PATTERN`'s Chinese "words" are whole
+# lines of a poem. jieba's words are about two characters long: the
+# sequence is about half as long as the characters', for a vocabulary several times bigger. Which a model should
+# use is a trade like the one in English above, with one more cost: a segmenter is a model of its own, and its
+# mistakes become the language model's.
+
+# %% [markdown] lang="zh"
+# 按字符切，序列最长、词表最小。`WORD_PATTERN` 切出来的中文“词”是一整句诗。jieba 切出的词平均约两个字：序列长度大约是按字符切的一半，词表却大好几倍。模型该用哪一种，和上面英文的情况一样是一种取舍，只是多了一项代价：分词器本身也是一个模型，它犯的错会变成语言模型的错。
+
+# %% [markdown]
 # **Where `<pad>` goes.** Sentences have different lengths, a batch is a rectangle. Pad the short ones with
 # id 0, and give the padded positions the label `-100`: `F.cross_entropy` ignores that label, so padding
 # is never a target and does not count in the mean.

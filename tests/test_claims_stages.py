@@ -1227,3 +1227,27 @@ def test_07_forgetting_the_trap_makes_evaluation_random_and_a_little_worse(lm, m
         first, second = evaluate(lm.model, lm.val, 16, 32), evaluate(lm.model, lm.val, 16, 32)
     assert first != second  # random
     assert 0.01 < first - clean < 0.15 and 0.01 < second - clean < 0.15  # worse, a little
+
+
+def test_09_chinese_needs_a_segmenter():
+    # stage 09, section 2: "Characters give the longest sequence and the smallest vocabulary. `WORD_PATTERN`'s
+    # Chinese "words" are whole lines of a poem. jieba's words are about two characters long: the sequence is about
+    # half as long as the characters', for a vocabulary several times bigger." (the first 100,000 characters)
+    from tinylm_solutions.data import chinese_corpus
+    from tinylm_solutions.tokenizer import WORD_PATTERN, split_words
+
+    poems = chinese_corpus(max_chars=100_000)
+    chars, clauses, words = list(poems), WORD_PATTERN.findall(poems), split_words(poems)
+
+    def per_token(tokens):
+        hanzi = [t for t in tokens if re.fullmatch(r"[\u4e00-\u9fff]+", t)]
+        return sum(map(len, hanzi)) / len(hanzi)
+
+    lines = [line for poem in poems.split("\n\n") for line in poem.splitlines()[1:]]  # a poem: title, then couplets
+    line_length = sum(len(c) for line in lines for c in re.findall(r"[\u4e00-\u9fff]+", line)) / sum(
+        len(re.findall(r"[\u4e00-\u9fff]+", line)) for line in lines)
+    assert abs(per_token(clauses) - line_length) < 0.5  # whole lines
+    assert 1.5 < per_token(words) < 2.5  # about two characters
+    assert len(chars) > len(clauses) and len(chars) > len(words) and len(set(chars)) < min(len(set(clauses)), len(set(words)))
+    assert 0.4 < len(words) / len(chars) < 0.7  # about half
+    assert len(set(words)) / len(set(chars)) > 3  # several times bigger
