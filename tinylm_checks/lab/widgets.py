@@ -61,9 +61,10 @@ def position_explorer(pe):
         fig.tight_layout()
         plt.show()
 
-    position = widgets.IntSlider(value=min(L - 1, L // 2), min=0, max=L - 1, description="position",
+    position = widgets.IntSlider(value=min(L - 1, L // 2), min=0, max=L - 1, description=say("lab.explorer.position"),
                                  continuous_update=False)
-    dimension = widgets.IntSlider(value=0, min=0, max=D - 1, description="dimension", continuous_update=False)
+    dimension = widgets.IntSlider(value=0, min=0, max=D - 1, description=say("lab.explorer.dimension"),
+                                   continuous_update=False)
     return widgets.interactive(draw, position=position, dimension=dimension)
 
 

@@ -45,6 +45,7 @@ MESSAGES = {
     "lab.explorer.wavelength": "{length:.4g} positions",
     "lab.explorer.infinite": "infinite",
     "lab.explorer.position": "position",
+    "lab.explorer.dimension": "dimension",
     "lab.explorer.dots": "PE[{position}] . PE[p]  against the distance p - {position}",
     "lab.explorer.distance": "distance p - position",
     "lab.explorer.cannot_show": "cannot show this text: {error}",
