@@ -772,13 +772,13 @@ plt.show()
 #
 # 它就是你的 `MultiHeadSelfAttention`
 # 改了两处：三个投影合成一个层，再把这个层的输出切成三份；`scaled_dot_product_attention`
-# 加上因果掩码（causal mask），换成对 PyTorch 函数的一次调用。头（head）的拆分与合并和笔记本 02 完全一样。
+# 加上因果掩码（causal mask），换成对 PyTorch 函数的一次调用。头（head）的切分与合并和笔记本 02 完全一样。
 # </details>
 #
 # <details><summary>提示 2：各部分写在哪里</summary>
 #
 # 把 `self.qkv(x)` 的输出沿最后一维切成三份（`.chunk`）；按笔记本 02 的 `split_heads`
-# 的做法把每一份变成多头的形状（shape）：先拆分 D，*再*把头（head）那一维挪到时间维前面；按 `merge_heads`
+# 的做法把每一份变成多头的形状（shape）：先切分 D，*再*把头（head）那一维挪到时间维前面；按 `merge_heads`
 # 的做法合并回去。dropout 要放进注意力（attention）调用*里面*，通过 `dropout_p` 传入，它的值取决于
 # `self.training`。
 # </details>
@@ -845,7 +845,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_self_attention
 # `dropout_p=self.dropout`. Both get `dropout=0.2`, the same weights and the same input, in `eval()`:
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** “可能的错误”那一行（英文版里是 `likely mistake:`）能指出的错误包括：q、k、v 的切分顺序不对，拆分或合并多头时漏了
+# **如果检查没通过：** “可能的错误”那一行（英文版里是 `likely mistake:`）能指出的错误包括：q、k、v 的切分顺序不对，切分或合并多头时漏了
 # transpose，漏了 `is_causal=True`，`eval()` 下 dropout 还开着，dropout 从来没生效，dropout
 # 加在了输出上而不是权重上，权重用成了转置（`y @ self.out.weight`），以及缩放用了 `sqrt(d_model)`。
 #
