@@ -39,8 +39,16 @@ def tables() -> dict[Path, dict[str, str]]:
     return out
 
 
+HEADER = {"project": "TinyLM course", "version": "0.1.0", "copyright_holder": "the TinyLM course's authors",
+          "msgid_bugs_address": "the course's issue tracker", "last_translator": "the TinyLM course's translators",
+          "language_team": "the TinyLM course's translators", "fuzzy": False,
+          "header_comment": "# The TinyLM course's messages (see docs/TRANSLATING.md; written by tools/messages.py: edit only\n"
+                            "# the msgstr lines, then run `python tools/messages.py translations`)."}
+"""The catalogs' header: who made them (Babel's placeholders otherwise: FIRST AUTHOR, ORGANIZATION)."""
+
+
 def template(name: str, entries: dict[str, str]) -> Catalog:
-    catalog = Catalog(project="TinyLM course", domain=name, fuzzy=False)
+    catalog = Catalog(domain=name, **HEADER)
     for key, text in entries.items():
         catalog.add(text, context=key)
     return catalog
@@ -49,7 +57,7 @@ def template(name: str, entries: dict[str, str]) -> Catalog:
 def updated(old: Catalog | None, name: str, entries: dict[str, str], locale: str) -> Catalog:
     """The catalog of ``locale`` for ``entries``, keeping ``old``'s translations (fuzzy where the English changed)."""
     previous = {m.context: m for m in old if m.id and m.context} if old is not None else {}
-    catalog = Catalog(locale=locale, project="TinyLM course", domain=name, fuzzy=False)
+    catalog = Catalog(locale=locale, domain=name, **HEADER)
     for key, text in entries.items():
         was = previous.get(key)
         if was is None or not was.string:
