@@ -339,17 +339,17 @@ for min_freq in (1, 2, 5):
 # %% [markdown]
 # **Chinese has no spaces.** `WORD_PATTERN` finds words as runs of word characters, and every 汉字 is a word
 # character: on Chinese text a "word" is a whole clause. Chinese needs a segmenter, a model of where its words
-# end; `split_words` (in `tinylm_solutions.tokenizer`, the course's word tokenizer, `tinylm-train --tokenizer word`)
+# end; `split_words` (in `tinylm_solutions.segment`, what the course's word tokenizer uses: `tinylm-train --tokenizer word`)
 # hands the runs of Chinese characters to jieba, a widely used one, and leaves other text to `WORD_PATTERN`. The
 # cell compares the three on the first 100,000 characters of the course's Chinese corpus, Tang poems
 # (`tinylm-train --corpus zh` trains on it): how many tokens a text becomes, and how big its vocabulary is.
 
 # %% [markdown] lang="zh"
-# **中文没有空格。** `WORD_PATTERN` 把一串连续的“单词字符”当成一个词，而每个汉字都算单词字符：在中文文本上，一个“词”就是一整个分句。中文需要分词器（tokenizer）来判断词在哪里结束；`split_words`（在 `tinylm_solutions.tokenizer` 里，也就是课程的词级分词器，`tinylm-train --tokenizer word` 用的就是它）把连续的汉字交给 jieba 这个常用的中文分词工具，其余文本仍按 `WORD_PATTERN` 切。下面的单元格在课程自带的中文语料（唐诗，`tinylm-train --corpus zh` 就在它上面训练）的前 100,000 个字符上比较三种切法：一段文本会变成多少个 token，词表（vocabulary）有多大。
+# **中文没有空格。** `WORD_PATTERN` 把一串连续的“单词字符”当成一个词，而每个汉字都算单词字符：在中文文本上，一个“词”就是一整个分句。中文需要分词器（tokenizer）来判断词在哪里结束；`split_words`（在 `tinylm_solutions.segment` 里，课程的词级分词器用的就是它，`tinylm-train --tokenizer word` 也一样）把连续的汉字交给 jieba 这个常用的中文分词工具，其余文本仍按 `WORD_PATTERN` 切。下面的单元格在课程自带的中文语料（唐诗，`tinylm-train --corpus zh` 就在它上面训练）的前 100,000 个字符上比较三种切法：一段文本会变成多少个 token，词表（vocabulary）有多大。
 
 # %%
 from tinylm_solutions.data import chinese_corpus
-from tinylm_solutions.tokenizer import split_words
+from tinylm_solutions.segment import split_words
 
 poems = chinese_corpus(max_chars=100_000)
 print(poems[:40])

@@ -586,6 +586,11 @@ import yaml
 
 from model import TinyLM
 
+try:  # the course's corpus, where the course is installed; elsewhere, --data names the text
+    from tinylm_solutions.data import default_corpus
+except ImportError:
+    default_corpus = None
+
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
@@ -601,8 +606,8 @@ def main():
     torch.manual_seed(train["seed"])
 
     if args.data is None:
-        from tinylm_solutions.data import default_corpus  # the course's corpus: only inside the course
-
+        if default_corpus is None:
+            parser.error("outside the course, give a text file to train on: --data FILE")
         text = default_corpus()
     else:
         with open(args.data) as f:

@@ -4,7 +4,7 @@ from collections import Counter
 
 import pytest
 
-from tinylm_solutions import tokenizer as tokenizer_module
+from tinylm_solutions import segment as segment_module
 from tinylm_solutions.tokenizer import (SPECIALS, WORD_PATTERN, CharTokenizer, WordTokenizer, build_word_vocab,
                                         char_tokenizer, split_words, unk_rate, word_encode)
 
@@ -105,7 +105,7 @@ ENGLISH = [TEXT, "the cat, the dog. the cat!", "Ünïcödé lines, ünïcödé w
 
 @pytest.mark.parametrize("text", ENGLISH)
 def test_split_words_without_chinese_is_the_regex_and_never_calls_jieba(text, monkeypatch):
-    monkeypatch.setattr(tokenizer_module, "_segment", lambda run: pytest.fail(f"jieba called on {run!r}"))
+    monkeypatch.setattr(segment_module, "_segment", lambda run: pytest.fail(f"jieba called on {run!r}"))
     assert split_words(text) == WORD_PATTERN.findall(text)
     counts = Counter(WORD_PATTERN.findall(text))  # the vocabulary of before, by frequency, ties alphabetically
     assert build_word_vocab(text) == [*SPECIALS, *sorted((t for t in counts if t not in SPECIALS),
@@ -131,7 +131,7 @@ def test_jieba_is_used_with_its_own_dictionary():
     import jieba
 
     before = split_words("疑是地上霜")
-    tokenizer_module._segment.cache_clear()
+    segment_module._segment.cache_clear()
     jieba.add_word("疑是地上霜")
     try:
         assert split_words("疑是地上霜") == before != ["疑是地上霜"]
@@ -161,7 +161,7 @@ def test_on_the_chinese_corpus_words_are_short_and_the_sequence_shorter():
 
     text = chinese_corpus()
     words = split_words(text)
-    chinese = [w for w in words if tokenizer_module.HAN_RUN.fullmatch(w)]
+    chinese = [w for w in words if segment_module.HAN_RUN.fullmatch(w)]
     average = sum(map(len, chinese)) / len(chinese)
     assert average <= 3 and sum(map(len, words)) / len(words) <= 3
     assert average == pytest.approx(1.75, abs=0.05)

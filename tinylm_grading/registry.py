@@ -81,7 +81,7 @@ STAGES = (
     Stage("06_norm", "norm", answers=("norm",), imports=("ffn",)),
     Stage("07_block", "block", answers=("block", "causal_attention"), imports=("attention", "ffn", "multihead", "norm")),
     Stage("08_lm", "language model", answers=("model",), imports=("attention", "block", "data", "norm")),
-    Stage("09_training", "training", answers=("tokenizer", "train", "checklist"), imports=("data", "model")),
+    Stage("09_training", "training", answers=("tokenizer", "train", "checklist"), imports=("data", "model", "segment")),
     Stage("10_generation", "generation", answers=("generate",), imports=("data", "model", "tokenizer", "trainer")),
     Stage("11_ablations", "ablations", answers=("debugging",),
           imports=("ablations", "claims", "data", "generate", "model", "report", "tokenizer", "trainer")),
@@ -89,8 +89,11 @@ STAGES = (
     Stage("13_capstone", "capstone", answers=("capstone",), imports=("data",), own_code=True),
 )
 
-NOT_IMPORTED = ("cli",)
-"""tinylm_solutions modules no notebook imports (hidden while any stage is graded)."""
+NOT_IMPORTED = ("cli", "messages")
+"""tinylm_solutions modules no notebook imports (hidden while any stage is graded): the command lines and their words."""
+SUPPORT = ("i18n",)
+"""tinylm_solutions modules that are no stage's answer and that the checks need in every stage (the learner's
+language): never hidden."""
 
 E = Exercise
 EXERCISES = (
