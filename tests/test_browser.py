@@ -48,6 +48,28 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def start_lab(root: Path, env: dict) -> tuple[subprocess.Popen, str]:
+    """JupyterLab serving ``root`` with ``env``, as `make lab` starts it, once it answers: (process, base URL)."""
+    port = free_port()
+    server = subprocess.Popen(
+        [str(BIN / "jupyter"), "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1", "--allow-root",
+         f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={root}",
+         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+         "--LabApp.expose_app_in_browser=True"],
+        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.time() + 60
+    while True:
+        try:
+            urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=2)
+            return server, base
+        except OSError:
+            if time.time() > deadline or server.poll() is not None:
+                server.kill()
+                pytest.fail("JupyterLab did not start")
+            time.sleep(0.5)
+
+
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
     """JupyterLab serving the releases of stages 01, 04 and 09-12, as `make lab` does (TINYLM_QUICK=1:
@@ -61,24 +83,7 @@ def lab(tmp_path_factory):
         shutil.copytree(ROOT / "notebooks" / stage, course / "notebooks" / stage)
         subprocess.run([str(BIN / "nbgrader"), "generate_assignment", stage, "--log-level=WARN"],
                        cwd=course, env=env, check=True, capture_output=True)
-    port = free_port()
-    server = subprocess.Popen(
-        [str(BIN / "jupyter"), "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1", "--allow-root",
-         f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={course / 'release'}",
-         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         "--LabApp.expose_app_in_browser=True"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while True:
-        try:
-            urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=2)
-            break
-        except OSError:
-            if time.time() > deadline or server.poll() is not None:
-                server.kill()
-                pytest.fail("JupyterLab did not start")
-            time.sleep(0.5)
+    server, base = start_lab(course / "release", env)
     RELEASE["folder"] = course / "release"
     yield base
     server.terminate()

@@ -13,14 +13,12 @@ import os
 import shutil
 import subprocess
 import sys
-import time
-import urllib.request
 from pathlib import Path
 
 import nbformat
 import pytest
 
-from test_browser import BIN, CHROMIUM, ROOT, TOKEN, browser, free_port, open_notebook  # noqa: F401 - fixture
+from test_browser import BIN, ROOT, browser, open_notebook, start_lab  # noqa: F401 - browser: a fixture
 
 pytestmark = [pytest.mark.slow, pytest.mark.browser, pytest.mark.timeout(600)]
 sys.path.insert(0, str(ROOT / "tools"))
@@ -50,24 +48,7 @@ def zh_lab(tmp_path_factory):
     subprocess.run([str(BIN / "nbgrader"), "generate_assignment", STAGE, "--log-level=WARN",
                     "--CourseDirectory.source_directory=notebooks-zh"], cwd=course, env=env, check=True,
                    capture_output=True)
-    port = free_port()
-    server = subprocess.Popen(
-        [str(BIN / "jupyter"), "lab", "--no-browser", f"--port={port}", "--ip=127.0.0.1", "--allow-root",
-         f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={course / 'release'}",
-         "--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-         "--LabApp.expose_app_in_browser=True"],
-        env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    base = f"http://127.0.0.1:{port}"
-    deadline = time.time() + 60
-    while True:
-        try:
-            urllib.request.urlopen(f"{base}/api/status?token={TOKEN}", timeout=2)
-            break
-        except OSError:
-            if time.time() > deadline or server.poll() is not None:
-                server.kill()
-                pytest.fail("JupyterLab did not start")
-            time.sleep(0.5)
+    server, base = start_lab(course / "release", env)
     yield base
     server.terminate()
     server.wait(timeout=20)

@@ -307,39 +307,27 @@ def call(main, args: list[str], lang: str, monkeypatch, capsys, **env) -> subpro
     return subprocess.CompletedProcess(args, status, "", capsys.readouterr().err)
 
 
-class BadTrainInput:
+def _cases():
+    commands = (("tinylm-train", train_main, TRAIN_CASES), ("tinylm-generate", generate_main, GENERATE_CASES))
+    for prog, main, cases in commands:
+        for name in cases:
+            yield pytest.param(prog, main, cases, name, id=f"{prog}-{name}")
+
+
+class BadInput:
     lang = "en"
 
-    @pytest.mark.parametrize("case", TRAIN_CASES)
-    def test_one_line_in_the_users_language(self, files, case, monkeypatch, capsys):
-        args, fragments, env = _case(TRAIN_CASES, case, files)
-        proc = call(train_main, args, self.lang, monkeypatch, capsys, **env)
-        assert_one_line(proc, "tinylm-train", self.lang, *fragments)
+    @pytest.mark.parametrize("prog, main, cases, case", list(_cases()))
+    def test_one_line_in_the_users_language(self, files, prog, main, cases, case, monkeypatch, capsys):
+        args, fragments, env = _case(cases, case, files)
+        assert_one_line(call(main, args, self.lang, monkeypatch, capsys, **env), prog, self.lang, *fragments)
 
 
-class BadGenerateInput:
-    lang = "en"
-
-    @pytest.mark.parametrize("case", GENERATE_CASES)
-    def test_one_line_in_the_users_language(self, files, case, monkeypatch, capsys):
-        args, fragments, env = _case(GENERATE_CASES, case, files)
-        proc = call(generate_main, args, self.lang, monkeypatch, capsys, **env)
-        assert_one_line(proc, "tinylm-generate", self.lang, *fragments)
-
-
-class TestBadTrainInputEnglish(BadTrainInput):  # a class per command and language: xdist's loadscope spreads them
+class TestBadInputEnglish(BadInput):  # a class per language: xdist's loadscope spreads them
     lang = "en"
 
 
-class TestBadTrainInputChinese(BadTrainInput):
-    lang = "zh"
-
-
-class TestBadGenerateInputEnglish(BadGenerateInput):
-    lang = "en"
-
-
-class TestBadGenerateInputChinese(BadGenerateInput):
+class TestBadInputChinese(BadInput):
     lang = "zh"
 
 
