@@ -15,6 +15,7 @@ import functools
 import math
 import re
 import string
+import sys
 import types
 from pathlib import Path
 
@@ -41,6 +42,8 @@ from tinylm_solutions.trainer import fast_attention, train
 
 pytestmark = pytest.mark.slow  # trains stage 10's model and a few tiny ones (the claims tier, like test_claims.py)
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import bilingual  # noqa: E402 - the sources' two languages
 
 
 class FalseSentence(Exception):
@@ -50,8 +53,7 @@ class FalseSentence(Exception):
 def english_source(stage: str) -> str:
     """A notebook's source without its Chinese cells: the numbers they repeat are the English cells' (the build's
     lint holds them to it), so each claim is read once."""
-    cells = re.split(r"\n(?=# %%)", (ROOT / "course" / f"{stage}.py").read_text())
-    return "\n".join(c for c in cells if not c.startswith('# %% [markdown] lang="zh"'))
+    return "\n".join(bilingual.source_cells((ROOT / "course" / f"{stage}.py").read_text(), "en"))
 
 
 def course_text(stage: str) -> str:

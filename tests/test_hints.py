@@ -18,11 +18,15 @@ first part's id. Exercises whose hints are not rewritten yet are listed in NOT_Y
 rewriting one makes its test pass, and then its entry must go.
 """
 import re
+import sys
 from pathlib import Path
 
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import bilingual  # noqa: E402
+
 FOLD = re.compile(r"<details><summary>(.*?)</summary>(.*?)</details>", re.S)
 FENCE = re.compile(r"^# ```[\w-]*\n(.*?)^# ```", re.S | re.M)
 SHARED = 20  # characters (spaces left out) a quote may share with a solution line before it gives the line away
@@ -83,27 +87,12 @@ def _solution_lines(cell: str) -> set[str]:
 
 
 ANSWER = {"en": "answer", "zh": "答案"}  # the word an answer fold's summary says
-TWIN = '# %% [markdown] lang="zh"'
-
-
-def cells(path: Path, lang: str) -> list[str]:
-    """A source's cells in ``lang``: each Chinese twin in its English cell's place, or left out."""
-    out = []
-    for cell in re.split(r"\n(?=# %%)", path.read_text()):
-        if cell.startswith(TWIN):
-            if lang == "zh" and out:
-                out[-1] = cell
-            continue
-        out.append(cell)
-    return out
-
-
 def exercises(lang: str = "en"):
     """(stage, exercise ids, the folds [(summary, body)], the solution's code lines, the text outside the folds) of
     every exercise with a text of its own in ``lang``; a second part without one adds its id and lines to the
     exercise before."""
     for path in sorted((ROOT / "course").glob("[0-9][0-9]_*.py")):
-        cells_ = cells(path, lang)
+        cells_ = bilingual.source_cells(path.read_text(), lang)
         found = []
         for i, cell in enumerate(cells_):
             match = re.match(r'# %% solution="(\w+)"', cell)

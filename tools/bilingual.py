@@ -58,6 +58,23 @@ def select(cells, lang: str) -> list:
     return out
 
 
+TWIN = '# %% [markdown] lang="zh"'
+"""How a Chinese twin's cell starts in a percent source."""
+
+
+def source_cells(text: str, lang: str = "en") -> list[str]:
+    """A percent source's cells, as source text, in ``lang``: each Chinese twin in its English cell's place, or left
+    out (for tests that read the sources as text, without jupytext)."""
+    out: list[str] = []
+    for cell in re.split(r"\n(?=# %%)", text):
+        if cell.startswith(TWIN):
+            if lang == "zh" and out:
+                out[-1] = cell
+            continue
+        out.append(cell)
+    return out
+
+
 def _spans(pattern: re.Pattern, text: str) -> set[str]:
     return {re.sub(r"\s+", " ", m.group(0)) for m in pattern.finditer(text)}
 
