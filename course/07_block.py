@@ -429,7 +429,7 @@ for norm_first in (True, False):
     label = "Pre-LN " if norm_first else "Post-LN"
     print(f"{label}: max abs difference {no_mask:.1e} without a mask, {causal:.1e} with a causal mask")
 print("parameters:", sum(p.numel() for p in torch_layer.parameters()), "(PyTorch) vs",
-      sum(p.numel() for p in ours.parameters()), "(ours)")
+      sum(p.numel() for p in ours.parameters()), "(yours)")
 
 # %% [markdown]
 # Differences below `1e-6` are float32 rounding: the two compute the same function.

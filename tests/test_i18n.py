@@ -30,7 +30,7 @@ def _tool(name: str):
 
 
 messages_tool, bilingual, build_notebooks = _tool("messages"), _tool("bilingual"), _tool("build_notebooks")
-CATALOGS = sorted(ROOT.glob("tinylm_*/locale/*/LC_MESSAGES/*.po"))
+CATALOGS = messages_tool.catalogs()
 SOURCES = sorted((ROOT / "course").glob("[0-9][0-9]_*.py"))
 
 
@@ -127,15 +127,53 @@ def test_every_markdown_cell_has_its_chinese_twin(source):
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
 def test_both_languages_have_the_same_code_cells_grade_ids_and_points(source):
-    """So nbval's run of the English notebooks runs the Chinese code too, and one gradebook grades both."""
+    """So nbval's run of the English notebooks runs the Chinese code too (the same code, what it prints in Chinese),
+    and one gradebook grades both."""
     english, chinese = build_notebooks.build(source), build_notebooks.build(source, lang="zh")
     assert len(english.cells) == len(chinese.cells)
     for e, z in zip(english.cells, chinese.cells):
         assert (e.id, e.cell_type, e.metadata) == (z.id, z.cell_type, z.metadata)
-        if e.cell_type == "code":
+        if e.cell_type == "code" and bilingual.translatable(e) and e.source != z.source:  # only its strings differ
+            assert bilingual.code_shape(e.source) == bilingual.code_shape(z.source), z.source
+        elif e.cell_type == "code":  # an exercise's cells: nbgrader compares them with the English source
             assert e.source == z.source
         elif not e.metadata.get("nbgrader"):
             assert CJK.search(z.source), z.source[:80]
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_what_the_code_cells_print_and_draw_is_chinese_too(source):
+    """Every string a shared code cell shows (print, plot titles and labels) that has words is Chinese in the Chinese
+    notebook, unless its translation is its English (code alone, such as ``x.var(dim=-1) =``)."""
+    table = build_notebooks.code_table(source.stem, "zh")
+    chinese = build_notebooks.build(source, lang="zh")
+    for cell in filter(bilingual.translatable, chinese.cells):
+        for _, _, text in bilingual.code_strings(cell.source):
+            assert CJK.search(text) or table.get(text) == text, (source.stem, text)
+
+
+CODE = 'print(f"loss {loss:.3f} after"\n      f" {n} steps", "sample:", generate(model, "The cat"))\n' \
+       'plot_changes({"alone vs padded": d}, "BatchNorm", title=f"head {h}")\nname = "a plain string"\n'
+
+
+def test_the_shown_strings_are_those_printed_or_drawn_not_those_computed_with():
+    shown = [text for _, _, text in bilingual.code_strings(CODE)]
+    assert shown == ["loss {loss:.3f} after", " {n} steps", "sample:", "alone vs padded", "BatchNorm", "head {h}"]
+    table = {"loss {loss:.3f} after": "{loss:.3f} 的损失，经过", " {n} steps": " {n} 步", "head {h}": "第 {h} 个头",
+             "The cat": "猫"}
+    translated = bilingual.translate_code(CODE, table)
+    assert 'f"{loss:.3f} 的损失，经过"' in translated and 'title=f"第 {h} 个头"' in translated
+    assert '"The cat"' in translated  # a model's prompt is data, not a label
+    assert bilingual.code_shape(translated) == bilingual.code_shape(CODE)
+    assert bilingual.code_shape(bilingual.translate_code(CODE, {"head {h}": "第 {H} 个头"})) != bilingual.code_shape(CODE)
+
+
+def test_a_translation_that_would_change_the_code_fails_the_build(tmp_path, monkeypatch):
+    source = ROOT / "course" / "06_norm.py"
+    broken = next(text for text in bilingual.shown_strings(source) if "{" not in text)
+    monkeypatch.setattr(build_notebooks, "code_table", lambda stem, lang: {broken: 'a quote " inside'})
+    with pytest.raises(build_notebooks.LintError, match="change the code"):
+        build_notebooks.build(source, lang="zh")
 
 
 def test_the_difficulty_line_and_hints_are_checked_in_chinese_too():

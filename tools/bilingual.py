@@ -106,6 +106,120 @@ def cell_problems(english: str, chinese: str) -> list[str]:
     return problems
 
 
+# ------------------------------------------------------------------------------------- strings in code cells
+# A code cell is shared by both languages, but what it prints or draws is read by the learner: the Chinese notebook
+# carries the same code with those strings in Chinese (course/locale/zh_CN/LC_MESSAGES/<stage>.po). Only strings
+# the code shows are translated: arguments of print(), of a plot helper (plot_*, LiveLossPlot) and of a figure's
+# set_title/set_xlabel/set_ylabel/suptitle, and title=/label= keywords; directly, or as a key or item of a dict,
+# list or tuple there, never inside another call (a prompt given to a model stays what the English gives it).
+SHOWN_BY = re.compile(r"print|plot_\w+|LiveLossPlot|set_title|set_xlabel|set_ylabel|suptitle")
+SHOWN_AS = re.compile(r"title|\w*label|hline")
+WORDS = re.compile(r"[A-Za-z]{3}")
+LITERAL = re.compile(r"([rRfFuU]*)('''|\"\"\"|'|\")(.*)\2", re.S)
+
+
+def _shown(node) -> list:
+    import ast
+
+    if isinstance(node, ast.Constant) and isinstance(node.value, str) or isinstance(node, ast.JoinedStr):
+        return [node]
+    if isinstance(node, (ast.Tuple, ast.List)):
+        return [s for e in node.elts for s in _shown(e)]
+    if isinstance(node, ast.Dict):
+        return [s for e in node.keys if e is not None for s in _shown(e)]
+    return []
+
+
+def code_strings(code: str) -> list[tuple[int, int, str]]:
+    """The strings a code cell shows the learner, as ``(start, end, text)``: ``code[start:end]`` is the literal
+    (prefix and quotes included) and ``text`` what is inside its quotes, the catalog's ``msgid``. A cell that does
+    not parse (IPython magics) shows none."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return []
+    lines = code.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+
+    def offset(lineno: int, col: int) -> int:  # ast's columns count UTF-8 bytes
+        return starts[lineno - 1] + len(lines[lineno - 1].encode()[:col].decode())
+
+    found = set()
+    for call in ast.walk(tree):
+        if not isinstance(call, ast.Call):
+            continue
+        name = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", "")
+        args = list(call.args) if SHOWN_BY.fullmatch(name) else []
+        args += [k.value for k in call.keywords if k.arg and SHOWN_AS.fullmatch(k.arg)]
+        for node in (s for a in args for s in _shown(a)):
+            start = offset(node.lineno, node.col_offset)
+            segment = code[start:offset(node.end_lineno, node.end_col_offset)]
+            for part in _literals(segment):  # "a" "b": an implicit concatenation's parts one by one
+                m = LITERAL.fullmatch(segment[part[0]:part[1]])
+                if m and WORDS.search(m.group(3)):
+                    found.add((start + part[0], start + part[1], m.group(3)))
+    return sorted(found)
+
+
+def _literals(segment: str) -> list[tuple[int, int]]:
+    """Where the string tokens of ``segment`` (one string expression) start and end."""
+    import io
+    import tokenize
+
+    wrapped = f"({segment})"  # in brackets, the parts of an implicit concatenation may sit on several lines
+    lines = wrapped.splitlines(keepends=True)
+    starts = [0]
+    for line in lines:
+        starts.append(starts[-1] + len(line))
+    return [(starts[t.start[0] - 1] + t.start[1] - 1, starts[t.end[0] - 1] + t.end[1] - 1)
+            for t in tokenize.generate_tokens(io.StringIO(wrapped).readline) if t.type == tokenize.STRING]
+
+
+def translate_code(code: str, table: dict[str, str]) -> str:
+    """``code`` with each shown string that ``table`` translates replaced (its prefix and quotes kept)."""
+    for start, end, text in reversed(code_strings(code)):
+        if table.get(text):
+            m = LITERAL.fullmatch(code[start:end])
+            code = code[:start] + m.group(1) + m.group(2) + table[text] + m.group(2) + code[end:]
+    return code
+
+
+def code_shape(code: str) -> str:
+    """A cell's code with every string's text left out (an f-string keeps its fields, sorted): an English cell and
+    its Chinese build have the same shape, so they compute the same."""
+    import ast
+
+    class Blank(ast.NodeTransformer):
+        def visit_Constant(self, node):
+            return ast.Constant("") if isinstance(node.value, str) else node
+
+        def visit_JoinedStr(self, node):
+            fields = sorted((v for v in node.values if isinstance(v, ast.FormattedValue)), key=ast.dump)
+            return ast.JoinedStr([self.visit(v) for v in fields])
+
+    return ast.dump(Blank().visit(ast.parse(code)))
+
+
+def translatable(cell) -> bool:
+    """A shared code cell that no exercise owns (nbgrader checks an exercise's cells against their source)."""
+    return cell.cell_type == "code" and not {"solution", "test", "nbgrader"} & set(cell.metadata)
+
+
+def shown_strings(source: Path) -> list[str]:
+    """The texts of the strings that the shared code cells of ``source`` show, each once, in order."""
+    import jupytext
+
+    out: dict[str, None] = {}
+    for cell in jupytext.read(source).cells:
+        if translatable(cell):
+            out.update((text, None) for _, _, text in code_strings(cell.source))
+    return list(out)
+
+
 def problems(source: Path) -> list[str]:
     """Every English markdown cell of ``source`` that has no Chinese twin or whose twin drops something."""
     import jupytext

@@ -48,6 +48,7 @@ sys.path.insert(0, str(ROOT))  # the registry, also before the package is instal
 sys.path.insert(0, str(ROOT / "tools"))
 import bilingual  # noqa: E402
 from tinylm_grading import registry  # noqa: E402
+LOCALES = {"zh": "zh_CN"}  # a notebook language -> the locale of its catalogs
 
 SOURCES = ROOT / "course"
 NOTEBOOKS = ROOT / "notebooks"
@@ -104,6 +105,18 @@ def _lint_test_cell(cell, exercise: registry.Exercise, where: str) -> list[str]:
     return problems
 
 
+def code_table(stem: str, lang: str) -> dict[str, str]:
+    """The translations of the strings a stage's code cells show (course/locale/<locale>/LC_MESSAGES/<stage>.po):
+    English text -> translation, without the fuzzy or empty entries (those keep the English)."""
+    from babel.messages.pofile import read_po
+
+    po = ROOT / "course" / "locale" / LOCALES[lang] / "LC_MESSAGES" / f"{stem}.po"
+    if not po.exists():
+        return {}
+    with open(po, "rb") as f:
+        return {m.id: m.string for m in read_po(f) if m.id and m.string and not m.fuzzy}
+
+
 def build(source: Path, stage: registry.Stage | None = None, exercises: tuple | None = None,
           lang: str = "en") -> nbformat.NotebookNode:
     """Read one percent source and return the nbgrader source notebook in ``lang`` (lint errors raise LintError).
@@ -113,6 +126,19 @@ def build(source: Path, stage: registry.Stage | None = None, exercises: tuple | 
     if lang != "en":
         problems += bilingual.problems(source)
     nb.cells = bilingual.select(nb.cells, lang)
+    if lang != "en":  # what the shared code cells print and draw, in the notebook's language
+        shown = code_table(stem, lang)
+        for i, cell in enumerate(nb.cells):
+            translated = bilingual.translate_code(cell.source, shown) if bilingual.translatable(cell) else cell.source
+            if translated != cell.source:
+                try:
+                    same = bilingual.code_shape(translated) == bilingual.code_shape(cell.source)
+                except SyntaxError:
+                    same = False
+                if not same:  # a quote that ends the literal early, a field renamed: the code would change
+                    problems.append(f"{source.name}, cell {i}: its strings' translations change the code (a quote "
+                                    f"or an f-string's field?):\n{translated}")
+                cell.source = translated
     for cell in nb.cells:
         if cell.cell_type == "markdown" and GLOSSARY in cell.source:
             cell.source = cell.source.replace(GLOSSARY, glossary(lang))

@@ -24,7 +24,14 @@ from babel.messages.pofile import read_po, write_po
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tools"))
+import bilingual  # noqa: E402 - the strings the notebooks' code cells show
 LOCALES = ("zh_CN",)
+
+
+def catalogs() -> list[Path]:
+    """Every translation file: the checks', the command lines' and the notebooks' code cells'."""
+    return sorted([*ROOT.glob("tinylm_*/locale/*/LC_MESSAGES/*.po"), *ROOT.glob("course/locale/*/LC_MESSAGES/*.po")])
 
 
 def tables() -> dict[Path, dict[str, str]]:
@@ -36,6 +43,10 @@ def tables() -> dict[Path, dict[str, str]]:
     for key, text in _text.TEXT.items():
         out.setdefault(Path("tinylm_checks") / "locale" / "{locale}" / "LC_MESSAGES" / _text.ORIGIN[key], {})[key] = text
     out[Path("tinylm_solutions") / "locale" / "{locale}" / "LC_MESSAGES" / "tinylm"] = dict(cli.TEXT)
+    for source in sorted((ROOT / "course").glob("[0-9][0-9]_*.py")):  # what the notebooks' code cells show
+        shown = bilingual.shown_strings(source)
+        if shown:
+            out[Path("course") / "locale" / "{locale}" / "LC_MESSAGES" / source.stem] = {text: text for text in shown}
     return out
 
 
@@ -50,22 +61,29 @@ HEADER = {"project": "TinyLM course", "version": "0.1.0", "copyright_holder": "t
 def template(name: str, entries: dict[str, str]) -> Catalog:
     catalog = Catalog(domain=name, **HEADER)
     for key, text in entries.items():
-        catalog.add(text, context=key)
+        catalog.add(text, context=_context(key, text))
     return catalog
+
+
+def _context(key: str, text: str) -> str | None:
+    """An entry's msgctxt: its id, or none where the English is its own id (the notebooks' code strings)."""
+    return None if key == text else key
 
 
 def updated(old: Catalog | None, name: str, entries: dict[str, str], locale: str) -> Catalog:
     """The catalog of ``locale`` for ``entries``, keeping ``old``'s translations (fuzzy where the English changed)."""
-    previous = {m.context: m for m in old if m.id and m.context} if old is not None else {}
+    previous = {m.context or m.id: m for m in old if m.id} if old is not None else {}
     catalog = Catalog(locale=locale, domain=name, **HEADER)
     for key, text in entries.items():
         was = previous.get(key)
+        context = _context(key, text)
         if was is None or not was.string:
-            catalog.add(text, "", context=key)
+            catalog.add(text, "", context=context)
         elif was.id == text:
-            catalog.add(text, was.string, context=key, flags=was.flags, previous_id=was.previous_id if was.fuzzy else ())
+            catalog.add(text, was.string, context=context, flags=was.flags,
+                        previous_id=was.previous_id if was.fuzzy else ())
         else:
-            catalog.add(text, was.string, context=key, flags={"fuzzy"}, previous_id=[was.id])
+            catalog.add(text, was.string, context=context, flags={"fuzzy"}, previous_id=[was.id])
     return catalog
 
 
@@ -109,7 +127,7 @@ def translation_problems(path: Path) -> list[str]:
     for m in read(path):
         if not m.id:
             continue
-        where = f"{path.name}: {m.context}"
+        where = f"{path.name}: {m.context or m.id}"
         if not m.string:
             out.append(f"{where}: not translated")
         elif m.fuzzy:
@@ -137,7 +155,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", metavar="NAME", help="update: only the catalog NAME (e.g. tinylm, lab)")
     args = parser.parse_args(argv)
     if args.command == "translations":
-        found = [p for f in (args.files or sorted(ROOT.glob("tinylm_*/locale/*/LC_MESSAGES/*.po")))
+        found = [p for f in (args.files or sorted(catalogs()))
                  for p in translation_problems(Path(f))]
         print("\n".join(found) or "ok")
         return 1 if found else 0
@@ -153,7 +171,7 @@ def main(argv: list[str] | None = None) -> int:
         else:
             stale.append(path.relative_to(ROOT))
     # catalogs of modules the table no longer has
-    for path in ROOT.glob("tinylm_*/locale/**/*.po*") if args.only is None else ():
+    for path in [*ROOT.glob("tinylm_*/locale/**/*.po*"), *ROOT.glob("course/locale/**/*.po*")] if args.only is None else ():
         if path not in planned:
             stale.append(path.relative_to(ROOT))
     if stale:
