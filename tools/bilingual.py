@@ -114,7 +114,7 @@ def cell_problems(english: str, chinese: str) -> list[str]:
 # list or tuple there, never inside another call (a prompt given to a model stays what the English gives it).
 SHOWN_BY = re.compile(r"print|plot_\w+|LiveLossPlot|set_title|set_xlabel|set_ylabel|suptitle")
 SHOWN_AS = re.compile(r"title|\w*label|hline")
-WORDS = re.compile(r"[A-Za-z]{3}")
+WORDS = re.compile(r"[A-Za-z]{2}")  # a word: "x:" and "D / H =" are code alone
 LITERAL = re.compile(r"([rRfFuU]*)('''|\"\"\"|'|\")(.*)\2", re.S)
 
 
