@@ -168,6 +168,12 @@ def test_the_shown_strings_are_those_printed_or_drawn_not_those_computed_with():
     assert bilingual.code_shape(bilingual.translate_code(CODE, {"head {h}": "第 {H} 个头"})) != bilingual.code_shape(CODE)
 
 
+def test_a_loop_s_labels_are_shown_only_when_the_loop_only_shows_them():
+    code = ('for name, m in (("untrained", a), ("trained", b)):\n    print(f"{name:>24}: loss {f(m):.3f}")\n'
+            'for name, k in (("linear1", 1), ("linear2", 2)):\n    print(name, getattr(layer, name))\n')
+    assert [text for _, _, text in bilingual.code_strings(code)] == ["untrained", "trained", "{name:>24}: loss {f(m):.3f}"]
+
+
 def test_a_translation_that_would_change_the_code_fails_the_build(tmp_path, monkeypatch):
     source = ROOT / "course" / "06_norm.py"
     broken = next(text for text in bilingual.shown_strings(source) if "{" not in text)

@@ -130,6 +130,47 @@ def _shown(node) -> list:
     return []
 
 
+def _shown_args(call) -> list:
+    """The arguments of a call that it shows: all of print()'s or a plot helper's, and title=/label= keywords."""
+    name = call.func.id if type(call.func).__name__ == "Name" else getattr(call.func, "attr", "")
+    args = list(call.args) if SHOWN_BY.fullmatch(name) else []
+    return args + [k.value for k in call.keywords if k.arg and SHOWN_AS.fullmatch(k.arg)]
+
+
+def _loop_labels(tree) -> list:
+    """Strings a ``for`` loop over a literal table only shows: in ``for name, m in (("untrained", a), ("trained",
+    b)):``, the strings bound to ``name`` when every use of ``name`` in the loop is a field of a shown f-string or a
+    shown argument itself (a name also used as code, ``getattr(layer, name)``, keeps its strings as they are)."""
+    import ast
+
+    def shown_uses(loop) -> set[int]:  # the Name nodes that are a shown argument or an f-string field's value there
+        ids = set()
+        for call in (c for c in ast.walk(loop) if isinstance(c, ast.Call)):
+            for arg in _shown_args(call):
+                fields = [v.value for v in arg.values if isinstance(v, ast.FormattedValue)] \
+                    if isinstance(arg, ast.JoinedStr) else [arg]
+                ids |= {id(f) for f in fields if isinstance(f, ast.Name)}
+        return ids
+
+    found = []
+    for loop in ast.walk(tree):
+        if not (isinstance(loop, ast.For) and isinstance(loop.iter, (ast.Tuple, ast.List))
+                and isinstance(loop.target, ast.Tuple) and all(isinstance(t, ast.Name) for t in loop.target.elts)):
+            continue
+        rows = loop.iter.elts
+        if not rows or not all(isinstance(r, ast.Tuple) and len(r.elts) == len(loop.target.elts) for r in rows):
+            continue
+        uses = shown_uses(loop)
+        for j, target in enumerate(loop.target.elts):
+            column = [r.elts[j] for r in rows]
+            if not all(isinstance(c, ast.Constant) and isinstance(c.value, str) for c in column):
+                continue
+            reads = [n for stmt in loop.body for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id == target.id]
+            if reads and all(id(n) in uses for n in reads):
+                found += column
+    return found
+
+
 def code_strings(code: str) -> list[tuple[int, int, str]]:
     """The strings a code cell shows the learner, as ``(start, end, text)``: ``code[start:end]`` is the literal
     (prefix and quotes included) and ``text`` what is inside its quotes, the catalog's ``msgid``. A cell that does
@@ -148,20 +189,15 @@ def code_strings(code: str) -> list[tuple[int, int, str]]:
     def offset(lineno: int, col: int) -> int:  # ast's columns count UTF-8 bytes
         return starts[lineno - 1] + len(lines[lineno - 1].encode()[:col].decode())
 
+    nodes = [s for call in ast.walk(tree) if isinstance(call, ast.Call) for a in _shown_args(call) for s in _shown(a)]
     found = set()
-    for call in ast.walk(tree):
-        if not isinstance(call, ast.Call):
-            continue
-        name = call.func.id if isinstance(call.func, ast.Name) else getattr(call.func, "attr", "")
-        args = list(call.args) if SHOWN_BY.fullmatch(name) else []
-        args += [k.value for k in call.keywords if k.arg and SHOWN_AS.fullmatch(k.arg)]
-        for node in (s for a in args for s in _shown(a)):
-            start = offset(node.lineno, node.col_offset)
-            segment = code[start:offset(node.end_lineno, node.end_col_offset)]
-            for part in _literals(segment):  # "a" "b": an implicit concatenation's parts one by one
-                m = LITERAL.fullmatch(segment[part[0]:part[1]])
-                if m and WORDS.search(m.group(3)):
-                    found.add((start + part[0], start + part[1], m.group(3)))
+    for node in nodes + _loop_labels(tree):
+        start = offset(node.lineno, node.col_offset)
+        segment = code[start:offset(node.end_lineno, node.end_col_offset)]
+        for part in _literals(segment):  # "a" "b": an implicit concatenation's parts one by one
+            m = LITERAL.fullmatch(segment[part[0]:part[1]])
+            if m and WORDS.search(m.group(3)):
+                found.add((start + part[0], start + part[1], m.group(3)))
     return sorted(found)
 
 
