@@ -306,7 +306,7 @@ print("softmax(masked scores):", torch.softmax(masked, dim=-1))
 
 # %%
 after = torch.softmax(scores, dim=-1) * mask
-print("mask AFTER the softmax:  ", after, f"<- the row sums to {after.sum().item():.3f}, not 1")
+print("mask AFTER the softmax:   ", after, f"<- the row sums to {after.sum().item():.3f}, not 1")
 print("scores MULTIPLIED by mask:", torch.softmax(scores * mask, dim=-1), "<- a score of 0 still gets weight")
 
 # %% [markdown]

@@ -533,7 +533,7 @@ model(torch.zeros(1, 65, dtype=torch.long))
 
 # %%
 show = lambda ids: "".join(itos[i] for i in ids.tolist()).replace("\n", "⏎")  # noqa: E731
-print("input   x[0, :12]         :", show(x[0, :12]))
+print("input   x[0, :12]          :", show(x[0, :12]))
 print("scored  labels=x  (x[1:13]):", show(x[0, 1:13]), "  the next character: right")
 print("scored  labels=y  (y[1:13]):", show(y[0, 1:13]), "  two ahead: wrong")
 with torch.no_grad():

@@ -199,3 +199,15 @@ def test_the_glossary_is_the_term_table():
     text = "\n".join(c.source for c in nb.cells)
     for english, chinese, _ in TERMS:
         assert f"| {chinese} | {english} |" in text
+
+
+def test_updating_a_catalog_keeps_a_translation_as_fuzzy_when_its_english_changes():
+    """Checks' messages keep theirs by id; a code string is its own id, so its nearest old English carries it."""
+    old = messages_tool.updated(None, "x", {"k": "old words", "row sums:": "row sums:"}, "zh_CN")
+    for m in old:
+        m.string = {"old words": "旧的话", "row sums:": "每行之和："}.get(m.id, m.string)
+    new = {m.context or m.id: m for m in messages_tool.updated(
+        old, "x", {"k": "new words", "row sums: ": "row sums: ", "mean:": "mean:"}, "zh_CN") if m.id}
+    assert (new["k"].string, new["k"].fuzzy, new["k"].previous_id) == ("旧的话", True, ["old words"])
+    assert (new["row sums: "].string, new["row sums: "].fuzzy) == ("每行之和：", True)
+    assert (new["mean:"].string, new["mean:"].fuzzy) == ("", False)  # nothing near it: a new entry

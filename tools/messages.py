@@ -77,6 +77,11 @@ def updated(old: Catalog | None, name: str, entries: dict[str, str], locale: str
     for key, text in entries.items():
         was = previous.get(key)
         context = _context(key, text)
+        if was is None and context is None:  # a code string is its own id: its old English is the closest old one
+            import difflib
+
+            close = difflib.get_close_matches(text, [k for k in previous if k not in entries], n=1, cutoff=0.8)
+            was = previous[close[0]] if close else None
         if was is None or not was.string:
             catalog.add(text, "", context=context)
         elif was.id == text:
