@@ -7,7 +7,9 @@ nothing.
 
 The suite runs under pytest-xdist as the Makefile runs it (``--dist loadscope --no-loadscope-reorder``) with
 ``--durations=0``. Printed: wall seconds; the CPU seconds the whole machine spent meanwhile (``/proc/stat``: run it
-on a quiet machine), and how busy that kept the cores; then the modules by the seconds their tests' setup, call and
+on a quiet machine), and how busy that kept the cores; the CPU seconds of the the run's processes, by kind
+(pytest and every process it started: kernels, nbgrader commands, the capstone's subprocesses...; :class:`ProcessPoller`
+reads ``/proc`` ten times a second, so the sandboxed kernels count too); then the modules by the seconds their tests' setup, call and
 teardown took on their workers (under the run's load, so a module's seconds are longer than it would take alone).
 (The run's own rusage is not the measure: a sandboxed kernel's CPU never reaches it. One autograde of stage 01
 measured 4.5 CPU s by rusage and 9.9 by /proc/stat.)
@@ -20,6 +22,7 @@ import os
 import re
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -33,6 +36,77 @@ def busy_seconds() -> float:
     return (sum(ticks) - ticks[3] - ticks[4]) / os.sysconf("SC_CLK_TCK")
 
 
+KINDS = (  # (kind, pattern in the command line): the first that matches
+    ("kernel", re.compile(r"ipykernel_launcher")),
+    ("nbgrader {}", re.compile(r"bin/nbgrader (\w+)")),
+    ("pytest worker", re.compile(r"-c import sys;exec\(eval|xdist")),
+    ("pytest subprocess (the capstone's tests)", re.compile(r"-m pytest")),
+    ("capstone train.py / generate.py", re.compile(r"\b(train|generate)\.py\b")),
+    ("tinylm-train / tinylm-generate", re.compile(r"tinylm_solutions\.cli|tinylm-(train|generate)|torchrun")),
+    ("chromium", re.compile(r"chrom")),
+    ("jupyter server", re.compile(r"jupyter")),
+    ("alembic (gradebook migrations)", re.compile(r"alembic")),
+    ("sandbox wrappers (bwrap, limits)", re.compile(r"bwrap|tinylm_grading\.limits")),
+)
+
+
+def kind(cmdline: str) -> str:
+    """What a process is, from its command line (``KINDS``); an empty one is a process inside a sandbox's PID
+    namespace whose command line could not be read before it ended or from outside."""
+    if not cmdline.strip():
+        return "unreadable (inside a sandbox, or ended at once)"
+    for name, pattern in KINDS:
+        match = pattern.search(cmdline)
+        if match:
+            return name.format(*match.groups()) if "{}" in name else name
+    return "other: " + cmdline[:50]
+
+
+class ProcessPoller(threading.Thread):
+    """Every process seen in ``/proc`` while it runs, with the CPU seconds (user + system) it had used when last
+    seen: a process shorter than the interval may be missed, and one's last tenth of a second is."""
+
+    def __init__(self, interval: float = 0.1):
+        super().__init__(daemon=True)
+        self.interval, self.stopped, self.seen = interval, threading.Event(), {}
+        self.ticks = os.sysconf("SC_CLK_TCK")
+
+    def run(self):
+        while not self.stopped.wait(self.interval):
+            for pid in filter(str.isdigit, os.listdir("/proc")):
+                try:
+                    stat = Path(f"/proc/{pid}/stat").read_text()
+                    fields = stat[stat.rfind(")") + 2:].split()
+                    key, cpu = (int(pid), int(fields[19])), (int(fields[11]) + int(fields[12])) / self.ticks
+                    if key not in self.seen:
+                        cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+                        self.seen[key] = [kind(cmdline), cpu, int(fields[1])]
+                    self.seen[key][1] = cpu
+                except (OSError, ValueError, IndexError):  # ended meanwhile, or not ours to read
+                    continue
+
+    def by_kind(self, root: int) -> dict[str, tuple[int, float]]:
+        """kind -> (how many processes, CPU seconds), for ``root`` and the processes it started, theirs included."""
+        parent = {pid: ppid for (pid, _), (_, _, ppid) in self.seen.items()}
+
+        def descends(pid: int) -> bool:
+            for _ in range(64):  # a reused pid could make a loop
+                if pid == root:
+                    return True
+                if pid not in parent:
+                    return False
+                pid = parent[pid]
+            return False
+
+        table: dict[str, list] = collections.defaultdict(lambda: [0, 0.0])
+        for (pid, _), (name, cpu, _) in self.seen.items():
+            if descends(pid):
+                name = "pytest controller" if pid == root else name
+                table[name][0] += 1
+                table[name][1] += cpu
+        return {name: (n, cpu) for name, (n, cpu) in table.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("paths", nargs="*", help="test paths (default: the suite's testpaths)")
@@ -42,13 +116,24 @@ def main(argv: list[str] | None = None) -> int:
     extra = [a for a in extra if a != "--"]
     command = [sys.executable, "-m", "pytest", "-n", str(args.workers), "--dist", "loadscope",
                "--no-loadscope-reorder", "--durations=0", "-q", "-p", "no:cacheprovider", *extra, *args.paths]
+    poller = ProcessPoller()
+    poller.start()
     start, busy = time.perf_counter(), busy_seconds()
-    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True)
+    with subprocess.Popen(command, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as run:
+        stdout, stderr = run.communicate()
+    proc = subprocess.CompletedProcess(command, run.returncode, stdout, stderr)
     wall, cpu = time.perf_counter() - start, busy_seconds() - busy
+    poller.stopped.set()
+    poller.join()
     print(proc.stdout.strip().splitlines()[-1] if proc.stdout.strip() else proc.stderr[-2000:])
     cores = os.cpu_count() or 1
     print(f"wall {wall:.0f} s, the machine busy {cpu:.0f} CPU s on {cores} cores: the cores were busy "
           f"{cpu / (wall * cores):.0%} of the time; {args.workers} workers")
+    kinds = poller.by_kind(run.pid)
+    print(f"\n{'CPU seconds':>18}  {'procs':>5}  the run's processes, by kind")
+    for name, (n, value) in sorted(kinds.items(), key=lambda kv: -kv[1][1])[:args.top]:
+        print(f"{value:18.0f}  {n:5d}  {name}")
+    print(f"{sum(v for _, v in kinds.values()):18.0f}  {sum(n for n, _ in kinds.values()):5d}  in all")
     seconds: dict[str, float] = collections.Counter()
     for value, module in DURATION.findall(proc.stdout):
         seconds[module] += float(value)
