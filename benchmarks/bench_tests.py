@@ -7,11 +7,11 @@ nothing.
 
 The suite runs under pytest-xdist as the Makefile runs it (``--dist loadscope --no-loadscope-reorder``) with
 ``--durations=0``. Printed: wall seconds; the CPU seconds the whole machine spent meanwhile (``/proc/stat``: run it
-on a quiet machine), and how busy that kept the cores; the CPU seconds of the the run's processes, by kind
-(pytest and every process it started: kernels, nbgrader commands, the capstone's subprocesses...; :class:`ProcessPoller`
-reads ``/proc`` ten times a second, so the sandboxed kernels count too); then the modules by the seconds their tests' setup, call and
-teardown took on their workers (under the run's load, so a module's seconds are longer than it would take alone).
-(The run's own rusage is not the measure: a sandboxed kernel's CPU never reaches it. One autograde of stage 01
+on a quiet machine), and how busy that kept the cores; the CPU seconds of the run's processes, by kind (pytest and
+every process it started: kernels, nbgrader commands, the capstone's subprocesses...; :class:`ProcessPoller` reads
+``/proc`` ten times a second, so the sandboxed kernels count too, and the kernel's own threads do not); then the
+modules by the seconds their tests' setup, call and teardown took on their workers (under the run's load, so a
+module's seconds are longer than it would take alone). (The run's own rusage is not the measure: a sandboxed kernel's CPU never reaches it. One autograde of stage 01
 measured 4.5 CPU s by rusage and 9.9 by /proc/stat.)
 """
 from __future__ import annotations
@@ -51,10 +51,9 @@ KINDS = (  # (kind, pattern in the command line): the first that matches
 
 
 def kind(cmdline: str) -> str:
-    """What a process is, from its command line (``KINDS``); an empty one is a process inside a sandbox's PID
-    namespace whose command line could not be read before it ended or from outside."""
+    """What a process is, from its command line (``KINDS``); an empty one had ended (a zombie) when first read."""
     if not cmdline.strip():
-        return "unreadable (inside a sandbox, or ended at once)"
+        return "command line unreadable (ended before it was read)"
     for name, pattern in KINDS:
         match = pattern.search(cmdline)
         if match:
