@@ -1,0 +1,99 @@
+"""tinylm_checks._forked: a command forked from a server that has imported PyTorch gives what ``python`` gives."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+import pytest
+
+from tinylm_checks import _forked
+
+SCRIPTS = {
+    "show.py": "import os, sys\nprint(sys.argv, sys.path[0] == os.path.dirname(__file__), __file__, __name__,\n"
+               "      os.getcwd(), os.environ.get('TINYLM_TEST_VALUE'), 'TINYLM_ZYGOTE_ONLY' in os.environ)\n",
+    "exit3.py": "print('before')\nimport sys\nsys.exit(3)\n",
+    "exit_message.py": "import sys\nsys.exit('a message')\n",
+    "raises.py": "def f():\n    raise ValueError('a learner error')\n\nprint('printed first', flush=True)\nf()\n",
+    "threads.py": "import torch\nprint(torch.get_num_threads())\n",
+    "mymodule.py": "import sys\nprint('as a module', sys.argv[1:], __name__)\nraise SystemExit(0 if sys.argv[1:] == ['x'] else 4)\n",
+    "tests/test_model.py": "from model import VALUE\n\ndef test_value():\n    assert VALUE == 1\n",
+    "model.py": "VALUE = 1\n",
+}
+COMMANDS = [["show.py", "a", "b c"], ["exit3.py"], ["exit_message.py"], ["raises.py"], ["threads.py"],
+            ["-m", "mymodule", "x"], ["-m", "mymodule", "y"], ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]]
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("forked")
+    for name, text in SCRIPTS.items():
+        (folder / name).parent.mkdir(exist_ok=True)
+        (folder / name).write_text(text)
+    return folder
+
+
+def environ(**extra) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYTEST")}
+    return {**env, "OMP_NUM_THREADS": "1", "PYTHONDONTWRITEBYTECODE": "1", "TINYLM_TEST_VALUE": "seen", **extra}
+
+
+def python(args, folder, env, timeout=60) -> tuple[int, str]:
+    done = subprocess.run([sys.executable, *args], cwd=folder, env=env, stdin=subprocess.DEVNULL,
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
+    return done.returncode, done.stdout.decode()
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
+def test_a_forked_command_gives_what_python_gives(folder, args):
+    got = _forked.run(args, folder, environ(), 60)
+    want = python(args, folder, environ())
+    if args[:2] == ["-m", "pytest"]:  # the seconds it took differ
+        got, want = ((code, text.rsplit(" in ", 1)[0]) for code, text in (got, want))
+    assert got == want
+    assert got[0] == {"exit3.py": 3, "exit_message.py": 1, "raises.py": 1}.get(args[0], 4 if args[-1] == "y" else 0)
+
+
+def test_the_server_runs_the_commands(folder):
+    _forked.run(["show.py"], folder, environ(), 60)
+    server = next(s for key, s in _forked._SERVERS.items() if key[0] == ("torch", "pytest", "yaml"))
+    assert server.proc.poll() is None  # one process, still there for the next command
+    start = time.perf_counter()
+    assert _forked.run(["threads.py"], folder, environ(), 60) == (0, "1\n")
+    assert time.perf_counter() - start < 1.0  # torch was imported already (a new python takes about 1.5 s)
+
+
+def test_the_environment_is_the_command_s_own(folder):
+    code, out = _forked.run(["show.py"], folder, environ(TINYLM_ZYGOTE_ONLY="1"), 60)
+    assert out.rstrip().endswith("seen True")
+    code, out = _forked.run(["show.py"], folder, environ(), 60)
+    assert out.rstrip().endswith("seen False")
+
+
+def test_nothing_a_command_does_reaches_the_next(folder):
+    (folder / "sets.py").write_text("import torch, sys\ntorch.tinylm_marker = 1\nsys.modules['model'] = 'stale'\n"
+                                    "print(torch.rand(1).item())\n")
+    (folder / "reads.py").write_text("import torch\nprint(hasattr(torch, 'tinylm_marker'), torch.rand(1).item())\n"
+                                     "import model\nprint(model.VALUE)\n")
+    first = _forked.run(["sets.py"], folder, environ(), 60)
+    second = _forked.run(["reads.py"], folder, environ(), 60)
+    assert second[0] == 0 and second[1].startswith("False ") and second[1].endswith("\n1\n")
+    assert first[1].strip() != second[1].split()[1]  # unseeded generators: afresh each time, as in a new python
+
+
+def test_a_command_past_its_timeout_is_killed_with_what_it_printed(folder):
+    (folder / "slow.py").write_text(
+        "import subprocess, sys, time\n"
+        "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', 'tinylm_forked_leftover'])\n"
+        "print('started', flush=True)\ntime.sleep(60)\n")
+    start = time.perf_counter()
+    assert _forked.run(["slow.py"], folder, environ(), 2) == (-9, "started\n")
+    assert time.perf_counter() - start < 10
+    time.sleep(0.5)
+    leftovers = subprocess.run(["pgrep", "-f", "tinylm_forked_leftover"], capture_output=True, text=True).stdout
+    assert leftovers == ""  # the command's own children went with it
+
+
+def test_other_commands_start_a_new_python(folder):
+    assert _forked.run(["-c", "print('new')"], folder, environ(), 60) == (0, "new\n")
