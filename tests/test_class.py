@@ -10,12 +10,9 @@ from __future__ import annotations
 
 import csv
 import inspect
-import os
 import random
 import re
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 import nbformat
@@ -25,19 +22,11 @@ from nbgrader.api import Gradebook
 from tinylm_grading import registry
 
 from mutants import ROWS
+from nbgrader_cli import nbgrader
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
 A = "01_attention"
 pytestmark = [pytest.mark.slow, pytest.mark.notebooks]
-
-
-def nbgrader(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
-    proc = subprocess.run([str(BIN / "nbgrader"), *args, "--log-level=WARN"], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=1500)
-    assert proc.returncode == 0, f"nbgrader {' '.join(args)}:\n{proc.stderr[-3000:]}"
-    return proc
 
 
 def points(nb) -> dict[str, float]:

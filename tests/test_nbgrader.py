@@ -20,7 +20,6 @@ instructor (needs_manual_grade), and its points count in max_score, not in the a
 from __future__ import annotations
 
 import csv
-import os
 import re
 import shutil
 import subprocess
@@ -31,6 +30,7 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
+from nbgrader_cli import nbgrader
 from tinylm_checks._text import say
 from tinylm_grading import registry
 from tinylm_solutions import i18n
@@ -38,7 +38,6 @@ from tinylm_solutions import i18n
 pytestmark = [pytest.mark.slow, pytest.mark.notebooks]
 
 ROOT = Path(__file__).resolve().parent.parent
-BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT / "tools"))
 import build_notebooks  # noqa: E402 - the Chinese notebooks are built, not committed
 
@@ -264,12 +263,8 @@ def test_every_graded_stage_is_round_tripped_with_the_registry_s_exercises():
 
 
 def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}",  # nbgrader runs `alembic` by name
-           "TINYLM_QUICK": "1"}  # training cells take a few steps: no check depends on how long a model trained
-    proc = subprocess.run([str(BIN / "nbgrader"), *args, "--log-level=WARN"], cwd=cwd, env=env,
-                          capture_output=True, text=True, timeout=900)
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    return proc
+    return nbgrader(*args, cwd=cwd, timeout=900,
+                    TINYLM_QUICK="1")  # training cells take a few steps: no check depends on how long a model trained
 
 
 def manual_points(nb) -> dict[str, float]:
