@@ -61,6 +61,19 @@ def kind(cmdline: str) -> str:
     return "other: " + cmdline[:50]
 
 
+def _test(pid: str) -> str:
+    """The test that started a process: PYTEST_CURRENT_TEST in its environment when it began (the test's
+    module and class or function), or "" (a sandboxed kernel's cleared environment: its parent's counts)."""
+    try:
+        for item in Path(f"/proc/{pid}/environ").read_bytes().split(b"\0"):
+            if item.startswith(b"PYTEST_CURRENT_TEST="):
+                test = item.split(b"=", 1)[1].decode(errors="replace").split(" ")[0]
+                return re.sub(r"\[.*", "", test).rsplit("::", 1)[0] if "::" in test else test
+    except OSError:
+        pass
+    return ""
+
+
 class ProcessPoller(threading.Thread):
     """Every process seen in ``/proc`` while it runs, with the CPU seconds (user + system) it had used when last
     seen: a process shorter than the interval may be missed, and one's last tenth of a second is."""
@@ -79,14 +92,30 @@ class ProcessPoller(threading.Thread):
                     key, cpu = (int(pid), int(fields[19])), (int(fields[11]) + int(fields[12])) / self.ticks
                     if key not in self.seen:
                         cmdline = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
-                        self.seen[key] = [kind(cmdline), cpu, int(fields[1])]
+                        self.seen[key] = [kind(cmdline), cpu, int(fields[1]), _test(pid)]
                     self.seen[key][1] = cpu
                 except (OSError, ValueError, IndexError):  # ended meanwhile, or not ours to read
                     continue
 
+    def by_test(self) -> dict[str, tuple[int, float]]:
+        """test -> (how many processes, CPU seconds) of the processes a test started (a worker's own CPU is not
+        here: its tests' seconds are the durations below); a process with no test of its own is its parent's (so a
+        forkserver's children, which it starts for later tests too, count for the test that started it)."""
+        info = {pid: (ppid, test, cpu, name) for (pid, _), (name, cpu, ppid, test) in self.seen.items()}
+        table: dict[str, list] = collections.defaultdict(lambda: [0, 0.0])
+        for pid, (ppid, test, cpu, name) in info.items():
+            for _ in range(64):
+                if test or ppid not in info:
+                    break
+                ppid, test = info[ppid][0], info[ppid][1]
+            if test and name != "pytest worker":
+                table[test][0] += 1
+                table[test][1] += cpu
+        return {test: (n, cpu) for test, (n, cpu) in table.items()}
+
     def by_kind(self, root: int) -> dict[str, tuple[int, float]]:
         """kind -> (how many processes, CPU seconds), for ``root`` and the processes it started, theirs included."""
-        parent = {pid: ppid for (pid, _), (_, _, ppid) in self.seen.items()}
+        parent = {pid: ppid for (pid, _), (_, _, ppid, _) in self.seen.items()}
 
         def descends(pid: int) -> bool:
             for _ in range(64):  # a reused pid could make a loop
@@ -98,7 +127,7 @@ class ProcessPoller(threading.Thread):
             return False
 
         table: dict[str, list] = collections.defaultdict(lambda: [0, 0.0])
-        for (pid, _), (name, cpu, _) in self.seen.items():
+        for (pid, _), (name, cpu, _, _) in self.seen.items():
             if descends(pid):
                 name = "pytest controller" if pid == root else name
                 table[name][0] += 1
@@ -133,6 +162,10 @@ def main(argv: list[str] | None = None) -> int:
     for name, (n, value) in sorted(kinds.items(), key=lambda kv: -kv[1][1])[:args.top]:
         print(f"{value:18.0f}  {n:5d}  {name}")
     print(f"{sum(v for _, v in kinds.values()):18.0f}  {sum(n for n, _ in kinds.values()):5d}  in all")
+    tests = poller.by_test()
+    print(f"\n{'CPU seconds':>18}  {'procs':>5}  the processes each test started (kernels, commands), by test")
+    for name, (n, value) in sorted(tests.items(), key=lambda kv: -kv[1][1])[:args.top]:
+        print(f"{value:18.0f}  {n:5d}  {name}")
     seconds: dict[str, float] = collections.Counter()
     for value, module in DURATION.findall(proc.stdout):
         seconds[module] += float(value)
