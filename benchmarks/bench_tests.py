@@ -38,6 +38,9 @@ def busy_seconds() -> float:
 
 KINDS = (  # (kind, pattern in the command line): the first that matches
     ("kernel", re.compile(r"ipykernel_launcher")),
+    # tinylm_checks._forked: the capstone's unsandboxed commands, and the tests' nbgrader commands (a forked child
+    # keeps its server's command line)
+    ("forkserver and the commands forked from it", re.compile(r"# code: the forkserver")),
     ("nbgrader {}", re.compile(r"bin/nbgrader (\w+)")),
     ("pytest worker", re.compile(r"-c import sys;exec\(eval|xdist")),
     ("pytest subprocess (the capstone's tests)", re.compile(r"-m pytest")),

@@ -19,7 +19,6 @@ def nbgrader(*args: str, cwd: Path, timeout: float = 1500, **env: str) -> subpro
     """``nbgrader *args --log-level=WARN`` in ``cwd`` with ``env`` added to this process's (the venv's bin/ first on
     PATH: nbgrader runs ``alembic`` by name); fails the test with its output unless it exits 0."""
     environ = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", **env}
-    environ = {k: v for k, v in environ.items() if not k.startswith("PYTEST_CURRENT")}
     code, output = _forked.run(["-m", "nbgrader", *args, "--log-level=WARN"], cwd, environ, timeout, preload=PRELOAD)
     assert code == 0, f"nbgrader {' '.join(args)} exited {code}:\n{output[-3000:]}"
     return subprocess.CompletedProcess(["nbgrader", *args], code, output, output)
