@@ -356,8 +356,8 @@ print(poems[:40])
 for name, tokens in (("characters", list(poems)), ("WORD_PATTERN", WORD_PATTERN.findall(poems)),
                      ("split_words (jieba)", split_words(poems))):
     hanzi = [t for t in tokens if re.fullmatch(r"[\u4e00-\u9fff]+", t)]
-    print(f"{name:20} {len(tokens):7,d} tokens, V = {len(set(tokens)):6,d}, "
-          f"{sum(map(len, hanzi)) / len(hanzi):.2f} characters per Chinese token")
+    print(f"{len(tokens):7,d} tokens, V = {len(set(tokens)):6,d}, "
+          f"{sum(map(len, hanzi)) / len(hanzi):.2f} characters per Chinese token  [{name}]")
 
 # %% [markdown]
 # Characters give the longest sequence and the smallest vocabulary. `WORD_PATTERN`'s Chinese "words" are whole

@@ -63,7 +63,10 @@ except OSError as e:  # a read-only folder: the figures go to a temporary one, t
 
 # %%
 runs = load_runs()
-print(f"runs folder: {runs_dir()}; records found: {sorted(runs) or 'none'}")
+if runs:
+    print(f"runs folder: {runs_dir()}; records found: {sorted(runs)}")
+else:
+    print(f"runs folder: {runs_dir()}; no records found")
 notes = []
 train_run, note = report.get_record("09_train", runs)
 notes.append(note)
