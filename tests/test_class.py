@@ -8,6 +8,7 @@
 """
 from __future__ import annotations
 
+import collections
 import csv
 import inspect
 import random
@@ -19,7 +20,8 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
-from tinylm_grading import registry
+from tinylm_grading import classreport, registry
+from tinylm_solutions import i18n
 
 from mutants import ROWS
 from nbgrader_cli import nbgrader
@@ -106,9 +108,9 @@ class TestExchange:  # a class each: the two tests run on two workers under --di
 EXERCISES = {e.id: e for e in registry.graded(A) if e.name[:1].islower()}
 
 
-def known_mistakes(exercise: registry.Exercise) -> list[str]:
-    """Sources of the mutants whose mistake the exercise's check names, renamed to the exercise's name and
-    self-contained (they run in the notebook with only its imports)."""
+def known_mistakes(exercise: registry.Exercise) -> list[tuple[str, str]]:
+    """(source, the mistake named) of the mutants whose mistake the exercise's check names, renamed to the exercise's
+    name and self-contained (they run in the notebook with only its imports)."""
     out, name = [], exercise.name
     for check, wrong, mistake, _ in ROWS:
         if check.__name__ != exercise.check or mistake is None or not inspect.isfunction(wrong):
@@ -121,7 +123,7 @@ def known_mistakes(exercise: registry.Exercise) -> list[str]:
             check(namespace[name], quiet=True)
         except AssertionError as e:
             if getattr(e, "mistake", None) == mistake:
-                out.append(src)
+                out.append((src, mistake))
         except Exception:  # noqa: BLE001 - needs a helper of the mutants module: not for a notebook
             continue
     return out
@@ -130,7 +132,7 @@ def known_mistakes(exercise: registry.Exercise) -> list[str]:
 class TestClassSimulation:
     LEARNERS = 12  # one autograde run, each learner in a kernel of its own (about 6 s of CPU each)
 
-    def test_a_class_s_scores_equal_the_prediction(self, tmp_path):
+    def test_a_class_s_scores_equal_the_prediction(self, tmp_path, capsys):
         course = new_course(tmp_path)
         source = nbformat.read(course / "notebooks" / A / f"{A}.ipynb", as_version=4)
         full = points(source)
@@ -138,15 +140,44 @@ class TestClassSimulation:
         assert len(pools) == 3
         assert all(len(pool) >= 3 for pool in pools.values()), {g: len(p) for g, p in pools.items()}
         rng = random.Random(2026)
-        predicted = {}
+        predicted, named = {}, {}
         for i in range(self.LEARNERS):
             learner = f"learner{i:02d}"
             wrong = {gid: rng.choice(pool) for gid, pool in pools.items() if rng.random() < 0.4}
             folder = course / "submitted" / learner / A
             folder.mkdir(parents=True)
-            nbformat.write(solve(source, wrong), folder / f"{A}.ipynb")
+            nbformat.write(solve(source, {gid: src for gid, (src, _) in wrong.items()}), folder / f"{A}.ipynb")
             predicted[learner] = {gid: (0 if gid in {EXERCISES[w].test_id for w in wrong} else pts) for gid, pts in full.items()}
+            named[learner] = {EXERCISES[gid].test_id: mistake for gid, (_, mistake) in wrong.items()}
         nbgrader("autograde", A, cwd=course)
         got = {learner: scores(course, learner) for learner in predicted}
         assert got == predicted
         assert len({tuple(sorted(p.items())) for p in predicted.values()}) > 4  # the mistakes do vary
+        # what the class got wrong, as the grader recorded it: each wrong exercise's named mistake, the rest passed
+        records = classreport.verdicts(course, A)
+        assert {learner: {gid: (v["passed"], (v["mistakes"] or [None])[0]) for gid, v in by_cell.items()}
+                for learner, by_cell in records.items()} == \
+            {learner: {gid: (gid not in named[learner], named[learner].get(gid)) for gid in full} for learner in predicted}
+        summary = classreport.summary(records)
+        for gid in full:
+            mistakes = [named[learner][gid] for learner in predicted if gid in named[learner]]
+            assert summary[gid] == {"learners": self.LEARNERS, "passed": self.LEARNERS - len(mistakes),
+                                    "mistakes": collections.Counter(mistakes)}
+        # tinylm-class-report: the same counts as a table, a CSV file and a chart, in either language
+        assert classreport.main([A, "--course", str(course), "--csv", str(tmp_path / "class.csv"),
+                                 "--plot", str(tmp_path / "class.png")]) == 0
+        lines = capsys.readouterr().out.splitlines()
+        assert lines[0] == f"{A}: {self.LEARNERS} learners autograded" and lines[1].startswith("exercise")
+        for gid in full:
+            row = next(line for line in lines if line.startswith(gid + " "))
+            assert f"{summary[gid]['passed']}/{self.LEARNERS}" in row
+            for mistake, n in sorted(summary[gid]["mistakes"].items(), key=lambda kv: (-kv[1], kv[0]))[:3]:
+                assert f"{mistake} ({n}, {n / self.LEARNERS:.0%})" in row
+        with open(tmp_path / "class.csv", newline="") as f:
+            rows = list(csv.DictReader(f))
+        assert {(r["exercise"], r["mistake"]): int(r["mistake_learners"]) for r in rows if r["mistake"]} == \
+            {(gid, m): n for gid in full for m, n in summary[gid]["mistakes"].items()}
+        assert (tmp_path / "class.png").read_bytes()[:4] == b"\x89PNG"
+        with i18n.using("zh"):
+            assert classreport.main([A, "--course", str(course)]) == 0
+        assert capsys.readouterr().out.startswith(f"{A}：已自动评分 {self.LEARNERS} 名学员\n练习")

@@ -34,9 +34,10 @@ def check_sources() -> dict[Path, ast.Module]:
 
 
 def message_sources() -> dict[Path, ast.Module]:
-    """Everything that speaks from the message table: the checks, and the learner's tools (``lab``) that use it."""
-    lab = {p: ast.parse(p.read_text(), str(p)) for p in sorted((CHECKS / "lab").glob("*.py"))}
-    return {**check_sources(), **lab}
+    """Everything that speaks from the message table: the checks, the learner's tools (``lab``) and the grader
+    (its notes in the feedback, ``tinylm-class-report``)."""
+    others = [*sorted((CHECKS / "lab").glob("*.py")), *sorted((CHECKS.parent / "tinylm_grading").glob("*.py"))]
+    return {**check_sources(), **{p: ast.parse(p.read_text(), str(p)) for p in others}}
 
 
 def func_name(call: ast.Call) -> str | None:

@@ -62,14 +62,22 @@ def test_remote_verdict_equals_direct(row):
 
 @pytest.mark.parametrize("check", list(REFERENCE), ids=lambda c: c.__name__)
 def test_the_reference_passes_remotely(check):
-    passed, text = verdict(check, LoopbackTransport({"f": REFERENCE[check]}), "f")
-    assert passed, text
+    passed, text, failure = verdict(check, LoopbackTransport({"f": REFERENCE[check]}), "f")
+    assert passed and failure is None, text
     assert text.count("✔") == 2
 
 
 def test_names_the_learner_does_not_have_score_nothing():
-    passed, text = verdict(REFERENCE.__iter__().__next__(), LoopbackTransport({}), "softmax")
-    assert not passed and text.startswith("NameError")
+    passed, text, failure = verdict(REFERENCE.__iter__().__next__(), LoopbackTransport({}), "softmax")
+    assert not passed and text.startswith("NameError") and failure is None
+
+
+def test_a_failed_verdict_carries_the_named_mistake():
+    """What the class's report counts: the failure's message id and named mistakes, as the check raised them."""
+    check, wrong, mistake, _ = next(row for row in FUNCTION_ROWS if row[2] is not None)
+    passed, text, failure = verdict(check, LoopbackTransport({"f": wrong}), "f")
+    assert not passed and text.startswith("CheckFailure: ")
+    assert failure.mistakes[0] == mistake and failure.problem in text and failure.message_id
 
 
 def test_a_lying_tensor_subclass_arrives_as_a_plain_tensor():

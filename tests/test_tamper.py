@@ -21,6 +21,9 @@ import nbformat
 import pytest
 from nbgrader.api import Gradebook
 
+from tinylm_checks import check_attention_scores
+from tinylm_grading import classreport
+
 pytestmark = [pytest.mark.slow, pytest.mark.notebooks]
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -204,7 +207,14 @@ def graded(tmp_path_factory):
     bonus.metadata["nbgrader"] = {"grade": True, "grade_id": "bonus", "locked": False, "points": 50,
                                   "schema_version": 3, "solution": False, "task": False}
     edited.cells.append(bonus)
+    forged = {"verdict": {"passed": True, "check": "check_attention_scores", "error": None, "message_id": None,
+                          "mistakes": []}}  # a verdict record of its own: the grader writes that key
+    for cell in edited.cells:
+        cell.metadata["tinylm"] = forged
     submit("m_metadata", edited)
+    extra = nbformat.from_dict(edited)  # and a notebook the assignment does not have, with forged records
+    extra.cells[index[f"{EXERCISE}_check"]].metadata.nbgrader["grade_id"] = "forged"
+    nbformat.write(extra, course / "submitted" / "m_metadata" / A / "extra.ipynb")
 
     watched = [ROOT / "tinylm_checks", ROOT / "tinylm_solutions", ROOT / "tinylm_grading", ROOT / "notebooks",
                ROOT / ".venv", course / "notebooks", course / "release", course / "submitted"]
@@ -338,6 +348,26 @@ def test_edited_metadata_is_restored_and_said(graded):
     nb = nbformat.read(course / "autograded" / "m_metadata" / A / f"{A}.ipynb", as_version=4)
     notes = [c.source for c in nb.cells if c.cell_type == "markdown" and "Note from the grader" in c.source]
     assert len(notes) == 4 and "`bonus`" in notes[-1]
+
+
+def test_the_class_report_reads_only_what_the_grader_wrote(graded):
+    """Each judged test cell's verdict as data (tinylm_grading.classreport): a record the submission brought along is
+    replaced, a notebook the assignment does not have is not read, a symlinked notebook gives none."""
+    course, source = graded[:2]
+    records = classreport.verdicts(course, A)
+    honest = records["a_honest"]
+    assert set(honest) == set(points(source)) and all(v["passed"] and v["error"] is None for v in honest.values())
+    edited = records["m_metadata"]
+    assert "forged" not in edited and set(edited) == set(points(source))
+    wrong = edited[f"{EXERCISE}_check"]
+    namespace = {}
+    exec("import math, torch\n" + WRONG, namespace)
+    with pytest.raises(AssertionError) as direct:
+        check_attention_scores(namespace[EXERCISE], quiet=True)
+    assert wrong == {"passed": False, "check": "check_attention_scores", "error": "CheckFailure",
+                     "message_id": direct.value.message_id, "mistakes": direct.value.mistakes}
+    assert direct.value.mistakes
+    assert records["m_symlink_notebook"] == {}
 
 
 def test_collect_copies_regular_files_only(tmp_path):

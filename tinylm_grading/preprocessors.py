@@ -16,7 +16,9 @@ Wired in ``nbgrader_config.py`` in place of nbgrader's own ``DeduplicateIds`` an
   a new kernel replays the cells that had run before it (:class:`~tinylm_grading.execution.Replay`), and execution
   goes on. Output is capped as it arrives (:class:`~tinylm_grading.execution.OutputCap`) and the notebook has a
   time budget (:class:`~tinylm_grading.execution.Deadline`). In an autograded test cell an error always scores 0
-  (:func:`~tinylm_grading.execution.scrub_partial_credit`).
+  (:func:`~tinylm_grading.execution.scrub_partial_credit`). Each verdict is also kept as data in its test cell's
+  metadata (:data:`~tinylm_grading.verdicts.RECORD`: passed, the check's message id, the named mistakes), which
+  :mod:`tinylm_grading.classreport` reads for the class's report.
 """
 from __future__ import annotations
 
@@ -32,7 +34,7 @@ from tinylm_solutions import i18n
 
 from .execution import Deadline, KernelLink, OutputCap, Replay, error_output, scrub_partial_credit
 from .registry import hidden_calls
-from .verdicts import Verdicts
+from .verdicts import RECORD, Verdicts
 
 def note(nb, key: str, **values) -> str:
     """A grader's note, in the notebook's language (its metadata ``tinylm.lang``; English when it has none)."""
@@ -151,6 +153,8 @@ class GradingExecute(Execute):
         # one notebook's parts: nothing of them outlives it
         self._replay, self._verdicts = Replay(), Verdicts()
         self._cap, self._deadline = OutputCap(self.max_output_bytes), Deadline(self.notebook_timeout)
+        for cell in nb.cells:  # a verdict record is the grader's to write (below): none comes from the submission
+            cell.metadata.pop(RECORD, None)
         with i18n.using(i18n.notebook_language(nb)):  # the verdicts' messages in the notebook's language
             return super().preprocess(nb, resources, km=km)
 
@@ -210,6 +214,7 @@ class GradingExecute(Execute):
         the hidden check, twice the grader's work) and give learner code one more cell to act in."""
         verdict = self._verdicts.judge(cell.source, self._link(), self._request_timeout, self.timeout)
         cell.outputs, cell.execution_count = verdict.outputs, None
+        cell.metadata[RECORD] = verdict.record
         if verdict.replace_kernel:
             self._replace_kernel()
         return cell

@@ -443,10 +443,12 @@ def stand_in(transport, name: str):
     raise AgentError(f"the agent described {name!r} as {kind!r}")
 
 
-def verdict(check, transport, name: str, seeds=(0, 1)) -> tuple[bool, str]:
-    """Run ``check`` on the learner's ``name`` for each seed, here. Returns (passed, text the learner reads).
-    A check that needs what the wire does not carry (a module passed by keyword, or to a class or a forward)
-    fails, saying so: the grade never falls back to the learner's kernel."""
+def verdict(check, transport, name: str, seeds=(0, 1)) -> tuple[bool, str, object]:
+    """Run ``check`` on the learner's ``name`` for each seed, here. Returns (passed, text the learner reads, the
+    :class:`~tinylm_checks.CheckFailure` when the check failed with one, else None: its ``message_id`` and
+    ``mistakes`` say what went wrong, for the class's report). A check that needs what the wire does not carry (a
+    module passed by keyword, or to a class or a forward) fails, saying so: the grade never falls back to the
+    learner's kernel."""
     from tinylm_checks import CheckFailure
     out = io.StringIO()
     try:
@@ -455,12 +457,12 @@ def verdict(check, transport, name: str, seeds=(0, 1)) -> tuple[bool, str]:
             for seed in seeds:
                 check(obj, seed=seed)
     except NotCarried as e:
-        return False, f"NotCarried: the grader cannot run this check outside your kernel ({e}); tell your instructor"
+        return False, f"NotCarried: the grader cannot run this check outside your kernel ({e}); tell your instructor", None
     except CheckFailure as e:
         if isinstance(e.__context__, NotCarried):
             return False, (f"NotCarried: the grader cannot run this check outside your kernel ({e.__context__}); "
-                           "tell your instructor")
-        return False, f"CheckFailure: {e}"
+                           "tell your instructor"), None
+        return False, f"CheckFailure: {e}", e
     except Exception as e:  # noqa: BLE001 - NameError, a broken agent, a kernel gone: no points
-        return False, f"{type(e).__name__}: {e}"
-    return True, out.getvalue()
+        return False, f"{type(e).__name__}: {e}", None
+    return True, out.getvalue(), None

@@ -70,10 +70,26 @@ class KernelTransport:
 
 @dataclass
 class Verdict:
-    """A test cell's outputs, as the grader computed them, and whether its kernel must be replaced."""
+    """A test cell's outputs, as the grader computed them, whether its kernel must be replaced, and what it found
+    (:data:`RECORD`), for the class's report."""
 
     outputs: list = field(default_factory=list)
     replace_kernel: bool = False
+    record: dict = field(default_factory=dict)
+
+
+RECORD = "tinylm"
+"""The key of a test cell's metadata in the autograded notebook where the grader writes its verdict:
+``{"verdict": {"passed": bool, "check": name, "error": the error's name or None, "message_id": the check's message
+id or None, "mistakes": [the named mistakes]}}`` (what :func:`record` gives). Only the grader writes it: a key of
+that name in a submitted notebook is removed before grading (:class:`~tinylm_grading.preprocessors.GradingExecute`)."""
+
+
+def record(check_name: str, passed: bool, text: str = "", failure=None) -> dict:
+    """A verdict as data: what the class's report counts (the message the learner read says the same in words)."""
+    error = None if passed else text.partition(":")[0] or None
+    return {"passed": passed, "check": check_name, "error": error,
+            "message_id": getattr(failure, "message_id", None), "mistakes": list(getattr(failure, "mistakes", []))}
 
 
 class Verdicts:
@@ -94,34 +110,36 @@ class Verdicts:
             return None
         texts = []
         for check_name, name, seed in calls:
-            passed, text, replace = self._one(check_name, name, seed, link, timeout, limit)
+            passed, text, replace, failure = self._one(check_name, name, seed, link, timeout, limit)
             if not passed:
                 ename, _, evalue = text.partition(": ")
                 return Verdict([new_output("error", ename=ename, evalue=evalue,
-                                           traceback=[*text.splitlines(), GRADED_OUTSIDE])], replace)
+                                           traceback=[*text.splitlines(), GRADED_OUTSIDE])], replace,
+                               {"verdict": record(check_name, False, text, failure)})
             texts.append(text)
-        return Verdict([new_output("stream", name="stdout", text="".join(texts) + GRADED_OUTSIDE + "\n")])
+        return Verdict([new_output("stream", name="stdout", text="".join(texts) + GRADED_OUTSIDE + "\n")],
+                       record={"verdict": record(calls[-1][0], True)})
 
-    def _one(self, check_name: str, name, seed, link: KernelLink, timeout, limit: int) -> tuple[bool, str, bool]:
-        """(passed, text, replace the kernel) for one hidden call."""
+    def _one(self, check_name: str, name, seed, link: KernelLink, timeout, limit: int) -> tuple[bool, str, bool, object]:
+        """(passed, text, replace the kernel, the CheckFailure or None) for one hidden call."""
         import tinylm_checks
         check = getattr(tinylm_checks, check_name, None) if check_name.startswith("check_") else None
         if check is None or name is None or seed is None:
             return False, ("HiddenCheckUnreadable: the grader could not read this cell's hidden check "
-                           f"({check_name or 'no call'}, {name}, seed={seed}); tell your instructor"), False
+                           f"({check_name or 'no call'}, {name}, seed={seed}); tell your instructor"), False, None
         transport = KernelTransport(link, timeout)
         try:
             if not self.agent_ready:
                 link.evaluate("None", timeout(), code=AGENT_SETUP.format(probes=Path(probes.__file__).read_text(),
                                                                           agent=Path(agent.__file__).read_text()))
                 self.agent_ready = True
-            passed, text = remote.verdict(check, transport, name, seeds=(0, seed))
+            passed, text, failure = remote.verdict(check, transport, name, seeds=(0, seed))
         except (TimeoutError, RuntimeError) as e:
             transport.timed_out |= isinstance(e, (TimeoutError, KernelDied))
             transport.died |= isinstance(e, KernelDied)
-            passed, text = False, f"{type(e).__name__}: {e}"
+            passed, text, failure = False, f"{type(e).__name__}: {e}", None
         if transport.died:
-            return False, f"DeadKernelError: your notebook's kernel died while {check_name} ran your code", True
+            return False, f"DeadKernelError: your notebook's kernel died while {check_name} ran your code", True, None
         if transport.timed_out:
-            return False, f"CellTimeoutError: your code did not finish within {limit} s while {check_name} ran it", True
-        return passed, text, False
+            return False, f"CellTimeoutError: your code did not finish within {limit} s while {check_name} ran it", True, None
+        return passed, text, False, failure

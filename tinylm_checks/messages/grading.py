@@ -13,4 +13,25 @@ MESSAGES = {
     "grading.past_time_limit": ("the cell ran past the time limit and could not be interrupted; the cells before it "
                                 "were run again in a new kernel"),
     "grading.kernel_died": "the kernel ended while running this cell; the cells before it were run again in a new kernel",
+    # ---- tinylm-class-report (tinylm_grading.classreport)
+    "grading.report.description": ("What a class got wrong: for each exercise of an autograded assignment, how many "
+                                   "learners passed and the mistakes the checks named for the others, read from the "
+                                   "verdicts the grader recorded in the autograded notebooks."),
+    "grading.report.help.assignment": "the assignment (a stage), e.g. 01_attention",
+    "grading.report.help.course": "the nbgrader course folder, where gradebook.db is (default: the current folder)",
+    "grading.report.help.csv": "also write the table to this CSV file",
+    "grading.report.help.plot": "also draw the most common mistakes into this PNG file",
+    "grading.report.no_gradebook": "{course} has no gradebook.db: give the nbgrader course folder with --course",
+    "grading.report.no_assignment": "the gradebook has no assignment {assignment} (it has: {known})",
+    "grading.report.none_graded": ("no submission of {assignment} has been autograded yet: run "
+                                   "`nbgrader autograde {assignment}` first"),
+    "grading.report.no_folder": "cannot write {path}: its folder does not exist",
+    "grading.report.title": "{assignment}: {learners} learners autograded",
+    "grading.report.exercise": "exercise",
+    "grading.report.passed": "passed",
+    "grading.report.mistakes": "the most common mistakes (learners, share of the class)",
+    "grading.report.unnamed": "a failure the check names no mistake for",
+    "grading.report.written": "written: {path}",
+    "grading.report.plot_title": "{assignment}: the most common mistakes",
+    "grading.report.plot_x": "share of the learners",
 }
