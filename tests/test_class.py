@@ -180,4 +180,4 @@ class TestClassSimulation:
         assert (tmp_path / "class.png").read_bytes()[:4] == b"\x89PNG"
         with i18n.using("zh"):
             assert classreport.main([A, "--course", str(course)]) == 0
-        assert capsys.readouterr().out.startswith(f"{A}：已自动评分 {self.LEARNERS} 名学员\n练习")
+        assert capsys.readouterr().out.startswith(f"{A}：{self.LEARNERS} 名学员的作业已自动评分\n练习")

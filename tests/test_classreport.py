@@ -57,6 +57,6 @@ def test_bad_input_gives_one_line_in_the_user_s_language(tmp_path, capsys, monke
     assert "09_training" in no_assignment and "01_attention" in no_assignment
     assert "nbgrader autograde 01_attention" in none_graded
     words = {"en": ("has no gradebook.db", "has no assignment", "autograded yet"),
-             "zh": ("没有 gradebook.db", "没有作业", "还没有任何提交")}[lang]
+             "zh": ("没有 gradebook.db", "没有作业", "还没有自动评分过的提交")}[lang]
     assert all(w in line for w, line in zip(words, (no_gradebook, no_assignment, none_graded)))
     assert str(tmp_path / "no" / "a.csv") in no_folder and ("does not exist" if lang == "en" else "不存在") in no_folder
