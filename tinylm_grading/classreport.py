@@ -72,13 +72,13 @@ def summary(records: dict[str, dict[str, dict]]) -> dict[str, dict]:
     return out
 
 
-def table(rows: dict[str, dict], top: int = 3) -> list[tuple[str, int, int, list[tuple[str, int, float]]]]:
-    """(exercise, learners, passed, [(mistake, learners, share of the learners)] most common first, at most ``top``)
-    for each row of :func:`summary`, in its order (the notebook's, as the first learner's records have it)."""
+def table(rows: dict[str, dict]) -> list[tuple[str, int, int, list[tuple[str, int, float]]]]:
+    """(exercise, learners, passed, [(mistake, learners, share of the learners)] most common first) for each row of
+    :func:`summary`, in its order (the notebook's, as the first learner's records have it)."""
     out = []
     for grade_id, row in rows.items():
         common = [(m, n, n / row["learners"]) for m, n in sorted(row["mistakes"].items(), key=lambda kv: (-kv[1], kv[0]))]
-        out.append((grade_id, row["learners"], row["passed"], common[:top]))
+        out.append((grade_id, row["learners"], row["passed"], common))
     return out
 
 
@@ -97,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         records = _read(args.course, args.assignment)
     except UsageError as e:
         return _fail(p.prog, e)
-    rows = table(summary(records), top=1000)
+    rows = table(summary(records))
     print(say("grading.report.title", assignment=args.assignment, learners=len(records)))
     width = max([_width(say("grading.report.exercise")), *(_width(g) for g, *_ in rows)])
     print(f"{_pad(say('grading.report.exercise'), width)}  {_pad(say('grading.report.passed'), 7, right=True)}  "
