@@ -110,7 +110,7 @@ def test_the_graph_sees_the_course_s_real_arrows():
     assert "tinylm_checks._core" in edges["tinylm_checks.attention"]
     assert "tinylm_checks.probes" in edges["tinylm_checks.training"]
     assert "tinylm_checks.lab.plots" in edges["tinylm_checks.lab.widgets"]
-    assert "tinylm_checks.probes" in edges["tinylm_grading.agent"]  # a fallback import inside try/except
+    assert "tinylm_checks.probes" in edges["tinylm_checks.agent"]  # a fallback import inside try/except
 
 
 # ---- the walker itself, on small trees with the arrows it must catch

@@ -124,7 +124,7 @@ def test_registering_needs_a_probe_and_a_free_name():
 def test_the_agent_setup_builds_probes_from_the_sources_it_sends():
     """What the grader runs in a kernel: probes.py's source, then agent.py's, in one fresh module."""
     from pathlib import Path
-    from tinylm_grading import agent
+    from tinylm_checks import agent
     from tinylm_grading.verdicts import AGENT_SETUP
     namespace = {}
     exec(AGENT_SETUP.format(probes=Path(probes.__file__).read_text(), agent=Path(agent.__file__).read_text()),
@@ -155,13 +155,13 @@ def _wire(t: torch.Tensor, compress: bool = False) -> dict:
 
 
 def test_a_stride_0_tensor_is_refused():
-    from tinylm_grading.agent import decode
+    from tinylm_checks.agent import decode
     with pytest.raises(ValueError, match=r"shape \(40000, 100000\) with strides \(0, 0\) has more elements"):
         decode(_wire(torch.zeros(1).as_strided((40_000, 100_000), (0, 0))))
 
 
 def test_a_compressed_tensor_is_refused_before_it_inflates():
-    from tinylm_grading.agent import decode
+    from tinylm_checks.agent import decode
     with pytest.raises(ValueError, match="uncompressed zip"):
         decode(_wire(torch.zeros(1000, dtype=torch.uint8), compress=True))
     with pytest.raises(ValueError, match="torch.save's zip"):
@@ -169,7 +169,7 @@ def test_a_compressed_tensor_is_refused_before_it_inflates():
 
 
 def test_dense_tensors_still_travel_with_their_layout():
-    from tinylm_grading.agent import decode, encode
+    from tinylm_checks.agent import decode, encode
     t = torch.arange(12.0).reshape(3, 4).T  # transposed: dense, not contiguous
     back = decode(encode(t))
     assert torch.equal(back, t) and back.stride() == t.stride()
@@ -218,7 +218,7 @@ def test_the_agents_answer_must_be_one_string_literal():
 
 
 def test_opaque_values_cost_one_class_per_kind_at_most():
-    from tinylm_grading import agent
+    from tinylm_checks import agent
     values = agent.decode([{"opaque": f"T{i}", "module": "m"} for i in range(1000)] + [{"opaque": "T1", "module": "m"}])
     assert all(isinstance(v, agent.Opaque) for v in values) and type(values[1]) is type(values[-1])
     assert type(values[1]).__name__ == "T1" and len({type(v) for v in values}) == 257  # 256 kinds, then Opaque

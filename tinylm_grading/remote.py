@@ -1,7 +1,7 @@
 """The trusted side of grading: run a check in the grader's process on a learner's object that stays in
 the learner's kernel.
 
-:func:`verdict` asks the kernel's agent (:mod:`tinylm_grading.agent`) what the learner's global ``name``
+:func:`verdict` asks the kernel's agent (:mod:`tinylm_checks.agent`) what the learner's global ``name``
 is, wraps it in a stand-in and runs the course's own check on it, here, with the reference loaded from
 disk here. The stand-in for a function, :class:`RemoteFunction`, sends each call's arguments to the agent
 and gets the results back as data (tensors through ``torch.load(weights_only=True)``), so every check
@@ -30,7 +30,7 @@ from types import SimpleNamespace
 
 import torch
 
-from .agent import Agent, decode, describe_tree, encode
+from tinylm_checks.agent import Agent, decode, describe_tree, encode
 from tinylm_checks.probes import Probe
 
 BUILTIN_ERRORS = {n: e for n, e in vars(builtins).items() if isinstance(e, type) and issubclass(e, Exception)}

@@ -17,9 +17,9 @@ from pathlib import Path
 
 from nbformat.v4 import new_output
 
-from tinylm_checks import probes
+from tinylm_checks import agent, probes
 
-from . import agent, remote, workspace
+from . import remote, workspace
 from .execution import KernelDied, KernelLink
 from .registry import hidden_calls
 

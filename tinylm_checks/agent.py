@@ -54,7 +54,7 @@ def encode(value, depth: int = 0):
     """A value as JSON-able data: tensors, numbers, strings, None, tuples, lists, dicts, dtypes, numpy arrays;
     anything else becomes its type's name (``{"opaque": ...}``)."""
     if depth > 20:
-        return {"opaque": "deeply nested value", "module": "builtins"}
+        return {"opaque": "deeply nested value", "module": "builtins"}  # code: a type name the wire carries
     if value is None or isinstance(value, (bool, int, float, str)) and type(value) in (bool, int, float, str):
         return value
     if type(value) is torch.Tensor or isinstance(value, torch.nn.Parameter):
