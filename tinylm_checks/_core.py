@@ -20,60 +20,12 @@ import torch
 from torch import nn
 
 from ._text import MISTAKE, MISTAKE_HINTS, MISTAKES, MessageError, fill, parts, say
+from .failure import CheckFailure
 
 ATOL = 1e-6
 RTOL = 1e-6
 """Tolerances of every float64 comparison: |got - expected| <= ATOL + RTOL * |expected|, elementwise
 (the relative part lets a learner's float32 constant, e.g. torch.sqrt(torch.tensor(d_k)), pass)."""
-
-
-class CheckFailure(AssertionError):
-    """A check found a problem in the learner's code.
-
-    Subclasses ``AssertionError`` so that nbgrader scores the test cell 0. ``mistake`` is a short
-    identifier of a known mistake (e.g. ``"softmax_over_queries"``) or ``None`` when the mistake is
-    not one the check recognises; tests use it to assert the diagnosis. ``hint_for`` is the mistake the
-    hint was written for (always ``mistake`` when one is named: see :meth:`Ctx.fail`). ``message_id`` is the
-    id of the failure's entry in the message table. ``also`` holds further failures found in the same run
-    that are independent of this one (:meth:`Ctx.slips`); ``mistakes`` lists every named mistake, this one's
-    first. In IPython/JupyterLab only the message is shown, not a traceback through the checker
-    (``_render_traceback_``).
-    """
-
-    def __init__(self, check: str, problem: str, *, tried: str | None = None,
-                 expected: str | None = None, got: str | None = None,
-                 mistake: str | None = None, hint: str | None = None, hint_for: str | None = None,
-                 message_id: str | None = None, also: list["CheckFailure"] | tuple = ()):
-        self.check, self.problem, self.mistake, self.hint_for = check, problem, mistake, hint_for
-        self.tried, self.expected, self.got, self.hint = tried, expected, got, hint
-        self.message_id, self.also = message_id, list(also)
-        super().__init__(self._text())
-
-    @property
-    def mistakes(self) -> list[str]:
-        return [m for m in [self.mistake, *(a.mistake for a in self.also)] if m is not None]
-
-    def _lines(self, indent: str, tried_shown: str | None = None) -> list[str]:
-        lines = []
-        for label, value in (("tried", self.tried), ("expected", self.expected), ("got", self.got)):
-            if value and not (label == "tried" and value == tried_shown):
-                lines.append(f"{indent}{say('core.label.' + label) + ':':<9} {value}")
-        if self.mistake:
-            lines.append(f"{indent}{say('core.label.mistake')}: {MISTAKES.get(self.mistake, self.mistake)}")
-        if self.hint:
-            lines.append(f"{indent}{say('core.label.hint') + ':':<9} {self.hint}")
-        return lines
-
-    def _text(self) -> str:
-        lines = [say("core.headline", check=self.check, problem=self.problem), *self._lines("  ")]
-        for other in self.also:  # a tried: line the first failure showed already is not repeated
-            lines += [f"  {say('core.label.also')}: {other.problem}", *other._lines("    ", self.tried)]
-        return "\n".join(lines)
-
-    def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
-        red, reset = "\x1b[31m", "\x1b[0m"
-        head, *rest = str(self).split("\n")
-        return [f"{red}CheckFailure{reset}: {head}", *rest]
 
 
 class _Reference:
