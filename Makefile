@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 # The slow tier mostly waits on kernels and nbgrader: more workers than cores keep both cores busy.
 WORKERS ?= 4
 
-.PHONY: venv notebooks release lab test test-fast clean-release
+.PHONY: venv notebooks release lab test test-fast clean-release learner-env check-service check-service-stop
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -67,3 +67,33 @@ test-fast: venv
 
 clean-release:
 	rm -rf release gradebook.db
+
+# Class mode. A learner's environment without answers: the course's pinned dependencies, the checks' learner side and
+# only the given code of the stages released so far (RELEASED: the latest one, its name or number; rebuild with a later
+# one as the class goes on). Its checks are requests to the check service (tinylm_grading.checkservice).
+LEARNER_VENV := .venv-learner
+RELEASED ?= 00_setup
+learner-env: venv
+	test -x $(LEARNER_VENV)/bin/python || $(PYTHON) -m venv $(LEARNER_VENV)
+	$(LEARNER_VENV)/bin/python -m pip install --quiet pip==26.3
+	$(LEARNER_VENV)/bin/python -m pip install --quiet $$($(PY) -m tinylm_grading.learnerenv --requirements)
+	$(LEARNER_VENV)/bin/jupyter labextension disable --level=sys_prefix \
+	  @jupyter/nbgrader:create-assignment @jupyter/nbgrader:course-list @jupyter/nbgrader:formgrader > /dev/null 2>&1
+	$(PY) -m tinylm_grading.learnerenv --released $(RELEASED) \
+	  $$($(LEARNER_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+	@echo "open it with: $(LEARNER_VENV)/bin/jupyter lab release/  (its checks need: make check-service)"
+
+# The check service, in the background: it holds the reference and runs the learner environment's checks.
+CHECK_SERVICE_PID := .check-service.pid
+check-service: venv
+	@if [ -f $(CHECK_SERVICE_PID) ] && kill -0 $$(cat $(CHECK_SERVICE_PID)) 2>/dev/null; then \
+	  echo "the check service is running (pid $$(cat $(CHECK_SERVICE_PID))); stop it with: make check-service-stop"; \
+	else \
+	  nohup $(PY) -m tinylm_grading.checkservice > .check-service.log 2>&1 & echo $$! > $(CHECK_SERVICE_PID); \
+	  sock=$$($(PY) -c 'from tinylm_checks.client import socket_path; print(socket_path())'); \
+	  for i in $$(seq 60); do test -S $$sock && break; sleep 0.5; done; \
+	  cat .check-service.log; echo "stop it with: make check-service-stop"; fi
+
+check-service-stop:
+	@if [ -f $(CHECK_SERVICE_PID) ]; then kill $$(cat $(CHECK_SERVICE_PID)) 2>/dev/null; rm -f $(CHECK_SERVICE_PID); \
+	  echo "the check service is stopped"; else echo "no check service was started here"; fi

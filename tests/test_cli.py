@@ -157,7 +157,7 @@ def test_generate_bad_input(capsys, tmp_path):
 
 
 def test_the_installed_commands_run():
-    for command in ("tinylm-train", "tinylm-generate", "tinylm-class-report"):
+    for command in ("tinylm-train", "tinylm-generate", "tinylm-class-report", "tinylm-check-service"):
         proc = subprocess.run([str(BIN / command), "--help"], capture_output=True, text=True)
         assert proc.returncode == 0 and "usage:" in proc.stdout
 
@@ -371,14 +371,14 @@ def test_every_setting_has_its_own_help_text():
     assert [k for k in yaml.safe_load(DEFAULTS.read_text()) if f"train.help.{k}" not in TEXT] == []
 
 
-@pytest.mark.parametrize("command", ["tinylm-train", "tinylm-generate", "tinylm-class-report"])
+@pytest.mark.parametrize("command", ["tinylm-train", "tinylm-generate", "tinylm-class-report", "tinylm-check-service"])
 def test_the_help_is_in_the_users_language(command):
     en, zh = (subprocess.run([str(BIN / command), "--help"], capture_output=True, text=True,
                              env={**os.environ, "TINYLM_LANG": lang}) for lang in ("en", "zh"))
     assert en.returncode == zh.returncode == 0
     assert not CJK.search(en.stdout) and "usage:" in en.stdout
     assert "usage:" in zh.stdout and {"tinylm-train": "训练", "tinylm-generate": "续写",
-                                      "tinylm-class-report": "全班"}[command] in zh.stdout
+                                      "tinylm-class-report": "全班", "tinylm-check-service": "参考答案"}[command] in zh.stdout
 
 
 def test_a_run_speaks_chinese(capsys, monkeypatch):

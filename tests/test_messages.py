@@ -174,7 +174,7 @@ def test_every_message_is_used():
 SENTENCE = re.compile(r"[A-Za-z]{2,} [A-Za-z]{2,}")
 
 
-INTERNAL_ERRORS = {"MessageError", "TypeError", "ValueError", "RuntimeError", "KeyError", "AttributeError"}
+INTERNAL_ERRORS = {"MessageError", "TypeError", "ValueError", "RuntimeError", "KeyError", "AttributeError", "ConnectionError"}
 
 
 def _not_for_learners(tree: ast.Module) -> set[int]:

@@ -11,17 +11,35 @@ One module per stage (``setup`` 00, ``attention`` 01, ``multihead`` 02, ``masks`
 tools that judge nothing (figures, widgets, records of runs); each lists its public names in ``__all__``, and
 they are all importable from here.
 """
-from . import (attention, block, capstone, checklist, debugging, ffn, generation, lab, masks, model, multihead, norm, position, report, setup,
-               training)
-from ._core import ATOL, MISTAKE_HINTS, MISTAKES, CheckFailure
+import json as _json
+from pathlib import Path as _Path
+
+from . import lab
+from ._text import MISTAKE_HINTS, MISTAKES
+from .failure import CheckFailure
 from .lab.fonts import use_language_font as _use_language_font
 from tinylm_solutions import i18n as _i18n
 
-_STAGES = (setup, attention, multihead, masks, position, ffn, norm, block, model, training, checklist, generation, debugging,
-           report, capstone, lab)
+_LEARNER = _Path(__file__).with_name("learner.json")
+"""Written by ``make learner-env`` (:mod:`tinylm_grading.learnerenv`) into a learner's environment, which holds no
+check code and no answers: there each check is a request to the check service (:mod:`tinylm_checks.client`)."""
+
+if _LEARNER.exists():
+    from .client import remote_check as _remote_check
+
+    _CHECKS = tuple(_json.loads(_LEARNER.read_text())["checks"])
+    globals().update({_name: _remote_check(_name) for _name in _CHECKS})
+    _STAGES = (lab,)
+else:
+    from . import (attention, block, capstone, checklist, debugging, ffn, generation, masks, model, multihead, norm,
+                   position, report, setup, training)
+    from ._core import ATOL
+
+    _CHECKS = ()
+    _STAGES = (setup, attention, multihead, masks, position, ffn, norm, block, model, training, checklist, generation,
+               debugging, report, capstone, lab)
 for _module in _STAGES:
     globals().update({name: getattr(_module, name) for name in _module.__all__})
-
 
 
 def set_language(lang: str | None) -> str:
@@ -39,5 +57,5 @@ def set_language(lang: str | None) -> str:
 
 _use_language_font(_i18n.language())
 
-__all__ = ["ATOL", "MISTAKES", "MISTAKE_HINTS", "CheckFailure", "set_language",
+__all__ = [*(["ATOL"] if not _CHECKS else []), "MISTAKES", "MISTAKE_HINTS", "CheckFailure", "set_language", *_CHECKS,
            *(name for _module in _STAGES for name in _module.__all__)]

@@ -34,4 +34,10 @@ MESSAGES = {
     "grading.report.written": "written: {path}",
     "grading.report.plot_title": "{assignment}: the most common mistakes",
     "grading.report.plot_x": "share of the learners",
+    # ---- tinylm-check-service (tinylm_grading.checkservice)
+    "grading.service.description": ("Run the course's checks for learners whose environment holds no answers (make "
+                                    "learner-env): their check calls reach it through its socket."),
+    "grading.service.help.socket": "where to listen (default: ${env}, else {default})",
+    "grading.service.ready": "the check service answers at {path} (pid {pid}); stop it with: kill {pid}",
+    "grading.service.running": "a check service already answers at {path}",
 }

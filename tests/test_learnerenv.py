@@ -1,0 +1,248 @@
+"""A learner's environment without answers (tinylm_grading.learnerenv) and its checks, run by the check service
+(tinylm_grading.checkservice, reached through tinylm_checks.client).
+
+- For every stage released last, the learner's files hold no answer of that stage or a later one: no module of
+  theirs, and no function's or class's body from them in any file (the search is shown to find one that is there).
+- Python in those files alone imports the checks and the given code the released notebooks import, not the answers.
+- Through the service, every check passes the reference and names the same mistake as the direct check on each
+  check's late-failing mutant; a learner's process with only the learner's files gets the same verdicts, in English
+  and in Chinese, and one clear line when no service answers.
+"""
+import ast
+import json
+import os
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+import tinylm_checks
+from tinylm_checks import CheckFailure, client
+from tinylm_grading import learnerenv, registry
+
+from mutants import LATE_FAILURE, REFERENCE, ROWS
+
+ROOT = Path(__file__).resolve().parent.parent
+SITE = next(p for p in sys.path if p.endswith("site-packages") and Path(p).is_dir())
+
+
+def answer_modules(released: str) -> list[str]:
+    return sorted({m for s in registry.STAGES if s.name >= released for m in s.answers})
+
+
+def bodies(module: str) -> list[str]:
+    """The body of every function and class the reference module (or package: the capstone's repository) defines,
+    docstrings left out, whitespace folded."""
+    path = ROOT / "tinylm_solutions" / module
+    found = []
+    for file in sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]:
+        found += _bodies(file.read_text())
+    return found
+
+
+def _bodies(source: str) -> list[str]:
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            body = [n for n in node.body if not (isinstance(n, ast.Expr) and isinstance(n.value, ast.Constant))]
+            text = "\n".join(ast.get_source_segment(source, n) for n in body)
+            if len(text) > 40:  # a one-liner such as `return x` is no answer
+                found.append(" ".join(text.split()))
+    return found
+
+
+def holding(tree: Path, texts: list[str]) -> list[str]:
+    """The files under ``tree`` that contain one of ``texts`` (whitespace folded)."""
+    hits = []
+    for path in tree.rglob("*"):
+        if path.is_file():
+            folded = " ".join(path.read_bytes().decode("utf-8", "replace").split())
+            hits += [f"{path.relative_to(tree)}" for t in texts if t in folded]
+    return hits
+
+
+@pytest.mark.parametrize("released", [s.name for s in registry.STAGES])
+def test_the_learner_files_hold_no_answer_of_a_stage_not_yet_done(tmp_path, released):
+    written = learnerenv.write(tmp_path, released)
+    secret = answer_modules(released)
+    assert not [p for p in written if Path(p).stem in secret and p.startswith("tinylm_solutions/")]
+    assert not (tmp_path / "tinylm_solutions/capstone").exists()
+    given = " ".join(" ".join((ROOT / f"tinylm_solutions/{m}.py").read_text().split())
+                     for m in learnerenv.given_modules(released))  # the capstone repeats 01's causal_mask: given code
+    assert holding(tmp_path, [b for m in secret for b in bodies(m) if b not in given]) == []
+    assert json.loads((tmp_path / "tinylm_checks/learner.json").read_text())["checks"] == learnerenv.check_names()
+    check_code = {p.stem for p in (ROOT / "tinylm_checks").glob("*.py")} - \
+        {Path(p).stem for p in written if p.startswith("tinylm_checks/")}
+    assert {"attention", "position", "_core", "grading", "capstone"} <= check_code  # no check's own code
+
+
+def test_the_search_finds_an_answer_that_is_there(tmp_path):
+    learnerenv.write(tmp_path, "01_attention")
+    body = bodies("attention")[0]
+    (tmp_path / "tinylm_checks/lab/notes.txt").write_text(
+        (ROOT / "tinylm_solutions/attention.py").read_text().replace("    ", "  "))  # re-indented: still found
+    assert holding(tmp_path, [body]) == ["tinylm_checks/lab/notes.txt"]
+    assert len(bodies("attention")) >= 3 and all(len(b) > 40 for b in bodies("attention"))
+
+
+def test_given_code_comes_with_the_stage_that_imports_it():
+    assert learnerenv.given_modules("01_attention") == {"i18n"}
+    assert learnerenv.given_modules("02") == {"i18n", "attention"}  # 02's notebook imports 01's attention
+    assert "model" not in learnerenv.given_modules("08_lm") and "model" in learnerenv.given_modules("09_training")
+    assert "train" in learnerenv.given_modules("10_generation")  # the trainer imports it: 09's answer, given in 10
+    assert not {"capstone", "cli", "flops", "debugging"} & learnerenv.given_modules("13_capstone")
+
+
+def test_a_stage_that_would_ship_an_answer_is_refused(monkeypatch):
+    stages = tuple(registry.Stage(s.name, s.title, s.answers, s.imports + (("masks",) if s.name == "02_multihead"
+                                                                         else ()), s.own_code)
+                   for s in registry.STAGES)
+    monkeypatch.setattr(registry, "STAGES", stages)
+    with pytest.raises(ValueError, match="imports answers of 02_multihead or later: masks"):
+        learnerenv.given_modules("02_multihead")
+    with pytest.raises(ValueError, match="no stage '7'"):
+        learnerenv.given_modules("7")
+
+
+def learner_python(tree: Path, code: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """``code`` run by Python with only the learner's files and the venv's libraries (no .pth: not the editable
+    install of the whole course)."""
+    prelude = f"import sys; sys.path[:0] = [{str(tree)!r}, {SITE!r}]\n"
+    return subprocess.run([sys.executable, "-S", "-c", prelude + textwrap.dedent(code)], capture_output=True,
+                          text=True, cwd=tree, env={**os.environ, **(env or {})}, timeout=300)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("released", ["00_setup", "07_block", "13_capstone"])
+def test_python_in_the_learner_files_imports_the_given_code_and_not_the_answers(tmp_path, released):
+    learnerenv.write(tmp_path, released)
+    given = sorted(learnerenv.given_modules(released))
+    out = learner_python(tmp_path, f"""
+        import importlib, importlib.util, json
+        import tinylm_checks
+        for m in {given!r}:
+            importlib.import_module("tinylm_solutions." + m)
+        print(json.dumps({{"absent": [m for m in {answer_modules(released)!r}
+                                      if importlib.util.find_spec("tinylm_solutions." + m)],
+                          "checks": sorted(n for n in tinylm_checks.__all__ if n.startswith("check_")),
+                          "file": tinylm_checks.__file__}}))""")
+    assert out.returncode == 0, out.stderr
+    result = json.loads(out.stdout)
+    assert result == {"absent": [], "checks": learnerenv.check_names(), "file": str(tmp_path / "tinylm_checks/__init__.py")}
+
+
+# ---- the check service
+
+@pytest.fixture(scope="module")
+def service(tmp_path_factory):
+    path = tmp_path_factory.mktemp("service") / "checks.sock"
+    proc = subprocess.Popen([sys.executable, "-m", "tinylm_grading.checkservice", "--socket", str(path)],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    ready = proc.stdout.readline()
+    assert f"answers at {path}" in ready, ready + proc.stdout.read()
+    old = os.environ.get(client.ENV)
+    os.environ[client.ENV] = str(path)
+    yield path
+    proc.terminate()
+    assert proc.wait(timeout=30) == 0
+    assert not path.exists()  # the socket goes with the service
+    os.environ.pop(client.ENV) if old is None else os.environ.__setitem__(client.ENV, old)
+
+
+NOT_CAPSTONE = [c for c in REFERENCE if c.__module__ != "tinylm_checks.capstone"]
+
+
+def through_service(check, obj, seed=0):
+    try:
+        client.run(check.__name__, obj, seed=seed, quiet=True)
+    except CheckFailure as e:
+        return "fail", e.mistake, e.problem, str(e)
+    return "pass", None, "", ""
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("check", NOT_CAPSTONE, ids=lambda c: c.__name__)
+def test_through_the_service_a_check_passes_the_reference_and_names_the_mistake(service, check):
+    assert through_service(check, REFERENCE[check])[0] == "pass"
+    row = next(r for r in ROWS if r[0] is check and r[1] is LATE_FAILURE[check])
+    got = through_service(check, row[1])
+    assert got[:2] == ("fail", row[2]), got
+    assert row[3] in got[2]
+    try:  # the headline is the direct check's (numbers masked: a measured speed ratio differs from run to run)
+        check(row[1], quiet=True)
+    except CheckFailure as e:
+        masked = [re.sub(r"\d+(\.\d+)?", "#", text.splitlines()[0]) for text in (got[3], str(e))]
+        assert masked[0] == masked[1]
+
+
+@pytest.mark.slow
+def test_a_learner_without_answers_gets_the_same_verdicts(service, tmp_path):
+    learnerenv.write(tmp_path, "01_attention")
+    out = learner_python(tmp_path, """
+        import math, time, torch
+        from tinylm_checks import CheckFailure, check_attention_scores, set_language
+        def attention_scores(q, k):
+            return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])
+        start = time.perf_counter()
+        check_attention_scores(attention_scores)
+        print("seconds", time.perf_counter() - start)
+        def attention_scores(q, k):
+            return q @ k.transpose(-2, -1)
+        for lang in ("en", "zh"):
+            set_language(lang)
+            try:
+                check_attention_scores(attention_scores)
+            except CheckFailure as e:
+                print(e.mistakes, e.message_id)
+                print(e)
+        """, env={client.ENV: str(service)})
+    assert out.returncode == 0, out.stderr
+    lines = out.stdout.splitlines()
+    assert lines[0].startswith("✔ check_attention_scores passed")
+    assert float(lines[1].split()[1]) < 5  # about a second (benchmarks/bench_checks.py prints the figures)
+    assert lines.count("['no_scaling'] core.not_equal") == 2
+    assert "likely mistake: the scores are not scaled" in out.stdout and "可能的错误: 分数没有缩放" in out.stdout
+
+
+@pytest.mark.slow
+def test_without_a_service_a_check_says_how_to_start_one(tmp_path):
+    learnerenv.write(tmp_path, "00_setup")
+    missing = tmp_path / "no-service.sock"
+    out = learner_python(tmp_path, """
+        import torch
+        from tinylm_checks import check_softmax
+        check_softmax(torch.softmax)""", env={client.ENV: str(missing)})
+    assert out.returncode == 1
+    assert f"ServiceUnavailable: no check service answers at {missing}" in out.stderr
+    assert "make check-service" in out.stderr
+    zh = learner_python(tmp_path, """
+        import torch
+        from tinylm_checks import check_softmax, set_language
+        set_language("zh")
+        check_softmax(torch.softmax)""", env={client.ENV: str(missing)})
+    assert f"{missing} 上没有检查服务（check service）在应答" in zh.stderr
+
+
+@pytest.mark.slow
+def test_a_second_service_on_the_same_socket_is_refused(service):
+    out = subprocess.run([sys.executable, "-m", "tinylm_grading.checkservice", "--socket", str(service)],
+                         capture_output=True, text=True, timeout=120)
+    assert (out.returncode, out.stdout) == (2, "")
+    assert out.stderr == f"tinylm-check-service: error: a check service already answers at {service}\n"
+
+
+@pytest.mark.slow
+def test_the_service_refuses_what_is_not_a_check(service):
+    import socket
+    for request in ({"check": "fresh", "name": "x"}, {"check": "check_softmax", "name": "__import__('os')"},
+                    {"check": "check_softmax", "name": "x", "lang": "fr"}, ["not", "a", "dict"]):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+            sock.connect(str(service))
+            client.send(sock, request)
+            reply = client.receive(sock)
+        assert reply["done"]["passed"] is False and reply["done"]["failure"] is None
+        assert reply["done"]["text"].startswith("not a request this service answers")

@@ -1,0 +1,169 @@
+"""A learner's environment without answers (``make learner-env``): what it holds, and putting it in a venv.
+
+In a class, a learner must not be one ``inspect.getsource`` away from the answers. The learner's environment
+therefore holds, of the course's own code (:func:`learner_files`):
+
+- the checks' learner side: each ``check_x`` asks the check service (:mod:`tinylm_grading.checkservice`) to run
+  the check (:mod:`tinylm_checks.client`, with the agent that answers the service's requests and the probes it
+  builds), the failure type, the learner's tools (``tinylm_checks.lab``: figures, widgets, records of runs) and the
+  words they show. No check's code: a check's tables of known mistakes and its expected values stay with the
+  service.
+- of the reference, only the given code the released stages' notebooks import (stage 07 imports stage 02's
+  attention: once stage 07 is released, that module is given), with what it imports in turn, and the learner's
+  language. Never a module that holds an answer of the latest released stage or of a later one; the build stops
+  with an error rather than ship one.
+
+``released`` names the latest stage the instructor has released (stages are released in order); rebuilding
+with a later one (``make learner-env RELEASED=07_block``) adds the given code that stage brings.
+
+``python -m tinylm_grading.learnerenv VENV_SITE_PACKAGES --released STAGE`` writes the files there (after
+removing the course's packages from an earlier build); the Makefile creates the venv and installs the
+course's pinned dependencies first. Nothing of the course goes through pip, so no wheel of it is cached.
+"""
+from __future__ import annotations
+
+import argparse
+import ast
+import json
+import shutil
+import sys
+from pathlib import Path
+
+from . import registry
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("tinylm_solutions", "tinylm_checks", "tinylm_grading", "assets")
+"""What an earlier build may have left in site-packages (removed before writing)."""
+
+CHECKS_SIDE = ("__init__.py", "_text.py", "failure.py", "client.py", "agent.py", "probes.py")
+"""``tinylm_checks``'s modules in a learner's environment (and its ``lab`` subpackage)."""
+MESSAGES = ("__init__", "core", "client", "lab", "claims")
+"""The message tables the learner's side shows (the checks' own words come from the service, already filled in)."""
+
+
+def _imports(path: Path, package: str) -> set[str]:
+    """The modules of ``package`` that the file at ``path`` imports, at the top or inside a function."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+        if isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                base = f"{package}.{base}" if base else package
+            if base == package:
+                found |= {f"{package}.{a.name}" for a in node.names}
+            elif base.startswith(package + "."):
+                found.add(base)
+        elif isinstance(node, ast.Import):
+            found |= {a.name for a in node.names if a.name.startswith(package + ".")}
+    return {name.split(".")[1] for name in found}
+
+
+def stage(name: str) -> str:
+    """The stage ``name`` names: its full name, or its number (``"07"`` -> ``"07_block"``).
+
+    Raises:
+        ValueError: no stage has that name or number.
+    """
+    found = [s.name for s in registry.STAGES if name in (s.name, s.name[:2])]
+    if not found:
+        raise ValueError(f"no stage {name!r}: one of {', '.join(registry.STAGE)} (or its number)")
+    return found[0]
+
+
+def requirements() -> list[str]:
+    """The course's pinned dependencies (``pyproject.toml``): a learner's environment installs them from PyPI."""
+    import tomllib
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+
+
+def given_modules(released: str) -> set[str]:
+    """The ``tinylm_solutions`` modules a learner's environment holds once ``released`` is out: what the notebooks
+    up to it import, with what those import in turn, and the learner's language (``registry.SUPPORT``).
+
+    Raises:
+        ValueError: ``released`` is no stage; or a module it would need holds an answer of ``released`` or a later
+            stage (the registry and the reference disagree: fix them, never ship it).
+    """
+    released = stage(released)
+    folder = ROOT / "tinylm_solutions"
+    todo = {m for s in registry.STAGES if s.name <= released for m in s.imports} | set(registry.SUPPORT)
+    found: set[str] = set()
+    while todo:
+        module = todo.pop()
+        found.add(module)
+        path = folder / f"{module}.py"
+        if not path.exists():
+            raise ValueError(f"tinylm_solutions.{module} is not a module file")
+        todo |= _imports(path, "tinylm_solutions") - found
+    secret = {m for s in registry.STAGES if s.name >= released for m in s.answers}
+    if found & secret:
+        raise ValueError(f"the given code of the stages up to {released} imports answers of {released} or later: "
+                         f"{', '.join(sorted(found & secret))}")
+    return found
+
+
+def learner_files(released: str) -> dict[str, Path]:
+    """Every file of the course a learner's environment holds: its path under site-packages -> its source here."""
+    files = {"tinylm_solutions/__init__.py": ROOT / "tinylm_solutions/__init__.py"}
+    given = given_modules(released)
+    files.update({f"tinylm_solutions/{m}.py": ROOT / f"tinylm_solutions/{m}.py" for m in sorted(given)})
+    for po in (ROOT / "tinylm_solutions/locale").rglob("*.po"):
+        files[po.relative_to(ROOT).as_posix()] = po
+    if "data" in given:  # the Chinese corpus, where tinylm_solutions.data looks for it
+        files["assets/tang_poems_zh.txt"] = ROOT / "assets/tang_poems_zh.txt"
+    checks = ROOT / "tinylm_checks"
+    files.update({f"tinylm_checks/{name}": checks / name for name in CHECKS_SIDE})
+    files.update({f.relative_to(ROOT).as_posix(): f for f in (checks / "lab").glob("*.py")})
+    for name in MESSAGES:
+        files[f"tinylm_checks/messages/{name}.py"] = checks / f"messages/{name}.py"
+        for po in (checks / "locale").rglob(f"{name}.po"):
+            files[po.relative_to(ROOT).as_posix()] = po
+    return files
+
+
+def check_names() -> list[str]:
+    """The checks a learner may call (every ``check_x`` the course's notebooks import), for ``learner.json``."""
+    import tinylm_checks
+    return sorted(n for n in tinylm_checks.__all__ if n.startswith("check_"))
+
+
+def write(site: Path, released: str) -> list[str]:
+    """Put the learner's files into ``site`` (a venv's site-packages), replacing an earlier build's. Returns their
+    paths under ``site``."""
+    released = stage(released)
+    files = learner_files(released)
+    for name in PACKAGES:
+        shutil.rmtree(site / name, ignore_errors=True)
+    for rel, source in files.items():
+        (site / rel).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copyfile(source, site / rel)
+    (site / "tinylm_checks/learner.json").write_text(json.dumps({"released": released, "checks": check_names()}))
+    return [*files, "tinylm_checks/learner.json"]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tinylm_grading.learnerenv",
+                                     description="Write a learner's environment without answers into a venv.")
+    parser.add_argument("site", type=Path, nargs="?", help="the learner venv's site-packages folder")
+    parser.add_argument("--requirements", action="store_true", help="print the pinned dependencies and stop")
+    parser.add_argument("--released", default=registry.STAGES[0].name,
+                        help="the latest stage released to learners (default: the first)")
+    args = parser.parse_args(argv)
+    if args.requirements:
+        print("\n".join(requirements()))
+        return 0
+    if args.site is None or not args.site.is_dir():
+        parser.error(f"the site-packages folder {args.site} does not exist")
+    try:
+        written = write(args.site, args.released)
+    except ValueError as e:
+        print(f"learner-env: {e}", file=sys.stderr)
+        return 2
+    modules = sorted(Path(p).stem for p in written if p.startswith("tinylm_solutions/") and p.endswith(".py"))
+    print(f"{len(written)} files of the course in {args.site}; stages up to {stage(args.released)} released; given code: "
+          f"{', '.join(m for m in modules if m != '__init__')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
