@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 # The slow tier mostly waits on kernels and nbgrader: more workers than cores keep both cores busy.
 WORKERS ?= 4
 
-.PHONY: venv notebooks release lab test test-fast clean-release learner-env check-service check-service-stop
+.PHONY: venv notebooks release lab test test-fast clean-release learner-env check-service check-service-stop class
 
 $(VENV)/.installed: pyproject.toml
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -74,13 +74,7 @@ clean-release:
 LEARNER_VENV := .venv-learner
 RELEASED ?= 00_setup
 learner-env: venv
-	test -x $(LEARNER_VENV)/bin/python || $(PYTHON) -m venv $(LEARNER_VENV)
-	$(LEARNER_VENV)/bin/python -m pip install --quiet pip==26.3
-	$(LEARNER_VENV)/bin/python -m pip install --quiet $$($(PY) -m tinylm_grading.learnerenv --requirements)
-	$(LEARNER_VENV)/bin/jupyter labextension disable --level=sys_prefix \
-	  @jupyter/nbgrader:create-assignment @jupyter/nbgrader:course-list @jupyter/nbgrader:formgrader > /dev/null 2>&1
-	$(PY) -m tinylm_grading.learnerenv --released $(RELEASED) \
-	  $$($(LEARNER_VENV)/bin/python -c 'import sysconfig; print(sysconfig.get_path("purelib"))')
+	$(PY) -m tinylm_grading.learnerenv --venv $(LEARNER_VENV) --released $(RELEASED)
 	@echo "open it with: $(LEARNER_VENV)/bin/jupyter lab release/  (its checks need: make check-service)"
 
 # The check service, in the background: it holds the reference and runs the learner environment's checks.
@@ -97,3 +91,10 @@ check-service: venv
 check-service-stop:
 	@if [ -f $(CHECK_SERVICE_PID) ]; then kill $$(cat $(CHECK_SERVICE_PID)) 2>/dev/null; rm -f $(CHECK_SERVICE_PID); \
 	  echo "the check service is stopped"; else echo "no check service was started here"; fi
+
+# A demo class on JupyterHub at 127.0.0.1:8000: an instructor (you) and three learners as Unix users, passwords
+# printed, the learners in an environment without answers, the check service beside the hub (needs root and npm).
+CLASS_ROOT ?= /srv/tinylm-class
+RELEASED_CLASS ?= 01_attention
+class: venv
+	$(PY) -m tinylm_grading.hubclass --root $(CLASS_ROOT) --released $(RELEASED_CLASS)

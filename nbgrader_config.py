@@ -78,3 +78,6 @@ c.ExchangeFactory.collect = "tinylm_grading.submission.RegularFilesCollect"
 c.Execute.kernel_manager_class = "tinylm_grading.sandbox.SandboxKernelManager"
 # For a trusted, single-user context only (your own notebooks on your own machine):
 # c.SandboxKernelManager.sandbox = False
+# The exchange (nbgrader's release/fetch/submit/collect): nbgrader's default, or the demo class's (make class).
+if __import__("os").environ.get("TINYLM_EXCHANGE"):
+    c.Exchange.root = __import__("os").environ["TINYLM_EXCHANGE"]

@@ -16,9 +16,10 @@ therefore holds, of the course's own code (:func:`learner_files`):
 ``released`` names the latest stage the instructor has released (stages are released in order); rebuilding
 with a later one (``make learner-env RELEASED=07_block``) adds the given code that stage brings.
 
-``python -m tinylm_grading.learnerenv VENV_SITE_PACKAGES --released STAGE`` writes the files there (after
-removing the course's packages from an earlier build); the Makefile creates the venv and installs the
-course's pinned dependencies first. Nothing of the course goes through pip, so no wheel of it is cached.
+``python -m tinylm_grading.learnerenv --venv PATH --released STAGE`` (``make learner-env``) creates the venv if
+needed, installs the course's pinned dependencies from PyPI, hides nbgrader's instructor panels, and writes the
+course's files into its site-packages (after removing an earlier build's). Nothing of the course goes through pip,
+so no wheel of it is cached.
 """
 from __future__ import annotations
 
@@ -26,6 +27,7 @@ import argparse
 import ast
 import json
 import shutil
+import subprocess
 import sys
 from pathlib import Path
 
@@ -141,26 +143,58 @@ def write(site: Path, released: str) -> list[str]:
     return [*files, "tinylm_checks/learner.json"]
 
 
+INSTRUCTOR_PANELS = ("@jupyter/nbgrader:create-assignment", "@jupyter/nbgrader:course-list",
+                     "@jupyter/nbgrader:formgrader")
+INSTRUCTOR_SERVER = ("nbgrader.server_extensions.formgrader", "nbgrader.server_extensions.course_list")
+
+
+def site_packages(venv: Path) -> Path:
+    python = venv / "bin" / "python"
+    return Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                               check=True, capture_output=True, text=True).stdout.strip())
+
+
+def build(venv: Path, released: str, extra: tuple[str, ...] = (), python: str = sys.executable) -> list[str]:
+    """Create (or update) the learner's venv at ``venv`` with ``python``: the pinned dependencies and ``extra``
+    packages from PyPI, nbgrader's instructor panels and server extensions off, the course's learner files
+    (:func:`write`)."""
+    released = stage(released)
+    given_modules(released)  # refuse before installing anything
+    base, python = python, venv / "bin" / "python"
+    if not python.exists():
+        subprocess.run([base, "-m", "venv", str(venv)], check=True)
+    pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    subprocess.run([*pip, "pip==26.3"], check=True)
+    subprocess.run([*pip, *requirements(), *extra], check=True)
+    jupyter = str(venv / "bin" / "jupyter")
+    subprocess.run([jupyter, "labextension", "disable", "--level=sys_prefix", *INSTRUCTOR_PANELS],
+                   check=True, capture_output=True)
+    for extension in INSTRUCTOR_SERVER:
+        subprocess.run([jupyter, "server", "extension", "disable", "--sys-prefix", extension],
+                       check=True, capture_output=True)
+    settings = venv / "share" / "jupyter" / "lab" / "settings"  # no "get Jupyter news?" pop-up, as in make lab
+    settings.mkdir(parents=True, exist_ok=True)
+    (settings / "overrides.json").write_text('{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}')
+    return write(site_packages(venv), released)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tinylm_grading.learnerenv",
-                                     description="Write a learner's environment without answers into a venv.")
-    parser.add_argument("site", type=Path, nargs="?", help="the learner venv's site-packages folder")
-    parser.add_argument("--requirements", action="store_true", help="print the pinned dependencies and stop")
+                                     description="Build a learner's environment without answers.")
+    parser.add_argument("--venv", type=Path, help="the learner's venv (created if it does not exist)")
+    parser.add_argument("--site", type=Path, help="only write the course's files into this site-packages folder")
     parser.add_argument("--released", default=registry.STAGES[0].name,
-                        help="the latest stage released to learners (default: the first)")
+                        help="the latest stage released to learners, its name or number (default: the first)")
     args = parser.parse_args(argv)
-    if args.requirements:
-        print("\n".join(requirements()))
-        return 0
-    if args.site is None or not args.site.is_dir():
-        parser.error(f"the site-packages folder {args.site} does not exist")
+    if (args.venv is None) == (args.site is None):
+        parser.error("give one of --venv and --site")
     try:
-        written = write(args.site, args.released)
+        written = build(args.venv, args.released) if args.venv else write(args.site, args.released)
     except ValueError as e:
         print(f"learner-env: {e}", file=sys.stderr)
         return 2
     modules = sorted(Path(p).stem for p in written if p.startswith("tinylm_solutions/") and p.endswith(".py"))
-    print(f"{len(written)} files of the course in {args.site}; stages up to {stage(args.released)} released; given code: "
+    print(f"{len(written)} files of the course written; stages up to {stage(args.released)} released; given code: "
           f"{', '.join(m for m in modules if m != '__init__')}")
     return 0
 

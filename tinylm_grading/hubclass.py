@@ -1,0 +1,244 @@
+"""A demo class on JupyterHub (``make class``): an instructor and learners as separate Unix users on 127.0.0.1:8000.
+
+What it sets up, in a class folder (``--root``, default ``/srv/tinylm-class``) every learner can traverse:
+
+- the learners: Unix users ``tinylm-learner1`` ... (created if missing, homes readable by their owner only), each
+  with a random password, printed; the instructor is the user who runs the command (root on CI), who logs in
+  under that name and works in this course folder, with formgrader;
+- ``venv-learner/``: the learners' environment without answers (:mod:`tinylm_grading.learnerenv`, with
+  ``jupyterhub-singleuser``); its nbgrader configuration names the course and the exchange;
+- ``exchange/``: nbgrader's exchange, world-writable as nbgrader documents it (nbgrader makes each course's
+  ``inbound`` folder write-only for learners, so none can list another's submission);
+- ``run/checks.sock``: the check service (:mod:`tinylm_grading.checkservice`), run as the instructor, holding
+  the reference; the learners' check calls reach it through this socket and nothing else of the instructor's;
+- ``hub/`` (the instructor's only): JupyterHub's database, cookie secret, passwords and configuration;
+  ``proxy/``: configurable-http-proxy from npm.
+
+The course folder itself (this repository) must not be readable by learners: ``make class`` removes the others'
+permissions from its top folder (``chmod o-rwx``) and says so.
+
+Needs root (it creates users and runs their servers as them), Node's ``npm`` (for the proxy) and the packages of
+``.venv`` (``jupyterhub`` is pinned with the test packages). Ctrl-C stops the hub, the servers and the service.
+"""
+from __future__ import annotations
+
+import argparse
+import hmac
+import json
+import os
+import pwd
+import secrets
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from . import learnerenv
+
+ROOT = Path(__file__).resolve().parent.parent
+PROXY = "configurable-http-proxy@4.6.3"
+HUB_VERSION = "jupyterhub==6.1.1"
+PORT = 8000
+
+
+def instructor() -> str:
+    """The instructor: the Unix user who runs the class."""
+    return pwd.getpwuid(os.getuid()).pw_name
+
+
+def learner_names(n: int) -> list[str]:
+    return [f"tinylm-learner{i}" for i in range(1, n + 1)]
+
+
+def _run(*args, **kwargs):
+    return subprocess.run([str(a) for a in args], check=True, **kwargs)
+
+
+def create_learners(names: list[str]) -> None:
+    """Unix users with a home of their own that no other learner can read."""
+    for name in names:
+        try:
+            pwd.getpwnam(name)
+        except KeyError:
+            _run("useradd", "--create-home", "--shell", "/bin/bash", name)
+        os.chmod(pwd.getpwnam(name).pw_dir, 0o700)
+
+
+def remove_learners(names: list[str]) -> None:
+    for name in names:
+        subprocess.run(["userdel", "--remove", name], capture_output=True)
+
+
+def shared_python() -> str:
+    """A Python of this version that every user can run (the learners' venv links to it): this one, when no folder
+    on its way is closed to others (pyenv's under /root is), else the system's ``python3``.
+
+    Raises:
+        RuntimeError: there is none.
+    """
+    def open_to_all(path: Path) -> bool:
+        return all(p.stat().st_mode & 0o005 == 0o005 for p in [path.resolve(), *path.resolve().parents])
+
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    for candidate in (Path(sys._base_executable), Path(f"/usr/bin/python{version}"), Path("/usr/bin/python3")):
+        if candidate.exists() and open_to_all(candidate):
+            found = subprocess.run([str(candidate), "-c", "import sys, venv; print(sys.version_info[:2])"],
+                                   capture_output=True, text=True)
+            if found.returncode == 0 and found.stdout.strip() == str(sys.version_info[:2]):
+                return str(candidate)
+    raise RuntimeError(f"no Python {version} that every user can run (with venv): install Debian's python3-venv")
+
+
+def setup(root: Path, learners: int, released: str, course: Path = ROOT) -> dict[str, str]:
+    """Everything the class needs under ``root`` (see the module's text), the instructor working in ``course`` (an
+    nbgrader course folder: this repository, or a copy). Returns user -> password."""
+    root.mkdir(parents=True, exist_ok=True)
+    os.chmod(root, 0o755)
+    for sub, mode in (("hub", 0o700), ("run", 0o755), ("exchange", 0o777)):
+        (root / sub).mkdir(exist_ok=True)
+        os.chmod(root / sub, mode)
+    for folder in {ROOT, course}:  # learners: not even a listing of the course and the reference
+        os.chmod(folder, stat.S_IMODE(folder.stat().st_mode) & ~0o007)
+    names = learner_names(learners)
+    create_learners(names)
+    venv = root / "venv-learner"
+    learnerenv.build(venv, released, extra=(HUB_VERSION,), python=shared_python())
+    config = venv / "etc" / "jupyter" / "nbgrader_config.py"
+    config.parent.mkdir(parents=True, exist_ok=True)
+    config.write_text(f'c = get_config()\nc.CourseDirectory.course_id = "tinylm"\n'
+                      f'c.Exchange.root = {str(root / "exchange")!r}\n')
+    if not (root / "proxy" / "node_modules" / ".bin" / "configurable-http-proxy").exists():
+        _run("npm", "install", "--silent", "--no-audit", "--no-fund", "--prefix", root / "proxy", PROXY)
+    passwords = {name: secrets.token_urlsafe(9) for name in [instructor(), *names]}
+    secret = root / "hub" / "passwords.json"
+    secret.write_text(json.dumps(passwords))
+    os.chmod(secret, 0o600)
+    (root / "hub" / "jupyterhub_config.py").write_text(hub_config(root, names, course))
+    return passwords
+
+
+def hub_config(root: Path, learners: list[str], course: Path) -> str:
+    """JupyterHub's configuration: this module's authenticator and spawn hook, the local process spawner."""
+    return f'''# written by tinylm_grading.hubclass (make class)
+import sys
+sys.path.insert(0, {str(ROOT)!r})
+from tinylm_grading import hubclass
+c = get_config()
+c.JupyterHub.ip = "127.0.0.1"
+c.JupyterHub.port = {PORT}
+c.JupyterHub.db_url = "sqlite:///{root / 'hub' / 'jupyterhub.sqlite'}"
+c.JupyterHub.cookie_secret_file = {str(root / 'hub' / 'cookie_secret')!r}
+c.ConfigurableHTTPProxy.command = [{str(root / 'proxy' / 'node_modules' / '.bin' / 'configurable-http-proxy')!r}]
+c.ConfigurableHTTPProxy.pid_file = {str(root / 'hub' / 'proxy.pid')!r}
+c.JupyterHub.authenticator_class = hubclass.PasswordFileAuthenticator
+c.PasswordFileAuthenticator.passwords_file = {str(root / 'hub' / 'passwords.json')!r}
+c.Authenticator.allowed_users = {set([instructor(), *learners])!r}
+c.Authenticator.admin_users = {{{instructor()!r}}}
+c.JupyterHub.spawner_class = "jupyterhub.spawner.LocalProcessSpawner"
+c.Spawner.default_url = "/lab"
+# no news pop-up; the app object on the page (tests/test_hub.py drives JupyterLab through it; it gives the page's own
+# scripts nothing they could not do through the server's API)
+c.Spawner.args = ["--LabApp.news_url=", "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+                  "--LabApp.expose_app_in_browser=True"]
+c.Spawner.http_timeout = 120
+c.Spawner.start_timeout = 120
+c.Spawner.pre_spawn_hook = hubclass.spawn_hook({str(root)!r}, {str(course)!r})
+'''
+
+
+try:
+    from jupyterhub.auth import Authenticator
+    from traitlets import Unicode
+
+    class PasswordFileAuthenticator(Authenticator):
+        """Each user's password from a JSON file only the hub's user can read (``make class`` writes it)."""
+
+        passwords_file = Unicode(config=True)
+
+        async def authenticate(self, handler, data):
+            passwords = json.loads(Path(self.passwords_file).read_text())
+            name, given = str(data.get("username", "")), str(data.get("password", ""))
+            if name in passwords and hmac.compare_digest(passwords[name].encode(), given.encode()):
+                return name
+            return None
+except ImportError:  # jupyterhub is a test package: only the hub needs it
+    pass
+
+
+def spawn_hook(root: str, course: str):
+    """Each server's command, folder and environment: the instructor in the course folder with ``.venv``, a
+    learner in their home with the environment without answers and the check service's socket."""
+    root_path = Path(root)
+
+    def hook(spawner):
+        name = spawner.user.name
+        if name == instructor():
+            bin_dir = Path(sys.executable).parent
+            spawner.cmd = [str(bin_dir / "jupyterhub-singleuser"), *(["--allow-root"] if os.getuid() == 0 else [])]
+            spawner.notebook_dir = course
+            # the server starts in the user's home: nbgrader finds the course's nbgrader_config.py on the config path
+            spawner.environment.update({"PATH": f"{bin_dir}:/usr/bin:/bin", "JUPYTER_CONFIG_PATH": course,
+                                        "TINYLM_EXCHANGE": str(root_path / "exchange")})
+        else:
+            bin_dir = root_path / "venv-learner" / "bin"
+            spawner.cmd = [str(bin_dir / "jupyterhub-singleuser")]
+            spawner.notebook_dir = pwd.getpwnam(name).pw_dir
+            spawner.environment.update({"PATH": f"{bin_dir}:/usr/bin:/bin",
+                                        "TINYLM_CHECK_SERVICE": str(root_path / "run" / "checks.sock")})
+    return hook
+
+
+def start(root: Path) -> list[subprocess.Popen]:
+    """The check service and the hub, as child processes (the service first: the learners' checks need it)."""
+    env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
+    service = subprocess.Popen([sys.executable, "-m", "tinylm_grading.checkservice", "--socket",
+                                str(root / "run" / "checks.sock")], env=env, stdout=subprocess.PIPE, text=True)
+    print(service.stdout.readline().rstrip(), flush=True)
+    hub = subprocess.Popen([str(Path(sys.executable).parent / "jupyterhub"), "-f",
+                            str(root / "hub" / "jupyterhub_config.py")], cwd=root / "hub", env=env,
+                           stdout=subprocess.DEVNULL, stderr=open(root / "hub" / "jupyterhub.log", "w"))
+    return [service, hub]
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(prog="make class", description="A demo class on JupyterHub, on 127.0.0.1:8000.")
+    parser.add_argument("--root", type=Path, default=Path("/srv/tinylm-class"), help="the class folder")
+    parser.add_argument("--learners", type=int, default=3)
+    parser.add_argument("--released", default="01_attention", help="the latest stage learners may see")
+    args = parser.parse_args(argv)
+    if os.geteuid() != 0:
+        print("make class: needs root (it creates the learners' Unix users and runs their servers as them)",
+              file=sys.stderr)
+        return 2
+    if not shutil.which("npm"):
+        print("make class: needs npm, for JupyterHub's proxy (Debian: apt-get install npm)", file=sys.stderr)
+        return 2
+    passwords = setup(args.root, args.learners, args.released)
+    processes = start(args.root)
+    print(f"the class is at http://127.0.0.1:{PORT}/ (hub log: {args.root / 'hub' / 'jupyterhub.log'})")
+    print(f"the course folder {ROOT} is no longer readable by other users (chmod o-rwx)")
+    for name, password in passwords.items():
+        role = "instructor" if name == instructor() else "learner"
+        print(f"  {role:10} {name:18} password {password}")
+    print("Ctrl-C stops it", flush=True)
+    try:
+        while all(p.poll() is None for p in processes):
+            time.sleep(0.5)
+    except KeyboardInterrupt:
+        pass
+    finally:
+        for p in reversed(processes):
+            p.send_signal(signal.SIGTERM)
+        for p in processes:
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
