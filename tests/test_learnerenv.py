@@ -132,7 +132,8 @@ def test_python_in_the_learner_files_imports_the_given_code_and_not_the_answers(
                           "file": tinylm_checks.__file__}}))""")
     assert out.returncode == 0, out.stderr
     result = json.loads(out.stdout)
-    assert result == {"absent": [], "checks": learnerenv.check_names(), "file": str(tmp_path / "tinylm_checks/__init__.py")}
+    assert result == {"absent": [], "checks": sorted([*learnerenv.check_names(), "check_environment"]),
+                      "file": str(tmp_path / "tinylm_checks/__init__.py")}
 
 
 # ---- the check service
@@ -206,6 +207,26 @@ def test_a_learner_without_answers_gets_the_same_verdicts(service, tmp_path):
     assert float(lines[1].split()[1]) < 5  # about a second (benchmarks/bench_checks.py prints the figures)
     assert lines.count("['no_scaling'] core.not_equal") == 2
     assert "likely mistake: the scores are not scaled" in out.stdout and "可能的错误: 分数没有缩放" in out.stdout
+
+
+@pytest.mark.slow
+def test_the_environment_check_runs_in_the_learner_s_own_kernel(tmp_path):
+    """It judges the learner's PyTorch, so it needs no service; a wrong version fails with the table's words."""
+    learnerenv.write(tmp_path, "00_setup")
+    out = learner_python(tmp_path, """
+        import torch
+        from tinylm_checks import CheckFailure, check_environment
+        check_environment()
+        torch.__version__ = "2.0.0+cpu"
+        try:
+            check_environment()
+        except CheckFailure as e:
+            print(e.message_id, "|", e)""", env={client.ENV: str(tmp_path / "no-service.sock")})
+    assert out.returncode == 0, out.stderr
+    assert "✔ check_environment passed: PyTorch 2.13.0" in out.stdout
+    assert ("environment.wrong_torch | check_environment failed: PyTorch 2.0.0 is installed, the course pins 2.13.0"
+            in out.stdout)
+    assert "hint:     start JupyterLab with `make lab`" in out.stdout
 
 
 @pytest.mark.slow

@@ -14,7 +14,7 @@ they are all importable from here.
 import json as _json
 from pathlib import Path as _Path
 
-from . import lab
+from . import environment, lab
 from ._text import MISTAKE_HINTS, MISTAKES
 from .failure import CheckFailure
 from .lab.fonts import use_language_font as _use_language_font
@@ -29,15 +29,15 @@ if _LEARNER.exists():
 
     _CHECKS = tuple(_json.loads(_LEARNER.read_text())["checks"])
     globals().update({_name: _remote_check(_name) for _name in _CHECKS})
-    _STAGES = (lab,)
+    _STAGES = (environment, lab)
 else:
     from . import (attention, block, capstone, checklist, debugging, ffn, generation, masks, model, multihead, norm,
                    position, report, setup, training)
     from ._core import ATOL
 
     _CHECKS = ()
-    _STAGES = (setup, attention, multihead, masks, position, ffn, norm, block, model, training, checklist, generation,
-               debugging, report, capstone, lab)
+    _STAGES = (environment, setup, attention, multihead, masks, position, ffn, norm, block, model, training, checklist,
+               generation, debugging, report, capstone, lab)
 for _module in _STAGES:
     globals().update({name: getattr(_module, name) for name in _module.__all__})
 

@@ -1,42 +1,13 @@
-"""Stage 00 checks: the environment, and a warm-up exercise (softmax) that shows how checks work."""
+"""Stage 00 check: a warm-up exercise (softmax) that shows how checks work (the environment's check is in
+``environment``)."""
 from __future__ import annotations
-
-import os
-import platform
-import sys
 
 import torch
 
 from ._core import Ctx, check, compare, fmt_shape, where
 from ._text import MISTAKE, say
 
-__all__ = ["check_environment", "check_softmax"]
-
-EXPECTED_TORCH = "2.13.0"
-
-
-def environment_report() -> dict[str, str]:
-    """What the course runs on: Python, PyTorch, CPU threads."""
-    return {
-        "python": platform.python_version(),
-        "torch": torch.__version__.split("+")[0],
-        "threads": str(torch.get_num_threads()),
-        "cores": str(os.cpu_count()),
-        "executable": sys.executable,
-    }
-
-
-def check_environment() -> None:
-    """Print the environment and fail with a clear message if PyTorch is not the course's version."""
-    report = environment_report()
-    for k, v in report.items():
-        print(f"{say('environment.' + k):>20}: {v}")
-    if report["torch"] != EXPECTED_TORCH:
-        raise Ctx("check_environment", 0).failure("environment.wrong_torch", installed=report["torch"],
-                                                   pinned=EXPECTED_TORCH)
-    print(say("core.passed", check="check_environment",
-              summary=say("environment.passed", pinned=EXPECTED_TORCH, threads=report["threads"])))
-
+__all__ = ["check_softmax"]
 
 @check
 def check_softmax(ctx: Ctx, softmax) -> str:

@@ -33,14 +33,14 @@ from tinylm_checks._text import say
 from tinylm_solutions import i18n
 from tinylm_solutions.cli import UsageError, _fail, _help, _Parser
 
-from . import remote, workspace
+from . import learnerenv, remote, workspace
 
 IDLE = 600.0
 """Seconds a connection may wait for the learner's side (a learner's function that runs this long is stopped by
 the learner, with an interrupt; the service's child then goes away)."""
 
-CHECKS = frozenset(n for n in tinylm_checks.__all__ if n.startswith("check_"))
-"""What a learner may ask for: the checks the notebooks call, by name."""
+CHECKS = frozenset(learnerenv.check_names())
+"""What a learner may ask for: the exercises' checks, by name."""
 
 
 class SocketTransport:

@@ -37,9 +37,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("tinylm_solutions", "tinylm_checks", "tinylm_grading", "assets")
 """What an earlier build may have left in site-packages (removed before writing)."""
 
-CHECKS_SIDE = ("__init__.py", "_text.py", "failure.py", "client.py", "agent.py", "probes.py")
+CHECKS_SIDE = ("__init__.py", "_text.py", "failure.py", "client.py", "agent.py", "probes.py", "environment.py")
 """``tinylm_checks``'s modules in a learner's environment (and its ``lab`` subpackage)."""
-MESSAGES = ("__init__", "core", "client", "lab", "claims")
+MESSAGES = ("__init__", "core", "client", "lab", "claims", "environment")
 """The message tables the learner's side shows (the checks' own words come from the service, already filled in)."""
 
 
@@ -124,9 +124,9 @@ def learner_files(released: str) -> dict[str, Path]:
 
 
 def check_names() -> list[str]:
-    """The checks a learner may call (every ``check_x`` the course's notebooks import), for ``learner.json``."""
-    import tinylm_checks
-    return sorted(n for n in tinylm_checks.__all__ if n.startswith("check_"))
+    """The checks the service runs for a learner: every exercise's check (the registry's), for ``learner.json``.
+    (``check_environment`` judges the learner's own kernel: it runs there.)"""
+    return sorted({e.check for e in registry.EXERCISES if e.check})
 
 
 def write(site: Path, released: str) -> list[str]:

@@ -1,4 +1,4 @@
-"""Stage 00: the environment, and the softmax warm-up."""
+"""Stage 00: the softmax warm-up (the environment's check speaks from ``environment``)."""
 
 MISTAKES = {
     "softmax_wrong_dim": (
@@ -25,16 +25,6 @@ MISTAKES = {
 }
 
 MESSAGES = {
-    "environment.wrong_torch": {
-        "problem": "PyTorch {installed} is installed, the course pins {pinned}",
-        "hint": "start JupyterLab with `make lab` from the course folder (it uses the course's .venv)",
-    },
-    "environment.passed": "PyTorch {pinned} on {threads} CPU threads",
-    "environment.python": "python",
-    "environment.torch": "torch",
-    "environment.threads": "cpu threads (torch)",
-    "environment.cores": "cpu cores (os)",
-    "environment.executable": "executable",
     "softmax.random": "random scores",
     "softmax.large": "large scores (rows around 1000, -1000 and 0)",
     "softmax.tried": "x {shape}, {label}, float64, seed {seed}",
