@@ -84,7 +84,7 @@ check-service: venv
 	  echo "the check service is running (pid $$(cat $(CHECK_SERVICE_PID))); stop it with: make check-service-stop"; \
 	else \
 	  nohup $(PY) -m tinylm_grading.checkservice > .check-service.log 2>&1 & echo $$! > $(CHECK_SERVICE_PID); \
-	  sock=$$($(PY) -c 'from tinylm_checks.client import socket_path; print(socket_path())'); \
+	  sock=$$($(PY) -c 'from tinylm_checks.client import address; print(address())'); \
 	  for i in $$(seq 60); do test -S $$sock && break; sleep 0.5; done; \
 	  cat .check-service.log; echo "stop it with: make check-service-stop"; fi
 

@@ -267,3 +267,28 @@ def test_the_service_refuses_what_is_not_a_check(service):
             reply = client.receive(sock)
         assert reply["done"]["passed"] is False and reply["done"]["failure"] is None
         assert reply["done"]["text"].startswith("not a request this service answers")
+
+
+@pytest.mark.slow
+def test_across_machines_the_service_answers_over_tcp(monkeypatch):
+    """In Kubernetes the learners' pods reach the service's pod by name: TINYLM_CHECK_SERVICE=tcp://HOST:PORT."""
+    import socket
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    where = f"tcp://127.0.0.1:{port}"
+    proc = subprocess.Popen([sys.executable, "-m", "tinylm_grading.checkservice", "--socket", where],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        assert f"answers at {where}" in proc.stdout.readline()
+        monkeypatch.setenv(client.ENV, where)
+        check = next(c for c in NOT_CAPSTONE if c.__name__ == "check_attention_scores")
+        assert through_service(check, REFERENCE[check])[0] == "pass"
+        row = next(r for r in ROWS if r[0] is check and r[1] is LATE_FAILURE[check])
+        assert through_service(check, row[1])[:2] == ("fail", row[2])
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+    monkeypatch.setenv(client.ENV, "tcp://no-port")
+    with pytest.raises(client.ServiceUnavailable, match="no check service answers at tcp://no-port"):
+        client.run("check_softmax", lambda x: x)

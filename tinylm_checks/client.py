@@ -9,7 +9,8 @@ tensors"), and reads the answers back as data. When the check ends, the service 
 passed check prints, or the parts of the :class:`~tinylm_checks.CheckFailure` it raised, which is raised here with
 the same text, mistake ids and message id. One body of check code answers both environments.
 
-The wire: a Unix socket (:func:`socket_path`); each message is a 4-byte big-endian length, then that many bytes
+The wire: a Unix socket, or TCP between machines (:func:`address`: a Kubernetes cluster's learner pods reach the
+service's pod by name); each message is a 4-byte big-endian length, then that many bytes
 of UTF-8 JSON (:func:`send`, :func:`receive`). The learner's side sends ``{"check", "name", "seed", "lang"}``,
 then answers each ``{"agent": request}`` with the agent's reply, until ``{"done": {"passed", "text",
 "failure"}}``.
@@ -42,10 +43,40 @@ class ServiceUnavailable(RuntimeError):
         return [f"\x1b[31mServiceUnavailable\x1b[0m: {self}"]
 
 
-def socket_path() -> Path:
-    """Where the check service listens: ``$TINYLM_CHECK_SERVICE``, else ``<tmp>/tinylm-check-service-<uid>.sock``
-    (the service a user started for themselves with ``make check-service``)."""
-    return Path(os.environ.get(ENV) or Path(tempfile.gettempdir()) / f"tinylm-check-service-{os.getuid()}.sock")
+def address() -> str:
+    """Where the check service listens: ``$TINYLM_CHECK_SERVICE`` (a Unix socket's path, or ``tcp://HOST:PORT``), else
+    ``<tmp>/tinylm-check-service-<uid>.sock`` (the service a user started for themselves with ``make check-service``)."""
+    return os.environ.get(ENV) or str(Path(tempfile.gettempdir()) / f"tinylm-check-service-{os.getuid()}.sock")
+
+
+def tcp(where: str) -> tuple[str, int] | None:
+    """``(host, port)`` of a ``tcp://HOST:PORT`` address, None for a Unix socket's path.
+
+    Raises:
+        ValueError: a ``tcp://`` address without a port number.
+    """
+    if not where.startswith("tcp://"):
+        return None
+    host, _, port = where[len("tcp://"):].rpartition(":")
+    if not host or not port.isdigit():
+        raise ValueError(f"not tcp://HOST:PORT: {where!r}")
+    return host.strip("[]"), int(port)
+
+
+def connect(where: str) -> socket.socket:
+    """A connection to ``where`` (see :func:`address`). Raises OSError when nothing answers there."""
+    hostport = tcp(where)
+    if hostport:
+        sock = socket.create_connection(hostport, timeout=10)
+        sock.settimeout(None)  # the learner's code runs while the service waits: no limit on this side
+        return sock
+    sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    try:
+        sock.connect(where)
+    except OSError:
+        sock.close()
+        raise
+    return sock
 
 
 def send(sock: socket.socket, message) -> None:
@@ -84,15 +115,15 @@ def run(check: str, obj, seed: int = 0, quiet: bool = False) -> None:
 
     Raises:
         CheckFailure: the check failed.
-        ServiceUnavailable: no check service listens at :func:`socket_path`, or it broke off.
+        ServiceUnavailable: no check service listens at :func:`address`, or it broke off.
     """
-    name, path = _name(obj), socket_path()
+    name, path = _name(obj), address()
     agent = Agent({name: obj})
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        try:
-            sock.connect(str(path))
-        except OSError:
-            raise ServiceUnavailable(say("client.no_service", path=path)) from None
+    try:
+        sock = connect(path)
+    except (OSError, ValueError):
+        raise ServiceUnavailable(say("client.no_service", path=path)) from None
+    with sock:
         try:
             send(sock, {"check": check, "name": name, "seed": int(seed), "lang": i18n.language()})
             while True:

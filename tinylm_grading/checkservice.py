@@ -87,6 +87,12 @@ class Server(socketserver.ForkingMixIn, socketserver.UnixStreamServer):
     max_children = 64
 
 
+class TCPServer(socketserver.ForkingMixIn, socketserver.TCPServer):
+    """Across machines (a Kubernetes service): anyone who can reach the port can ask for checks, as on the socket."""
+    max_children = 64
+    allow_reuse_address = True
+
+
 def warm() -> None:
     """Import what the checks import on first use (every reference module), once, before the children fork."""
     import tinylm_solutions
@@ -99,16 +105,19 @@ def _stop(*_):
     raise SystemExit(0)
 
 
-def serve(path: Path, ready=None) -> None:
-    """Listen at ``path`` until SIGTERM or SIGINT; the socket file is removed on the way out. ``ready()`` is called
-    once the socket accepts connections."""
-    path = Path(path)
-    if path.is_socket() or path.is_symlink():
+def serve(where: str, ready=None) -> None:
+    """Listen at ``where`` (a Unix socket's path, or ``tcp://HOST:PORT``) until SIGTERM or SIGINT; a socket file is
+    removed on the way out. ``ready()`` is called once it accepts connections."""
+    hostport, path = client.tcp(str(where)), Path(where)
+    if not hostport and (path.is_socket() or path.is_symlink()):
         path.unlink()  # a socket left by a service that was killed (a live one would answer: see main)
     workspace.install()
     warm()
-    server = Server(str(path), Handler)
-    os.chmod(path, 0o666)  # learners connect to it; what it answers is what their own check cell would show
+    if hostport:
+        server = TCPServer(hostport, Handler)
+    else:
+        server = Server(str(path), Handler)
+        os.chmod(path, 0o666)  # learners connect to it; what it answers is what their own check cell would show
     signal.signal(signal.SIGTERM, _stop)
     if ready:
         ready()
@@ -118,25 +127,29 @@ def serve(path: Path, ready=None) -> None:
         pass
     finally:
         server.server_close()
-        path.unlink(missing_ok=True)
+        if not hostport:
+            path.unlink(missing_ok=True)
 
 
-def running(path: Path) -> bool:
-    """Whether a service answers at ``path``."""
-    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
-        try:
-            sock.connect(str(path))
-        except OSError:
-            return False
+def running(where: str) -> bool:
+    """Whether a service answers at ``where``."""
+    try:
+        client.connect(str(where)).close()
+    except (OSError, ValueError):
+        return False
     return True
 
 
 def main(argv=None) -> int:
     """``tinylm-check-service [--socket PATH]``: serve until stopped (exit 0); 2 when one already answers there."""
     parser = _Parser(prog="tinylm-check-service", description=_help(say("grading.service.description")))
-    parser.add_argument("--socket", type=Path, default=client.socket_path(),
-                        help=_help(say("grading.service.help.socket", env=client.ENV, default=client.socket_path())))
+    parser.add_argument("--socket", default=client.address(),
+                        help=_help(say("grading.service.help.socket", env=client.ENV, default=client.address())))
     args = parser.parse_args(argv)
+    try:
+        client.tcp(args.socket)
+    except ValueError as e:
+        parser.error(str(e))
     if running(args.socket):
         return _fail(parser.prog, UsageError(say("grading.service.running", path=args.socket)))
     serve(args.socket, ready=lambda: print(say("grading.service.ready", path=args.socket, pid=os.getpid()), flush=True))

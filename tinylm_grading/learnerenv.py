@@ -183,13 +183,14 @@ def main(argv=None) -> int:
                                      description="Build a learner's environment without answers.")
     parser.add_argument("--venv", type=Path, help="the learner's venv (created if it does not exist)")
     parser.add_argument("--site", type=Path, help="only write the course's files into this site-packages folder")
+    parser.add_argument("--extra", action="append", default=[], help="another package for the venv (repeatable)")
     parser.add_argument("--released", default=registry.STAGES[0].name,
                         help="the latest stage released to learners, its name or number (default: the first)")
     args = parser.parse_args(argv)
     if (args.venv is None) == (args.site is None):
         parser.error("give one of --venv and --site")
     try:
-        written = build(args.venv, args.released) if args.venv else write(args.site, args.released)
+        written = build(args.venv, args.released, tuple(args.extra)) if args.venv else write(args.site, args.released)
     except ValueError as e:
         print(f"learner-env: {e}", file=sys.stderr)
         return 2

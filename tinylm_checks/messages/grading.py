@@ -37,7 +37,8 @@ MESSAGES = {
     # ---- tinylm-check-service (tinylm_grading.checkservice)
     "grading.service.description": ("Run the course's checks for learners whose environment holds no answers (make "
                                     "learner-env): their check calls reach it through its socket."),
-    "grading.service.help.socket": "where to listen (default: ${env}, else {default})",
+    "grading.service.help.socket": ("where to listen: a Unix socket's path, or tcp://HOST:PORT (default: ${env}, else "
+                                    "{default})"),
     "grading.service.ready": "the check service answers at {path} (pid {pid}); stop it with: kill {pid}",
     "grading.service.running": "a check service already answers at {path}",
 }

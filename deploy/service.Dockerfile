@@ -1,0 +1,12 @@
+# The instructor's image for a class on Zero to JupyterHub (docs/kubernetes.md): the whole course, for the check
+# service (one Deployment: `tinylm-check-service --socket tcp://0.0.0.0:7878`) and for grading (the instructor's
+# server: nbgrader, formgrader, the sandboxed autograder). Never given to learners.
+#   docker build -f deploy/service.Dockerfile -t tinylm-course .
+FROM python:3.11-slim-bookworm
+RUN useradd --create-home --uid 1000 jovyan
+WORKDIR /course
+COPY . .
+RUN pip install --no-cache-dir -e '.[test]' && chown -R jovyan /course
+USER jovyan
+EXPOSE 7878
+CMD ["tinylm-check-service", "--socket", "tcp://0.0.0.0:7878"]
