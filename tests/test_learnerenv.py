@@ -245,7 +245,7 @@ def test_without_a_service_a_check_says_how_to_start_one(tmp_path):
         from tinylm_checks import check_softmax, set_language
         set_language("zh")
         check_softmax(torch.softmax)""", env={client.ENV: str(missing)})
-    assert f"{missing} 上没有检查服务（check service）在应答" in zh.stderr
+    assert f"{missing} 上没有检查服务（check service）响应" in zh.stderr
 
 
 @pytest.mark.slow

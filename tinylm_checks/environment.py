@@ -11,6 +11,8 @@ import sys
 
 import torch
 
+from tinylm_solutions.i18n import pad
+
 from ._text import fill, say
 from .failure import CheckFailure
 
@@ -34,7 +36,7 @@ def check_environment() -> None:
     """Print the environment and fail with a clear message if PyTorch is not the course's version."""
     report = environment_report()
     for k, v in report.items():
-        print(f"{say('environment.' + k):>20}: {v}")
+        print(f"{pad(say('environment.' + k), 20, right=True)}: {v}")  # by columns: a Chinese label is wider
     if report["torch"] != EXPECTED_TORCH:
         values = {"installed": report["torch"], "pinned": EXPECTED_TORCH}
         raise CheckFailure("check_environment", fill("environment.wrong_torch.problem", values),

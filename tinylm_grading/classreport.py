@@ -15,13 +15,13 @@ import collections
 import csv
 import os
 import sys
-import unicodedata
 from pathlib import Path
 
 import nbformat
 
 from tinylm_checks._text import say
 from tinylm_solutions.cli import UsageError, _fail, _help, _Parser
+from tinylm_solutions.i18n import display_width, pad
 
 from .verdicts import RECORD
 
@@ -99,12 +99,12 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(p.prog, e)
     rows = table(summary(records))
     print(say("grading.report.title", assignment=args.assignment, learners=len(records)))
-    width = max([_width(say("grading.report.exercise")), *(_width(g) for g, *_ in rows)])
-    print(f"{_pad(say('grading.report.exercise'), width)}  {_pad(say('grading.report.passed'), 7, right=True)}  "
+    width = max([display_width(say("grading.report.exercise")), *(display_width(g) for g, *_ in rows)])
+    print(f"{pad(say('grading.report.exercise'), width)}  {pad(say('grading.report.passed'), 7, right=True)}  "
           f"{say('grading.report.mistakes')}")
     for grade_id, n, passed, common in rows:
         shown = ", ".join(f"{_name(m)} ({k}, {share:.0%})" for m, k, share in common[:3]) or "-"
-        print(f"{_pad(grade_id, width)}  {_pad(f'{passed}/{n}', 7, right=True)}  {shown}")
+        print(f"{pad(grade_id, width)}  {pad(f'{passed}/{n}', 7, right=True)}  {shown}")
     if args.csv:
         with open(args.csv, "w", newline="") as f:
             out = csv.writer(f)
@@ -117,16 +117,6 @@ def main(argv: list[str] | None = None) -> int:
         _plot(rows, args.assignment, args.plot)
         print(say("grading.report.written", path=args.plot))
     return 0
-
-
-def _width(text: str) -> int:
-    """Columns ``text`` takes in a terminal: a Chinese character takes two."""
-    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
-
-
-def _pad(text: str, width: int, right: bool = False) -> str:
-    fill = " " * max(0, width - _width(text))
-    return fill + text if right else text + fill
 
 
 def _name(mistake: str) -> str:

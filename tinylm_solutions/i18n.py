@@ -11,6 +11,7 @@ English changed since it was translated), is not used: the English is shown inst
 from __future__ import annotations
 
 import os
+import unicodedata
 from contextlib import contextmanager
 from functools import lru_cache
 from pathlib import Path
@@ -105,6 +106,17 @@ def translate(folder: str | Path, key: str, english: str, lang: str | None = Non
     lang = lang or language()
     entry = catalog(str(folder), lang).get(key)
     return entry[1] if entry is not None and entry[0] == english else english
+
+
+def display_width(text: str) -> int:
+    """Columns ``text`` takes in a terminal or a monospaced output: a Chinese character takes two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def pad(text: str, width: int, right: bool = False) -> str:
+    """``text`` padded with spaces to ``width`` columns (:func:`display_width`), on the right (or the left)."""
+    fill = " " * max(0, width - display_width(text))
+    return fill + text if right else text + fill
 
 
 if __name__ == "__main__":  # the Makefile asks which language to build: python -m tinylm_solutions.i18n
