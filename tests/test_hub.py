@@ -55,7 +55,7 @@ def hub():
     mode = stat.S_IMODE(ROOT.stat().st_mode)
     hubclass.remove_learners(hubclass.learner_names(2))  # new users, with empty homes
     passwords = hubclass.setup(root, 2, STAGE, course)
-    processes = hubclass.start(root)
+    processes = hubclass.start(root, STAGE)
     deadline = time.time() + 60
     while True:
         try:

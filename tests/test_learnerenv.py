@@ -14,6 +14,7 @@ import os
 import re
 import subprocess
 import sys
+import tempfile
 import textwrap
 import time
 from pathlib import Path
@@ -137,6 +138,14 @@ def test_python_in_the_learner_files_imports_the_given_code_and_not_the_answers(
 
 
 # ---- the check service
+
+def start_service(path: Path, *args: str) -> subprocess.Popen:
+    proc = subprocess.Popen([sys.executable, "-m", "tinylm_grading.checkservice", "--socket", str(path), *args],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    ready = proc.stdout.readline()
+    assert f"answers at {path}" in ready, ready
+    return proc
+
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
@@ -292,3 +301,84 @@ def test_across_machines_the_service_answers_over_tcp(monkeypatch):
     monkeypatch.setenv(client.ENV, "tcp://no-port")
     with pytest.raises(client.ServiceUnavailable, match="no check service answers at tcp://no-port"):
         client.run("check_softmax", lambda x: x)
+
+
+def raw(where: Path, request, limit: int = client.MAX_MESSAGE):
+    """One request as a learner's side could send it, and the service's first answer (None: it hung up)."""
+    import socket
+    with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
+        sock.connect(str(where))
+        client.send(sock, request)
+        try:
+            return client.receive(sock, limit)
+        except ConnectionError:
+            return None
+
+
+@pytest.mark.slow
+def test_a_class_s_service_refuses_what_a_learner_should_not_have(tmp_path, monkeypatch):
+    """Found by attacking it: a check of a stage not released yet runs the reference (the capstone's test checks
+    printed its model.py), 4 idle connections per user froze it for everyone, a huge first message or seed cost
+    gigabytes."""
+    import socket
+    where = tmp_path / "checks.sock"
+    proc = start_service(where, "--released", "01")
+    monkeypatch.setenv(client.ENV, str(where))
+    try:
+        for request in ({"check": "check_split_heads", "name": "f"}, {"check": "check_attention_tests", "name": "f"},
+                        {"check": "check_attention_scores", "name": "f", "seed": 1 << 20}):
+            assert raw(where, request)["done"]["text"].startswith("not a request this service answers"), request
+        assert raw(where, {"check": "check_attention_scores", "name": "f", "pad": "x" * 5000}) is None  # > 4096 bytes
+        check = next(c for c in NOT_CAPSTONE if c.__name__ == "check_attention_scores")
+        idle = []
+        for _ in range(4):  # a learner's 4 connections that send nothing hold their 4 places...
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.connect(str(where))
+            idle.append(sock)
+        time.sleep(0.5)
+        with pytest.raises(client.ServiceUnavailable, match="running as many checks as it may"):
+            client.run("check_attention_scores", REFERENCE[check])  # ...the fifth is told at once, not queued
+        for sock in idle:
+            sock.close()
+        time.sleep(0.5)
+        assert through_service(check, REFERENCE[check])[0] == "pass"
+        idle = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(2)]
+        for sock in idle:
+            sock.connect(str(where))
+        time.sleep(11)  # an idle connection is dropped after 10 s
+        assert all(sock.recv(1) == b"" for sock in idle)
+    finally:
+        proc.terminate()
+        assert proc.wait(timeout=30) == 0
+
+
+def test_a_repository_that_cannot_be_written_leaves_no_folder_behind(tmp_path, monkeypatch):
+    """Found by attacking the service: 'tests/a.py' and 'tests/a.py/b.py' stopped the workspace half-written, and
+    its folder stayed in /dev/shm (memory) for good."""
+    from tinylm_checks import capstone
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    with pytest.raises(OSError):
+        capstone.Workspace({"tests/a.py": "", "tests/a.py/b.py": ""})
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_what_a_capstone_failure_shows_of_a_learner_s_value_is_cut_short_while_it_is_built():
+    """Found by attacking the service: repr() of a YAML value with nested aliases (485 bytes) took 430 MB."""
+    import yaml
+    from tinylm_checks import capstone
+    bomb = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
+    value = yaml.safe_load(bomb)  # 9^9 leaves: its full repr would take gigabytes
+    start = time.perf_counter()
+    shown = capstone._shown(value)
+    assert len(shown) <= 300 and time.perf_counter() - start < 1
+    assert capstone._shown({"d_model": 32}) == "{'d_model': 32}"
+
+
+def test_a_file_too_large_to_parse_is_refused_by_its_size():
+    """Found by attacking the service: parsing takes about 700 bytes of memory per character of source."""
+    from tinylm_checks import capstone
+    from tinylm_checks._core import Ctx
+    with pytest.raises(CheckFailure) as e:
+        capstone._own_code(Ctx("check_capstone_model", 0), {"model.py": "x = 1\n" * 50_000}, "model.py")
+    assert e.value.message_id == "capstone.file_too_large" and "300000 characters" in str(e.value)

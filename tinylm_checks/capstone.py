@@ -28,6 +28,7 @@ import io
 import math
 import os
 import re
+import reprlib
 import shutil
 import tempfile
 from pathlib import Path
@@ -60,10 +61,14 @@ class Workspace:
 
     def __init__(self, files: dict[str, str | bytes]):
         self.path = self._folder()
-        for name, content in files.items():
-            target = self.path / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            target.write_bytes(content if isinstance(content, bytes) else content.encode())
+        try:
+            for name, content in files.items():
+                target = self.path / name
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(content if isinstance(content, bytes) else content.encode())
+        except BaseException:  # a name that is another's folder, say: the folder must not stay behind (on /dev/shm)
+            self.__exit__(None, None, None)
+            raise
 
     def _folder(self) -> Path:
         """A new empty folder for the files."""
@@ -160,8 +165,15 @@ def _files(ctx: Ctx, repo, needed: tuple[str, ...]) -> dict[str, str]:
     return files
 
 
+MAX_SOURCE = 200_000
+"""Characters: the longest file of the learner's own code the checks parse (parsing takes about 700 bytes of memory
+per character)."""
+
+
 def _own_code(ctx: Ctx, files: dict[str, str], name: str) -> None:
     """``name`` may not import the course's packages: it is the learner's own code."""
+    if len(files[name]) > MAX_SOURCE:
+        ctx.fail("capstone.file_too_large", name=name, size=len(files[name]), limit=MAX_SOURCE)
     try:
         tree = ast.parse(files[name])
     except SyntaxError as e:
@@ -172,6 +184,15 @@ def _own_code(ctx: Ctx, files: dict[str, str], name: str) -> None:
         for module in modules:
             if module.split(".")[0] in ("tinylm_solutions", "tinylm_checks", "tinylm_grading"):
                 ctx.fail("capstone.imports_course", name=name, module=module)
+
+
+_REPR = reprlib.Repr()  # (Python 3.11's takes no arguments)
+_REPR.maxlevel, _REPR.maxdict, _REPR.maxlist, _REPR.maxstring, _REPR.maxother = 3, 12, 12, 80, 80
+
+
+def _shown(value) -> str:
+    """``repr(value)`` cut short while it is built: a learner's YAML with aliases can make a tiny file a huge value."""
+    return _REPR.repr(value)[:300]
 
 
 def _tail(output: str, lines: int = 6) -> str:
@@ -365,7 +386,7 @@ def _check_config(ctx: Ctx, text: str) -> dict:
         for key in keys:
             value = config[section].get(key)
             if not isinstance(value, (int, float)) or isinstance(value, bool) or value <= (0 if key != "seed" else -1):
-                ctx.fail("capstone.config_key", section=section, key=key, value=repr(value))
+                ctx.fail("capstone.config_key", section=section, key=key, value=_shown(value))
     model = config["model"]
     if model["d_model"] % model["num_heads"]:
         ctx.fail("capstone.config_heads", d_model=model["d_model"], num_heads=model["num_heads"])
@@ -393,7 +414,7 @@ def check_capstone_train(ctx: Ctx, repo) -> str:
     want = {"max_seq_len": 32, "d_model": 32, "num_heads": 2, "num_layers": 1, "d_ff": 64}
     if not isinstance(config, dict) or any(config.get(k) != v for k, v in want.items()) \
             or not isinstance(vocab, list) or config.get("vocab_size") != len(vocab):
-        ctx.fail("capstone.checkpoint_config", tried=tried, got=repr(config)[:300])
+        ctx.fail("capstone.checkpoint_config", tried=tried, got=_shown(config))
     text = ref_data.default_corpus()
     stoi = {ch: i for i, ch in enumerate(vocab)}
     if not all(isinstance(ch, str) for ch in vocab) or set(text) - set(stoi):
@@ -473,9 +494,9 @@ def check_capstone_generate(ctx: Ctx, repo) -> str:
     # what was printed last: the prompt and n new characters (which may be newlines), then one newline
     texts = [(output[:-1] if output.endswith("\n") else output)[-(len(prompt) + n):] for _, _, output in runs]
     if texts[0] != want:
-        ctx.fail("capstone.greedy_differs", tried=" ".join(["python", *greedy]), expected=repr(want), got=repr(texts[0]))
+        ctx.fail("capstone.greedy_differs", tried=" ".join(["python", *greedy]), expected=_shown(want), got=_shown(texts[0]))
     if not (texts[1].startswith(prompt) and len(texts[1]) == len(prompt) + n):
-        ctx.fail("capstone.sample_length", tried=" ".join(["python", *sampled]), n=n, got=repr(texts[1]))
+        ctx.fail("capstone.sample_length", tried=" ".join(["python", *sampled]), n=n, got=_shown(texts[1]))
     if texts[1] != texts[2]:
         ctx.fail("capstone.sample_not_reproducible", tried=" ".join(["python", *sampled]))
     if texts[1] == texts[3]:

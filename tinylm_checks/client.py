@@ -95,12 +95,12 @@ def _exactly(sock: socket.socket, n: int) -> bytes:
     return b"".join(chunks)
 
 
-def receive(sock: socket.socket):
-    """The next message. Raises ConnectionError when the other side closed, ValueError for one longer than
-    :data:`MAX_MESSAGE` or not JSON."""
+def receive(sock: socket.socket, limit: int = MAX_MESSAGE):
+    """The next message. Raises ConnectionError when the other side closed, ValueError for one longer than ``limit``
+    bytes or not JSON."""
     (n,) = struct.unpack(">I", _exactly(sock, 4))
-    if n > MAX_MESSAGE:
-        raise ValueError(f"a message of {n} bytes (at most {MAX_MESSAGE})")
+    if n > limit:
+        raise ValueError(f"a message of {n} bytes (at most {limit})")
     return json.loads(_exactly(sock, n))
 
 
@@ -133,6 +133,8 @@ def run(check: str, obj, seed: int = 0, quiet: bool = False) -> None:
                 if "agent" in message:
                     send(sock, json.loads(agent.handle(json.dumps(message["agent"]))))
                     continue
+                if message.get("busy") is True:
+                    raise ServiceUnavailable(say("client.busy", path=path))
                 done = message.get("done")
                 if not isinstance(done, dict):
                     raise ValueError("not a message of the protocol")

@@ -21,9 +21,11 @@ import argparse
 import importlib
 import os
 import pkgutil
+import resource
 import signal
 import socket
 import socketserver
+import struct
 import sys
 from pathlib import Path
 
@@ -33,14 +35,29 @@ from tinylm_checks._text import say
 from tinylm_solutions import i18n
 from tinylm_solutions.cli import UsageError, _fail, _help, _Parser
 
-from . import learnerenv, remote, workspace
+from . import learnerenv, registry, remote, workspace
 
-IDLE = 600.0
-"""Seconds a connection may wait for the learner's side (a learner's function that runs this long is stopped by
-the learner, with an interrupt; the service's child then goes away)."""
+IDLE = 120.0
+"""Seconds a connection may wait for the learner's side's next answer (a learner's function that runs longer is
+stopped; the learner sees the service break off)."""
+FIRST = 10.0
+"""Seconds to send the request, and its most bytes (``FIRST_BYTES``): an idle connection does not hold a child."""
+FIRST_BYTES = 4096
+DEADLINE = 600
+"""Seconds a connection's child lives at most, whatever comes in (the capstone's checks run 2 to 4 commands)."""
+CHILDREN, PER_USER = 32, 4
+"""Checks running at once: in all, and for one Unix user (the socket tells the service who connects). More are
+refused at once with a "busy" answer; the service never waits for a child to end before it accepts."""
+MEMORY = 3 << 30
+"""Bytes of address space a child may add to the warm process's (a soft limit: the capstone's sandboxed commands
+set their own)."""
+SEEDS = range(1 << 16)
 
-CHECKS = frozenset(learnerenv.check_names())
-"""What a learner may ask for: the exercises' checks, by name."""
+
+def checks(released: str | None = None) -> frozenset[str]:
+    """What a learner may ask for: the checks of the exercises of the stages up to ``released`` (None: all)."""
+    stage = learnerenv.stage(released) if released else None
+    return frozenset(e.check for e in registry.EXERCISES if e.check and (stage is None or e.stage <= stage))
 
 
 class SocketTransport:
@@ -60,11 +77,14 @@ class SocketTransport:
         return reply
 
 
-def judge(request, sock: socket.socket) -> dict:
-    """The verdict on one request ``{"check", "name", "seed", "lang"}``: ``{"passed", "text", "failure"}``."""
-    if not isinstance(request, dict) or request.get("check") not in CHECKS or \
+def judge(request, sock: socket.socket, allowed: frozenset[str]) -> dict:
+    """The verdict on one request ``{"check", "name", "seed", "lang"}``: ``{"passed", "text", "failure"}``. A check
+    not in ``allowed`` (a stage not released yet: its check would run the reference), a seed outside ``SEEDS`` (a
+    capstone check sizes its model by it) or a malformed request is refused."""
+    if not isinstance(request, dict) or request.get("check") not in allowed or \
             not isinstance(request.get("name"), str) or not request["name"].isidentifier() or \
-            type(request.get("seed", 0)) is not int or request.get("lang", "en") not in i18n.LANGUAGES:
+            type(request.get("seed", 0)) is not int or request.get("seed", 0) not in SEEDS or \
+            request.get("lang", "en") not in i18n.LANGUAGES:
         return {"passed": False, "text": f"not a request this service answers: {str(request)[:200]}",
                 "failure": None}
     i18n.set_language(request.get("lang", "en"))
@@ -74,22 +94,81 @@ def judge(request, sock: socket.socket) -> dict:
 
 
 class Handler(socketserver.BaseRequestHandler):
+    """One connection, in a child of its own: a deadline for the whole of it, a memory limit, one verdict."""
+
     def handle(self):
-        self.request.settimeout(IDLE)
+        signal.alarm(DEADLINE)
+        soft, hard = resource.getrlimit(resource.RLIMIT_AS)
+        limit = _address_space() + MEMORY
+        if soft == resource.RLIM_INFINITY or soft > limit:
+            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
         try:
-            verdict = judge(client.receive(self.request), self.request)
-            client.send(self.request, {"done": verdict})
+            self.request.settimeout(FIRST)
+            request = client.receive(self.request, FIRST_BYTES)
+            self.request.settimeout(IDLE)
+            client.send(self.request, {"done": judge(request, self.request, self.server.allowed)})
         except (ConnectionError, OSError, ValueError):
             pass  # the learner's side went away (an interrupted cell) or spoke another protocol: nothing to answer
+        except Exception as e:  # noqa: BLE001 - one line in the log, not a traceback a client can repeat at will
+            print(f"tinylm-check-service: a connection ended with {type(e).__name__}", file=sys.stderr, flush=True)
 
 
-class Server(socketserver.ForkingMixIn, socketserver.UnixStreamServer):
-    max_children = 64
+def _address_space() -> int:
+    with open("/proc/self/statm") as f:
+        return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
-class TCPServer(socketserver.ForkingMixIn, socketserver.TCPServer):
+def _peer_uid(sock: socket.socket) -> int | None:
+    """The Unix user at the other end of a Unix socket (None over TCP)."""
+    if sock.family != socket.AF_UNIX:
+        return None
+    return struct.unpack("3i", sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, struct.calcsize("3i")))[1]
+
+
+class _Forking(socketserver.ForkingMixIn):
+    """A child per connection, at most ``CHILDREN`` (``PER_USER`` for one Unix user); one more is answered "busy"
+    at once (socketserver's own limit would stop accepting until a child ends: 64 idle connections froze it)."""
+
+    max_children = 1 << 30  # socketserver's blocking limit, never reached: process_request keeps the real one
+    allowed: frozenset[str] = frozenset()
+
+    def process_request(self, request, client_address):
+        self.collect_children()
+        children = self.active_children or set()
+        self.owners = {pid: uid for pid, uid in getattr(self, "owners", {}).items() if pid in children}
+        uid = _peer_uid(request)
+        if len(children) >= CHILDREN or (uid is not None and list(self.owners.values()).count(uid) >= PER_USER):
+            try:
+                request.settimeout(1)
+                client.send(request, {"busy": True})
+            except OSError:
+                pass
+            self.shutdown_request(request)
+            return
+        pid = os.fork()
+        if pid:
+            self.active_children = children | {pid}
+            self.owners[pid] = uid
+            self.close_request(request)
+            return
+        status = 1
+        try:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            self.finish_request(request, client_address)
+            status = 0
+        finally:
+            try:
+                self.shutdown_request(request)
+            finally:
+                os._exit(status)
+
+
+class Server(_Forking, socketserver.UnixStreamServer):
+    pass
+
+
+class TCPServer(_Forking, socketserver.TCPServer):
     """Across machines (a Kubernetes service): anyone who can reach the port can ask for checks, as on the socket."""
-    max_children = 64
     allow_reuse_address = True
 
 
@@ -105,9 +184,10 @@ def _stop(*_):
     raise SystemExit(0)
 
 
-def serve(where: str, ready=None) -> None:
-    """Listen at ``where`` (a Unix socket's path, or ``tcp://HOST:PORT``) until SIGTERM or SIGINT; a socket file is
-    removed on the way out. ``ready()`` is called once it accepts connections."""
+def serve(where: str, ready=None, released: str | None = None) -> None:
+    """Listen at ``where`` (a Unix socket's path, or ``tcp://HOST:PORT``) until SIGTERM or SIGINT, answering the checks
+    of the stages up to ``released`` (None: all); a socket file is removed on the way out. ``ready()`` is called once
+    it accepts connections."""
     hostport, path = client.tcp(str(where)), Path(where)
     if not hostport and (path.is_socket() or path.is_symlink()):
         path.unlink()  # a socket left by a service that was killed (a live one would answer: see main)
@@ -118,6 +198,7 @@ def serve(where: str, ready=None) -> None:
     else:
         server = Server(str(path), Handler)
         os.chmod(path, 0o666)  # learners connect to it; what it answers is what their own check cell would show
+    server.allowed = checks(released)
     signal.signal(signal.SIGTERM, _stop)
     if ready:
         ready()
@@ -145,14 +226,17 @@ def main(argv=None) -> int:
     parser = _Parser(prog="tinylm-check-service", description=_help(say("grading.service.description")))
     parser.add_argument("--socket", default=client.address(),
                         help=_help(say("grading.service.help.socket", env=client.ENV, default=client.address())))
+    parser.add_argument("--released", help=_help(say("grading.service.help.released")))
     args = parser.parse_args(argv)
     try:
         client.tcp(args.socket)
+        checks(args.released)
     except ValueError as e:
         parser.error(str(e))
     if running(args.socket):
         return _fail(parser.prog, UsageError(say("grading.service.running", path=args.socket)))
-    serve(args.socket, ready=lambda: print(say("grading.service.ready", path=args.socket, pid=os.getpid()), flush=True))
+    serve(args.socket, ready=lambda: print(say("grading.service.ready", path=args.socket, pid=os.getpid()), flush=True),
+          released=args.released)
     return 0
 
 

@@ -191,11 +191,12 @@ def spawn_hook(root: str, course: str):
     return hook
 
 
-def start(root: Path) -> list[subprocess.Popen]:
-    """The check service and the hub, as child processes (the service first: the learners' checks need it)."""
+def start(root: Path, released: str) -> list[subprocess.Popen]:
+    """The check service (answering the checks of the stages up to ``released``) and the hub, as child processes
+    (the service first: the learners' checks need it)."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
     service = subprocess.Popen([sys.executable, "-m", "tinylm_grading.checkservice", "--socket",
-                                str(root / "run" / "checks.sock")], env=env, stdout=subprocess.PIPE, text=True)
+                                str(root / "run" / "checks.sock"), "--released", released], env=env, stdout=subprocess.PIPE, text=True)
     print(service.stdout.readline().rstrip(), flush=True)
     hub = subprocess.Popen([str(Path(sys.executable).parent / "jupyterhub"), "-f",
                             str(root / "hub" / "jupyterhub_config.py")], cwd=root / "hub", env=env,
@@ -217,7 +218,7 @@ def main(argv=None) -> int:
         print("make class: needs npm, for JupyterHub's proxy (Debian: apt-get install npm)", file=sys.stderr)
         return 2
     passwords = setup(args.root, args.learners, args.released)
-    processes = start(args.root)
+    processes = start(args.root, args.released)
     print(f"the class is at http://127.0.0.1:{PORT}/ (hub log: {args.root / 'hub' / 'jupyterhub.log'})")
     print(f"the course folder {ROOT} is no longer readable by other users (chmod o-rwx)")
     for name, password in passwords.items():

@@ -46,6 +46,10 @@ MESSAGES = {
         "problem": "{name} is still the template: it raises NotImplementedError",
         "hint": "write your code in place of the two template lines of its cell, then run the cell again",
     },
+    "capstone.file_too_large": {
+        "problem": "{name} has {size} characters; the checks read files of at most {limit}",
+        "hint": "keep each file of your repository to its code: data and outputs belong in files the commands write",
+    },
     "capstone.syntax_error": {
         "problem": "{name} is not valid Python: line {line}: {error}",
     },

@@ -7,4 +7,6 @@ MESSAGES = {
                           "it with `make check-service` in the course's folder, then run this cell again"),
     "client.broke_off": ("the check service at {path} broke off ({error}): your code was not judged. Run the cell "
                          "again; if it happens again, tell your instructor"),
+    "client.busy": ("the check service at {path} is running as many checks as it may (yours included, if you "
+                    "started several at once): run the cell again in a moment"),
 }

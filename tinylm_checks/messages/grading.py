@@ -39,6 +39,8 @@ MESSAGES = {
                                     "learner-env): their check calls reach it through its socket."),
     "grading.service.help.socket": ("where to listen: a Unix socket's path, or tcp://HOST:PORT (default: ${env}, else "
                                     "{default})"),
+    "grading.service.help.released": ("answer only the checks of the stages up to this one, the latest released to "
+                                      "learners (default: all)"),
     "grading.service.ready": "the check service answers at {path} (pid {pid}); stop it with: kill {pid}",
     "grading.service.running": "a check service already answers at {path}",
 }
