@@ -26,7 +26,7 @@ import pytest
 
 from tinylm_grading import hubclass, registry
 
-from test_browser import CHROMIUM, answer_and_run_every_cell, browser, solution_source  # noqa: F401 - a fixture
+from test_browser import CHROMIUM, solution_source
 
 ROOT = Path(__file__).resolve().parent.parent
 HUB = f"http://127.0.0.1:{hubclass.PORT}"
@@ -76,6 +76,18 @@ def hub():
     os.chmod(ROOT, mode)
 
 
+@pytest.fixture(scope="module")
+def browser():
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, headless=True,
+                                     args=["--no-sandbox", "--disable-gpu", "--no-first-run",
+                                           "--disable-background-networking", "--disable-sync"])
+        yield chromium
+        chromium.close()
+
+
 def shot(page, name: str) -> None:
     page.screenshot(path=str(SHOTS / f"{name}.png"))
 
@@ -118,10 +130,19 @@ def run_notebook(page, name: str, answers: dict[str, str]) -> str:
     page.wait_for_function("([path]) => { const w = window.jupyterapp?.shell.currentWidget; "
                            "return w?.context?.path === path && w.sessionContext?.session?.kernel?.status === 'idle'; }",
                            arg=[path], timeout=180_000, polling=500)
-    answer_and_run_every_cell(page, answers)  # as tests/test_browser.py's learner does
+    page.evaluate("""async (answers) => {
+        const panel = window.jupyterapp.shell.currentWidget, nb = panel.content;
+        for (let i = 0; i < nb.widgets.length; i++) {
+            const meta = nb.widgets[i].model.getMetadata('nbgrader') || {};
+            if (meta.grade_id in answers) nb.widgets[i].model.sharedModel.setSource(answers[meta.grade_id]);
+            nb.activeCellIndex = i;
+            await window.jupyterapp.commands.execute('notebook:run-cell');
+        }
+        await panel.sessionContext.session.kernel.requestKernelInfo();
+        await panel.context.save();
+    }""", answers)
     page.wait_for_function("() => window.jupyterapp.shell.currentWidget.sessionContext.session.kernel.status === 'idle'",
                            timeout=300_000, polling=500)
-    page.evaluate("async () => { await window.jupyterapp.shell.currentWidget.context.save(); }")
     # from the model: JupyterLab does not render the outputs of cells scrolled out of view
     return page.evaluate("""() => window.jupyterapp.shell.currentWidget.content.widgets
         .filter(c => c.model.type === 'code')
