@@ -137,8 +137,8 @@ def test_the_agent_setup_builds_probes_from_the_sources_it_sends():
 
 # ---- a reply costs the grader no more memory than its size (a blind red team's bombs)
 
-def _wire(t: torch.Tensor, compress: bool = False) -> dict:
-    """``t`` as a learner's kernel could send it: torch.save without the agent's clone, optionally deflated."""
+def _zip(t: torch.Tensor, compress: bool = False) -> dict:
+    """``t`` as ``torch.save``'s zip, optionally deflated (the wire's earlier form: a deflated one inflated 1000:1)."""
     import base64
     import io
     import zipfile
@@ -154,18 +154,49 @@ def _wire(t: torch.Tensor, compress: bool = False) -> dict:
     return {"tensor": base64.b64encode(raw).decode()}
 
 
-def test_a_stride_0_tensor_is_refused():
-    from tinylm_checks.agent import decode
-    with pytest.raises(ValueError, match=r"shape \(40000, 100000\) with strides \(0, 0\) has more elements"):
-        decode(_wire(torch.zeros(1).as_strided((40_000, 100_000), (0, 0))))
+def test_a_tensor_with_more_elements_than_bytes_sent_is_refused():
+    """A stride of 0 once made a 2 kB reply a tensor of 4e9 elements: now the bytes must be the shape's exactly."""
+    from tinylm_checks.agent import decode, encode
+    wire = encode(torch.zeros(1))
+    wire["tensor"]["shape"], wire["tensor"]["perm"] = [40_000, 100_000], [0, 1]
+    with pytest.raises(ValueError, match=r"shape \(40000, 100000\) needs 16000000000 bytes, got 4"):
+        decode(wire)
+    wire["tensor"]["shape"], wire["tensor"]["perm"] = [], []
+    wire["tensor"]["data"] = "AAAAAAAAAA=="  # 7 bytes for one float32
+    with pytest.raises(ValueError, match=r"needs 4 bytes, got 7"):
+        decode(wire)
 
 
-def test_a_compressed_tensor_is_refused_before_it_inflates():
-    from tinylm_checks.agent import decode
-    with pytest.raises(ValueError, match="uncompressed zip"):
-        decode(_wire(torch.zeros(1000, dtype=torch.uint8), compress=True))
-    with pytest.raises(ValueError, match="torch.save's zip"):
-        decode({"tensor": "aGVsbG8="})  # b"hello"
+def test_only_the_plain_form_is_read():
+    from tinylm_checks.agent import decode, encode
+    for zipped in (_zip(torch.zeros(1000, dtype=torch.uint8), compress=True), _zip(torch.zeros(3)), {"tensor": "aGVsbG8="}):
+        with pytest.raises(ValueError, match="must come as its dtype, shape, perm, order and data"):
+            decode(zipped)
+    wire = encode(torch.zeros(2, 3))
+    for key, value, message in (("dtype", "object", "dtype 'object' is not carried"),
+                                ("perm", [0, 0], r"\[0, 0\] is not an order of a tensor's 2 dimensions"),
+                                ("shape", [2, -3], "shape must be a list of at most 32 ints >= 0"),
+                                ("shape", [1] * 33, "shape must be a list of at most 32 ints >= 0"),
+                                ("order", "middle", "byte order")):
+        with pytest.raises(ValueError, match=message):
+            decode({"tensor": {**wire["tensor"], key: value}})
+
+
+def test_a_bool_tensor_holds_only_true_and_false():
+    import base64
+    from tinylm_checks.agent import decode, encode
+    wire = encode(torch.tensor([True, False, True]))
+    wire["tensor"]["data"] = base64.b64encode(bytes([7, 0, 255])).decode()
+    back = decode(wire)
+    assert back.tolist() == [True, False, True] and back.to(torch.uint8).tolist() == [1, 0, 1]
+
+
+def test_tensors_the_wire_does_not_carry_arrive_as_opaque_values():
+    from tinylm_checks.agent import Opaque, decode, encode
+    for t in (torch.empty(3, device="meta"), torch.eye(2).to_sparse(),
+              torch.quantize_per_tensor(torch.ones(2), 0.1, 0, torch.quint8)):
+        back = decode(encode(t))
+        assert isinstance(back, Opaque) and type(back).__name__ == "Tensor", t
 
 
 def test_dense_tensors_still_travel_with_their_layout():
@@ -174,6 +205,11 @@ def test_dense_tensors_still_travel_with_their_layout():
     back = decode(encode(t))
     assert torch.equal(back, t) and back.stride() == t.stride()
     assert torch.equal(decode(encode(t[:, 1])), t[:, 1])  # a view: the agent sends its own elements only
+    for t in (torch.randn(2, 3, 4).permute(2, 0, 1), torch.tensor(2.5), torch.empty(0, 3),
+              torch.randn(3, dtype=torch.bfloat16), torch.randn(2, 2, dtype=torch.complex64),
+              torch.tensor([True, False]), torch.arange(6, dtype=torch.int64)):
+        back = decode(encode(t))
+        assert torch.equal(back, t) and back.dtype == t.dtype and back.stride() == t.stride(), t
 
 
 def test_probe_reports_of_the_wrong_shape_are_refused():

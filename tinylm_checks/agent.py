@@ -2,9 +2,8 @@
 
 The trusted grader never runs learner code. It sends this file's source to the kernel once, then
 requests such as "call the learner's ``attention_scores`` on these tensors", and reads the answers
-back as data: JSON, with tensors as ``torch.save`` bytes that the grader loads with
-``torch.load(weights_only=True)`` and accepts only as plain ``torch.Tensor`` (never an unpickled
-object, never a tensor subclass). A learner who changes this agent in their kernel changes only what
+back as data: JSON, with a tensor as its dtype, shape and raw elements (:func:`_tensor_data`), which the
+grader reads into a plain ``torch.Tensor`` (nothing is unpickled, no tensor subclass is made). A learner who changes this agent in their kernel changes only what
 comes back, which is what their own code could have returned anyway.
 
 The same encoding runs on both sides: :func:`encode` and :func:`decode` (the grader imports them from
@@ -30,9 +29,8 @@ learner's code on it and describes it again afterwards, so that the grader sees 
 from __future__ import annotations
 
 import base64
-import io
 import json
-import zipfile
+import sys
 
 import torch
 
@@ -44,10 +42,22 @@ except NameError:
     from tinylm_checks.probes import PROBES
 
 
-def _tensor_bytes(t: torch.Tensor) -> str:
-    buf = io.BytesIO()
-    torch.save(t.detach().clone(), buf)  # clone keeps a dense layout (a transposed tensor stays transposed)
-    return base64.b64encode(buf.getvalue()).decode()
+DTYPES = {str(d).removeprefix("torch."): d for d in (
+    torch.bool, torch.uint8, torch.int8, torch.int16, torch.int32, torch.int64, torch.uint16, torch.uint32,
+    torch.uint64, torch.float16, torch.bfloat16, torch.float32, torch.float64, torch.complex64, torch.complex128)}
+"""The dtypes a tensor travels in (by name): their elements are plain bytes."""
+
+
+def _tensor_data(t: torch.Tensor) -> dict:
+    """A dense CPU tensor as data: its dtype's name, shape, the order of its dimensions in memory (outermost
+    first: a transposed tensor comes back transposed) and its elements' bytes in that order, base64 (the
+    machine's byte order, which both sides share). No pickle, no zip: the receiver allocates exactly what it
+    read. A view with gaps (``t[:, 1]``) sends its own elements only."""
+    t = t.detach().clone()  # dense: a permutation of a contiguous layout
+    perm = sorted(range(t.dim()), key=lambda d: (-t.stride(d), d))
+    flat = t.permute(perm).contiguous().reshape(-1)
+    return {"dtype": str(t.dtype).removeprefix("torch."), "shape": list(t.shape), "perm": perm,
+            "order": sys.byteorder, "data": base64.b64encode(flat.view(torch.uint8).numpy().tobytes()).decode()}
 
 
 def encode(value, depth: int = 0):
@@ -57,13 +67,16 @@ def encode(value, depth: int = 0):
         return {"opaque": "deeply nested value", "module": "builtins"}  # code: a type name the wire carries
     if value is None or isinstance(value, (bool, int, float, str)) and type(value) in (bool, int, float, str):
         return value
+    if isinstance(value, torch.Tensor) and (value.layout != torch.strided or value.device.type != "cpu"
+                                            or value.is_quantized or value.dtype not in DTYPES.values()):
+        return {"opaque": "Tensor", "module": f"torch ({value.layout}, {value.device.type}, {value.dtype})"}
     if type(value) is torch.Tensor or isinstance(value, torch.nn.Parameter):
-        return {"tensor": _tensor_bytes(value), "requires_grad": bool(value.requires_grad)}
+        return {"tensor": _tensor_data(value), "requires_grad": bool(value.requires_grad)}
     if isinstance(value, torch.Tensor):  # a subclass: sent as the plain tensor it holds, marked
-        return {"tensor": _tensor_bytes(torch.Tensor._make_subclass(torch.Tensor, value.detach())),
+        return {"tensor": _tensor_data(torch.Tensor._make_subclass(torch.Tensor, value.detach())),
                 "requires_grad": bool(value.requires_grad), "subclass": type(value).__name__}
     if isinstance(value, torch.Generator):
-        return {"generator": _tensor_bytes(value.get_state())}
+        return {"generator": _tensor_data(value.get_state())}
     if isinstance(value, torch.dtype):
         return {"dtype": str(value).removeprefix("torch.")}
     if isinstance(value, tuple):
@@ -74,7 +87,7 @@ def encode(value, depth: int = 0):
         return {"dict": [[encode(k, depth + 1), encode(v, depth + 1)] for k, v in value.items()]}
     if type(value).__module__ == "numpy" and hasattr(value, "dtype") and hasattr(value, "shape"):
         try:
-            return {"ndarray": _tensor_bytes(torch.as_tensor(value))}
+            return {"ndarray": _tensor_data(torch.as_tensor(value))}
         except Exception:  # noqa: BLE001 - an object array, say
             pass
     return {"opaque": type(value).__name__, "module": type(value).__module__}
@@ -85,33 +98,44 @@ class Opaque:
 
 
 
-def _load(text) -> torch.Tensor:
-    """A plain tensor from :func:`_tensor_bytes`' text, costing the grader no more memory than the text's size.
+def _ints(value, what: str, most: int) -> list[int]:
+    if not isinstance(value, list) or len(value) > most or any(type(v) is not int or v < 0 for v in value):
+        raise ValueError(f"a tensor's {what} must be a list of at most {most} ints >= 0")
+    return value
 
-    ``torch.save`` writes an uncompressed zip of the tensor's storage. Refused (``ValueError``): anything else,
-    a compressed record (which inflates on loading: a few kB can become GBs), and a tensor with more elements
-    than its storage holds (a stride of 0 makes a 1-element storage a tensor of any size, and every operation
-    on it costs that size)."""
-    raw = base64.b64decode(str(text), validate=True)
-    try:
-        with zipfile.ZipFile(io.BytesIO(raw)) as z:
-            records = z.infolist()
-    except zipfile.BadZipFile:
-        raise ValueError("a tensor must come as torch.save's zip") from None
-    if any(r.compress_type != zipfile.ZIP_STORED for r in records) or sum(r.file_size for r in records) > len(raw):
-        raise ValueError("a tensor must come as torch.save's uncompressed zip")
-    t = torch.load(io.BytesIO(raw), weights_only=True)
-    if type(t) is not torch.Tensor:
-        raise ValueError(f"expected a tensor, got {type(t).__name__}")
-    if t.numel() * t.element_size() > t.untyped_storage().nbytes():
-        raise ValueError(f"a tensor of shape {tuple(t.shape)} with strides {t.stride()} has more elements than "
-                         "its storage: overlapping elements are not carried")
-    return t
+
+def _load(data) -> torch.Tensor:
+    """A plain tensor from :func:`_tensor_data`'s data, costing the receiver no more memory than the data's size.
+
+    Refused (``ValueError``): another form (``torch.save``'s zip included: it could inflate or repeat elements), a
+    dtype not in :data:`DTYPES`, a shape or order that is not one, another byte order, and a byte count that is
+    not exactly the shape's elements (so no element is repeated and none is missing)."""
+    if not isinstance(data, dict) or set(data) != {"dtype", "shape", "perm", "order", "data"}:
+        raise ValueError("a tensor must come as its dtype, shape, perm, order and data")
+    dtype = DTYPES.get(data["dtype"]) if isinstance(data["dtype"], str) else None
+    if dtype is None:
+        raise ValueError(f"a tensor of dtype {str(data['dtype'])[:40]!r} is not carried")
+    shape, perm = _ints(data["shape"], "shape", 32), _ints(data["perm"], "perm", 32)
+    if sorted(perm) != list(range(len(shape))):
+        raise ValueError(f"{perm} is not an order of a tensor's {len(shape)} dimensions")
+    if data["order"] != sys.byteorder:
+        raise ValueError(f"a tensor in {str(data['order'])[:20]!r} byte order (this machine is {sys.byteorder})")
+    raw = base64.b64decode(str(data["data"]), validate=True)
+    numel = 1
+    for size in shape:
+        numel *= size
+    itemsize = torch.empty((), dtype=dtype).element_size()
+    if len(raw) != numel * itemsize:
+        raise ValueError(f"a tensor of shape {tuple(shape)} needs {numel * itemsize} bytes, got {len(raw)}")
+    as_bytes = torch.frombuffer(bytearray(raw), dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
+    flat = as_bytes.ne(0) if dtype is torch.bool else as_bytes.view(dtype)  # a bool is 0 or 1, whatever was sent
+    t = flat.reshape([shape[d] for d in perm])
+    return t.permute(sorted(range(len(perm)), key=perm.__getitem__))
 
 
 def decode(data, _kinds: dict | None = None):
-    """The inverse of :func:`encode`; tensors are loaded with ``weights_only=True`` and must be plain tensors
-    that hold their own elements (:func:`_load`). A value the wire does not carry becomes an instance of a
+    """The inverse of :func:`encode`; a tensor is read by :func:`_load`, as a plain tensor that holds exactly the
+    elements sent. A value the wire does not carry becomes an instance of a
     class named after its type: one class per (name, module) in one reply, 256 at most (a class costs kBs: a
     reply of 340k made 1 GB of them); past that, plain :class:`Opaque`."""
     if data is None or isinstance(data, (bool, int, float, str)):

@@ -4,7 +4,7 @@ A class's learners work in an environment without the reference (``make learner-
 a request to this service (:mod:`tinylm_checks.client`). The service holds the reference and the checks, runs
 ``check_x`` here, and reaches the learner's ``obj`` through the same agent protocol as the grader
 (:func:`tinylm_grading.remote.verdict`): requests go to the agent in the learner's kernel over the connection, the
-answers come back as data (tensors through ``torch.load(weights_only=True)``), never as pickled objects. So a
+answers come back as data (a tensor as its dtype, shape and raw elements), never as pickled objects. So a
 learner's check names the same mistakes, with the same words, as in the full environment.
 
 One process imports torch, the checks and the reference once, then forks a child for each connection
@@ -28,6 +28,8 @@ import socketserver
 import struct
 import sys
 from pathlib import Path
+
+import torch
 
 import tinylm_checks
 from tinylm_checks import client
@@ -173,10 +175,22 @@ class TCPServer(_Forking, socketserver.TCPServer):
 
 
 def warm() -> None:
-    """Import what the checks import on first use (every reference module), once, before the children fork."""
+    """Before the children fork: import every reference module, and run every check but the capstone's (which run
+    commands) once on its reference, through the agent's wire as a learner's request is. A check's first run
+    imports and builds what later runs reuse (the first optimizer step alone imports ``torch._dynamo``, about
+    1.4 s), and each child starts from this warm process. About 3 s, once."""
     import tinylm_solutions
     for info in pkgutil.iter_modules(tinylm_solutions.__path__):
         importlib.import_module(f"tinylm_solutions.{info.name}")
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one thread: OpenMP's pool, once started, hangs a forked child's first parallel op
+    try:
+        for e in registry.checked():
+            if e.module != "capstone":
+                remote.verdict(getattr(tinylm_checks, e.check), remote.LoopbackTransport({e.name: e.reference()}),
+                               e.name, seeds=(0,))
+    finally:
+        torch.set_num_threads(threads)
 
 
 def _stop(*_):

@@ -4,7 +4,7 @@ the learner's kernel.
 :func:`verdict` asks the kernel's agent (:mod:`tinylm_checks.agent`) what the learner's global ``name``
 is, wraps it in a stand-in and runs the course's own check on it, here, with the reference loaded from
 disk here. The stand-in for a function, :class:`RemoteFunction`, sends each call's arguments to the agent
-and gets the results back as data (tensors through ``torch.load(weights_only=True)``), so every check
+and gets the results back as data (a tensor as its dtype, shape and raw elements), so every check
 works unchanged: exceptions come back as the built-in exception of the same name with the same message
 (the checks name mistakes from them), in-place changes to the arguments come back too, and gradients
 flow through an ``autograd.Function`` whose backward asks the agent. Nothing the learner does inside
