@@ -382,3 +382,25 @@ def test_a_file_too_large_to_parse_is_refused_by_its_size():
     with pytest.raises(CheckFailure) as e:
         capstone._own_code(Ctx("check_capstone_model", 0), {"model.py": "x = 1\n" * 50_000}, "model.py")
     assert e.value.message_id == "capstone.file_too_large" and "300000 characters" in str(e.value)
+
+
+# ---- make class speaks the instructor's language (tinylm_grading.hubclass.main; the class itself: tests/test_hub.py)
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_make_class_says_what_it_needs_in_the_instructor_s_language(lang, monkeypatch, capsys):
+    from tinylm_grading import hubclass
+    from tinylm_solutions import i18n
+    with i18n.using(lang):
+        with pytest.raises(SystemExit) as e:
+            hubclass.main(["--help"])
+        assert e.value.code == 0
+        assert tinylm_checks._text.say("grading.class.help.learners", default=3) in capsys.readouterr().out
+        monkeypatch.setattr(hubclass.os, "geteuid", lambda: 1000)
+        assert hubclass.main([]) == 2
+        assert capsys.readouterr().err == f"make class: error: {tinylm_checks._text.say('grading.class.needs_root')}\n"
+        monkeypatch.setattr(hubclass.os, "geteuid", lambda: 0)
+        monkeypatch.setattr(hubclass.shutil, "which", lambda name: None)
+        assert hubclass.main([]) == 2
+        err = capsys.readouterr().err
+        assert err == f"make class: error: {tinylm_checks._text.say('grading.class.needs_npm')}\n"
+        assert bool(re.search(r"[\u4e00-\u9fff]", err)) == (lang == "zh")

@@ -22,7 +22,6 @@ Needs root (it creates users and runs their servers as them), Node's ``npm`` (fo
 """
 from __future__ import annotations
 
-import argparse
 import hmac
 import json
 import os
@@ -35,6 +34,10 @@ import subprocess
 import sys
 import time
 from pathlib import Path
+
+from tinylm_checks._text import say
+from tinylm_solutions.cli import UsageError, _fail, _help, _Parser
+from tinylm_solutions.i18n import display_width, pad
 
 from . import learnerenv
 
@@ -205,26 +208,29 @@ def start(root: Path, released: str) -> list[subprocess.Popen]:
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="make class", description="A demo class on JupyterHub, on 127.0.0.1:8000.")
-    parser.add_argument("--root", type=Path, default=Path("/srv/tinylm-class"), help="the class folder")
-    parser.add_argument("--learners", type=int, default=3)
-    parser.add_argument("--released", default="01_attention", help="the latest stage learners may see")
+    """``make class`` (``python -m tinylm_grading.hubclass``), in the instructor's language (``TINYLM_LANG``): the demo
+    class until Ctrl-C (exit 0); 2 without root or npm."""
+    parser = _Parser(prog="make class", description=_help(say("grading.class.description", port=PORT)))
+    parser.add_argument("--root", type=Path, default=Path("/srv/tinylm-class"),
+                        help=_help(say("grading.class.help.root", default="/srv/tinylm-class")))
+    parser.add_argument("--learners", type=int, default=3, help=_help(say("grading.class.help.learners", default=3)))
+    parser.add_argument("--released", default="01_attention",
+                        help=_help(say("grading.class.help.released", default="01_attention")))
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
-        print("make class: needs root (it creates the learners' Unix users and runs their servers as them)",
-              file=sys.stderr)
-        return 2
+        return _fail(parser.prog, UsageError(say("grading.class.needs_root")))
     if not shutil.which("npm"):
-        print("make class: needs npm, for JupyterHub's proxy (Debian: apt-get install npm)", file=sys.stderr)
-        return 2
+        return _fail(parser.prog, UsageError(say("grading.class.needs_npm")))
     passwords = setup(args.root, args.learners, args.released)
     processes = start(args.root, args.released)
-    print(f"the class is at http://127.0.0.1:{PORT}/ (hub log: {args.root / 'hub' / 'jupyterhub.log'})")
-    print(f"the course folder {ROOT} is no longer readable by other users (chmod o-rwx)")
+    print(say("grading.class.ready", url=f"http://127.0.0.1:{PORT}/", log=args.root / "hub" / "jupyterhub.log"))
+    print(say("grading.class.closed", folder=ROOT))
+    roles = {"instructor": say("grading.class.instructor"), "learner": say("grading.class.learner")}
+    width = max(display_width(r) for r in roles.values())
     for name, password in passwords.items():
-        role = "instructor" if name == instructor() else "learner"
-        print(f"  {role:10} {name:18} password {password}")
-    print("Ctrl-C stops it", flush=True)
+        role = roles["instructor" if name == instructor() else "learner"]
+        print(f"  {pad(role, width)} {name:18} {say('grading.class.password')} {password}")
+    print(say("grading.class.stop"), flush=True)
     try:
         while all(p.poll() is None for p in processes):
             time.sleep(0.5)

@@ -43,4 +43,17 @@ MESSAGES = {
                                       "learners (default: all)"),
     "grading.service.ready": "the check service answers at {path} (pid {pid}); stop it with: kill {pid}",
     "grading.service.running": "a check service already answers at {path}",
+    # ---- make class (tinylm_grading.hubclass)
+    "grading.class.description": "A demo class on JupyterHub, on 127.0.0.1:{port}: an instructor and learners.",
+    "grading.class.help.root": "the class folder (default: {default})",
+    "grading.class.help.learners": "how many learners (default: {default})",
+    "grading.class.help.released": "the latest stage learners may see (default: {default})",
+    "grading.class.needs_root": "needs root (it creates the learners' Unix users and runs their servers as them)",
+    "grading.class.needs_npm": "needs npm, for JupyterHub's proxy (Debian: apt-get install npm)",
+    "grading.class.ready": "the class is at {url} (hub log: {log})",
+    "grading.class.closed": "the course folder {folder} is no longer readable by other users (chmod o-rwx)",
+    "grading.class.instructor": "instructor",
+    "grading.class.learner": "learner",
+    "grading.class.password": "password",
+    "grading.class.stop": "Ctrl-C stops it",
 }
