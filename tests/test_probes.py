@@ -169,14 +169,16 @@ def test_a_tensor_with_more_elements_than_bytes_sent_is_refused():
 
 def test_only_the_plain_form_is_read():
     from tinylm_checks.agent import decode, encode
-    for zipped in (_zip(torch.zeros(1000, dtype=torch.uint8), compress=True), _zip(torch.zeros(3)), {"tensor": "aGVsbG8="}):
+    zipped_forms = (_zip(torch.zeros(1000, dtype=torch.uint8), compress=True), _zip(torch.zeros(3)), {"tensor": "aGVsbG8="})
+    for zipped in zipped_forms:
         with pytest.raises(ValueError, match="must come as its dtype, shape, perm, order and data"):
             decode(zipped)
     wire = encode(torch.zeros(2, 3))
     for key, value, message in (("dtype", "object", "dtype 'object' is not carried"),
                                 ("perm", [0, 0], r"\[0, 0\] is not an order of a tensor's 2 dimensions"),
-                                ("shape", [2, -3], "shape must be a list of at most 32 ints >= 0"),
-                                ("shape", [1] * 33, "shape must be a list of at most 32 ints >= 0"),
+                                ("shape", [2, -3], "shape must be a list of at most 32 ints from 0 to 2"),
+                                ("shape", [0, 1 << 70], "shape must be a list of at most 32 ints from 0 to 2"),
+                                ("shape", [1] * 33, "shape must be a list of at most 32 ints from 0 to 2"),
                                 ("order", "middle", "byte order")):
         with pytest.raises(ValueError, match=message):
             decode({"tensor": {**wire["tensor"], key: value}})

@@ -3,8 +3,9 @@
 The trusted grader never runs learner code. It sends this file's source to the kernel once, then
 requests such as "call the learner's ``attention_scores`` on these tensors", and reads the answers
 back as data: JSON, with a tensor as its dtype, shape and raw elements (:func:`_tensor_data`), which the
-grader reads into a plain ``torch.Tensor`` (nothing is unpickled, no tensor subclass is made). A learner who changes this agent in their kernel changes only what
-comes back, which is what their own code could have returned anyway.
+grader reads into a plain ``torch.Tensor`` (nothing is unpickled, no tensor subclass is made). A learner
+who changes this agent in their kernel changes only what comes back, which is what their own code could
+have returned anyway.
 
 The same encoding runs on both sides: :func:`encode` and :func:`decode` (the grader imports them from
 this file, as trusted code). Requests (``op``):
@@ -99,8 +100,9 @@ class Opaque:
 
 
 def _ints(value, what: str, most: int) -> list[int]:
-    if not isinstance(value, list) or len(value) > most or any(type(v) is not int or v < 0 for v in value):
-        raise ValueError(f"a tensor's {what} must be a list of at most {most} ints >= 0")
+    if not isinstance(value, list) or len(value) > most or \
+            any(type(v) is not int or not 0 <= v < 1 << 62 for v in value):
+        raise ValueError(f"a tensor's {what} must be a list of at most {most} ints from 0 to 2**62")
     return value
 
 
