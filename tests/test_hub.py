@@ -243,7 +243,9 @@ def test_a_class_on_jupyterhub(hub, browser):
         learner.goto(lab_url(name))
         learner.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
         assignments_panel(learner)
-        learner.get_by_role("button", name="Fetch Feedback").first.click()
+        feedback = learner.get_by_role("button", name="Fetch Feedback").first
+        feedback.wait_for(timeout=180_000)  # the list asks the exchange first: 30 s was too short on a loaded machine
+        feedback.click()
         learner.wait_for_selector("text=/view feedback/i", timeout=60_000)
         shot(learner, f"12-{name}-feedback-fetched")
         learner.locator("a:has-text('view feedback')").first.click()  # opens it in a tab of JupyterLab
