@@ -126,9 +126,8 @@ def _load(data) -> torch.Tensor:
     numel = 1
     for size in shape:
         numel *= size
-    itemsize = torch.empty((), dtype=dtype).element_size()
-    if len(raw) != numel * itemsize:
-        raise ValueError(f"a tensor of shape {tuple(shape)} needs {numel * itemsize} bytes, got {len(raw)}")
+    if len(raw) != numel * dtype.itemsize:
+        raise ValueError(f"a tensor of shape {tuple(shape)} needs {numel * dtype.itemsize} bytes, got {len(raw)}")
     as_bytes = torch.frombuffer(bytearray(raw), dtype=torch.uint8) if raw else torch.empty(0, dtype=torch.uint8)
     flat = as_bytes.ne(0) if dtype is torch.bool else as_bytes.view(dtype)  # a bool is 0 or 1, whatever was sent
     t = flat.reshape([shape[d] for d in perm])

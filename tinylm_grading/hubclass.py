@@ -211,11 +211,12 @@ def main(argv=None) -> int:
     """``make class`` (``python -m tinylm_grading.hubclass``), in the instructor's language (``TINYLM_LANG``): the demo
     class until Ctrl-C (exit 0); 2 without root or npm."""
     parser = _Parser(prog="make class", description=_help(say("grading.class.description", port=PORT)))
-    parser.add_argument("--root", type=Path, default=Path("/srv/tinylm-class"),
-                        help=_help(say("grading.class.help.root", default="/srv/tinylm-class")))
-    parser.add_argument("--learners", type=int, default=3, help=_help(say("grading.class.help.learners", default=3)))
-    parser.add_argument("--released", default="01_attention",
-                        help=_help(say("grading.class.help.released", default="01_attention")))
+    defaults = {"root": Path("/srv/tinylm-class"), "learners": 3, "released": "01_attention"}
+    parser.add_argument("--root", type=Path, help=_help(say("grading.class.help.root", default=defaults["root"])))
+    parser.add_argument("--learners", type=int,
+                        help=_help(say("grading.class.help.learners", default=defaults["learners"])))
+    parser.add_argument("--released", help=_help(say("grading.class.help.released", default=defaults["released"])))
+    parser.set_defaults(**defaults)
     args = parser.parse_args(argv)
     if os.geteuid() != 0:
         return _fail(parser.prog, UsageError(say("grading.class.needs_root")))
