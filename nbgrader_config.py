@@ -12,7 +12,9 @@ c.CourseDirectory.release_directory = "release"
 c.CourseDirectory.submitted_directory = "submitted"
 c.CourseDirectory.autograded_directory = "autograded"
 c.CourseDirectory.feedback_directory = "feedback"
-c.CourseDirectory.db_url = "sqlite:///gradebook.db"
+# The gradebook: one SQLite file, or a database that takes concurrent writers for grading with several workers
+# (tinylm-autograde --workers 2): TINYLM_GRADEBOOK=postgresql://user@host/db (docs/grading.md).
+c.CourseDirectory.db_url = __import__("os").environ.get("TINYLM_GRADEBOOK", "sqlite:///gradebook.db")
 
 # Feedback pages show learners' markdown and outputs: sanitized, so that a <script> in a submission does not
 # run in the browser of whoever opens the page (the learner's instructor, say).

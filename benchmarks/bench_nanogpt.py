@@ -22,6 +22,8 @@ to exit, Python and torch start-up included):
   with the width's own std, ``small_init_std(128)`` = 0.056 (the reference trainer's default), not GPT-2's 0.02.
 - TinyLM, GPT-2's 0.02: the same run with ``init_std=0.02``, nanoGPT's init (the course's contract): what the
   init alone is worth at this width.
+- TinyLM, taught path: the "TinyLM" run without the trainer's switches (``fast=False``): the attention and
+  LayerNorm the notebooks teach and check, as the notebooks train them.
 - nn.TransformerEncoder: a model of the same size built from PyTorch's layers (Pre-LN, GELU, causal mask,
   tied output layer), trained by the same loop (fused AdamW too): what PyTorch's own modules cost per step.
 
@@ -102,7 +104,8 @@ def _encoder_model(vocab_size: int):
 
 def worker(kind: str, data_dir: Path, corpus: Path, iters: int, eval_interval: int, eval_iters: int,
            threads: int) -> dict:
-    """Train ``kind`` ("tinylm", "tinylm_gpt2init" or "encoder") with the recipe; returns the numbers (printed as JSON)."""
+    """Train ``kind`` ("tinylm", "tinylm_gpt2init", "tinylm_taught" or "encoder") with the recipe; returns the numbers
+    (printed as JSON)."""
     import numpy as np
     import torch
 
@@ -124,7 +127,7 @@ def worker(kind: str, data_dir: Path, corpus: Path, iters: int, eval_interval: i
         model = _encoder_model(tok.vocab_size)
     else:
         model = TinyLM(tok.vocab_size, r["block_size"], r["n_embd"], r["n_head"], r["n_layer"], 4 * r["n_embd"],
-                       init_std=small_init_std(r["n_embd"]) if kind == "tinylm" else 0.02)
+                       init_std=0.02 if kind == "tinylm_gpt2init" else small_init_std(r["n_embd"]))
     eval_gen = torch.Generator().manual_seed(1337)
 
     @torch.no_grad()
@@ -145,7 +148,8 @@ def worker(kind: str, data_dir: Path, corpus: Path, iters: int, eval_interval: i
     hist = train(model, split["train"], None, steps=iters, batch_size=r["batch_size"], block_size=r["block_size"],
                  lr=r["lr"], warmup_steps=r["warmup"], min_lr=r["min_lr"], lr_decay_steps=iters,
                  betas=(0.9, r["beta2"]), weight_decay=r["weight_decay"], decay_2d_only=True,
-                 fused=True, max_grad_norm=r["grad_clip"], fast=True, progress=False, callback=callback, seed=1337)
+                 fused=True, max_grad_norm=r["grad_clip"], fast=kind != "tinylm_taught", progress=False,
+                 callback=callback, seed=1337)
     ms = [r["batch_size"] * r["block_size"] / tps * 1e3 for tps in hist["tokens_per_s"]]  # per step
     return {"ms_per_step": statistics.median(ms), "val_loss": evals[-1][1]["val"],
             "train_loss": evals[-1][1]["train"], "params": sum(p.numel() for p in model.parameters()),
@@ -195,6 +199,11 @@ def run_worker(kind: str, data_dir: Path, corpus: Path, iters: int, eval_interva
     return {"wall_s": wall, **result}
 
 
+# Each run beside its peer. Issue 5 of 5's goals: the trainer's step and wall <= 0.8x nanoGPT's (val <= 1.75); the
+# taught path's step <= 1.0x the built-in model's.
+RATIOS = [("tinylm", "nanogpt"), ("tinylm", "tinylm_gpt2init"), ("tinylm", "encoder"), ("tinylm_taught", "encoder")]
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--corpus", default=str(ROOT.parent / "shared" / "data" / "tinyshakespeare.txt"),
@@ -205,10 +214,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--eval-interval", type=int, default=250)
     p.add_argument("--eval-iters", type=int, default=20)
     p.add_argument("--threads", type=int, default=2, help="OMP_NUM_THREADS / torch threads of every run")
-    p.add_argument("--only", default="nanogpt,tinylm,tinylm_gpt2init,encoder",
+    p.add_argument("--only", default="nanogpt,tinylm,tinylm_gpt2init,tinylm_taught,encoder",
                    help="comma-separated subset of the runs")
     p.add_argument("--record", metavar="JSON", help="write the run's numbers to this file (the README quotes them)")
-    p.add_argument("--worker", choices=["tinylm", "tinylm_gpt2init", "encoder"], help=argparse.SUPPRESS)
+    p.add_argument("--worker", choices=["tinylm", "tinylm_gpt2init", "tinylm_taught", "encoder"],
+                   help=argparse.SUPPRESS)
     p.add_argument("--data-dir", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
     corpus = Path(a.corpus).resolve()
@@ -241,7 +251,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"  {kind}: {r['wall_s']:.1f} s, {r['ms_per_step']:.2f} ms/step, val loss {r['val_loss']:.4f}; "
                   f"val by step {r['evals']}", flush=True)
     names = {"nanogpt": "nanoGPT", "tinylm": "TinyLM (reference)", "tinylm_gpt2init": "TinyLM, GPT-2's 0.02",
-             "encoder": "nn.TransformerEncoder"}
+             "tinylm_taught": "TinyLM, taught path", "encoder": "nn.TransformerEncoder"}
     print(f"\nload average {os.getloadavg()[0]:.1f} at the end\n")
     print(f"| {'run':<22} | {'params':>7} | {'wall s':>7} | {'ms/step':>8} | {'val loss':>8} |")
     print(f"|{'-' * 24}|{'-' * 9}|{'-' * 9}|{'-' * 10}|{'-' * 10}|")
@@ -257,15 +267,12 @@ def main(argv: list[str] | None = None) -> int:
         Path(a.record).parent.mkdir(parents=True, exist_ok=True)
         Path(a.record).write_text(json.dumps(record, indent=1) + "\n")
         print(f"recorded in {a.record}")
-    if "tinylm" in results:
-        t = results["tinylm"]
-        print()
-        for other in ("nanogpt", "tinylm_gpt2init", "encoder"):
-            if other in results:
-                o = results[other]
-                print(f"TinyLM / {names[other]}: wall {t['wall_s'] / o['wall_s']:.2f}x, "
-                      f"ms/step {t['ms_per_step'] / o['ms_per_step']:.2f}x, "
-                      f"val loss {t['val_loss'] - o['val_loss']:+.4f}")
+    print()
+    for run, peer in RATIOS:
+        if run in results and peer in results:
+            t, o = results[run], results[peer]
+            print(f"{names[run]} / {names[peer]}: wall {t['wall_s'] / o['wall_s']:.2f}x, "
+                  f"ms/step {t['ms_per_step'] / o['ms_per_step']:.2f}x, val loss {t['val_loss'] - o['val_loss']:+.4f}")
     return 0
 
 

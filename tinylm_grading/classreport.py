@@ -7,7 +7,8 @@ removed before grading. Only the notebooks the gradebook lists for the assignmen
 notebook file is copied into ``autograded/`` unread by the grader, and is not read here either), and no symlink.
 
 ``tinylm-class-report 01_attention [--course DIR] [--csv FILE] [--plot FILE]`` prints the table (:func:`main`), in
-the user's language (``TINYLM_LANG``, else the locale); bad input gives one line and exit status 2.
+the user's language (``TINYLM_LANG``, else the locale); bad input gives one line and exit status 2. The gradebook is
+the one the course's ``nbgrader_config.py`` names (PostgreSQL for parallel grading, say), else ``gradebook.db``.
 """
 from __future__ import annotations
 
@@ -23,19 +24,28 @@ from tinylm_checks._text import say
 from tinylm_solutions.cli import UsageError, _fail, _help, _Parser
 from tinylm_solutions.i18n import display_width, pad
 
+from .autograde import course_directory, gradebook, venv_on_path
 from .verdicts import RECORD
 
 UNNAMED = "unnamed"
 """The mistake :func:`summary` counts for a check's failure that names no mistake."""
 
 
+def gradebook_url(course: Path) -> str:
+    """The gradebook of the nbgrader course folder ``course``: its ``nbgrader_config.py``'s (a PostgreSQL one, say),
+    else ``gradebook.db`` in it."""
+    if (Path(course) / "nbgrader_config.py").is_file():
+        return course_directory(course).db_url
+    return f"sqlite:///{Path(course).resolve() / 'gradebook.db'}"
+
+
 def verdicts(course: Path, assignment: str) -> dict[str, dict[str, dict]]:
     """student -> {test cell's grade id -> its verdict record} for every autograded submission of ``assignment``
-    in the nbgrader course folder ``course`` (its gradebook.db and autograded/)."""
+    in the nbgrader course folder ``course`` (its gradebook, :func:`gradebook_url`, and autograded/)."""
     from nbgrader.api import Gradebook
 
     course = Path(course)
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+    with Gradebook(gradebook_url(course)) as gb:
         notebooks = [nb.name for nb in gb.find_assignment(assignment).notebooks]
         students = sorted({s.student.id for s in gb.find_assignment(assignment).submissions})
     out: dict[str, dict[str, dict]] = {}
@@ -125,14 +135,13 @@ def _name(mistake: str) -> str:
 
 def _read(course: Path, assignment: str) -> dict[str, dict[str, dict]]:
     """:func:`verdicts`, with bad input as a :class:`~tinylm_solutions.cli.UsageError` in the user's words."""
-    from nbgrader.api import Gradebook, MissingEntry
+    from nbgrader.api import MissingEntry
 
-    bin_dir = str(Path(sys.executable).parent)  # nbgrader's gradebook runs `alembic` by name: the venv's, on PATH
-    if bin_dir not in os.environ.get("PATH", "").split(os.pathsep):
-        os.environ["PATH"] = bin_dir + os.pathsep + os.environ.get("PATH", "")
-    if not (course / "gradebook.db").is_file():
+    venv_on_path()
+    url = gradebook_url(course)
+    if url.startswith("sqlite:///") and not Path(url.removeprefix("sqlite:///")).is_file():
         raise UsageError(say("grading.report.no_gradebook", course=course))
-    with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
+    with gradebook(url) as gb:
         try:
             gb.find_assignment(assignment)
         except MissingEntry:

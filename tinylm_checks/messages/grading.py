@@ -34,6 +34,30 @@ MESSAGES = {
     "grading.report.written": "written: {path}",
     "grading.report.plot_title": "{assignment}: the most common mistakes",
     "grading.report.plot_x": "share of the learners",
+    # ---- tinylm-autograde (tinylm_grading.autograde)
+    "grading.autograde.description": ("Autograde learners' submissions with several workers at once: nbgrader "
+                                      "autograde for each learner and stage, with the course's nbgrader_config.py."),
+    "grading.autograde.help.stages": "the assignments (stages) to grade, e.g. 01_attention",
+    "grading.autograde.help.workers": ("how many learners to grade at once (default: 1); more than 1 needs a "
+                                       "PostgreSQL gradebook"),
+    "grading.autograde.help.student": ("grade only this learner (repeat for more; default: every learner who "
+                                       "submitted)"),
+    "grading.autograde.help.course": ("the nbgrader course folder, where nbgrader_config.py is (default: the current "
+                                      "folder)"),
+    "grading.autograde.help.force": "grade again a submission that has been autograded already (nbgrader's --force)",
+    "grading.autograde.no_course": ("{course} has no nbgrader_config.py: give the nbgrader course folder with "
+                                    "--course"),
+    "grading.autograde.no_submissions": "nobody has submitted {stage}: there is no folder {folder}",
+    "grading.autograde.no_student": "no submission of these stages from: {students}",
+    "grading.autograde.no_gradebook": "cannot open the gradebook {url}: {error}",
+    "grading.autograde.bad_workers": "--workers must be 1 or more, not {workers}",
+    "grading.autograde.one_writer": ("{workers} workers need a gradebook that takes concurrent writers: this course's "
+                                     "is SQLite, which takes one; use --workers 1, or a PostgreSQL gradebook "
+                                     "(TINYLM_GRADEBOOK=postgresql://...)"),
+    "grading.autograde.done": "{stage} {student}: graded in {seconds} s",
+    "grading.autograde.failed": "{stage} {student}: nbgrader autograde failed (exit status {code}) after {seconds} s",
+    "grading.autograde.output": "---- the end of nbgrader's output for {stage} {student}:",
+    "grading.autograde.summary": "{commands} autogrades in {seconds} s, {workers} at a time; {failed} failed",
     # ---- tinylm-check-service (tinylm_grading.checkservice)
     "grading.service.description": ("Run the course's checks for learners whose environment holds no answers (make "
                                     "learner-env): their check calls reach it through its socket."),

@@ -1,0 +1,140 @@
+"""A class's grading, side by side: nbgrader's own command, tinylm-autograde with one worker, and with two on a
+PostgreSQL gradebook. Prints numbers and whether the grades agree; asserts nothing.
+
+    .venv/bin/python benchmarks/bench_class.py                        # 100 learners x stage 01, then one learner's course
+    .venv/bin/python benchmarks/bench_class.py --learners 20 --stage 02_multihead
+    .venv/bin/python benchmarks/bench_class.py --only class           # or: course
+
+- **class**: ``--learners`` copies of the stage's solution notebook, every third one with a known mistake (the
+  wrong ``attention_scores`` of stage 01's round-trip test, for stage 01), graded three ways, each in a course of its
+  own: ``nbgrader autograde STAGE`` (one command, SQLite: what an instructor types), ``tinylm-autograde STAGE``
+  (one worker, SQLite) and ``tinylm-autograde STAGE --workers 2`` on a throwaway PostgreSQL server
+  (:mod:`tinylm_grading.postgres`). Each run's wall seconds, seconds per learner, the speed-up over the first, and
+  whether every cell's score equals the first run's.
+- **course**: one learner's whole course (every stage's solution notebook) graded by ``nbgrader autograde`` stage
+  after stage, and by ``tinylm-autograde`` with 2 workers on PostgreSQL.
+
+Timings depend on the machine and its load: run it on a quiet one; only ratios within one run mean anything.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import nbformat
+
+ROOT = Path(__file__).resolve().parent.parent
+BIN = Path(sys.executable).parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "tests"))
+
+from tinylm_grading import postgres  # noqa: E402
+
+WRONG = {"01_attention": ("attention_scores", "def attention_scores(q, k):\n    return q @ k.transpose(-2, -1)\n")}
+
+
+def environ(**extra: str) -> dict[str, str]:
+    return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", **extra}
+
+
+def make_course(folder: Path, stages: list[str], learners: int, env: dict[str, str]) -> Path:
+    folder.mkdir()
+    shutil.copy(ROOT / "nbgrader_config.py", folder)
+    for stage in stages:
+        shutil.copytree(ROOT / "notebooks" / stage, folder / "notebooks" / stage)
+        subprocess.run([str(BIN / "nbgrader"), "generate_assignment", stage, "--log-level=ERROR"], cwd=folder,
+                       env=env, check=True)
+        source = nbformat.read(folder / "notebooks" / stage / f"{stage}.ipynb", as_version=4)
+        for i in range(learners):
+            nb = nbformat.from_dict(source)
+            if stage in WRONG and i % 3 == 2:
+                gid, code = WRONG[stage]
+                next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid).source = code
+            out = folder / "submitted" / f"learner{i:03d}" / stage
+            out.mkdir(parents=True)
+            nbformat.write(nb, out / f"{stage}.ipynb")
+    return folder
+
+
+def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
+    start = time.perf_counter()
+    done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
+    seconds = time.perf_counter() - start
+    if done.returncode != 0:
+        sys.exit(f"{' '.join(cmd)} failed:\n{done.stdout[-1500:]}\n{done.stderr[-1500:]}")
+    return seconds
+
+
+def scores(db_url: str) -> dict[tuple, float]:
+    from nbgrader.api import Gradebook
+    with Gradebook(db_url, "tinylm") as gb:
+        return {(a.name, s.student.id, g.name): g.score for a in gb.assignments for s in a.submissions
+                for nb in s.notebooks for g in nb.grades}
+
+
+def row(name: str, seconds: float, n: int, base: float | None, same: bool | None) -> None:
+    ratio = f"{base / seconds:7.2f}x" if base else f"{'1.00x':>8}"
+    agree = "" if same is None else ("yes" if same else "NO")
+    print(f"| {name:<44} | {seconds:8.1f} | {seconds / n:8.2f} | {ratio} | {agree:>11} |", flush=True)
+
+
+def header(title: str, unit: str) -> None:
+    print(f"\n{title}\n| {'run':<44} | {'wall s':>8} | {unit:>8} | {'speed-up':>8} | {'same grades':>11} |")
+    print(f"|{'-' * 46}|{'-' * 10}|{'-' * 10}|{'-' * 10}|{'-' * 13}|")
+
+
+def bench_class(tmp: Path, stage: str, learners: int) -> None:
+    header(f"{learners} learners x {stage} ({os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f})",
+           "s/learner")
+    sqlite = lambda course: f"sqlite:///{course / 'gradebook.db'}"  # noqa: E731
+    a = make_course(tmp / "nbgrader", [stage], learners, environ())
+    base = timed([str(BIN / "nbgrader"), "autograde", stage, "--log-level=ERROR"], a, environ())
+    expected = scores(sqlite(a))
+    row("nbgrader autograde (SQLite)", base, learners, None, None)
+    b = make_course(tmp / "one", [stage], learners, environ())
+    seconds = timed([str(BIN / "tinylm-autograde"), stage], b, environ())
+    row("tinylm-autograde, 1 worker (SQLite)", seconds, learners, base, scores(sqlite(b)) == expected)
+    with postgres.temporary_server() as url:
+        env = environ(TINYLM_GRADEBOOK=url)
+        c = make_course(tmp / "two", [stage], learners, env)
+        seconds = timed([str(BIN / "tinylm-autograde"), stage, "--workers", "2"], c, env)
+        row("tinylm-autograde, 2 workers (PostgreSQL)", seconds, learners, base, scores(url) == expected)
+
+
+def bench_course(tmp: Path) -> None:
+    stages = sorted(p.name for p in (ROOT / "notebooks").iterdir() if p.is_dir() and p.name[:2].isdigit())
+    header(f"one learner's course: {len(stages)} stages ({stages[0]} to {stages[-1]})", "s/stage")
+    a = make_course(tmp / "course-nbgrader", stages, 1, environ())
+    base = 0.0
+    for stage in stages:
+        base += timed([str(BIN / "nbgrader"), "autograde", stage, "--log-level=ERROR"], a, environ())
+    expected = scores(f"sqlite:///{a / 'gradebook.db'}")
+    row("nbgrader autograde, stage after stage", base, len(stages), None, None)
+    with postgres.temporary_server() as url:
+        env = environ(TINYLM_GRADEBOOK=url)
+        b = make_course(tmp / "course-two", stages, 1, env)
+        seconds = timed([str(BIN / "tinylm-autograde"), *stages, "--workers", "2"], b, env)
+        row("tinylm-autograde, 2 workers (PostgreSQL)", seconds, len(stages), base, scores(url) == expected)
+
+
+def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--learners", type=int, default=100)
+    p.add_argument("--stage", default="01_attention")
+    p.add_argument("--only", choices=["class", "course"], help="one of the two benchmarks")
+    a = p.parse_args()
+    with tempfile.TemporaryDirectory(prefix="bench_class_") as tmp:
+        if a.only in (None, "class"):
+            bench_class(Path(tmp), a.stage, a.learners)
+        if a.only in (None, "course"):
+            bench_course(Path(tmp))
+
+
+if __name__ == "__main__":
+    main()
