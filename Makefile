@@ -61,6 +61,8 @@ lab: release
 
 test: venv
 	$(PY) -m pytest -n $(WORKERS) --dist loadscope --no-loadscope-reorder $(PYTEST_ARGS)
+	@# A report, not a test: the ten slowest checks' first and warm calls (goals: 0.3 s and 0.05 s).
+	$(PY) benchmarks/bench_checks.py --slowest 10
 
 test-fast: venv
 	$(PY) -m pytest -n 2 -m "not slow" tests $(PYTEST_ARGS)
