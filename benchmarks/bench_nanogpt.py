@@ -4,8 +4,7 @@
     .venv/bin/python benchmarks/bench_nanogpt.py --corpus FILE --iters 200 --only tinylm,encoder   # quicker
     .venv/bin/python benchmarks/bench_nanogpt.py --record benchmarks/results/nanogpt.json          # keep the numbers
 
-``--record`` writes the run's numbers (and when, where and how it ran) to a JSON file; the README quotes the
-recorded run, and tests/test_readme.py checks that it does.
+``--record`` writes the run's numbers (and when, where and how it ran) to a JSON file, to quote from.
 
 The recipe (nanoGPT's README, "I only have a macbook"): batch 12, context 64, 4 layers, 4 heads, width 128,
 no dropout, 2000 iterations, AdamW lr 1e-3 with 100 warmup steps and a cosine decay to 1e-4, betas (0.9, 0.99),

@@ -4,6 +4,7 @@ How long the checks take is measured by ``benchmarks/bench_checks.py`` (the cour
 second per check on 2 cores); a timed assertion here would flake on a busy CI machine.
 """
 import pytest
+import torch
 
 from mutants import REFERENCE
 from test_checks_mutants import single_thread  # noqa: F401 - autouse fixture: run the checks on one thread
@@ -25,3 +26,20 @@ def test_reference_passes_with_one_line(check, reference, seed, capsys):
     assert len(lines) == 1, out
     assert lines[0].startswith(f"✔ {check.__name__} passed: "), lines[0]
     assert err == ""
+
+
+def test_the_checks_broadcast_rule_is_torch_s():
+    """tinylm_checks.attention._broadcasts writes out torch.broadcast_shapes's rule (which imports SymPy on first use)."""
+    import itertools
+
+    from tinylm_checks.attention import _broadcasts
+
+    def torch_says(a, b):
+        try:
+            torch.broadcast_shapes(a, b)
+        except RuntimeError:
+            return False
+        return True
+
+    shapes = [s for n in range(4) for s in itertools.product([1, 2, 3], repeat=n)]
+    assert all(_broadcasts(torch.empty(a), b) == torch_says(a, b) for a in shapes for b in shapes)

@@ -51,11 +51,10 @@ def _softmax(scores, mask, mode="fill", dim=-1):
 
 
 def _broadcasts(a: torch.Tensor, shape) -> bool:
-    try:
-        torch.broadcast_shapes(a.shape, tuple(shape))
-    except RuntimeError:
-        return False
-    return True
+    """Whether ``a`` broadcasts with ``shape`` (NumPy's rule: aligned from the right, each pair of sizes equal or one
+    of them 1). Written out: ``torch.broadcast_shapes`` imports SymPy on its first call, 0.7 s of a learner's first
+    check."""
+    return all(x == y or 1 in (x, y) for x, y in zip(reversed(a.shape), reversed(tuple(shape))))
 
 
 def weight_variants(scores, mask):
