@@ -125,6 +125,6 @@ def test_bad_input_gives_one_line_in_the_user_s_language(tmp_path, capsys, lang)
     assert "nbgrader_config.py" in lines["no_course"] and "--course" in lines["no_course"]
     assert "02_multihead" in lines["nobody"] and "bob" in lines["student"]
     words = {"en": ("1 or more", "SQLite", "nobody has submitted", "cannot open the gradebook"),
-             "zh": ("至少为 1", "SQLite", "还没有人提交", "无法打开成绩库")}[lang]
+             "zh": ("至少为 1", "SQLite", "还没有人提交", "无法打开成绩册")}[lang]
     assert all(w in lines[k] for w, k in zip(words, ("workers", "sqlite", "nobody", "unreachable")))
     assert "PostgreSQL" in lines["sqlite"] and "--workers 1" in lines["sqlite"]
