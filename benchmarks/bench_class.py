@@ -5,8 +5,8 @@ PostgreSQL gradebook. Prints numbers and whether the grades agree; asserts nothi
     .venv/bin/python benchmarks/bench_class.py --learners 20 --stage 02_multihead
     .venv/bin/python benchmarks/bench_class.py --only course --quick  # TINYLM_QUICK=1, as docs/grading.md offers
 
-- **class**: ``--learners`` copies of the stage's solution notebook, every third one with a known mistake (the
-  wrong ``attention_scores`` of stage 01's round-trip test, for stage 01), graded three ways, each in a course of its
+- **class**: ``--learners`` copies of the stage's solution notebook, every third one with the known mistake of the
+  stage's round-trip test (tests/test_nbgrader.py's ``WRONG``), graded three ways, each in a course of its
   own: ``nbgrader autograde STAGE`` (one command, SQLite: what an instructor types), ``tinylm-autograde STAGE``
   (one worker, SQLite) and ``tinylm-autograde STAGE --workers 2`` on a throwaway PostgreSQL server
   (:mod:`tinylm_grading.postgres`). Each run's wall seconds, seconds per learner, the speed-up over the first, and
@@ -34,9 +34,9 @@ BIN = Path(sys.executable).parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "tests"))
 
+from test_nbgrader import WRONG, submit, with_cells  # noqa: E402 - the round-trip test's known mistakes
 from tinylm_grading import postgres  # noqa: E402
 
-WRONG = {"01_attention": ("attention_scores", "def attention_scores(q, k):\n    return q @ k.transpose(-2, -1)\n")}
 
 
 def environ(**extra: str) -> dict[str, str]:
@@ -55,13 +55,8 @@ def make_course(folder: Path, stages: list[str], learners: int, env: dict[str, s
                        env=env, check=True)
         source = nbformat.read(folder / "notebooks" / stage / f"{stage}.ipynb", as_version=4)
         for i in range(learners):
-            nb = nbformat.from_dict(source)
-            if stage in WRONG and i % 3 == 2:
-                gid, code = WRONG[stage]
-                next(c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade_id") == gid).source = code
-            out = folder / "submitted" / f"learner{i:03d}" / stage
-            out.mkdir(parents=True)
-            nbformat.write(nb, out / f"{stage}.ipynb")
+            wrong = stage in WRONG and i % 3 == 2
+            submit(folder, f"learner{i:03d}", stage, with_cells(source, dict([WRONG[stage]])) if wrong else source)
     return folder
 
 

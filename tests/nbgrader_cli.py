@@ -10,9 +10,9 @@ import sys
 from pathlib import Path
 
 from tinylm_checks import _forked
+from tinylm_grading.autograde import PRELOAD  # what tinylm-autograde's workers import before they fork
 
 BIN = Path(sys.executable).parent
-PRELOAD = ("torch", "nbgrader.apps.nbgraderapp", "nbgrader.preprocessors", "nbclient", "tinylm_grading.preprocessors")
 
 
 def nbgrader(*args: str, cwd: Path, timeout: float = 1500, **env: str) -> subprocess.CompletedProcess:
