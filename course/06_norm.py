@@ -110,8 +110,9 @@ print("x.var(dim=-1)                 =", x.var(dim=-1).item(), "  divides by D -
 print("x.var(dim=-1, unbiased=False) =", x.var(dim=-1, unbiased=False).item(), " divides by D: what LayerNorm uses")
 with torch.no_grad():
     print("nn.LayerNorm(4):      ", nn.LayerNorm(4)(x)[0].tolist())
-for name, var in (("biased", x.var(dim=-1, keepdim=True, unbiased=False)), ("unbiased", x.var(dim=-1, keepdim=True))):
-    print(f"with the {name + ' variance:':18s}", ((x - mean) / torch.sqrt(var + 1e-5))[0].tolist())
+for name, var in (("with the biased variance:  ", x.var(dim=-1, keepdim=True, unbiased=False)),
+                  ("with the unbiased variance:", x.var(dim=-1, keepdim=True))):
+    print(name, ((x - mean) / torch.sqrt(var + 1e-5))[0].tolist())
 
 # %% [markdown]
 # **`eps` goes inside the square root.** It is there for rows whose variance is 0 or nearly 0: a

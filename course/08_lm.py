@@ -693,28 +693,28 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_parameter_table(param
 # 下面把你的表、模型自带的 `get_num_params()` 和公式 `12·L·D² + V·D` 放在一起比，比三个模型：第 4 节的模型，一个更宽的模型，以及 GPT-2 small。GPT-2 small 的尺寸是：`V = 50,257`，1,024 个位置，`D = 768`，12 层，每层 12 个头（head）。GPT-2 模型建在 PyTorch 的 `"meta"` 设备上：它的张量只有形状，不占内存，用来数这 124M（1.24 亿）个参数正合适，又不用真的为它们分配内存。
 
 # %%
-configs = {"section 4": (V, 64, 64, 4, 2), "wider": (V, 256, 256, 8, 6), "GPT-2 small": (50257, 1024, 768, 12, 12)}
-rows = {}
-print(f"{'model':<12} {'token_emb':>11} {'pos_emb':>9} {'blocks':>11} {'norm':>5} {'lm_head':>7} {'total':>12} "
-      f"{'get_num_params()':>16} {'12LD²+VD':>12}")
-for label, (V_, T_, D_, H_, L_) in configs.items():
+tables = []  # parameter_table of each model, in the order of the loop
+print("  token_emb   pos_emb      blocks  norm lm_head        total "
+      "get_num_params()     12LD²+VD  model")
+for label, (V_, T_, D_, H_, L_) in (("section 4", (V, 64, 64, 4, 2)), ("wider", (V, 256, 256, 8, 6)),
+                                    ("GPT-2 small", (50257, 1024, 768, 12, 12))):
     with torch.device("meta"):
         m = TinyLM(V_, T_, D_, H_, L_, 4 * D_)  # yours
     t = parameter_table(m)  # yours
-    rows[label] = t
+    tables.append(t)
     rule = 12 * L_ * D_ ** 2 + V_ * D_
-    print(f"{label:<12} {t['token_emb']:>11,} {t['pos_emb']:>9,} {t['blocks']:>11,} {t['norm']:>5,} {t['lm_head']:>7,} "
-          f"{t['total']:>12,} {m.get_num_params():>16,} {rule:>12,}")
+    print(f"{t['token_emb']:>11,} {t['pos_emb']:>9,} {t['blocks']:>11,} {t['norm']:>5,} {t['lm_head']:>7,} "
+          f"{t['total']:>12,} {m.get_num_params():>16,} {rule:>12,}  {label}")
     assert t["total"] == m.get_num_params(non_embedding=False) and t["total"] - t["pos_emb"] == m.get_num_params()
 
 fig, ax = plt.subplots(figsize=(7, 2.6))
-for i, (label, t) in enumerate(rows.items()):
+for i, t in enumerate(tables):
     left = 0.0
     for part, color in (("token_emb", "tab:blue"), ("pos_emb", "tab:cyan"), ("blocks", "tab:orange"), ("norm", "tab:gray")):
         share = t[part] / t["total"]
         ax.barh(i, share, left=left, color=color, label=part if i == 0 else None)
         left += share
-ax.set_yticks(range(len(rows)), list(rows))
+ax.set_yticks(range(len(tables)), ["section 4", "wider", "GPT-2 small"])
 ax.set_xlabel("share of the parameters")
 ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35), ncol=4, frameon=False)
 plt.tight_layout()

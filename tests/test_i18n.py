@@ -170,8 +170,20 @@ def test_the_shown_strings_are_those_printed_or_drawn_not_those_computed_with():
 
 def test_a_loop_s_labels_are_shown_only_when_the_loop_only_shows_them():
     code = ('for name, m in (("untrained", a), ("trained", b)):\n    print(f"{name:>24}: loss {f(m):.3f}")\n'
-            'for name, k in (("linear1", 1), ("linear2", 2)):\n    print(name, getattr(layer, name))\n')
-    assert [text for _, _, text in bilingual.code_strings(code)] == ["untrained", "trained", "{name:>24}: loss {f(m):.3f}"]
+            'for name, k in (("linear1", 1), ("linear2", 2)):\n    print(name, getattr(layer, name))\n'
+            'for label, (d, h) in (("wider", (256, 8)), ("deeper", (64, 2))):\n    print(f"{d * h:>6} {label}")\n')
+    assert [text for _, _, text in bilingual.code_strings(code)] == ["untrained", "trained", "{name:>24}: loss {f(m):.3f}",
+                                                                     "wider", "deeper", "{d * h:>6} {label}"]
+
+
+def test_a_name_s_strings_are_shown_only_when_the_name_is_only_shown():
+    code = ('evidence = f"found {x}" if x else "none found"\nprint("result -", evidence)\n'
+            'key = "wider"\nprint(key, table[key])\n'
+            'twice = "first"\ntwice = "second"\nprint(twice)\n'
+            'record_run("11_first_bug", name=n, evidence=evidence)\n')
+    assert [text for _, _, text in bilingual.code_strings(code)] == ["found {x}", "none found", "result -"]
+    code += 'print(len(evidence))\n'  # a use that computes with it: its strings stay as they are
+    assert [text for _, _, text in bilingual.code_strings(code)] == ["result -"]
 
 
 def test_a_translation_that_would_change_the_code_fails_the_build(tmp_path, monkeypatch):

@@ -110,10 +110,11 @@ def cell_problems(english: str, chinese: str) -> list[str]:
 # A code cell is shared by both languages, but what it prints or draws is read by the learner: the Chinese notebook
 # carries the same code with those strings in Chinese (course/locale/zh_CN/LC_MESSAGES/<stage>.po). Only strings
 # the code shows are translated: arguments of print(), of a plot helper (plot_*, LiveLossPlot) and of a figure's
-# set_title/set_xlabel/set_ylabel/suptitle, and title=/label= keywords; directly, or as a key or item of a dict,
-# list or tuple there, never inside another call (a prompt given to a model stays what the English gives it).
-SHOWN_BY = re.compile(r"print|plot_\w+|LiveLossPlot|set_title|set_xlabel|set_ylabel|suptitle")
-SHOWN_AS = re.compile(r"title|\w*label|hline")
+# set_title/set_xlabel/set_ylabel/suptitle/set_xticks/set_yticks (tick labels), and title=/label= keywords; directly,
+# as a key or item of a dict, list or tuple there, or held by a name (a loop's or an assignment's) that is only shown;
+# never inside another call (a prompt given to a model stays what the English gives it).
+SHOWN_BY = re.compile(r"print|plot_\w+|LiveLossPlot|set_title|set_[xy]label|set_[xy]ticks|set_[xy]ticklabels|suptitle")
+SHOWN_AS = re.compile(r"title|\w*label|hline|evidence")  # evidence=: a record_run sentence that the report prints
 WORDS = re.compile(r"[A-Za-z]{2}")  # a word: "x:" and "D / H =" are code alone
 LITERAL = re.compile(r"([rRfFuU]*)('''|\"\"\"|'|\")(.*)\2", re.S)
 
@@ -125,6 +126,8 @@ def _shown(node) -> list:
         return [node]
     if isinstance(node, (ast.Tuple, ast.List)):
         return [s for e in node.elts for s in _shown(e)]
+    if isinstance(node, ast.IfExp):  # "a" if x else "b": either is shown
+        return _shown(node.body) + _shown(node.orelse)
     if isinstance(node, ast.Dict):
         return [s for e in node.keys if e is not None for s in _shown(e)]
     return []
@@ -137,31 +140,60 @@ def _shown_args(call) -> list:
     return args + [k.value for k in call.keywords if k.arg and SHOWN_AS.fullmatch(k.arg)]
 
 
+def _shown_uses(tree) -> set[int]:
+    """The ids of the Name nodes in ``tree`` that are a shown argument, or an f-string field's value there."""
+    import ast
+
+    ids = set()
+    for call in (c for c in ast.walk(tree) if isinstance(c, ast.Call)):
+        for arg in _shown_args(call):
+            fields = [v.value for v in arg.values if isinstance(v, ast.FormattedValue)] \
+                if isinstance(arg, ast.JoinedStr) else [arg]
+            ids |= {id(f) for f in fields if isinstance(f, ast.Name)}
+    return ids
+
+
+def _assigned_labels(tree) -> list:
+    """Strings a name holds only to be shown: in ``evidence = f"..." if found else "none found"``, the strings on
+    the right when ``evidence`` is assigned once in the cell and its every use is a shown argument or a field of a
+    shown f-string there."""
+    import ast
+
+    uses = _shown_uses(tree)
+    stores: dict[str, list] = {}
+    reads: dict[str, list] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name):
+            (stores if isinstance(node.ctx, ast.Store) else reads).setdefault(node.id, []).append(node)
+    found = []
+    for assign in (n for n in ast.walk(tree) if isinstance(n, ast.Assign)):
+        if len(assign.targets) != 1 or not isinstance(assign.targets[0], ast.Name):
+            continue
+        name = assign.targets[0].id
+        strings = _shown(assign.value)
+        if strings and len(stores[name]) == 1 and reads.get(name) and all(id(n) in uses for n in reads[name]):
+            found += strings
+    return found
+
+
 def _loop_labels(tree) -> list:
     """Strings a ``for`` loop over a literal table only shows: in ``for name, m in (("untrained", a), ("trained",
     b)):``, the strings bound to ``name`` when every use of ``name`` in the loop is a field of a shown f-string or a
     shown argument itself (a name also used as code, ``getattr(layer, name)``, keeps its strings as they are)."""
     import ast
 
-    def shown_uses(loop) -> set[int]:  # the Name nodes that are a shown argument or an f-string field's value there
-        ids = set()
-        for call in (c for c in ast.walk(loop) if isinstance(c, ast.Call)):
-            for arg in _shown_args(call):
-                fields = [v.value for v in arg.values if isinstance(v, ast.FormattedValue)] \
-                    if isinstance(arg, ast.JoinedStr) else [arg]
-                ids |= {id(f) for f in fields if isinstance(f, ast.Name)}
-        return ids
-
     found = []
     for loop in ast.walk(tree):
         if not (isinstance(loop, ast.For) and isinstance(loop.iter, (ast.Tuple, ast.List))
-                and isinstance(loop.target, ast.Tuple) and all(isinstance(t, ast.Name) for t in loop.target.elts)):
+                and isinstance(loop.target, ast.Tuple)):
             continue
         rows = loop.iter.elts
         if not rows or not all(isinstance(r, ast.Tuple) and len(r.elts) == len(loop.target.elts) for r in rows):
             continue
-        uses = shown_uses(loop)
+        uses = _shown_uses(loop)
         for j, target in enumerate(loop.target.elts):
+            if not isinstance(target, ast.Name):  # for label, (a, b) in ...: only a name's column can be labels
+                continue
             column = [r.elts[j] for r in rows]
             if not all(isinstance(c, ast.Constant) and isinstance(c.value, str) for c in column):
                 continue
@@ -191,7 +223,7 @@ def code_strings(code: str) -> list[tuple[int, int, str]]:
 
     nodes = [s for call in ast.walk(tree) if isinstance(call, ast.Call) for a in _shown_args(call) for s in _shown(a)]
     found = set()
-    for node in nodes + _loop_labels(tree):
+    for node in nodes + _loop_labels(tree) + _assigned_labels(tree):
         start = offset(node.lineno, node.col_offset)
         segment = code[start:offset(node.end_lineno, node.end_col_offset)]
         for part in _literals(segment):  # "a" "b": an implicit concatenation's parts one by one
