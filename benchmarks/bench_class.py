@@ -3,7 +3,7 @@ PostgreSQL gradebook. Prints numbers and whether the grades agree; asserts nothi
 
     .venv/bin/python benchmarks/bench_class.py                        # 100 learners x stage 01, then one learner's course
     .venv/bin/python benchmarks/bench_class.py --learners 20 --stage 02_multihead
-    .venv/bin/python benchmarks/bench_class.py --only course --quick  # TINYLM_QUICK=1, as docs/grading.md offers
+    .venv/bin/python benchmarks/bench_class.py --only course
 
 - **class**: ``--learners`` copies of the stage's solution notebook, every third one with the known mistake of the
   stage's round-trip test (tests/test_nbgrader.py's ``WRONG``), graded three ways, each in a course of its
@@ -38,12 +38,9 @@ from test_nbgrader import WRONG, submit, with_cells  # noqa: E402 - the round-tr
 from tinylm_grading import postgres  # noqa: E402
 
 
-
 def environ(**extra: str) -> dict[str, str]:
-    return {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", **QUICK, **extra}
-
-
-QUICK: dict[str, str] = {}  # --quick: {"TINYLM_QUICK": "1"}
+    env = {k: v for k, v in os.environ.items() if k != "TINYLM_QUICK"}  # the grader's default decides
+    return {**env, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", **extra}
 
 
 def make_course(folder: Path, stages: list[str], learners: int, env: dict[str, str]) -> Path:
@@ -129,11 +126,7 @@ def main() -> None:
     p.add_argument("--learners", type=int, default=100)
     p.add_argument("--stage", default="01_attention")
     p.add_argument("--only", choices=["class", "course"], help="one of the two benchmarks")
-    p.add_argument("--quick", action="store_true", help="grade with TINYLM_QUICK=1 (docs/grading.md: stages 09 and "
-                   "11 train for a few steps; without it, stage 11's claims runs reach the notebook's time limit)")
     a = p.parse_args()
-    if a.quick:
-        QUICK["TINYLM_QUICK"] = "1"
     with tempfile.TemporaryDirectory(prefix="bench_class_") as tmp:
         if a.only in (None, "class"):
             bench_class(Path(tmp), a.stage, a.learners)

@@ -336,7 +336,7 @@ data = torch.tensor(tokenizer.encode(text))  # (N,) token ids
 train_data, val_data = train_val_split(data)
 torch.manual_seed(0)
 model = TinyLM(tokenizer.vocab_size, max_seq_len=32, d_model=48, num_heads=4, num_layers=2, d_ff=192)
-steps = 20 if os.environ.get("TINYLM_QUICK") else 200  # TINYLM_QUICK=1: a few steps (quick autograding)
+steps = 20 if os.environ.get("TINYLM_QUICK") == "1" else 200  # TINYLM_QUICK=1: a few steps (quick autograding)
 history = train(model, train_data, val_data, steps=steps, batch_size=16, lr=5e-3, eval_interval=200,
                 eval_batches=5, progress=False, seed=0)
 print(f"vocabulary {tokenizer.vocab_size} characters; loss {history['loss'][0]:.2f} -> {history['loss'][-1]:.2f}; "

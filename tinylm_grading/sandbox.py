@@ -57,8 +57,7 @@ ROOT = Path(__file__).resolve().parent.parent
 HIDDEN_IN_COURSE = ("gradebook.db", "submitted", "autograded", "feedback", "release", "notebooks", "notebooks-zh", "course")
 KEPT_ENV = ("PATH", "LANG", "LC_ALL", "TZ", "PYTHONPATH", "VIRTUAL_ENV", "NBGRADER_EXECUTION",
             "OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONHASHSEED", "PYDEVD_DISABLE_FILE_VALIDATION",
-            "TINYLM_QUICK", "TINYLM_LANG")  # TINYLM_QUICK=1: the training cells of 09 and 11 take a few steps (grades
-# do not change); TINYLM_LANG: the instructor's choice of language for what the learner's tools print
+            "TINYLM_LANG")  # TINYLM_LANG: the instructor's choice of language for what the learner's tools print
 SYSTEM = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32")  # programs and libraries
 ETC = ("ld.so.cache", "ld.so.conf", "ld.so.conf.d", "localtime", "passwd", "group", "nsswitch.conf", "hosts",
        "alternatives", "fonts", "mime.types", "os-release")  # what Python, PyTorch and matplotlib may read
@@ -117,6 +116,14 @@ class SandboxKernelManager(SlicedPollKernelManager):
                              "the kernel's working folder, which nbgrader names after the assignment).").tag(config=True)
     workdir_mb = Integer(256, help="Size of the kernel's writable working folder (a tmpfs), in MiB.").tag(config=True)
     tmp_mb = Integer(256, help="Size of the kernel's /tmp (a tmpfs), in MiB.").tag(config=True)
+    quick = Unicode("1", help="TINYLM_QUICK in the kernel, unless the grader's environment sets it: '1' runs the "
+                              "training cells of stages 09-13 for a few steps (no graded check depends on how long a "
+                              "model trained, and stage 11's full runs take longer than "
+                              "GradingExecute.notebook_timeout); '0' runs them as the notebooks do.").tag(config=True)
+
+    def quick_value(self) -> str:
+        """TINYLM_QUICK for the kernel: the grader's environment's, else :attr:`quick`."""
+        return os.environ.get("TINYLM_QUICK", self.quick)
 
     # ---- what the sandbox shows and hides
 
@@ -210,6 +217,7 @@ class SandboxKernelManager(SlicedPollKernelManager):
         for name in KEPT_ENV:
             if name in os.environ:
                 args += ["--setenv", name, os.environ[name]]
+        args += ["--setenv", "TINYLM_QUICK", self.quick_value()]
         # bubblewrap's own root and /dev are tmpfs without a size: read-only once everything is mounted (a blind
         # tester wrote 600 MiB each to /work, /root and /dev/shm); /dev/shm is a sized tmpfs of its own
         args += ["--remount-ro", "/dev", "--remount-ro", "/"]
@@ -222,6 +230,7 @@ class SandboxKernelManager(SlicedPollKernelManager):
     async def _async_pre_start_kernel(self, **kw):
         if not self.sandbox or os.environ.get("TINYLM_GRADING_SANDBOX", "").lower() in ("off", "0", "no"):
             self._box = None
+            kw["env"] = {**kw.get("env", os.environ), "TINYLM_QUICK": self.quick_value()}
             return await super()._async_pre_start_kernel(**kw)
         bwrap = bwrap_path()
         # the kernel writes its sockets in conn_dir: on /dev/shm (memory, charged to the sandbox's memory
