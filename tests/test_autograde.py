@@ -128,3 +128,20 @@ def test_bad_input_gives_one_line_in_the_user_s_language(tmp_path, capsys, lang)
              "zh": ("至少为 1", "SQLite", "还没有人提交", "无法打开成绩册")}[lang]
     assert all(w in lines[k] for w, k in zip(words, ("workers", "sqlite", "nobody", "unreachable")))
     assert "PostgreSQL" in lines["sqlite"] and "--workers 1" in lines["sqlite"]
+
+
+@pytest.mark.parametrize("stages", [["01_attention", "13_capstone", "09_training"],
+                                    ["13_capstone", "01_attention", "09_training"]])
+def test_the_last_stages_start_first_whatever_order_they_are_named_in(tmp_path, stages):
+    """The capstone and the training stages take the longest to grade: started first, no worker is left alone with
+    one of them at the end."""
+    from tinylm_grading.autograde import course_directory, plan
+    shutil.copy(ROOT / "nbgrader_config.py", tmp_path)
+    for learner in ("ann", "bo"):
+        for stage in stages:
+            (tmp_path / "submitted" / learner / stage).mkdir(parents=True)
+    assert plan(course_directory(tmp_path), stages, None) == [
+        ("13_capstone", "ann"), ("13_capstone", "bo"), ("09_training", "ann"), ("09_training", "bo"),
+        ("01_attention", "ann"), ("01_attention", "bo")]
+    assert plan(course_directory(tmp_path), stages, ["bo"]) == [("13_capstone", "bo"), ("09_training", "bo"),
+                                                                ("01_attention", "bo")]

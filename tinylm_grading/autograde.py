@@ -68,10 +68,12 @@ def submitted(coursedir, stage: str) -> list[str]:
 
 
 def plan(coursedir, stages: list[str], students: list[str] | None) -> list[tuple[str, str]]:
-    """The (stage, student) commands to run, stage by stage; UsageError for a stage nobody submitted or a named
-    student without a submission of any of the stages."""
+    """The (stage, student) commands to run, the last stage first; UsageError for a stage nobody submitted or a named
+    student without a submission of any of the stages. The later stages train models and run commands (grading the
+    capstone takes about ten times as long as stage 01): started first, they do not leave one worker busy at the end
+    while the others wait, the order that makes a batch of jobs end soonest (longest first)."""
     jobs = []
-    for stage in stages:
+    for stage in sorted(stages, reverse=True):
         found = submitted(coursedir, stage)
         if not found:
             raise UsageError(say("grading.autograde.no_submissions", stage=stage,
