@@ -2,13 +2,12 @@
 agent (reached through JSON text, the same data path as a kernel's) reaches the same verdict as a check run on
 the object itself: every row of the mutant suite fails with the same name and problem (two named
 exceptions, REMOTE_DIFFERS), and the reference passes."""
-import inspect
 
 import pytest
 import torch
 
 from tinylm_checks import CheckFailure
-from tinylm_grading.remote import LoopbackTransport, RemoteFunction, stand_in, verdict
+from tinylm_grading.remote import LoopbackTransport, stand_in, verdict
 
 from mutants import LATE_FAILURE, REFERENCE, ROWS
 

@@ -91,7 +91,8 @@ def judge(request, sock: socket.socket, allowed: frozenset[str]) -> dict:
                 "failure": None}
     i18n.set_language(request.get("lang", "en"))
     check = getattr(tinylm_checks, request["check"])
-    passed, text, failure = remote.verdict(check, SocketTransport(sock), request["name"], seeds=(request.get("seed", 0),))
+    passed, text, failure = remote.verdict(check, SocketTransport(sock), request["name"],
+                                           seeds=(request.get("seed", 0),))
     return {"passed": passed, "text": text, "failure": failure.to_data() if failure is not None else None}
 
 

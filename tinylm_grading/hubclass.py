@@ -199,7 +199,8 @@ def start(root: Path, released: str) -> list[subprocess.Popen]:
     (the service first: the learners' checks need it)."""
     env = {**os.environ, "PATH": f"{Path(sys.executable).parent}:{os.environ.get('PATH', '')}"}
     service = subprocess.Popen([sys.executable, "-m", "tinylm_grading.checkservice", "--socket",
-                                str(root / "run" / "checks.sock"), "--released", released], env=env, stdout=subprocess.PIPE, text=True)
+                                str(root / "run" / "checks.sock"), "--released", released],
+                               env=env, stdout=subprocess.PIPE, text=True)
     print(service.stdout.readline().rstrip(), flush=True)
     hub = subprocess.Popen([str(Path(sys.executable).parent / "jupyterhub"), "-f",
                             str(root / "hub" / "jupyterhub_config.py")], cwd=root / "hub", env=env,
