@@ -44,3 +44,14 @@ def test_the_trainer_s_init_is_the_readme_s():
 def test_the_cell_timeout_is_the_grader_s():
     config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
     assert f"runs longer than {config.Execute.timeout} s" in README
+
+
+def test_the_nanogpt_figures_are_the_recorded_run_s():
+    """``benchmarks/bench_nanogpt.py --record benchmarks/results/nanogpt.json`` wrote the run the README quotes."""
+    runs = json.loads((ROOT / "benchmarks" / "results" / "nanogpt.json").read_text())["runs"]
+    ours, theirs = runs["tinylm"], runs["nanogpt"]
+    stated = (f"validation loss of {ours['val_loss']:.2f} against nanoGPT's {theirs['val_loss']:.2f}, at a training "
+              f"step {ours['ms_per_step'] / theirs['ms_per_step']:.2f}× nanoGPT's and a wall time "
+              f"{ours['wall_s'] / theirs['wall_s']:.2f}× nanoGPT's, in the run recorded in "
+              "`benchmarks/results/nanogpt.json`")
+    assert stated in " ".join(README.split())
