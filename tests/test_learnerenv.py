@@ -367,6 +367,41 @@ def test_a_class_s_service_refuses_what_a_learner_should_not_have(tmp_path, monk
         assert proc.wait(timeout=30) == 0
 
 
+def test_a_busy_answer_sent_before_the_request_is_read_says_busy(tmp_path, monkeypatch):
+    """A full service answers "busy" and closes at once, without reading the request: a client whose request then
+    meets a closed socket (BrokenPipeError) still reads that answer (CI's run of the test above once said "broke
+    off" instead)."""
+    import socket
+    import threading
+    where = str(tmp_path / "checks.sock")
+    server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    server.bind(where)
+    server.listen()
+    closed = threading.Event()
+
+    def busy():
+        conn, _ = server.accept()
+        client.send(conn, {"busy": True})
+        conn.close()
+        closed.set()
+
+    threading.Thread(target=busy, daemon=True).start()
+    connect = client.connect
+
+    def connect_then_wait(path):  # the request is sent only after the service has closed the connection
+        sock = connect(path)
+        assert closed.wait(10)
+        return sock
+
+    monkeypatch.setattr(client, "connect", connect_then_wait)
+    monkeypatch.setenv(client.ENV, where)
+    try:
+        with pytest.raises(client.ServiceUnavailable, match="running as many checks as it may"):
+            client.run("check_attention_scores", lambda q, k: q)
+    finally:
+        server.close()
+
+
 def test_a_repository_that_cannot_be_written_leaves_no_folder_behind(tmp_path, monkeypatch):
     """Found by attacking the service: 'tests/a.py' and 'tests/a.py/b.py' stopped the workspace half-written, and
     its folder stayed in /dev/shm (memory) for good."""

@@ -125,7 +125,10 @@ def run(check: str, obj, seed: int = 0, quiet: bool = False) -> None:
         raise ServiceUnavailable(say("client.no_service", path=path)) from None
     with sock:
         try:
-            send(sock, {"check": check, "name": name, "seed": int(seed), "lang": i18n.language()})
+            try:
+                send(sock, {"check": check, "name": name, "seed": int(seed), "lang": i18n.language()})
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # a full service answers "busy" and closes without reading: that answer is still there to read
             while True:
                 message = receive(sock)
                 if not isinstance(message, dict):
