@@ -7,6 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from tinylm_checks import MISTAKES, set_language
@@ -147,8 +148,8 @@ def test_what_the_code_cells_print_and_draw_is_chinese_too(source):
     notebook, unless its translation is its English (code alone, such as ``x.var(dim=-1) =``)."""
     table = build_notebooks.code_table(source.stem, "zh")
     chinese = build_notebooks.build(source, lang="zh")
-    for cell in filter(bilingual.translatable, chinese.cells):
-        for _, _, text in bilingual.code_strings(cell.source):
+    for cell, elsewhere in zip(chinese.cells, bilingual.read_elsewhere(chinese.cells)):
+        for _, _, text in bilingual.code_strings(cell.source, elsewhere) if bilingual.translatable(cell) else ():
             assert CJK.search(text) or table.get(text) == text, (source.stem, text)
 
 
@@ -182,6 +183,11 @@ def test_a_name_s_strings_are_shown_only_when_the_name_is_only_shown():
             'twice = "first"\ntwice = "second"\nprint(twice)\n'
             'record_run("11_first_bug", name=n, evidence=evidence)\n')
     assert [text for _, _, text in bilingual.code_strings(code)] == ["found {x}", "none found", "result -"]
+    # read by another cell, where it may be data: its strings stay as they are
+    assert [text for _, _, text in bilingual.code_strings(code, frozenset({"evidence"}))] == ["result -"]
+    cells = [nbformat.v4.new_code_cell(code), nbformat.v4.new_code_cell("rows[evidence] = 1"),
+             nbformat.v4.new_markdown_cell("evidence")]
+    assert bilingual.read_elsewhere(cells)[0] == {"rows", "evidence"}  # a markdown cell reads nothing
     code += 'print(len(evidence))\n'  # a use that computes with it: its strings stay as they are
     assert [text for _, _, text in bilingual.code_strings(code)] == ["result -"]
 

@@ -153,10 +153,10 @@ def _shown_uses(tree) -> set[int]:
     return ids
 
 
-def _assigned_labels(tree) -> list:
+def _assigned_labels(tree, elsewhere: frozenset[str]) -> list:
     """Strings a name holds only to be shown: in ``evidence = f"..." if found else "none found"``, the strings on
-    the right when ``evidence`` is assigned once in the cell and its every use is a shown argument or a field of a
-    shown f-string there."""
+    the right when ``evidence`` is assigned once in the cell, its every use is a shown argument or a field of a
+    shown f-string there, and no other cell reads it (``elsewhere``: there it could be data)."""
     import ast
 
     uses = _shown_uses(tree)
@@ -171,7 +171,7 @@ def _assigned_labels(tree) -> list:
             continue
         name = assign.targets[0].id
         strings = _shown(assign.value)
-        if strings and len(stores[name]) == 1 and reads.get(name) and all(id(n) in uses for n in reads[name]):
+        if strings and name not in elsewhere and len(stores[name]) == 1 and reads.get(name) and all(id(n) in uses for n in reads[name]):
             found += strings
     return found
 
@@ -203,10 +203,11 @@ def _loop_labels(tree) -> list:
     return found
 
 
-def code_strings(code: str) -> list[tuple[int, int, str]]:
+def code_strings(code: str, elsewhere: frozenset[str] = frozenset()) -> list[tuple[int, int, str]]:
     """The strings a code cell shows the learner, as ``(start, end, text)``: ``code[start:end]`` is the literal
     (prefix and quotes included) and ``text`` what is inside its quotes, the catalog's ``msgid``. A cell that does
-    not parse (IPython magics) shows none."""
+    not parse (IPython magics) shows none. ``elsewhere``: the names the notebook's other cells read
+    (:func:`read_elsewhere`)."""
     import ast
 
     try:
@@ -223,7 +224,7 @@ def code_strings(code: str) -> list[tuple[int, int, str]]:
 
     nodes = [s for call in ast.walk(tree) if isinstance(call, ast.Call) for a in _shown_args(call) for s in _shown(a)]
     found = set()
-    for node in nodes + _loop_labels(tree) + _assigned_labels(tree):
+    for node in nodes + _loop_labels(tree) + _assigned_labels(tree, elsewhere):
         start = offset(node.lineno, node.col_offset)
         segment = code[start:offset(node.end_lineno, node.end_col_offset)]
         for part in _literals(segment):  # "a" "b": an implicit concatenation's parts one by one
@@ -247,9 +248,26 @@ def _literals(segment: str) -> list[tuple[int, int]]:
             for t in tokenize.generate_tokens(io.StringIO(wrapped).readline) if t.type == tokenize.STRING]
 
 
-def translate_code(code: str, table: dict[str, str]) -> str:
+def read_elsewhere(cells) -> list[frozenset[str]]:
+    """For each cell, the names that the notebook's other code cells read: a string one cell assigns to a name only
+    to show it may be data where another cell reads that name, and translated there it would change what that cell
+    computes."""
+    import ast
+
+    reads = []
+    for cell in cells:
+        try:
+            tree = ast.parse(cell.source) if cell.cell_type == "code" else None
+        except SyntaxError:  # IPython magics
+            tree = None
+        reads.append({n.id for n in ast.walk(tree) if isinstance(n, ast.Name) and not isinstance(n.ctx, ast.Store)}
+                     if tree else set())
+    return [frozenset().union(*(r for j, r in enumerate(reads) if j != i)) for i in range(len(reads))]
+
+
+def translate_code(code: str, table: dict[str, str], elsewhere: frozenset[str] = frozenset()) -> str:
     """``code`` with each shown string that ``table`` translates replaced (its prefix and quotes kept)."""
-    for start, end, text in reversed(code_strings(code)):
+    for start, end, text in reversed(code_strings(code, elsewhere)):
         if table.get(text):
             m = LITERAL.fullmatch(code[start:end])
             code = code[:start] + m.group(1) + m.group(2) + table[text] + m.group(2) + code[end:]
@@ -282,9 +300,10 @@ def shown_strings(source: Path) -> list[str]:
     import jupytext
 
     out: dict[str, None] = {}
-    for cell in jupytext.read(source).cells:
+    cells = jupytext.read(source).cells
+    for cell, elsewhere in zip(cells, read_elsewhere(cells)):
         if translatable(cell):
-            out.update((text, None) for _, _, text in code_strings(cell.source))
+            out.update((text, None) for _, _, text in code_strings(cell.source, elsewhere))
     return list(out)
 
 

@@ -128,8 +128,9 @@ def build(source: Path, stage: registry.Stage | None = None, exercises: tuple | 
     nb.cells = bilingual.select(nb.cells, lang)
     if lang != "en":  # what the shared code cells print and draw, in the notebook's language
         shown = code_table(stem, lang)
-        for i, cell in enumerate(nb.cells):
-            translated = bilingual.translate_code(cell.source, shown) if bilingual.translatable(cell) else cell.source
+        for i, (cell, elsewhere) in enumerate(zip(nb.cells, bilingual.read_elsewhere(nb.cells))):
+            translated = (bilingual.translate_code(cell.source, shown, elsewhere) if bilingual.translatable(cell)
+                          else cell.source)
             if translated != cell.source:
                 try:
                     same = bilingual.code_shape(translated) == bilingual.code_shape(cell.source)
