@@ -40,7 +40,7 @@ import torch.nn.functional as F
 
 from tinylm_checks import check_generate
 from tinylm_checks import attention_explorer, attention_maps, plot_attention_heads
-from tinylm_solutions.data import default_corpus, train_val_split
+from tinylm_solutions.data import corpus, train_val_split
 from tinylm_solutions.model import TinyLM
 from tinylm_solutions.tokenizer import CharTokenizer
 from tinylm_solutions.trainer import train
@@ -316,7 +316,8 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_generate(generate, se
 #
 # Train a TinyLM on the course's corpus (docstrings of Python's standard library), one character per token,
 # with the training loop of notebook 09 (`tinylm_solutions.trainer.train`). A few hundred steps on a CPU:
-# enough to learn which characters follow which, not enough for words.
+# enough to learn which characters follow which, not enough for words. (The Chinese notebook trains on Tang poems,
+# `corpus("zh")`: the next cell is the one cell whose code differs between the two languages.)
 
 # %% [markdown] lang="zh"
 # **如果检查没通过：** “可能的错误”那一行（英文版里是 `likely mistake:`）
@@ -326,11 +327,24 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_generate(generate, se
 #
 # ## 3. 训练一个小模型来采样
 #
-# 在课程语料（Python 标准库的 docstring）上训练一个 TinyLM，每个字符是一个 token，用笔记本 09 的训练循环（`tinylm_solutions.trainer.train`）。在 CPU
-# 上跑几百步：足够学会哪个字符后面跟哪个字符，但还学不会单词。
+# 在唐诗上训练一个 TinyLM：取中文语料 `corpus("zh")` 的前 100 000 个字符，每个字（连同标点、换行）是一个
+# token，用笔记本 09 的训练循环（`tinylm_solutions.trainer.train`）。英文版笔记本用的是课程的英文语料（Python
+# 标准库的 docstring）：两种语言的笔记本里，只有下一个单元格的代码不一样。在 CPU 上跑几百步：足够学会逗号、句号和换行大致落在哪里，
+# 但对汉字本身，它只比按字频瞎猜好一点，还写不出诗句（看下面的采样）。
 
 # %%
-text = default_corpus()
+text = corpus("en")  # the course's corpus: docstrings of Python's standard library
+PROMPT = "Return the "  # the samples' prompt (below)
+HEATMAP_TEXT = "Return the value of x"  # the heatmaps' text (section 4)
+EXPLORER_TEXT = "Return a new list of the items"  # the explorer's first text (section 5)
+
+# %% lang="zh"
+text = corpus("zh", max_chars=100_000)  # 唐诗的前 100 000 个字符
+PROMPT = "春风"  # 下面采样用的提示词
+HEATMAP_TEXT = "白日依山尽，黄河入海流。欲穷千里目，更上一层楼。"  # 第 4 节热力图的文本
+EXPLORER_TEXT = "床前明月光，疑是地上霜。举头望明月，低头思故乡。"  # 第 5 节浏览器里的第一段文本
+
+# %%
 tokenizer = CharTokenizer(text)
 data = torch.tensor(tokenizer.encode(text))  # (N,) token ids
 train_data, val_data = train_val_split(data)
@@ -351,7 +365,7 @@ print(f"vocabulary {tokenizer.vocab_size} characters; loss {history['loss'][0]:.
 # 5。比较一下：哪个在自我重复，哪个变成了噪声？
 
 # %%
-prompt = torch.tensor([tokenizer.encode("Return the ")])  # (1, T)
+prompt = torch.tensor([tokenizer.encode(PROMPT)])  # (1, T)
 for temperature, top_k in ((0.5, None), (1.0, None), (1.0, 5), (2.0, None)):
     out = generate(model, prompt, 60, temperature=temperature, top_k=top_k,
                    generator=torch.Generator().manual_seed(0))
@@ -373,12 +387,12 @@ for temperature, top_k in ((0.5, None), (1.0, None), (1.0, 5), (2.0, None)):
 #
 # 每个块都保存着它最近一次前向传播的注意力权重，形状为 `(B, H, T, T)`：第 `t` 行表示查询（query）位置 `t`
 # 从每个键（key）位置各取了多少。`model.get_attention_weights()` 为每一层返回一个这样的张量；`attention_maps`
-# 在一段文本上运行模型，返回这一条序列的注意力权重。因果掩码（causal mask）让上三角保持为 0。找找那些停在 token
-# 自身上的头（head），即主对角线很亮的头：训练 200
-# 步后，这是最清楚的模式。关注前一个字符的头（紧挨在主对角线下方的那条对角线）还没有出现：光凭当前字符，就已经能把下一个字符预测得不错。有些头可能会从空格处收集信息；有多明显，要看这一次运行。
+# 在一段文本上运行模型，返回这一条序列的注意力权重。因果掩码（causal mask）让上三角保持为 0。在这首诗上找两种头：一种停在
+# token 自身上，主对角线很亮；另一种把不少注意力放在逗号、句号和换行上。训练 200 步后，这是最清楚的两种模式。关注前一个字的头
+# （紧挨在主对角线下方的那条对角线）还没有出现。
 
 # %%
-weights, tokens = attention_maps(model, tokenizer, "Return the value of x")  # [(H, T, T)] per layer, labels
+weights, tokens = attention_maps(model, tokenizer, HEATMAP_TEXT)  # [(H, T, T)] per layer, labels
 plot_attention_heads(weights, tokens)  # one row per layer, one column per head
 plt.tight_layout()
 plt.show()
@@ -408,7 +422,7 @@ for layer, w in enumerate(weights):
 # 选一个层、一个头，再输入你自己的文本（用语料里出现过的字符；只显示最后 32 个）。拖动滑块，或者在输入框里按回车，热力图就会重新绘制。
 
 # %%
-attention_explorer(model, tokenizer, "Return a new list of the items")
+attention_explorer(model, tokenizer, EXPLORER_TEXT)
 
 # %% [markdown]
 # ## Summary

@@ -1,6 +1,7 @@
 """The course in two languages (issue 18): every message and every notebook text has its Chinese, the Chinese keeps
 what the English says (fields, numbers, code), and the language switches without touching what is checked or graded.
 """
+import copy
 import importlib.util
 import re
 import subprocess
@@ -129,12 +130,14 @@ def test_every_markdown_cell_has_its_chinese_twin(source):
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
 def test_both_languages_have_the_same_code_cells_grade_ids_and_points(source):
     """So nbval's run of the English notebooks runs the Chinese code too (the same code, what it prints in Chinese),
-    and one gradebook grades both."""
+    except a data cell's (its text and prompts: test_notebooks_zh.py runs those), and one gradebook grades both."""
     english, chinese = build_notebooks.build(source), build_notebooks.build(source, lang="zh")
     assert len(english.cells) == len(chinese.cells)
     for e, z in zip(english.cells, chinese.cells):
         assert (e.id, e.cell_type, e.metadata) == (z.id, z.cell_type, z.metadata)
-        if e.cell_type == "code" and bilingual.translatable(e) and e.source != z.source:  # only its strings differ
+        if e.cell_type == "code" and bilingual.translatable(e) and bilingual.data_names(e.source):
+            assert bilingual.data_names(e.source) == bilingual.data_names(z.source), z.source
+        elif e.cell_type == "code" and bilingual.translatable(e) and e.source != z.source:  # only its strings differ
             assert bilingual.code_shape(e.source) == bilingual.code_shape(z.source), z.source
         elif e.cell_type == "code":  # an exercise's cells: nbgrader compares them with the English source
             assert e.source == z.source
@@ -198,6 +201,55 @@ def test_a_translation_that_would_change_the_code_fails_the_build(tmp_path, monk
     monkeypatch.setattr(build_notebooks, "code_table", lambda stem, lang: {broken: 'a quote " inside'})
     with pytest.raises(build_notebooks.LintError, match="change the code"):
         build_notebooks.build(source, lang="zh")
+
+
+DATA_SOURCE = """# %% [markdown]
+# Train on the text.
+
+# %% [markdown] lang="zh"
+# 在文本上训练。
+
+# %%
+text = corpus("en")
+PROMPT, N = "Return the ", 3
+
+# %% lang="zh"
+text = corpus("zh", max_chars=100)
+PROMPT, N = "春风", 3
+
+# %%
+print(PROMPT * N)
+"""
+
+
+def test_a_data_cell_s_chinese_twin_replaces_its_code_in_the_chinese_notebook_only():
+    import jupytext
+
+    cells = jupytext.reads(DATA_SOURCE, fmt="py:percent").cells
+    english, chinese = bilingual.select(cells, "en"), bilingual.select(copy.deepcopy(cells), "zh")
+    assert [c.cell_type for c in english] == [c.cell_type for c in chinese] == ["markdown", "code", "code"]
+    assert english[1].source.startswith('text = corpus("en")') and chinese[1].source.startswith('text = corpus("zh"')
+    assert "lang" not in chinese[1].metadata  # the English cell's place and markers
+    assert english[2].source == chinese[2].source
+    assert bilingual.data_names(english[1].source) == bilingual.data_names(chinese[1].source) == ["text", "PROMPT", "N"]
+    assert [c for c in bilingual.source_cells(DATA_SOURCE, "zh") if "corpus" in c] == [
+        '# %% lang="zh"\ntext = corpus("zh", max_chars=100)\nPROMPT, N = "春风", 3\n']
+
+
+@pytest.mark.parametrize("chinese, problem", [
+    ('text = corpus("zh")\n', "the English assigns ['text', 'PROMPT', 'N'], the Chinese ['text']"),
+    ('PROMPT, N = "春风", 3\ntext = corpus("zh")\n', "the Chinese ['PROMPT', 'N', 'text']"),  # another order
+    ('text = corpus("zh")\nPROMPT, N = "春风", 3\nprint(text)\n', "the Chinese None"),  # it does more than assign
+])
+def test_a_data_cell_s_twin_must_assign_the_same_names_and_do_nothing_else(tmp_path, chinese, problem):
+    source = tmp_path / "99_x.py"
+    source.write_text(DATA_SOURCE.replace('text = corpus("zh", max_chars=100)\nPROMPT, N = "春风", 3\n', chinese))
+    (found,) = bilingual.problems(source)
+    assert "cell 3: a Chinese code cell must be the twin of a data cell" in found and problem in found
+    source.write_text(DATA_SOURCE)
+    assert bilingual.problems(source) == []
+    source.write_text(DATA_SOURCE.replace("# %%\ntext", "# %%\nfor _ in (): pass\ntext"))  # the English: no data cell
+    assert "the English assigns None" in bilingual.problems(source)[0]
 
 
 def test_the_difficulty_line_and_hints_are_checked_in_chinese_too():

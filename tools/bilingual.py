@@ -11,6 +11,19 @@
 Code cells are shared. A twin carries only ``lang="zh"``: the English cell's other markers (``answer=...``) hold
 for both. :func:`select` gives the cells of one language, :func:`problems` what a source's Chinese lacks.
 
+One kind of code cell has a twin too: a *data cell*, which only assigns names that the shared cells after it use
+(the text a notebook trains on, the prompts it samples from), so that a Chinese notebook trains on Chinese text:
+
+    # %%
+    text = corpus("en")
+    PROMPT = "Return the "
+
+    # %% lang="zh"
+    text = corpus("zh", max_chars=100_000)
+    PROMPT = "春风"
+
+Both assign the same names in the same order and do nothing else (:func:`data_names`); no exercise owns them.
+
     python tools/bilingual.py 01          # the problems of course/01_*.py's Chinese, or "ok"
 """
 from __future__ import annotations
@@ -30,7 +43,30 @@ DIFFICULTY = {"en": re.compile(r"\*\*Difficulty:\*\* ([★☆]{3}) · \*\*Time:\
 
 
 def is_twin(cell) -> bool:
-    return cell.cell_type == "markdown" and cell.metadata.get("lang") == "zh"
+    """A Chinese twin: a markdown cell's, or a data cell's (a code cell marked ``lang="zh"``)."""
+    return cell.cell_type in ("markdown", "code") and cell.metadata.get("lang") == "zh"
+
+
+def data_names(code: str) -> list[str] | None:
+    """The names a data cell assigns, in order, or None when the code is not a data cell: every statement is an
+    assignment (``a = ...``, ``a, b = ...``) to plain names, nothing else (no call without an assignment, no loop,
+    no definition)."""
+    import ast
+
+    try:
+        tree = ast.parse(code)
+    except SyntaxError:
+        return None
+    names: list[str] = []
+    for node in tree.body:
+        if not isinstance(node, ast.Assign):
+            return None
+        for target in node.targets:
+            elts = target.elts if isinstance(target, ast.Tuple) else [target]
+            if not all(isinstance(e, ast.Name) for e in elts):
+                return None
+            names += [e.id for e in elts]
+    return names or None
 
 
 def pairs(cells) -> list[tuple[int, object, object | None]]:
@@ -39,7 +75,7 @@ def pairs(cells) -> list[tuple[int, object, object | None]]:
     for i, cell in enumerate(cells):
         if cell.cell_type == "markdown" and not is_twin(cell):
             nxt = cells[i + 1] if i + 1 < len(cells) else None
-            out.append((i, cell, nxt if nxt is not None and is_twin(nxt) else None))
+            out.append((i, cell, nxt if nxt is not None and is_twin(nxt) and nxt.cell_type == "markdown" else None))
     return out
 
 
@@ -51,14 +87,14 @@ def select(cells, lang: str) -> list:
     out = []
     for i, cell in enumerate(cells):
         if is_twin(cell):
-            if lang == "zh" and out and out[-1].cell_type == "markdown":
+            if lang == "zh" and out and out[-1].cell_type == cell.cell_type:
                 out[-1].source = cell.source
             continue
         out.append(cell)
     return out
 
 
-TWIN = '# %% [markdown] lang="zh"'
+TWIN = re.compile(r'# %%( \[markdown\])? lang="zh"')
 """How a Chinese twin's cell starts in a percent source."""
 
 
@@ -67,7 +103,7 @@ def source_cells(text: str, lang: str = "en") -> list[str]:
     out (for tests that read the sources as text, without jupytext)."""
     out: list[str] = []
     for cell in re.split(r"\n(?=# %%)", text):
-        if cell.startswith(TWIN):
+        if TWIN.match(cell):
             if lang == "zh" and out:
                 out[-1] = cell
             continue
@@ -302,7 +338,7 @@ def shown_strings(source: Path) -> list[str]:
     out: dict[str, None] = {}
     cells = jupytext.read(source).cells
     for cell, elsewhere in zip(cells, read_elsewhere(cells)):
-        if translatable(cell):
+        if translatable(cell) and not is_twin(cell):  # a data cell's twin is written in Chinese
             out.update((text, None) for _, _, text in code_strings(cell.source, elsewhere))
     return list(out)
 
@@ -314,8 +350,15 @@ def problems(source: Path) -> list[str]:
     nb = jupytext.read(source)
     out = []
     for i, cell in enumerate(nb.cells):
-        if is_twin(cell) and (i == 0 or nb.cells[i - 1].cell_type != "markdown" or is_twin(nb.cells[i - 1])):
-            out.append(f"{source.name}, cell {i}: a Chinese cell that follows no English markdown cell")
+        before = nb.cells[i - 1] if i else None
+        if is_twin(cell) and (before is None or before.cell_type != cell.cell_type or is_twin(before)):
+            out.append(f"{source.name}, cell {i}: a Chinese cell that follows no English {cell.cell_type} cell")
+        elif is_twin(cell) and cell.cell_type == "code":
+            english, chinese = data_names(before.source), data_names(cell.source)
+            if not translatable(before) or english is None or english != chinese:
+                out.append(f"{source.name}, cell {i}: a Chinese code cell must be the twin of a data cell: both only "
+                           f"assign the same names, in the same order (the English assigns {english}, the Chinese "
+                           f"{chinese})")
     for i, english, chinese in pairs(nb.cells):
         where = f"{source.name}, cell {i} ({english.source.strip().splitlines()[0][:50] if english.source.strip() else ''!r})"
         if chinese is None:

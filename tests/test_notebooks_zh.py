@@ -1,0 +1,48 @@
+"""The Chinese solution notebooks whose code differs from the English: those with a data cell's Chinese twin (the text
+they train on, their prompts; tools/bilingual.py). nbval executes the English notebooks, whose other code cells the
+Chinese share (tests/test_i18n.py); this runs the rest, as the Chinese learner runs it (TINYLM_LANG=zh), with
+TINYLM_QUICK=1's few training steps, as nbval runs the English."""
+import os
+import shutil
+import sys
+from pathlib import Path
+
+import jupytext
+import pytest
+from nbclient import NotebookClient
+
+from tinylm_grading.kernel import SlicedPollKernelManager
+
+pytestmark = [pytest.mark.slow, pytest.mark.notebooks]
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT / "tools"))
+import bilingual  # noqa: E402
+import build_notebooks  # noqa: E402
+
+WITH_DATA_TWINS = [source for source in sorted((ROOT / "course").glob("[0-9][0-9]_*.py"))
+                   if any(c.cell_type == "code" and bilingual.is_twin(c) for c in jupytext.read(source).cells)]
+
+
+def test_the_notebooks_with_a_data_twin_are_those_that_train_on_chinese_text():
+    assert [source.stem for source in WITH_DATA_TWINS] == ["10_generation"]
+
+
+@pytest.mark.parametrize("source", WITH_DATA_TWINS, ids=lambda p: p.stem)
+def test_the_chinese_notebook_runs_its_own_data(source, tmp_path, monkeypatch):
+    nb = build_notebooks.build(source, lang="zh")
+    (data,) = [c for c in nb.cells if c.cell_type == "code" and bilingual.data_names(c.source)
+               and 'corpus("zh"' in c.source]
+    folder = tmp_path / source.stem
+    shutil.copytree(ROOT / "notebooks" / source.stem, folder)
+    monkeypatch.setenv("TINYLM_LANG", "zh")
+    monkeypatch.setenv("TINYLM_QUICK", "1")
+    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True, kernel_manager_class=SlicedPollKernelManager,
+                   resources={"metadata": {"path": str(folder)}}).execute()
+    errors = [(i, o.ename, o.evalue) for i, c in enumerate(nb.cells) if c.cell_type == "code"
+              and "raises-exception" not in c.metadata.get("tags", []) for o in c.get("outputs", [])
+              if o.output_type == "error"]
+    assert errors == []
+    printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
+    names: dict = {}
+    exec(data.source, {"corpus": lambda *a, **k: ""}, names)
+    assert f"'{names['PROMPT']}" in printed  # the samples continue the Chinese prompt
