@@ -1160,8 +1160,10 @@ def test_10_top_k_1_is_greedy_decoding(lm):
 def test_10_low_temperature_repeats_itself_high_temperature_turns_to_noise(lm):
     # stage 10, section 3: "Four samples with your `generate`, from the same prompt and generator seed: three
     # temperatures, and temperature 1 once more with top-k 5. Compare them: which repeats itself, which turns to
-    # noise?" At temperature 0.5 the samples repeat (fewer distinct 3-grams), at 2.0 they are noise (characters other
-    # than lowercase letters and spaces): in every one of ten generator seeds.
+    # noise?" The notebook's sample (generator seed 0) at temperature 0.5 repeats itself (fewer distinct 3-grams than at
+    # 2.0), and so do the samples of ten seeds on average (not each one: 2 of 20 seeds gave a 60-character sample at
+    # 0.5 without a repeated 3-gram); at 2.0 they are noise (a quarter or more of their characters are other than
+    # lowercase letters and spaces, under a tenth at 0.5), in every one of ten seeds.
     prompt = torch.tensor([lm.tok.encode(lm.PROMPT)])
 
     def sample(temperature, seed):
@@ -1173,10 +1175,12 @@ def test_10_low_temperature_repeats_itself_high_temperature_turns_to_noise(lm):
         return len(set(grams)) / len(grams)
 
     noise = lambda s: sum(c not in string.ascii_lowercase + " " for c in s) / len(s)  # noqa: E731
-    for seed in range(10):
-        cold, hot = sample(0.5, seed), sample(2.0, seed)
-        assert distinct(cold) < 0.95 and distinct(cold) < distinct(hot), (seed, cold, hot)
-        assert noise(hot) > 0.3 and noise(cold) < 0.1, (seed, cold, hot)
+    pairs = [(sample(0.5, seed), sample(2.0, seed)) for seed in range(10)]
+    cold, hot = pairs[0]
+    assert distinct(cold) < 0.95 and distinct(cold) < distinct(hot), (cold, hot)
+    assert sum(distinct(c) for c, _ in pairs) / 10 < 0.92 < sum(distinct(h) for _, h in pairs) / 10, pairs
+    for seed, (cold, hot) in enumerate(pairs):
+        assert noise(hot) >= 0.25 and noise(cold) < 0.1, (seed, cold, hot)
 
 
 def test_10_generate_crops_the_context_and_leaves_the_model_as_it_found_it(lm):
@@ -1200,13 +1204,12 @@ def test_10_generate_crops_the_context_and_leaves_the_model_as_it_found_it(lm):
         assert (model(a)[0][0, -1] - model(b)[0][0, -1]).abs().max() > 0.1
 
 
-def _head_shares(lm, ids: torch.Tensor, first_query: int, marks: torch.Tensor | None = None):
-    """Per layer and head, the mean attention weight of queries t >= first_query on t - 1, on t, and on the spaces
-    (or on the tokens ``marks``, reported as "marks"); and what a uniform spread over the t + 1 allowed keys would put
-    on one key, and on the spaces (or marks)."""
+def _head_shares(lm, ids: torch.Tensor, first_query: int):
+    """Per layer and head, the mean attention weight of queries t >= first_query on t - 1, on t, and on the spaces;
+    and what a uniform spread over the t + 1 allowed keys would put on one key, and on the spaces."""
     with torch.no_grad():
         lm.model(ids)
-    space = ids == lm.tok.encode(" ")[0] if marks is None else torch.isin(ids, marks)  # (B, T)
+    space = ids == lm.tok.encode(" ")[0]  # (B, T)
     T = ids.size(1)
     q = torch.arange(first_query, T)
     uniform_one = (1 / (q + 1).double()).mean().item()
@@ -1218,7 +1221,7 @@ def _head_shares(lm, ids: torch.Tensor, first_query: int, marks: torch.Tensor | 
             wh = w[:, h, q]  # (B, Q, T)
             shares.append({"previous": wh[:, torch.arange(len(q)), q - 1].mean().item(),
                            "self": wh[:, torch.arange(len(q)), q].mean().item(),
-                           "spaces" if marks is None else "marks": (wh * space[:, None, :]).sum(-1).mean().item()})
+                           "spaces": (wh * space[:, None, :]).sum(-1).mean().item()})
     return shares, uniform_one, uniform_space
 
 
@@ -1300,18 +1303,15 @@ def test_10_zh_low_temperature_repeats_itself_high_temperature_turns_to_noise(lm
 
 
 def test_10_zh_the_heads_to_look_for(lm_zh):
-    # stage 10, section 4, in the Chinese notebook: "一种停在 token 自身上，主对角线很亮；另一种把不少注意力放在逗号、句号和换行上。
-    # 训练 200 步后，这是最清楚的两种模式。关注前一个字的头 [...] 还没有出现。" On the heatmap's poem and on held-out text: a
-    # head on the token itself takes more than 2.5 times a uniform spread's share, a head takes more than twice a
-    # uniform spread's share from the punctuation and line breaks, and no head takes twice that share from the previous
-    # character.
-    marks = torch.tensor(lm_zh.tok.encode("，。\n"))
+    # stage 10, section 4, in the Chinese notebook: "在这首诗上找找那些停在 token 自身上的头，即主对角线很亮的头：训练 200 步后
+    # 就有。" On the heatmap's poem and on held-out text, a head on the token itself takes more than twice a uniform
+    # spread's share. (Heads on the punctuation and on the previous character are left to the run, as the cell says:
+    # a change of rounding in LayerNorm moved the punctuation's from 2.4 to 1.6 times a uniform share on held-out text,
+    # and the previous character's from 1.8 to 2.2 times.)
     for ids, first_query in ((torch.tensor([lm_zh.tok.encode(lm_zh.HEATMAP_TEXT)]), 1),
                              (lm_zh.val[:32 * 64].view(64, 32), 8)):
-        shares, one, uniform_marks = _head_shares(lm_zh, ids, first_query, marks)
-        assert max(s["self"] for s in shares) > 2.5 * one, (shares, one)
-        assert max(s["marks"] for s in shares) > 2 * uniform_marks, (shares, uniform_marks)
-        assert max(s["previous"] for s in shares) < 2 * one, (shares, one)
+        shares, one, _ = _head_shares(lm_zh, ids, first_query)
+        assert max(s["self"] for s in shares) > 2 * one, (shares, one)
 
 
 def test_07_forgetting_the_trap_makes_evaluation_random_and_a_little_worse(lm, monkeypatch):

@@ -52,7 +52,8 @@ def scaled_dot_product_attention(
         if mask.dtype != torch.bool:
             raise TypeError(f"mask must be a bool tensor (True = may attend), got dtype {mask.dtype}")
         weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)  # (..., T_q, T_k)
-        weights = weights.nan_to_num(0.0)  # rows with every key masked: 0/0 -> 0
+        if not mask.any(dim=-1).all():  # a row with every key masked (never in a causal mask): 0/0 -> 0
+            weights = weights.nan_to_num(0.0)
     else:
         weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k), softmax over the keys
     return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
