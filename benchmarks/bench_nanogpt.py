@@ -6,6 +6,18 @@
 
 ``--record`` writes the run's numbers (and when, where and how it ran) to a JSON file, to quote from.
 
+    .venv/bin/python benchmarks/bench_nanogpt.py --interleaved 12   # the step times alone, interleaved (~1 min)
+
+The runs above follow one another, so a machine that slows down or speeds up during the ten minutes moves their
+ratios: two full runs of this machine measured nanoGPT's step at 40.6 and 35.1 ms, and the same TinyLM code at 34.7 and
+39.3 ms within one run (its two inits). ``--interleaved R`` measures the step alone, in one process: nanoGPT's model
+(its ``model.py`` from the temporary checkout, its ``configure_optimizers``, then forward, backward, clip, step and
+``loss.item()`` as its ``train.py`` does), the trainer's TinyLM, the taught TinyLM and the ``nn.TransformerEncoder``
+model take turns of 25 steps, R rounds (the first is a warm-up, left out), on batches drawn the same way for all
+(``get_batch``: nanoGPT's ``train.py`` reads each batch through a new ``np.memmap`` instead, which its full run pays
+and this leaves out); it prints each one's median ms/step and the goals' ratios. Only the step: no evaluation, no
+start-up.
+
 The recipe (nanoGPT's README, "I only have a macbook"): batch 12, context 64, 4 layers, 4 heads, width 128,
 no dropout, 2000 iterations, AdamW lr 1e-3 with 100 warmup steps and a cosine decay to 1e-4, betas (0.9, 0.99),
 weight decay 0.1 on the 2-D weights, gradient clipping at 1.0, a 90/10 split of the characters of the corpus.
@@ -203,6 +215,77 @@ def run_worker(kind: str, data_dir: Path, corpus: Path, iters: int, eval_interva
 RATIOS = [("tinylm", "nanogpt"), ("tinylm", "tinylm_gpt2init"), ("tinylm", "encoder"), ("tinylm_taught", "encoder")]
 
 
+def interleaved(git_dir: Path, corpus: Path, rounds: int, threads: int, turn: int = 25) -> dict[str, float]:
+    """Median ms per training step of nanoGPT, TinyLM (the trainer's path), the taught TinyLM and the encoder model,
+    measured in turns of ``turn`` steps over ``rounds`` rounds in this process (the first round left out)."""
+    import torch
+
+    from tinylm_solutions.data import get_batch
+    from tinylm_solutions.model import TinyLM, small_init_std
+    from tinylm_solutions.tokenizer import CharTokenizer
+    from tinylm_solutions.trainer import make_optimizer, train
+
+    torch.set_num_threads(threads)
+    r = RECIPE
+    text = corpus.read_text(encoding="utf-8")
+    tok = CharTokenizer(text)
+    data = torch.tensor(tok.encode(text[: len(text) * 9 // 10]))
+    with tempfile.TemporaryDirectory(prefix="bench_nanogpt_") as tmp:
+        archive = subprocess.run(["git", f"--git-dir={git_dir}", "archive", "HEAD", "model.py"], check=True,
+                                 capture_output=True)
+        subprocess.run(["tar", "-x", "-C", tmp], input=archive.stdout, check=True)
+        sys.path.insert(0, tmp)
+        try:
+            from model import GPT, GPTConfig  # nanoGPT's
+        finally:
+            sys.path.remove(tmp)
+    torch.manual_seed(1337)
+    nano = GPT(GPTConfig(block_size=r["block_size"], vocab_size=tok.vocab_size, n_layer=r["n_layer"],
+                         n_head=r["n_head"], n_embd=r["n_embd"], dropout=0.0, bias=False))
+    nano_opt = nano.configure_optimizers(r["weight_decay"], r["lr"], (0.9, r["beta2"]), "cpu")
+    nano_gen = torch.Generator().manual_seed(1337)
+
+    def nano_turn() -> list[float]:  # train.py's loop body: the batch, forward, backward, clip, step, loss.item()
+        out = []
+        for _ in range(turn):
+            t0 = time.perf_counter()
+            x, y = get_batch(data, r["batch_size"], r["block_size"], nano_gen)
+            _, loss = nano(x, y)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(nano.parameters(), r["grad_clip"])
+            nano_opt.step()
+            nano_opt.zero_grad(set_to_none=True)
+            loss.item()
+            out.append(time.perf_counter() - t0)
+        return out
+
+    def trainer_turn(kind: str):
+        model = _encoder_model(tok.vocab_size) if kind == "encoder" else TinyLM(
+            tok.vocab_size, r["block_size"], r["n_embd"], r["n_head"], r["n_layer"], 4 * r["n_embd"],
+            init_std=small_init_std(r["n_embd"]))
+        opt = make_optimizer(model, r["lr"], (0.9, r["beta2"]), r["weight_decay"], decay_2d_only=True, fused=True)
+        gen, hist, done = torch.Generator().manual_seed(1337), None, 0
+
+        def run() -> list[float]:
+            nonlocal hist, done
+            hist = train(model, data, steps=done + turn, batch_size=r["batch_size"], block_size=r["block_size"],
+                         max_grad_norm=r["grad_clip"], optimizer=opt, generator=gen, start_step=done, history=hist,
+                         progress=False, fast=kind == "tinylm")
+            done += turn
+            return [r["batch_size"] * r["block_size"] / tps for tps in hist["tokens_per_s"][-turn:]]
+        return run
+
+    turns = {"nanogpt": nano_turn, "tinylm": trainer_turn("tinylm"), "tinylm_taught": trainer_turn("tinylm_taught"),
+             "encoder": trainer_turn("encoder")}
+    seconds: dict[str, list[float]] = {k: [] for k in turns}
+    for i in range(rounds):
+        for kind, run in turns.items():
+            times = run()
+            if i > 0:
+                seconds[kind] += times
+    return {kind: statistics.median(s) * 1e3 for kind, s in seconds.items()}
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--corpus", default=str(ROOT.parent / "shared" / "data" / "tinyshakespeare.txt"),
@@ -216,6 +299,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--only", default="nanogpt,tinylm,tinylm_gpt2init,tinylm_taught,encoder",
                    help="comma-separated subset of the runs")
     p.add_argument("--record", metavar="JSON", help="write the run's numbers to this file (the README quotes them)")
+    p.add_argument("--interleaved", type=int, metavar="ROUNDS",
+                   help="instead: the step times alone, the four models taking turns of 25 steps, ROUNDS rounds")
     p.add_argument("--worker", choices=["tinylm", "tinylm_gpt2init", "tinylm_taught", "encoder"],
                    help=argparse.SUPPRESS)
     p.add_argument("--data-dir", help=argparse.SUPPRESS)
@@ -230,6 +315,25 @@ def main(argv: list[str] | None = None) -> int:
         p.error(f"corpus {a.corpus}: no such file")
     git_dir = Path(a.nanogpt)
     git_dir = git_dir / ".git" if (git_dir / ".git").exists() else git_dir
+    if a.interleaved:
+        print(f"{a.interleaved} rounds of 25 steps each, {a.threads} threads; load average {os.getloadavg()[0]:.1f}")
+        ms = interleaved(git_dir, corpus, a.interleaved, a.threads)
+        names = {"nanogpt": "nanoGPT", "tinylm": "TinyLM (reference)", "tinylm_taught": "TinyLM, taught path",
+                 "encoder": "nn.TransformerEncoder"}
+        for kind, value in ms.items():
+            print(f"  {names[kind]:<22} {value:6.2f} ms/step")
+        print(f"TinyLM (reference) / nanoGPT: {ms['tinylm'] / ms['nanogpt']:.2f}x (goal 0.8x)")
+        print(f"TinyLM, taught path / nn.TransformerEncoder: {ms['tinylm_taught'] / ms['encoder']:.2f}x (goal 1.0x)")
+        print(f"load average {os.getloadavg()[0]:.1f} at the end")
+        if a.record:
+            Path(a.record).parent.mkdir(parents=True, exist_ok=True)
+            Path(a.record).write_text(json.dumps({
+                "date": time.strftime("%Y-%m-%d"),
+                "command": " ".join(["benchmarks/bench_nanogpt.py", *(argv or sys.argv[1:])]),
+                "corpus": corpus.name, "rounds": a.interleaved, "threads": a.threads, "cpus": os.cpu_count(),
+                "ms_per_step": {k: round(v, 2) for k, v in ms.items()}}, indent=1) + "\n")
+            print(f"recorded in {a.record}")
+        return 0
     env = {**os.environ, "OMP_NUM_THREADS": str(a.threads), "MKL_NUM_THREADS": str(a.threads),
            "PYTHONPATH": str(ROOT)}
     runs = [k for k in a.only.split(",") if k]

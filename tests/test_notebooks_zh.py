@@ -36,8 +36,8 @@ def test_the_chinese_notebook_runs_its_own_data(source, tmp_path, monkeypatch):
     shutil.copytree(ROOT / "notebooks" / source.stem, folder)
     monkeypatch.setenv("TINYLM_LANG", "zh")
     monkeypatch.setenv("TINYLM_QUICK", "1")
-    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True, kernel_manager_class=SlicedPollKernelManager,
-                   resources={"metadata": {"path": str(folder)}}).execute()
+    NotebookClient(nb, timeout=300, kernel_name="python3", allow_errors=True,
+                   kernel_manager_class=SlicedPollKernelManager, resources={"metadata": {"path": str(folder)}}).execute()
     errors = [(i, o.ename, o.evalue) for i, c in enumerate(nb.cells) if c.cell_type == "code"
               and "raises-exception" not in c.metadata.get("tags", []) for o in c.get("outputs", [])
               if o.output_type == "error"]

@@ -55,3 +55,8 @@ def test_the_nanogpt_figures_are_the_recorded_run_s():
               f"{ours['wall_s'] / theirs['wall_s']:.2f}× nanoGPT's, in the run recorded in "
               "`benchmarks/results/nanogpt.json`")
     assert stated in " ".join(README.split())
+    steps = json.loads((ROOT / "benchmarks" / "results" / "nanogpt_interleaved.json").read_text())["ms_per_step"]
+    stated = (f"measured interleaved, in turns of 25 steps (`--interleaved`), its step takes "
+              f"{steps['tinylm'] / steps['nanogpt']:.2f}× nanoGPT's, in the run recorded in "
+              "`benchmarks/results/nanogpt_interleaved.json`")
+    assert stated in " ".join(README.split())
