@@ -49,9 +49,11 @@ __all__ = ["check_capstone_model", "check_attention_tests", "check_causal_mask_t
            "check_capstone_train", "check_capstone_generate", "check_capstone_report", "Workspace"]
 
 TIMEOUT = 300  # seconds per command: a test file or a short training run takes a few on a laptop
-THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
+THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 """The commands' environment: one thread each (on small tensors a second thread mostly waits: a 2-core laptop ran
-the overfit test in 18 s with two, 2.7 s with one)."""
+the overfit test in 18 s with two, 2.7 s with one); and pytest without the plugins installed beside it (the learner's
+tests are plain pytest, and run the same whatever else the environment holds: nbval, xdist, playwright... in the
+course's own, nothing in a learner's; loading the course's took 0.6 s of each of the 9 pytest commands)."""
 MAX_OUTPUT_BYTES = 20_000_000  # the most a file the check reads back may hold
 
 
