@@ -327,10 +327,10 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_generate(generate, se
 #
 # ## 3. 训练一个小模型来采样
 #
-# 在唐诗上训练一个 TinyLM：取中文语料 `corpus("zh")` 的前 100 000 个字符，每个字（连同标点、换行）是一个
-# token，用笔记本 09 的训练循环（`tinylm_solutions.trainer.train`）。英文版笔记本用的是课程的英文语料（Python
-# 标准库的 docstring）：两种语言的笔记本里，只有下一个单元格的代码不一样。在 CPU 上跑几百步：足够学会逗号、句号和换行大致落在哪里，
-# 但对汉字本身，它只比按字频瞎猜好一点，还写不出诗句（看下面的采样）。
+# 用笔记本 09 的训练循环（`tinylm_solutions.trainer.train`）在唐诗上训练一个 TinyLM：取中文语料 `corpus("zh")` 的前
+# 100 000 个字符，每个字符算一个 token，汉字、标点和换行都一样。中英两版笔记本只有下一个单元格的代码不同：英文版用的是课程的
+# 英文语料（Python 标准库的 docstring）。在 CPU 上跑几百步，模型就能大致学会逗号、句号和换行该出现在哪里；但在汉字本身上，
+# 它只比只按字频来猜强一点，还写不出像样的诗句（见下面的采样）。
 
 # %%
 text = corpus("en")  # the course's corpus: docstrings of Python's standard library
@@ -341,8 +341,8 @@ EXPLORER_TEXT = "Return a new list of the items"  # the explorer's first text (s
 # %% lang="zh"
 text = corpus("zh", max_chars=100_000)  # 唐诗的前 100 000 个字符
 PROMPT = "春风"  # 下面采样用的提示词
-HEATMAP_TEXT = "白日依山尽，黄河入海流。欲穷千里目，更上一层楼。"  # 第 4 节热力图的文本
-EXPLORER_TEXT = "床前明月光，疑是地上霜。举头望明月，低头思故乡。"  # 第 5 节浏览器里的第一段文本
+HEATMAP_TEXT = "白日依山尽，黄河入海流。\n欲穷千里目，更上一层楼。"  # 第 4 节画热力图用的诗：王之涣《登鹳雀楼》
+EXPLORER_TEXT = "床前明月光，疑是地上霜。举头望明月，低头思故乡。"  # 第 5 节交互浏览器里预先填好的文本：李白《静夜思》（通行本）
 
 # %%
 tokenizer = CharTokenizer(text)
@@ -387,9 +387,9 @@ for temperature, top_k in ((0.5, None), (1.0, None), (1.0, 5), (2.0, None)):
 #
 # 每个块都保存着它最近一次前向传播的注意力权重，形状为 `(B, H, T, T)`：第 `t` 行表示查询（query）位置 `t`
 # 从每个键（key）位置各取了多少。`model.get_attention_weights()` 为每一层返回一个这样的张量；`attention_maps`
-# 在一段文本上运行模型，返回这一条序列的注意力权重。因果掩码（causal mask）让上三角保持为 0。在这首诗上找找那些停在 token
-# 自身上的头，即主对角线很亮的头：训练 200 步后就有。有些头可能会把注意力放在逗号、句号和换行上，也可能已经有头在看前一个字
-# （紧挨在主对角线下方的那条对角线）；有多明显，要看这一次运行。
+# 在一段文本上运行模型，返回这一条序列的注意力权重。因果掩码（causal mask）让上三角保持为 0。先在这首诗（王之涣《登鹳雀楼》）的
+# 热力图里找那些关注 token 自身的头，也就是主对角线很亮的头：训练 200 步后，它们就已经出现了。另外，可能有头把注意力放在逗号、
+# 句号和换行上，也可能有头关注前一个字（紧贴在主对角线下方的那条对角线）；这两种头出不出现、有多明显，要看这一次运行。
 
 # %%
 weights, tokens = attention_maps(model, tokenizer, HEATMAP_TEXT)  # [(H, T, T)] per layer, labels

@@ -1268,8 +1268,8 @@ def _targets(lm) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
 
 
 def test_10_zh_a_few_hundred_steps_place_the_punctuation_not_the_characters(lm_zh):
-    # stage 10, section 3 (the Chinese notebook, on Tang poems): "足够学会逗号、句号和换行大致落在哪里，但对汉字本身，它只比按字频
-    # 瞎猜好一点，还写不出诗句". On all of the held-out text: on commas, full stops and line breaks the model's loss is more
+    # stage 10, section 3 (the Chinese notebook, on Tang poems): "模型就能大致学会逗号、句号和换行该出现在哪里；但在汉字本身上，
+    # 它只比只按字频来猜强一点". On all of the held-out text: on commas, full stops and line breaks the model's loss is more
     # than 1 nat below what the training frequencies give; on the characters, less than half a nat below (and below).
     assert "corpus(\"zh\", max_chars=100_000)" in (ROOT / "course" / "10_generation.py").read_text()
     assert abs(lm_zh.history["loss"][0] - math.log(lm_zh.tok.vocab_size)) < 0.25  # it starts from a uniform guess
@@ -1303,8 +1303,8 @@ def test_10_zh_low_temperature_repeats_itself_high_temperature_turns_to_noise(lm
 
 
 def test_10_zh_the_heads_to_look_for(lm_zh):
-    # stage 10, section 4, in the Chinese notebook: "在这首诗上找找那些停在 token 自身上的头，即主对角线很亮的头：训练 200 步后
-    # 就有。" On the heatmap's poem and on held-out text, a head on the token itself takes more than twice a uniform
+    # stage 10, section 4, in the Chinese notebook: "找那些关注 token 自身的头，也就是主对角线很亮的头：训练 200 步后，它们就已经
+    # 出现了。" On the heatmap's poem and on held-out text, a head on the token itself takes more than twice a uniform
     # spread's share. (Heads on the punctuation and on the previous character are left to the run, as the cell says:
     # a change of rounding in LayerNorm moved the punctuation's from 2.4 to 1.6 times a uniform share on held-out text,
     # and the previous character's from 1.8 to 2.2 times.)
