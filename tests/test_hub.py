@@ -240,11 +240,17 @@ def test_a_class_on_jupyterhub(hub, browser):
     scores = {}
     for name in (RIGHT, WRONG):
         learner = hub[name]
-        learner.goto(lab_url(name))
+        # ?reset: a fresh workspace, without the tabs of earlier steps (the attacker's notebook, its kernel) that
+        # JupyterLab would restore around the list: once (CI, 9095003) the button never showed for the attacker
+        learner.goto(lab_url(name) + "?reset")
         learner.wait_for_selector("#jp-main-dock-panel", timeout=60_000)
         assignments_panel(learner)
         feedback = learner.get_by_role("button", name="Fetch Feedback").first
-        feedback.wait_for(timeout=180_000)  # the list asks the exchange first: 30 s was too short on a loaded machine
+        try:
+            feedback.wait_for(timeout=180_000)  # the list asks the exchange first: 30 s was too short on a loaded machine
+        except Exception:
+            shot(learner, f"12-{name}-no-fetch-feedback")  # what the page showed instead
+            raise
         feedback.click()
         learner.wait_for_selector("text=/view feedback/i", timeout=60_000)
         shot(learner, f"12-{name}-feedback-fetched")
