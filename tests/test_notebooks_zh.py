@@ -2,7 +2,6 @@
 they train on, their prompts; tools/bilingual.py). nbval executes the English notebooks, whose other code cells the
 Chinese share (tests/test_i18n.py); this runs the rest, as the Chinese learner runs it (TINYLM_LANG=zh), with
 TINYLM_QUICK=1's few training steps, as nbval runs the English."""
-import os
 import shutil
 import sys
 from pathlib import Path

@@ -7,7 +7,8 @@ write the README's exercise table.
     python tools/build_notebooks.py --lang zh --out notebooks-zh   # the Chinese source notebooks (not committed)
 
 The sources are jupytext "percent" files, in two languages: every English markdown cell is followed by its Chinese
-twin (``# %% [markdown] lang="zh"``, see ``tools/bilingual.py``); the code cells are shared, so both languages' notebooks
+twin (``# %% [markdown] lang="zh"``, see ``tools/bilingual.py``); the code cells are shared (but a data cell's, whose
+Chinese twin assigns the same names other values: the text to train on, the prompts), so both languages' notebooks
 have the same cells, cell ids, grade ids and points. Cell markers name the cells that grading knows; everything else about
 an exercise (its points, whether it is a bonus, its check, its hidden check) comes from the registry
 (``tinylm_grading/registry.py``), so no one edits nbgrader JSON or writes points twice:
