@@ -40,7 +40,6 @@ import resource
 import sys
 import time
 from collections import Counter
-from pathlib import Path
 
 import matplotlib.pyplot as plt
 import torch
@@ -53,7 +52,7 @@ from tinylm_checks import (check_char_tokenizer, check_evaluate, check_perplexit
 from tinylm_checks import LiveLossPlot, plot_training_log, record_run
 from tinylm_checks import (OVERFIT_CHECKLIST, check_overfit_checklist, check_repair, healthy_setup, mystery_setups,
                            padded_batch, plot_overfit_runs)
-from tinylm_solutions.data import default_corpus, get_batch, lm_batches, train_val_split
+from tinylm_solutions.data import corpus, default_corpus, get_batch, lm_batches, train_val_split
 from tinylm_solutions.model import TinyLM
 
 _ = torch.manual_seed(0)
@@ -826,8 +825,10 @@ for name, m in (("untrained", untrained), ("overfitted on one batch", model)):
 #   `fn(module, inputs, output)`); an RMS that keeps growing means the residual stream is blowing up;
 # - **tokens/s** and the **peak memory** of the process.
 #
-# With `TINYLM_QUICK=1` it runs only a few steps. To train on a text of your own, set `CORPUS_PATH` to
-# any UTF-8 file (a book from Project Gutenberg, your notes...); the vocabulary is rebuilt from it.
+# With `TINYLM_QUICK=1` it runs only a few steps. The next cell says what to train on: `CORPUS = "en"` is the
+# corpus above, `"zh"` the course's Chinese corpus (Tang poems: the Chinese notebook trains on its first
+# 200,000 characters), any other value the path of a UTF-8 file of your own (a book from Project Gutenberg, your
+# notes...); the vocabulary is rebuilt from it.
 
 # %% [markdown] lang="zh"
 # ## 7. 在语料上训练
@@ -839,16 +840,26 @@ for name, m in (("untrained", untrained), ("overfitted on one batch", model)):
 # - 每个块的**激活 RMS**，即块输出的 `sqrt(mean(h²))`，由**前向钩子**（forward hook）记录。前向钩子是一个函数，PyTorch 在模块做完前向之后调用它（`module.register_forward_hook(fn)`，`fn(module, inputs, output)`）；RMS 如果一直往上涨，说明残差流在爆炸；
 # - **tokens/s** 和进程的**峰值内存**。
 #
-# 设了 `TINYLM_QUICK=1` 时只跑几步。想用你自己的文本来训练，就把 `CORPUS_PATH` 设成任意一个 UTF-8 文件（Project Gutenberg 上的一本书、你的笔记……）；词表会根据它重新构建。
+# 设了 `TINYLM_QUICK=1` 时只跑几步。在什么文本上训练，由下一个单元格决定：`CORPUS = "en"` 是前面那份英文语料，`"zh"` 是课程的中文语料（唐诗），其他值都当作一个 UTF-8 文本文件的路径（Project Gutenberg 上的一本书、你的笔记……）；词表会根据它重新构建。
+#
+# 中文版笔记本从这里开始改用唐诗：取中文语料的前 200 000 个字符，每个字（标点和换行也一样）算一个 token。第 1–6 节用的是英文语料，这一节和第 8 节用的是唐诗，所以下面的数字和英文版的不一样，说的都是这份笔记本自己的运行。
 
 # %%
-CORPUS_PATH = None  # e.g. "my_book.txt": any UTF-8 text file
-if CORPUS_PATH is not None:
-    text = Path(CORPUS_PATH).read_text(encoding="utf-8")
-    chars, ids = char_tokenizer(text)
-    data = torch.tensor(ids, dtype=torch.long)  # (N,)
-    train_data, val_data = train_val_split(data, val_fraction=0.1)
-    print(f"{CORPUS_PATH}: {len(text):,d} characters, V = {len(chars)}")
+CORPUS = "en"  # the course's corpus, as above; or the path of any UTF-8 text file, e.g. "my_book.txt"
+MAX_CHARS = None  # all of it
+PROMPTS = ("Return the ", "The default ")  # the samples' prompts (after the run)
+
+# %% lang="zh"
+CORPUS = "zh"  # 课程的中文语料：唐诗；也可以换成任意一个 UTF-8 文本文件的路径，比如 "my_book.txt"
+MAX_CHARS = 200_000  # 只取前 200 000 个字符
+PROMPTS = ("春风", "明月")  # 训练完以后采样用的开头
+
+# %%
+text = corpus(CORPUS, max_chars=MAX_CHARS)
+chars, ids = char_tokenizer(text)
+data = torch.tensor(ids, dtype=torch.long)  # (N,)
+train_data, val_data = train_val_split(data, val_fraction=0.1)
+print(f"{CORPUS}: {len(text):,d} characters, V = {len(chars)}")
 
 # %%
 BATCH_SIZE, BLOCK_SIZE, PEAK_LR, WARMUP, MAX_GRAD_NORM = 16, 64, 3e-3, 50, 1.0
@@ -957,12 +968,12 @@ print(f"activation RMS: peak {rms.max().item():.2f} at step {rms.argmax().item()
 # from the softmax of the last position's logits (notebook 10 does this properly, with temperature and
 # top-k):
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" run="zh"
 # 从左往右看各个面板（数字来自完整运行，见上面打印的结果）：
 #
 # - **学习率**：在 50 步内预热到 3e-3，然后按余弦曲线降到 3e-4。
-# - **梯度范数**：开始时接近 3，预热阶段的大部分时间都高于 1（前 50 步里有三分之二被裁剪），然后从第 50 步到第 300 步左右一直在 0.5 到 1 之间（4% 被裁剪），之后又开始上升：第 301-450 步有一半以上、第 451-600 步几乎全部被裁剪。这种后期上升是权重衰减（weight decay）配合逐渐衰减的学习率时一个已知的现象（Defazio et al., 2025, “Why Gradients Rapidly Increase Near the End of Training”）：权重衰减会把权重缩小，而后面接着层归一化（LayerNorm）的权重，尺度越小，得到的梯度就越大（层归一化会把尺度抵消掉）。每一步都裁剪，意味着裁剪不再是防范偶尔一个坏批次的保险：每次更新都被缩小了，实际步长比调度表上写的要小。这里这种情况只出现在最后，那时学习率已经很小，损失也还在下降；要是从一开始就这样，那就说明 `max_grad_norm` 对这个模型来说太小了（或者学习率太大了）。
-# - 每个块输出（也就是残差流）的**激活 RMS**：在各个块学着往里贡献信息的过程中，它从很小的初始值开始增大，在第 240 步左右达到峰值，约 1.1，然后降到约 0.65，因为权重衰减把权重往回拉，而变小的学习率也让梯度推得没那么猛。它没有一路攀升：残差流没有爆炸。
+# - **梯度范数**：开始时约 1.5，预热阶段多半时间高于 1（前 50 步里有三分之二被裁剪）；第 51 步到第 300 步，它的中位数降到 0.72 左右，被裁剪的约占五分之一；之后又回到 1 上下，第 301-600 步约有一半被裁剪。这种后期上升是权重衰减（weight decay）配合逐渐衰减的学习率时一个已知的现象（Defazio et al., 2025, “Why Gradients Rapidly Increase Near the End of Training”）：权重衰减会把权重缩小，而后面接着层归一化（LayerNorm）的权重，尺度越小，得到的梯度就越大（层归一化会把尺度抵消掉）。被裁剪的步一多，裁剪就不再是防范偶尔一个坏批次的保险：每次被裁剪的更新都缩小了，实际步长比调度表上写的要小。这里这种情况出现在后半段，那时学习率已经变小，损失也还在下降；要是从一开始就步步被裁剪，那就说明 `max_grad_norm` 对这个模型来说太小了（或者学习率太大了）。
+# - 每个块输出（也就是残差流）的**激活 RMS**：在各个块学着往里贡献信息的过程中，它从很小的初始值开始增大，在第 140 步左右达到峰值，约 0.8，然后降到约 0.55，因为权重衰减把权重往回拉，而变小的学习率也让梯度推得没那么猛。它没有一路攀升：残差流没有爆炸。
 # - **tokens/s**：只对 `train_step` 本身计时（评估不在计时范围内），所以它只反映训练步的速度；它每一步都上下跳动：一步只要几毫秒，机器上同时跑着的任何程序都会影响它。看它的大致水平就好，别盯着尖峰。
 #
 # 模型学到了什么？让它写点东西：给一段开头（prompt），然后反复从最后一个位置 logits 的 softmax 中采样下一个字符。笔记本 10 会正式做这件事，还会加上温度（temperature）和 top-k 采样（top-k sampling）：
@@ -983,7 +994,7 @@ def sample(model, prompt: str, n: int = 200, seed: int = 0) -> str:
 
 # one generator seed per prompt: with the same seed, both samples would draw the same random numbers, and
 # after two similar prompts they would often continue alike
-samples = [sample(model, prompt, seed=i) for i, prompt in enumerate(("Return the ", "The default "))]
+samples = [sample(model, prompt, seed=i) for i, prompt in enumerate(PROMPTS)]
 for s in samples:
     print(repr(s), end="\n\n")
 
@@ -992,8 +1003,8 @@ for s in samples:
 # before the run) and under a minute of CPU: not yet sense (the validation perplexity is about 12, against 99 before
 # training). Notebook 12's report reads this run's record:
 
-# %% [markdown] lang="zh"
-# 约 110 000 个参数（训练前打印过），不到一分钟的 CPU 时间，就学出了像单词的片段、空格、标点，还有 docstring 的样子：但还谈不上有意义（验证集困惑度约 12，训练前是 99）。笔记本 12 的报告会读取这次运行的记录：
+# %% [markdown] lang="zh" run="zh"
+# 约 360 000 个参数（训练前打印过），其中七成在词嵌入（embedding）里：3 984 个字，每个字一个 64 维的向量，就是 254 976 个参数。训练不到一分钟的 CPU 时间，就学出了诗的样子：“作者《标题》”形式的标题行，用逗号隔开、以句号结尾的诗句，诗与诗之间的空行；但诗句还读不通（验证集困惑度约 200，训练前约 3 984，也就是 V）。笔记本 12 的报告会读取这次运行的记录：
 
 # %%
 _ = record_run("09_train", history={k: v for k, v in log.items() if k != "max_grad_norm"}, config=config,
@@ -1096,7 +1107,11 @@ for name, losses in before.items():
 # be sure of their next character. Three setups end *below* it: they found a shortcut. Three end above it, and
 # one of those never leaves its start. The curves say which group a setup is in, not which item broke: for
 # that, walk the list.
-#
+
+# %% [markdown] lang="zh" run="zh"
+# 健康的运行最后停在 0.05 左右，而不是 0：有些行开头一样，后面却不同（比如同一组诗的两个标题，只差最后的“一”和“二”），任何模型都没法确定它们的下一个字。有三个配置最后*低于*它：它们找到了捷径。另外三个高于它，其中一个始终停在起点没动过。曲线只能告诉你一个配置属于哪一组，不能告诉你坏的是哪一项：要知道这个，得把清单过一遍。
+
+# %% [markdown]
 # ### Exercise 6: `overfit_checklist(setup) -> str | None`
 #
 # Walk `OVERFIT_CHECKLIST` (the six names of the table, in order) and return the name of the **first** item the
@@ -1145,8 +1160,6 @@ for name, losses in before.items():
 # </details>
 
 # %% [markdown] lang="zh"
-# 健康的运行最后停在 0.08 左右，而不是 0：有些行开头一样，后面却不同，任何模型都没法确定它们的下一个字符。有三个配置最后*低于*它：它们找到了捷径。另外三个高于它，其中一个始终停在起点没动过。曲线只能告诉你一个配置属于哪一组，不能告诉你坏的是哪一项：要知道这个，得把清单过一遍。
-#
 # ### 练习 6：`overfit_checklist(setup) -> str | None`
 #
 # 按顺序走一遍 `OVERFIT_CHECKLIST`（就是表里的六个名字，按表的顺序），返回配置**第一个**没通过的项的名字；六项全过就返回 `None`。每一项写一个探针（拆成几个小函数也可以），并且要让配置保持原样：权重不变、模式不变、批次不变、优化器不变。

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import jupytext
 import nbformat
 import pytest
 
@@ -260,6 +261,21 @@ def test_the_difficulty_line_and_hints_are_checked_in_chinese_too():
     assert any("numbers" in p for p in bilingual.cell_problems(english, good.replace("0.59", "0.6")))
     assert any("code" in p for p in bilingual.cell_problems(english, good.replace("`x`", "x")))
     assert any("<details>" in p for p in bilingual.cell_problems(english, good.replace("<details>", "")))
+
+
+def test_a_twin_of_the_chinese_run_states_its_own_numbers_and_keeps_the_rest(tmp_path):
+    """run="zh": the Chinese cell states the Chinese run's numbers (tests/test_claims_09.py quotes each), so the lint
+    does not hold it to the English cell's numbers; it still holds it to the code spans and the rest."""
+    source = tmp_path / "99_x.py"
+    english = '# %% [markdown]\n# The healthy run ends near 0.08 (`healthy[-1]`).\n\n'
+    source.write_text(english + '# %% [markdown] lang="zh" run="zh"\n# 健康的运行停在 0.05 左右（`healthy[-1]`）。\n')
+    assert bilingual.problems(source) == []
+    assert bilingual.own_numbers(jupytext.read(source).cells[1])
+    source.write_text(english + '# %% [markdown] lang="zh"\n# 健康的运行停在 0.05 左右（`healthy[-1]`）。\n')
+    assert "numbers not in the Chinese: ['0.08']" in bilingual.problems(source)[0]
+    source.write_text(english + '# %% [markdown] lang="zh" run="zh"\n# 健康的运行停在 0.05 左右。\n')
+    assert "code not in the Chinese: ['`healthy[-1]`']" in bilingual.problems(source)[0]
+    assert bilingual.numbers("ends near 0.08 (`x = 3`, $d_k = 64$, [see](a/1.md))") == {"0.08"}
 
 
 def test_the_glossary_is_the_term_table():
