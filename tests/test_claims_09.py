@@ -137,14 +137,14 @@ def zh(tmp_path_factory):
 
 
 def test_zh_the_run_is_on_the_tang_poems(zh):
-    """"中文版笔记本从这里开始改用唐诗：取中文语料的前 200 000 个字符"."""
+    """"从这一节起，本笔记本改用唐诗来训练：取中文语料的前 200 000 个字符"."""
     assert zh["corpus"] == "zh" and zh["chars"] == 200_000 and zh["V"] == 3984
 
 
 def test_zh_the_gradient_norm_panel(zh):
-    """"开始时约 1.5，预热阶段多半时间高于 1（前 50 步里有三分之二被裁剪）；第 51 步到第 300 步，它的中位数降到 0.72
-    左右，被裁剪的约占五分之一；之后又回到 1 上下，第 301-600 步约有一半被裁剪" (max_grad_norm 1.0); "这里这种情况出现在
-    后半段"."""
+    """"开始时约 1.5，预热阶段大部分时间高于 1（前 50 步里有三分之二被裁剪）；第 51 步到第 300 步，它的中位数降到 0.72
+    左右，被裁剪的约占五分之一；之后又回升到 1 上下，第 301–600 步约有一半被裁剪" (max_grad_norm 1.0); "在这次运行里，这只
+    出现在后半段"."""
     g = torch.tensor(zh["grad_norm"])
     assert len(g) == 600 and 1.4 <= g[:5].mean().item() <= 1.6
     clipped = lambda lo, hi: (g[lo:hi] > 1.0).float().mean().item()  # noqa: E731
@@ -153,14 +153,14 @@ def test_zh_the_gradient_norm_panel(zh):
 
 
 def test_zh_the_activation_rms_panel(zh):
-    """"在第 140 步左右达到峰值，约 0.8，然后降到约 0.55"."""
+    """"在第 140 步左右达到约 0.8 的峰值，然后降到约 0.55"."""
     rms = torch.tensor(zh["rms"])
     assert 110 <= rms.argmax().item() + 1 <= 180 and 0.72 <= rms.max().item() <= 0.86 and 0.5 <= rms[-1].item() <= 0.6
 
 
 def test_zh_the_model_and_its_samples(zh):
-    """"约 360 000 个参数（训练前打印过），其中七成在词嵌入（embedding）里：3 984 个字，每个字一个 64 维的向量，就是
-    254 976 个参数。训练不到一分钟的 CPU 时间，就学出了诗的样子：“作者《标题》”形式的标题行，用逗号隔开、以句号结尾的
+    """"模型约有 360 000 个参数（训练前打印过），其中七成在 token 嵌入（embedding）里：3 984 个字，每个字一个 64 维的
+    向量，就是 254 976 个参数。只用了不到一分钟的 CPU 时间，模型就学会了唐诗的格式：“作者《标题》”形式的标题行，用逗号隔开、以句号结尾的
     诗句，诗与诗之间的空行；但诗句还读不通（验证集困惑度约 200，训练前约 3 984，也就是 V）"."""
     embedding = zh["V"] * zh["d_model"]
     assert embedding == 254_976 and 355_000 <= zh["params"] <= 365_000 and 0.68 <= embedding / zh["params"] <= 0.72
@@ -174,8 +174,8 @@ def test_zh_the_model_and_its_samples(zh):
 
 
 def test_zh_the_checklist_lab(zh):
-    """"健康的运行最后停在 0.05 左右，而不是 0：有些行开头一样，后面却不同（比如同一组诗的两个标题，只差最后的“一”和
-    “二”）[...] 有三个配置最后*低于*它 [...] 另外三个高于它，其中一个始终停在起点没动过", and after the repairs every
+    """"健康配置的损失最后停在 0.05 左右，而不是 0：有些行开头一样，后面却不同（比如同一组诗里前后两首的标题，只差最后
+    的“一”和“二”）[...] 有三个配置最后*低于*它 [...] 另外三个高于它，其中一个始终停在起点没动过", and after the repairs every
     setup trains like the healthy one (the English cell, which the Chinese translates)."""
     healthy = zh["healthy"][-1]
     assert 0.03 <= healthy <= 0.07
