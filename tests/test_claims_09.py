@@ -113,7 +113,7 @@ torch.manual_seed(0)
 print("CLAIMS" + json.dumps({"V": len(chars), "corpus": CORPUS, "chars": len(text), "params": num_params,
       "d_model": config["d_model"], "val_loss": log["val_loss"][-1],
       "untrained_loss": evaluate(TinyLM(**config), val_batches), "grad_norm": log["grad_norm"],
-      "rms": rms.tolist(), "seconds": seconds, "samples": samples, "prompts": PROMPTS, "lines": lines,
+      "rms": rms.tolist(), "steps": TRAIN_STEPS, "samples": samples, "prompts": PROMPTS, "lines": lines,
       "healthy": healthy, "before": before, "after": after, "causes": causes}))"""
 
 
@@ -160,11 +160,11 @@ def test_zh_the_activation_rms_panel(zh):
 
 def test_zh_the_model_and_its_samples(zh):
     """"模型约有 360 000 个参数（训练前打印过），其中七成在 token 嵌入（embedding）里：3 984 个字，每个字一个 64 维的
-    向量，就是 254 976 个参数。只用了不到一分钟的 CPU 时间，模型就学会了唐诗的格式：“作者《标题》”形式的标题行，用逗号隔开、以句号结尾的
+    向量，就是 254 976 个参数。只训练了 600 步，模型就学会了唐诗的格式：“作者《标题》”形式的标题行，用逗号隔开、以句号结尾的
     诗句，诗与诗之间的空行；但诗句还读不通（验证集困惑度约 200，训练前约 3 984，也就是 V）"."""
     embedding = zh["V"] * zh["d_model"]
     assert embedding == 254_976 and 355_000 <= zh["params"] <= 365_000 and 0.68 <= embedding / zh["params"] <= 0.72
-    assert zh["seconds"] < 60
+    assert zh["steps"] == 600  # how long it trained: in steps (its seconds depend on the machine and its load)
     assert 180 <= math.exp(zh["val_loss"]) <= 225 and abs(math.exp(zh["untrained_loss"]) / zh["V"] - 1) < 0.05
     for prompt, sample in zip(zh["prompts"], zh["samples"]):
         assert sample.startswith(prompt) and "\n\n" in sample
