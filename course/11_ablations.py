@@ -30,12 +30,12 @@
 #
 # Shapes as before: `B` batch, `T` positions, `D` = `d_model`, `V` the vocabulary, `H` heads, `d_k = D / H`.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" run="zh"
 # # 11 · 消融实验与调试
 #
 # 你手里已经有一个能用的语言模型（language model）了。这个笔记本从两个方向把它拆开来看。
 #
-# **消融实验（ablation）**：每次去掉一个组成部分，测一测哪里坏了。每个消融实验都把几个小模型训练几百步，**分别用随机种子（random seed）0、1、2 各跑一遍**（在 2 个核上每次不到一分钟），并用一张图作为证据。模型这么小，单次运行的噪声和很多效应一样大：所以在这里，一个结论要在每个种子上都成立，而且差距要大于种子之间的波动，才算数。表格和图里都标出了这个波动范围。
+# **消融实验（ablation）**：每次去掉一个组成部分，测一测哪里坏了。每个消融实验都把几个小模型训练几百步，**分别用随机种子（random seed）0、1、2 各跑一遍**（每个消融实验在 2 个核上最多一分半钟左右），并用一张图作为证据。模型这么小，单次运行的噪声和很多效应一样大：所以在这里，一个结论要在每个种子上都成立，而且差距要大于种子之间的波动，才算数。表格和图里都标出了这个波动范围。
 #
 # 1. **去掉残差连接（residual connection）**，分别在 2 层和 8 层上：每一层能收到多少梯度（gradient）？模型学到了什么？
 # 2. 在一组学习率（learning rate）上扫描，比较**后置层归一化（Post-LN）和前置层归一化（Pre-LN）**，再加一个带预热（warmup）的 Post-LN；
@@ -48,7 +48,7 @@
 # | 损失变成 NaN | `nan_loss_bug()`，`stable_cross_entropy(logits, targets)` |
 # | 每一行注意力都是均匀的 | `uniform_attention_bug()`，`fixed_attention(q, k, v, mask)` |
 # | 损失低得可疑，生成的样本却没变好 | `future_mask_bug()`，`fixed_causal_mask(T)` |
-# | 损失一下子掉到 ~0，样本不停重复 | `unshifted_labels_bug()`，`fixed_lm_loss(logits, labels)` |
+# | 损失一下子降得极低，样本不停重复 | `unshifted_labels_bug()`，`fixed_lm_loss(logits, labels)` |
 #
 # **论断实验**（第 5 节）放在最后：原讲义对 Transformer 各个部件下了几条论断（旋转位置编码（RoPE）对比可学习位置嵌入（learned positional embedding）和正弦位置编码（sinusoidal positional encoding）、逐个去掉部件、前馈网络（FFN）的宽度、参数量相等时的 SwiGLU），每一条都变成一个一分钟的实验，跑三个种子。每次运行之前你先写下预测，跑完再拿结果来对照。
 #
@@ -69,7 +69,7 @@ from IPython.display import Markdown, display
 from tinylm_solutions.ablations import (BUG_NAMES, LabTinyLM, lab_train, norm_placement_sweep, order_test,
                                         residual_ablation, unigram_loss)
 from tinylm_solutions.report import ABLATION_LRS, ABLATION_STEPS, ABLATION_WARMUP_LRS, ablation_table
-from tinylm_solutions.data import default_corpus, train_val_split
+from tinylm_solutions.data import corpus, train_val_split
 from tinylm_solutions.generate import generate
 from tinylm_solutions.model import TinyLM, shift_labels
 from tinylm_solutions.tokenizer import CharTokenizer
@@ -104,10 +104,21 @@ print("steps per run:", STEPS)
 # character frequencies, in nats). A model that ends near it has learned the letter frequencies and little else.
 
 # %% [markdown] lang="zh"
-# 数据：课程的语料（Python 标准库的英文 docstring），每个字符一个 token，90 % 用来训练。再定一条基准线，所有损失都拿它来比：**unigram 损失**。它是这样一个模型的损失：完全不看上下文，只按训练数据里的字符频率去预测每个字符（也就是字符频率分布的熵，单位是 nat）。一个模型如果最后停在这条线附近，说明它只学会了字母频率，别的几乎什么都没学到。
+# 数据：课程的中文语料（唐诗）的前 100 000 个字符（和笔记本 10 用的一样），每个字一个 token（标点和换行也各算一个），90 % 用来训练。中英两版笔记本的代码只在下一个单元格不同：英文版在那里读入的是课程的英文语料。所以本笔记本里的数字都是在唐诗上实际跑出来的，和英文版不同。
+#
+# 再定一条基准线，所有损失都拿它来比：**unigram 损失**。它是这样一个模型的损失：完全不看上下文，只按训练数据里的字频去预测每个字（也就是字频分布的熵，单位是 nat）。一个模型如果最后停在这条线附近，说明它只学会了字频，别的几乎什么都没学到。
 
 # %%
-text = default_corpus()
+text = corpus("en")  # the course's corpus: docstrings of Python's standard library
+PROMPT = "The "  # the debugging lab's samples continue it (section 4)
+COPY_PROMPT = "The cat"  # the prompt of section 4.4's sample
+
+# %% lang="zh"
+text = corpus("zh", max_chars=100_000)  # 唐诗的前 100 000 个字符
+PROMPT = "春风"  # 第 4 节调试实验采样用的提示词（prompt）
+COPY_PROMPT = "白日依山尽"  # 第 4.4 节那次采样用的提示词
+
+# %%
 tokenizer = CharTokenizer(text)
 data = torch.tensor(tokenizer.encode(text))  # (N,) long
 train_data, val_data = train_val_split(data)
@@ -182,12 +193,12 @@ plt.show()
 # trains Post-LN with a warm-up (the rate rises linearly over the first quarter of the steps): the remedy Xiong et
 # al. discuss, tried beside the problem.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" run="zh"
 # **结果说明了什么。** 请对照你自己的表格来读；下面每一句话，在课程自己跑的每个种子上都成立（课程的测试会重新跑这些实验）。
 #
-# - **梯度。** 没有残差时，8 层模型的梯度在往下传的路上越来越小：第 0 块拿到的梯度比最后一块少几十倍（看第三列）。有残差时曲线是平的：每一块拿到的都差不多。
-# - **损失。** 没有残差时，两种深度在这些步数里*都*没能明显低于 unigram 损失：模型学到了字母频率，再多就没有了。有残差时，两种深度都做到了。在 2 层时，第 0 块收到的梯度和最后一块一样多（比值接近 1），可损失照样下不去：可见梯度消失并不是全部原因。`x +` 的另一个作用，上一段已经讲过。两行无残差的结果一直到小数点后第三位都相同：2 层和 8 层这两个模型停在了同一个损失上，这就是模型读到的信息传不过去时剩下的损失。
-# - **深度。** 有残差时，在这么短的训练里 8 层并不比 2 层好：两者的平均值差不多，范围也有重叠（在课程自己跑的结果里，三个种子中只有一个是 8 层更低）。8 层模型的参数量是 2 层的三倍多（上面打印出来了），要学的东西也更多；深度的好处要晚些才显现，而且前提是梯度能传得下去。
+# - **梯度。** 没有残差时，8 层模型的梯度在往下传的路上越来越小：最后一块拿到的梯度是第 0 块的几十倍到上百倍（看第三列）。有残差时曲线是平的：每一块拿到的都差不多。
+# - **损失。** 没有残差时，两种深度在这些步数里*都*没能低于 unigram 损失，反而略高于它（约 6.21，unigram 损失是 6.16）：模型连字频都还没学全。有残差时，两种深度都明显低于它（约 5.4 到 5.5）。在 2 层时，第 0 块收到的梯度和最后一块一样多（比值接近 1），可损失照样下不去：可见梯度消失并不是全部原因。`x +` 的另一个作用，上一段已经讲过。两行无残差的结果一直到小数点后第三位都相同：2 层和 8 层这两个模型停在了同一个损失上，这就是模型读到的信息传不过去时剩下的损失。
+# - **深度。** 有残差时，8 层的最终损失平均比 2 层略低（约 5.43 对 5.48），但两者的范围有重叠：三个种子里有两个是 8 层更低，一个是 2 层更低。在这么短的训练里，还看不出 8 层比 2 层好。8 层模型的参数比 2 层多四成（上面打印出来了；两者的大头都是同样大小的 token 嵌入：3 330 个字 × 32 维 = 106 560），要学的东西也更多；深度的好处要晚些才显现，而且前提是梯度能传得下去。
 #
 # ## 2. 消融实验：在学习率扫描上比较 Post-LN 和 Pre-LN
 #
@@ -224,14 +235,14 @@ plt.show()
 # The **order test**: the model's loss on held-out text as it is ("A B C D") and reversed ("D C B A"),
 # 100 windows of 32 characters. A model that uses order finds the reversed text harder to predict.
 
-# %% [markdown] lang="zh"
-# **结果说明了什么。** 在每个学习率、每个种子上，Pre-LN 的最终损失都比 Post-LN 低：最后一列（Post-LN 减 Pre-LN，逐个种子、在同样的批次上计算）的每一项都是正数。在最大的两个学习率上，Post-LN 停在 unigram 损失附近，而 Pre-LN 能降到它下面（Pre-LN 在这两个学习率上也不如 3e-3 时好：这些学习率对两者来说都太大了，只是对 Pre-LN 没那么过分）。预热在这里**没有**救回 Post-LN：加了预热，Post-LN 最后停的位置和不加时一样。所以这个笔记本说明的是：不预热时，Pre-LN 训练得更好；它并没有说明 Post-LN 缺的正是预热。Xiong 等人（2020，图 3）是在更深的模型上、训练长得多的时间才测出这一点的，笔记本电脑一分钟之内重复不了。消融实验没能复现论文给出的解释，这本身也是一个结果：要像这里一样如实写出来，而不是直接借用论文的结论。
+# %% [markdown] lang="zh" run="zh"
+# **结果说明了什么。** 在每个学习率、每个种子上，Pre-LN 的最终损失都比 Post-LN 低：最后一列（Post-LN 减 Pre-LN，逐个种子、在同样的批次上计算）的每一项都是正数。在全部四个学习率上，Post-LN 都停在 unigram 损失附近，而 Pre-LN 都降到了它下面，最低的是学习率 3e-3 时（约 5.52）；再往上的两个学习率对 Pre-LN 来说已经太大，损失又回升了；Post-LN 则不论学习率大小，都没能离开 unigram 损失附近。预热在这里**没有**救回 Post-LN：加了预热，Post-LN 最后停的位置和不加时一样。所以这个笔记本说明的是：不预热时，Pre-LN 训练得更好；它并没有说明 Post-LN 缺的正是预热。Xiong 等人（2020，图 3）是在更深的模型上、训练长得多的时间才测出这一点的，笔记本电脑一分钟之内重复不了。消融实验没能复现论文给出的解释，这本身也是一个结果：要像这里一样如实写出来，而不是直接借用论文的结论。
 #
 # ## 3. 消融实验：去掉位置信息
 #
 # 在笔记本 04 里我们看到，没有位置信息的注意力是*置换等变*的：把 token 打乱，输出也会按同样的方式打乱。语言模型能从因果掩码（causal mask）里找回一部分顺序信息（token `t` 能看到 `t + 1` 个 token），所以没有位置信息的因果注意力*不是*置换不变的。要问的是：去掉位置嵌入（`TinyLM(..., positions="none")`）之后，模型会差多少。
 #
-# **顺序测试**：在留出数据（held-out data）上测模型的损失，一次用原样的文本（“A B C D”），一次用倒过来的文本（“D C B A”），共 100 个窗口，每个 32 个字符。一个会利用顺序的模型，会觉得倒序的文本更难预测。
+# **顺序测试**：在留出数据（held-out data）上测模型的损失，一次用原样的文本（“A B C D”），一次用倒过来的文本（“D C B A”），共 100 个窗口，每个 32 个字。一个会利用顺序的模型，会觉得倒序的文本更难预测。
 
 # %%
 t0 = time.perf_counter()
@@ -257,8 +268,8 @@ plt.show()
 #
 # Your three ablations, saved for notebook 12's report:
 
-# %% [markdown] lang="zh"
-# **结果说明了什么。** 两个模型都远低于表格上方那条线（那条线是用训练集里的频率去预测每个留出字符得到的损失：留出文本和训练文本之间的相似程度，不如训练文本和它自己，所以这条线比第 1 节的 unigram 损失要高）。在每个种子上，两个模型都觉得倒序文本更难，而*没有*位置信息的那个觉得更难（看差值那一列）。在正常顺序的文本上，没有位置信息的模型并不更差：平均来说还略好一点。所以这个差值衡量的并不是位置嵌入的作用。这么小的模型，只靠前面几个字符就能把下一个字符预测得不错（哪些字符后面常跟着哪些：“th”很常见，“ht”就不常见），而因果掩码已经告诉了它哪些 token 在前面。完全不用位置嵌入训练出来的语言模型，损失也几乎一样（Haviv 等人，2022）。只有当模型必须知道某样东西*在哪里*时，位置才变得重要：计数、从固定的偏移处复制、长距离的结构；本课程的小模型在 150 步里还走不到那一步。消融实验没发现多大差别，这本身也是结果，表格就是它的证据。
+# %% [markdown] lang="zh" run="zh"
+# **结果说明了什么。** 两个模型都远低于表格上方那条线（那条线是用训练集里的字频去预测每个留出的字得到的损失：它是在留出文本上算的，而第 1 节的 unigram 损失是在训练文本自己身上算的，所以两条线不完全一样）。在每个种子上，两个模型都觉得倒序文本更难，而*没有*位置信息的那个，倒序时损失涨得更多（看差值那一列）。在正常顺序的文本上，没有位置信息的模型并不更差：在每个种子上反而都更好，损失平均低约 0.19（5.49 对 5.68）。所以这个差值衡量的并不是位置嵌入的作用。这么小的模型，只靠前面几个字就能把下一个字预测得不错（靠的是哪些字常跟在哪些字后面：“春风”在训练文本里出现了 43 次，“风春”一次也没有），而因果掩码已经告诉了它哪些 token 在前面。完全不用位置嵌入训练出来的语言模型，损失也几乎一样（Haviv 等人，2022）。只有当模型必须知道某样东西*在哪里*时，位置才变得重要：计数、从固定的偏移处复制、长距离的结构；本课程的小模型在 150 步里还走不到那一步。消融实验没发现位置嵌入的好处，这本身也是一个结果，表格就是它的证据。
 #
 # 你的三个消融实验，保存下来留给笔记本 12 的报告：
 
@@ -289,7 +300,7 @@ def lab_model(**parts) -> LabTinyLM:
     return LabTinyLM(num_layers=2, **SIZE, **parts)
 
 
-def greedy_sample(model, prompt: str = "The ", n: int = 40) -> str:
+def greedy_sample(model, prompt: str = PROMPT, n: int = 40) -> str:
     """The model's greedy continuation of prompt."""
     idx = torch.tensor([tokenizer.encode(prompt)])  # (1, T)
     return tokenizer.decode(generate(model.eval(), idx, n, temperature=0.0)[0].tolist())
@@ -309,8 +320,8 @@ print("\nthe bug names you choose from:", BUG_NAMES)
 #
 # A teammate wrote the loss by hand:
 
-# %% [markdown] lang="zh"
-# 我们这个健康模型还很“稚嫩”：损失约 3 nat，贪心解码（greedy decoding）续写出来的大多是空格，也就是最常见的那个字符。这没关系：我们要看的是坏模型和它哪里不一样。
+# %% [markdown] lang="zh" run="zh"
+# 我们这个健康模型还很“稚嫩”：损失约 5.6 nat（均匀瞎猜的损失 `ln V` 约为 8.1，unigram 损失是 6.16），贪心解码（greedy decoding）续写出来的几乎全是换行符，也就是最常见的那个字符。这没关系：我们要看的是坏模型和它哪里不一样。
 #
 # ### 4.1 损失变成 NaN
 #
@@ -725,8 +736,8 @@ print("broken sample: ", repr(greedy_sample(leaky)))
 # input and see which positions' logits move. In a causal model the last token can only affect the last
 # position.
 
-# %% [markdown] lang="zh"
-# 前 ~90 步两条曲线几乎重合；之后坏模型的损失远远低于健康模型，可它生成的样本一点也没变好。在英文文本上只训练几百步，损失就低成这样，好得不像是真的。**探针**：只改输入的*最后一个* token，看哪些位置的 logits 会跟着变。在因果模型里，最后一个 token 只能影响最后一个位置。
+# %% [markdown] lang="zh" run="zh"
+# 前 70 步左右，两条曲线几乎重合；之后坏模型的损失远远低于健康模型（200 步时不到 1，健康模型约 5.6），可它生成的样本一点也没变好，只是不停地重复“风”字。在唐诗上只训练几百步，损失就低成这样，好得令人起疑。**探针**：只改输入的*最后一个* token，看哪些位置的 logits 会跟着变。在因果模型里，最后一个 token 只能影响最后一个位置。
 
 # %%
 probe_ids = val_data[:8][None, :].clone()  # (1, 8)
@@ -842,8 +853,8 @@ print("largest logit change at each position:", [f"{m:.2f}" for m in moved.tolis
 #
 # The last model's loss:
 
-# %% [markdown] lang="zh"
-# ### 4.4 损失一下子掉到 ~0，样本反复重复同一个字符
+# %% [markdown] lang="zh" run="zh"
+# ### 4.4 损失一下子降得极低，样本不停重复同一个字
 #
 # 最后一个模型的损失函数：
 
@@ -858,7 +869,7 @@ copier_hist = lab_train(copier, train_data, steps=STEPS["lab_copy"], lr=1e-2)
 plot_loss_curves({"healthy": healthy_hist["loss"][:STEPS["lab_copy"]], "broken": copier_hist["loss"]},
                  title="the same model, two losses")
 plt.show()
-print("broken sample:", repr(greedy_sample(copier, "The cat")))
+print("broken sample:", repr(greedy_sample(copier, COPY_PROMPT)))
 with torch.no_grad():
     top = copier.eval()(probe_ids)[0].argmax(-1)  # (1, T): the most likely token at each position
 print(f"positions whose most likely token is the token it is reading: {(top == probe_ids).float().mean():.0%}")
@@ -899,8 +910,8 @@ print(f"positions whose most likely token is the token it is reading: {(top == p
 # the flattened tensors with `ignore_index=-100`.
 # </details>
 
-# %% [markdown] lang="zh"
-# 几十步之内损失就接近 0，而且样本一直在重复提示词的最后一个字符：模型“预测”的是它正在读的那个 token，这当然容易，可对生成毫无用处。这里的 `logits[:, t]` 是拿来和哪个标签比的？
+# %% [markdown] lang="zh" run="zh"
+# 40 步之内，损失就从约 7.7 降到约 1.5（同样 40 步，健康模型还在 6.3 左右），而且样本一直在重复提示词的最后一个字：模型“预测”的是它正在读的那个 token，这当然容易，可对生成毫无用处。这里的 `logits[:, t]` 是拿来和哪个标签比的？
 #
 # ### 练习：说出 bug 的名字，并修好它
 #
@@ -959,8 +970,8 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_fixed_lm_loss(fixed_l
 # %% [markdown]
 # The same short run with your loss: no more collapse to 0.
 
-# %% [markdown] lang="zh"
-# 用你的损失函数再做同样的短训练：损失不会再塌到 0 了。
+# %% [markdown] lang="zh" run="zh"
+# 用你的损失函数再做同样的短训练：损失不会再一下子降得那么低了。
 
 # %%
 shifted = lab_model(loss_fn=fixed_lm_loss)
@@ -997,7 +1008,7 @@ print(f"loss after {STEPS['lab_copy']} steps: your loss {shifted_hist['loss'][-1
 #
 # 本课程所依据的那份讲义，对 Transformer 的各个部件下了一些论断，却没有实际跑过：去掉一个部件，看看什么会坏；FFN 的宽度取 `4D` 左右；SwiGLU 和 GELU 版的 FFN 只能在参数量相等时比较（“否则提升可能只是因为隐藏层更宽了”）；用 RoPE 取代可学习的位置嵌入。在这里，每一条都变成一个由你亲手跑的实验。每次运行都训练同一个小 TinyLM（`CLAIMS_SIZE`：2 层 Pre-LN，`D = 32`，2 个头，`d_ff = 4D`，32 个位置），训练 400 步，跑三个种子；同一个实验里的各个变体**只在所说的那个部件上不同**：初始化相同、学习率相同、批次相同。每个变体都在同样的 64 个留出窗口上打分（留出数据上的损失：越低越好）。两个实验共用的变体只训练一次（完整模型同时也就是“可学习位置”、“`d_ff = 4D`”和“GELU”这几个变体）。
 #
-# 和第 1–3 节相比有两处改动，目的是让差异大于种子之间的波动：训练 400 步，而不是 150–200 步；初始化的标准差按宽度来取，`small_init_std(32)` = 0.11（笔记本 08），而不是 GPT-2 的 0.02。用 0.02 的话，这么窄的模型在最初的几百步里都会停在 unigram 损失附近。
+# 和第 1–3 节相比有两处改动，目的是让差异大于种子之间的波动：训练 400 步，而不是 150–200 步；初始化的标准差按宽度来取，`small_init_std(32)` = 0.11（笔记本 08），而不是 GPT-2 的 0.02。
 #
 # **先预测。** 每次运行之前，在它上面的单元格里写下你的预测：把各个变体的名字按留出损失从低到高排好。跑完之后，`compare_prediction` 会把结果表格和你的排序并排列出来，告诉你这次运行*分得开*哪些变体对（在每个种子上顺序都一样），哪些分不出高下，以及你的排序在那些分得开的对上是否排对了。预测不计分；你猜错的地方，正是你对模型的理解出偏差的地方，这比表格本身更有价值。
 #
@@ -1063,12 +1074,12 @@ plt.show()
 # positions. `without(model, part)` (in `tinylm_solutions.ablations`) removes a part from every block; the
 # parameter counts in the table show what each removal takes away.
 
-# %% [markdown] lang="zh"
-# **结果说明了什么。** RoPE 在每个种子上都最低，比可学习位置低约 0.17：查询和键按位置旋转之后，每个分数只取决于两个 token 相隔多远，而不取决于它们在哪儿；而预测一个字符时，要紧的正是紧挨在它前面的那几个字符，不管它们在什么位置。可学习位置和正弦位置平均只差零点零几。不用位置的平均最高。第 3 节发现，用 GPT-2 的初始化训练 150 步之后，没有位置的模型并不比可学习位置的差；而这里用按宽度取的初始化训练 400 步之后，它比每个带位置的模型都差。到底是这两处改动中的哪一处造成了差别，这个实验没有测：可以留作你的下一个实验。
+# %% [markdown] lang="zh" run="zh"
+# **结果说明了什么。** RoPE 在每个种子上都最低，平均比可学习位置低约 0.15：查询和键按位置旋转之后，每个分数只取决于两个 token 相隔多远，而不取决于它们在哪儿；而预测一个字时，要紧的正是紧挨在它前面的那几个字，不管它们在什么位置。可学习位置和正弦位置平均只差约 0.02。不用位置的模型在每个种子上都最高。第 3 节发现，用 GPT-2 的初始化训练 150 步之后，没有位置的模型在正序文本上反而比可学习位置的好；而这里用按宽度取的初始化训练 400 步之后，它比每个带位置的模型都差。到底是这两处改动中的哪一处造成了差别，这个实验没有测：可以留作你的下一个实验。
 #
 # ### 5.2 逐个去掉部件
 #
-# 拿完整模型和去掉某一个部件的同一模型比较：去掉注意力子层（token 之间互相读不到：模型只能根据当前字符来预测），去掉 FFN，去掉残差连接（第 1 节），去掉层归一化，或者去掉位置。`without(model, part)`（在 `tinylm_solutions.ablations` 里）会从每个块中去掉一个部件；表格里的参数量显示了每次去掉的是多少参数。
+# 拿完整模型和去掉某一个部件的同一模型比较：去掉注意力子层（token 之间互相读不到：模型只能根据当前这个字来预测），去掉 FFN，去掉残差连接（第 1 节），去掉层归一化，或者去掉位置。`without(model, part)`（在 `tinylm_solutions.ablations` 里）会从每个块中去掉一个部件；表格里的参数量显示了每次去掉的是多少参数。
 
 # %%
 my_parts = predict("parts", [])  # all six names, lowest held-out loss first
@@ -1098,8 +1109,8 @@ plt.show()
 # The FFN's hidden width `d_ff` at `D`, `2D`, `4D` (the paper's and GPT-2's choice) and `8D`. Each doubling adds
 # `2·D·d_ff` weights per layer: the FFN column of the table.
 
-# %% [markdown] lang="zh"
-# **结果说明了什么。** 每个部件都有用：完整模型在每个种子上都最低。去掉残差连接的代价最大，和第 1 节一样（留出损失一直在 3.1 以上）。其次是去掉注意力：没有它，token 之间互相读不到，模型只能凭当前这一个字符预测下一个（也就是一个 bigram 模型）。在这个长度上，去掉位置、FFN 或层归一化，各自大约多出十分之一 nat 的损失，这三者之间的差别只有零点零几，甚至更小。对比结果也许会发现其中某些对在每个种子上顺序都一样；可差距这么小，多加几个种子、多训几步或者换一台机器，顺序都可能变，所以只能把这个顺序当作弱证据，不能当作这三个部件的排名。注意参数量那一列：FFN 占了一半以上的参数（28,640 个里的 16,704 个），去掉它们的代价却比去掉注意力还小，而注意力的参数更少（8,576 个）。
+# %% [markdown] lang="zh" run="zh"
+# **结果说明了什么。** 每个部件都有用：完整模型在每个种子上都最低。去掉残差连接的代价最大，和第 1 节一样（留出损失在每个种子上都高于 5.3）。其次是去掉注意力：没有它，token 之间互相读不到，模型只能凭当前这一个字预测下一个（也就是一个 bigram 模型）。在这个长度上，去掉位置、FFN 或层归一化，各自多出 0.08 到 0.15 nat 的损失，这三者之间的差别不到 0.07。对比结果也许会发现其中某些对在每个种子上顺序都一样；可差距这么小，多加几个种子、多训几步或者换一台机器，顺序都可能变，所以只能把这个顺序当作弱证据，不能当作这三个部件的排名。注意参数量那一列：132 032 个参数里，FFN 只占 16 704 个，注意力占 8 576 个；大头是 token 嵌入（3 330 个字 × 32 维 = 106 560），因为唐诗的词表比英文语料的大得多。FFN 的参数比注意力多，去掉它的代价却比去掉注意力小。
 #
 # ### 5.3 FFN 该有多宽？
 #
@@ -1130,8 +1141,8 @@ plt.show()
 # 1.5 times the FFN's weights; at `8D/3` (`swiglu_hidden_size(4 * D)`) it has as many. A gain of the first over
 # GELU could come from the gate or from the extra weights; only the second comparison can tell them apart.
 
-# %% [markdown] lang="zh"
-# **结果说明了什么。** `d_ff = D` 在每个种子上都最高。从 `2D` 往上，各个宽度的结果都很接近：`2D` 和 `4D` 平均相差不到 0.01；`8D` 平均最低，比 `4D` 低约 0.035，代价是多了 16,640 个参数（模型大了 58 %）。所以在这个规模和训练长度下，实验结果并没有特别挑出 `4D`：它是原论文和 GPT-2 的惯例，是一种在大规模下行之有效的参数预算，而不是一分钟的实验能证实的东西。
+# %% [markdown] lang="zh" run="zh"
+# **结果说明了什么。** `d_ff = D` 在每个种子上都最高。从 `2D` 往上，各个宽度的平均值相差不到 0.015：`8D` 平均最低，也只比 `4D` 低约 0.01，代价却是多了 16 640 个参数（模型大了 13 %）。所以在这个规模和训练长度下，实验结果并没有特别挑出 `4D`：它是原论文和 GPT-2 的惯例，是一种在大规模下行之有效的参数预算，而不是一分钟的实验能证实的东西。
 #
 # ### 5.4 SwiGLU：宽度相等时，以及参数量相等时
 #
@@ -1156,8 +1167,8 @@ plt.show()
 # above says in how many seeds each gap holds: at these sizes, a gain of a few hundredths needs that check. That is
 # the comparison the lesson asks for: a gain measured at equal width alone could have been the wider layer's.
 
-# %% [markdown] lang="zh"
-# **结果说明了什么。** 平均来看，SwiGLU 在宽度相等时比 GELU 版 FFN 低（约 0.04 nat，同时多了 7,872 个参数），在参数量相等时也更低（约 0.025）；两个 SwiGLU 之间相差不到 0.015。所以在这里，大部分提升在对齐参数量之后依然存在：起作用的是门控本身，而不只是多出来的权重。上面的对比会告诉你每个差距在几个种子上成立：在这个规模下，零点零几的提升必须经过这样的检验。这正是原讲义要求的那种对比：只在宽度相等时测到的提升，完全可能只是因为层更宽。
+# %% [markdown] lang="zh" run="zh"
+# **结果说明了什么。** 在唐诗上，SwiGLU 没有比 GELU 版 FFN 更好：宽度相等时，GELU 在每个种子上都更低（平均约低 0.008，而 SwiGLU 还多了 7 872 个参数）；参数量相等时，GELU 平均也略低（约 0.012，但不是每个种子都如此）。三者的平均值相差不到 0.015。所以在这个规模和训练长度下，门控没有带来好处。上面的对比会告诉你每个差距在几个种子上成立：在这个规模下，这么小的差距必须经过这样的检验。这也正是原讲义要求的那种对比：只在宽度相等时测到的提升，完全可能只是因为层更宽；这里连宽度相等时的提升都没有出现。
 
 # %% [markdown]
 # ## Summary
@@ -1179,13 +1190,13 @@ plt.show()
 #
 # **Next:** notebook 12 writes your report from the records of notebooks 09 and 11.
 
-# %% [markdown] lang="zh"
+# %% [markdown] lang="zh" run="zh"
 # ## 小结
 #
-# - **残差连接**把梯度送到每一层：没有它，8 层堆叠中第 0 块拿到的梯度比最后一块少几十倍，而且 2 层和 8 层都学不到字母频率以外的东西。
+# - **残差连接**把梯度送到每一层：没有它，8 层堆叠中最后一块拿到的梯度是第 0 块的几十倍到上百倍，而且 2 层和 8 层都停在 unigram 损失上方，连字频都没学全。
 # - 在扫描的每个学习率、每个种子上，不加预热时 **Pre-LN** 的最终损失都比 **Post-LN** 低；在这么短的训练里，加了预热也没能救回 Post-LN。
-# - **位置**：训练 150 步时，字符模型的顺序感来自因果掩码；去掉位置嵌入后，顺序测试的差值并没有变小。按宽度取初始化、训练 400 步之后（第 5 节），每个带位置的模型都比不带位置的低，其中 RoPE 最低。
-# - **论断实验**：每个部件都有用，残差和注意力最重要；FFN 的 `4D` 是一种惯例，短训练并没有把它挑出来；参数量相等时，SwiGLU 仍保留了大部分提升。检验一条论断，就是做一个实验：先写下预测，跑几个种子，并且只改动所说的那个部件。
-# - **调试**：一个症状，一个把它单独揪出来的探针，一个名字，一个修复，再检查原先坏掉的那个*行为*是否恢复。NaN：exp 溢出（用 log-sum-exp 解决）。注意力均匀：每个查询只算了一个分数，而不是每对查询和键各一个。损失好得离谱：掩码让 token 看到了下一个 token。损失 ~0 且样本重复：标签没有错位。
+# - **位置**：训练 150 步时，逐字预测的小模型，顺序感来自因果掩码；去掉位置嵌入后，顺序测试的差值反而更大。按宽度取初始化、训练 400 步之后（第 5 节），每个带位置的模型都比不带位置的低，其中 RoPE 最低。
+# - **论断实验**：每个部件都有用，残差和注意力最重要；FFN 的 `4D` 是一种惯例，短训练并没有把它挑出来；在唐诗上，SwiGLU 不管是宽度相等还是参数量相等，都没有胜过 GELU 版 FFN。检验一条论断，就是做一个实验：先写下预测，跑几个种子，并且只改动所说的那个部件。
+# - **调试**：一个症状，一个把它单独揪出来的探针，一个名字，一个修复，再检查原先坏掉的那个*行为*是否恢复。NaN：exp 溢出（用 log-sum-exp 解决）。注意力均匀：每个查询只算了一个分数，而不是每对查询和键各一个。损失好得离谱：掩码让 token 看到了下一个 token。损失骤降且样本重复：标签没有错位。
 #
 # **下一步：** 笔记本 12 会根据笔记本 09 和 11 的记录，写出你的报告。

@@ -417,8 +417,8 @@ except OSError as e:
 # permutation invariant (the mask tells each token what came before), and a small model predicting characters
 # needs little more.
 
-# %% [markdown] lang="zh"
-# 去掉残差：8 层时，第 0 块拿到的梯度比最后一块少几十倍（33 到 51 倍），而且两种深度的最终损失都停在 unigram 损失上（约 3.3，unigram 损失为 3.28）；带残差时，两种深度都降到了约 2.8 到 3.0。最差：两个不带残差的运行（两者相同）；最好：带残差的运行，2 层和 8 层不相上下（平均约 2.9，在某些种子上各自更低），所以在 200 步之内，加深并没有带来好处。2 层模型的梯度并不小，可见残差流的作用不只在梯度上：它还让每个 token 自己的向量绕过注意力传下去。在每个学习率、每个种子上，Pre-LN 的最终损失都比 Post-LN 低（最好的是学习率 3e-3 的 Pre-LN）；在 1e-2 和 3e-2 上，Post-LN 停在 unigram 损失附近，加了预热在这里也没有改变这一点，所以我的实验并不能说明 Post-LN 缺的就是预热。去掉位置：两个模型都觉得倒序文本更难，没有位置的那个更明显（差值约 0.4，另一个约 0.2），而在正序文本上它并不更差：没有位置信息的因果注意力不是置换不变的（掩码告诉了每个 token 前面有哪些 token），而一个预测字符的小模型，差不多也只需要这些信息。
+# %% [markdown] lang="zh" run="zh"
+# 去掉残差：8 层时，最后一块拿到的梯度是第 0 块的几十倍到上百倍（约 30 到 190 倍），而且两种深度的最终损失都停在 unigram 损失上方一点（约 6.2，unigram 损失为 6.16）；带残差时，两种深度都降到了约 5.4 到 5.5。最差：两个不带残差的运行（两者相同）；最好：带残差的运行，8 层的最终损失平均略低（约 5.43 对 5.48），但有一个种子是 2 层更低，所以在 200 步之内，加深并没有带来明确的好处。2 层模型的梯度并不小，可见残差流的作用不只在梯度上：它还让每个 token 自己的向量绕过注意力传下去。在每个学习率、每个种子上，Pre-LN 的最终损失都比 Post-LN 低（最好的是学习率 3e-3 的 Pre-LN）；在全部四个学习率上，Post-LN 都停在 unigram 损失附近；在最大的学习率上加了预热，也没有改变这一点，所以我的实验并不能说明 Post-LN 缺的就是预热。去掉位置：两个模型都觉得倒序文本更难，没有位置的那个更明显（差值约 1.7，另一个约 1.3），而在正序文本上它不但不更差，反而更好：没有位置信息的因果注意力不是置换不变的（掩码告诉了每个 token 前面有哪些 token），而一个预测下一个字的小模型，差不多也只需要这些信息。
 
 # %% [markdown]
 # **Q3 (2 points).** What was the first bug you met, what evidence gave it away, and how did you confirm
@@ -433,8 +433,8 @@ except OSError as e:
 # (queries attending to later tokens); replacing the mask with the causal one brought the loss back to
 # normal.
 
-# %% [markdown] lang="zh"
-# “作弊”的掩码：大约 90 步之后，训练损失远远低于正确模型的损失，可生成的样本一点也没变好。把注意力权重（attention weights）画出来，能看到对角线上方有权重（查询关注到了后面的 token）；把掩码换成因果掩码之后，损失就恢复正常了。
+# %% [markdown] lang="zh" run="zh"
+# “作弊”的掩码：大约 70 步之后，训练损失远远低于正确模型的损失，可生成的样本一点也没变好。把注意力权重（attention weights）画出来，能看到对角线上方有权重（查询关注到了后面的 token）；把掩码换成因果掩码之后，损失就恢复正常了。
 
 # %% [markdown]
 # **Q4 (2 points).** Where does the compute go in your model? What FLOP rate did your training run sustain, and

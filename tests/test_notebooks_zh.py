@@ -23,7 +23,7 @@ WITH_DATA_TWINS = [source for source in sorted((ROOT / "course").glob("[0-9][0-9
 
 
 def test_the_notebooks_with_a_data_twin_are_those_that_train_on_chinese_text():
-    assert [source.stem for source in WITH_DATA_TWINS] == ["09_training", "10_generation"]
+    assert [source.stem for source in WITH_DATA_TWINS] == ["09_training", "10_generation", "11_ablations"]
 
 
 @pytest.mark.parametrize("source", WITH_DATA_TWINS, ids=lambda p: p.stem)
