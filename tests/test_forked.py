@@ -97,3 +97,87 @@ def test_a_command_past_its_timeout_is_killed_with_what_it_printed(folder):
 
 def test_other_commands_start_a_new_python(folder):
     assert _forked.run(["-c", "print('new')"], folder, environ(), 60) == (0, "new\n")
+
+
+WAIT_FOR = ("import pathlib, sys, time\n"
+            "pathlib.Path(sys.argv[1]).touch()\n"
+            "for _ in range(600):\n"
+            "    if pathlib.Path(sys.argv[2]).exists():\n"
+            "        print('saw', sys.argv[2]); sys.exit(0)\n"
+            "    time.sleep(0.05)\n"
+            "sys.exit(7)\n")
+
+
+def test_commands_from_two_threads_run_at_once(folder):
+    """Each of the two commands waits for the other to start: they both end well only if they run at the same time
+    (one after the other, the first would wait its 30 s and exit 7)."""
+    import concurrent.futures
+    (folder / "wait_for.py").write_text(WAIT_FOR)
+    for name in ("a", "b"):
+        (folder / name).unlink(missing_ok=True)
+    with concurrent.futures.ThreadPoolExecutor(2) as pool:
+        first = pool.submit(_forked.run, ["wait_for.py", "a", "b"], folder, environ(), 60)
+        second = pool.submit(_forked.run, ["wait_for.py", "b", "a"], folder, environ(), 60)
+        assert (first.result(), second.result()) == ((0, "saw b\n"), (0, "saw a\n"))
+
+
+def test_a_server_that_ends_fails_the_commands_it_ran_and_the_next_starts_anew(folder):
+    import concurrent.futures
+    (folder / "wait_for.py").write_text(WAIT_FOR)
+    (folder / "never").unlink(missing_ok=True)
+    server = _forked.Forkserver(("torch",), environ())
+    assert server.run(["threads.py"], folder, environ(), 60) == (0, "1\n")
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:
+        waiting = pool.submit(server.run, ["wait_for.py", "started", "never"], folder, environ(), 60)
+        for _ in range(200):
+            if (folder / "started").exists():
+                break
+            time.sleep(0.05)
+        first = server.proc
+        first.kill()
+        with pytest.raises(RuntimeError, match="the forkserver ended"):
+            waiting.result(timeout=30)
+    assert server.run(["threads.py"], folder, environ(), 60) == (0, "1\n")
+    assert server.proc is not first and server.proc.poll() is None
+    server.proc.kill()
+
+
+def test_when_its_client_ends_the_server_ends_with_the_commands_it_runs(folder):
+    """A kernel that exits closes the server's requests: the server kills what it runs and ends."""
+    script = (f"import sys, threading, time\nsys.path.insert(0, {str(_forked.Path(_forked.__file__).parents[1])!r})\n"
+              "from pathlib import Path\nfrom tinylm_checks import _forked\n"
+              "server = _forked.Forkserver(('torch',), {'PATH': '/usr/bin:/bin', 'OMP_NUM_THREADS': '1'})\n"
+              f"folder = Path({str(folder)!r})\n"
+              "threading.Thread(target=server.run, args=(['wait_for.py', 'child_started', 'never', "
+              "'tinylm_orphan_probe'], folder, {'OMP_NUM_THREADS': '1'}, 60), daemon=True).start()\n"
+              "while not (folder / 'child_started').exists():\n    time.sleep(0.05)\n"
+              "print(server.proc.pid, flush=True)\n")
+    (folder / "wait_for.py").write_text(WAIT_FOR)
+    (folder / "child_started").unlink(missing_ok=True)
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    server_pid = int(done.stdout)
+    for _ in range(100):
+        alive = subprocess.run(["pgrep", "-f", "tinylm_orphan_probe"], capture_output=True, text=True).stdout
+        if not alive and not os.path.exists(f"/proc/{server_pid}"):
+            break
+        time.sleep(0.1)
+    assert alive == "" and not os.path.exists(f"/proc/{server_pid}")
+
+
+def test_a_process_forked_after_the_server_started_runs_commands_on_a_server_of_its_own(folder):
+    """The check service forks a child per request: the parent's server (and the thread reading its replies) stay
+    the parent's."""
+    assert _forked.run(["threads.py"], folder, environ(), 60) == (0, "1\n")
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:
+        try:
+            os.write(write, repr(_forked.run(["threads.py"], folder, environ(), 60)).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read) as f:
+        assert f.read() == "(0, '1\\n')"
+    os.waitpid(pid, 0)
+    assert _forked.run(["threads.py"], folder, environ(), 60) == (0, "1\n")

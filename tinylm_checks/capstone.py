@@ -55,6 +55,20 @@ the overfit test in 18 s with two, 2.7 s with one); and pytest without the plugi
 tests are plain pytest, and run the same whatever else the environment holds: nbval, xdist, playwright... in the
 course's own, nothing in a learner's; loading the course's took 0.6 s of each of the 9 pytest commands)."""
 MAX_OUTPUT_BYTES = 20_000_000  # the most a file the check reads back may hold
+WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+"""How many of a check's commands run at the same time (they are independent, and each takes one thread): on a
+2-core laptop, the three runs of a test file take the time of two."""
+
+
+def _at_once(calls: list) -> list:
+    """The results of the zero-argument ``calls``, in order, run on up to :data:`WORKERS` threads (each thread waits
+    for a process of its own); an exception in one is raised here."""
+    if len(calls) < 2 or WORKERS == 1:
+        return [call() for call in calls]
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(min(WORKERS, len(calls)), thread_name_prefix="tinylm-capstone") as pool:
+        futures = [pool.submit(call) for call in calls]
+        return [future.result() for future in futures]
 
 
 class Workspace:
@@ -146,8 +160,9 @@ def session(files: dict[str, str | bytes], commands: list[list[str]], load: tupl
 
 
 def _run(files: dict[str, str | bytes], commands: list[list[str]], load: tuple[str, ...]):
+    """The commands are independent of each other: they run at the same time (:func:`_at_once`)."""
     with WORKSPACE(files) as ws:
-        return [ws.run(command) for command in commands], {name: ws.load(name) for name in load}
+        return _at_once([lambda c=command: ws.run(c) for command in commands]), {name: ws.load(name) for name in load}
 
 
 # --------------------------------------------------------------------------- reading the repository
@@ -337,13 +352,13 @@ def _pytest(files: dict[str, str], test: str, model: str) -> tuple[int, str]:
 def _tests_check(ctx: Ctx, repo, test: str) -> str:
     files = _files(ctx, repo, (test,))
     correct = ref_model_text()
-    code, output = _pytest(files, test, correct)
+    models = [correct, *(broken(correct) for _, broken in BROKEN_MODELS[test].values())]
+    (code, output), *on_broken = _at_once([lambda m=model: _pytest(files, test, m) for model in models])
     if code == 5:
         ctx.fail("capstone.no_tests", test=test)
     if code != 0:
         ctx.fail("capstone.tests_fail_correct", test=test, output=_tail(output))
-    for name, (mistake, broken) in BROKEN_MODELS[test].items():
-        code, output = _pytest(files, test, broken(correct))
+    for (name, (mistake, _)), (code, output) in zip(BROKEN_MODELS[test].items(), on_broken):
         if code == 0:
             ctx.fail("capstone.tests_miss", test=test, broken=say(f"capstone.broken.{name}"), mistake=mistake)
     return say("capstone.tests_passed", test=test, n=len(BROKEN_MODELS[test]),
@@ -403,8 +418,14 @@ def check_capstone_train(ctx: Ctx, repo) -> str:
     small = ("model: {max_seq_len: 32, d_model: 32, num_heads: 2, num_layers: 1, d_ff: 64}\n"
              f"train: {{steps: 0, batch_size: 8, lr: 1.0e-2, seed: {ctx.seed}}}\n")  # only --steps trains
     command = ["train.py", "--config", "_check.yaml", "--steps", str(steps), "--out", "_check.pt"]
-    [(code, output)], loaded = session({"train.py": files["train.py"], "model.py": files["model.py"],
-                                        "_check.yaml": small}, [command], ("_check.pt",))
+    # and a text where each character follows from the one before (a shuffled cycle): 40 steps learn it, next-token
+    # loss near 0; targets shifted the wrong way (labels=y, already shifted) learn the character after next instead
+    cycle = "".join("abcdefghijklmnopqrstuvw"[i] for i in torch.randperm(23, generator=ctx.gen).tolist()) * 200
+    cycle_command = [*command[:-2], "--out", "_cycle.pt", "--data", "_cycle.txt"]
+    code_files = {"train.py": files["train.py"], "model.py": files["model.py"], "_check.yaml": small}
+    ([(code, output)], loaded), cycle_run = _at_once([
+        lambda: session(code_files, [command], ("_check.pt",)),
+        lambda: session({**code_files, "_cycle.txt": cycle}, [cycle_command], ("_cycle.pt",))])
     ckpt = loaded["_check.pt"]
     tried = say("capstone.train_tried", command=" ".join(["python", *command]))
     if code != 0:
@@ -433,12 +454,8 @@ def check_capstone_train(ctx: Ctx, repo) -> str:
     ln_v = math.log(len(vocab))
     if not loss < ln_v - 0.8:
         ctx.fail("capstone.not_trained", loss=loss, ln_v=ln_v, steps=steps, tried=tried)
-    # a text where each character follows from the one before (a shuffled cycle): 40 steps learn it, next-token loss
-    # near 0; targets shifted the wrong way (labels=y, already shifted) learn the character after next instead
-    cycle = "".join("abcdefghijklmnopqrstuvw"[i] for i in torch.randperm(23, generator=ctx.gen).tolist()) * 200
-    command = [*command[:-2], "--out", "_cycle.pt", "--data", "_cycle.txt"]
-    [(code, output)], loaded = session({"train.py": files["train.py"], "model.py": files["model.py"],
-                                        "_check.yaml": small, "_cycle.txt": cycle}, [command], ("_cycle.pt",))
+    command = cycle_command
+    [(code, output)], loaded = cycle_run
     ckpt = loaded["_cycle.pt"]
     tried = say("capstone.train_cycle_tried", command=" ".join(["python", *command]))
     if code != 0 or not isinstance(ckpt, dict) or not {"config", "model", "vocab"} <= set(ckpt):
