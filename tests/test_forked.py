@@ -57,7 +57,7 @@ def test_a_forked_command_gives_what_python_gives(folder, args):
 
 def test_the_server_runs_the_commands(folder):
     _forked.run(["show.py"], folder, environ(), 60)
-    server = next(s for key, s in _forked._SERVERS.items() if key[0] == ("torch", "pytest", "yaml"))
+    server = next(s for key, s in _forked._SERVERS.items() if key[0] == _forked.PRELOAD)
     assert server.proc.poll() is None  # one process, still there for the next command
     start = time.perf_counter()
     assert _forked.run(["threads.py"], folder, environ(), 60) == (0, "1\n")
@@ -181,3 +181,43 @@ def test_a_process_forked_after_the_server_started_runs_commands_on_a_server_of_
         assert f.read() == "(0, '1\\n')"
     os.waitpid(pid, 0)
     assert _forked.run(["threads.py"], folder, environ(), 60) == (0, "1\n")
+
+
+def test_a_server_nobody_holds_ends(folder):
+    """Autograding starts a server per worker and drops them when the class is graded: each must end then."""
+    import gc
+    server = _forked.Forkserver(("torch",), environ())
+    assert server.run(["threads.py"], folder, environ(), 60) == (0, "1\n")
+    proc = server.proc
+    del server
+    gc.collect()
+    assert proc.wait(timeout=30) == 0
+
+
+def test_the_commands_start_with_an_optimizer_s_imports_done(folder):
+    """A process's first torch.optim optimizer imports torch._dynamo (0.75 s): the learner's overfit test and train.py
+    each build one."""
+    (folder / "dynamo.py").write_text("import sys\nprint('torch._dynamo' in sys.modules)\n")
+    assert _forked.run(["dynamo.py"], folder, environ(), 60) == (0, "True\n")
+
+
+def test_a_repository_starts_the_capstone_checks_server_unless_the_grader_runs_them(folder, tmp_path, monkeypatch):
+    from tinylm_checks import Repository, capstone  # (today's modules: a test of grading.fresh may have loaded anew)
+    forked = capstone._forked
+    monkeypatch.setattr(forked, "_SERVERS", {})
+    monkeypatch.setattr(capstone, "WORKSPACE", capstone.Workspace)  # (a test of the grader may have installed its own)
+    Repository(tmp_path)
+    [server] = forked._SERVERS.values()
+    started = server.proc
+    assert started.poll() is None  # started, in the background
+    with capstone.Workspace({"threads.py": SCRIPTS["threads.py"]}) as ws:
+        assert ws.run(["threads.py"]) == (0, "1\n")
+    assert list(forked._SERVERS.values()) == [server] and server.proc is started  # the one the commands then use
+    started.kill()
+
+    class Sandboxed(capstone.Workspace):
+        pass
+    monkeypatch.setattr(forked, "_SERVERS", {})
+    monkeypatch.setattr(capstone, "WORKSPACE", Sandboxed)
+    Repository(tmp_path)
+    assert forked._SERVERS == {}

@@ -182,24 +182,14 @@ class Forkserver:
         os.close(requests_r)
         os.close(replies_w)
         self.requests, self.waiting = os.fdopen(requests_w, "w"), {}
-        threading.Thread(target=self._replies, args=(os.fdopen(replies_r, "r"), self.waiting), daemon=True,
-                         name="tinylm-forkserver-replies").start()
+        threading.Thread(target=_replies, args=(weakref.ref(self), self.lock, os.fdopen(replies_r, "r"), self.waiting),
+                         daemon=True, name="tinylm-forkserver-replies").start()
 
-    def _replies(self, replies, waiting: dict[int, queue.SimpleQueue]) -> None:
-        """Hand each reply of one server to the thread that waits for it; when the server ends, None to each."""
-        with replies:
-            for line in replies:
-                reply = json.loads(line)
-                with self.lock:
-                    box = waiting.pop(reply["id"], None)
-                if box is not None:
-                    box.put(reply["code"])
+    def start(self) -> None:
+        """Start the server now, if it is not running, without waiting for its imports."""
         with self.lock:
-            if self.waiting is waiting:
-                self.waiting = None
-            for box in waiting.values():
-                box.put(None)
-            waiting.clear()
+            if self.waiting is None or self.proc.poll() is not None:
+                self._start()
 
     def run(self, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int, str]:
         """``python *args`` in ``cwd`` with ``env``: (exit code, stdout and stderr). RuntimeError if the server
@@ -226,20 +216,58 @@ class Forkserver:
             return code, text
 
 
+def _replies(server: weakref.ref, lock: threading.Lock, replies, waiting: dict[int, queue.SimpleQueue]) -> None:
+    """Hand each reply of one server to the thread that waits for it; when the server ends, None to each. It holds
+    no reference to the :class:`Forkserver`: one that is dropped closes its end of the requests, and its server ends."""
+    with replies:
+        for line in replies:
+            reply = json.loads(line)
+            with lock:
+                box = waiting.pop(reply["id"], None)
+            if box is not None:
+                box.put(reply["code"])
+    with lock:
+        owner = server()
+        if owner is not None and owner.waiting is waiting:
+            owner.waiting = None
+        for box in waiting.values():
+            box.put(None)
+        waiting.clear()
+
+
 _ALL: weakref.WeakSet[Forkserver] = weakref.WeakSet()
 os.register_at_fork(after_in_child=lambda: [server._forget() for server in list(_ALL)])
 
 _SERVERS: dict[tuple, Forkserver] = {}
 
 
+PRELOAD = ("torch", "torch._dynamo", "pytest", "yaml")
+"""What the commands' server imports: PyTorch; ``torch._dynamo``, which a process's first ``torch.optim`` optimizer
+imports (0.75 s: a test that overfits a batch, ``train.py``); pytest; PyYAML (``train.py``'s config)."""
+
+
+def _server(env: dict[str, str], preload: tuple[str, ...]) -> Forkserver:
+    key = (preload, *(env.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONDONTWRITEBYTECODE")))
+    return _SERVERS.get(key) or _SERVERS.setdefault(key, Forkserver(preload, env))
+
+
+def start(env: dict[str, str], preload: tuple[str, ...] = PRELOAD) -> None:
+    """Start the server that :func:`run` would use for ``env`` now, in the background: its imports (about 1.5 s) are
+    then done before the first command. Linux only; elsewhere, nothing."""
+    if sys.platform == "linux":
+        try:
+            _server(env, preload).start()
+        except OSError:
+            pass  # the first command starts a new python instead, as run() does
+
+
 def run(args: list[str], cwd: Path, env: dict[str, str], timeout: float,
-        preload: tuple[str, ...] = ("torch", "pytest", "yaml")) -> tuple[int, str]:
+        preload: tuple[str, ...] = PRELOAD) -> tuple[int, str]:
     """``python *args`` (a script and its arguments, or ``-m module ...``) in ``cwd`` with exactly ``env``, as a child
     of this process's :class:`Forkserver` for ``preload`` (one per preload list and environment's thread settings):
     (exit code, stdout and stderr; -9 after ``timeout`` seconds)."""
     if sys.platform == "linux" and args and (args[0] == "-m" and len(args) > 1 or args[0].endswith(".py")):
-        key = (preload, *(env.get(k) for k in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "PYTHONDONTWRITEBYTECODE")))
-        server = _SERVERS.get(key) or _SERVERS.setdefault(key, Forkserver(preload, env))
+        server = _server(env, preload)
         try:
             return server.run(args, cwd, env, timeout)
         except RuntimeError:

@@ -2,10 +2,13 @@
 
 ``Repository("tiny-transformer")`` is what a notebook hands to the capstone's checks. Called, it returns
 ``{path: text}`` for the repository's text files (paths relative to its root, with ``/``); generated files
-(checkpoints, caches) are left out. It reads and judges nothing else.
+(checkpoints, caches) are left out. It reads and judges nothing else. Where the checks run in this process, making one
+also starts the process the capstone's checks fork their commands from (:func:`tinylm_checks.capstone.prepare`), in
+the background.
 """
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 __all__ = ["Repository"]
@@ -25,6 +28,9 @@ class Repository:
 
     def __init__(self, root: str | Path):
         self.root = Path(root)
+        checks = sys.modules.get("tinylm_checks.capstone")  # None where the checks run elsewhere (the check service)
+        if checks is not None:
+            checks.prepare()  # the capstone's checks will run commands: their process starts now, in the background
 
     def __repr__(self) -> str:
         return f"Repository({str(self.root)!r})"
