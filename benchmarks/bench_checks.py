@@ -14,9 +14,11 @@ are the reference implementations the tests register in tests/mutants/ (``REFERE
 
 ``--notebooks`` also prints each check's first call *in its notebook*: the seconds of the cell that first calls it,
 run in the kernel that ran every cell above it, as a learner's is. That kernel has paid what earlier cells paid (the
-notebook's optimizers import ``torch._dynamo`` before its checks do; the first capstone check starts the commands'
-process for the rest). Each check cell runs without its hidden tests, which the grader adds and the learner's
-notebook does not have; they run next, in a cell of their own.
+notebook's optimizers import ``torch._dynamo`` before its checks do; the capstone's ``Repository(...)`` starts the
+process its checks fork their commands from, about 1.5 s before it is ready: a learner writes ``model.py`` meanwhile,
+this run only a few quick cells, so its first capstone check still waits for part of that). Each check cell runs
+without its hidden tests, which the grader adds and the learner's notebook does not have; they run next, in a cell of
+their own.
 """
 from __future__ import annotations
 
