@@ -99,8 +99,8 @@ def test_other_commands_start_a_new_python(folder):
     assert _forked.run(["-c", "print('new')"], folder, environ(), 60) == (0, "new\n")
 
 
-WAIT_FOR = ("import pathlib, sys, time\n"
-            "pathlib.Path(sys.argv[1]).touch()\n"
+WAIT_FOR = ("import os, pathlib, sys, time\n"
+            "pathlib.Path(sys.argv[1]).write_text(str(os.getpid()))  # started: its pid\n"
             "for _ in range(600):\n"
             "    if pathlib.Path(sys.argv[2]).exists():\n"
             "        print('saw', sys.argv[2]); sys.exit(0)\n"
@@ -148,21 +148,29 @@ def test_when_its_client_ends_the_server_ends_with_the_commands_it_runs(folder):
               "from pathlib import Path\nfrom tinylm_checks import _forked\n"
               "server = _forked.Forkserver(('torch',), {'PATH': '/usr/bin:/bin', 'OMP_NUM_THREADS': '1'})\n"
               f"folder = Path({str(folder)!r})\n"
-              "threading.Thread(target=server.run, args=(['wait_for.py', 'child_started', 'never', "
-              "'tinylm_orphan_probe'], folder, {'OMP_NUM_THREADS': '1'}, 60), daemon=True).start()\n"
+              "threading.Thread(target=server.run, args=(['wait_for.py', 'child_started', 'never'], folder, "
+              "{'OMP_NUM_THREADS': '1'}, 60), daemon=True).start()\n"
               "while not (folder / 'child_started').exists():\n    time.sleep(0.05)\n"
               "print(server.proc.pid, flush=True)\n")
     (folder / "wait_for.py").write_text(WAIT_FOR)
     (folder / "child_started").unlink(missing_ok=True)
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
-    server_pid = int(done.stdout)
+    pids = [int(done.stdout), int((folder / "child_started").read_text())]  # the server's, its command's
     for _ in range(100):
-        alive = subprocess.run(["pgrep", "-f", "tinylm_orphan_probe"], capture_output=True, text=True).stdout
-        if not alive and not os.path.exists(f"/proc/{server_pid}"):
+        if not any(running(pid) for pid in pids):
             break
         time.sleep(0.1)
-    assert alive == "" and not os.path.exists(f"/proc/{server_pid}")
+    assert [running(pid) for pid in pids] == [False, False]
+
+
+def running(pid: int) -> bool:
+    """Whether process ``pid`` exists and is no zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
 
 
 def test_a_process_forked_after_the_server_started_runs_commands_on_a_server_of_its_own(folder):
@@ -221,3 +229,28 @@ def test_a_repository_starts_the_capstone_checks_server_unless_the_grader_runs_t
     monkeypatch.setattr(capstone, "WORKSPACE", Sandboxed)
     Repository(tmp_path)
     assert forked._SERVERS == {}
+
+
+def test_an_interrupted_check_ends_the_commands_it_waits_for(folder):
+    """A learner who stops a capstone check (Kernel > Interrupt) gets the kernel back at once, and the commands the
+    check's threads wait for end with it (each would run to its 300 s timeout)."""
+    script = (f"import os, signal, sys, threading, time\n"
+              f"sys.path.insert(0, {str(_forked.Path(_forked.__file__).parents[1])!r})\n"
+              "from tinylm_checks import capstone\n"
+              f"ws = capstone.Workspace({{'wait_for.py': {WAIT_FOR!r}}})\n"
+              "threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
+              "start = time.perf_counter()\n"
+              "try:\n"
+              "    capstone._at_once([lambda: ws.run(['wait_for.py', 'a', 'never']),\n"
+              "                       lambda: ws.run(['wait_for.py', 'b', 'never'])])\n"
+              "except KeyboardInterrupt:\n"
+              "    print('interrupted after', round(time.perf_counter() - start))\n"
+              "pids = [int((ws.path / name).read_text()) for name in 'ab']\n"
+              "for _ in range(50):\n"
+              "    if not any(os.path.exists(f'/proc/{pid}') for pid in pids):\n"
+              "        break\n"
+              "    time.sleep(0.1)\n"
+              "print('running:', [os.path.exists(f'/proc/{pid}') for pid in pids])  # while this kernel lives on\n"
+              "ws.__exit__(None, None, None)\n")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert done.stdout.splitlines() == ["interrupted after 3", "running: [False, False]"], done.stdout + done.stderr

@@ -141,6 +141,11 @@ while True:
     *lines, pending = (pending + chunk).split(b"\n")
     for line in lines:
         request = json.loads(line)
+        if "cancel" in request:  # the client was interrupted: the command ends now, as at its timeout
+            for fd, (pid, number, _) in list(running.items()):
+                if number == request["cancel"]:
+                    _end(fd, False)
+            continue
         pid = os.fork()
         if pid == 0:
             try:
@@ -191,6 +196,19 @@ class Forkserver:
             if self.waiting is None or self.proc.poll() is not None:
                 self._start()
 
+    def cancel(self, number: int | None = None) -> None:
+        """End the command of request ``number`` now (None: every command this process is waiting for); each one's
+        caller gets exit code -9, as at a timeout."""
+        with self.lock:
+            if self.waiting is None:
+                return
+            try:
+                for asked in list(self.waiting) if number is None else [number]:
+                    self.requests.write(json.dumps({"cancel": asked}) + "\n")
+                self.requests.flush()
+            except OSError:
+                pass  # the server ended: so did its commands
+
     def run(self, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int, str]:
         """``python *args`` in ``cwd`` with ``env``: (exit code, stdout and stderr). RuntimeError if the server
         ended (it is started again on the next call)."""
@@ -208,7 +226,11 @@ class Forkserver:
                 except OSError:
                     self.waiting.pop(number, None)
                     box.put(None)
-            code = box.get()
+            try:
+                code = box.get()
+            except BaseException:  # interrupted (a learner stops the check): the command ends with it
+                self.cancel(number)
+                raise
             if code is None:
                 proc.kill()
                 raise RuntimeError("the forkserver ended")
@@ -244,6 +266,12 @@ _SERVERS: dict[tuple, Forkserver] = {}
 PRELOAD = ("torch", "torch._dynamo", "pytest", "yaml")
 """What the commands' server imports: PyTorch; ``torch._dynamo``, which a process's first ``torch.optim`` optimizer
 imports (0.75 s: a test that overfits a batch, ``train.py``); pytest; PyYAML (``train.py``'s config)."""
+
+
+def cancel() -> None:
+    """End every command this process's servers run for it (a check interrupted while its commands run in threads)."""
+    for server in list(_ALL):
+        server.cancel()
 
 
 def _server(env: dict[str, str], preload: tuple[str, ...]) -> Forkserver:

@@ -62,13 +62,33 @@ WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaf
 
 def _at_once(calls: list) -> list:
     """The results of the zero-argument ``calls``, in order, run on up to :data:`WORKERS` threads (each thread waits
-    for a process of its own); an exception in one is raised here."""
+    for a process of its own); an exception in one is raised here. Interrupted (a learner stops the check), the
+    commands that the threads wait for end, and the threads with them."""
     if len(calls) < 2 or WORKERS == 1:
         return [call() for call in calls]
-    from concurrent.futures import ThreadPoolExecutor
-    with ThreadPoolExecutor(min(WORKERS, len(calls)), thread_name_prefix="tinylm-capstone") as pool:
-        futures = [pool.submit(call) for call in calls]
-        return [future.result() for future in futures]
+    import threading
+    slots, results = threading.Semaphore(WORKERS), [None] * len(calls)
+
+    def work(i: int) -> None:
+        with slots:
+            try:
+                results[i] = (True, calls[i]())
+            except BaseException as e:  # noqa: B036 - handed to the caller's thread
+                results[i] = (False, e)
+
+    threads = [threading.Thread(target=work, args=(i,), daemon=True, name="tinylm-capstone") for i in range(len(calls))]
+    try:
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join()
+    except BaseException:
+        _forked.cancel()
+        raise
+    for ok, value in results:
+        if not ok:
+            raise value
+    return [value for _, value in results]
 
 
 class Workspace:
