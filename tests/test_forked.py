@@ -238,14 +238,21 @@ def test_an_interrupted_check_ends_the_commands_it_waits_for(folder):
               f"sys.path.insert(0, {str(_forked.Path(_forked.__file__).parents[1])!r})\n"
               "from tinylm_checks import capstone\n"
               f"ws = capstone.Workspace({{'wait_for.py': {WAIT_FOR!r}}})\n"
-              "threading.Timer(3.0, os.kill, (os.getpid(), signal.SIGINT)).start()\n"
-              "start = time.perf_counter()\n"
+              "sent = []\n"
+              "def interrupt():  # once as many commands run as there are slots\n"
+              "    while sum((ws.path / name).exists() for name in 'abcde') < capstone.WORKERS:\n"
+              "        time.sleep(0.05)\n"
+              "    sent.append(time.perf_counter())\n"
+              "    os.kill(os.getpid(), signal.SIGINT)\n"
+              "threading.Thread(target=interrupt, daemon=True).start()\n"
               "try:\n"
-              "    capstone._at_once([lambda: ws.run(['wait_for.py', 'a', 'never']),\n"
-              "                       lambda: ws.run(['wait_for.py', 'b', 'never'])])\n"
+              "    capstone._at_once([lambda n=name: ws.run(['wait_for.py', n, 'never']) for name in 'abcde'])\n"
               "except KeyboardInterrupt:\n"
-              "    print('interrupted after', round(time.perf_counter() - start))\n"
-              "pids = [int((ws.path / name).read_text()) for name in 'ab']\n"
+              "    print('interrupted within 5 s:', time.perf_counter() - sent[0] < 5)\n"
+              "time.sleep(0.5)\n"
+              "started = [name for name in 'abcde' if (ws.path / name).exists()]\n"
+              "print('started all but', 5 - len(started) if len(started) == capstone.WORKERS else 'none')\n"
+              "pids = [int((ws.path / name).read_text()) for name in started]\n"
               "for _ in range(50):\n"
               "    if not any(os.path.exists(f'/proc/{pid}') for pid in pids):\n"
               "        break\n"
@@ -253,4 +260,11 @@ def test_an_interrupted_check_ends_the_commands_it_waits_for(folder):
               "print('running:', [os.path.exists(f'/proc/{pid}') for pid in pids])  # while this kernel lives on\n"
               "ws.__exit__(None, None, None)\n")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
-    assert done.stdout.splitlines() == ["interrupted after 3", "running: [False, False]"], done.stdout + done.stderr
+    want = ["interrupted within 5 s: True", f"started all but {5 - min(_capstone_workers(), 5)}",
+            f"running: {[False] * min(_capstone_workers(), 5)}"]
+    assert done.stdout.splitlines() == want, done.stdout + done.stderr  # the others, waiting for a slot, never start
+
+
+def _capstone_workers() -> int:
+    from tinylm_checks import capstone
+    return capstone.WORKERS

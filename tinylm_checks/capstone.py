@@ -67,10 +67,12 @@ def _at_once(calls: list) -> list:
     if len(calls) < 2 or WORKERS == 1:
         return [call() for call in calls]
     import threading
-    slots, results = threading.Semaphore(WORKERS), [None] * len(calls)
+    slots, stop, results = threading.Semaphore(WORKERS), threading.Event(), [None] * len(calls)
 
     def work(i: int) -> None:
         with slots:
+            if stop.is_set():  # interrupted while this one waited for a slot: it never starts
+                return
             try:
                 results[i] = (True, calls[i]())
             except BaseException as e:  # noqa: B036 - handed to the caller's thread
@@ -83,6 +85,7 @@ def _at_once(calls: list) -> list:
         for thread in threads:
             thread.join()
     except BaseException:
+        stop.set()
         _forked.cancel()
         raise
     for ok, value in results:
