@@ -3,7 +3,7 @@
 ``python -m pytest`` or ``python train.py`` spends about 1.5 CPU seconds importing PyTorch before it runs a line of
 its own, and the capstone's checks run many such commands (a test file against the reference and each broken
 model, ``train.py`` twice, ``generate.py`` four times). A :class:`Forkserver` is one Python process, started on first
-use, that imports the modules it is given (``torch``, ``pytest``, ``yaml``) and then forks a child per command (the
+use, that imports the modules it is given (:data:`PRELOAD` for the checks) and then forks a child per command (the
 idea of :mod:`multiprocessing`'s forkserver, whose preload list is one setting for the whole process). Each child
 is a process of its own, as ``python`` would start it:
 
@@ -22,7 +22,8 @@ What a command does to its process (globals, imported modules such as the learne
 Commands given from several threads run at the same time, each a child of its own. The server freezes what its
 imports made (:func:`gc.freeze`), so a child's garbage collections skip it: pytest collects 2 to 5 times per run,
 0.18 s of a 0.23 s run of a one-test file before it. When the process that started the server ends, the server
-ends, and kills what it still runs; a process forked from that one starts a server of its own.
+ends, and kills what it still runs; a process forked from that one starts a server of its own. A caller interrupted
+while it waits (a learner stops a check) ends its command (:meth:`Forkserver.cancel`).
 Linux only (``fork`` after importing PyTorch is what its own DataLoader workers do there); elsewhere, or when the
 server cannot start, :func:`run` starts a new ``python`` per command with :mod:`subprocess`.
 """
