@@ -1000,8 +1000,8 @@ for s in samples:
 
 # %% [markdown]
 # Word-like pieces, spaces, punctuation and the look of docstrings, from about 110 000 parameters (printed
-# before the run) and under a minute of CPU: not yet sense (the validation perplexity is about 12, against 99 before
-# training). Notebook 12's report reads this run's record:
+# before the run) and only 600 steps of training: not yet sense (the validation perplexity is about 12, against 99
+# before training). Notebook 12's report reads this run's record:
 
 # %% [markdown] lang="zh" run="zh"
 # 模型约有 360 000 个参数（训练前打印过），其中七成在 token 嵌入（embedding）里：3 984 个字，每个字一个 64 维的向量，就是 254 976 个参数。只训练了 600 步，模型就学会了唐诗的格式：“作者《标题》”形式的标题行，用逗号隔开、以句号结尾的诗句，诗与诗之间的空行；但诗句还读不通（验证集困惑度约 200，训练前约 3 984，也就是 V）。笔记本 12 的报告会读取这次运行的记录：

@@ -67,7 +67,8 @@ def test_overfitting_one_batch(printed):
 
 
 def test_the_training_run(printed):
-    """'about 110 000 parameters'; 'the validation perplexity is about 12, against 99 before training'."""
+    """'about 110 000 parameters'; 'the validation perplexity is about 12, against 99 before training'. (Its 'only 600
+    steps of training': test_the_run_is_the_full_one; a number of seconds would depend on the machine's load.)"""
     (params,) = number(r"([\d,]+) parameters", printed)
     assert 105_000 < params < 115_000
     (ppl,) = number(r"validation loss [\d.]+, perplexity ([\d.]+) \(untrained", printed)
