@@ -228,7 +228,12 @@ class Forkserver:
                     self.waiting.pop(number, None)
                     box.put(None)
             try:
-                code = box.get()
+                while True:  # in short waits: a signal another thread received is handled within 0.1 s
+                    try:
+                        code = box.get(timeout=0.1)
+                        break
+                    except queue.Empty:
+                        pass
             except BaseException:  # interrupted (a learner stops the check): the command ends with it
                 self.cancel(number)
                 raise

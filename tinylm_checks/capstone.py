@@ -83,7 +83,8 @@ def _at_once(calls: list) -> list:
         for thread in threads:
             thread.start()
         for thread in threads:
-            thread.join()
+            while thread.is_alive():  # short waits: an interrupt is handled within 0.1 s even when a worker thread
+                thread.join(0.1)  # took the signal just as this one blocked (seen once: 13 s, until the commands ended)
     except BaseException:
         stop.set()
         _forked.cancel()
