@@ -239,6 +239,7 @@ def test_an_interrupted_check_ends_the_commands_it_waits_for(folder, when):
     script = (f"import os, signal, sys, threading, time\n"
               f"sys.path.insert(0, {str(_forked.Path(_forked.__file__).parents[1])!r})\n"
               "from tinylm_checks import capstone\n"
+              "signal.signal(signal.SIGINT, signal.default_int_handler)  # as a kernel has (an xdist worker ignores it)\n"
               f"ws = capstone.Workspace({{'wait_for.py': {WAIT_FOR!r}}})\n"
               "sent = []\n"
               "def interrupt():  # 10 ms in, as the check starts its threads; or once as many commands run as slots\n"

@@ -117,6 +117,21 @@ def test_the_reference_of_the_stage_being_graded_is_hidden(probed):
     assert out["compiled_reference"] == []
 
 
+def test_the_reference_s_compiled_files_are_hidden_even_before_any_exist(tmp_path):
+    """A ``__pycache__`` another Python makes during the kernel's life would show through the package's bind mount (a
+    clean clone has none until something compiles the package): the folder is made at once and covered, read-only, so
+    that not even the kernel's compiled stubs of the hidden modules land there."""
+    import tinylm_solutions
+    pycache = Path(tinylm_solutions.__file__).resolve().parent / "__pycache__"
+    km = SandboxKernelManager(course_root=str(tmp_path), kernel_name="python3")
+    work, box = tmp_path / "autograded" / "me" / "04_positions", tmp_path / "box"
+    for folder in (work, box, box / "conn"):
+        folder.mkdir(parents=True)
+    args = km.bwrap_args(work, box, box / "conn")
+    at = args.index(str(pycache))
+    assert args[at - 1:at + 3] == ["--tmpfs", str(pycache), "--remount-ro", str(pycache)] and pycache.is_dir()
+
+
 def test_the_checks_are_a_stand_in_with_the_plotting_helpers(probed):
     _, out = probed  # the real checks hold the reference's equivalents; verdicts are computed outside
     assert out["checks"][0] == "hidden"

@@ -193,8 +193,13 @@ class SandboxKernelManager(SlicedPollKernelManager):
         hidden = self.hidden_reference(workdir)
         if hidden:
             package = hidden[0].parent
-            if (package / "__pycache__").is_dir():
-                args += ["--tmpfs", str(package / "__pycache__")]
+            pycache = package / "__pycache__"
+            try:  # made now if missing: one that another Python makes during the kernel's life would show through
+                pycache.mkdir(exist_ok=True)
+            except OSError:
+                pass  # a folder this process may not write: nor may the Pythons it starts, so none will appear
+            if pycache.is_dir():  # empty and read-only: not even the kernel's own compiled stubs
+                args += ["--tmpfs", str(pycache), "--remount-ro", str(pycache)]
             for path in hidden:
                 stub = box / f"hidden_{path.name}"
                 if path.is_dir():  # a package (the capstone's repository): an __init__ that refuses, nothing else
