@@ -23,8 +23,8 @@ Commands given from several threads run at the same time, each a child of its ow
 imports made (:func:`gc.freeze`), so a child's garbage collections skip it: pytest collects 2 to 5 times per run,
 0.18 s of a 0.23 s run of a one-test file before it; nor does a command's exit run the finalizers they registered
 (PyTorch's operator libraries: 26-37 ms of a 45 ms command before). When the process that started the server ends,
-the server ends, and kills what it still runs; a process forked from that one starts a server of its own. A caller interrupted
-while it waits (a learner stops a check) ends its command (:meth:`Forkserver.cancel`).
+the server ends, and kills what it still runs; a process forked from that one starts a server of its own. A caller
+interrupted while it waits (a learner stops a check) ends its command (:meth:`Forkserver.cancel`).
 Linux only (``fork`` after importing PyTorch is what its own DataLoader workers do there); elsewhere, or when the
 server cannot start, :func:`run` starts a new ``python`` per command with :mod:`subprocess`.
 """
