@@ -289,3 +289,11 @@ def test_an_interrupted_check_ends_the_commands_it_waits_for(folder, when):
 def _capstone_workers() -> int:
     from tinylm_checks import capstone
     return capstone.WORKERS
+
+
+def test_the_server_imports_the_pytest_plugins_a_run_would():
+    """PYTEST_PLUGINS is what pytest's default plugins leave to each run to import, with this pytest."""
+    code, out = python(["-c", "import sys, pytest\nfrom _pytest.config import default_plugins\n"
+                              "print(' '.join(p for p in default_plugins if '_pytest.' + p not in sys.modules))"],
+                       "/", environ())
+    assert (code, out.split()) == (0, list(_forked.PYTEST_PLUGINS))
