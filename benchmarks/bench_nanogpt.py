@@ -18,6 +18,16 @@ model take turns of 25 steps, R rounds (the first is a warm-up, left out), on ba
 and this leaves out); it prints each one's median ms/step and the goals' ratios. Only the step: no evaluation, no
 start-up.
 
+    .venv/bin/python benchmarks/bench_nanogpt.py --interleaved 8 --ceiling   # also: how far could the step go?
+
+``--ceiling`` adds what bounds the trainer's step from below: a fifth turn, the trainer's TinyLM under
+``torch.compile`` (inductor, PyTorch's default; the step is :func:`~tinylm_solutions.train.train_step` itself, as
+the trainer takes it, on the compiled model: its first step, the compilation, is printed apart; without a working C++
+compiler it says why and goes on), and a profile of the trainer's step (``torch.profiler``): the share of its time in
+matrix products and attention, which nanoGPT's step computes alike (the same shapes), the rate of those products
+against one large product's (is the GEMM library already at the machine's peak at these shapes?), and their time
+over nanoGPT's step: the ratio that the trainer's step could reach if everything else in it cost nothing.
+
 The recipe (nanoGPT's README, "I only have a macbook"): batch 12, context 64, 4 layers, 4 heads, width 128,
 no dropout, 2000 iterations, AdamW lr 1e-3 with 100 warmup steps and a cosine decay to 1e-4, betas (0.9, 0.99),
 weight decay 0.1 on the 2-D weights, gradient clipping at 1.0, a 90/10 split of the characters of the corpus.
@@ -46,6 +56,7 @@ Timings depend on the machine and on its load: only ratios within one run mean a
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import pickle
@@ -215,9 +226,12 @@ def run_worker(kind: str, data_dir: Path, corpus: Path, iters: int, eval_interva
 RATIOS = [("tinylm", "nanogpt"), ("tinylm", "tinylm_gpt2init"), ("tinylm", "encoder"), ("tinylm_taught", "encoder")]
 
 
-def interleaved(git_dir: Path, corpus: Path, rounds: int, threads: int, turn: int = 25) -> dict[str, float]:
+def interleaved(git_dir: Path, corpus: Path, rounds: int, threads: int, turn: int = 25,
+                ceiling: bool = False) -> dict[str, float]:
     """Median ms per training step of nanoGPT, TinyLM (the trainer's path), the taught TinyLM and the encoder model,
-    measured in turns of ``turn`` steps over ``rounds`` rounds in this process (the first round left out)."""
+    measured in turns of ``turn`` steps over ``rounds`` rounds in this process (the first round left out); with
+    ``ceiling``, also the compiled TinyLM's (``tinylm_compiled``; ``compile_s``: its first step) and the profile's
+    figures (:func:`step_profile`)."""
     import torch
 
     from tinylm_solutions.data import get_batch
@@ -277,13 +291,107 @@ def interleaved(git_dir: Path, corpus: Path, rounds: int, threads: int, turn: in
 
     turns = {"nanogpt": nano_turn, "tinylm": trainer_turn("tinylm"), "tinylm_taught": trainer_turn("tinylm_taught"),
              "encoder": trainer_turn("encoder")}
+    extra: dict[str, float] = {}
+    if ceiling:
+        compiled = compiled_turn(tok.vocab_size, data, turn)
+        if compiled is not None:
+            turns["tinylm_compiled"] = compiled
     seconds: dict[str, list[float]] = {k: [] for k in turns}
     for i in range(rounds):
         for kind, run in turns.items():
             times = run()
+            if kind == "tinylm_compiled" and i == 0:
+                extra["compile_s"] = times[0]
             if i > 0:
                 seconds[kind] += times
-    return {kind: statistics.median(s) * 1e3 for kind, s in seconds.items()}
+    ms = {kind: statistics.median(s) * 1e3 for kind, s in seconds.items()}
+    if ceiling:
+        extra.update(step_profile(tok.vocab_size, data, turn))
+    return {**ms, **extra}
+
+
+def compiled_turn(vocab_size: int, data, turn: int):
+    """A turn of ``turn`` training steps of the trainer's TinyLM (fused attention, fused AdamW) under
+    ``torch.compile``: :func:`train_step` on the compiled model, batches as the other turns draw them. None, with
+    the reason printed, where inductor cannot compile (no C++ compiler: it raises at the first step)."""
+    import torch
+
+    from tinylm_solutions.data import get_batch
+    from tinylm_solutions.model import TinyLM, small_init_std
+    from tinylm_solutions.train import train_step
+    from tinylm_solutions.trainer import fast_attention, make_optimizer
+
+    r = RECIPE
+    model = TinyLM(vocab_size, r["block_size"], r["n_embd"], r["n_head"], r["n_layer"], 4 * r["n_embd"],
+                   init_std=small_init_std(r["n_embd"]))
+    opt = make_optimizer(model, r["lr"], (0.9, r["beta2"]), r["weight_decay"], decay_2d_only=True, fused=True)
+    gen = torch.Generator().manual_seed(1337)
+    compiled = torch.compile(model)
+
+    def run() -> list[float]:
+        out = []
+        with fast_attention(model):  # traced on the fast path, as the trainer trains
+            for _ in range(turn):
+                t0 = time.perf_counter()
+                x, y = get_batch(data, r["batch_size"], r["block_size"], gen)
+                train_step(compiled, (x, y), opt, r["grad_clip"])
+                out.append(time.perf_counter() - t0)
+        return out
+    try:
+        first = run()
+    except Exception as e:  # inductor's InvalidCxxCompiler (a RuntimeError) and whatever else stops a compile
+        print(f"  torch.compile: unavailable here ({type(e).__name__}: {str(e).splitlines()[0][:160]})")
+        return None
+    done = [first]
+
+    def turn_fn() -> list[float]:
+        return done.pop() if done else run()
+    return turn_fn
+
+
+PRODUCTS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::_scaled_dot_product_flash_attention_for_cpu",
+            "aten::_scaled_dot_product_flash_attention_for_cpu_backward")
+"""The profiler's names of the matrix products and of attention's kernels, forward and backward."""
+
+
+def step_profile(vocab_size: int, data, turn: int) -> dict[str, float]:
+    """The trainer's step under ``torch.profiler`` (``turn`` steps after a warm-up turn): ``products_share`` of its
+    self CPU time in :data:`PRODUCTS`, ``products_ms`` per step (scaled to the unprofiled step), and the GFLOP/s of
+    fp32 products at the step's feed-forward shape (768 x 128 x 512) and at 1024 x 1024 x 1024."""
+    import torch
+
+    from tinylm_solutions.data import get_batch
+    from tinylm_solutions.model import TinyLM, small_init_std
+    from tinylm_solutions.train import train_step
+    from tinylm_solutions.trainer import fast_attention, make_optimizer
+
+    r = RECIPE
+    model = TinyLM(vocab_size, r["block_size"], r["n_embd"], r["n_head"], r["n_layer"], 4 * r["n_embd"],
+                   init_std=small_init_std(r["n_embd"]))
+    opt = make_optimizer(model, r["lr"], (0.9, r["beta2"]), r["weight_decay"], decay_2d_only=True, fused=True)
+    gen = torch.Generator().manual_seed(1337)
+    with fast_attention(model):
+        for profiled in (False, True):
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CPU]) if profiled else \
+                    contextlib.nullcontext() as prof:
+                for _ in range(turn):
+                    train_step(model, get_batch(data, r["batch_size"], r["block_size"], gen), opt, r["grad_clip"])
+    events = prof.key_averages()
+    total = sum(e.self_cpu_time_total for e in events)
+    products = sum(e.self_cpu_time_total for e in events if e.key in PRODUCTS)
+
+    def gflops(m: int, k: int, n: int) -> float:
+        a, b = torch.randn(m, k), torch.randn(k, n)
+        for _ in range(3):
+            a @ b
+        reps = max(5, int(2e9 // (2 * m * k * n)))
+        t0 = time.perf_counter()
+        for _ in range(reps):
+            a @ b
+        return 2 * m * k * n * reps / (time.perf_counter() - t0) / 1e9
+    return {"products_share": products / total, "gflops_step": gflops(768, 128, 512),
+            "gflops_large": gflops(1024, 1024, 1024)}
+
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -301,6 +409,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--record", metavar="JSON", help="write the run's numbers to this file (the README quotes them)")
     p.add_argument("--interleaved", type=int, metavar="ROUNDS",
                    help="instead: the step times alone, the four models taking turns of 25 steps, ROUNDS rounds")
+    p.add_argument("--ceiling", action="store_true",
+                   help="with --interleaved: also the compiled trainer's step and what bounds the step (its profile)")
     p.add_argument("--worker", choices=["tinylm", "tinylm_gpt2init", "tinylm_taught", "encoder"],
                    help=argparse.SUPPRESS)
     p.add_argument("--data-dir", help=argparse.SUPPRESS)
@@ -317,13 +427,23 @@ def main(argv: list[str] | None = None) -> int:
     git_dir = git_dir / ".git" if (git_dir / ".git").exists() else git_dir
     if a.interleaved:
         print(f"{a.interleaved} rounds of 25 steps each, {a.threads} threads; load average {os.getloadavg()[0]:.1f}")
-        ms = interleaved(git_dir, corpus, a.interleaved, a.threads)
+        ms = interleaved(git_dir, corpus, a.interleaved, a.threads, ceiling=a.ceiling)
         names = {"nanogpt": "nanoGPT", "tinylm": "TinyLM (reference)", "tinylm_taught": "TinyLM, taught path",
-                 "encoder": "nn.TransformerEncoder"}
+                 "encoder": "nn.TransformerEncoder", "tinylm_compiled": "TinyLM, torch.compile"}
         for kind, value in ms.items():
-            print(f"  {names[kind]:<22} {value:6.2f} ms/step")
+            if kind in names:
+                print(f"  {names[kind]:<22} {value:6.2f} ms/step")
         print(f"TinyLM (reference) / nanoGPT: {ms['tinylm'] / ms['nanogpt']:.2f}x (goal 0.8x)")
         print(f"TinyLM, taught path / nn.TransformerEncoder: {ms['tinylm_taught'] / ms['encoder']:.2f}x (goal 1.0x)")
+        if "tinylm_compiled" in ms:
+            print(f"TinyLM, torch.compile / nanoGPT: {ms['tinylm_compiled'] / ms['nanogpt']:.2f}x, after a first "
+                  f"step (the compilation) of {ms['compile_s']:.1f} s")
+        if "products_share" in ms:
+            floor = ms["products_share"] * ms["tinylm"] / ms["nanogpt"]
+            print(f"The trainer's step (profiled): {ms['products_share']:.0%} of its time in matrix products and "
+                  f"attention, which nanoGPT's step computes alike; fp32 products at its feed-forward shape run at "
+                  f"{ms['gflops_step']:.0f} GFLOP/s, one of 1024^3 at {ms['gflops_large']:.0f}. With all else free, "
+                  f"its step would be {floor:.2f}x nanoGPT's.")
         print(f"load average {os.getloadavg()[0]:.1f} at the end")
         if a.record:
             Path(a.record).parent.mkdir(parents=True, exist_ok=True)
@@ -331,7 +451,8 @@ def main(argv: list[str] | None = None) -> int:
                 "date": time.strftime("%Y-%m-%d"),
                 "command": " ".join(["benchmarks/bench_nanogpt.py", *(argv or sys.argv[1:])]),
                 "corpus": corpus.name, "rounds": a.interleaved, "threads": a.threads, "cpus": os.cpu_count(),
-                "ms_per_step": {k: round(v, 2) for k, v in ms.items()}}, indent=1) + "\n")
+                "ms_per_step": {k: round(v, 2) for k, v in ms.items() if k in names},
+                **{k: round(v, 3) for k, v in ms.items() if k not in names}}, indent=1) + "\n")
             print(f"recorded in {a.record}")
         return 0
     env = {**os.environ, "OMP_NUM_THREADS": str(a.threads), "MKL_NUM_THREADS": str(a.threads),
