@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/bench_checks.py             # every check: first call and warm median
     .venv/bin/python benchmarks/bench_checks.py --slowest 10  # the ten slowest first calls (make test prints them)
     .venv/bin/python benchmarks/bench_checks.py --notebooks # instead: execute every solution notebook, both languages
+                                                            # (short training runs, TINYLM_QUICK=1, as make test's)
     .venv/bin/python benchmarks/bench_checks.py --service   # also each check through the check service (class mode)
 
 "First call" (the default table) is a check's first call in a fresh process that has imported the checks and built
@@ -102,6 +103,7 @@ def notebooks() -> None:
     import build_notebooks
 
     from tinylm_grading.kernel import SlicedPollKernelManager
+    os.environ.setdefault("TINYLM_QUICK", "1")  # as make test runs them (conftest.py): the kernels inherit it
     totals, calls = {}, {}
     print(f"\n{'notebook':<40} {'en s':>8} {'zh s':>8}")
     for source in sorted((ROOT / "course").glob("[0-9][0-9]_*.py")):
