@@ -551,12 +551,13 @@ for scale in (1, 3, 10, 30):
 # %% [markdown]
 # ### 4.2 Every attention row is uniform
 #
-# The next model trains, but not well. Its attention, after a short run, layer 0, head 0:
+# The next model trains: after a short run its loss is close to the healthy model's (both are printed below),
+# so its loss does not give the bug away. Its attention does. Layer 0, head 0:
 
 # %% [markdown] lang="zh"
 # ### 4.2 每一行注意力都是均匀的
 #
-# 下一个模型能训练，但训练得不好。下面是它经过一次短训练之后的注意力，第 0 层、第 0 个头：
+# 下一个模型能训练：短训练之后，它的损失和健康模型的很接近（两个数都打印在下面），所以光看损失发现不了这个 bug。它的注意力却能。下面是第 0 层、第 0 个头：
 
 # %%
 def broken_attention(q, k, v, mask=None):
