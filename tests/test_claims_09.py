@@ -6,7 +6,6 @@ there state the Chinese run's numbers (``run="zh"``): the ``test_zh_*`` tests ru
 (about 70 s) and each quotes, in its docstring, the Chinese sentence it tests. Every number of those cells that their
 English cells do not state is quoted by one of them (the last test)."""
 import inspect
-import json
 import math
 import os
 import re
@@ -19,7 +18,6 @@ import pytest
 import torch
 from nbclient import NotebookClient
 
-from tinylm_grading.kernel import SlicedPollKernelManager
 
 pytestmark = [pytest.mark.slow, pytest.mark.notebooks]
 ROOT = Path(__file__).resolve().parent.parent
@@ -27,6 +25,7 @@ SOURCE = ROOT / "course" / "09_training.py"
 sys.path.insert(0, str(ROOT / "tools"))
 import bilingual  # noqa: E402
 import build_notebooks  # noqa: E402
+import notebook_runs  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -124,17 +123,7 @@ def zh(tmp_path_factory):
     folder = tmp_path_factory.mktemp("nb09zh")
     nb = build_notebooks.build(SOURCE, lang="zh")
     nb.cells.append(nbformat.v4.new_code_cell(DUMP))
-    saved = os.environ.copy()
-    os.environ.pop("TINYLM_QUICK", None)
-    os.environ.update(TINYLM_RUNS=str(folder / "runs"), TINYLM_LANG="zh")  # the kernel inherits it
-    try:
-        NotebookClient(nb, timeout=900, kernel_name="python3", kernel_manager_class=SlicedPollKernelManager,
-                       resources={"metadata": {"path": str(folder)}}).execute()
-    finally:
-        os.environ.clear()
-        os.environ.update(saved)
-    out = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
-    return json.loads(out.split("CLAIMS", 1)[1].splitlines()[0])
+    return notebook_runs.dumped(nb, "zh", folder)
 
 
 def test_zh_the_run_is_on_the_tang_poems(zh):

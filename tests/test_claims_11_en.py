@@ -1,5 +1,5 @@
 """Claims as tests, the English notebook 11's debugging lab (section 4) and the English model answer of notebook 12
-that quotes it: the lab run as the notebook runs it (tests/debugging_lab.py: its cells, steps and seeds, on the
+that quotes it: the lab run as the notebook runs it (tests/notebook_runs.py: its cells, steps and seeds, on the
 English corpus), and each test quotes, in its docstring, the sentences it tests. The Chinese notebook's twin of
 these is in tests/test_claims_11_zh.py. A few seconds of one core (V = 99)."""
 import math
@@ -7,7 +7,7 @@ from collections import Counter
 
 import pytest
 
-import debugging_lab
+import notebook_runs
 from tinylm_solutions.data import corpus
 
 pytestmark = [pytest.mark.slow, pytest.mark.notebooks]
@@ -15,7 +15,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.notebooks]
 
 @pytest.fixture(scope="module")
 def debugging(tmp_path_factory):
-    return debugging_lab.run("en", tmp_path_factory.mktemp("nb11en"))
+    return notebook_runs.debugging_lab("en", tmp_path_factory.mktemp("nb11en"))
 
 
 def mean(values):

@@ -27,7 +27,7 @@ ROOT = Path(__file__).resolve().parent.parent
 SOURCES = [ROOT / "course" / "11_ablations.py", ROOT / "course" / "12_report.py"]
 sys.path.insert(0, str(ROOT / "tools"))
 import bilingual  # noqa: E402
-import debugging_lab  # noqa: E402
+import notebook_runs  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -61,7 +61,7 @@ def lab(poems, one_thread):
 @pytest.fixture(scope="module")
 def debugging(tmp_path_factory):
     """The Chinese notebook's debugging lab (section 4) at full length, and what it shows."""
-    return debugging_lab.run("zh", tmp_path_factory.mktemp("nb11zh"))
+    return notebook_runs.debugging_lab("zh", tmp_path_factory.mktemp("nb11zh"))
 
 
 def mean(values):

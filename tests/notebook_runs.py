@@ -1,7 +1,7 @@
-"""Notebook 11's debugging lab (section 4) run at full length, in one language, for the tests that quote what its
-cells say about it (tests/test_claims_11_en.py, tests/test_claims_11_zh.py): the notebook's own cells, after its
-set-up cells (without the ablations of sections 1-3, which those tests run themselves), and one more cell that dumps
-what the lab shows. About a minute of one core."""
+"""Notebooks run at full length (not ``TINYLM_QUICK``) in one language, for the tests that quote what their cells say
+about their runs: :func:`dumped` runs one whose last cell prints ``CLAIMS`` and a JSON of what the run shows
+(tests/test_claims_09.py); :func:`debugging_lab` runs notebook 11's debugging lab (tests/test_claims_11_en.py,
+tests/test_claims_11_zh.py)."""
 from __future__ import annotations
 
 import json
@@ -32,15 +32,9 @@ print("CLAIMS" + json.dumps({"V": V, "unigram": unigram, "healthy": healthy_hist
       "fixed_ratio": [entropy_ratio(w) for w in fixed.get_attention_weights()], "moved": _moved}))"""
 
 
-def run(lang: str, folder: Path) -> dict:
-    """The debugging lab of notebook 11 in ``lang`` ("en" or "zh"), executed in ``folder`` at full length (not
-    ``TINYLM_QUICK``): its loss curves, samples, probes and attention entropies (the names of ``DUMP``)."""
-    nb = build_notebooks.build(SOURCE, lang=lang)
-    src = [c.source for c in nb.cells]
-    start = next(i for i, s in enumerate(src) if "def lab_model(" in s)
-    end = next(i for i, s in enumerate(src) if s.startswith("## 5."))
-    setup = [c for c in nb.cells[:start] if c.cell_type == "code" and not any(h in c.source for h in HEAVY)]
-    nb.cells = setup + nb.cells[start:end] + [nbformat.v4.new_code_cell(DUMP)]
+def dumped(nb, lang: str, folder: Path) -> dict:
+    """Execute ``nb`` (its last cell prints ``"CLAIMS"`` and a JSON object on one line) in ``folder`` with
+    ``TINYLM_LANG=lang`` and its runs at full length; the JSON object."""
     saved = os.environ.copy()
     os.environ.pop("TINYLM_QUICK", None)
     os.environ.update(TINYLM_RUNS=str(folder / "runs"), TINYLM_LANG=lang)  # the kernel inherits it
@@ -52,3 +46,16 @@ def run(lang: str, folder: Path) -> dict:
         os.environ.update(saved)
     out = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     return json.loads(out.split("CLAIMS", 1)[1].splitlines()[0])
+
+
+def debugging_lab(lang: str, folder: Path) -> dict:
+    """Notebook 11's debugging lab (section 4) in ``lang`` ("en" or "zh"): its cells after the notebook's set-up cells
+    (without the ablations of sections 1-3, which the tests run themselves), and ``DUMP``; its loss curves, samples,
+    probes and attention entropies. A few seconds (English) to a minute (Chinese) of one core."""
+    nb = build_notebooks.build(SOURCE, lang=lang)
+    src = [c.source for c in nb.cells]
+    start = next(i for i, s in enumerate(src) if "def lab_model(" in s)
+    end = next(i for i, s in enumerate(src) if s.startswith("## 5."))
+    setup = [c for c in nb.cells[:start] if c.cell_type == "code" and not any(h in c.source for h in HEAVY)]
+    nb.cells = setup + nb.cells[start:end] + [nbformat.v4.new_code_cell(DUMP)]
+    return dumped(nb, lang, folder)
