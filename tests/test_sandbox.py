@@ -45,7 +45,12 @@ PROBES = {
               "said = io.StringIO()\nwith contextlib.redirect_stdout(said):\n    check_attention_scores(None)\n"
               "try:\n    import tinylm_checks.attention\n    r = 'imported'\nexcept ImportError:\n    r = 'hidden'\n"
               "print(json.dumps([r, said.getvalue()]))",
-    "terminal": "print(json.dumps([os.readlink(f'/proc/1/fd/{i}') for i in (0, 1)]))",
+    # the kernel's own standard streams, and those of the sandbox's first process (root's: not even readable)
+    # (ipykernel's own stdout and stderr are pipes it reads itself; it keeps the streams it started with)
+    "terminal": "r = {}\nfor pid in ('self', '1'):\n    try:\n        fds = os.listdir(f'/proc/{pid}/fd')\n"
+                "    except OSError as e:\n        r[pid] = type(e).__name__\n        continue\n    r[pid] = []\n"
+                "    for i in fds:\n        try:\n            r[pid].append(os.readlink(f'/proc/{pid}/fd/{i}'))\n"
+                "        except FileNotFoundError:\n            pass  # the listing's own\nprint(json.dumps(r))",
     "link": "print(json.dumps([os.path.exists('link.db'), os.path.exists('given.txt')]))",
     "fill_disk": "try:\n    with open('big.bin', 'wb') as f:\n        for _ in range(400):\n"
                  "            f.write(bytes(2**20))\n    r = 'written'\nexcept OSError as e:\n    r = type(e).__name__\n"
@@ -139,7 +144,9 @@ def test_the_checks_are_a_stand_in_with_the_plotting_helpers(probed):
 
 
 def test_nothing_in_the_sandbox_holds_the_graders_terminal(probed):
-    assert probed[1]["terminal"] == ["/dev/null", "/dev/null"]
+    seen = probed[1]["terminal"]
+    assert "/dev/null" in seen["self"] and not any(re.match(r"/dev/(pts|tty)", link) for link in seen["self"]), seen
+    assert seen["1"] == "PermissionError" if os.geteuid() == 0 else "/dev/null" in seen["1"], seen
 
 
 def test_only_the_system_python_and_the_packages_are_visible(probed):
@@ -172,7 +179,6 @@ def test_own_pid_namespace_no_network_no_inherited_environment(probed):
     _, out = probed
     assert out["pids"][0] == 1 and len(out["pids"]) < 10  # bwrap's init, the kernel and its helpers
     assert out["parent"] == 1
-    assert out["network"] == "OSError" or out["network"] == "ConnectionRefusedError"
     assert "JPY_PARENT_PID" not in out["env"] and not any("TOKEN" in k or "SECRET" in k for k in out["env"])
     assert "TINYLM_SANDBOX" in out["env"]
 
@@ -286,3 +292,159 @@ def test_a_stage_hides_its_answers_and_later_code_but_nothing_its_notebook_needs
 
 def test_a_name_that_is_no_stage_hides_nothing():
     assert registry.hidden_modules("99_extra") == ()
+
+
+# ---------------------------------------------------------------- no host root, whoever grades (issue 38)
+# One probe (tests/sandbox_probe.py) reports who learner code runs as, which host-global files of /proc it can open
+# for writing, whether it sees or signals a process of the host, where it writes and what network it has. It runs in a
+# graded kernel and as a capstone command, with the grader as root (the suite's own user, as in CI) and as an ordinary
+# user; and in sandboxes each missing one protection, where it must see the hole (a probe that cannot fail proves
+# nothing: the network probe used to accept ConnectionRefusedError from 127.0.0.1:22, which a kernel with the host's
+# whole network also gets where no sshd listens).
+
+import socket  # noqa: E402
+import subprocess  # noqa: E402
+
+import sandbox_probe  # noqa: E402
+from tinylm_grading import workspace  # noqa: E402
+
+ORDINARY_UID = 4242  # no user of the machine: an ordinary user's grader, for the test
+
+
+@pytest.fixture
+def host():
+    """(pid of a process of the host the probe tries to kill, port of a server on the host's loopback)."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    sleeper = subprocess.Popen(["setpriv", f"--reuid={ORDINARY_UID}", f"--regid={ORDINARY_UID}", "--clear-groups",
+                                "sleep", "600"])
+    yield sleeper.pid, server.getsockname()[1]
+    assert sleeper.poll() is None, "the probe killed a process of the host"
+    sleeper.kill()
+    sleeper.wait()
+    server.close()
+
+
+def assert_contained(report: dict, folder_written: str, uid_range: range) -> None:
+    """What every report of the probe must say, in every sandbox of the grader."""
+    assert report["uid"] in uid_range and report["gid"] in uid_range and report["uid"] != 0
+    assert report["groups"] in ([], [report["gid"]])
+    assert report["caps"] == {"CapPrm": 0, "CapEff": 0, "CapBnd": 0, "CapAmb": 0} or \
+        report["caps"]["CapEff"] == report["caps"]["CapPrm"] == 0 and report["uid"] == ORDINARY_UID
+    assert report["no_new_privs"] == 1
+    assert report["proc_writable"] == []
+    assert report["pids"] == [1, 2]  # bubblewrap's init and the probe's process: nothing of the host
+    assert report["signal_host"] == "ProcessLookupError"
+    written = report["written"]
+    assert written.pop(folder_written) == "written" and written.pop("/tmp") == "written"
+    assert set(written.values()) <= {"OSError", "PermissionError", "FileNotFoundError"}, written
+    assert report["interfaces"] == ["lo"] and report["host_loopback"] == "ConnectionRefusedError"
+
+
+def _root_uids() -> range:
+    return range(sandbox.UID_BASE, sandbox.UID_BASE + sandbox.UID_SPAN)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the grader as root: the suite runs as root in CI")
+def test_a_root_graders_capstone_command_runs_as_an_unprivileged_uid(host, tmp_path):
+    report = sandbox_probe.in_workspace(*host, tmp_path)
+    assert_contained(report, next(k for k in report["written"] if k.endswith("/work")), _root_uids())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the grader as root: the suite runs as root in CI")
+def test_a_root_graders_kernel_runs_as_an_unprivileged_uid(host, tmp_path):
+    folder = tmp_path / "autograded" / "me" / "01_attention"
+    assert_contained(sandbox_probe.in_kernel(*host, folder), str(folder), _root_uids())
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="needs root to become an ordinary user")
+def test_an_ordinary_users_grader_runs_learner_code_as_itself_in_namespaces(host, tmp_path):
+    """The grader as an ordinary user (tests/as_user.py): bubblewrap runs unprivileged, in a user namespace."""
+    import as_user
+    os.chown(tmp_path, ORDINARY_UID, ORDINARY_UID)
+    env = {"PATH": f"{Path(sys.executable).parent}:/usr/bin:/bin", "HOME": str(tmp_path), "LANG": "C.UTF-8",
+           "PYTHONDONTWRITEBYTECODE": "1", **{f"JUPYTER_{k}_DIR": str(tmp_path / k) for k in ("RUNTIME", "DATA")},
+           "IPYTHONDIR": str(tmp_path / "ipython"), "MPLCONFIGDIR": str(tmp_path / "mpl")}
+    done = as_user.run(ORDINARY_UID, [sys.executable, str(ROOT / "tests" / "sandbox_probe.py"), str(host[0]),
+                                      str(host[1]), str(tmp_path)],
+                       [Path(sys.base_prefix), Path(sys.prefix), ROOT, tmp_path], env, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    reports = json.loads(done.stdout.strip().splitlines()[-1])
+    assert reports["grader_uid"] == ORDINARY_UID
+    mine = range(ORDINARY_UID, ORDINARY_UID + 1)
+    assert_contained(reports["workspace"], next(k for k in reports["workspace"]["written"] if k.endswith("/work")),
+                     mine)
+    kernel = reports["kernel"]
+    assert_contained(kernel, next(k for k in kernel["written"] if k.endswith("01_attention")), mine)
+
+
+def _without(args: list[str], *flags: str) -> list[str]:
+    """bubblewrap's arguments without ``flags`` (each with its operands)."""
+    arity = {"--unshare-net": 0, "--unshare-pid": 0, "--ro-bind-try": 2}
+    out, i = [], 0
+    while i < len(args):
+        if args[i] in flags and not (args[i] == "--ro-bind-try" and not args[i + 1].startswith("/proc/")):
+            i += 1 + arity[args[i]]
+            continue
+        out.append(args[i])
+        i += 1
+    return out
+
+
+def _weakened(*flags: str, root_inside: bool = False):
+    """A sandboxed workspace missing ``flags`` (and, with ``root_inside``, the drop to an unprivileged uid)."""
+    class Manager(SandboxKernelManager):
+        def bwrap_args(self, *args, **kw):
+            return _without(super().bwrap_args(*args, **kw), *flags)
+
+        def learner_uid(self):
+            return None if root_inside else super().learner_uid()
+
+    return type("Weakened", (workspace.SandboxWorkspace,), {"MANAGER": Manager})
+
+
+def test_without_its_network_namespace_the_probe_reaches_the_host(host, tmp_path):
+    report = sandbox_probe.in_workspace(*host, tmp_path, workspace=_weakened("--unshare-net"))
+    assert report["host_loopback"] == "connected" and report["interfaces"] != ["lo"]
+
+
+def test_without_its_pid_namespace_the_probe_sees_the_host(host, tmp_path):
+    report = sandbox_probe.in_workspace(*host, tmp_path, workspace=_weakened("--unshare-pid"))
+    assert host[0] in report["pids"] and report["signal_host"] == "PermissionError"  # seen; not its uid
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="root inside the sandbox needs a root grader")
+def test_as_root_without_the_drop_and_covers_proc_sys_is_writable(host, tmp_path):
+    """The hole the drop closes: root without capabilities may write host-global sysctls (core_pattern runs a
+    program as root at the next crash). The probe only opens them."""
+    report = sandbox_probe.in_workspace(*host, tmp_path, workspace=_weakened("--ro-bind-try", root_inside=True))
+    assert report["uid"] == 0 and "/proc/sys/kernel/core_pattern" in report["proc_writable"]
+    drop_only = sandbox_probe.in_workspace(*host, tmp_path, workspace=_weakened("--ro-bind-try"))
+    # the drop alone holds: ns_last_pid is the sandbox's own pid namespace's, mode 0666, and refuses a write without
+    # CAP_SYS_ADMIN in it (only the covers stop the open itself)
+    assert drop_only["uid"] != 0 and drop_only["proc_writable"] == ["/proc/sys/kernel/ns_last_pid"]
+    covers_only = sandbox_probe.in_workspace(*host, tmp_path, workspace=_weakened(root_inside=True))
+    assert covers_only["uid"] == 0 and not any(p.startswith("/proc/sys/") for p in covers_only["proc_writable"])
+
+
+def test_the_drop_refuses_uid_0_and_an_unmapped_uid(monkeypatch):
+    monkeypatch.setattr(os, "geteuid", lambda: 0)
+    with pytest.raises(SandboxUnavailable, match="root"):
+        SandboxKernelManager(uid=0).learner_uid()
+    monkeypatch.setattr(sandbox, "_mapped", lambda uid: False)
+    with pytest.raises(SandboxUnavailable, match="not mapped"):
+        SandboxKernelManager(uid=1234).learner_uid()
+    monkeypatch.setattr(sandbox, "_mapped", lambda uid: True)
+    assert SandboxKernelManager(uid=1234).learner_uid() == 1234
+    assert SandboxKernelManager().learner_uid() in _root_uids()
+
+
+def test_a_root_grader_says_which_folder_learners_cannot_read(tmp_path, monkeypatch):
+    closed = tmp_path / "venv"
+    closed.mkdir(mode=0o700)
+    km = SandboxKernelManager()
+    monkeypatch.setattr(km, "_shown", lambda: [closed])
+    with pytest.raises(SandboxUnavailable) as e:
+        km._check_readable()
+    assert str(closed) in str(e.value) and "chmod -R o+rX" in str(e.value) and "\n" not in str(e.value)

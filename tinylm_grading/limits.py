@@ -84,12 +84,15 @@ def _rmdir(folder: Path) -> None:
         pass
 
 
-def set_limits(memory_mb: int, processes: int, cpu_seconds: int, count_processes: bool) -> None:
-    """Per-process limits, inherited by everything the command starts."""
+def set_limits(memory_mb: int, processes: int, cpu_seconds: int, count_processes: bool,
+               uid: int | None = None) -> None:
+    """Per-process limits, inherited by everything the command starts. ``RLIMIT_NPROC`` counts the processes of
+    the user the command runs as: ``uid`` (the unprivileged uid a root grader's sandbox becomes), else this one."""
     limits = [(resource.RLIMIT_AS, memory_mb * 2**20), (resource.RLIMIT_CPU, cpu_seconds),
               (resource.RLIMIT_FSIZE, memory_mb * 2**20)]
-    if count_processes:  # counts all of this user's processes: leave room for the ones already running
-        mine = sum(1 for p in Path("/proc").iterdir() if p.name.isdigit() and _owner(p) == os.getuid())
+    if count_processes:  # counts all of that user's processes: leave room for the ones already running
+        owner = os.getuid() if uid is None else uid
+        mine = sum(1 for p in Path("/proc").iterdir() if p.name.isdigit() and _owner(p) == owner)
         limits.append((resource.RLIMIT_NPROC, mine + processes))
     for kind, value in limits:
         _, hard = resource.getrlimit(kind)
@@ -111,13 +114,15 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--processes", type=int, required=True)
     parser.add_argument("--cpu-seconds", type=int, required=True)
     parser.add_argument("--cgroup", default=None, help="name of the cgroups to create and join")
+    parser.add_argument("--uid", type=int, default=None, help="the uid the command becomes (RLIMIT_NPROC counts its "
+                                                              "processes)")
     parser.add_argument("command", nargs=argparse.REMAINDER)
     args = parser.parse_args(argv)
     command = args.command[1:] if args.command[:1] == ["--"] else args.command
     if not command:
         parser.error("no command to run")
     held = join_cgroups(args.cgroup, args.memory_mb, args.processes) if args.cgroup else set()
-    set_limits(args.memory_mb, args.processes, args.cpu_seconds, count_processes="pids" not in held)
+    set_limits(args.memory_mb, args.processes, args.cpu_seconds, count_processes="pids" not in held, uid=args.uid)
     os.execvp(command[0], command)
 
 

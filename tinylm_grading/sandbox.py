@@ -26,6 +26,13 @@ and inside it:
   ``/dev/shm`` where it can be: memory charged to the sandbox, not the grader's disk);
 - the kernel has its own PID, network (it talks to nbgrader over Unix sockets), IPC and UTS namespaces
   and no capabilities: it cannot see or signal any process outside, and it cannot reach the network;
+- it never runs as root on the host, whoever starts the grader. A grader that is not root starts bubblewrap
+  unprivileged, in a user namespace of its own where the kernel is the grader's user. A root grader's
+  bubblewrap builds the sandbox as root, but the first process in it (:data:`DROP`) gives up every capability
+  and becomes an unprivileged uid before it starts the kernel: one of its own per sandbox, which no user of the
+  machine has (:attr:`SandboxKernelManager.uid`). Host-global files of ``/proc`` (``/proc/sys``,
+  ``/proc/sysrq-trigger``, ...) are read-only besides: root without capabilities could write
+  ``/proc/sys/kernel/core_pattern``, which runs a program as root on the host at the next crash;
 - everything in it dies with the kernel (PID namespace) and with nbgrader (``--die-with-parent``);
 - memory, process count and CPU time are limited (:mod:`tinylm_grading.limits`);
 - the environment is cleared except a few harmless variables.
@@ -41,6 +48,7 @@ turns the sandbox off, for a trusted single-user context only: see docs/grading.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
 import subprocess
 import sys
@@ -71,6 +79,38 @@ INSTALL = ("bubblewrap is needed to autograde safely: `make venv` installs it (p
 GIVEN = "lab"  # tinylm_checks' subpackage of the learner's tools, which judge nothing: the stand-in has it
 PROBES = "probes.py"  # the stand-in model and setups checks hand to learner code: data, no verdicts; the stand-in has it
 TEXT = ("_text.py", "messages", "locale")  # the message table the learner's tools speak from: sentences, no verdicts; the stand-in has it
+
+
+UID_BASE, UID_SPAN = 0x70000000, 1 << 20
+"""The uids a root grader's sandboxes run as, one of its own per sandbox: above the ranges systemd gives users,
+dynamic users and containers, below 2³¹ (systemd's docs/UIDS-GIDS.md)."""
+PROC_COVERED = ("sys", "sysrq-trigger", "irq", "bus", "fs")
+"""Host-global parts of ``/proc``, bound read-only over the sandbox's own ``/proc``."""
+DROP_CAPS = ("CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP")
+"""The capabilities a root grader's sandbox keeps for its first process, which uses them only to drop everything."""
+DROP = r"""
+import ctypes, os, sys
+uid, argv = int(sys.argv[1]), sys.argv[2:]
+libc = ctypes.CDLL(None, use_errno=True)
+for cap in range(64):  # PR_CAPBSET_DROP: nothing can come back, not even through a setuid program
+    if libc.prctl(24, cap, 0, 0, 0) != 0 and ctypes.get_errno() == 22:
+        break
+try:
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+except OSError as e:
+    sys.exit(f"sandbox: cannot become uid {uid} ({e}): set c.SandboxKernelManager.uid to one this system maps")
+status = dict(line.split(":", 1) for line in open("/proc/self/status"))
+if os.getresuid() != (uid,) * 3 or os.getresgid() != (uid,) * 3 or os.getgroups() or \
+        any(int(status[k], 16) for k in ("CapPrm", "CapEff", "CapBnd", "CapAmb")):
+    sys.exit("sandbox: privileges left after dropping them: not starting")
+os.execv(argv[0], argv)
+"""
+"""The sandbox's first process when the grader is root: ``python -I -S -c DROP UID CMD...`` drops the capability
+bounding set (with ``CAP_SETPCAP``), clears the supplementary groups, becomes ``UID`` (with ``CAP_SETUID`` and
+``CAP_SETGID``, which that loses), checks that no privilege is left, then runs ``CMD``. bubblewrap has set
+``no_new_privs``: no setuid program inside can give any back."""
 
 
 class SandboxUnavailable(RuntimeError):
@@ -116,6 +156,11 @@ class SandboxKernelManager(SlicedPollKernelManager):
                              "the kernel's working folder, which nbgrader names after the assignment).").tag(config=True)
     workdir_mb = Integer(256, help="Size of the kernel's writable working folder (a tmpfs), in MiB.").tag(config=True)
     tmp_mb = Integer(256, help="Size of the kernel's /tmp (a tmpfs), in MiB.").tag(config=True)
+    uid = Integer(-1, help="The uid (and gid) learner code runs as when the grader is root: -1 picks one per "
+                           "sandbox from UID_BASE to UID_BASE + UID_SPAN, which no user of the machine has; set "
+                           "one (such as 65534) where the grader runs in a user namespace that maps few uids. "
+                           "Never 0. A grader that is not root runs learner code as itself, in a user namespace."
+                ).tag(config=True)
     quick = Unicode("1", help="TINYLM_QUICK in the kernel, unless the grader's environment sets it: '1' runs the "
                               "training cells of stages 09-13 for a few steps (no graded check depends on how long a "
                               "model trained, and stage 11's full runs take longer than "
@@ -124,6 +169,44 @@ class SandboxKernelManager(SlicedPollKernelManager):
     def quick_value(self) -> str:
         """TINYLM_QUICK for the kernel: the grader's environment's, else :attr:`quick`."""
         return os.environ.get("TINYLM_QUICK", self.quick)
+
+    # ---- who learner code runs as
+
+    def learner_uid(self) -> int | None:
+        """The unprivileged uid the sandbox's first process becomes (:data:`DROP`), or None when the grader is
+        not root (bubblewrap then runs unprivileged, and learner code as the grader's user in a user namespace).
+
+        Raises:
+            SandboxUnavailable: ``uid`` is 0, or a uid this process's user namespace does not map.
+        """
+        if os.geteuid() != 0:
+            return None
+        uid = self.uid if self.uid >= 0 else UID_BASE + secrets.randbelow(UID_SPAN)
+        if uid == 0:
+            raise SandboxUnavailable("c.SandboxKernelManager.uid = 0 would run learner code as root: choose "
+                                     "an unprivileged uid, or -1 for one of its own per sandbox")
+        if not _mapped(uid):
+            raise SandboxUnavailable(f"the sandbox's uid {uid} is not mapped in this user namespace "
+                                     "(/proc/self/uid_map): set c.SandboxKernelManager.uid to one it maps, "
+                                     "such as 65534")
+        return uid
+
+    def _check_readable(self) -> None:
+        """A root grader's sandbox runs learner code as an unprivileged uid, which must read and run Python and
+        the course's packages.
+
+        Raises:
+            SandboxUnavailable: one of them is closed to other users.
+        """
+        import tinylm_checks
+        import tinylm_solutions
+        needed = [*self._shown(), Path(sys.executable).resolve(), Path(tinylm_checks.__file__).resolve(),
+                  Path(tinylm_solutions.__file__).resolve()]
+        for path in needed:
+            want = 0o005 if path.is_dir() or os.access(path, os.X_OK) else 0o004
+            if path.stat().st_mode & want != want:
+                raise SandboxUnavailable(f"{path} is closed to other users, and the sandbox runs learner code "
+                                         f"as an unprivileged user: chmod -R o+rX {path} (see docs/grading.md)")
 
     # ---- what the sandbox shows and hides
 
@@ -161,10 +244,15 @@ class SandboxKernelManager(SlicedPollKernelManager):
         names = hidden_modules(stage)
         return [path for name in names for path in (package / f"{name}.py", package / name) if path.exists()]
 
-    def bwrap_args(self, workdir: Path, box: Path, conn_dir: Path) -> list[str]:
-        """bubblewrap's arguments: what is mounted where, the namespaces and the environment."""
-        args = ["--dev", "/dev", "--size", str(self.tmp_mb * 2**20), "--tmpfs", "/dev/shm", "--proc", "/proc",
-                "--size", str(self.tmp_mb * 2**20), "--tmpfs", "/tmp", "--dir", "/tmp/home"]
+    def bwrap_args(self, workdir: Path, box: Path, conn_dir: Path, uid: int | None = None) -> list[str]:
+        """bubblewrap's arguments: what is mounted where, the namespaces and the environment. With ``uid`` (a
+        root grader's :meth:`learner_uid`), what learner code must write is made writable to it, and the first
+        process keeps :data:`DROP_CAPS` to become it (:meth:`command`)."""
+        tmp = str(self.tmp_mb * 2**20)
+        args = ["--dev", "/dev", "--perms", "1777", "--size", tmp, "--tmpfs", "/dev/shm", "--proc", "/proc"]
+        for name in PROC_COVERED:  # the host's, read-only: the sandbox's own procfs would let root write them
+            args += ["--ro-bind-try", f"/proc/{name}", f"/proc/{name}"]
+        args += ["--perms", "1777", "--size", tmp, "--tmpfs", "/tmp", "--perms", "0777", "--dir", "/tmp/home"]
         for name in SYSTEM:  # /bin -> usr/bin and the like stay links
             path = Path(name)
             if path.is_symlink():
@@ -189,6 +277,7 @@ class SandboxKernelManager(SlicedPollKernelManager):
         shutil.copy(checks / TEXT[0], standin / TEXT[0])
         for folder in TEXT[1:]:
             shutil.copytree(checks / folder, standin / folder, ignore=shutil.ignore_patterns("__pycache__"))
+        _open_to_all(standin)
         args += ["--ro-bind", str(standin), str(checks)]
         hidden = self.hidden_reference(workdir)
         if hidden:
@@ -207,13 +296,18 @@ class SandboxKernelManager(SlicedPollKernelManager):
                     (stub / "__init__.py").write_text(HIDDEN_STUB.format(module=f"{package.name}.{path.name}"))
                 else:
                     stub.write_text(HIDDEN_STUB.format(module=f"{package.name}.{path.stem}"))
+                _open_to_all(stub)
                 args += ["--ro-bind", str(stub), str(path)]
         # the working folder: a private tmpfs of limited size, holding the submission's files read-only
-        args += ["--size", str(self.workdir_mb * 2**20), "--tmpfs", str(workdir)]
+        args += ["--perms", "0777", "--size", str(self.workdir_mb * 2**20), "--tmpfs", str(workdir)]
         for entry in sorted(workdir.iterdir()) if workdir.is_dir() else ():
             if entry.is_symlink() or not (entry.is_file() or entry.is_dir()):
                 continue  # a link could point anywhere: it is not followed
+            if uid is not None:  # the grader's copies of the learner's files: readable by the learner's uid
+                _open_to_all(entry)
             args += ["--ro-bind", str(entry), str(workdir / entry.name)]
+        if uid is not None:  # the kernel's sockets, and the workspace's commands' own folder
+            os.chown(conn_dir, uid, uid)
         args += ["--bind", str(conn_dir), str(conn_dir), "--chdir", str(workdir),
                  # --clearenv also drops JPY_PARENT_PID: across the PID namespace ipykernel would think its
                  # parent had gone, and exit
@@ -226,9 +320,24 @@ class SandboxKernelManager(SlicedPollKernelManager):
         # bubblewrap's own root and /dev are tmpfs without a size: read-only once everything is mounted (a blind
         # tester wrote 600 MiB each to /work, /root and /dev/shm); /dev/shm is a sized tmpfs of its own
         args += ["--remount-ro", "/dev", "--remount-ro", "/"]
+        at = args.index("/tmp/home") + 1  # after the sandbox's own tmpfs, before what is mounted in the folders made
+        args[at:at] = [arg for folder in _made_folders(args) for arg in ("--perms", "0755", "--dir", folder)]
         args += ["--unshare-pid", "--unshare-net", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
                  "--die-with-parent", "--new-session", "--cap-drop", "ALL"]
+        if uid is not None:
+            args += [arg for cap in DROP_CAPS for arg in ("--cap-add", cap)]
+        if uid is not None:
+            args += ["--setenv", "USER", "learner", "--setenv", "LOGNAME", "learner"]  # a uid without a name
         return args
+
+    def command(self, bwrap: list[str], argv: list[str], cgroup: str, cpu_seconds: int, uid: int | None) -> list[str]:
+        """The whole command that runs ``argv`` in the sandbox bubblewrap's arguments ``bwrap`` describe: the
+        limits' launcher (:mod:`tinylm_grading.limits`, in the cgroups ``cgroup``), bubblewrap, and, with ``uid``,
+        :data:`DROP` first."""
+        drop = [sys.executable, "-I", "-S", "-c", DROP, str(uid)] if uid is not None else []
+        return [sys.executable, "-m", "tinylm_grading.limits", "--memory-mb", str(self.memory_mb),
+                "--processes", str(self.max_processes), "--cpu-seconds", str(cpu_seconds), "--cgroup", cgroup,
+                *(["--uid", str(uid)] if uid is not None else []), "--", bwrap_path(), *bwrap, "--", *drop, *argv]
 
     # ---- starting and ending a kernel
 
@@ -237,7 +346,7 @@ class SandboxKernelManager(SlicedPollKernelManager):
             self._box = None
             kw["env"] = {**kw.get("env", os.environ), "TINYLM_QUICK": self.quick_value()}
             return await super()._async_pre_start_kernel(**kw)
-        bwrap = bwrap_path()
+        bwrap_path()  # fails at once, in one line, without bubblewrap
         # the kernel writes its sockets in conn_dir: on /dev/shm (memory, charged to the sandbox's memory
         # cgroup) a learner cannot fill the grader's disk through it
         shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
@@ -252,9 +361,11 @@ class SandboxKernelManager(SlicedPollKernelManager):
         # Unix sockets in a folder the sandbox shares: no network is needed between nbgrader and the kernel
         self.transport, self.ip = "ipc", str(conn_dir / "kernel")
         self.connection_file = str(conn_dir / "kernel.json")
-        self._prefix = [sys.executable, "-m", "tinylm_grading.limits", "--memory-mb", str(self.memory_mb),
-                        "--processes", str(self.max_processes), "--cpu-seconds", str(self.cpu_seconds),
-                        "--cgroup", self._cgroup, "--", bwrap, *self.bwrap_args(workdir, box, conn_dir), "--"]
+        self._uid = uid = self.learner_uid()
+        if uid is not None:
+            self._check_readable()
+        self._prefix = self.command(self.bwrap_args(workdir, box, conn_dir, uid), [], self._cgroup,
+                                    self.cpu_seconds, uid)
         # nothing in the sandbox holds nbgrader's terminal or log: bwrap's PID 1 would pass them on
         # (/proc/1/fd/1), and learner code could write to the instructor's screen. bubblewrap's own errors
         # go to a file that shutdown reports (see _report_stderr)
@@ -264,6 +375,8 @@ class SandboxKernelManager(SlicedPollKernelManager):
 
     def format_kernel_cmd(self, extra_arguments=None):
         cmd = super().format_kernel_cmd(extra_arguments)
+        if getattr(self, "_box", None) and self._uid is not None:  # written just now, for the grader's eyes only
+            os.chown(self.connection_file, self._uid, self._uid)
         # the kernel's log (its connection banner) is for nobody: learners' output reaches nbgrader as messages
         return [*self._prefix, *cmd, "--IPKernelApp.log_level=CRITICAL"] if getattr(self, "_box", None) else cmd
 
@@ -299,6 +412,48 @@ class SandboxKernelManager(SlicedPollKernelManager):
     # AsyncKernelManager binds its public names to the base class's coroutines: rebind them to ours
     interrupt_kernel = _async_interrupt_kernel
     shutdown_kernel = _async_shutdown_kernel
+
+
+BINDS = {"--bind": 2, "--ro-bind": 2, "--bind-try": 2, "--ro-bind-try": 2}
+MOUNTS = {"--tmpfs": 1, "--dev": 1, "--proc": 1, "--dir": 1}
+
+
+def _made_folders(args: list[str]) -> list[str]:
+    """The folders bubblewrap would make, on its way to the places ``args`` mount things at, with mode 0700: those
+    that are not themselves mounted or inside a folder bound from the machine. Made first, with mode 0755, so
+    that an unprivileged uid can reach what is mounted below them."""
+    bound, mounted, i = [], set(), 0
+    while i < len(args):
+        arity = BINDS.get(args[i]) or MOUNTS.get(args[i]) or {"--symlink": 2, "--setenv": 2}.get(args[i], 0)
+        if args[i] in BINDS:
+            bound.append(Path(args[i + 2]))
+        if args[i] in BINDS or args[i] in MOUNTS:
+            mounted.add(Path(args[i + arity]))
+        i += 1 + arity
+    made = {a for d in mounted for a in d.parents if a != Path("/")} - mounted
+    made = {a for a in made if not any(a.is_relative_to(b) for b in bound)}
+    return [str(a) for a in sorted(made, key=lambda a: (len(a.parts), str(a)))]
+
+
+def _mapped(uid: int) -> bool:
+    """Whether this process's user namespace maps ``uid`` (always, outside a container's user namespace)."""
+    try:
+        with open("/proc/self/uid_map") as f:
+            ranges = [tuple(map(int, line.split())) for line in f if line.strip()]
+    except OSError:
+        return True
+    return any(inside <= uid < inside + count for inside, _, count in ranges)
+
+
+def _open_to_all(path: Path) -> None:
+    """Let every user read ``path`` (and traverse it, and everything under it, if a folder): the grader's own
+    copies that the sandbox's unprivileged uid reads."""
+    paths = [path] if not path.is_dir() else [path, *path.rglob("*")]
+    for p in paths:
+        if p.is_symlink():
+            continue
+        mode = p.stat().st_mode
+        os.chmod(p, mode | (0o055 if p.is_dir() or mode & 0o100 else 0o044))
 
 
 def _remove_box(box: Path, cgroup: str) -> None:

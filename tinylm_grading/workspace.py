@@ -17,20 +17,25 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import uuid
 from pathlib import Path
 
 from tinylm_checks import capstone
 
 from .limits import remove_cgroups
-from .sandbox import SandboxKernelManager, bwrap_path
+from .sandbox import SandboxKernelManager
 
 STAGE = "13_capstone"
 OUTPUT_BYTES = 64_000  # the most of a command's printed text the check reads
+_LOCK = threading.Lock()
 
 
 class SandboxWorkspace(capstone.Workspace):
     """A :class:`~tinylm_checks.capstone.Workspace` whose commands run sandboxed (see the module docstring)."""
+
+    MANAGER = SandboxKernelManager
+    """The sandbox's maker: its mounts, namespaces, limits and the uid commands run as."""
 
     def _folder(self) -> Path:
         """``work/`` in a new scratch folder on /dev/shm (the sandbox's scratch copies go beside it)."""
@@ -42,23 +47,35 @@ class SandboxWorkspace(capstone.Workspace):
     def __exit__(self, *exc):
         shutil.rmtree(self.box, ignore_errors=True)
 
+    def _uid(self, manager: SandboxKernelManager) -> int | None:
+        """The uid this workspace's commands run as (one for all of them, which owns the folder), or None when the
+        grader is not root (see :meth:`SandboxKernelManager.learner_uid`)."""
+        with _LOCK:  # a check's commands start from several threads at once
+            if not hasattr(self, "uid"):
+                uid = manager.learner_uid()
+                if uid is not None:
+                    manager._check_readable()
+                    for path in [self.path, *self.path.rglob("*")]:  # the check's files, written by the grader
+                        os.lchown(path, uid, uid)
+                self.uid = uid
+        return self.uid
+
     def run(self, args: list[str], timeout: float = capstone.TIMEOUT) -> tuple[int, str]:
-        manager = SandboxKernelManager(stage=STAGE)
+        manager = self.MANAGER(stage=STAGE)
         if not manager.sandbox or os.environ.get("TINYLM_GRADING_SANDBOX", "").lower() in ("off", "0", "no"):
             return super().run(args, timeout)
         conn = self.box / "conn"
         conn.mkdir(exist_ok=True)
         scratch = self.box / f"scratch-{uuid.uuid4().hex[:8]}"
         scratch.mkdir()
-        bwrap = manager.bwrap_args(self.path, scratch, conn)
+        uid = self._uid(manager)
+        bwrap = manager.bwrap_args(self.path, scratch, conn, uid)
         at = bwrap.index("--chdir")  # the folder itself, writable, over the read-only copies bwrap_args mounts
         bwrap[at:at] = ["--bind", str(self.path), str(self.path)]
         at = bwrap.index("--clearenv") + 1
         bwrap[at:at] = [arg for name, value in capstone.THREADS.items() for arg in ("--setenv", name, value)]
         cgroup = f"tinylm-{uuid.uuid4().hex[:12]}"
-        command = [sys.executable, "-m", "tinylm_grading.limits", "--memory-mb", str(manager.memory_mb),
-                   "--processes", str(manager.max_processes), "--cpu-seconds", str(int(timeout) * 2),
-                   "--cgroup", cgroup, "--", bwrap_path(), *bwrap, "--", sys.executable, *args]
+        command = manager.command(bwrap, [sys.executable, *args], cgroup, int(timeout) * 2, uid)
         try:
             done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, timeout=timeout)

@@ -1,0 +1,46 @@
+"""Run a command as an ordinary user, for the tests that stand in for a grader who is not root.
+
+The suite runs as root (CI does), and an ordinary user cannot always reach its Python: pyenv's lives under ``/root``
+(mode 0700). :func:`run` starts ``argv`` as ``uid`` (no capabilities, no groups) in a mount namespace of its own that
+shows the machine as it is, except that each folder on the way to ``needed`` that other users may not enter is replaced
+by an empty one they may, with only the needed paths bound back into it. Nothing else changes: the same kernel, the same
+``/proc``, the user's own limits; the command may start user namespaces (unprivileged bubblewrap) as that user would.
+"""
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+from tinylm_grading.sandbox import bwrap_path
+
+
+def _closed(path: Path) -> bool:
+    return path.stat().st_mode & 0o001 == 0
+
+
+def reachable_args(needed: list[Path]) -> list[str]:
+    """bubblewrap's arguments (after ``--dev-bind / /``) that make each of ``needed`` reachable by every user."""
+    args, covered = [], set()
+    for path in sorted({Path(p).resolve() for p in needed}, key=lambda p: len(p.parts)):
+        closed = [a for a in reversed(path.parents) if a != Path("/") and _closed(a)]
+        if not closed:
+            continue
+        top = closed[0]
+        if top not in covered:
+            args += ["--perms", "0755", "--tmpfs", str(top)]
+            covered.add(top)
+        for folder in [a for a in reversed(path.parents) if a.is_relative_to(top) and a != top]:
+            args += ["--perms", "0755", "--dir", str(folder)]
+        args += ["--bind", str(path), str(path)]
+    return args
+
+
+def run(uid: int, argv: list[str], needed: list[Path], env: dict[str, str], timeout: float) \
+        -> subprocess.CompletedProcess:
+    """``argv`` as ``uid`` (see the module's docstring); its output captured as text."""
+    assert os.geteuid() == 0, "needs root, to become another user"
+    wrapper = [bwrap_path(), "--dev-bind", "/", "/", *reachable_args(needed), "--die-with-parent", "--",
+               "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
+               "--bounding-set=-all", "--"]
+    return subprocess.run([*wrapper, *argv], env=env, capture_output=True, text=True, timeout=timeout)
