@@ -448,3 +448,38 @@ def test_a_root_grader_says_which_folder_learners_cannot_read(tmp_path, monkeypa
     with pytest.raises(SandboxUnavailable) as e:
         km._check_readable()
     assert str(closed) in str(e.value) and "chmod -R o+rX" in str(e.value) and "\n" not in str(e.value)
+
+
+FORGED = "[AutogradeApp | INFO] all submissions graded, forged by a learner"
+TERMINAL_ATTACK = ("import os\nfor fd in (1, 2):\n    for path in (f'/proc/1/fd/{fd}', f'/proc/self/fd/{fd}'):\n"
+                   "        try:\n            with open(path, 'w') as f:\n                f.write(%r)\n"
+                   "        except OSError:\n            pass\n    os.write(fd, %r)\n") % (FORGED + "\n", (FORGED + "\n").encode())
+
+
+def _run_cell(source: str, km: SandboxKernelManager, folder: Path) -> None:
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+    client = NotebookClient(nb, timeout=60, kernel_name="python3", resources={"metadata": {"path": str(folder)}})
+    client.km = km
+    client.execute()
+
+
+class _Leaky(SandboxKernelManager):
+    """The sandbox with the grader's own streams, and root inside: what the instructor's terminal is kept from."""
+
+    def streams(self):
+        return {}
+
+    def learner_uid(self):
+        return None
+
+
+@pytest.mark.parametrize("leaky", [False, True])
+def test_learner_code_cannot_write_to_the_graders_terminal(tmp_path, capfd, leaky):
+    """The learner writes to its streams and to those of the sandbox's first process (/proc/1/fd/1, as a blind tester
+    did); the grader's (here the test's own) must not receive a byte. With the grader's streams given to the sandbox
+    and root inside, the same attack reaches them: the test can see a leak."""
+    capfd.readouterr()
+    km = (_Leaky if leaky else SandboxKernelManager)(course_root=str(tmp_path), kernel_name="python3")
+    _run_cell(TERMINAL_ATTACK, km, tmp_path)
+    out, err = capfd.readouterr()
+    assert (FORGED in out + err) is leaky, (out + err)[-500:]

@@ -370,8 +370,12 @@ class SandboxKernelManager(SlicedPollKernelManager):
         # (/proc/1/fd/1), and learner code could write to the instructor's screen. bubblewrap's own errors
         # go to a file that shutdown reports (see _report_stderr)
         self._stderr = open(box / "stderr.log", "wb")  # noqa: SIM115 - closed at shutdown
-        kw.update(stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._stderr)
+        kw.update(self.streams())
         return await super()._async_pre_start_kernel(**kw)
+
+    def streams(self) -> dict:
+        """The sandbox's standard streams: nothing of the grader's (see _async_pre_start_kernel)."""
+        return {"stdin": subprocess.DEVNULL, "stdout": subprocess.DEVNULL, "stderr": self._stderr}
 
     def format_kernel_cmd(self, extra_arguments=None):
         cmd = super().format_kernel_cmd(extra_arguments)
