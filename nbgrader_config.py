@@ -23,7 +23,14 @@ c.HTMLExporter.sanitize_html = True
 # it, so a learner's written answer could hold a <script> that runs in the instructor's formgrader, which
 # shares an origin with their Jupyter server. Markdown goes through nbconvert's renderer and then bleach
 # (tinylm_grading/html.py).
-c.HTMLExporter.filters = {"markdown2html": "tinylm_grading.html.markdown2html"}
+c.HTMLExporter.filters = {"markdown2html": "tinylm_grading.html.markdown2html",
+                          "clean_html": "tinylm_grading.html.clean_html"}  # output HTML: nbconvert's keeps id, class
+# ... and nbconvert writes output metadata into tags (an image's width held an onerror): outputs keep only numeric
+# width/height (InertOutputs, below), each page is cleaned after rendering of what its template did not put there
+# (event handlers, javascript: URLs, scripts) and carries a Content-Security-Policy, which the formgrader also sends
+# as a header (tinylm_grading/html.py).
+c.GenerateFeedback.exporter_class = "tinylm_grading.html.InertHTMLExporter"
+__import__("tinylm_grading.html").html.install()  # the formgrader's exporter and header; nothing outside its server
 
 # Files of an assignment's folder that nbgrader does not copy (nbgrader's default list, and one more): stage 13's
 # notebook writes the learner's repository, tiny-transformer/, next to itself. Autograding runs the notebook again
@@ -56,6 +63,7 @@ c.Autograde.sanitize_preprocessors = [
 ]
 c.Autograde.autograde_preprocessors = [
     "tinylm_grading.preprocessors.GradingExecute",
+    "tinylm_grading.preprocessors.InertOutputs",
     "nbgrader.preprocessors.IgnorePattern",
     "nbconvert.preprocessors.ClearMetadataPreprocessor",
     "nbgrader.preprocessors.LimitOutput",

@@ -19,6 +19,9 @@ Wired in ``nbgrader_config.py`` in place of nbgrader's own ``DeduplicateIds`` an
   (:func:`~tinylm_grading.execution.scrub_partial_credit`). Each verdict is also kept as data in its test cell's
   metadata (:data:`~tinylm_grading.verdicts.RECORD`: passed, the check's message id, the named mistakes), which
   :mod:`tinylm_grading.classreport` reads for the class's report.
+- :class:`InertOutputs` — after execution, every output keeps only what rendering it needs
+  (:func:`tinylm_grading.html.inert_cell`): the feedback and the formgrader render the autograded notebook, and
+  nbconvert writes output metadata into tags (an image's ``width`` carried an ``onerror``).
 """
 from __future__ import annotations
 
@@ -33,6 +36,7 @@ from tinylm_checks._text import say
 from tinylm_solutions import i18n
 
 from .execution import Deadline, KernelLink, OutputCap, Replay, error_output, scrub_partial_credit
+from .html import inert_cell
 from .registry import hidden_calls
 from .verdicts import RECORD, Verdicts
 
@@ -233,3 +237,14 @@ class GradingExecute(Execute):
         run_sync(self.async_start_new_kernel_client)()
         self._replay.run(self.nb.cells, lambda cell, i: self.execute_cell(cell, i, store_history=False),
                          self._deadline, DeadKernelError)
+
+
+class InertOutputs(NbGraderPreprocessor):
+    """Reduce every cell's outputs, execution count and attachments to what rendering them needs: numeric
+    width/height per well-formed mimetype, nothing else (:func:`tinylm_grading.html.inert_cell`). Runs after
+    ``GradingExecute``, so that the autograded notebook, which ``generate_feedback`` and the formgrader render,
+    holds nothing a template would write into a tag."""
+
+    def preprocess_cell(self, cell, resources, index):
+        inert_cell(cell)
+        return cell, resources
