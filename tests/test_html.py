@@ -182,6 +182,10 @@ def test_a_page_keeps_what_its_template_put_there_and_nothing_else():
     assert '<a href="https://pytorch.org">docs</a>' in page
     assert "<a>a</a><a>b</a><a>c</a><a>d</a>" in page and "<span>again</span>" in page
     assert '<p style="color: red">kept</p>' in page
+    # a <textarea> holds text for the browser, markup for html.parser: what it holds stays escaped, as text
+    sneaky = '<textarea><p title="</textarea><img src=x onerror=alert(1)>"></p></textarea>'
+    text = clean_page(SKELETON.replace("{}", sneaky), SKELETON.replace("{}", ""))
+    assert '<p title="&lt;/textarea&gt;&lt;img src=x onerror=alert(1)&gt;"></p></textarea>' in text
     # MathJax's configuration block, which it runs with eval, is a plain script before every other
     head = page.split("</head>")[0]
     assert head.index("window.MathJax = {AuthorInit: function () {") < head.index('<script src="/static/app.js">')

@@ -22,8 +22,8 @@ The rest of a page is made inert in three more layers, each enough for what it c
   that can run script or that HTML parsers disagree about (``script``, ``style``, ``iframe``, ``svg``,
   ``noscript``, comments, ...) is removed unless the template itself put it there, and so is every event-handler
   attribute and ``javascript:``/``vbscript:``/non-image ``data:`` URL. "The template put it there" is measured, not
-  guessed: the same template rendered for the notebook without its cells (the skeleton) holds the elements and
-  handlers that may stay, and no more copies of each than it holds.
+  guessed: the same template rendered for an empty notebook (the skeleton) holds the elements and handlers that
+  may stay, and no more copies of each than it holds.
 - **A Content-Security-Policy** in the page (a ``<meta>`` as the first thing after its charset): scripts only
   from where the template loads them (the formgrader's own static files, MathJax's folder) and inline scripts and
   handlers only by the SHA-256 of the template's own, so nothing inline a learner writes runs even where the
@@ -34,7 +34,6 @@ The rest of a page is made inert in three more layers, each enough for what it c
 from __future__ import annotations
 
 import base64
-import copy
 import hashlib
 import math
 import re
@@ -223,8 +222,8 @@ def policy(soup: BeautifulSoup) -> str:
 
 
 def clean_page(page: str, skeleton: str) -> str:
-    """``page`` with everything that could run script removed unless ``skeleton`` (the same template rendered without
-    the notebook's cells) has it too, and with a Content-Security-Policy (:func:`policy`) at the top of its head.
+    """``page`` with everything that could run script removed unless ``skeleton`` (the same template rendered for an
+    empty notebook) has it too, and with a Content-Security-Policy (:func:`policy`) at the top of its head.
 
     Removed: comments, processing instructions and CDATA (html.parser and browsers end comments differently: ``--!>``);
     elements of :data:`RISKY` beyond the copies the skeleton has (same tag, attributes and content); event-handler
@@ -279,14 +278,14 @@ def page_policy(page: str) -> str | None:
 
 class InertHTMLExporter(HTMLExporter):
     """nbconvert's HTML exporter, whose page is cleaned after rendering (:func:`clean_page`) against the same
-    template rendered for the notebook without its cells. Configured as ``c.GenerateFeedback.exporter_class``;
-    the formgrader's exporter is made one by :func:`install`. Its configuration is ``HTMLExporter``'s."""
+    template rendered, with the same resources, for an empty notebook: nothing of the learner's, neither cells nor
+    metadata, can make the skeleton hold more. Configured as ``c.GenerateFeedback.exporter_class``; the
+    formgrader's exporter is made one by :func:`install`. Its configuration is ``HTMLExporter``'s."""
 
     def from_notebook_node(self, nb, resources=None, **kw):
         page, resources = super().from_notebook_node(nb, resources, **kw)
-        skeleton = copy.copy(nb)  # the notebook's metadata, no cells: what the template adds by itself
-        skeleton.cells = []
-        return clean_page(page, self.template.render(nb=skeleton, resources=resources)), resources
+        skeleton = self.template.render(nb=nbformat.v4.new_notebook(), resources=resources)
+        return clean_page(page, skeleton), resources
 
 
 # -- the formgrader: its exporter, and the policy as a header ---------------------------------------------------------
