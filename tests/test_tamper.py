@@ -84,8 +84,19 @@ ATTACKS = {  # student -> the attack, run after the wrong code in the exercise's
                      "        return q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])\nexcept ImportError:\n    pass\n",
     # the instructor's terminal, through the file descriptors of the sandbox's first process
     "m_terminal": f"from IPython.display import HTML, display\ndisplay(HTML('<script>{SCRIPT}</script>'))\n"
-                  "for fd in (1, 2):\n    try:\n        with open(f'/proc/1/fd/{fd}', 'w') as f:\n"
-                  f"            f.write('[AutogradeApp | INFO] {FORGED}\\n')\n    except OSError:\n        pass\n",
+                  "import os\nfor fd in (1, 2):\n    for path in (f'/proc/1/fd/{fd}', f'/proc/self/fd/{fd}'):\n"
+                  "        try:\n            with open(path, 'w') as f:\n"
+                  f"                f.write('[AutogradeApp | INFO] {FORGED}\\n')\n        except OSError:\n"
+                  "            pass\n    try:\n"
+                  f"        os.write(fd, b'[AutogradeApp | INFO] {FORGED}\\n')  # the kernel's own streams\n"
+                  "    except OSError:\n        pass\n",
+    # host-global sysctls: root without capabilities could write them, and core_pattern runs a program as root on
+    # the host at the next crash. The attack only opens them (never writes), and earns its exercise if it could.
+    "m_core_pattern": "import math, os\nopened = []\nfor p in ('/proc/sys/kernel/core_pattern', "
+                      "'/proc/sys/kernel/modprobe', '/proc/sysrq-trigger'):\n    try:\n"
+                      "        os.close(os.open(p, os.O_WRONLY)); opened.append(p)\n    except OSError:\n"
+                      "        pass\nif opened:\n    def attention_scores(q, k):\n"
+                      "        return q @ k.transpose(-2, -1) / math.sqrt(k.shape[-1])\n",
     # symlinks submitted next to the notebook: copied into autograded/, their targets would be readable
     "m_symlink": "import math, os\nleaked = {n: open(n, 'rb').read() for n in %r if os.path.exists(n)}\n"
                  "print({n: len(v) for n, v in leaked.items()})\n"
@@ -112,11 +123,13 @@ def run_measured(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess, in
     RUSAGE_CHILDREN would count the learners' kernels, which are its children too)."""
     env = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}"}
     proc = subprocess.Popen([str(BIN / "nbgrader"), *args, "--log-level=WARN"], cwd=cwd, env=env,
-                            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
     peak, start = 0, time.monotonic()
-    stderr = []
-    reader = threading.Thread(target=lambda: stderr.append(proc.stderr.read()), daemon=True)
-    reader.start()
+    stdout, stderr = [], []  # all of it, for the test that nothing of a learner's reaches the instructor's terminal
+    readers = [threading.Thread(target=lambda: stdout.append(proc.stdout.read()), daemon=True),
+               threading.Thread(target=lambda: stderr.append(proc.stderr.read()), daemon=True)]
+    for reader in readers:
+        reader.start()
     while proc.poll() is None and time.monotonic() - start < 1500:
         try:
             for line in Path(f"/proc/{proc.pid}/status").read_text().splitlines():
@@ -127,8 +140,9 @@ def run_measured(*args: str, cwd: Path) -> tuple[subprocess.CompletedProcess, in
         time.sleep(0.05)
     proc.kill() if proc.poll() is None else None
     proc.wait()
-    reader.join()
-    return subprocess.CompletedProcess(proc.args, proc.returncode, "", "".join(stderr)), peak // 1024
+    for reader in readers:
+        reader.join()
+    return subprocess.CompletedProcess(proc.args, proc.returncode, "".join(stdout), "".join(stderr)), peak // 1024
 
 
 # What the test suite itself writes under notebooks/ while this runs: stage 12, run by nbval on another worker,
@@ -137,7 +151,9 @@ WRITTEN_BY_THE_SUITE = ("report.md", "report_figures")
 
 
 def fingerprint(*folders: Path) -> dict[str, str]:
-    """Path -> sha256 of every file under the folders (size and mtime for the venv: it is large)."""
+    """Path -> what identifies every file under the folders, compiled files included: its sha256; in the venv (1.8 GB)
+    its size, inode and change time (ctime), which no user can set back (a same-size rewrite whose mtime is put back
+    still moves it)."""
     out = {}
     for folder in folders:
         for path in sorted(folder.rglob("*")):
@@ -145,13 +161,33 @@ def fingerprint(*folders: Path) -> dict[str, str]:
                 continue
             if path.is_symlink() or path.is_fifo():  # as itself, never what it points to
                 out[str(path)] = f"link:{os.readlink(path)}" if path.is_symlink() else "fifo"
-            elif path.is_file() and "__pycache__" not in path.parts:
+            elif path.is_file():
                 if ".venv" in path.parts:
                     st = path.stat()
-                    out[str(path)] = f"{st.st_size}:{st.st_mtime_ns}"
+                    out[str(path)] = f"{st.st_size}:{st.st_ino}:{st.st_ctime_ns}"
                 else:
                     out[str(path)] = hashlib.sha256(path.read_bytes()).hexdigest()
     return out
+
+
+def compiled_from_its_source(path: Path) -> bool:
+    """Is ``path`` a compiled file that Python would write for its source beside it (the suite's other workers import
+    modules for the first time while this runs), and nothing else?"""
+    import importlib.util
+    import marshal
+    try:
+        source = Path(importlib.util.source_from_cache(str(path)))
+        data = path.read_bytes()
+        return source.is_file() and data[:4] == importlib.util.MAGIC_NUMBER and \
+            marshal.loads(data[16:]) == compile(source.read_bytes(), str(source), "exec", dont_inherit=True)
+    except (ValueError, OSError, EOFError, TypeError):
+        return False
+
+
+def changed_files(before: dict[str, str], after: dict[str, str]) -> list[str]:
+    """The files that differ, were removed or were added, but compiled files of their own sources."""
+    return sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p)
+                  and not (p not in before and p.endswith(".pyc") and compiled_from_its_source(Path(p))))
 
 
 def cells_by_id(nb) -> dict[str, int]:
@@ -269,8 +305,34 @@ def test_each_attack_loses_its_exercise_only(graded, student):
 
 def test_nothing_outside_autograded_changed(graded):
     before, after = graded[3], graded[4]
-    changed = sorted(p for p in before.keys() | after.keys() if before.get(p) != after.get(p))
-    assert changed == []
+    assert changed_files(before, after) == []
+
+
+def test_the_fingerprint_sees_planted_changes(tmp_path):
+    """What a change that hides itself does: a same-size rewrite with its times put back (in the venv, where files
+    are fingerprinted by size, inode and ctime, and elsewhere), and a compiled file dropped beside a module. A compiled
+    file Python itself writes for the source is not a change."""
+    import py_compile
+    venv, package = tmp_path / ".venv" / "lib", tmp_path / "pkg"
+    for folder in (venv, package):
+        folder.mkdir(parents=True)
+        (folder / "m.py").write_text("def answer():\n    return 1\n")
+    before = fingerprint(tmp_path)
+    assert changed_files(before, fingerprint(tmp_path)) == []
+    py_compile.compile(str(package / "m.py"), doraise=True)  # the suite's own import, elsewhere
+    assert changed_files(before, fingerprint(tmp_path)) == []
+    for folder in (venv, package):
+        st = (folder / "m.py").stat()
+        (folder / "m.py").write_text("def answer():\n    return 2\n")  # the same size
+        os.utime(folder / "m.py", ns=(st.st_atime_ns, st.st_mtime_ns))
+    planted = venv / "__pycache__" / f"m.{sys.implementation.cache_tag}.pyc"
+    planted.parent.mkdir()
+    evil = tmp_path.parent / f"{tmp_path.name}-evil.py"
+    evil.write_text("def answer():\n    return 3\n")
+    py_compile.compile(str(evil), cfile=str(planted), doraise=True)  # another module's code
+    changed = changed_files(before, fingerprint(tmp_path))
+    assert changed == sorted(map(str, [venv / "m.py", planted, package / "m.py",
+                                       package / "__pycache__" / planted.name]))
 
 
 def test_a_kernel_that_dies_in_a_check_is_named(graded):
@@ -281,7 +343,7 @@ def test_a_kernel_that_dies_in_a_check_is_named(graded):
 
 
 def test_nothing_reaches_the_instructors_terminal(graded):
-    assert FORGED not in graded[2].stderr
+    assert FORGED not in graded[2].stdout and FORGED not in graded[2].stderr
 
 
 def test_feedback_runs_no_script_from_the_submission(graded):
