@@ -223,3 +223,7 @@ def test_the_formgrader_shows_the_submission_inert_and_still_grades(course, form
     assert grade.manual_score == grade.max_score == 1
     page.locator("span.name-hidden.glyphicon").click()  # the template's own onclick handler runs
     assert page.locator("a.name-shown").is_visible()
+    for other in ("manage_assignments", f"gradebook/{A}/{A}"):  # the formgrader's other pages: a header, still working
+        _, violations, page = visit(browser, f"{formgrader}/formgrader/{other}", login=formgrader)
+        assert "object-src 'none'" in page.response.headers["content-security-policy"] and violations == []
+        page.wait_for_selector(f"text={A}", timeout=20_000)

@@ -252,7 +252,14 @@ def clean_page(page: str, skeleton: str) -> str:
             elif _handler(name) or name.lower() == "srcdoc" or _unsafe_url(value):
                 del element[name]
     head = soup.head or soup
-    anchor = head.find("meta", charset=True)
+    charset = head.find("meta", charset=True)
+
+    def first(tag):  # first in the head, after its charset (which must come within its first 1024 bytes)
+        if charset is None:
+            head.insert(0, tag)
+        else:
+            charset.insert_after(tag)
+
     configs = [s for s in soup.find_all("script") if s.get("type", "").strip().lower().startswith(MATHJAX_CONFIG)]
     for config in reversed(configs):  # before every script, MathJax's loader included
         script = soup.new_tag("script")
@@ -260,9 +267,8 @@ def clean_page(page: str, skeleton: str) -> str:
                          "MathJax.Hub.Register.StartupHook('End Config', function () {\n"
                          + (config.string or "") + "\n});\n}};")
         config.decompose()
-        anchor.insert_after(script) if anchor else head.insert(0, script)
-    meta = soup.new_tag("meta", attrs={"http-equiv": "Content-Security-Policy", "content": policy(soup)})
-    anchor.insert_after(meta) if anchor else head.insert(0, meta)
+        first(script)
+    first(soup.new_tag("meta", attrs={"http-equiv": "Content-Security-Policy", "content": policy(soup)}))
     return str(soup)
 
 
