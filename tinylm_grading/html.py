@@ -82,7 +82,7 @@ def clean(html: str) -> str:
 
 def clean_html(element) -> str:
     """nbconvert's ``clean_html`` filter (output HTML, raw cells, rendered markdown outputs), as :func:`clean`: its
-    own keeps ``id`` and ``class``, with which an output clobbers the formgrader's page as a written answer did."""
+    own keeps ``id`` and ``class``, the attributes with which a written answer clobbered the formgrader's page."""
     return clean(element.decode() if isinstance(element, bytes) else str(element))
 
 
