@@ -71,24 +71,27 @@ clean-release:
 	rm -rf release gradebook.db
 
 # Class mode. A learner's environment without answers: the course's pinned dependencies, the checks' learner side and
-# only the given code of the stages released so far (RELEASED: the latest one, its name or number; rebuild with a later
-# one as the class goes on). Its checks are requests to the check service (tinylm_grading.checkservice).
-LEARNER_VENV := .venv-learner
-RELEASED ?= 00_setup
+# only the given code of the stages released so far (RELEASED: the latest one, its name or number, needed; rebuild with
+# a later one as the class goes on). Its checks are requests to the check service (tinylm_grading.checkservice). It is
+# for other users, the learners: outside this folder (which must be closed to them), readable by everyone.
+LEARNER_VENV ?= /opt/tinylm-learner
+RELEASED ?=
 learner-env: venv
-	$(PY) -m tinylm_grading.learnerenv --venv $(LEARNER_VENV) --released $(RELEASED)
-	@echo "open it with: $(LEARNER_VENV)/bin/jupyter lab release/  (its checks need: make check-service)"
+	$(PY) -m tinylm_grading.learnerenv --venv $(LEARNER_VENV) $(if $(RELEASED),--released $(RELEASED))
 
-# The check service, in the background: it holds the reference and runs the learner environment's checks.
+# The check service, in the background: it holds the reference and runs the checks of the stages up to RELEASED
+# (needed). Without TINYLM_CHECK_SERVICE it listens in your private folder (<tmp>/tinylm-<uid>/) and answers you only.
 CHECK_SERVICE_PID := .check-service.pid
 check-service: venv
 	@if [ -f $(CHECK_SERVICE_PID) ] && kill -0 $$(cat $(CHECK_SERVICE_PID)) 2>/dev/null; then \
 	  echo "the check service is running (pid $$(cat $(CHECK_SERVICE_PID))); stop it with: make check-service-stop"; \
 	else \
-	  nohup $(PY) -m tinylm_grading.checkservice > .check-service.log 2>&1 & echo $$! > $(CHECK_SERVICE_PID); \
-	  sock=$$($(PY) -c 'from tinylm_checks.client import address; print(address())'); \
-	  for i in $$(seq 60); do test -S $$sock && break; sleep 0.5; done; \
-	  cat .check-service.log; echo "stop it with: make check-service-stop"; fi
+	  nohup $(PY) -m tinylm_grading.checkservice $(if $(RELEASED),--released $(RELEASED)) > .check-service.log 2>&1 & \
+	  pid=$$!; for i in $$(seq 240); do grep -q "$$pid" .check-service.log && break; \
+	    kill -0 $$pid 2>/dev/null || break; sleep 0.5; done; \
+	  cat .check-service.log; \
+	  if kill -0 $$pid 2>/dev/null; then echo $$pid > $(CHECK_SERVICE_PID); echo "stop it with: make check-service-stop"; \
+	  else exit 2; fi; fi
 
 check-service-stop:
 	@if [ -f $(CHECK_SERVICE_PID) ]; then kill $$(cat $(CHECK_SERVICE_PID)) 2>/dev/null; rm -f $(CHECK_SERVICE_PID); \

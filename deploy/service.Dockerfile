@@ -1,6 +1,7 @@
 # The instructor's image for a class on Zero to JupyterHub (docs/kubernetes.md): the whole course, for the check
-# service (one Deployment: `tinylm-check-service --socket tcp://0.0.0.0:7878`) and for grading (the instructor's
-# server: nbgrader, formgrader, the sandboxed autograder). Never given to learners.
+# service (deploy/check-service.yaml's Deployment: `tinylm-check-service --socket tcp://0.0.0.0:7878 --released NN
+# --secret FILE`) and for grading (the instructor's server: nbgrader, formgrader, the sandboxed autograder). Never given
+# to learners. It has no default command: the service needs the released stage and the class's secret.
 #   docker build -f deploy/service.Dockerfile -t tinylm-course .
 FROM python:3.11-slim-bookworm
 RUN useradd --create-home --uid 1000 jovyan
@@ -9,4 +10,3 @@ COPY . .
 RUN pip install --no-cache-dir -e '.[test]' && chown -R jovyan /course
 USER jovyan
 EXPOSE 7878
-CMD ["tinylm-check-service", "--socket", "tcp://0.0.0.0:7878"]

@@ -139,21 +139,23 @@ def test_python_in_the_learner_files_imports_the_given_code_and_not_the_answers(
 
 # ---- the check service
 
-def start_service(path: Path, *args: str) -> subprocess.Popen:
-    proc = subprocess.Popen([sys.executable, "-m", "tinylm_grading.checkservice", "--socket", str(path), *args],
+def start_service(path, *args: str, released: str = "13") -> subprocess.Popen:
+    """A check service at ``path`` answering the stages up to ``released``, once it says it is ready (the lines before
+    that, such as the warning that this course folder is open to other users, are skipped)."""
+    proc = subprocess.Popen([sys.executable, "-m", "tinylm_grading.checkservice", "--socket", str(path),
+                             "--released", released, *args],
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    ready = proc.stdout.readline()
-    assert f"answers at {path}" in ready, ready
+    said = []
+    while not said or f"answers at {path}" not in said[-1]:
+        said.append(proc.stdout.readline())
+        assert said[-1], "".join(said)
     return proc
 
 
 @pytest.fixture(scope="module")
 def service(tmp_path_factory):
     path = tmp_path_factory.mktemp("service") / "checks.sock"
-    proc = subprocess.Popen([sys.executable, "-m", "tinylm_grading.checkservice", "--socket", str(path)],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    ready = proc.stdout.readline()
-    assert f"answers at {path}" in ready, ready + proc.stdout.read()
+    proc = start_service(path)
     old = os.environ.get(client.ENV)
     os.environ[client.ENV] = str(path)
     yield path
@@ -259,8 +261,8 @@ def test_without_a_service_a_check_says_how_to_start_one(tmp_path):
 
 @pytest.mark.slow
 def test_a_second_service_on_the_same_socket_is_refused(service):
-    out = subprocess.run([sys.executable, "-m", "tinylm_grading.checkservice", "--socket", str(service)],
-                         capture_output=True, text=True, timeout=120)
+    out = subprocess.run([sys.executable, "-m", "tinylm_grading.checkservice", "--socket", str(service),
+                          "--released", "01"], capture_output=True, text=True, timeout=120)
     assert (out.returncode, out.stdout) == (2, "")
     assert out.stderr == f"tinylm-check-service: error: a check service already answers at {service}\n"
 
@@ -279,18 +281,21 @@ def test_the_service_refuses_what_is_not_a_check(service):
 
 
 @pytest.mark.slow
-def test_across_machines_the_service_answers_over_tcp(monkeypatch):
-    """In Kubernetes the learners' pods reach the service's pod by name: TINYLM_CHECK_SERVICE=tcp://HOST:PORT."""
+def test_across_machines_the_service_answers_over_tcp(monkeypatch, tmp_path):
+    """In Kubernetes the learners' pods reach the service's pod by name: TINYLM_CHECK_SERVICE=tcp://HOST:PORT, with the
+    learner's credential in TINYLM_CHECK_TOKEN."""
     import socket
+
+    from tinylm_grading.checkservice import credential
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     where = f"tcp://127.0.0.1:{port}"
-    proc = subprocess.Popen([sys.executable, "-m", "tinylm_grading.checkservice", "--socket", where],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    (tmp_path / "secret").write_bytes(b"0123456789abcdef0123")
+    proc = start_service(where, "--secret", str(tmp_path / "secret"))
     try:
-        assert f"answers at {where}" in proc.stdout.readline()
         monkeypatch.setenv(client.ENV, where)
+        monkeypatch.setenv(client.TOKEN_ENV, credential(b"0123456789abcdef0123", "ann"))
         check = next(c for c in NOT_CAPSTONE if c.__name__ == "check_attention_scores")
         assert through_service(check, REFERENCE[check])[0] == "pass"
         row = next(r for r in ROWS if r[0] is check and r[1] is LATE_FAILURE[check])
@@ -334,12 +339,15 @@ def test_a_class_s_service_refuses_what_a_learner_should_not_have(tmp_path, monk
     gigabytes."""
     import socket
     where = tmp_path / "checks.sock"
-    proc = start_service(where, "--released", "01")
+    proc = start_service(where, released="01")
     monkeypatch.setenv(client.ENV, str(where))
     try:
-        for request in ({"check": "check_split_heads", "name": "f"}, {"check": "check_attention_tests", "name": "f"},
-                        {"check": "check_attention_scores", "name": "f", "seed": 1 << 20}):
-            assert raw(where, request)["done"]["text"].startswith("not a request this service answers"), request
+        for check, stage in (("check_split_heads", "02_multihead"), ("check_attention_tests", "13_capstone")):
+            assert raw(where, {"check": check, "name": "f"})["done"]["text"] == (
+                f"{check} is a check of stage {stage}, which this check service does not answer yet: it answers the "
+                "stages up to 01_attention")
+        request = {"check": "check_attention_scores", "name": "f", "seed": 1 << 20}
+        assert raw(where, request)["done"]["text"].startswith("not a request this service answers"), request
         assert raw(where, {"check": "check_attention_scores", "name": "f", "pad": "x" * 5000}) is None  # > 4096 bytes
         check = next(c for c in NOT_CAPSTONE if c.__name__ == "check_attention_scores")
         # the children that answered have ended (on a loaded machine a child can still be exiting after its answer,
@@ -350,12 +358,12 @@ def test_a_class_s_service_refuses_what_a_learner_should_not_have(tmp_path, monk
             sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             sock.connect(str(where))
             idle.append(sock)
-        wait_for(lambda: len(children(proc.pid)) == 4)
         with pytest.raises(client.ServiceUnavailable, match="running as many checks as it may"):
             client.run("check_attention_scores", REFERENCE[check])  # ...the fifth is told at once, not queued
+        assert children(proc.pid) == []  # (a connection holds no child until its request has come)
         for sock in idle:
             sock.close()
-        wait_for(lambda: len(children(proc.pid)) == 0)
+        time.sleep(1)  # the service has seen them go
         assert through_service(check, REFERENCE[check])[0] == "pass"
         idle = [socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) for _ in range(2)]
         for sock in idle:

@@ -7,6 +7,7 @@ What it sets up, in a class folder (``--root``, default ``/srv/tinylm-class``) e
   under that name and works in this course folder, with formgrader;
 - ``venv-learner/``: the learners' environment without answers (:mod:`tinylm_grading.learnerenv`, with
   ``jupyterhub-singleuser``); its nbgrader configuration names the course and the exchange;
+- ``tmp/NAME/``: each learner's own temporary folder (their ``TMPDIR``: jieba's cache, matplotlib's, ...);
 - ``exchange/``: nbgrader's exchange, world-writable as nbgrader documents it (nbgrader makes each course's
   ``inbound`` folder write-only for learners, so none can list another's submission);
 - ``run/checks.sock``: the check service (:mod:`tinylm_grading.checkservice`), run as the instructor, holding
@@ -76,23 +77,35 @@ def remove_learners(names: list[str]) -> None:
 
 
 def shared_python() -> str:
-    """A Python of this version that every user can run (the learners' venv links to it): this one, when no folder
-    on its way is closed to others (pyenv's under /root is), else the system's ``python3``.
+    """A Python of this version that every user can run (:func:`tinylm_grading.learnerenv.shared_python`).
 
     Raises:
         RuntimeError: there is none.
     """
-    def open_to_all(path: Path) -> bool:
-        return all(p.stat().st_mode & 0o005 == 0o005 for p in [path.resolve(), *path.resolve().parents])
+    found = learnerenv.shared_python()
+    if found is None:
+        version = f"{sys.version_info.major}.{sys.version_info.minor}"
+        raise RuntimeError(f"no Python {version} that every user can run (with venv): install Debian's python3-venv")
+    return found
 
-    version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    for candidate in (Path(sys._base_executable), Path(f"/usr/bin/python{version}"), Path("/usr/bin/python3")):
-        if candidate.exists() and open_to_all(candidate):
-            found = subprocess.run([str(candidate), "-c", "import sys, venv; print(sys.version_info[:2])"],
-                                   capture_output=True, text=True)
-            if found.returncode == 0 and found.stdout.strip() == str(sys.version_info[:2]):
-                return str(candidate)
-    raise RuntimeError(f"no Python {version} that every user can run (with venv): install Debian's python3-venv")
+
+def private_tmp(root: Path, name: str) -> Path:
+    """``root/tmp/NAME``: the learner's own temporary folder (0700, theirs), their ``TMPDIR``. ``/tmp`` is shared: a
+    learner who wrote ``/tmp/jieba.cache`` first changed how every other learner's Chinese text was cut into words.
+    ``root/tmp`` is root's (0711): no learner can make or replace another's folder in it, and none can list it."""
+    tmp = root / "tmp"
+    tmp.mkdir(exist_ok=True)
+    os.chmod(tmp, 0o711)
+    user = pwd.getpwnam(name)
+    folder = tmp / name
+    folder.mkdir(exist_ok=True)
+    fd = os.open(folder, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)  # (root's folder: no link can be put there)
+    try:
+        os.fchown(fd, user.pw_uid, user.pw_gid)
+        os.fchmod(fd, 0o700)
+    finally:
+        os.close(fd)
+    return folder
 
 
 def setup(root: Path, learners: int, released: str, course: Path = ROOT) -> dict[str, str]:
@@ -107,6 +120,8 @@ def setup(root: Path, learners: int, released: str, course: Path = ROOT) -> dict
         os.chmod(folder, stat.S_IMODE(folder.stat().st_mode) & ~0o007)
     names = learner_names(learners)
     create_learners(names)
+    for name in names:
+        private_tmp(root, name)
     venv = root / "venv-learner"
     learnerenv.build(venv, released, extra=(HUB_VERSION,), python=shared_python())
     config = venv / "etc" / "jupyter" / "nbgrader_config.py"
@@ -190,6 +205,7 @@ def spawn_hook(root: str, course: str):
             spawner.cmd = [str(bin_dir / "jupyterhub-singleuser")]
             spawner.notebook_dir = pwd.getpwnam(name).pw_dir
             spawner.environment.update({"PATH": f"{bin_dir}:/usr/bin:/bin",
+                                        "TMPDIR": str(private_tmp(root_path, name)),
                                         "TINYLM_CHECK_SERVICE": str(root_path / "run" / "checks.sock")})
     return hook
 

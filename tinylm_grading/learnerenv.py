@@ -19,13 +19,16 @@ with a later one (``make learner-env RELEASED=07_block``) adds the given code th
 ``python -m tinylm_grading.learnerenv --venv PATH --released STAGE`` (``make learner-env``) creates the venv if
 needed, installs the course's pinned dependencies from PyPI, hides nbgrader's instructor panels, and writes the
 course's files into its site-packages (after removing an earlier build's). Nothing of the course goes through pip,
-so no wheel of it is cached.
+so no wheel of it is cached. The venv is for other users, the learners: it is refused inside the course folder (which
+must be closed to them), it is made from a Python every user can run (:func:`shared_python`), everything in it is made
+readable by all, and a folder on its way that others cannot enter is named in a warning.
 """
 from __future__ import annotations
 
 import argparse
 import ast
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -154,13 +157,59 @@ def site_packages(venv: Path) -> Path:
                                check=True, capture_output=True, text=True).stdout.strip())
 
 
-def build(venv: Path, released: str, extra: tuple[str, ...] = (), python: str = sys.executable) -> list[str]:
-    """Create (or update) the learner's venv at ``venv`` with ``python``: the pinned dependencies and ``extra``
-    packages from PyPI, nbgrader's instructor panels and server extensions off, the course's learner files
-    (:func:`write`)."""
+def readable_by_others(path: Path) -> bool:
+    """Whether a user who is neither the owner nor in the group can read the file at ``path``: every folder on its way
+    lets others through (o+x), and the file lets them read (o+r)."""
+    path = Path(path).resolve()
+    return path.stat().st_mode & 0o004 != 0 and all(p.stat().st_mode & 0o001 for p in path.parents)
+
+
+def closed_folder(path: Path) -> Path | None:
+    """The first folder on the way to ``path`` (itself included, if it exists) that other users cannot enter, or
+    None."""
+    path = Path(path).absolute()
+    for folder in [*reversed(path.parents), path]:
+        if folder.exists() and not folder.resolve().stat().st_mode & 0o001:
+            return folder
+    return None
+
+
+def shared_python() -> str | None:
+    """A Python of this version with ``venv`` that every user can run (a venv links to it): this one, when no folder on
+    its way is closed to others (pyenv's under /root is), else the system's ``python3``; None if there is none."""
+    def open_to_all(path: Path) -> bool:
+        return all(p.stat().st_mode & 0o005 == 0o005 for p in [path.resolve(), *path.resolve().parents])
+
+    version = f"{sys.version_info.major}.{sys.version_info.minor}"
+    for candidate in (Path(sys._base_executable), Path(f"/usr/bin/python{version}"), Path("/usr/bin/python3")):
+        if candidate.exists() and open_to_all(candidate):
+            found = subprocess.run([str(candidate), "-c", "import sys, venv, ensurepip; print(sys.version_info[:2])"],
+                                   capture_output=True, text=True)
+            if found.returncode == 0 and found.stdout.strip() == str(sys.version_info[:2]):
+                return str(candidate)
+    return None
+
+
+def open_to_learners(tree: Path) -> None:
+    """Let every user read ``tree`` and enter its folders, and run what its owner may run (a umask of 077 would have
+    kept the venv to its builder). Symbolic links are left as they are."""
+    for folder, _, files in os.walk(tree):
+        for path in [Path(folder), *(Path(folder) / f for f in files)]:
+            if path.is_symlink():
+                continue
+            mode = path.stat().st_mode
+            wanted = mode | 0o444 | (0o111 if path.is_dir() or mode & 0o100 else 0)
+            if wanted != mode:
+                os.chmod(path, wanted)
+
+
+def build(venv: Path, released: str, extra: tuple[str, ...] = (), python: str | None = None) -> list[str]:
+    """Create (or update) the learner's venv at ``venv`` with ``python`` (default: :func:`shared_python`, else this
+    one): the pinned dependencies and ``extra`` packages from PyPI, nbgrader's instructor panels and server extensions
+    off, the course's learner files (:func:`write`), all readable by every user (:func:`open_to_learners`)."""
     released = stage(released)
     given_modules(released)  # refuse before installing anything
-    base, python = python, venv / "bin" / "python"
+    base, python = python or shared_python() or sys.executable, venv / "bin" / "python"
     if not python.exists():
         subprocess.run([base, "-m", "venv", str(venv)], check=True)
     pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
@@ -175,28 +224,82 @@ def build(venv: Path, released: str, extra: tuple[str, ...] = (), python: str = 
     settings = venv / "share" / "jupyter" / "lab" / "settings"  # no "get Jupyter news?" pop-up, as in make lab
     settings.mkdir(parents=True, exist_ok=True)
     (settings / "overrides.json").write_text('{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}')
-    return write(site_packages(venv), released)
+    written = write(site_packages(venv), released)
+    open_to_learners(venv)
+    return written
+
+
+def check_place(venv: Path) -> list[str]:
+    """Where the learners' venv would go: the warnings to print (a folder on its way closed to others, no Python every
+    user can run).
+
+    Raises:
+        ValueError: it is inside the course folder (learners would have to enter it), or it cannot be made there.
+    """
+    say = _say
+    venv = Path(venv).absolute()
+    if venv.resolve().is_relative_to(ROOT):
+        raise ValueError(say("grading.learnerenv.inside_course", venv=venv, course=ROOT))
+    existing = next(p for p in [venv, *venv.parents] if p.exists())
+    if not os.access(existing, os.W_OK | os.X_OK) and not (venv / "bin" / "python").exists():
+        raise ValueError(say("grading.learnerenv.not_writable", venv=venv, error=f"{existing}: permission denied"))
+    warnings = []
+    closed = closed_folder(venv)
+    if closed is not None:
+        warnings.append(say("grading.learnerenv.closed", folder=closed, venv=venv))
+    if shared_python() is None:
+        warnings.append(say("grading.learnerenv.private_python",
+                            version=f"{sys.version_info.major}.{sys.version_info.minor}"))
+    return warnings
+
+
+def _say(key: str, **values) -> str:
+    """The message ``key`` in the instructor's language; in English where the course's libraries are not installed
+    (``deploy/learner.Dockerfile``'s build stage runs this module with the standard library only)."""
+    try:
+        from tinylm_checks._text import say
+    except ImportError:
+        import runpy
+        return runpy.run_path(str(ROOT / "tinylm_checks/messages/grading.py"))["MESSAGES"][key].format(**values)
+    return say(key, **values)
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):
+        self.exit(2, f"{self.prog}: error: {message}\n")
 
 
 def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m tinylm_grading.learnerenv",
-                                     description="Build a learner's environment without answers.")
-    parser.add_argument("--venv", type=Path, help="the learner's venv (created if it does not exist)")
-    parser.add_argument("--site", type=Path, help="only write the course's files into this site-packages folder")
-    parser.add_argument("--extra", action="append", default=[], help="another package for the venv (repeatable)")
-    parser.add_argument("--released", default=registry.STAGES[0].name,
-                        help="the latest stage released to learners, its name or number (default: the first)")
+    """``python -m tinylm_grading.learnerenv --released STAGE (--venv PATH | --site PATH)``: 0 when built; 2 for bad
+    arguments (one line, in the instructor's language)."""
+    parser = _Parser(prog="learner-env", description=_say("grading.learnerenv.description").replace("%", "%%"))
+    for option, kind, more in (("--venv", Path, {}), ("--site", Path, {}), ("--extra", str, {"action": "append",
+                                                                                             "default": []}),
+                               ("--released", str, {})):
+        parser.add_argument(option, type=kind, help=_say(f"grading.learnerenv.help.{option[2:]}").replace("%", "%%"),
+                            **more)
     args = parser.parse_args(argv)
     if (args.venv is None) == (args.site is None):
-        parser.error("give one of --venv and --site")
+        parser.error(_say("grading.learnerenv.one_of"))
+    if not args.released:
+        parser.error(_say("grading.learnerenv.needs_released"))
     try:
-        written = build(args.venv, args.released, tuple(args.extra)) if args.venv else write(args.site, args.released)
+        released = stage(args.released)
+        given_modules(released)
+        if args.venv:
+            for warning in check_place(args.venv):
+                print(warning, file=sys.stderr)
+            written = build(args.venv, released, tuple(args.extra))
+        else:
+            written = write(args.site, released)
     except ValueError as e:
-        print(f"learner-env: {e}", file=sys.stderr)
+        print(f"{parser.prog}: error: {e}", file=sys.stderr)
         return 2
     modules = sorted(Path(p).stem for p in written if p.startswith("tinylm_solutions/") and p.endswith(".py"))
-    print(f"{len(written)} files of the course written; stages up to {stage(args.released)} released; given code: "
-          f"{', '.join(m for m in modules if m != '__init__')}")
+    print(_say("grading.learnerenv.written", files=len(written), released=released,
+               modules=", ".join(m for m in modules if m != "__init__")))
+    if args.venv:
+        print(_say("grading.learnerenv.open_with", venv=args.venv, released=released[:2]))
     return 0
 
 

@@ -37,10 +37,15 @@ class SandboxWorkspace(capstone.Workspace):
     MANAGER = SandboxKernelManager
     """The sandbox's maker: its mounts, namespaces, limits and the uid commands run as."""
 
+    root: str | None = None
+    """The folder new workspaces are made in; None: /dev/shm where it can be written. The check service gives each of
+    its children a folder of its own here, and removes it however the child ended (killed at its deadline before
+    ``__exit__`` could run, say)."""
+
     def _folder(self) -> Path:
-        """``work/`` in a new scratch folder on /dev/shm (the sandbox's scratch copies go beside it)."""
+        """``work/`` in a new scratch folder in :attr:`root` (the sandbox's scratch copies go beside it)."""
         shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
-        self.box = Path(tempfile.mkdtemp(prefix="tinylm-workspace-", dir=shm))
+        self.box = Path(tempfile.mkdtemp(prefix="tinylm-workspace-", dir=self.root or shm))
         (self.box / "work").mkdir()
         return self.box / "work"
 

@@ -64,9 +64,56 @@ MESSAGES = {
     "grading.service.help.socket": ("where to listen: a Unix socket's path, or tcp://HOST:PORT (default: ${env}, else "
                                     "{default})"),
     "grading.service.help.released": ("answer only the checks of the stages up to this one, the latest released to "
-                                      "learners (default: all)"),
+                                      "learners: its name or number (needed)"),
+    "grading.service.help.secret": ("over TCP: a file holding the secret the learners' credentials are made from (the "
+                                    "hub makes each learner's, and sets it as ${env} in their server)"),
     "grading.service.ready": "the check service answers at {path} (pid {pid}); stop it with: kill {pid}",
     "grading.service.running": "a check service already answers at {path}",
+    "grading.service.needs_released": ("give the latest stage released to learners, --released NN (make check-service "
+                                       "RELEASED=NN): a later stage's check runs the reference of that stage"),
+    "grading.service.needs_secret": ("over TCP, give --secret FILE: the file holding the secret the hub makes the "
+                                     "learners' credentials from (docs/kubernetes.md)"),
+    "grading.service.no_secret": "the secret file {path} cannot be used: {error}",
+    "grading.service.short_secret": "it holds fewer than 16 bytes",
+    "grading.service.not_private": ("{folder} is not a private folder of yours ({problem}): another user may have made "
+                                    "it, to receive your checks. Remove it, or start the service with TMPDIR set to a "
+                                    "folder of yours"),
+    "grading.service.no_folder": "the socket's folder {folder} cannot be used: {error}",
+    "grading.service.folder_not_yours": ("the socket's folder {folder} belongs to user {owner}, not to you ({uid}): "
+                                         "the learners' side trusts a service that runs as the owner of its socket's "
+                                         "folder. Put the socket in a folder of yours that learners cannot write"),
+    "grading.service.course_open": ("warning: other users can read the course folder {folder}, with the reference in "
+                                    "it: close it with chmod o-rwx {folder}"),
+    "grading.service.not_released": ("{check} is a check of stage {stage}, which this check service does not answer "
+                                     "yet: it answers the stages up to {released}"),
+    "grading.service.bad_request": "not a request this service answers: {request}",
+    "grading.service.log_error": "a connection ended with {error}",
+    "grading.service.log_deadline": ("a check of {learner} ran past {seconds} s: it was stopped, and what it left "
+                                     "removed"),
+    # ---- make learner-env (tinylm_grading.learnerenv)
+    "grading.learnerenv.description": ("Build the learners' environment without answers (make learner-env): the "
+                                       "pinned libraries, the checks' learner side, the given code of the released "
+                                       "stages."),
+    "grading.learnerenv.help.venv": ("the learners' venv (created if it does not exist): outside the course folder, "
+                                     "where every learner can read it (such as /opt/tinylm-learner)"),
+    "grading.learnerenv.help.site": "only write the course's files into this site-packages folder",
+    "grading.learnerenv.help.extra": "another package for the venv (repeatable)",
+    "grading.learnerenv.help.released": "the latest stage released to learners: its name or number (needed)",
+    "grading.learnerenv.one_of": "give one of --venv and --site",
+    "grading.learnerenv.needs_released": ("give the latest stage released to learners, --released NN (make "
+                                          "learner-env RELEASED=NN)"),
+    "grading.learnerenv.inside_course": ("{venv} is inside the course folder {course}, which learners must not read: "
+                                         "build it elsewhere (make learner-env LEARNER_VENV=/opt/tinylm-learner)"),
+    "grading.learnerenv.not_writable": "cannot create {venv} ({error}): choose another place (LEARNER_VENV=...)",
+    "grading.learnerenv.closed": ("warning: {folder} is closed to other users (on the way to {venv}): learners cannot "
+                                  "run this environment; build it under a folder every user can enter"),
+    "grading.learnerenv.private_python": ("warning: no Python {version} with venv that every user can run (this one is "
+                                          "under a folder closed to others): learners cannot run this environment. "
+                                          "Install Debian's python3-venv"),
+    "grading.learnerenv.written": ("{files} files of the course written; stages up to {released} released; given code: "
+                                   "{modules}"),
+    "grading.learnerenv.open_with": ("open it with: {venv}/bin/jupyter lab release/ (its checks need: make "
+                                     "check-service RELEASED={released})"),
     # ---- make class (tinylm_grading.hubclass)
     "grading.class.description": "A demo class on JupyterHub, on 127.0.0.1:{port}: an instructor and learners.",
     "grading.class.help.root": "the class folder (default: {default})",
