@@ -12,11 +12,14 @@ TINYLM_REQUIRE_BROWSER=1 (set by .ci/run).
 """
 from __future__ import annotations
 
+import datetime
 import json
 import os
+import pwd
 import re
 import shutil
 import stat
+import subprocess
 import tempfile
 import time
 import urllib.request
@@ -223,10 +226,21 @@ def test_a_class_on_jupyterhub(hub, browser):
                       "the gradebook": "PermissionError", "the hub's passwords": "PermissionError",
                       "the submissions": "PermissionError", "import": True}, result
 
+    # -- the wrong learner, from a shell, drops their own notebook into inbound under the right learner's name, dated
+    #    later than the right one's submission: nbgrader's collect took it as the right learner's (issue 38)
+    later = f"{datetime.datetime.now(datetime.timezone.utc) + datetime.timedelta(hours=1):%Y-%m-%d %H:%M:%S.%f UTC}"
+    forged, impostor = inbound / f"{RIGHT}+{STAGE}+{later}+impostor", pwd.getpwnam(WRONG)
+    subprocess.run(["setpriv", f"--reuid={impostor.pw_uid}", f"--regid={impostor.pw_gid}", "--clear-groups", "sh", "-c",
+                    'mkdir "$1" && cp "$2" "$1/" && printf %s "$3" > "$1/timestamp.txt"', "sh", str(forged),
+                    f"{impostor.pw_dir}/{STAGE}/{STAGE}.ipynb", later], cwd="/", check=True)
+    real, = (p for p in inbound.iterdir() if p.stat().st_uid == pwd.getpwnam(RIGHT).pw_uid)
+
     # -- the instructor collects, autogrades, releases feedback
     page.goto(f"{HUB}/user/{teacher}/formgrader/manage_assignments")
     page.wait_for_selector(f"tr:has-text('{STAGE}')", timeout=60_000)
     formgrader_action(page, STAGE, "glyphicon-cloud-download", "08-instructor-collected")
+    collected = (hub["course"] / "submitted" / RIGHT / STAGE / f"{STAGE}.ipynb").read_bytes()  # not the impostor's
+    assert collected == (real / f"{STAGE}.ipynb").read_bytes() != (forged / f"{STAGE}.ipynb").read_bytes()
     page.goto(f"{HUB}/user/{teacher}/formgrader/manage_submissions/{STAGE}")
     for name in (RIGHT, WRONG):
         page.wait_for_selector(f"tr:has-text('{name}')", timeout=60_000)
