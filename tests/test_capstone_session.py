@@ -23,7 +23,10 @@ class CountingWorkspace:
     def __exit__(self, *exc):
         return None
 
-    def run(self, command):
+    def run(self, command, timeout):
+        launcher, seconds, *command = command  # each command comes through the check's launcher, with its limits
+        assert (launcher, seconds, timeout) == ("_check_run.py", str(capstone.CPU_SECONDS), capstone.TIMEOUT)
+        assert self.files[launcher] == capstone.LAUNCHER
         CountingWorkspace.runs.append(command)
         return 0, f"ran {' '.join(command)} on {sorted(self.files)}"
 
@@ -72,6 +75,17 @@ def test_the_workspace_kind_is_part_of_the_key(counting, monkeypatch, tmp_path):
     assert len(counting) == 2  # a sandboxed run is not served by an unsandboxed one
 
 
+def test_the_limits_are_part_of_the_key(counting, monkeypatch):
+    """A run stopped at a shortened limit is not served to a run with the usual ones."""
+    monkeypatch.delenv(capstone.SHARED, raising=False)
+    capstone.session({"a.py": "x = 1"}, [["a.py"]])
+    monkeypatch.setattr(capstone, "TIMEOUT", 3)
+    capstone.session({"a.py": "x = 1"}, [["a.py"]])
+    monkeypatch.setattr(capstone, "CPU_SECONDS", 2)
+    capstone.session({"a.py": "x = 1"}, [["a.py"]])
+    assert len(counting) == 3
+
+
 def test_a_folder_that_is_gone_is_no_cache(counting, monkeypatch, tmp_path):
     monkeypatch.setenv(capstone.SHARED, str(tmp_path / "gone"))
     capstone.session({"a.py": "x = 1"}, [["a.py"]])
@@ -83,9 +97,9 @@ def test_processes_asking_at_once_wait_for_one_run(counting, monkeypatch, tmp_pa
     monkeypatch.setenv(capstone.SHARED, str(tmp_path))
 
     class SlowCounting(CountingWorkspace):
-        def run(self, command):
+        def run(self, command, timeout):
             time.sleep(0.3)
-            return super().run(command)
+            return super().run(command, timeout)
 
     monkeypatch.setattr(capstone, "WORKSPACE", SlowCounting)
     results = []

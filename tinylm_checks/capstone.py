@@ -11,7 +11,10 @@ learner's files then run in a sandbox of their own, never in the grader's proces
 - ``check_capstone_model``: ``causal_mask``, ``scaled_dot_product_attention`` and ``TinyLM`` (the course's parameter
   names, weights copied in) give the reference's values.
 - ``check_attention_tests``, ``check_causal_mask_tests``, ``check_overfit_tests``: the learner's test file passes on
-  the reference ``model.py`` and fails on each known-wrong one (:data:`BROKEN_MODELS`).
+  correct ``model.py`` files and fails on each known-wrong one (:data:`BROKEN_MODELS`), all of them drawn for the
+  check's seed and the learner's test files (:mod:`tinylm_solutions.capstone.variants`): written differently from the
+  reference, so that a test cannot recognise them by their text. What the learner's tests print there never comes
+  back (those files are the reference's code in other words): the check reports pass or fail, and how pytest ended.
 - ``check_capstone_train``: ``configs/tiny.yaml`` has the course's keys; ``train.py --config --steps --out`` trains
   a small configuration of the check's and saves a checkpoint whose weights, put into the reference TinyLM, score
   well below ln V on the corpus; with ``--data`` on a text where each character follows from the one before, the
@@ -19,6 +22,9 @@ learner's files then run in a sandbox of their own, never in the grader's proces
 - ``check_capstone_generate``: ``generate.py`` continues a prompt from a checkpoint the check saved: greedy
   (``--top-k 1``) exactly as the reference, sampled reproducibly for a seed.
 - ``check_capstone_report``: ``report.md`` answers the five questions of the lesson.
+
+Every command runs under two limits, :data:`CPU_SECONDS` of CPU time and :data:`TIMEOUT` seconds in all; a check
+whose command reached one says which, with its value, instead of reporting what the command did.
 """
 from __future__ import annotations
 
@@ -27,10 +33,13 @@ import hashlib
 import io
 import math
 import os
+import random
 import re
 import reprlib
 import shutil
+import signal
 import tempfile
+import time
 from pathlib import Path
 
 import torch
@@ -44,11 +53,21 @@ ref_model = reference("model")
 ref_attention = reference("attention")
 ref_generate = reference("generate")
 ref_data = reference("data")
+variants = reference("capstone.variants")
 
 __all__ = ["check_capstone_model", "check_attention_tests", "check_causal_mask_tests", "check_overfit_tests",
            "check_capstone_train", "check_capstone_generate", "check_capstone_report", "Workspace"]
 
-TIMEOUT = 300  # seconds per command: a test file or a short training run takes a few on a laptop
+TIMEOUT = 300
+"""Seconds one command may take in all (wall-clock time): the stop for a command that waits or sleeps. Generous: the
+reference's slowest command takes about 3 s on a quiet 2-core laptop, and 20 s with 12 busy processes beside it."""
+CPU_SECONDS = 60
+"""Seconds of CPU time one command may use: the stop for runaway code, whatever the machine's load (the reference's
+slowest command uses about 3). A command that reaches it gets SIGXCPU (its soft ``RLIMIT_CPU``, which
+:data:`LAUNCHER` sets)."""
+TIMED_OUT, OUT_OF_CPU = -1000, -1024
+"""The exit codes :func:`session` gives a command stopped at :data:`TIMEOUT` and at :data:`CPU_SECONDS` (no process
+exits with either)."""
 THREADS = {"OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
 """The commands' environment: one thread each (on small tensors a second thread mostly waits: a 2-core laptop ran
 the overfit test in 18 s with two, 2.7 s with one); and pytest without the plugins installed beside it (the learner's
@@ -173,7 +192,7 @@ def session(files: dict[str, str | bytes], commands: list[list[str]], load: tupl
     for name in sorted(files):
         content = files[name]
         digest.update(name.encode() + b"\0" + (content if isinstance(content, bytes) else content.encode()) + b"\0")
-    digest.update(repr((commands, load)).encode())
+    digest.update(repr((commands, load, TIMEOUT, CPU_SECONDS)).encode())
     key = digest.hexdigest()
     shared = _shared_path(key)
     found = _SESSIONS.get(key)
@@ -197,10 +216,50 @@ def session(files: dict[str, str | bytes], commands: list[list[str]], load: tupl
     return found
 
 
+LAUNCHER = '''
+# code: the check's launcher, python _check_run.py SECONDS COMMAND...: COMMAND as python runs it, with at most SECONDS
+# of CPU time (then SIGXCPU)
+import os, resource, runpy, sys
+_seconds, _args = int(sys.argv[1]), sys.argv[2:]
+_hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+resource.setrlimit(resource.RLIMIT_CPU, (_seconds if _hard == resource.RLIM_INFINITY else min(_seconds, _hard), _hard))
+if _args[0] == "-m":
+    sys.argv = _args[1:]
+    runpy.run_module(_args[1], run_name="__main__", alter_sys=True)
+else:
+    sys.argv = _args
+    runpy.run_path(os.path.abspath(_args[0]), run_name="__main__")
+'''
+"""Each command's first file (``_check_run.py``): it sets the command's CPU limit (:data:`CPU_SECONDS`) as the
+process's soft ``RLIMIT_CPU``, then runs the command in the same process as ``python`` would (``sys.argv``,
+``__main__``, the workspace first on ``sys.path``)."""
+
+
+def _timed(ws, command: list[str]) -> tuple[int, str]:
+    """``command`` run in ``ws`` under both limits: (exit code, output), the code :data:`TIMED_OUT` or
+    :data:`OUT_OF_CPU` when a limit stopped it (SIGXCPU is -24 from a forked child, 128 + 24 through bubblewrap)."""
+    start = time.monotonic()
+    code, output = ws.run(["_check_run.py", str(CPU_SECONDS), *command], TIMEOUT)
+    if code == -signal.SIGKILL and time.monotonic() - start >= TIMEOUT:
+        code = TIMED_OUT
+    elif code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+        code = OUT_OF_CPU
+    return code, output
+
+
 def _run(files: dict[str, str | bytes], commands: list[list[str]], load: tuple[str, ...]):
     """The commands are independent of each other: they run at the same time (:func:`_at_once`)."""
-    with WORKSPACE(files) as ws:
-        return _at_once([lambda c=command: ws.run(c) for command in commands]), {name: ws.load(name) for name in load}
+    with WORKSPACE({**files, "_check_run.py": LAUNCHER}) as ws:
+        return _at_once([lambda c=command: _timed(ws, c) for command in commands]), \
+            {name: ws.load(name) for name in load}
+
+
+def _limits(ctx: Ctx, code: int, command: str) -> None:
+    """Fail, naming the limit and its value, if one stopped ``command`` (as the learner would type it)."""
+    if code == TIMED_OUT:
+        ctx.fail("capstone.timed_out", command=command, seconds=TIMEOUT)
+    if code == OUT_OF_CPU:
+        ctx.fail("capstone.out_of_cpu", command=command, seconds=CPU_SECONDS)
 
 
 # --------------------------------------------------------------------------- reading the repository
@@ -313,6 +372,7 @@ def check_capstone_model(ctx: Ctx, repo) -> str:
     [(code, output)], loaded = session({"model.py": files["model.py"], "_check_probe.py": PROBE,
                                         "_check_in.pt": buf.getvalue()}, [["_check_probe.py"]], ("_check_out.pt",))
     out = loaded["_check_out.pt"]
+    _limits(ctx, code, say("capstone.probe_command"))
     if not isinstance(out, dict):
         ctx.fail("capstone.probe_died", code=code, output=_tail(output))
     if "error" in out:
@@ -353,59 +413,67 @@ def check_capstone_model(ctx: Ctx, repo) -> str:
 
 # --------------------------------------------------------------------------- the learner's tests
 
-def _break(text: str, old: str, new: str) -> str:
-    if old not in text:
-        raise RuntimeError(f"the reference model.py has no {old!r}")  # the checks' own bug
-    return text.replace(old, new, 1)
-
-
 BROKEN_MODELS = {
-    "tests/test_attention.py": {
-        "softmax_over_queries": (MISTAKE.tests_miss_softmax_over_queries, lambda t: _break(
-            t, "weights = scores.softmax(dim=-1)", "weights = scores.softmax(dim=-2)")),
-        "no_scale": (MISTAKE.tests_miss_no_scale, lambda t: _break(t, " / math.sqrt(q.size(-1))", "")),
-    },
-    "tests/test_causal_mask.py": {
-        "mask_sees_next": (MISTAKE.tests_miss_mask_sees_next, lambda t: _break(t, ".tril()", ".tril(1)")),
-        "mask_not_passed": (MISTAKE.tests_miss_mask_not_passed, lambda t: _break(t, "x = block(x, mask)", "x = block(x)")),
-    },
-    "tests/test_overfit_batch.py": {
-        "no_gradient": (MISTAKE.tests_miss_no_gradient, lambda t: _break(
-            t, "return F.cross_entropy(logits[:, :-1].reshape(-1, V), labels[:, 1:].reshape(-1), ignore_index=-100)",
-            "return F.cross_entropy(logits[:, :-1].reshape(-1, V).detach(), labels[:, 1:].reshape(-1), "
-            "ignore_index=-100).requires_grad_()")),
-        "mask_hides_self": (MISTAKE.tests_miss_mask_hides_self, lambda t: _break(t, ".tril()", ".tril(-1)")),
-    },
+    "tests/test_attention.py": {"softmax_over_queries": MISTAKE.tests_miss_softmax_over_queries,
+                                "no_scale": MISTAKE.tests_miss_no_scale},
+    "tests/test_causal_mask.py": {"mask_sees_next": MISTAKE.tests_miss_mask_sees_next,
+                                  "mask_not_passed": MISTAKE.tests_miss_mask_not_passed},
+    "tests/test_overfit_batch.py": {"no_gradient": MISTAKE.tests_miss_no_gradient,
+                                    "mask_hides_self": MISTAKE.tests_miss_mask_hides_self,
+                                    "blocks_no_gradient": MISTAKE.tests_miss_blocks_no_gradient},
 }
-"""For each test file, the reference ``model.py`` broken in ways that file must catch: name -> (the mistake of a test
-file that misses it, the breaking)."""
+"""For each test file, the ways of breaking ``model.py`` it must catch (``tinylm_solutions.capstone.variants.BROKEN``):
+name -> the mistake of a test file that misses it."""
+CORRECT_MODELS = 2
+"""How many correct ``model.py`` files a test file must pass on, per check."""
+PYTEST = ["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly"]
+SALT = b"tinylm capstone models\0"
 
-def _pytest(files: dict[str, str], test: str, model: str) -> tuple[int, str]:
-    tests = {k: v for k, v in files.items() if k.startswith("tests/") and k.endswith(".py")}
-    (result,), _ = session({**tests, "model.py": model},
-                           [["-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", "-p", "no:randomly", test]])
-    return result
+
+def models(seed: int, tests: dict[str, str], test: str) -> tuple[list[str], dict[str, str]]:
+    """The ``model.py`` files the check runs ``test`` on: :data:`CORRECT_MODELS` correct ones, and one broken in each
+    way of :data:`BROKEN_MODELS`, drawn from the check's seed and every test file the check writes. A test file then
+    cannot hold the hashes of the files it will be run on: writing them into it changes the files."""
+    digest = hashlib.sha256(SALT + str(seed).encode() + b"\0" + test.encode())
+    for name in sorted(tests):
+        digest.update(b"\0" + name.encode() + b"\0" + tests[name].encode())
+    rng = random.Random(digest.digest())
+    correct = [variants.model_py(rng) for _ in range(CORRECT_MODELS)]
+    return correct, {name: variants.model_py(rng, name) for name in BROKEN_MODELS[test]}
+
+
+def _pytest(tests: dict[str, str], test: str, model: str) -> int:
+    """pytest's exit code for ``test`` run beside ``model`` (or :data:`TIMED_OUT`, :data:`OUT_OF_CPU`). What it
+    printed is dropped here: ``model`` is the reference's code in other words, and a test can print it."""
+    (result,), _ = session({**tests, "model.py": model}, [[*PYTEST, test]])
+    return result[0]
+
+
+def _status(code: int) -> str:
+    """How a pytest run ended, in words (pytest's exit codes 1 to 4; anything else is no exit of pytest's own)."""
+    return say(f"capstone.status.{code}" if code in (1, 2, 3, 4) else "capstone.status.other")
 
 
 def _tests_check(ctx: Ctx, repo, test: str) -> str:
     files = _files(ctx, repo, (test,))
-    correct = ref_model_text()
-    models = [correct, *(broken(correct) for _, broken in BROKEN_MODELS[test].values())]
-    (code, output), *on_broken = _at_once([lambda m=model: _pytest(files, test, m) for model in models])
-    if code == 5:
-        ctx.fail("capstone.no_tests", test=test)
-    if code != 0:
-        ctx.fail("capstone.tests_fail_correct", test=test, output=_tail(output))
-    for (name, (mistake, _)), (code, output) in zip(BROKEN_MODELS[test].items(), on_broken):
+    tests = {k: v for k, v in files.items() if k.startswith("tests/") and k.endswith(".py")}
+    for name in sorted(tests):
+        _own_code(ctx, tests, name)
+    correct, broken = models(ctx.seed, tests, test)
+    codes = _at_once([lambda m=model: _pytest(tests, test, m) for model in [*correct, *broken.values()]])
+    command = f"python -m pytest {test}"
+    for code in codes[:len(correct)]:
+        _limits(ctx, code, say("capstone.run_on_correct", command=command))
+        if code == 5:
+            ctx.fail("capstone.no_tests", test=test)
+        if code != 0:
+            ctx.fail("capstone.tests_fail_correct", test=test, status=_status(code))
+    for (name, mistake), code in zip(BROKEN_MODELS[test].items(), codes[len(correct):]):
+        _limits(ctx, code, say("capstone.run_on_broken", command=command, broken=say(f"capstone.broken.{name}")))
         if code == 0:
             ctx.fail("capstone.tests_miss", test=test, broken=say(f"capstone.broken.{name}"), mistake=mistake)
-    return say("capstone.tests_passed", test=test, n=len(BROKEN_MODELS[test]),
-               broken="; ".join(say(f"capstone.broken.{name}") for name in BROKEN_MODELS[test]))
-
-
-def ref_model_text() -> str:
-    """The reference repository's ``model.py``."""
-    return reference("capstone").repo()["model.py"]
+    return say("capstone.tests_passed", test=test, n_correct=len(correct), n=len(broken),
+               broken="; ".join(say(f"capstone.broken.{name}") for name in broken))
 
 
 @check
@@ -466,6 +534,7 @@ def check_capstone_train(ctx: Ctx, repo) -> str:
         lambda: session({**code_files, "_cycle.txt": cycle}, [cycle_command], ("_cycle.pt",))])
     ckpt = loaded["_check.pt"]
     tried = say("capstone.train_tried", command=" ".join(["python", *command]))
+    _limits(ctx, code, tried)
     if code != 0:
         ctx.fail("capstone.train_failed", code=code, output=_tail(output), tried=tried)
     if not isinstance(ckpt, dict) or not {"config", "model", "vocab"} <= set(ckpt):
@@ -496,6 +565,7 @@ def check_capstone_train(ctx: Ctx, repo) -> str:
     [(code, output)], loaded = cycle_run
     ckpt = loaded["_cycle.pt"]
     tried = say("capstone.train_cycle_tried", command=" ".join(["python", *command]))
+    _limits(ctx, code, tried)
     if code != 0 or not isinstance(ckpt, dict) or not {"config", "model", "vocab"} <= set(ckpt):
         ctx.fail("capstone.data_option", code=code, output=_tail(output), tried=tried)
     if sorted(ckpt["vocab"]) != sorted(set(cycle)):
@@ -545,6 +615,7 @@ def check_capstone_generate(ctx: Ctx, repo) -> str:
                           "_flat.pt": flat.getvalue()}, commands)
     runs = [(command, *result) for command, result in zip(commands, results)]
     for command, code, output in runs:
+        _limits(ctx, code, " ".join(["python", *command]))
         if code != 0:
             ctx.fail("capstone.generate_failed", code=code, output=_tail(output),
                      tried=" ".join(["python", *command]))

@@ -1,4 +1,7 @@
 """Wrong capstone repositories (stage 13): each a learner's repository with one file wrong, as repo() returns it."""
+import hashlib
+
+from tinylm_checks._text import TEXT
 from tinylm_checks import (check_attention_tests, check_capstone_generate, check_capstone_model, check_capstone_report,
                            check_capstone_train, check_causal_mask_tests, check_overfit_tests)
 from tinylm_solutions.capstone import repo as reference_repo
@@ -113,6 +116,56 @@ mask_tests_wrong_mask = _with("tests/test_causal_mask.py", "dtype=torch.bool).tr
 report_no_heading = _with("report.md", "## What happened in the ablations?", "## Ablations",
                           "report_no_heading: a question's heading changed")
 
+def overfit_tests_loss_fell():
+    """Asserts only that the loss fell, not how far."""
+    files = reference_repo()
+    text = files["tests/test_overfit_batch.py"]
+    for old, new in (("    for _ in range(100):\n", "    first = None\n    for _ in range(100):\n"),
+                     ("        _, loss = model(batch, labels=batch)\n",
+                      "        _, loss = model(batch, labels=batch)\n        first = loss.item() if first is None else first\n"),
+                     ("    assert loss.item() < 0.1 * math.log(12)  # from ln V at the start to near 0",
+                      "    assert loss.item() < first  # it learned something")):
+        assert old in text, old
+        text = text.replace(old, new)
+    files["tests/test_overfit_batch.py"] = text
+    return files
+
+
+REPORT_HEADINGS = [TEXT[f"capstone.question.{n}"] for n in range(1, 6)]
+
+
+def theatre():
+    """Test theatre: each test file compares sha256(model.py) with the reference's hash, and report.md is lorem
+    ipsum (a security review scored it 7 of 16 points)."""
+    files = reference_repo()
+    digest = hashlib.sha256(files["model.py"].encode()).hexdigest()
+    for name in ("tests/test_attention.py", "tests/test_causal_mask.py", "tests/test_overfit_batch.py"):
+        files[name] = ("import hashlib, pathlib\n\n\ndef test_model_is_the_reference():\n"
+                       f"    assert hashlib.sha256(pathlib.Path('model.py').read_bytes()).hexdigest() == {digest!r}\n")
+    lorem = "Lorem ipsum dolor sit amet, consectetur adipiscing elit, sed do eiusmod tempor incididunt ut labore."
+    files["report.md"] = "# Report\n" + "".join(f"\n## {q}\n\n{lorem}\n" for q in REPORT_HEADINGS)
+    return files
+
+
+def attention_tests_read_the_text():
+    """Tests the text of model.py, not what it computes."""
+    files = reference_repo()
+    files["tests/test_attention.py"] = (
+        "import pathlib\n\n\ndef test_scaled_and_over_the_keys():\n"
+        "    text = pathlib.Path('model.py').read_text()\n"
+        "    assert '/ math.sqrt(q.size(-1))' in text and 'softmax(dim=-1)' in text\n")
+    return files
+
+
+def mask_tests_print_the_model():
+    """Prints model.py and fails on purpose, to read the check's model.py from its message."""
+    files = reference_repo()
+    files["tests/test_causal_mask.py"] = (
+        "import pathlib\n\n\ndef test_show():\n    print(pathlib.Path('model.py').read_text())\n"
+        "    assert False, pathlib.Path('model.py').read_text()\n")
+    return files
+
+
 STUB_ATTENTION, STUB_MASK = _stub("tests/test_attention.py"), _stub("tests/test_causal_mask.py")
 STUB_OVERFIT, STUB_REPORT = _stub("tests/test_overfit_batch.py"), _stub("report.md")
 
@@ -140,6 +193,13 @@ ROWS = [
     (check_causal_mask_tests, mask_tests_mask_only, "tests_miss_mask_not_passed", "passes on a model.py whose TinyLM does not pass the mask"),
     (check_overfit_tests, overfit_tests_finite_only, "tests_miss_no_gradient", "passes on a model.py whose loss carries no gradient"),
     (check_overfit_tests, overfit_tests_wrong, None, "fails on a correct model.py"),
+    (check_overfit_tests, overfit_tests_loss_fell, "tests_miss_blocks_no_gradient",
+     "passes on a model.py whose blocks get no gradient"),
+    (check_attention_tests, theatre, None, "tests/test_attention.py fails on a correct model.py: a test failed"),
+    (check_causal_mask_tests, theatre, None, "tests/test_causal_mask.py fails on a correct model.py: a test failed"),
+    (check_overfit_tests, theatre, None, "tests/test_overfit_batch.py fails on a correct model.py: a test failed"),
+    (check_attention_tests, attention_tests_read_the_text, None, "fails on a correct model.py"),
+    (check_causal_mask_tests, mask_tests_print_the_model, None, "fails on a correct model.py: a test failed"),
     (check_capstone_train, config_no_lr, None, "train.lr is None"),
     (check_capstone_train, train_no_step, None, "not well below ln V"),
     (check_capstone_train, train_no_vocab, None, "not a dict with config, model and vocab"),

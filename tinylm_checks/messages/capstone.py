@@ -25,6 +25,10 @@ MISTAKES = {
         "the overfit test accepts a NaN: a mask that also hides each position itself leaves the first position "
         "nothing to attend to, and its output is NaN",
         "assert that the final loss is below a small bound (a NaN fails every comparison)"),
+    "tests_miss_blocks_no_gradient": (
+        "the overfit test asserts that the loss fell, not that it ended near 0: a model whose blocks get no gradient "
+        "still lowers its loss (its embedding and head learn) but cannot memorise the batch",
+        "assert that the final loss is a small fraction of ln V (below a tenth of it), not only below the first loss"),
 }
 
 MESSAGES = {
@@ -54,10 +58,23 @@ MESSAGES = {
         "problem": "{name} is not valid Python: line {line}: {error}",
     },
     "capstone.imports_course": {
-        "problem": "{name} imports {module}: the repository's model is your own code",
-        "hint": "copy your classes and functions from the earlier notebooks into the file instead of importing the "
-                "course's",
+        "problem": "{name} imports {module}: the repository's model and tests are your own code",
+        "hint": "copy your classes and functions from the earlier notebooks into model.py instead of importing the "
+                "course's, and let the tests import what they test from model",
     },
+    "capstone.timed_out": {
+        "problem": "{command} timed out after {seconds} s, the time each command of the check may take",
+        "hint": "run the same command yourself in tiny-transformer/ and time it: a loop that waits for something, "
+                "or that ends only when a model learns, may never end; on a very busy machine, run the check again",
+    },
+    "capstone.out_of_cpu": {
+        "problem": "{command} was stopped at {seconds} s of CPU time, the most each command of the check may use",
+        "hint": "run the same command yourself in tiny-transformer/ and time it: end every loop after a fixed number "
+                "of steps, and keep models and step counts small (the reference's slowest command uses about 3 s)",
+    },
+    "capstone.probe_command": "the check's script that imports your model.py",
+    "capstone.run_on_correct": "{command} on a correct model.py",
+    "capstone.run_on_broken": "{command} on a model.py whose {broken}",
     "capstone.probe_died": {
         "problem": "the check's script that imports your model.py ended without a result (exit code {code})",
         "got": "{output}",
@@ -109,11 +126,20 @@ MESSAGES = {
         "hint": "a test is a function whose name starts with test_, with an assert",
     },
     "capstone.tests_fail_correct": {
-        "problem": "{test} fails on a correct model.py",
-        "got": "{output}",
-        "hint": "run python -m pytest {test} in tiny-transformer/ with your (correct) model.py and read the first "
-                "failure",
+        "problem": "{test} fails on a correct model.py: {status}",
+        "hint": "what pytest printed there is not shown (that model.py is the reference's code in other words): it "
+                "computes exactly what the reference computes, but is written "
+                "differently (other local names and comments, the definitions in another order, equivalent "
+                "expressions); run python -m pytest {test} in tiny-transformer/ on your own model.py "
+                "(check_capstone_model compares it with the reference) and read the first failure; test what the code "
+                "computes, through causal_mask, scaled_dot_product_attention, TinyLM and the course's attribute "
+                "names, with a tolerance (torch.allclose), never the file's text",
     },
+    "capstone.status.1": "a test failed",
+    "capstone.status.2": "pytest was interrupted, or could not import a test file",
+    "capstone.status.3": "pytest hit an internal error",
+    "capstone.status.4": "pytest could not read its command line",
+    "capstone.status.other": "the run did not end as pytest ends (killed by a signal, or os._exit)",
     "capstone.tests_miss": {
         "problem": "{test} passes on a model.py whose {broken}",
     },
@@ -123,7 +149,10 @@ MESSAGES = {
     "capstone.broken.mask_not_passed": "TinyLM does not pass the mask to its blocks",
     "capstone.broken.no_gradient": "loss carries no gradient to the weights",
     "capstone.broken.mask_hides_self": "causal mask also hides each position itself (tril(diagonal=-1))",
-    "capstone.tests_passed": "{test} passes on the reference model.py and fails on the {n} broken ones ({broken})",
+    "capstone.broken.blocks_no_gradient": "blocks get no gradient (only the embedding and the head learn: the loss "
+                                          "falls a little)",
+    "capstone.tests_passed": "{test} passes on {n_correct} correct model.py files, each written differently from "
+                             "the reference, and fails on the {n} broken ones ({broken})",
     # ---- train.py
     "capstone.config_not_yaml": {
         "problem": "configs/tiny.yaml is not valid YAML: {error}",

@@ -1,0 +1,81 @@
+"""The capstone's test checks, attacked (issue 38): test theatre earns nothing, a test that prints model.py gets
+nothing of it back, and a command stopped by a time limit says which limit, with its value. Each runs on this
+machine's workspace (a forked process, as in a learner's kernel) and, in the slow tier, in the grader's sandboxed one
+(tinylm_grading.workspace), at the two seeds the grader runs a check with."""
+import pytest
+
+from mutants.capstone import mask_tests_print_the_model, theatre
+from tinylm_checks import CheckFailure, capstone
+from tinylm_grading.workspace import SandboxWorkspace
+from tinylm_solutions.capstone import repo
+
+TEST_CHECKS = {"tests/test_attention.py": capstone.check_attention_tests,
+               "tests/test_causal_mask.py": capstone.check_causal_mask_tests,
+               "tests/test_overfit_batch.py": capstone.check_overfit_tests}
+
+
+@pytest.fixture(params=[capstone.Workspace, pytest.param(SandboxWorkspace, marks=pytest.mark.slow)],
+                ids=["forked", "sandboxed"])
+def workspace(request, monkeypatch):
+    monkeypatch.setattr(capstone, "WORKSPACE", request.param)
+    return request.param
+
+
+def failure(check, files, seed: int = 0) -> CheckFailure:
+    with pytest.raises(CheckFailure) as caught:
+        check(lambda: files, quiet=True, seed=seed)
+    return caught.value
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+@pytest.mark.parametrize("test", list(TEST_CHECKS))
+def test_tests_that_compare_a_hash_of_model_py_score_nothing(test, seed, workspace):
+    """The review's "test theatre": each test file asserts sha256(model.py) == the reference's. It passed every test
+    check (6 points); the correct files it now runs on are written differently, at either seed."""
+    found = failure(TEST_CHECKS[test], theatre(), seed)
+    assert found.problem == f"{test} fails on a correct model.py: a test failed", found
+
+
+@pytest.mark.parametrize("seed", [0, 1])
+def test_a_test_that_prints_model_py_gets_nothing_of_it_back(seed, workspace):
+    """A test that prints model.py and fails on purpose: the failure shows how pytest ended, not what it printed."""
+    files = mask_tests_print_the_model()
+    tests = {k: v for k, v in files.items() if k.startswith("tests/")}
+    found = failure(capstone.check_causal_mask_tests, files, seed)
+    text = str(found)
+    assert found.problem == "tests/test_causal_mask.py fails on a correct model.py: a test failed"
+    correct, broken = capstone.models(seed, tests, "tests/test_causal_mask.py")
+    for model in (repo()["model.py"], *correct, *broken.values()):
+        for line in model.splitlines():
+            if len(line.strip()) > 16:  # every line of code (shorter ones are words any message may hold)
+                assert line.strip() not in text, (line, text)
+
+
+def test_a_test_that_sleeps_past_the_time_limit_says_so(workspace, monkeypatch):
+    monkeypatch.setattr(capstone, "TIMEOUT", 3)
+    files = {**repo(), "tests/test_attention.py": "import time\n\n\ndef test_waits():\n    time.sleep(60)\n"}
+    found = failure(capstone.check_attention_tests, files)
+    assert found.problem == ("python -m pytest tests/test_attention.py on a correct model.py timed out after 3 s, "
+                             "the time each command of the check may take"), found
+    assert found.message_id == "capstone.timed_out"
+
+
+def test_a_test_that_computes_past_the_cpu_limit_says_so(workspace, monkeypatch):
+    monkeypatch.setattr(capstone, "CPU_SECONDS", 2)
+    files = {**repo(), "tests/test_overfit_batch.py": "def test_spins():\n    while True:\n        pass\n"}
+    found = failure(capstone.check_overfit_tests, files)
+    assert found.problem == ("python -m pytest tests/test_overfit_batch.py on a correct model.py was stopped at 2 s "
+                             "of CPU time, the most each command of the check may use"), found
+    assert found.message_id == "capstone.out_of_cpu"
+
+
+def test_a_test_that_never_ends_on_a_broken_model_says_so(monkeypatch):
+    """An overfit test that trains until the loss is small ends on a correct model.py; on one that cannot learn it
+    would run for ever: the check names the run and the limit, not "passes on a broken model"."""
+    monkeypatch.setattr(capstone, "CPU_SECONDS", 4)
+    files = repo()
+    files["tests/test_overfit_batch.py"] = files["tests/test_overfit_batch.py"].replace(
+        "    for _ in range(100):\n", "    loss = None\n    while loss is None or loss.item() > 0.01:\n")
+    found = failure(capstone.check_overfit_tests, files)
+    assert found.problem.startswith("python -m pytest tests/test_overfit_batch.py on a model.py whose ")
+    assert found.problem.endswith(" was stopped at 4 s of CPU time, the most each command of the check may use")
