@@ -361,6 +361,40 @@ def test_over_tcp_one_learner_cannot_hold_every_place(tcp_service, monkeypatch):
 
 
 @pytest.mark.slow
+def test_over_tcp_a_learner_runs_one_capstone_check_at_a_time(tmp_path):
+    """Each capstone check runs the learner's files in sandboxes of up to 4 GiB: one at a time per learner."""
+    (tmp_path / "secret").write_bytes(SECRET)
+    port = tcp_port()
+    proc, _ = start(f"tcp://127.0.0.1:{port}", "--released", "13", "--secret", str(tmp_path / "secret"))
+    held = []
+    try:
+        for learner in ("ann", "ann", "bo"):
+            sock = socket.create_connection(("127.0.0.1", port))
+            client.send(sock, {**request(learner), "check": "check_attention_tests"})
+            held.append(sock)
+        assert ["agent" in client.receive(sock) for sock in held] == [True, False, True]
+    finally:
+        for sock in held:
+            sock.close()
+        end(proc)
+
+
+@pytest.mark.slow
+def test_a_learner_s_checks_one_after_another_are_never_told_busy(tmp_path, monkeypatch):
+    """A check counts until its verdict is sent, not until its process has ended: "run all cells" asks for the next
+    check as soon as the last one's verdict arrives (the capstone's were told "busy")."""
+    where = str(tmp_path / "checks.sock")
+    proc, _ = start(where, "--released", "13")
+    monkeypatch.setenv(client.ENV, where)
+    try:
+        for _ in range(20):
+            with pytest.raises(CheckFailure, match="report.md"):
+                client.run("check_capstone_report", lambda: {"model.py": ""})  # one capstone check at a time
+    finally:
+        end(proc)
+
+
+@pytest.mark.slow
 def test_an_answer_over_the_limit_is_refused_before_it_is_read(tmp_path, monkeypatch):
     """64 MB of JSON per answer took a child about 1.5 GB; now its length is read, the rest never. An honest learner's
     side says so itself, as their code's error."""
