@@ -303,6 +303,21 @@ def start_default(tmp: Path) -> tuple[subprocess.Popen, list[str]]:
     return proc, said
 
 
+@needs_root
+def test_a_class_s_service_listens_only_where_learners_cannot_put_a_socket(shared_tmp, tmp_path):
+    """The learners' side trusts the owner of the socket's folder: the service refuses a folder that is another user's,
+    or one anyone can write in (anyone's socket there would be refused by the learners' side: no checks)."""
+    theirs = tmp_path / "theirs"
+    theirs.mkdir()
+    os.chown(theirs, OTHER, OTHER)
+    for folder, message in ((shared_tmp, say("grading.service.folder_open", folder=shared_tmp)),
+                            (theirs, say("grading.service.folder_not_yours", folder=theirs, owner=OTHER, uid=0))):
+        out = subprocess.run([sys.executable, "-m", "tinylm_grading.checkservice", "--released", "01", "--socket",
+                              str(folder / "checks.sock")], capture_output=True, text=True, timeout=120)
+        assert (out.returncode, out.stderr) == (2, f"tinylm-check-service: error: {message}\n")
+        assert not (folder / "checks.sock").exists()
+
+
 @pytest.fixture
 def tcp_service(tmp_path):
     """A check service over TCP (the Kubernetes form), answering stage 01, with the class's secret."""

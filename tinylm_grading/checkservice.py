@@ -502,7 +502,7 @@ def socket_folder(path: Path) -> bool:
 
     The default socket's folder (:func:`tinylm_checks.client.private_folder`) is made here, 0700, and must be this
     user's own; another socket's folder must belong to this user too, since the learners' side accepts a service that
-    runs as the folder's owner (a class's folder, which learners cannot write).
+    runs as the folder's owner (a class's folder), and others may not write in it.
 
     Raises:
         UsageError: the folder is missing, or it fails those rules.
@@ -515,11 +515,13 @@ def socket_folder(path: Path) -> bool:
             raise UsageError(say("grading.service.not_private", folder=folder, problem=problem))
         return True
     try:
-        owner = folder.stat().st_uid
+        found = folder.stat()
     except OSError as e:
         raise UsageError(say("grading.service.no_folder", folder=folder, error=e.strerror)) from None
-    if owner != os.getuid():
-        raise UsageError(say("grading.service.folder_not_yours", folder=folder, owner=owner, uid=os.getuid()))
+    if found.st_uid != os.getuid():
+        raise UsageError(say("grading.service.folder_not_yours", folder=folder, owner=found.st_uid, uid=os.getuid()))
+    if found.st_mode & 0o002:  # anyone could put their socket there (learners' sides would refuse it: checks stop)
+        raise UsageError(say("grading.service.folder_open", folder=folder))
     return False
 
 

@@ -82,6 +82,8 @@ MESSAGES = {
     "grading.service.folder_not_yours": ("the socket's folder {folder} belongs to user {owner}, not to you ({uid}): "
                                          "the learners' side trusts a service that runs as the owner of its socket's "
                                          "folder. Put the socket in a folder of yours that learners cannot write"),
+    "grading.service.folder_open": ("every user can write in the socket's folder {folder}, so anyone could put their "
+                                    "own socket there: use a folder of yours that only you can write (chmod o-w)"),
     "grading.service.course_open": ("warning: other users can read the course folder {folder}, with the reference in "
                                     "it: close it with chmod o-rwx {folder}"),
     "grading.service.not_released": ("{check} is a check of stage {stage}, which this check service does not answer "
