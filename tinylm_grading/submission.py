@@ -22,17 +22,16 @@ filesystem's record of its last change, not by the ``timestamp.txt`` a learner w
 from __future__ import annotations
 
 import datetime
-import glob
 import os
 import pwd
 import re
 import shutil
 import stat
 
-from nbgrader.api import Gradebook, MissingEntry
+from nbgrader.api import Gradebook
 from nbgrader.converters import Autograde, BaseConverter
-from nbgrader.exchange.default.collect import ExchangeCollect, groupby
-from nbgrader.utils import check_mode, ignore_patterns, is_ignored, parse_utc, remove
+from nbgrader.exchange.default.collect import ExchangeCollect
+from nbgrader.utils import ignore_patterns, is_ignored, parse_utc, remove
 from traitlets import Bool
 
 # A learner's timestamp.txt further than this from the server's time (seconds) is named in collect's warnings.
@@ -182,31 +181,18 @@ class RegularFilesCollect(ExchangeCollect):
         "this machine, or share one uid (Kubernetes): the exchange then trusts the names in it.")).tag(config=True)
 
     def init_src(self):
-        """nbgrader's ``init_src``, over the submissions :meth:`_vet` accepts, with their server times."""
-        if self.coursedir.course_id == "":
-            self.fail("No course id specified. Re-run with --course flag.")
-        self.course_path = os.path.join(self.root, self.coursedir.course_id)
-        self.inbound_path = os.path.join(self.course_path, "inbound")
-        if not os.path.isdir(self.inbound_path):
-            self.fail(f"Course not found: {self.inbound_path}")
-        if not check_mode(self.inbound_path, read=True, execute=True):
-            self.fail(f"You don't have read permissions for the directory: {self.inbound_path}")
-        student_id = self.coursedir.student_id or "*"
-        pattern = os.path.join(self.inbound_path, f"{glob.escape(student_id) if student_id != '*' else '*'}"
-                                                  f"+{glob.escape(self.coursedir.assignment_id)}+*")
-        records = [r for r in map(self._vet, sorted(glob.glob(pattern))) if r is not None]
-        self._owners = {os.path.join(self.inbound_path, r["filename"]): r["uid"] for r in records}
-        with Gradebook(self.coursedir.db_url, self.coursedir.course_id) as gb:
-            try:
-                self.duedate = gb.find_assignment(self.coursedir.assignment_id).duedate
-            except MissingEntry:
-                self.duedate = None
-        self.src_records = []
-        for student_records in groupby(records, lambda r: r["username"]).values():
-            latest = self._sort_by_timestamp(student_records)
-            if self.duedate is not None and self.before_duedate:
-                latest = [r for r in latest if r["timestamp"] <= self.duedate] or latest
-            self.src_records.append(latest[0])
+        """nbgrader's ``init_src`` (the latest submission of each student, or the latest before the due date), over
+        the records of :meth:`_path_to_record`; the refused ones are then dropped."""
+        super().init_src()
+        self.src_records = [r for r in self.src_records if "uid" in r]
+        self._owners = {os.path.join(self.inbound_path, r["filename"]): r["uid"] for r in self.src_records}
+
+    def _path_to_record(self, path):
+        """The record :meth:`_vet` makes of the folder ``path``; for a folder it refuses, one that stands alone in a
+        group of its own (never the latest of a student: :meth:`init_src` drops it). nbgrader's stopped the collect at
+        a name whose timestamp did not parse."""
+        return self._vet(path) or {"username": ("refused", path), "filename": os.path.basename(path),
+                                   "timestamp": datetime.datetime.min}
 
     def _vet(self, path: str) -> dict | None:
         """The record of the submission folder ``path`` (student, folder name, uid of its owner, its server time),
