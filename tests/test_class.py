@@ -86,7 +86,9 @@ class TestExchange:  # a class each: the two tests run on two workers under --di
                 nbformat.write(solve(source, wrong), path)
             # on a hub each learner is their own login; here one login submits for three (--student)
             nbgrader("submit", A, "--course", "tinylm", f"--Exchange.root={exchange}", f"--student={learner}", cwd=home)
-        nbgrader("collect", A, cwd=course)
+        # one login submitted for three, none of them a Unix user: collect is told to trust the names
+        # (tests/test_exchange.py holds collect's check of who submitted, with real users)
+        nbgrader("collect", A, "--RegularFilesCollect.check_owner=False", cwd=course)
         assert sorted(p.name for p in (course / "submitted").iterdir()) == ["alice", "bob", "carol"]
         nbgrader("autograde", A, cwd=course)
         full = points(source)
