@@ -259,10 +259,16 @@ class Service:
         self.children: dict[int, _Child] = {}
         self.leftover: set[str] = set()  # cgroups whose last processes had not ended when their child was cleaned up
         self.scratch = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
+        self.stopping = False
+
+    def stop(self, *_) -> None:
+        """SIGTERM's and SIGINT's handler: the loop ends within :data:`TICK`. (Raising there instead was lost when the
+        signal came during a fork: Python runs it in fork's hooks, which ignore exceptions; the service then ran on.)"""
+        self.stopping = True
 
     def serve_forever(self) -> None:
         try:
-            while True:
+            while not self.stopping:
                 for key, _ in self.selector.select(TICK):
                     try:
                         if key.fileobj is self.listener:
@@ -381,6 +387,7 @@ class Service:
         status = 1
         try:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            signal.signal(signal.SIGINT, signal.SIG_DFL)
             signal.alarm(DEADLINE + 60)  # should the parent be gone (it ends the child at DEADLINE)
             self.selector.close()
             self.listener.close()
@@ -492,11 +499,6 @@ def warm() -> None:
         torch.set_num_threads(threads)
 
 
-def _stop(*_):
-    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # once: a second SIGTERM while closing changes nothing
-    raise SystemExit(0)
-
-
 def socket_folder(path: Path) -> bool:
     """Check the folder of the Unix socket ``path`` before listening there; whether only this user may connect.
 
@@ -555,7 +557,8 @@ def serve(where: str, released: str, ready=None, secret: bytes | None = None) ->
         os.chmod(path, 0o600 if owner_only else 0o666)
         listener.listen(128)
     service = Service(listener, released, owner_only, secret)
-    signal.signal(signal.SIGTERM, _stop)
+    signal.signal(signal.SIGTERM, service.stop)
+    signal.signal(signal.SIGINT, service.stop)
     if ready:
         ready()
     try:
