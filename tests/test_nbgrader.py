@@ -13,9 +13,9 @@ Submissions graded (scores read from the gradebook with nbgrader.api.Gradebook):
   one_wrong_zh solved, and with the same mistake                  with the grader's words in Chinese
                (stages 01 and 12 only: a mixed class, one gradebook)
 
-Written answers (stage 12's markdown answer cells) are graded by hand: autograding scores none of them. An
-answer left as released gets 0 at once (nbgrader's checksum of the unchanged cell); any other waits for the
-instructor (needs_manual_grade), and its points count in max_score, not in the autograded score.
+Written answers (stage 12's markdown answer cells, the capstone's report.md cell) are graded by hand: autograding
+scores none of them. An answer left as released gets 0 at once (nbgrader's checksum of the unchanged cell); any other
+waits for the instructor (needs_manual_grade), and its points count in max_score, not in the autograded score.
 """
 from __future__ import annotations
 
@@ -232,7 +232,7 @@ CHEATS = {
         "capstone_train": "%%writefile tiny-transformer/train.py\n" + _capstone_file("train.py").replace(
             "from model import TinyLM", "from tinylm_solutions.model import TinyLM"),
         # the reference repository is installed next to the checks: hand its files in as the learner's
-        "capstone_report": "import pathlib, tinylm_solutions\n"
+        "capstone_generate": "import pathlib, tinylm_solutions\n"
         "_answer = pathlib.Path(tinylm_solutions.__file__).parent / 'capstone'\n"
         "class Repository:\n"
         "    def __call__(self):\n"
@@ -268,9 +268,9 @@ def run(*args: str, cwd: Path) -> subprocess.CompletedProcess:
 
 
 def manual_points(nb) -> dict[str, float]:
-    """grade_id of each written answer (a markdown cell graded by hand) -> its points."""
+    """grade_id of each written answer (an answer cell graded by hand: grade and solution) -> its points."""
     return {c.metadata.nbgrader["grade_id"]: c.metadata.nbgrader["points"] for c in nb.cells
-            if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "markdown"}
+            if c.metadata.get("nbgrader", {}).get("grade") and c.metadata.nbgrader.get("solution")}
 
 
 def solution_cells(nb) -> dict[str, nbformat.NotebookNode]:
@@ -281,7 +281,7 @@ def solution_cells(nb) -> dict[str, nbformat.NotebookNode]:
 def test_points(nb) -> dict[str, float]:
     """grade_id of each autograded test cell -> its points."""
     return {c.metadata.nbgrader["grade_id"]: c.metadata.nbgrader["points"] for c in nb.cells
-            if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"}
+            if c.metadata.get("nbgrader", {}).get("grade") and not c.metadata.nbgrader.get("solution")}
 
 
 test_points.__test__ = False  # a helper, not a test
@@ -331,18 +331,23 @@ def graded_course(a: str, tmp_path_factory) -> Path:
     return course
 
 
+def written(assignment: str) -> set[str]:
+    """The grade ids of an assignment's written answers (graded by hand)."""
+    return {e.test_id for e in registry.graded(assignment) if e.written}
+
+
 def scores(course: Path, assignment: str, student: str) -> dict[str, float]:
     """The autograded cells' scores (written answers, graded by hand, are in manual_grades)."""
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         nb = gb.find_submission_notebook(assignment, assignment, student)
-        return {g.name: g.score for g in nb.grades if g.cell.cell_type == "code"}
+        return {g.name: g.score for g in nb.grades if g.name not in written(assignment)}
 
 
 def manual_grades(course: Path, assignment: str, student: str) -> dict[str, tuple]:
     """Each written answer's (auto_score, needs_manual_grade) after autograding."""
     with Gradebook(f"sqlite:///{course / 'gradebook.db'}") as gb:
         nb = gb.find_submission_notebook(assignment, assignment, student)
-        return {g.name: (g.auto_score, g.needs_manual_grade) for g in nb.grades if g.cell.cell_type == "markdown"}
+        return {g.name: (g.auto_score, g.needs_manual_grade) for g in nb.grades if g.name in written(assignment)}
 
 
 WRITTEN = tuple(a for a in ASSIGNMENTS if any(e.written for e in registry.graded(a)))  # stages with written answers
@@ -426,9 +431,10 @@ class RoundTrip:
         code_solutions = [c for c in solution_cells(source).values() if c.cell_type == "code"]
         assert sum("raise NotImplementedError()" in c.source for c in release.cells) >= len(code_solutions)
         answers = {c.metadata.nbgrader["grade_id"]: c for c in release.cells
-                   if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "markdown"}
+                   if c.metadata.get("nbgrader", {}).get("grade") and c.metadata.nbgrader.get("solution")}
         assert set(answers) == set(manual_points(source))  # each written answer: nbgrader's stub, not the model answer
-        assert all(c.source == "YOUR ANSWER HERE" for c in answers.values())
+        assert all(c.source == "YOUR ANSWER HERE" if c.cell_type == "markdown" else "raise NotImplementedError()"
+                   in c.source for c in answers.values())
         assert not any(c.get("outputs") for c in release.cells if c.cell_type == "code")
 
 

@@ -37,7 +37,7 @@ from tinylm_solutions import i18n
 
 from .execution import Deadline, KernelLink, OutputCap, Replay, error_output, scrub_partial_credit
 from .html import inert_cell
-from .registry import hidden_calls
+from .registry import hidden_calls, notebook_seconds
 from .verdicts import RECORD, Verdicts
 
 def note(nb, key: str, **values) -> str:
@@ -136,9 +136,11 @@ class GradingExecute(Execute):
                                       "learner's objects reached through the kernel's agent.").tag(config=True)
 
     notebook_timeout = Integer(300, help="Seconds one notebook may take in all (its cells, replays after a new "
-                                         "kernel, and its verdicts). Past it, the remaining cells are not run and "
-                                         "its remaining exercises score 0: a notebook of many slow cells cannot "
-                                         "stall the class's grading.").tag(config=True)
+                                         "kernel, and its verdicts); the capstone's, three times this (its checks "
+                                         "run the learner's commands: tinylm_grading.registry.STAGES). Past it, the "
+                                         "remaining cells are not run and its remaining exercises score 0: a "
+                                         "notebook of many slow cells cannot stall the class's grading."
+                                 ).tag(config=True)
 
     max_output_bytes = Integer(1_000_000, help="Bytes of output one cell may keep (stream text, display data). "
                                                "Past it, further output is dropped as it arrives, with one note "
@@ -156,7 +158,9 @@ class GradingExecute(Execute):
     def preprocess(self, nb, resources=None, km=None):
         # one notebook's parts: nothing of them outlives it
         self._replay, self._verdicts = Replay(), Verdicts()
-        self._cap, self._deadline = OutputCap(self.max_output_bytes), Deadline(self.notebook_timeout)
+        stage = ((resources or {}).get("nbgrader") or {}).get("assignment")
+        self._cap = OutputCap(self.max_output_bytes)
+        self._deadline = Deadline(notebook_seconds(stage, self.notebook_timeout))
         for cell in nb.cells:  # a verdict record is the grader's to write (below): none comes from the submission
             cell.metadata.pop(RECORD, None)
         with i18n.using(i18n.notebook_language(nb)):  # the verdicts' messages in the notebook's language
@@ -187,7 +191,7 @@ class GradingExecute(Execute):
             return cell, resources
         if self._deadline.left() <= 0:  # the notebook's time is up: nothing more runs, remaining exercises score 0
             cell.outputs = [error_output("NotebookTimeout", say("grading.notebook_timeout",
-                                                                  seconds=self.notebook_timeout))]
+                                                                  seconds=round(self._deadline.seconds)))]
             return cell, resources
         if self.trusted_verdict and utils.is_grade(cell) and not utils.is_solution(cell) and hidden_calls(cell.source):
             return self._judged_outside(cell), resources

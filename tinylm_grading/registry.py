@@ -30,6 +30,7 @@ class Stage:
     answers: tuple[str, ...] = ()  # tinylm_solutions modules holding this stage's answers
     imports: tuple[str, ...] = ()  # tinylm_solutions modules the notebook imports (given code of earlier stages)
     own_code: bool = False  # the learner rewrites earlier stages' answers here: all of them are hidden
+    grading_time: int = 1  # how many GradingExecute.notebook_timeout grading its notebook may take (see STAGES)
 
 
 @dataclass(frozen=True)
@@ -40,10 +41,10 @@ class Exercise:
     stage: str
     name: str = ""  # what the learner defines, as the reference names it ("" for a written answer)
     module: str = ""  # the tinylm_solutions module that holds the reference
-    check: str = ""  # the tinylm_checks function that checks it ("" for a written answer)
+    check: str = ""  # the tinylm_checks function that checks it (a written answer's, if any, only gives feedback)
     points: int = 0  # 0: a bonus exercise (checked, not graded)
     summary: str = ""  # the README's words for it (markdown)
-    written: bool = False  # a written answer, graded by hand (a markdown answer cell, no check)
+    written: bool = False  # a written answer, graded by hand: an answer cell, markdown or a %%writefile code cell
     uses: tuple[str, ...] = ()  # exercises of its own notebook it is built on (a mistake there costs this one too)
     hidden_seed: int = 1  # the hidden check: the check again, from a fresh copy of the checks, with this seed
 
@@ -86,8 +87,20 @@ STAGES = (
     Stage("11_ablations", "ablations", answers=("debugging",),
           imports=("ablations", "claims", "data", "generate", "model", "report", "tokenizer", "trainer")),
     Stage("12_report", "report", answers=("flops",), imports=("model", "report")),
-    Stage("13_capstone", "capstone", answers=("capstone",), imports=("data",), own_code=True),
+    Stage("13_capstone", "capstone", answers=("capstone",), imports=("data",), own_code=True, grading_time=3),
 )
+"""The stages, in order. The capstone's notebook may take three times ``notebook_timeout`` when graded: its checks
+run the learner's commands (40 at the grader's two seeds, each a new sandboxed Python that imports PyTorch), which a
+busy machine slows with everything else. On a 2-core machine at a load of about 3 from others' work, grading a
+correct capstone took 73 s, and 169 and 175 s beside 8 and 14 more busy processes (the notebook's 300 s would have
+held, but a review saw a correct capstone graded 15/16 on a busier machine). The other stages' notebooks take 14 to
+23 s."""
+
+
+def notebook_seconds(stage: str | None, seconds: float) -> float:
+    """The seconds grading a notebook of ``stage`` may take in all, when ``seconds`` is ``notebook_timeout`` (a name
+    that is no stage: ``seconds``)."""
+    return seconds * (STAGE[stage].grading_time if stage in STAGE else 1)
 
 NOT_IMPORTED = ("cli", "messages")
 """tinylm_solutions modules no notebook imports (hidden while any stage is graded): the command lines and their words."""
@@ -192,17 +205,20 @@ EXERCISES = (
       "`tiny-transformer/model.py`: your causal mask, attention and TinyLM in one file, equal to the reference with "
       "copied weights"),
     E("attention_tests", "13_capstone", "repo", "capstone", "check_attention_tests", 2,
-      "`tests/test_attention.py`: passes on a correct model, fails on two broken attentions"),
+      "`tests/test_attention.py`: passes on correct models written unlike the reference, fails on two broken "
+      "attentions"),
     E("causal_mask_tests", "13_capstone", "repo", "capstone", "check_causal_mask_tests", 2,
-      "`tests/test_causal_mask.py`: passes on a correct model, fails on two broken masks"),
+      "`tests/test_causal_mask.py`: passes on correct models written unlike the reference, fails on two broken masks"),
     E("overfit_tests", "13_capstone", "repo", "capstone", "check_overfit_tests", 2,
-      "`tests/test_overfit_batch.py`: passes on a correct model, fails on two that cannot overfit"),
+      "`tests/test_overfit_batch.py`: passes on correct models written unlike the reference, fails on three that "
+      "cannot overfit"),
     E("capstone_train", "13_capstone", "repo", "capstone", "check_capstone_train", 3,
       "`train.py --config configs/tiny.yaml`: trains, saves a checkpoint"),
     E("capstone_generate", "13_capstone", "repo", "capstone", "check_capstone_generate", 2,
       "`generate.py --checkpoint --prompt`: continues a prompt, greedy equal to the reference's"),
     E("capstone_report", "13_capstone", "repo", "capstone", "check_capstone_report", 1,
-      "`report.md`: the lesson's five questions answered"),
+      "`report.md`: the lesson's five questions answered with the numbers of your runs, graded by hand (its check "
+      "only says whether each question has an answer)", written=True),
 )
 del E
 
@@ -221,8 +237,8 @@ def graded(stage: str | None = None) -> tuple[Exercise, ...]:
 
 
 def checked(stage: str | None = None) -> tuple[Exercise, ...]:
-    """The exercises a check verifies, bonus ones included (all stages, or one)."""
-    return tuple(e for e in EXERCISES if not e.written and (stage is None or e.stage == stage))
+    """The exercises a check verifies, bonus ones and a written answer's feedback included (all stages, or one)."""
+    return tuple(e for e in EXERCISES if e.check and (stage is None or e.stage == stage))
 
 
 def first_importer(module: str) -> str | None:
@@ -271,16 +287,18 @@ def hidden_calls(source: str) -> list[tuple[str, str, int | None]]:
 
 
 def exercise_table() -> str:
-    """The README's table of exercises (markdown), one row per exercise; a stage's written answers share a row."""
+    """The README's table of exercises (markdown), one row per exercise; a stage's written answers without a check
+    share a row."""
     rows = ["| stage | exercise (reference name) | check | points |", "|---|---|---|---|"]
     for stage in STAGES:
         label = f"{stage.name[:2]} {stage.title}"
         exercises = stage_exercises(stage.name)
-        for e in (e for e in exercises if not e.written):
+        for e in (e for e in exercises if e.check):
             points = "bonus" if e.bonus else str(e.points)
-            rows.append(f"| {label} | {e.summary} | `{e.check}` | {points} |")
+            check = f"`{e.check}` (feedback, no points)" if e.written else f"`{e.check}`"
+            rows.append(f"| {label} | {e.summary} | {check} | {points} |")
             label = ""
-        written = [e for e in exercises if e.written]
+        written = [e for e in exercises if e.written and not e.check]
         if written:
             words = ", ".join(e.summary.removeprefix("written answer: ") for e in written)
             rows.append(f"| {label} | {len(written)} written answers ({words}), graded by hand | — | "

@@ -54,14 +54,16 @@ class KernelTransport:
 
     def __init__(self, link: KernelLink, timeout):
         self.link, self.timeout = link, timeout  # timeout(): the seconds a request may wait
+        self.seconds = 0.0  # what the last request was given of them
         self.timed_out = False  # a request got no answer: the kernel is busy with learner code, or gone
         self.died = False  # the kernel ended while a request waited
 
     def request(self, payload: dict) -> dict:
         if self.timed_out:  # nothing more is asked of a kernel that stopped answering
             raise TimeoutError("the kernel stopped answering")
+        self.seconds = self.timeout()
         try:
-            text = self.link.evaluate(f"__tinylm_agent__.handle({json.dumps(payload)!r})", self.timeout())
+            text = self.link.evaluate(f"__tinylm_agent__.handle({json.dumps(payload)!r})", self.seconds)
         except (TimeoutError, KernelDied) as e:
             self.timed_out, self.died = True, isinstance(e, KernelDied)
             raise
@@ -130,8 +132,9 @@ class Verdicts:
         transport = KernelTransport(link, timeout)
         try:
             if not self.agent_ready:
-                link.evaluate("None", timeout(), code=AGENT_SETUP.format(probes=Path(probes.__file__).read_text(),
-                                                                          agent=Path(agent.__file__).read_text()))
+                transport.seconds = timeout()
+                link.evaluate("None", transport.seconds, code=AGENT_SETUP.format(
+                    probes=Path(probes.__file__).read_text(), agent=Path(agent.__file__).read_text()))
                 self.agent_ready = True
             passed, text, failure = remote.verdict(check, transport, name, seeds=(0, seed))
         except (TimeoutError, RuntimeError) as e:
@@ -140,6 +143,9 @@ class Verdicts:
             passed, text, failure = False, f"{type(e).__name__}: {e}", None
         if transport.died:
             return False, f"DeadKernelError: your notebook's kernel died while {check_name} ran your code", True, None
+        if transport.timed_out and transport.seconds < limit:  # what was left of the notebook's time, not the cell's
+            return False, (f"NotebookTimeout: grading of this notebook ran out of time while {check_name} ran your "
+                           f"code (the {transport.seconds:.0f} s that were left)"), True, None
         if transport.timed_out:
             return False, f"CellTimeoutError: your code did not finish within {limit} s while {check_name} ran it", True, None
         return passed, text, False, failure

@@ -22,6 +22,9 @@ an exercise (its points, whether it is a bonus, its check, its hidden check) com
     # %% [markdown] answer="overfit_answer"         a written answer, graded by hand: an nbgrader manually graded
                                                      answer cell (solution and grade, unlocked); its text is the
                                                      model answer, which the release replaces with "YOUR ANSWER HERE"
+    # %% answer="capstone_report"                   a written answer in a code cell (%%writefile report.md): its
+                                                     BEGIN/END SOLUTION spans hold the model answer, as in a
+                                                     solution cell; a cell after it may run its feedback check
 
 Lint rules (errors stop the build): the stage and each exercise, test and answer are the registry's, each
 exactly once, in the registry's stage; every solution cell has a ``### BEGIN SOLUTION`` / ``### END SOLUTION``
@@ -29,9 +32,9 @@ span and is followed by its check cell: a graded one is a test cell whose visibl
 on the registry's name and whose hidden block is exactly ``import runpy`` and the registry's hidden check line
 (:attr:`~tinylm_grading.registry.Exercise.hidden_check`, the same line the grader reads with
 :func:`~tinylm_grading.registry.hidden_calls`); a bonus exercise's is an ordinary cell with the visible call. A
-written answer is a markdown cell after a markdown cell that asks the question. The markdown that introduces each
-exercise gives its difficulty and time (``**Difficulty:** ★★☆ · **Time:** about 10 min``) and hints in collapsed
-``<details>`` blocks, so that a learner can choose to struggle first.
+written answer is a markdown cell (or a code cell with a solution span) after a markdown cell that asks the
+question. The markdown that introduces each exercise gives its difficulty and time (``**Difficulty:** ★★☆ ·
+**Time:** about 10 min``) and hints in collapsed ``<details>`` blocks, so that a learner can choose to struggle first.
 """
 from __future__ import annotations
 
@@ -195,8 +198,10 @@ def build(source: Path, stage: registry.Stage | None = None, exercises: tuple | 
             if exercise is None or not exercise.written:
                 problems.append(f"{where}: written answer {answer!r} is no written answer of {stage.name} in the "
                                 "registry")
-            elif cell.cell_type != "markdown":
-                problems.append(f"{where}: written answer {answer!r} must be a markdown cell")
+            elif cell.cell_type != "markdown" and ("### BEGIN SOLUTION" not in cell.source
+                                                   or "### END SOLUTION" not in cell.source):
+                problems.append(f"{where}: written answer {answer!r} must be a markdown cell, or a code cell with a "
+                                "BEGIN/END SOLUTION span")
             elif before is None or before.cell_type != "markdown" or i - 1 in answers:
                 problems.append(f"{where}: written answer {answer!r} must follow a markdown cell that asks the question")
             else:
