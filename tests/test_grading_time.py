@@ -45,3 +45,11 @@ def test_a_request_cut_short_by_the_notebook_s_time_names_that_limit():
 def test_a_request_that_had_the_cell_s_time_names_the_cell_timeout():
     assert verdict(left=500) == ("CellTimeoutError", "your code did not finish within 120 s while "
                                  "check_attention_scores ran it", True)
+
+
+def test_a_chinese_notebook_reads_its_timeouts_in_chinese():
+    from tinylm_solutions import i18n
+    with i18n.using("zh"):
+        assert verdict(left=2.4)[:2] == ("NotebookTimeout", "check_attention_scores 运行你的代码时，这个笔记本的评分时间用完了"
+                                         "（当时只剩 2 秒）")
+        assert verdict(left=500)[:2] == ("CellTimeoutError", "check_attention_scores 运行你的代码时，你的代码在 120 秒内没有结束")

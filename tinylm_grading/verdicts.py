@@ -18,6 +18,7 @@ from pathlib import Path
 from nbformat.v4 import new_output
 
 from tinylm_checks import agent, probes
+from tinylm_checks._text import say
 
 from . import remote, workspace
 from .execution import KernelDied, KernelLink
@@ -144,8 +145,8 @@ class Verdicts:
         if transport.died:
             return False, f"DeadKernelError: your notebook's kernel died while {check_name} ran your code", True, None
         if transport.timed_out and transport.seconds < limit:  # what was left of the notebook's time, not the cell's
-            return False, (f"NotebookTimeout: grading of this notebook ran out of time while {check_name} ran your "
-                           f"code (the {transport.seconds:.0f} s that were left)"), True, None
+            return False, "NotebookTimeout: " + say("grading.check_notebook_timeout", check=check_name,
+                                                    seconds=round(transport.seconds)), True, None
         if transport.timed_out:
-            return False, f"CellTimeoutError: your code did not finish within {limit} s while {check_name} ran it", True, None
+            return False, "CellTimeoutError: " + say("grading.check_timeout", check=check_name, seconds=limit), True, None
         return passed, text, False, failure

@@ -13,6 +13,9 @@ MESSAGES = {
     "grading.past_time_limit": ("the cell ran past the time limit and could not be interrupted; the cells before it "
                                 "were run again in a new kernel"),
     "grading.kernel_died": "the kernel ended while running this cell; the cells before it were run again in a new kernel",
+    "grading.check_timeout": "your code did not finish within {seconds} s while {check} ran it",
+    "grading.check_notebook_timeout": ("grading of this notebook ran out of time while {check} ran your code (the "
+                                       "{seconds} s that were left)"),
     # ---- tinylm-class-report (tinylm_grading.classreport)
     "grading.report.description": ("What a class got wrong: for each exercise of an autograded assignment, how many "
                                    "learners passed and the mistakes the checks named for the others, read from the "
