@@ -79,3 +79,13 @@ def test_a_test_that_never_ends_on_a_broken_model_says_so(monkeypatch):
     found = failure(capstone.check_overfit_tests, files)
     assert found.problem.startswith("python -m pytest tests/test_overfit_batch.py on a model.py whose ")
     assert found.problem.endswith(" was stopped at 4 s of CPU time, the most each command of the check may use")
+
+
+def test_the_notebook_states_the_limits_the_checks_use():
+    """Notebook 13 tells the learner each run's limits, in both languages: the checks' own numbers."""
+    from pathlib import Path
+    source = (Path(__file__).resolve().parent.parent / "course" / "13_capstone.py").read_text()
+    assert (f"Each run may use {capstone.CPU_SECONDS} s of CPU time and take {capstone.TIMEOUT} s in all"
+            in source.replace("\n# ", " "))
+    assert f"每次运行最多用 {capstone.CPU_SECONDS} 秒 CPU 时间，总共最多 {capstone.TIMEOUT} 秒" in source
+    assert capstone.CORRECT_MODELS == 2 and "two **correct**" in source and "两个**正确的**" in source

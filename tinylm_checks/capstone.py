@@ -21,7 +21,8 @@ learner's files then run in a sandbox of their own, never in the grader's proces
   next-token loss ends near 0 (targets shifted twice learn the character after next).
 - ``check_capstone_generate``: ``generate.py`` continues a prompt from a checkpoint the check saved: greedy
   (``--top-k 1``) exactly as the reference, sampled reproducibly for a seed.
-- ``check_capstone_report``: ``report.md`` answers the five questions of the lesson.
+- ``check_capstone_report``: ``report.md`` answers the five questions of the lesson (feedback only: the report is
+  graded by hand).
 
 Every command runs under two limits, :data:`CPU_SECONDS` of CPU time and :data:`TIMEOUT` seconds in all; a check
 whose command reached one says which, with its value, instead of reporting what the command did.
