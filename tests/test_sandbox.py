@@ -302,6 +302,7 @@ def test_a_name_that_is_no_stage_hides_nothing():
 # nothing: the network probe used to accept ConnectionRefusedError from 127.0.0.1:22, which a kernel with the host's
 # whole network also gets where no sshd listens).
 
+import signal  # noqa: E402
 import socket  # noqa: E402
 import subprocess  # noqa: E402
 
@@ -483,3 +484,11 @@ def test_learner_code_cannot_write_to_the_graders_terminal(tmp_path, capfd, leak
     _run_cell(TERMINAL_ATTACK, km, tmp_path)
     out, err = capfd.readouterr()
     assert (FORGED in out + err) is leaky, (out + err)[-500:]
+
+
+def test_out_of_cpu_time_is_sigxcpu_not_sigkill():
+    """The launcher's CPU limit sends SIGXCPU at its soft value (a check names it as a time limit), SIGKILL only 5 s of
+    CPU later: alone, SIGKILL could not be told from an out-of-memory kill."""
+    done = subprocess.run([sys.executable, "-m", "tinylm_grading.limits", "--memory-mb", "1024", "--processes", "64",
+                           "--cpu-seconds", "1", "--", sys.executable, "-c", "while True: pass"], timeout=60)
+    assert done.returncode == -signal.SIGXCPU

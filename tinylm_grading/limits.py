@@ -23,6 +23,7 @@ CGROUP_ROOTS = {  # controller -> (cgroup v1 mount, v2 mount): the first that ac
     "memory": (Path("/sys/fs/cgroup/memory"), Path("/sys/fs/cgroup")),
 }
 LIMIT_FILES = {"pids": ("pids.max", "pids.max"), "memory": ("memory.limit_in_bytes", "memory.max")}
+CPU_GRACE = 5  # seconds of CPU between SIGXCPU (the soft limit) and SIGKILL (the hard one)
 
 
 def _cgroup_dir(controller: str, name: str) -> tuple[Path, str] | None:
@@ -98,7 +99,11 @@ def set_limits(memory_mb: int, processes: int, cpu_seconds: int, count_processes
         _, hard = resource.getrlimit(kind)
         if hard != resource.RLIM_INFINITY:
             value = min(value, hard)
-        resource.setrlimit(kind, (value, value))
+        # CPU time: SIGXCPU at the soft limit, which a check names as a time limit; SIGKILL 5 s later, at the hard one
+        # (alone it could not be told from an out-of-memory kill)
+        over = CPU_GRACE if kind == resource.RLIMIT_CPU and (hard == resource.RLIM_INFINITY or value + CPU_GRACE <= hard) \
+            else 0
+        resource.setrlimit(kind, (value, value + over))
 
 
 def _owner(p: Path) -> int | None:
