@@ -1,4 +1,5 @@
-"""tinylm_checks._forked: a command forked from a server that has imported PyTorch gives what ``python`` gives."""
+"""tinylm_checks._forked: a command forked from a server that has imported PyTorch gives what ``python`` gives; so does
+the new ``python`` it starts where it does not fork (``mode``: macOS, Windows; here with ``FORKS`` off)."""
 from __future__ import annotations
 
 import os
@@ -29,6 +30,14 @@ COMMANDS = [["show.py", "a", "b c"], ["at_exit.py"], ["exit3.py"], ["exit_messag
             ["-m", "mymodule", "x"], ["-m", "mymodule", "y"], ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]]
 
 
+@pytest.fixture(params=["forked", "new python"])
+def mode(request, monkeypatch):
+    """How :func:`_forked.run` runs a command: forked from its server (Linux), or as a new ``python`` (elsewhere)."""
+    if request.param == "new python":
+        monkeypatch.setattr(_forked, "FORKS", False)
+    return request.param
+
+
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
     folder = tmp_path_factory.mktemp("forked")
@@ -50,7 +59,7 @@ def python(args, folder, env, timeout=60) -> tuple[int, str]:
 
 
 @pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
-def test_a_forked_command_gives_what_python_gives(folder, args):
+def test_a_forked_command_gives_what_python_gives(folder, args, mode):
     got = _forked.run(args, folder, environ(), 60)
     want = python(args, folder, environ())
     if args[:2] == ["-m", "pytest"]:  # the seconds it took differ
@@ -95,7 +104,7 @@ def test_nothing_a_command_does_reaches_the_next(folder):
     assert first[1].strip() != second[1].split()[1]  # unseeded generators: afresh each time, as in a new python
 
 
-def test_a_command_past_its_timeout_is_killed_with_what_it_printed(folder):
+def test_a_command_past_its_timeout_is_killed_with_what_it_printed(folder, mode):
     (folder / "slow.py").write_text(
         "import subprocess, sys, time\n"
         "subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)', 'tinylm_forked_leftover'])\n"
@@ -112,6 +121,13 @@ def test_other_commands_start_a_new_python(folder):
     assert _forked.run(["-c", "print('new')"], folder, environ(), 60) == (0, "new\n")
 
 
+def test_what_a_command_prints_comes_back_as_it_printed(folder, mode):
+    """The output is read as UTF-8, and the command writes UTF-8 whatever the locale's encoding (a Chinese Windows'
+    is code page 936; tests/test_portable.py runs this file under GB18030)."""
+    (folder / "prints.py").write_text("print('张三 ✔ 猫追狗')\n", encoding="utf-8")
+    assert _forked.run(["prints.py"], folder, environ(), 60) == (0, "张三 ✔ 猫追狗\n")
+
+
 WAIT_FOR = ("import os, pathlib, sys, time\n"
             "pathlib.Path(sys.argv[1]).write_text(str(os.getpid()))  # started: its pid\n"
             "for _ in range(600):\n"
@@ -121,7 +137,7 @@ WAIT_FOR = ("import os, pathlib, sys, time\n"
             "sys.exit(7)\n")
 
 
-def test_commands_from_two_threads_run_at_once(folder):
+def test_commands_from_two_threads_run_at_once(folder, mode):
     """Each of the two commands waits for the other to start: they both end well only if they run at the same time
     (one after the other, the first would wait its 30 s and exit 7)."""
     import concurrent.futures
@@ -245,13 +261,14 @@ def test_a_repository_starts_the_capstone_checks_server_unless_the_grader_runs_t
 
 
 @pytest.mark.parametrize("when", ["once they run", "at once"])
-def test_an_interrupted_check_ends_the_commands_it_waits_for(folder, when):
+def test_an_interrupted_check_ends_the_commands_it_waits_for(folder, when, mode):
     """A learner who stops a capstone check (Kernel > Interrupt) gets the kernel back at once, and the commands the
     check's threads wait for end with it (each would run to its 300 s timeout). "At once": the interrupt comes as the
     check starts its threads."""
     script = (f"import os, signal, sys, threading, time\n"
               f"sys.path.insert(0, {str(_forked.Path(_forked.__file__).parents[1])!r})\n"
               "from tinylm_checks import capstone\n"
+              f"capstone._forked.FORKS = {mode == 'forked'}\n"
               "signal.signal(signal.SIGINT, signal.default_int_handler)  # as a kernel has (an xdist worker ignores it)\n"
               f"ws = capstone.Workspace({{'wait_for.py': {WAIT_FOR!r}}})\n"
               "sent = []\n"

@@ -25,8 +25,13 @@ imports made (:func:`gc.freeze`), so a child's garbage collections skip it: pyte
 (PyTorch's operator libraries: 26-37 ms of a 45 ms command before). When the process that started the server ends,
 the server ends, and kills what it still runs; a process forked from that one starts a server of its own. A caller
 interrupted while it waits (a learner stops a check) ends its command (:meth:`Forkserver.cancel`).
-Linux only (``fork`` after importing PyTorch is what its own DataLoader workers do there); elsewhere, or when the
-server cannot start, :func:`run` starts a new ``python`` per command with :mod:`subprocess`.
+
+Linux only (:data:`FORKS`: ``fork`` after importing PyTorch is what its own DataLoader workers do there, and the server
+waits for its children with Linux's ``pidfd_open``). Elsewhere (macOS, Windows), or when the server cannot start,
+:func:`run` starts a new ``python`` per command with :mod:`subprocess`, which gives the same exit code and output; at
+its timeout it kills the command's process group where there is one (macOS), the command alone on Windows. Importing
+this module needs none of the Unix-only functions. Either way the command prints UTF-8 (``PYTHONIOENCODING``), and
+its output is read as UTF-8 whatever the locale's encoding (a Chinese Windows' is code page 936).
 """
 from __future__ import annotations
 
@@ -43,7 +48,7 @@ from pathlib import Path
 SERVER = r'''
 # code: the forkserver's own program, run as python -c SERVER <requests fd> <replies fd> <modules to import>
 import json, os, select, signal, sys, time
-requests, replies = int(sys.argv[1]), os.fdopen(int(sys.argv[2]), "w")
+requests, replies = int(sys.argv[1]), os.fdopen(int(sys.argv[2]), "w", encoding="utf-8")
 for name in sys.argv[3:]:
     try:
         __import__(name)
@@ -192,8 +197,9 @@ class Forkserver:
                                      cwd="/")  # its imports come from the environment, never from a folder's files
         os.close(requests_r)
         os.close(replies_w)
-        self.requests, self.waiting = os.fdopen(requests_w, "w"), {}
-        threading.Thread(target=_replies, args=(weakref.ref(self), self.lock, os.fdopen(replies_r, "r"), self.waiting),
+        self.requests, self.waiting = os.fdopen(requests_w, "w", encoding="utf-8"), {}
+        replies = os.fdopen(replies_r, "r", encoding="utf-8")
+        threading.Thread(target=_replies, args=(weakref.ref(self), self.lock, replies, self.waiting),
                          daemon=True, name="tinylm-forkserver-replies").start()
 
     def start(self) -> None:
@@ -268,8 +274,13 @@ def _replies(server: weakref.ref, lock: threading.Lock, replies, waiting: dict[i
         waiting.clear()
 
 
+FORKS = sys.platform == "linux" and all(hasattr(os, name) for name in ("fork", "register_at_fork", "pidfd_open",
+                                                                         "setsid", "killpg"))
+"""Whether :func:`run` forks its commands from a :class:`Forkserver` (Linux); else each is a new ``python``."""
+
 _ALL: weakref.WeakSet[Forkserver] = weakref.WeakSet()
-os.register_at_fork(after_in_child=lambda: [server._forget() for server in list(_ALL)])
+if FORKS:
+    os.register_at_fork(after_in_child=lambda: [server._forget() for server in list(_ALL)])
 
 _SERVERS: dict[tuple, Forkserver] = {}
 
@@ -284,9 +295,13 @@ config)."""
 
 
 def cancel() -> None:
-    """End every command this process's servers run for it (a check interrupted while its commands run in threads)."""
+    """End every command this process runs (a check interrupted while its commands run in threads): those of its
+    servers, and the new ``python`` processes of :func:`run` where it does not fork."""
     for server in list(_ALL):
         server.cancel()
+    with _CHILDREN_LOCK:
+        for proc in list(_CHILDREN):
+            _kill(proc)
 
 
 def _server(env: dict[str, str], preload: tuple[str, ...]) -> Forkserver:
@@ -296,28 +311,72 @@ def _server(env: dict[str, str], preload: tuple[str, ...]) -> Forkserver:
 
 def start(env: dict[str, str], preload: tuple[str, ...] = PRELOAD) -> None:
     """Start the server that :func:`run` would use for ``env`` now, in the background: its imports (about 1.5 s) are
-    then done before the first command. Linux only; elsewhere, nothing."""
-    if sys.platform == "linux":
+    then done before the first command. Only where :data:`FORKS`; elsewhere, nothing."""
+    if FORKS:
         try:
-            _server(env, preload).start()
+            _server(_utf8(env), preload).start()
         except OSError:
             pass  # the first command starts a new python instead, as run() does
 
 
+def _utf8(env: dict[str, str]) -> dict[str, str]:
+    return {**env, "PYTHONIOENCODING": "utf-8"}
+
+
 def run(args: list[str], cwd: Path, env: dict[str, str], timeout: float,
         preload: tuple[str, ...] = PRELOAD) -> tuple[int, str]:
-    """``python *args`` (a script and its arguments, or ``-m module ...``) in ``cwd`` with exactly ``env``, as a child
-    of this process's :class:`Forkserver` for ``preload`` (one per preload list and environment's thread settings):
-    (exit code, stdout and stderr; -9 after ``timeout`` seconds)."""
-    if sys.platform == "linux" and args and (args[0] == "-m" and len(args) > 1 or args[0].endswith(".py")):
+    """``python *args`` (a script and its arguments, or ``-m module ...``) in ``cwd`` with ``env`` (and
+    ``PYTHONIOENCODING=utf-8``), as a child of this process's :class:`Forkserver` for ``preload`` (one per preload list
+    and environment's thread settings) where :data:`FORKS`, else as a new ``python``: (exit code, stdout and stderr;
+    -9 after ``timeout`` seconds)."""
+    env = _utf8(env)
+    if FORKS and args and (args[0] == "-m" and len(args) > 1 or args[0].endswith(".py")):
         server = _server(env, preload)
         try:
             return server.run(args, cwd, env, timeout)
         except RuntimeError:
             pass  # the server could not start or ended: a new process, as below
-    try:
-        done = subprocess.run([sys.executable, *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL,
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, timeout=timeout)
-    except subprocess.TimeoutExpired as e:
-        return -9, (e.stdout or b"").decode("utf-8", "replace")
-    return done.returncode, done.stdout.decode("utf-8", "replace")
+    return _python(args, cwd, env, timeout)
+
+
+KILLED = -9
+"""The exit code :func:`run` gives a command stopped at its timeout, on every platform (what :func:`subprocess.run`
+reports on Linux for a child killed by SIGKILL)."""
+
+_CHILDREN: set[subprocess.Popen] = set()
+"""The new ``python`` processes :func:`run` waits for now, in any thread (:func:`cancel` ends them)."""
+_CHILDREN_LOCK = threading.Lock()
+
+
+def _kill(proc: subprocess.Popen) -> None:
+    """End ``proc`` and, where there are process groups (it leads its own), what it started."""
+    if hasattr(os, "killpg") and proc.returncode is None:
+        try:
+            os.killpg(proc.pid, 9)  # SIGKILL (which Windows' signal module does not name)
+        except OSError:
+            pass
+    proc.kill()
+
+
+def _python(args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int, str]:
+    """``python *args`` as a new process, its output in a file as the server's children write theirs (what the command
+    started and left running cannot hold a pipe open). At ``timeout``, when the caller is interrupted, or at
+    :func:`cancel`, it is killed with its process group (the process alone on Windows, which has no such groups)."""
+    with tempfile.TemporaryFile() as output:
+        proc = subprocess.Popen([sys.executable, *args], cwd=cwd, env=env, stdin=subprocess.DEVNULL, stdout=output,
+                                stderr=subprocess.STDOUT, start_new_session=hasattr(os, "killpg"))
+        with _CHILDREN_LOCK:
+            _CHILDREN.add(proc)
+        try:
+            code = proc.wait(timeout)
+        except BaseException as e:  # its timeout, or a learner who stops the check: the command ends now
+            _kill(proc)
+            proc.wait()
+            if not isinstance(e, subprocess.TimeoutExpired):
+                raise
+            code = KILLED
+        finally:
+            with _CHILDREN_LOCK:
+                _CHILDREN.discard(proc)
+        output.seek(0)
+        return code, output.read().decode("utf-8", "replace")

@@ -24,12 +24,15 @@ learner's files then run in a sandbox of their own, never in the grader's proces
 - ``check_capstone_report``: ``report.md`` answers the five questions of the lesson (feedback only: the report is
   graded by hand).
 
-Every command runs under two limits, :data:`CPU_SECONDS` of CPU time and :data:`TIMEOUT` seconds in all; a check
-whose command reached one says which, with its value, instead of reporting what the command did.
+Every command runs under two limits, :data:`CPU_SECONDS` of CPU time (where there is ``RLIMIT_CPU``: not on Windows)
+and :data:`TIMEOUT` seconds in all; a check whose command reached one says which, with its value, instead of reporting
+what the command did. The grader and the check service add a third, their own time (:func:`deadline`): each command
+then ends by it, and a check whose command it ended raises :class:`DeadlineReached`, which they name.
 """
 from __future__ import annotations
 
 import ast
+import contextlib
 import hashlib
 import io
 import math
@@ -65,7 +68,7 @@ reference's slowest command takes about 3 s on a quiet 2-core laptop, and 20 s w
 CPU_SECONDS = 60
 """Seconds of CPU time one command may use: the stop for runaway code, whatever the machine's load (the reference's
 slowest command uses about 3). A command that reaches it gets SIGXCPU (its soft ``RLIMIT_CPU``, which
-:data:`LAUNCHER` sets)."""
+:data:`LAUNCHER` sets). Windows has no such limit: there :data:`TIMEOUT` alone stops a command."""
 TIMED_OUT, OUT_OF_CPU = -1000, -1024
 """The exit codes :func:`session` gives a command stopped at :data:`TIMEOUT` and at :data:`CPU_SECONDS` (no process
 exits with either)."""
@@ -202,9 +205,13 @@ def session(files: dict[str, str | bytes], commands: list[list[str]], load: tupl
     if shared is None:
         found = _SESSIONS[key] = _run(files, commands, load)
         return found
-    import fcntl  # POSIX only: the shared folder is the test suite's (a learner's kernel never sets it)
+    try:
+        import fcntl  # POSIX only: the shared folder is the test suite's (a learner's kernel never sets it)
+    except ImportError:  # Windows: results are kept per process
+        found = _SESSIONS[key] = _run(files, commands, load)
+        return found
 
-    with open(shared.with_suffix(".lock"), "a") as lock:  # one process runs them; the others wait, then read
+    with open(shared.with_suffix(".lock"), "ab") as lock:  # one process runs them; the others wait, then read
         fcntl.flock(lock, fcntl.LOCK_EX)
         if shared.is_file():
             found = torch.load(shared, weights_only=True)
@@ -219,11 +226,17 @@ def session(files: dict[str, str | bytes], commands: list[list[str]], load: tupl
 
 LAUNCHER = '''
 # code: the check's launcher, python _check_run.py SECONDS COMMAND...: COMMAND as python runs it, with at most SECONDS
-# of CPU time (then SIGXCPU)
-import os, resource, runpy, sys
+# of CPU time (then SIGXCPU; Windows has no such limit)
+import os, runpy, sys
 _seconds, _args = int(sys.argv[1]), sys.argv[2:]
-_hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
-resource.setrlimit(resource.RLIMIT_CPU, (_seconds if _hard == resource.RLIM_INFINITY else min(_seconds, _hard), _hard))
+try:
+    import resource
+except ImportError:
+    pass
+else:
+    _hard = resource.getrlimit(resource.RLIMIT_CPU)[1]
+    resource.setrlimit(resource.RLIMIT_CPU, (_seconds if _hard == resource.RLIM_INFINITY else min(_seconds, _hard),
+                                             _hard))
 if _args[0] == "-m":
     sys.argv = _args[1:]
     runpy.run_module(_args[1], run_name="__main__", alter_sys=True)
@@ -232,18 +245,61 @@ else:
     runpy.run_path(os.path.abspath(_args[0]), run_name="__main__")
 '''
 """Each command's first file (``_check_run.py``): it sets the command's CPU limit (:data:`CPU_SECONDS`) as the
-process's soft ``RLIMIT_CPU``, then runs the command in the same process as ``python`` would (``sys.argv``,
+process's soft ``RLIMIT_CPU`` (where there is one), then runs the command in the same process as ``python`` would (``sys.argv``,
 ``__main__``, the workspace first on ``sys.path``)."""
+
+
+_SIGXCPU = getattr(signal, "SIGXCPU", None)  # (Windows' signal module has none)
+_OUT_OF_CPU_CODES = (-_SIGXCPU, 128 + _SIGXCPU) if _SIGXCPU else ()
+
+
+class DeadlineReached(BaseException):
+    """The time :func:`deadline` gave ran out: a command was ended by it, or not started. A ``BaseException``, as
+    ``KeyboardInterrupt`` is: it ends the check (the ``check`` decorator would report an ``Exception`` as the learner's
+    code's), and whoever set the deadline names its own limit."""
+
+
+_DEADLINE: float | None = None
+"""``time.monotonic()`` by when every command must have ended (None: each has :data:`TIMEOUT`); :func:`deadline`
+sets it, for the check's threads too."""
+LEAST = 1.0
+"""Seconds: a command does not start with less than this left before the deadline."""
+
+
+@contextlib.contextmanager
+def deadline(seconds: float | None):
+    """Within it, the checks' commands end ``seconds`` from now at the latest: each may take what is left of them (when
+    that is less than :data:`TIMEOUT`), none starts with less than :data:`LEAST` left, and a command ended by it, or not
+    started, raises :class:`DeadlineReached` in the check. None: no such limit (a learner's kernel). The grader sets it
+    around a verdict (what is left of the notebook's time), the check service around a check (what is left of its
+    child's time): a check's commands run one after another and several at once, each with :data:`TIMEOUT`, and
+    together took 424 s of a notebook that had 45."""
+    global _DEADLINE
+    previous = _DEADLINE
+    if seconds is not None:
+        _DEADLINE = min(time.monotonic() + seconds, math.inf if previous is None else previous)
+    try:
+        yield
+    finally:
+        _DEADLINE = previous
 
 
 def _timed(ws, command: list[str]) -> tuple[int, str]:
     """``command`` run in ``ws`` under both limits: (exit code, output), the code :data:`TIMED_OUT` or
-    :data:`OUT_OF_CPU` when a limit stopped it (SIGXCPU is -24 from a forked child, 128 + 24 through bubblewrap)."""
+    :data:`OUT_OF_CPU` when a limit stopped it (SIGXCPU is -24 from a forked child, 128 + 24 through bubblewrap).
+    Within :func:`deadline`, at most what is left of it; raises :class:`DeadlineReached` when that ended it."""
+    timeout, end = TIMEOUT, _DEADLINE
+    if end is not None:
+        if end - time.monotonic() < LEAST:
+            raise DeadlineReached
+        timeout = min(TIMEOUT, end - time.monotonic())
     start = time.monotonic()
-    code, output = ws.run(["_check_run.py", str(CPU_SECONDS), *command], TIMEOUT)
-    if code == -signal.SIGKILL and time.monotonic() - start >= TIMEOUT:
+    code, output = ws.run(["_check_run.py", str(CPU_SECONDS), *command], timeout)
+    if code == _forked.KILLED and time.monotonic() - start >= timeout:
+        if timeout < TIMEOUT:
+            raise DeadlineReached
         code = TIMED_OUT
-    elif code in (-signal.SIGXCPU, 128 + signal.SIGXCPU):
+    elif code in _OUT_OF_CPU_CODES:
         code = OUT_OF_CPU
     return code, output
 
