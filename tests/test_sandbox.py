@@ -303,6 +303,7 @@ def test_a_name_that_is_no_stage_hides_nothing():
 # whole network also gets where no sshd listens).
 
 import signal  # noqa: E402
+import stat  # noqa: E402
 import socket  # noqa: E402
 import subprocess  # noqa: E402
 
@@ -492,3 +493,48 @@ def test_out_of_cpu_time_is_sigxcpu_not_sigkill():
     done = subprocess.run([sys.executable, "-m", "tinylm_grading.limits", "--memory-mb", "1024", "--processes", "64",
                            "--cpu-seconds", "1", "--", sys.executable, "-c", "while True: pass"], timeout=60)
     assert done.returncode == -signal.SIGXCPU
+
+
+def test_widening_modes_never_follows_a_link_even_one_swapped_in_midway(tmp_path):
+    """A root grader's change of modes (and of owners: the same walk) goes through descriptors opened with
+    O_NOFOLLOW: a link in the tree, or a folder swapped for a link after the walk listed it (the race a red-teamer won
+    against Path.rglob + os.chmod from a running capstone command), leaves what it points to as it was."""
+    canary = tmp_path / "canary"
+    canary.mkdir(mode=0o700)
+    (canary / "secret").write_text("x")
+    os.chmod(canary / "secret", 0o600)
+    tree = tmp_path / "tree"
+    (tree / "a").mkdir(parents=True)
+    (tree / "b").mkdir()
+    (tree / "a" / "f").write_text("x")
+    (tree / "link").symlink_to(canary)
+    os.mkfifo(tree / "fifo")
+    seen = []
+
+    def act(fd, st):
+        seen.append(st.st_mode)
+        if len(seen) == 2:  # the tree is listed: swap a folder not yet visited for a link to the canary
+            victim = tree / ("b" if (tree / "b").is_dir() and not (tree / "b").is_symlink() else "a")
+            os.rename(victim, tmp_path / "moved")
+            victim.symlink_to(canary)
+        os.fchmod(fd, st.st_mode | 0o055)
+
+    sandbox.walk_owned(tree, act)
+    assert stat.S_IMODE(canary.stat().st_mode) == 0o700 and stat.S_IMODE((canary / "secret").stat().st_mode) == 0o600
+    assert stat.S_IMODE(tree.stat().st_mode) & 0o055 == 0o055  # what it did reach, it changed
+
+
+def test_a_workspace_command_leaves_nothing_for_the_next_to_widen(tmp_path):
+    """The capstone's commands share one folder and run at once: the grader must not touch what one of them left
+    there when it starts the next (it bound the folder's entries one by one and widened their modes as root)."""
+    first = "import os\nos.mkdir('d', 0o700)\nopen('d/f', 'w').close()\nos.chmod('d/f', 0o600)\n" \
+            "os.symlink('/etc/shadow', 'd/link')\n"
+    with workspace.SandboxWorkspace({"first.py": first, "second.py": "pass\n"}) as ws:
+        assert ws.run(["first.py"], timeout=60)[0] == 0
+        modes = {p.name: stat.S_IMODE(p.lstat().st_mode) for p in (ws.path / "d").iterdir()} | \
+            {"d": stat.S_IMODE((ws.path / "d").stat().st_mode)}
+        shadow = stat.S_IMODE(os.stat("/etc/shadow").st_mode) if os.path.exists("/etc/shadow") else None
+        assert ws.run(["second.py"], timeout=60)[0] == 0
+        assert {p.name: stat.S_IMODE(p.lstat().st_mode) for p in (ws.path / "d").iterdir()} | \
+            {"d": stat.S_IMODE((ws.path / "d").stat().st_mode)} == modes
+    assert shadow is None or stat.S_IMODE(os.stat("/etc/shadow").st_mode) == shadow

@@ -50,6 +50,7 @@ from __future__ import annotations
 import os
 import secrets
 import shutil
+import stat
 import subprocess
 import sys
 import tempfile
@@ -244,10 +245,13 @@ class SandboxKernelManager(SlicedPollKernelManager):
         names = hidden_modules(stage)
         return [path for name in names for path in (package / f"{name}.py", package / name) if path.exists()]
 
-    def bwrap_args(self, workdir: Path, box: Path, conn_dir: Path, uid: int | None = None) -> list[str]:
+    def bwrap_args(self, workdir: Path, box: Path, conn_dir: Path, uid: int | None = None,
+                   writable: bool = False) -> list[str]:
         """bubblewrap's arguments: what is mounted where, the namespaces and the environment. With ``uid`` (a
         root grader's :meth:`learner_uid`), what learner code must write is made writable to it, and the first
-        process keeps :data:`DROP_CAPS` to become it (:meth:`command`)."""
+        process keeps :data:`DROP_CAPS` to become it (:meth:`command`). ``writable``: ``workdir`` itself is bound
+        writable (a capstone workspace, which ``uid`` owns), instead of a tmpfs holding read-only copies of its
+        files (a graded notebook's folder, the grader's own)."""
         tmp = str(self.tmp_mb * 2**20)
         args = ["--dev", "/dev", "--perms", "1777", "--size", tmp, "--tmpfs", "/dev/shm", "--proc", "/proc"]
         for name in PROC_COVERED:  # the host's, read-only: the sandbox's own procfs would let root write them
@@ -298,14 +302,16 @@ class SandboxKernelManager(SlicedPollKernelManager):
                     stub.write_text(HIDDEN_STUB.format(module=f"{package.name}.{path.stem}"))
                 _open_to_all(stub)
                 args += ["--ro-bind", str(stub), str(path)]
-        # the working folder: a private tmpfs of limited size, holding the submission's files read-only
-        args += ["--perms", "0777", "--size", str(self.workdir_mb * 2**20), "--tmpfs", str(workdir)]
-        for entry in sorted(workdir.iterdir()) if workdir.is_dir() else ():
-            if entry.is_symlink() or not (entry.is_file() or entry.is_dir()):
-                continue  # a link could point anywhere: it is not followed
-            if uid is not None:  # the grader's copies of the learner's files: readable by the learner's uid
-                _open_to_all(entry)
-            args += ["--ro-bind", str(entry), str(workdir / entry.name)]
+        if writable:  # the folder as it is: learner code may be writing in it already, nothing in it is touched
+            args += ["--bind", str(workdir), str(workdir)]
+        else:  # a private tmpfs of limited size, holding the submission's files read-only
+            args += ["--perms", "0777", "--size", str(self.workdir_mb * 2**20), "--tmpfs", str(workdir)]
+            for entry in sorted(workdir.iterdir()) if workdir.is_dir() else ():
+                if entry.is_symlink() or not (entry.is_file() or entry.is_dir()):
+                    continue  # a link could point anywhere: it is not followed
+                if uid is not None:  # the grader's copies of the learner's files: readable by the learner's uid
+                    _open_to_all(entry)
+                args += ["--ro-bind", str(entry), str(workdir / entry.name)]
         if uid is not None:  # the kernel's sockets, and the workspace's commands' own folder
             os.chown(conn_dir, uid, uid)
         args += ["--bind", str(conn_dir), str(conn_dir), "--chdir", str(workdir),
@@ -449,15 +455,36 @@ def _mapped(uid: int) -> bool:
     return any(inside <= uid < inside + count for inside, _, count in ranges)
 
 
+def walk_owned(path: Path, act) -> None:
+    """``act(fd, st)`` for ``path`` and everything under it, each opened without following a symbolic link at any step
+    (``O_NOFOLLOW``, relative to its folder's descriptor), so that a link swapped in meanwhile leads nowhere; a link,
+    or anything neither a file nor a folder (a FIFO is opened without blocking), is skipped. For a root grader's
+    changes of modes and owners: ``os.chmod`` and ``os.chown`` follow links."""
+    def visit(name, dir_fd=None):
+        try:
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=dir_fd)
+        except OSError:  # ELOOP: a symbolic link; or gone meanwhile
+            return
+        try:
+            st = os.fstat(fd)
+            if stat.S_ISREG(st.st_mode) or stat.S_ISDIR(st.st_mode):
+                act(fd, st)
+            if stat.S_ISDIR(st.st_mode):
+                for child in os.listdir(fd):
+                    visit(child, fd)
+        finally:
+            os.close(fd)
+
+    visit(str(path))
+
+
 def _open_to_all(path: Path) -> None:
     """Let every user read ``path`` (and traverse it, and everything under it, if a folder): the grader's own
     copies that the sandbox's unprivileged uid reads."""
-    paths = [path] if not path.is_dir() else [path, *path.rglob("*")]
-    for p in paths:
-        if p.is_symlink():
-            continue
-        mode = p.stat().st_mode
-        os.chmod(p, mode | (0o055 if p.is_dir() or mode & 0o100 else 0o044))
+    def widen(fd, st):
+        os.fchmod(fd, st.st_mode | (0o055 if stat.S_ISDIR(st.st_mode) or st.st_mode & 0o100 else 0o044))
+
+    walk_owned(path, widen)
 
 
 def _remove_box(box: Path, cgroup: str) -> None:

@@ -24,7 +24,7 @@ from pathlib import Path
 from tinylm_checks import capstone
 
 from .limits import remove_cgroups
-from .sandbox import SandboxKernelManager
+from .sandbox import SandboxKernelManager, walk_owned
 
 STAGE = "13_capstone"
 OUTPUT_BYTES = 64_000  # the most of a command's printed text the check reads
@@ -58,10 +58,9 @@ class SandboxWorkspace(capstone.Workspace):
         with _LOCK:  # a check's commands start from several threads at once
             if not hasattr(self, "uid"):
                 uid = manager.learner_uid()
-                if uid is not None:
+                if uid is not None:  # before any command runs here: the check's files, written by the grader
                     manager._check_readable()
-                    for path in [self.path, *self.path.rglob("*")]:  # the check's files, written by the grader
-                        os.lchown(path, uid, uid)
+                    walk_owned(self.path, lambda fd, st: os.fchown(fd, uid, uid))
                 self.uid = uid
         return self.uid
 
@@ -74,9 +73,7 @@ class SandboxWorkspace(capstone.Workspace):
         scratch = self.box / f"scratch-{uuid.uuid4().hex[:8]}"
         scratch.mkdir()
         uid = self._uid(manager)
-        bwrap = manager.bwrap_args(self.path, scratch, conn, uid)
-        at = bwrap.index("--chdir")  # the folder itself, writable, over the read-only copies bwrap_args mounts
-        bwrap[at:at] = ["--bind", str(self.path), str(self.path)]
+        bwrap = manager.bwrap_args(self.path, scratch, conn, uid, writable=True)
         at = bwrap.index("--clearenv") + 1
         bwrap[at:at] = [arg for name, value in capstone.THREADS.items() for arg in ("--setenv", name, value)]
         cgroup = f"tinylm-{uuid.uuid4().hex[:12]}"
