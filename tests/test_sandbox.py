@@ -342,6 +342,7 @@ def assert_contained(report: dict, folder_written: str, uid_range: range) -> Non
     assert written.pop(folder_written) == "written" and written.pop("/tmp") == "written"
     assert set(written.values()) <= {"OSError", "PermissionError", "FileNotFoundError"}, written
     assert report["interfaces"] == ["lo"] and report["host_loopback"] == "ConnectionRefusedError"
+    assert report["keyring"] == "Operation not permitted" and report["user_namespace"] == "Operation not permitted"
 
 
 def _root_uids() -> range:
@@ -394,14 +395,18 @@ def _without(args: list[str], *flags: str) -> list[str]:
     return out
 
 
-def _weakened(*flags: str, root_inside: bool = False):
-    """A sandboxed workspace missing ``flags`` (and, with ``root_inside``, the drop to an unprivileged uid)."""
+def _weakened(*flags: str, root_inside: bool = False, seccomp: bool = True):
+    """A sandboxed workspace missing ``flags`` (and, with ``root_inside``, the drop to an unprivileged uid; without
+    ``seccomp``, its filter)."""
     class Manager(SandboxKernelManager):
         def bwrap_args(self, *args, **kw):
             return _without(super().bwrap_args(*args, **kw), *flags)
 
         def learner_uid(self):
             return None if root_inside else super().learner_uid()
+
+        def seccomp(self):
+            return super().seccomp() if seccomp else None
 
     return type("Weakened", (workspace.SandboxWorkspace,), {"MANAGER": Manager})
 
@@ -538,3 +543,34 @@ def test_a_workspace_command_leaves_nothing_for_the_next_to_widen(tmp_path):
         assert {p.name: stat.S_IMODE(p.lstat().st_mode) for p in (ws.path / "d").iterdir()} | \
             {"d": stat.S_IMODE((ws.path / "d").stat().st_mode)} == modes
     assert shadow is None or stat.S_IMODE(os.stat("/etc/shadow").st_mode) == shadow
+
+
+def test_without_its_seccomp_filter_the_probe_makes_keys_and_user_namespaces(host, tmp_path):
+    """Keys belong to a uid, not a namespace, and outlive the sandbox; a user namespace made inside gives learner code
+    every capability over what it creates. The filter refuses both (tinylm_grading/seccomp.py): without it, the probe
+    gets them (and invalidates its key again)."""
+    report = sandbox_probe.in_workspace(*host, tmp_path, workspace=_weakened(seccomp=False))
+    assert report["keyring"] == "added" and report["user_namespace"] == "made"
+
+
+@pytest.mark.parametrize("machine", ["x86_64", "aarch64"])
+def test_the_seccomp_program_is_whole_for_each_machine(machine):
+    from tinylm_grading import seccomp
+    code = seccomp.program(machine)
+    assert len(code) % 8 == 0 and 20 < len(code) // 8 < 64
+    assert seccomp.program("riscv64") is None  # numbers not known: no filter rather than a wrong one
+
+
+def test_what_the_sandbox_wrote_reaches_the_log_escaped(tmp_path, caplog):
+    """The kernel writes to the same file as bubblewrap: a line it forges as bwrap's is logged, but its escape
+    sequences (erase the line, write the clipboard) are shown as text."""
+    from tinylm_grading.logs import printable
+    km = SandboxKernelManager()
+    km._box = tmp_path
+    (tmp_path / "stderr.log").write_bytes(b"bwrap: \x1b[2K\x1b[1G[AutogradeApp | INFO] all graded\x1b]52;c;cm0gLXJm\x07\n")
+    km._stderr = open(tmp_path / "stderr.log", "ab")
+    with caplog.at_level("ERROR"):
+        km._report_stderr()
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "\x1b" not in logged and "\\x1b[2K" in logged and "\\x07" in logged
+    assert printable("a\u202eb\u200bc\x9b") == "a\\u202eb\\u200bc\\x9b"

@@ -1,6 +1,7 @@
 """Start a command with limits on memory, processes and CPU time (the sandbox's outer launcher).
 
-    python -m tinylm_grading.limits --memory-mb 4096 --processes 128 --cpu-seconds 1800 [--cgroup NAME] -- CMD...
+    python -m tinylm_grading.limits --memory-mb 4096 --processes 128 --cpu-seconds 1800 [--cgroup NAME] [--uid UID]
+        [--seccomp FILE] -- CMD...
 
 Runs as the grader (trusted), before the sandbox exists: it puts itself in fresh cgroups when it may
 (a ``pids`` and a ``memory`` cgroup, cgroup v1 or v2: a root grader), sets resource limits
@@ -119,6 +120,8 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--processes", type=int, required=True)
     parser.add_argument("--cpu-seconds", type=int, required=True)
     parser.add_argument("--cgroup", default=None, help="name of the cgroups to create and join")
+    parser.add_argument("--seccomp", default=None, help="a file holding a seccomp program: passed to CMD, bubblewrap, "
+                                                        "as --seccomp FD")
     parser.add_argument("--uid", type=int, default=None, help="the uid the command becomes (RLIMIT_NPROC counts its "
                                                               "processes)")
     parser.add_argument("command", nargs=argparse.REMAINDER)
@@ -128,6 +131,10 @@ def main(argv: list[str] | None = None) -> None:
         parser.error("no command to run")
     held = join_cgroups(args.cgroup, args.memory_mb, args.processes) if args.cgroup else set()
     set_limits(args.memory_mb, args.processes, args.cpu_seconds, count_processes="pids" not in held, uid=args.uid)
+    if args.seccomp:  # bubblewrap reads the program from a descriptor it inherits
+        fd = os.open(args.seccomp, os.O_RDONLY)
+        os.set_inheritable(fd, True)
+        command = [command[0], "--seccomp", str(fd), *command[1:]]
     os.execvp(command[0], command)
 
 

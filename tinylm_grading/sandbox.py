@@ -61,6 +61,7 @@ from pathlib import Path
 from traitlets import Bool, Integer, List, Unicode
 
 from .kernel import SlicedPollKernelManager
+from .logs import printable
 
 ROOT = Path(__file__).resolve().parent.parent
 HIDDEN_IN_COURSE = ("gradebook.db", "submitted", "autograded", "feedback", "release", "notebooks", "notebooks-zh", "course")
@@ -336,14 +337,26 @@ class SandboxKernelManager(SlicedPollKernelManager):
             args += ["--setenv", "USER", "learner", "--setenv", "LOGNAME", "learner"]  # a uid without a name
         return args
 
-    def command(self, bwrap: list[str], argv: list[str], cgroup: str, cpu_seconds: int, uid: int | None) -> list[str]:
+    def command(self, bwrap: list[str], argv: list[str], cgroup: str, cpu_seconds: int, uid: int | None,
+                box: Path) -> list[str]:
         """The whole command that runs ``argv`` in the sandbox bubblewrap's arguments ``bwrap`` describe: the
-        limits' launcher (:mod:`tinylm_grading.limits`, in the cgroups ``cgroup``), bubblewrap, and, with ``uid``,
-        :data:`DROP` first."""
+        limits' launcher (:mod:`tinylm_grading.limits`, in the cgroups ``cgroup``), bubblewrap with the system calls
+        :mod:`tinylm_grading.seccomp` refuses (its program written in ``box``), and, with ``uid``, :data:`DROP`
+        first."""
         drop = [sys.executable, "-I", "-S", "-c", DROP, str(uid)] if uid is not None else []
+        refused = self.seccomp()
+        if refused is not None:
+            (box / "seccomp.bpf").write_bytes(refused)
         return [sys.executable, "-m", "tinylm_grading.limits", "--memory-mb", str(self.memory_mb),
                 "--processes", str(self.max_processes), "--cpu-seconds", str(cpu_seconds), "--cgroup", cgroup,
-                *(["--uid", str(uid)] if uid is not None else []), "--", bwrap_path(), *bwrap, "--", *drop, *argv]
+                *(["--uid", str(uid)] if uid is not None else []),
+                *(["--seccomp", str(box / "seccomp.bpf")] if refused is not None else []),
+                "--", bwrap_path(), *bwrap, "--", *drop, *argv]
+
+    def seccomp(self) -> bytes | None:
+        """The sandbox's seccomp program (:func:`tinylm_grading.seccomp.program`; None: none on this machine)."""
+        from .seccomp import program
+        return program()
 
     # ---- starting and ending a kernel
 
@@ -371,7 +384,7 @@ class SandboxKernelManager(SlicedPollKernelManager):
         if uid is not None:
             self._check_readable()
         self._prefix = self.command(self.bwrap_args(workdir, box, conn_dir, uid), [], self._cgroup,
-                                    self.cpu_seconds, uid)
+                                    self.cpu_seconds, uid, box)
         # nothing in the sandbox holds nbgrader's terminal or log: bwrap's PID 1 would pass them on
         # (/proc/1/fd/1), and learner code could write to the instructor's screen. bubblewrap's own errors
         # go to a file that shutdown reports (see _report_stderr)
@@ -416,8 +429,8 @@ class SandboxKernelManager(SlicedPollKernelManager):
         with open(self._box / "stderr.log", "rb") as f:
             head = f.read(4096).decode("utf-8", "replace")
         for line in head.splitlines():
-            if line.startswith("bwrap:"):
-                self.log.error("sandbox: %s", line[:300])
+            if line.startswith("bwrap:"):  # the kernel writes here too: learner text, escaped for the terminal
+                self.log.error("sandbox: %s", printable(line))
 
     # AsyncKernelManager binds its public names to the base class's coroutines: rebind them to ours
     interrupt_kernel = _async_interrupt_kernel
