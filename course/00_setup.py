@@ -35,16 +35,19 @@ _ = torch.manual_seed(0)
 # %% [markdown]
 # ## 1. Your environment
 #
-# The course pins its versions (PyTorch included) so that your results match the reference and the
-# checks. Run the next cell: it prints what you are running on and fails if PyTorch is not the
-# course's version.
+# The course's runs were made on PyTorch 2.13.0 (what `make lab` installs): on it, your numbers are the
+# ones the notebooks state. Its checks are also tested on PyTorch 2.5, the oldest it supports, and on 2.15,
+# so the PyTorch a hosted notebook already has will usually do. Run the next cell: it prints what you are
+# running on. On PyTorch 2.13.0 it passes; on another version from 2.5 on it passes with a warning that says
+# which of the notebooks' numbers may then differ from yours; on a PyTorch older than 2.5 it fails and says
+# how to upgrade.
 #
 # Everything in this course runs on a CPU; 2 cores are enough.
 
 # %% [markdown] lang="zh"
 # ## 1. 你的环境
 #
-# 课程锁定了所用库的版本（包括 PyTorch），这样你跑出的结果才能和参考实现、和检查对得上。运行下一个单元格：它会打印你当前的运行环境；如果 PyTorch 不是课程指定的版本，它会报错。
+# 课程里的各次运行都是在 PyTorch 2.13.0 上跑的（`make lab` 装的就是这个版本）：用它，你跑出的数字就是笔记本里写的那些。检查还在 PyTorch 2.5（课程支持的最低版本）和 2.15 上测过，所以托管笔记本（hosted notebook）里现成的 PyTorch 一般也能直接用。运行下一个单元格：它会打印你当前的运行环境。PyTorch 2.13.0 直接通过；2.5 及以上的其他版本也能通过，但会给出一条警告，说明笔记本里哪些数字可能和你跑出来的不一样；PyTorch 低于 2.5 时它会报错，并告诉你怎么升级。
 #
 # 整门课都在 CPU 上运行，有 2 个核就够了。
 
