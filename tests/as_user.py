@@ -36,11 +36,14 @@ def reachable_args(needed: list[Path]) -> list[str]:
     return args
 
 
-def run(uid: int, argv: list[str], needed: list[Path], env: dict[str, str], timeout: float) \
-        -> subprocess.CompletedProcess:
-    """``argv`` as ``uid`` (see the module's docstring); its output captured as text."""
+def run(uid: int, argv: list[str], needed: list[Path], env: dict[str, str], timeout: float,
+        cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """``argv`` as ``uid`` in ``cwd`` (see the module's docstring); its output captured as text."""
     assert os.geteuid() == 0, "needs root, to become another user"
     wrapper = [bwrap_path(), "--dev-bind", "/", "/", *reachable_args(needed), "--die-with-parent", "--",
                "setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", "--inh-caps=-all",
                "--bounding-set=-all", "--"]
+    if cwd is not None:
+        at = wrapper.index("--die-with-parent")
+        wrapper[at:at] = ["--chdir", str(cwd)]
     return subprocess.run([*wrapper, *argv], env=env, capture_output=True, text=True, timeout=timeout)
