@@ -1,5 +1,5 @@
 # Two commands do everything on a fresh clone:
-#   make lab    set up .venv, build the learner notebooks into release/, open JupyterLab on them
+#   make lab    set up .venv, write the learner notebooks into release/, open JupyterLab on them
 #   make test   set up .venv, then run the whole test suite (what CI runs)
 # and one while working: make test-fast (unit tests, reference vs PyTorch, checks vs mutants, lint, import graph).
 PYTHON ?= python3
@@ -14,12 +14,13 @@ WORKERS ?= 4
 
 .PHONY: venv notebooks release lab test test-fast clean-release learner-env check-service check-service-stop class
 
-$(VENV)/.installed: pyproject.toml
+$(VENV)/.installed: pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet pip==26.3  # pinned like everything else
 	@# pip compiles every installed module on one core (about 70 s for torch and Jupyter): install without,
 	@# then compile on every core. torch's one Python 3.12 file cannot compile here (pip skips it too).
-	$(PY) -m pip install --quiet --no-compile -e '.[test]'
+	@# pyproject.toml states ranges; constraints.txt holds the versions we test with.
+	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e '.[lab,grading,test]'
 	$(PY) -m compileall -q -j 0 -x 'torch/testing/_internal/py312_intrinsics' $(VENV)/lib
 	@# Learners' JupyterLab: hide nbgrader's instructor panels (instructors use the shell) and the
 	@# "get Jupyter news?" pop-up. Both settings live inside .venv.
@@ -32,32 +33,23 @@ $(VENV)/.installed: pyproject.toml
 
 venv: $(VENV)/.installed
 
-# Rebuild notebooks/*/*.ipynb from the jupytext sources in course/ (maintainers, after editing a source).
+# Rebuild notebooks/*/*.ipynb from the jupytext sources in course/ (maintainers, after editing a source), and the
+# learner notebooks the package ships (tinylm_solutions/learner_notebooks/, both languages).
 notebooks: venv
 	$(PY) tools/build_notebooks.py
 
 # The learner version of every stage, in the learner's language: TINYLM_LANG=zh or en, else the locale (LANG=zh_CN.UTF-8
-# is Chinese), else English. The Chinese is built from the same sources into notebooks-zh/ (same cells, grade ids and
-# points: one gradebook grades both). An existing release/<stage> is kept: it holds the learner's work.
+# is Chinese), else English. It is the package's (tinylm-course release: the notebooks `make notebooks` builds, as
+# nbgrader generate_assignment makes them; both languages have the same cells, grade ids and points: one gradebook
+# grades both). An existing release/<stage> is kept: it holds the learner's work.
 release: venv
-	@lang=$$($(PY) -m tinylm_solutions.i18n); source=; \
-	if [ "$$lang" != en ]; then \
-	  $(PY) tools/build_notebooks.py --lang $$lang --out notebooks-$$lang > /dev/null || exit 1; \
-	  source=--CourseDirectory.source_directory=notebooks-$$lang; fi; \
-	for s in $(STAGES); do \
-	  if [ -d release/$$s ]; then echo "release/$$s exists: kept (delete it to rebuild)"; \
-	  else nbgrader generate_assignment $$s $$source --log-level=WARN || exit 1; fi; \
-	done
+	@$(PY) -m tinylm_solutions.course release release
 
-# Jupyter refuses to run as root unless told; containers often are root. In Chinese, JupyterLab's own menus are
-# Chinese too: its settings for the course (the language pack's locale) live in .jupyter-lab/<lang>/.
-lab: release
-	@lang=$$($(PY) -m tinylm_solutions.i18n); dir=$(CURDIR)/.jupyter-lab/$$lang; \
-	mkdir -p $$dir/@jupyterlab/translation-extension; \
-	echo "{\"locale\": \"$$( [ $$lang = zh ] && echo zh_CN || echo en)\"}" \
-	  > $$dir/@jupyterlab/translation-extension/plugin.jupyterlab-settings; \
-	JUPYTERLAB_SETTINGS_DIR=$$dir $(VENV)/bin/jupyter lab --ServerApp.root_dir=release \
-	  $(if $(filter 0,$(shell id -u)),--allow-root)
+# JupyterLab on release/ (tinylm-course lab): its own menus in the notebooks' language too, with the settings it writes
+# in release/.jupyter-lab/<lang>/; as root it says --allow-root (Jupyter refuses to run as root unless told, and
+# containers often are root).
+lab: venv
+	@$(PY) -m tinylm_solutions.course lab release
 
 test: venv
 	$(PY) -m pytest -n $(WORKERS) --dist loadscope --no-loadscope-reorder $(PYTEST_ARGS)

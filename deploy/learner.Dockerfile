@@ -5,7 +5,7 @@
 # Only the venv leaves the build stage: the reference the build reads never reaches the image.
 FROM python:3.11-slim-bookworm AS build
 WORKDIR /course
-COPY pyproject.toml ./
+COPY pyproject.toml constraints.txt ./
 COPY assets/tang_poems_zh.txt assets/
 COPY tinylm_solutions tinylm_solutions
 COPY tinylm_checks tinylm_checks

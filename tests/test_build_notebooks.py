@@ -1,9 +1,12 @@
-"""tools/build_notebooks.py: the committed notebooks and the README's exercise table are the build of their
-sources and of the registry, and lint catches broken grading metadata."""
+"""tools/build_notebooks.py: the committed notebooks, the learner notebooks the package ships and the README's
+exercise table are the build of their sources and of the registry, and lint catches broken grading metadata."""
 import importlib.util
+import os
+import sys
 import textwrap
 from pathlib import Path
 
+import nbformat
 import pytest
 
 from tinylm_grading import registry
@@ -156,3 +159,49 @@ def test_the_capstone_notebook_writes_the_reference_repository():
     assert set(written) == set(reference)
     for name, text in reference.items():
         assert written[name] == text.strip("\n"), name
+
+
+# ---- the learner notebooks the package ships (tinylm-course release writes them out)
+
+def test_every_stage_has_its_learner_notebook_in_both_languages_with_the_install_cell_first():
+    for lang in ("en", "zh"):
+        stages = sorted(p.name for p in (build_notebooks.LEARNER / lang).iterdir())
+        assert stages == [s.name for s in registry.STAGES]
+        for stage in stages:
+            nb = nbformat.read(build_notebooks.LEARNER / lang / stage / f"{stage}.ipynb", as_version=4)
+            first = nb.cells[0]
+            assert first.id == build_notebooks.INSTALL_CELL_ID and "nbgrader" not in first.metadata
+            assert first.source == build_notebooks.install_cell(lang, build_notebooks.install_from())
+            assert nb.metadata.get("tinylm", {}).get("lang") == (None if lang == "en" else lang)
+            text = "\n".join(c.source for c in nb.cells)
+            assert "### BEGIN SOLUTION" not in text and "### BEGIN HIDDEN TESTS" not in text
+
+
+def test_the_install_cell_installs_from_the_address_pyproject_gives():
+    cell = build_notebooks.install_cell("en", "git+https://example.org/tinylm-course.git")
+    assert 'COURSE = "git+https://example.org/tinylm-course.git"' in cell and '%pip install --quiet "{COURSE}"' in cell
+
+
+@pytest.mark.slow
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_learner_notebooks_are_what_nbgrader_generate_assignment_makes(tmp_path, lang):
+    """The package's learner notebooks, but their first cell, are byte for byte ``nbgrader generate_assignment``'s
+    release of every stage (``make release`` built them so before): a learner's notebook from ``tinylm-course``
+    is graded by the same gradebook, its checksums and metadata nbgrader's own."""
+    import shutil
+    import subprocess
+
+    shutil.copy(ROOT / "nbgrader_config.py", tmp_path)
+    for source in sorted((ROOT / "course").glob("[0-9][0-9]_*.py")):
+        target = build_notebooks.target(source, tmp_path / "notebooks")
+        target.parent.mkdir(parents=True)
+        nbformat.write(build_notebooks.build(source, lang=lang), str(target))
+    nbgrader = Path(sys.executable).parent / "nbgrader"
+    subprocess.run([str(nbgrader), "generate_assignment", "*", "--log-level=WARN"], cwd=tmp_path, check=True,
+                   capture_output=True, env={**os.environ, "PATH": f"{nbgrader.parent}{os.pathsep}{os.environ['PATH']}"})
+    for stage in registry.STAGES:
+        ours = nbformat.read(build_notebooks.LEARNER / lang / stage.name / f"{stage.name}.ipynb", as_version=4)
+        assert ours.cells.pop(0).id == build_notebooks.INSTALL_CELL_ID
+        theirs = (tmp_path / "release" / stage.name / f"{stage.name}.ipynb").read_text()
+        assert nbformat.writes(ours) + "\n" == theirs, stage.name

@@ -17,11 +17,11 @@ therefore holds, of the course's own code (:func:`learner_files`):
 with a later one (``make learner-env RELEASED=07_block``) adds the given code that stage brings.
 
 ``python -m tinylm_grading.learnerenv --venv PATH --released STAGE`` (``make learner-env``) creates the venv if
-needed, installs the course's pinned dependencies from PyPI, hides nbgrader's instructor panels, and writes the
-course's files into its site-packages (after removing an earlier build's). Nothing of the course goes through pip,
-so no wheel of it is cached. The venv is for other users, the learners: it is refused inside the course folder (which
-must be closed to them), it is made from a Python every user can run (:func:`shared_python`), everything in it is made
-readable by all, and a folder on its way that others cannot enter is named in a warning.
+needed, installs the course's dependencies from PyPI at their pinned versions, hides nbgrader's instructor panels,
+and writes the course's files into its site-packages (after removing an earlier build's). Nothing of the course goes
+through pip, so no wheel of it is cached. The venv is for other users, the learners: it is refused inside the course
+folder (which must be closed to them), it is made from a Python every user can run (:func:`shared_python`), everything
+in it is made readable by all, and a folder on its way that others cannot enter is named in a warning.
 """
 from __future__ import annotations
 
@@ -76,9 +76,18 @@ def stage(name: str) -> str:
 
 
 def requirements() -> list[str]:
-    """The course's pinned dependencies (``pyproject.toml``): a learner's environment installs them from PyPI."""
+    """What a learner's environment installs from PyPI (``pyproject.toml``): the course's dependencies, its ``lab``
+    extra (JupyterLab) and nbgrader (the learners' assignment list), at the versions of ``constraints.txt``
+    (:data:`CONSTRAINTS`, given to pip with them)."""
     import tomllib
-    return tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    extras = project["optional-dependencies"]
+    return [*project["dependencies"], *extras["lab"],
+            *(r for r in extras["grading"] if r.startswith("nbgrader"))]
+
+
+CONSTRAINTS = ROOT / "constraints.txt"
+"""The versions the course is tested with: pip's constraints for :func:`requirements`."""
 
 
 def given_modules(released: str) -> set[str]:
@@ -205,8 +214,8 @@ def open_to_learners(tree: Path) -> None:
 
 def build(venv: Path, released: str, extra: tuple[str, ...] = (), python: str | None = None) -> list[str]:
     """Create (or update) the learner's venv at ``venv`` with ``python`` (default: :func:`shared_python`, else this
-    one): the pinned dependencies and ``extra`` packages from PyPI, nbgrader's instructor panels and server extensions
-    off, the course's learner files (:func:`write`), all readable by every user (:func:`open_to_learners`)."""
+    one): the course's dependencies at their pinned versions and ``extra`` packages from PyPI, nbgrader's instructor
+    panels and server extensions off, the course's learner files (:func:`write`), all readable by every user (:func:`open_to_learners`)."""
     released = stage(released)
     given_modules(released)  # refuse before installing anything
     base, python = python or shared_python() or sys.executable, venv / "bin" / "python"
@@ -214,7 +223,7 @@ def build(venv: Path, released: str, extra: tuple[str, ...] = (), python: str | 
         subprocess.run([base, "-m", "venv", str(venv)], check=True)
     pip = [str(python), "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
     subprocess.run([*pip, "pip==26.3"], check=True)
-    subprocess.run([*pip, *requirements(), *extra], check=True)
+    subprocess.run([*pip, "-c", str(CONSTRAINTS), *requirements(), *extra], check=True)
     jupyter = str(venv / "bin" / "jupyter")
     subprocess.run([jupyter, "labextension", "disable", "--level=sys_prefix", *INSTRUCTOR_PANELS],
                    check=True, capture_output=True)

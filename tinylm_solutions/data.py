@@ -19,8 +19,11 @@ from pathlib import Path
 
 import torch
 
-ZH_CORPUS = Path(__file__).resolve().parent.parent / "assets" / "tang_poems_zh.txt"
-"""The Chinese corpus: Tang poems, one per paragraph (the line ``作者《标题》``, then one line per couplet)."""
+ZH_CORPUS = next((p for p in (Path(__file__).resolve().parent / "corpora" / "tang_poems_zh.txt",  # a wheel's
+                              Path(__file__).resolve().parent.parent / "assets" / "tang_poems_zh.txt")  # the repository's
+                  if p.exists()), Path(__file__).resolve().parent.parent / "assets" / "tang_poems_zh.txt")
+"""The Chinese corpus: Tang poems, one per paragraph (the line ``作者《标题》``, then one line per couplet). In the
+repository, ``assets/tang_poems_zh.txt``; a wheel of the package carries it as ``tinylm_solutions/corpora/``."""
 CORPORA = ("en", "zh")
 """The names :func:`corpus` knows: ``"en"`` the English docstrings, ``"zh"`` the Tang poems."""
 
@@ -76,8 +79,8 @@ def chinese_corpus(max_chars: int | None = None) -> str:
         max_chars: optional cap on the returned length.
 
     Raises:
-        FileNotFoundError: ``assets/tang_poems_zh.txt`` is not there (it is in the course's repository, not in a
-            wheel of the package; ``tools/make_zh_corpus.py`` rebuilds it).
+        FileNotFoundError: :data:`ZH_CORPUS` is not there (it is in the course's repository and in a wheel of the
+            package; ``tools/make_zh_corpus.py`` rebuilds it).
     """
     text = ZH_CORPUS.read_text(encoding="utf-8")
     return text[:max_chars] if max_chars is not None else text

@@ -1,4 +1,5 @@
-"""Every sentence the command lines (``tinylm-train``, ``tinylm-generate``) print, by a stable id.
+"""Every sentence the command lines (``tinylm-train``, ``tinylm-generate``, ``tinylm-course``) print, by a stable id,
+and the first cell of the learner notebooks.
 
 ``TEXT``: message id -> English ``str.format`` template with named fields. The Chinese is in
 ``locale/zh_CN/LC_MESSAGES/tinylm.po`` (``tools/messages.py`` keeps it in step); :func:`say` gives a message in
@@ -131,6 +132,41 @@ TEXT: dict[str, str] = {
     "error.prompt_unknown_chars": "the prompt has characters not in the vocabulary: {chars} (the model knows the "
                                   "{vocab:,} characters of its corpus)",
     "error.prompt_no_tokens": "the prompt gives no tokens: give at least one known word or character",
+    # ---- tinylm-course: the learner's notebooks without make (tinylm_solutions.course)
+    "course.description": "The TinyLM course's notebooks, to learn on your own: write them into a folder, and open "
+                          "them in JupyterLab.",
+    "course.epilog": "A stage whose folder is there already holds your work: it is kept, never written over. Bad "
+                     "input gives one line on stderr and exit status 2.",
+    "course.help.lab": "write the notebooks into DIR (the stages not there yet), then open JupyterLab on DIR",
+    "course.help.release": "write the notebooks into DIR (the stages not there yet), and nothing else",
+    "course.help.lab_dir": "the course's folder (default: {default}, in the current folder)",
+    "course.help.release_dir": "the folder to write the notebooks into (made if missing)",
+    "course.help.lang": "the notebooks' language, and JupyterLab's: en or zh (here the default is {default}, from "
+                        "TINYLM_LANG or the locale)",
+    "course.lab.epilog": "Options after -- go to JupyterLab itself, e.g. {example}. JupyterLab runs until you stop it "
+                         "(Ctrl+C in this window, twice).",
+    "course.wrote": "wrote the notebooks of {count} stages into {folder}",
+    "course.kept": "kept {stages} in {folder}: those folders hold your work (delete one to start that stage afresh)",
+    "course.kept_all": "kept all {count} stages in {folder}: their folders hold your work (delete one to start that "
+                       "stage afresh)",
+    "course.error.python": "the TinyLM course needs Python {needed} or newer, and this is Python {version} "
+                           "({python}): install a newer Python (python.org) and run the course with it",
+    "course.error.not_a_folder": "{folder} is a file: give a folder for the notebooks (a new one, or the course's)",
+    "course.error.cannot_write": "cannot write the notebooks into {folder}: {reason}",
+    "course.error.jupyter_args": "-- {args}: only tinylm-course lab takes options after --, for JupyterLab",
+    "course.error.no_jupyterlab": "JupyterLab is not installed in this Python ({python}): install the course with its "
+                                  "lab extra, as the README says (pip install ...[lab]), or open the notebooks that "
+                                  "tinylm-course release writes in the Jupyter you have",
+    # ---- the first cell of every learner notebook (tools/build_notebooks.py writes it, in the notebook's language)
+    "course.cell.what": "Where the course is not installed (Colab, Kaggle, a hub without it), this cell installs it; "
+                        "where it is, it does nothing.",
+    "course.cell.from": "where to install the course from: a git URL or the address of its wheel (your instructor or "
+                        "the course's README gives it)",
+    "course.cell.lang": "the checks speak this notebook's language",
+    "course.cell.python": "the TinyLM course needs Python {needed} or newer, and this notebook runs Python {version}: "
+                          "choose a newer runtime",
+    "course.cell.no_source": "the course is not installed here, and COURSE above is empty: set it to the address your "
+                             "instructor or the course's README gives, then run this cell again",
 }
 
 

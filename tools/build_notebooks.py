@@ -6,6 +6,13 @@ write the README's exercise table.
     python tools/build_notebooks.py --only 04    # build (or check) the stages whose name starts with 04
     python tools/build_notebooks.py --lang zh --out notebooks-zh   # the Chinese source notebooks (not committed)
 
+The default build (no ``--out``) also writes the learner notebooks the package ships, in both languages
+(``tinylm_solutions/learner_notebooks/<lang>/NN_name/NN_name.ipynb``, what ``tinylm-course release`` writes out):
+each is what ``nbgrader generate_assignment`` makes of the source notebook in that language (nbgrader's own
+preprocessors, with the course's ``nbgrader_config.py``: solutions and hidden tests taken out, cells locked,
+checksums), with a first cell that installs the course where it is missing (:func:`install_cell`: Colab, Kaggle, a hub
+without it), from the address ``[tool.tinylm-course] install-from`` of ``pyproject.toml`` gives.
+
 The sources are jupytext "percent" files, in two languages: every English markdown cell is followed by its Chinese
 twin (``# %% [markdown] lang="zh"``, see ``tools/bilingual.py``); the code cells are shared (but a data cell's, whose
 Chinese twin assigns the same names other values: the text to train on, the prompts), so both languages' notebooks
@@ -40,8 +47,10 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import json
 import re
 import sys
+import textwrap
 from pathlib import Path
 
 import jupytext
@@ -56,6 +65,7 @@ LOCALES = {"zh": "zh_CN"}  # a notebook language -> the locale of its catalogs
 
 SOURCES = ROOT / "course"
 NOTEBOOKS = ROOT / "notebooks"
+LEARNER = ROOT / "tinylm_solutions" / "learner_notebooks"  # the learner notebooks the package ships, per language
 README = ROOT / "README.md"
 TABLE_START = "<!-- exercises: generated from tinylm_grading/registry.py by `make notebooks`; edit the registry, not this table -->"
 TABLE_END = "<!-- end of exercises -->"
@@ -228,6 +238,77 @@ def build(source: Path, stage: registry.Stage | None = None, exercises: tuple | 
     return nb
 
 
+def install_from() -> str:
+    """Where a learner notebook's first cell installs the course from: ``[tool.tinylm-course] install-from`` of
+    ``pyproject.toml`` (a git URL or a wheel's address; empty while the course is published nowhere)."""
+    import tomllib
+
+    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["tinylm-course"]["install-from"]
+
+
+def install_cell(lang: str, course: str) -> str:
+    """The first cell of every learner notebook, in ``lang``: where ``tinylm_checks`` cannot be imported (a hosted
+    notebook: Colab, Kaggle, a hub without the course) it installs the course from ``course`` with ``%pip``, after
+    saying in one line why it cannot (a Python older than the course's, no address given); where the course is
+    installed it does nothing. Either way the checks speak the notebook's language (``TINYLM_LANG``, unless set)."""
+    from tinylm_solutions import course as command, i18n, messages
+
+    def say(key: str, **values) -> str:
+        return i18n.translate(messages.FOLDER, key, messages.TEXT[key], lang).format(**values)
+
+    def comment(text: str) -> str:
+        return textwrap.fill(text, 116, initial_indent="# ", subsequent_indent="# ")
+
+    def literal(text: str) -> str:  # a Python string literal, in double quotes like the course's code
+        return json.dumps(text, ensure_ascii=False)
+
+    needed = ".".join(map(str, command.PYTHON))
+    return "\n".join([
+        comment(say("course.cell.what")),
+        "import importlib",
+        "import os",
+        "import sys",
+        "",
+        comment(say("course.cell.from")),
+        f"COURSE = {literal(course)}",
+        f"os.environ.setdefault(\"TINYLM_LANG\", {literal(lang)})  # {say('course.cell.lang')}",
+        "try:",
+        "    import tinylm_checks",
+        "except ModuleNotFoundError:",
+        f"    if sys.version_info < {command.PYTHON!r}:",
+        f"        problem = {literal(say('course.cell.python', needed=needed, version='{version}'))}",
+        "        raise RuntimeError(problem.format(version=sys.version.split()[0])) from None",
+        "    if not COURSE:",
+        f"        raise RuntimeError({literal(say('course.cell.no_source'))}) from None",
+        '    %pip install --quiet "{COURSE}"',
+        "    importlib.invalidate_caches()",
+        "    import tinylm_checks",
+    ])
+
+
+INSTALL_CELL_ID = "install-course"
+
+
+def learner_notebook(nb: nbformat.NotebookNode, lang: str, course: str) -> nbformat.NotebookNode:
+    """The learner's version of the source notebook ``nb`` (in ``lang``): what ``nbgrader generate_assignment``
+    writes (its preprocessors, but the one that saves the cells in the gradebook, with the course's nbgrader config),
+    with :func:`install_cell` first."""
+    from nbgrader.converters.generate_assignment import GenerateAssignment
+    from nbgrader.preprocessors import SaveCells
+    from traitlets.config.loader import PyFileConfigLoader
+
+    config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
+    nb, resources = nbformat.from_dict(nb), {"nbgrader": {"notebook": "", "assignment": ""}}
+    for preprocessor in GenerateAssignment.class_traits()["preprocessors"].default():
+        if preprocessor is not SaveCells:
+            nb, resources = preprocessor(config=config).preprocess(nb, resources)
+    cell = nbformat.v4.new_code_cell(install_cell(lang, course))
+    cell.id = INSTALL_CELL_ID
+    nb.cells.insert(0, cell)
+    nbformat.validate(nb)
+    return nb
+
+
 def target(source: Path, folder: Path = NOTEBOOKS) -> Path:
     return folder / source.stem / f"{source.stem}.ipynb"
 
@@ -258,10 +339,14 @@ def main(argv: list[str] | None = None) -> int:
         print(f"course/ holds {[p.stem for p in sources]}, the registry's stages are "
               f"{[s.name for s in registry.STAGES]}", file=sys.stderr)
         return 1
-    outputs = {}
+    outputs, course = {}, install_from()
     for source in sources:
         try:
             outputs[target(source, args.out or NOTEBOOKS)] = nbformat.writes(build(source, lang=args.lang)) + "\n"
+            if args.out is None:  # the default build: the package's learner notebooks too, in every language
+                for lang in bilingual.LANGUAGES:
+                    nb = build(source, lang=lang)
+                    outputs[target(source, LEARNER / lang)] = nbformat.writes(learner_notebook(nb, lang, course)) + "\n"
         except LintError as e:
             print(f"lint errors:\n{e}", file=sys.stderr)
             return 1
