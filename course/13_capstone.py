@@ -527,8 +527,9 @@ train:
 # `python train.py --config configs/tiny.yaml [--steps N] [--out checkpoint.pt] [--data text.txt]`:
 #
 # 1. read the configuration with `yaml.safe_load`; `--steps` overrides `train.steps`; seed `torch` with `train.seed`;
-# 2. the text: the file `--data` names, else the course's corpus (`tinylm_solutions.data.default_corpus()`); a
-#    character vocabulary `sorted(set(text))`, the ids;
+# 2. the text: the file `--data` names, read as UTF-8 (`open(path, encoding="utf-8")`: without it, Windows reads the
+#    system's code page), else the course's corpus (`tinylm_solutions.data.default_corpus()`); a character vocabulary
+#    `sorted(set(text))`, the ids;
 # 3. `TinyLM(**config["model"], vocab_size=len(vocab))`, AdamW at `train.lr`, and `steps` steps on random windows of
 #    `max_seq_len` tokens (batch `train.batch_size`): zero_grad, loss, backward, clip to 1.0, step; print the loss now
 #    and then. The loss is `model(x, labels=x)`: TinyLM shifts the labels itself (notebook 08), so pass the inputs,
@@ -567,7 +568,7 @@ train:
 # `python train.py --config configs/tiny.yaml [--steps N] [--out checkpoint.pt] [--data text.txt]`：
 #
 # 1. 用 `yaml.safe_load` 读取配置；`--steps` 会覆盖 `train.steps`；用 `train.seed` 给 `torch` 设随机种子（random seed）；
-# 2. 文本：给了 `--data` 就读它指定的文件，否则用课程的语料（`tinylm_solutions.data.default_corpus()`）；建字符词表（vocabulary）`sorted(set(text))`，再得到 ids；
+# 2. 文本：给了 `--data` 就按 UTF-8 读它指定的文件（`open(path, encoding="utf-8")`：不写 encoding 的话，Windows 会按系统的代码页去读），否则用课程的语料（`tinylm_solutions.data.default_corpus()`）；建字符词表（vocabulary）`sorted(set(text))`，再得到 ids；
 # 3. `TinyLM(**config["model"], vocab_size=len(vocab))`，学习率（learning rate）为 `train.lr` 的 AdamW，在长度为 `max_seq_len` 个 token 的随机窗口上训练 `steps` 步（批次大小为 `train.batch_size`）：zero_grad、loss、backward、把梯度裁剪到 1.0、step；时不时打印一下损失。损失用 `model(x, labels=x)` 来算：TinyLM 会自己把标签错位（笔记本 08），所以传进去的是输入本身，而不是笔记本 09 里的 `y`（它已经错过位了，再传进去就会错位两次）；
 # 4. `torch.save({"config": model_config, "model": model.state_dict(), "vocab": vocab}, out)`，其中 `model_config` 存着模型的参数，包括 `vocab_size`。
 #
@@ -615,7 +616,7 @@ def main():
     parser.add_argument("--out", default="checkpoint.pt")
     parser.add_argument("--data", default=None, help="a text file to train on (default: the course's corpus)")
     args = parser.parse_args()
-    with open(args.config) as f:
+    with open(args.config, encoding="utf-8") as f:  # by name: Windows' default is the system's code page
         config = yaml.safe_load(f)
     train = config["train"]
     steps = args.steps if args.steps is not None else train["steps"]
@@ -626,7 +627,7 @@ def main():
             parser.error("outside the course, give a text file to train on: --data FILE")
         text = default_corpus()
     else:
-        with open(args.data) as f:
+        with open(args.data, encoding="utf-8") as f:
             text = f.read()
     vocab = sorted(set(text))  # a character-level tokenizer
     stoi = {ch: i for i, ch in enumerate(vocab)}

@@ -27,7 +27,7 @@ check code and no answers: there each check is a request to the check service (:
 if _LEARNER.exists():
     from .client import remote_check as _remote_check
 
-    _CHECKS = tuple(_json.loads(_LEARNER.read_text())["checks"])
+    _CHECKS = tuple(_json.loads(_LEARNER.read_text(encoding="utf-8"))["checks"])
     globals().update({_name: _remote_check(_name) for _name in _CHECKS})
     _STAGES = (environment, lab)
 else:

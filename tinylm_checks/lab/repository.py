@@ -5,11 +5,17 @@
 (checkpoints, caches) are left out. It reads and judges nothing else. Where the checks run in this process, making one
 also starts the process the capstone's checks fork their commands from (:func:`tinylm_checks.capstone.prepare`), in
 the background.
+
+Its files are UTF-8, read and written as such whatever the system's encoding (a Chinese Windows' is GBK, code page
+936, in which a UTF-8 file with Chinese in it does not read back); a byte-order mark an editor put first is dropped
+when it reads.
 """
 from __future__ import annotations
 
 import sys
 from pathlib import Path
+
+from .._text import say
 
 __all__ = ["Repository"]
 
@@ -23,7 +29,7 @@ class Repository:
 
     Raises (when called):
         FileNotFoundError: if the folder does not exist.
-        ValueError: if it holds more than 64 text files or one above 200 kB.
+        ValueError: if it holds more than 64 text files, one above 200 kB, or one that is not UTF-8.
     """
 
     def __init__(self, root: str | Path):
@@ -37,7 +43,7 @@ class Repository:
 
     def __call__(self) -> dict[str, str]:
         if not self.root.is_dir():
-            raise FileNotFoundError(f"no folder {str(self.root)!r}: run the cells that write the repository first")
+            raise FileNotFoundError(say("lab.repository.missing", root=repr(str(self.root))))
         files = {}
         for path in sorted(self.root.rglob("*")):
             rel = path.relative_to(self.root)
@@ -45,15 +51,18 @@ class Repository:
                     or path.suffix not in TEXT_SUFFIXES:
                 continue
             if len(files) == MAX_FILES:
-                raise ValueError(f"{self.root} holds more than {MAX_FILES} text files")
+                raise ValueError(say("lab.repository.too_many", root=self.root, limit=MAX_FILES))
             if path.stat().st_size > MAX_BYTES:
-                raise ValueError(f"{rel.as_posix()} is larger than {MAX_BYTES:,d} bytes")
-            files[rel.as_posix()] = path.read_text()
+                raise ValueError(say("lab.repository.too_large", name=rel.as_posix(), limit=MAX_BYTES))
+            try:
+                files[rel.as_posix()] = path.read_text(encoding="utf-8-sig")
+            except UnicodeDecodeError as e:
+                raise ValueError(say("lab.repository.not_utf8", name=rel.as_posix(), position=e.start + 1)) from None
         return files
 
     def write(self, files: dict[str, str]) -> None:
-        """Write ``files`` (``{relative path: text}``) under the root, folders included."""
+        """Write ``files`` (``{relative path: text}``) under the root, folders included, as UTF-8."""
         for name, text in files.items():
             path = self.root / name
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
+            path.write_text(text, encoding="utf-8")

@@ -62,4 +62,10 @@ MESSAGES = {
     "lab.overfit.ylabel": "training loss",
     "lab.not_done": ("NotImplementedError: {name} is an exercise not done yet (it still raises NotImplementedError). "
                      "Write it in its cell above, run that cell and its check, then run this cell again."),
+    "lab.repository.missing": "no folder {root}: run the cells that write the repository first",
+    "lab.repository.too_many": "{root} holds more than {limit} text files",
+    "lab.repository.too_large": "{name} is larger than {limit:,d} bytes",
+    "lab.repository.not_utf8": ("{name} is not UTF-8 text (byte {position}): save it as UTF-8, as the notebook's "
+                                "cells write it (an editor that saves in the system's encoding, GBK on a Chinese "
+                                "Windows, makes a file that neither the checks nor Python can read)"),
 }

@@ -14,4 +14,4 @@ FILES = ("model.py", "train.py", "generate.py", "tests/test_attention.py", "test
 
 def repo() -> dict[str, str]:
     """{path: text} of the reference repository's files."""
-    return {name: (_HERE / name).read_text() for name in FILES}
+    return {name: (_HERE / name).read_text(encoding="utf-8") for name in FILES}

@@ -25,7 +25,7 @@ def main():
     parser.add_argument("--out", default="checkpoint.pt")
     parser.add_argument("--data", default=None, help="a text file to train on (default: the course's corpus)")
     args = parser.parse_args()
-    with open(args.config) as f:
+    with open(args.config, encoding="utf-8") as f:  # by name: Windows' default is the system's code page
         config = yaml.safe_load(f)
     train = config["train"]
     steps = args.steps if args.steps is not None else train["steps"]
@@ -36,7 +36,7 @@ def main():
             parser.error("outside the course, give a text file to train on: --data FILE")
         text = default_corpus()
     else:
-        with open(args.data) as f:
+        with open(args.data, encoding="utf-8") as f:
             text = f.read()
     vocab = sorted(set(text))  # a character-level tokenizer
     stoi = {ch: i for i, ch in enumerate(vocab)}
