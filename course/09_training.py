@@ -36,8 +36,6 @@
 import math
 import os
 import re
-import resource
-import sys
 import time
 from collections import Counter
 
@@ -49,7 +47,7 @@ from tqdm.auto import tqdm
 
 from tinylm_checks import (check_char_tokenizer, check_evaluate, check_perplexity, check_train_step,
                            check_word_tokenizer)
-from tinylm_checks import LiveLossPlot, plot_training_log, record_run
+from tinylm_checks import LiveLossPlot, peak_memory_mb, plot_training_log, record_run
 from tinylm_checks import (OVERFIT_CHECKLIST, check_overfit_checklist, check_repair, healthy_setup, mystery_setups,
                            padded_batch, plot_overfit_runs)
 from tinylm_solutions.data import corpus, default_corpus, get_batch, lm_batches, train_val_split
@@ -919,7 +917,7 @@ live.close()
 for h in hooks:
     h.remove()
 seconds = time.perf_counter() - start
-peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (1024 if sys.platform != "darwin" else 1024 ** 2)
+peak_mb = peak_memory_mb()  # the whole process's peak resident memory, in MB
 if torch.cuda.is_available():
     peak_mb = torch.cuda.max_memory_allocated() / 2 ** 20
 print(f"{TRAIN_STEPS} steps in {seconds:.1f} s, {TRAIN_STEPS * BATCH_SIZE * BLOCK_SIZE / seconds:,.0f} tokens/s; "

@@ -99,11 +99,21 @@ def fast_attention(model: torch.nn.Module, enabled: bool = True):
 
 def peak_memory_mb(model: torch.nn.Module | None = None) -> float:
     """The peak memory so far, in MB: ``torch.cuda.max_memory_allocated`` when ``model`` is on a GPU, else the
-    process's peak resident set size (``ru_maxrss``: KB on Linux, bytes on macOS)."""
+    process's peak resident set size (``ru_maxrss``: KB on Linux, bytes on macOS; on Windows, which has no
+    :mod:`resource`, the peak working set from psutil, which IPython installs; NaN where neither is there). The
+    notebooks' own is ``tinylm_checks.peak_memory_mb``."""
     device = next(model.parameters()).device if model is not None else torch.device("cpu")
     if device.type == "cuda":
         return torch.cuda.max_memory_allocated(device) / 2 ** 20
-    import resource
+    try:
+        import resource
+    except ImportError:
+        try:
+            import psutil
+        except ImportError:
+            return float("nan")
+        memory = psutil.Process().memory_info()
+        return getattr(memory, "peak_wset", memory.rss) / 2 ** 20
     import sys
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (2 ** 20 if sys.platform == "darwin" else 2 ** 10)
 

@@ -15,7 +15,7 @@ import time
 import warnings
 from pathlib import Path
 
-__all__ = ["record_run", "load_runs", "runs_dir"]
+__all__ = ["record_run", "load_runs", "runs_dir", "peak_memory_mb"]
 
 _SESSION: dict[str, dict] = {}  # records this Python session made, also when they could not be written
 
@@ -28,6 +28,23 @@ def runs_dir() -> Path:
         return Path(env)
     quick = os.environ.get("TINYLM_QUICK") == "1"
     return Path.home() / ".cache" / "tinylm" / ("runs-quick" if quick else "runs")
+
+
+def peak_memory_mb() -> float:
+    """This process's peak resident memory so far, in MB: ``ru_maxrss`` of :mod:`resource` (KB on Linux, bytes on
+    macOS); on Windows, which has no :mod:`resource`, its peak working set from psutil (which IPython, the notebooks'
+    kernel, installs); NaN where neither is there."""
+    try:
+        import resource
+    except ImportError:
+        try:
+            import psutil
+        except ImportError:
+            return float("nan")
+        memory = psutil.Process().memory_info()
+        return getattr(memory, "peak_wset", memory.rss) / 2 ** 20
+    import sys
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / (2 ** 20 if sys.platform == "darwin" else 2 ** 10)
 
 
 def _plain(value):
