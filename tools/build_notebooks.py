@@ -342,10 +342,11 @@ def main(argv: list[str] | None = None) -> int:
     outputs, course = {}, install_from()
     for source in sources:
         try:
-            outputs[target(source, args.out or NOTEBOOKS)] = nbformat.writes(build(source, lang=args.lang)) + "\n"
+            built = build(source, lang=args.lang)
+            outputs[target(source, args.out or NOTEBOOKS)] = nbformat.writes(built) + "\n"
             if args.out is None:  # the default build: the package's learner notebooks too, in every language
                 for lang in bilingual.LANGUAGES:
-                    nb = build(source, lang=lang)
+                    nb = built if lang == args.lang else build(source, lang=lang)
                     outputs[target(source, LEARNER / lang)] = nbformat.writes(learner_notebook(nb, lang, course)) + "\n"
         except LintError as e:
             print(f"lint errors:\n{e}", file=sys.stderr)
