@@ -2,10 +2,16 @@
 nothing of it back, and a command stopped by a time limit says which limit, with its value. Each runs on this
 machine's workspace (a forked process, as in a learner's kernel) and, in the slow tier, in the grader's sandboxed one
 (tinylm_grading.workspace), at the two seeds the grader runs a check with."""
+import json
+import re
+import time
+
+import nbformat
 import pytest
 
 from mutants.capstone import mask_tests_print_the_model, theatre
 from tinylm_checks import CheckFailure, capstone
+from tinylm_grading import registry
 from tinylm_grading.workspace import SandboxWorkspace
 from tinylm_solutions.capstone import repo
 
@@ -79,6 +85,50 @@ def test_a_test_that_never_ends_on_a_broken_model_says_so(monkeypatch):
     found = failure(capstone.check_overfit_tests, files)
     assert found.problem.startswith("python -m pytest tests/test_overfit_batch.py on a model.py whose ")
     assert found.problem.endswith(" was stopped at 4 s of CPU time, the most each command of the check may use")
+
+
+SLEEPS_IN_THE_CHECK = ("import os, time\nif os.path.exists('_check_run.py'):  # the check's folder only\n"
+                       "    time.sleep(1000)\n")
+
+
+def graded_cell(exercise: str):
+    """A test cell of notebook 13, as the build writes it: its exercise's hidden check, graded."""
+    e = registry.BY_ID[exercise]
+    return nbformat.v4.new_code_cell("import runpy\n" + e.hidden_check, metadata={"nbgrader": {
+        "grade": True, "grade_id": e.test_id, "locked": True, "points": e.points, "schema_version": 3,
+        "solution": False, "task": False}})
+
+
+@pytest.mark.slow  # a kernel, and the grader's sandboxes
+def test_a_capstone_check_ends_with_the_notebook_s_time(tmp_path, monkeypatch):
+    """The red team's 07: tests/test_attention.py sleeps at import, in the check's folder only (the notebook's own
+    cells stay quick). Each command had 300 s of its own whatever was left of the notebook's time, and a test check
+    runs all its commands before it reads one: a notebook that had 45 s took 424 s, and the check passed. Now the
+    commands end with the notebook's time: the check scores 0 naming that limit, and the cells after it do not run."""
+    from tinylm_grading.kernel import SlicedPollKernelManager
+    from tinylm_grading.preprocessors import GradingExecute  # (its verdicts make the sandboxed workspace the checks')
+    monkeypatch.setattr(capstone, "WORKSPACE", SandboxWorkspace)
+    monkeypatch.setattr(capstone, "TIMEOUT", 30)  # without the notebook's limit: 3 rounds of 2 runs, 90 s
+    files = repo()
+    files["tests/test_attention.py"] = SLEEPS_IN_THE_CHECK + files["tests/test_attention.py"]
+    nb = nbformat.v4.new_notebook(cells=[
+        nbformat.v4.new_code_cell(f"import json\nrepo = lambda: json.loads({json.dumps(files)!r})"),
+        graded_cell("attention_tests"), graded_cell("capstone_report")])
+    grading = GradingExecute(notebook_timeout=5, timeout=120, kernel_name="python3",
+                             kernel_manager_class=SlicedPollKernelManager)
+    start = time.monotonic()
+    grading.preprocess(nb, {"nbgrader": {"assignment": "13_capstone"}, "metadata": {"path": str(tmp_path)}})
+    took = time.monotonic() - start
+    assert grading._deadline.seconds == 15
+    assert took < 15 + 5, took
+    _, tests, report = nb.cells
+    (out,) = tests.outputs
+    had = re.fullmatch(r"grading of this notebook ran out of time while check_attention_tests ran your code \(the "
+                       r"(\d+) s that were left\)", out.evalue)
+    assert out.ename == "NotebookTimeout" and had and 0 < int(had.group(1)) <= 15, out
+    assert tests.metadata["tinylm"]["verdict"]["passed"] is False
+    assert [(o.ename, o.evalue) for o in report.outputs] == [
+        ("NotebookTimeout", "grading of this notebook stopped after 15 s in all; this cell was not run")]
 
 
 def test_the_notebook_states_the_limits_the_checks_use():

@@ -136,8 +136,9 @@ class GradingExecute(Execute):
                                       "learner's objects reached through the kernel's agent.").tag(config=True)
 
     notebook_timeout = Integer(300, help="Seconds one notebook may take in all (its cells, replays after a new "
-                                         "kernel, and its verdicts); the capstone's, three times this (its checks "
-                                         "run the learner's commands: tinylm_grading.registry.STAGES). Past it, the "
+                                         "kernel, and its verdicts, the commands of the capstone's checks "
+                                         "included); the capstone's, three times this (its checks run the "
+                                         "learner's commands: tinylm_grading.registry.STAGES). Past it, the "
                                          "remaining cells are not run and its remaining exercises score 0: a "
                                          "notebook of many slow cells cannot stall the class's grading."
                                  ).tag(config=True)
@@ -220,7 +221,8 @@ class GradingExecute(Execute):
         """A test cell with a hidden check, judged here without running it in the kernel: whatever the kernel
         showed for it would be replaced by the verdict, so running it there would only cost time (the visible and
         the hidden check, twice the grader's work) and give learner code one more cell to act in."""
-        verdict = self._verdicts.judge(cell.source, self._link(), self._request_timeout, self.timeout)
+        verdict = self._verdicts.judge(cell.source, self._link(), self._request_timeout, self.timeout,
+                                       self._deadline.left)
         cell.outputs, cell.execution_count = verdict.outputs, None
         cell.metadata[RECORD] = verdict.record
         if verdict.replace_kernel:

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from nbformat.v4 import new_output
 
-from tinylm_checks import agent, probes
+from tinylm_checks import agent, capstone, probes
 from tinylm_checks._text import say
 
 from . import remote, workspace
@@ -105,15 +105,17 @@ class Verdicts:
         """A new kernel: its agent is not started yet."""
         self.agent_ready = False
 
-    def judge(self, source: str, link: KernelLink, timeout, limit: int) -> Verdict | None:
+    def judge(self, source: str, link: KernelLink, timeout, limit: int, left=None) -> Verdict | None:
         """The verdict of a test cell with this source, or None for a cell without a hidden check. ``timeout()``
-        gives the seconds each request to the kernel may wait; ``limit`` is the cell timeout the messages name."""
+        gives the seconds each request to the kernel may wait; ``limit`` is the cell timeout the messages name;
+        ``left()`` the seconds left of the notebook's time, within which a check's commands (the capstone's) must end
+        (None: no such limit)."""
         calls = hidden_calls(source)
         if not calls:
             return None
         texts = []
         for check_name, name, seed in calls:
-            passed, text, replace, failure = self._one(check_name, name, seed, link, timeout, limit)
+            passed, text, replace, failure = self._one(check_name, name, seed, link, timeout, limit, left)
             if not passed:
                 ename, _, evalue = text.partition(": ")
                 return Verdict([new_output("error", ename=ename, evalue=evalue,
@@ -123,7 +125,8 @@ class Verdicts:
         return Verdict([new_output("stream", name="stdout", text="".join(texts) + GRADED_OUTSIDE + "\n")],
                        record={"verdict": record(calls[-1][0], True)})
 
-    def _one(self, check_name: str, name, seed, link: KernelLink, timeout, limit: int) -> tuple[bool, str, bool, object]:
+    def _one(self, check_name: str, name, seed, link: KernelLink, timeout, limit: int,
+             left=None) -> tuple[bool, str, bool, object]:
         """(passed, text, replace the kernel, the CheckFailure or None) for one hidden call."""
         import tinylm_checks
         check = getattr(tinylm_checks, check_name, None) if check_name.startswith("check_") else None
@@ -135,9 +138,15 @@ class Verdicts:
             if not self.agent_ready:
                 transport.seconds = timeout()
                 link.evaluate("None", transport.seconds, code=AGENT_SETUP.format(
-                    probes=Path(probes.__file__).read_text(), agent=Path(agent.__file__).read_text()))
+                    probes=Path(probes.__file__).read_text(encoding="utf-8"),
+                    agent=Path(agent.__file__).read_text(encoding="utf-8")))
                 self.agent_ready = True
-            passed, text, failure = remote.verdict(check, transport, name, seeds=(0, seed))
+            had = None if left is None else left()
+            with capstone.deadline(had):  # the capstone's commands end with the notebook's time, not 300 s each
+                passed, text, failure = remote.verdict(check, transport, name, seeds=(0, seed))
+        except capstone.DeadlineReached:  # the kernel answered: it stays
+            return False, "NotebookTimeout: " + say("grading.check_notebook_timeout", check=check_name,
+                                                    seconds=round(had)), False, None
         except (TimeoutError, RuntimeError) as e:
             transport.timed_out |= isinstance(e, (TimeoutError, KernelDied))
             transport.died |= isinstance(e, KernelDied)
