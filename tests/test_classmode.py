@@ -450,11 +450,45 @@ def cgroup_exists(path: str) -> bool:
     return any((root / name).is_dir() for roots in CGROUP_ROOTS.values() for root in roots)
 
 
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_a_check_past_the_service_s_time_says_so_in_the_learner_s_words(tmp_path, monkeypatch, lang):
+    """A check's child lives DEADLINE seconds (5 here, 600 in a class), and its waits for the learner's side end
+    WRAP_UP seconds before (2 here): the learner reads that the check ran past the service's limit. (They read "the
+    check service broke off", as when it fails.)"""
+    where = str(tmp_path / "checks.sock")
+    proc, _ = start(where, "--released", "01", code="s.DEADLINE = 5; s.WRAP_UP = 2")
+    monkeypatch.setenv(client.ENV, where)
+
+    def slow(q, k):
+        time.sleep(4)
+        return attention_scores(q, k)
+
+    from tinylm_solutions import i18n
+    try:
+        with i18n.using(lang), pytest.raises(client.CheckTimeout) as e:
+            client.run("check_attention_scores", slow)
+    finally:
+        log = end(proc)
+    assert str(e.value) == {
+        "en": "check_attention_scores ran past the check service's 5 s limit and was stopped: your code was not "
+              "judged. Time your code yourself (for the capstone: its tests, train.py and generate.py in "
+              "tiny-transformer/), make it faster, then run the cell again",
+        "zh": "check_attention_scores 运行超过了检查服务（check service）5 秒的时间上限，已被停止，这次没有得出你代码的检查"
+              "结果。先自己给代码计时（毕业项目的话，在 tiny-transformer/ 里自己运行它的测试、train.py 和 generate.py），让它"
+              "快一些，再重新运行这个单元格"}[lang]
+    assert f"tinylm-check-service: {say('grading.service.log_deadline', learner=f'uid {os.getuid()}', seconds=5)}" \
+        in log
+
+
 @needs_root
 @pytest.mark.slow
-def test_a_check_past_its_deadline_leaves_nothing_behind(tmp_path, monkeypatch):
-    """The learner's test writes 20 MB into its folder, closes a folder of it (mode 0) and sleeps; the check's child
-    is ended at its deadline (8 s here, 600 in a class)."""
+@pytest.mark.parametrize("ends", ["child", "parent"])
+def test_a_check_past_its_deadline_leaves_nothing_behind(tmp_path, monkeypatch, ends):
+    """The learner's test writes 20 MB into its folder, closes a folder of it (mode 0) and sleeps. The check's child
+    ends its commands WRAP_UP seconds before its deadline (6 before 14 here, 10 before 600 in a class; they had 300 s
+    each); should it still run at its deadline (8 s here, its own end taken away), the parent kills it. Either way
+    the learner reads that the check ran past the service's limit (they read "broke off"), and nothing is left."""
     from tinylm_solutions import capstone
     marker = f"marker-{uuid.uuid4().hex[:8]}"
     repo = capstone.repo()
@@ -464,7 +498,8 @@ def test_a_check_past_its_deadline_leaves_nothing_behind(tmp_path, monkeypatch):
         "    os.makedirs('closed/inner')\n    Path('closed/inner/f').write_text('x')\n    os.chmod('closed', 0)\n"
         "    time.sleep(1000)\n")
     where = str(tmp_path / "checks.sock")
-    proc, _ = start(where, "--released", "13", code="s.DEADLINE = 8")
+    deadline, wrap_up = (14, 6) if ends == "child" else (8, -100)
+    proc, _ = start(where, "--released", "13", code=f"s.DEADLINE = {deadline}; s.WRAP_UP = {wrap_up}")
     monkeypatch.setenv(client.ENV, where)
     seen = {"folders": set(), "cgroups": set()}
     started, done = time.monotonic(), threading.Event()
@@ -487,9 +522,11 @@ def test_a_check_past_its_deadline_leaves_nothing_behind(tmp_path, monkeypatch):
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
     try:
-        with pytest.raises(client.ServiceUnavailable, match="broke off"):
+        with pytest.raises(client.CheckTimeout) as e:
             client.run("check_attention_tests", lambda: repo)
-        assert 8 <= time.monotonic() - started < 30
+        took = time.monotonic() - started
+        assert 8 <= took < (deadline if ends == "child" else 30), took
+        assert str(e.value) == say("client.timed_out", check="check_attention_tests", seconds=deadline)
     finally:
         done.set()
         watcher.join()
@@ -498,7 +535,7 @@ def test_a_check_past_its_deadline_leaves_nothing_behind(tmp_path, monkeypatch):
     assert seen["folders"] and seen["cgroups"]  # the commands ran, in cgroups of their own
     assert [f for f in seen["folders"] if os.path.lexists(f)] == []
     assert [c for c in seen["cgroups"] if cgroup_exists(c)] == []
-    assert f"tinylm-check-service: {say('grading.service.log_deadline', learner='uid 0', seconds=8)}" in log
+    assert f"tinylm-check-service: {say('grading.service.log_deadline', learner='uid 0', seconds=deadline)}" in log
 
 
 @pytest.mark.slow

@@ -14,7 +14,8 @@ service's pod by name); each message is a 4-byte big-endian length, then that ma
 of UTF-8 JSON (:func:`send`, :func:`receive`), at most :data:`MAX_MESSAGE`. The learner's side sends ``{"check",
 "name", "seed", "lang"}`` (over TCP with ``"learner"`` and ``"token"``: the credential the hub issued, from
 ``$TINYLM_CHECK_TOKEN``), then answers each ``{"agent": request}`` with the agent's reply, until ``{"done":
-{"passed", "text", "failure"}}`` (or ``{"busy": true}``, ``{"refused": why}``).
+{"passed", "text", "failure"}}`` (or ``{"busy": true}``, ``{"refused": why}``, ``{"timeout": seconds}``: the check ran
+past the service's limit).
 
 Whom the learner's side talks to: everything it sends (the learner's functions run on the service's inputs, the
 capstone's whole repository) goes only to the course's service. On a Unix socket the kernel says which user listens
@@ -52,7 +53,11 @@ class ServiceUnavailable(RuntimeError):
     """The check service cannot be reached, or broke off: the learner's code is not judged."""
 
     def _render_traceback_(self) -> list[str]:  # IPython shows this instead of a traceback
-        return [f"\x1b[31mServiceUnavailable\x1b[0m: {self}"]
+        return [f"\x1b[31m{type(self).__name__}\x1b[0m: {self}"]
+
+
+class CheckTimeout(ServiceUnavailable):
+    """The check ran past the service's time limit and was stopped: the learner's code is not judged."""
 
 
 def private_folder() -> Path:
@@ -201,6 +206,7 @@ def run(check: str, obj, seed: int = 0, quiet: bool = False) -> None:
         CheckFailure: the check failed.
         ServiceUnavailable: no check service listens at :func:`address`, it is not the course's, it refused, or it
             broke off.
+        CheckTimeout: the check ran past the service's time limit (a ServiceUnavailable).
     """
     name, path = _name(obj), address()
     agent = Agent({name: obj})
@@ -220,7 +226,10 @@ def run(check: str, obj, seed: int = 0, quiet: bool = False) -> None:
                     raise ValueError("not a message of the protocol")
                 if "agent" in message:
                     data = _answer(agent, message["agent"])
-                    sock.sendall(struct.pack(">I", len(data)) + data)
+                    try:
+                        sock.sendall(struct.pack(">I", len(data)) + data)
+                    except (BrokenPipeError, ConnectionResetError):
+                        pass  # the service ended the check meanwhile (its time was up): its answer is there to read
                     continue
                 if message.get("busy") is True:
                     raise ServiceUnavailable(say("client.busy", path=path))
@@ -228,6 +237,8 @@ def run(check: str, obj, seed: int = 0, quiet: bool = False) -> None:
                     raise ServiceUnavailable(say("client.no_credential", path=path, env=TOKEN_ENV))
                 if "refused" in message:
                     raise ServiceUnavailable(say("client.refused", path=path))
+                if type(message.get("timeout")) is int:
+                    raise CheckTimeout(say("client.timed_out", check=check, seconds=message["timeout"]))
                 done = message.get("done")
                 if not isinstance(done, dict):
                     raise ValueError("not a message of the protocol")

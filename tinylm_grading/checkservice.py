@@ -26,8 +26,10 @@ What a learner who knows Linux can do to it is bounded (each was tried: ``tests/
   Then a child runs the check: :data:`PER_LEARNER` at once per learner and :data:`CHILDREN` in all, of which one
   capstone check per learner (its commands run up to 3 at once) and :data:`CAPSTONE` in all; one more is answered
   "busy" at once. A learner's answers are read up to :data:`tinylm_checks.client.MAX_MESSAGE` bytes, the rest never.
-- **Until when.** A child lives :data:`DEADLINE` seconds. Then the parent kills it and everything it started, and
-  removes what it leaves, however it ended: its folder on /dev/shm (where its workspaces are) and the cgroups its
+- **Until when.** A child lives :data:`DEADLINE` seconds. Its check's commands (the capstone's) and its waits for the
+  learner's side end :data:`WRAP_UP` seconds before, and it answers that the check ran past that limit; should it
+  still run at :data:`DEADLINE`, the parent kills it and everything it started, and gives the same answer. Either
+  way the parent removes what it leaves: its folder on /dev/shm (where its workspaces are) and the cgroups its
   commands ran in.
 
 ``tinylm-check-service --released STAGE [--socket PATH | --socket tcp://HOST:PORT --secret FILE]`` (``make
@@ -56,7 +58,7 @@ from pathlib import Path
 import torch
 
 import tinylm_checks
-from tinylm_checks import client
+from tinylm_checks import capstone, client
 from tinylm_checks._text import say
 from tinylm_solutions import i18n
 from tinylm_solutions.cli import UsageError, _fail, _help, _Parser
@@ -71,7 +73,12 @@ FIRST = 10.0
 """Seconds to send the request, and its most bytes (``FIRST_BYTES``): an idle connection holds no child."""
 FIRST_BYTES = 4096
 DEADLINE = 600
-"""Seconds a check's child lives at most, whatever comes in (the capstone's checks run 2 to 4 commands)."""
+"""Seconds a check's child lives at most, whatever comes in (the capstone's checks run 2 to 4 commands, each of up to
+300 s). The learner's side then reads that the check ran past this limit (:func:`timed_out`)."""
+WRAP_UP = 10.0
+"""Seconds before :data:`DEADLINE` when the child's check ends by itself: its capstone commands end there, and so
+does a wait for the learner's side; it then sends :func:`timed_out` itself (a command's sandbox takes up to a few
+seconds to end and be removed)."""
 CHILDREN, PER_LEARNER = 32, 4
 """Checks running at once: in all, and for one learner. More are refused at once with a "busy" answer; the service
 never waits for a child to end before it accepts."""
@@ -112,16 +119,24 @@ def credential(secret: bytes, learner: str) -> str:
 
 
 class SocketTransport:
-    """Requests to the agent in the learner's kernel, over the connection (:mod:`tinylm_checks.client`'s wire)."""
+    """Requests to the agent in the learner's kernel, over the connection (:mod:`tinylm_checks.client`'s wire): each
+    waits :data:`IDLE` seconds at most, and not past ``until`` (``time.monotonic()``; None: no such limit), where it
+    raises :class:`~tinylm_checks.capstone.DeadlineReached`."""
 
-    def __init__(self, sock: socket.socket):
-        self.sock = sock
+    def __init__(self, sock: socket.socket, until: float | None = None):
+        self.sock, self.until = sock, until
 
     def request(self, payload: dict) -> dict:
-        client.send(self.sock, {"agent": payload})
+        wait = IDLE if self.until is None else min(IDLE, self.until - time.monotonic())
+        if wait <= 0:
+            raise capstone.DeadlineReached
+        self.sock.settimeout(wait)
         try:
+            client.send(self.sock, {"agent": payload})
             reply = client.receive(self.sock)
         except (ValueError, ConnectionError, OSError) as e:
+            if self.until is not None and time.monotonic() >= self.until:
+                raise capstone.DeadlineReached from None
             raise remote.AgentError(f"the learner's side did not answer ({type(e).__name__}: {e})") from None
         if not isinstance(reply, dict):
             raise remote.AgentError("the agent's answer is not an object")
@@ -132,10 +147,15 @@ def _refusal(text: str) -> dict:
     return {"passed": False, "text": text, "failure": None}
 
 
-def judge(request, sock: socket.socket, released: str) -> dict:
+def judge(request, sock: socket.socket, released: str, until: float | None = None) -> dict:
     """The verdict on one request ``{"check", "name", "seed", "lang"}``: ``{"passed", "text", "failure"}``. A check
     of a stage after ``released`` (its check would run the reference of that stage), a seed outside ``SEEDS`` (a
-    capstone check sizes its model by it) or a malformed request is refused."""
+    capstone check sizes its model by it) or a malformed request is refused. The check's commands and its requests to
+    the learner's side end by ``until`` (``time.monotonic()``; None: no such limit).
+
+    Raises:
+        capstone.DeadlineReached: the check was still running at ``until``.
+    """
     if isinstance(request, dict) and request.get("lang", "en") in i18n.LANGUAGES:
         i18n.set_language(request.get("lang", "en"))
     check = request.get("check") if isinstance(request, dict) else None
@@ -147,8 +167,9 @@ def judge(request, sock: socket.socket, released: str) -> dict:
             request.get("lang", "en") not in i18n.LANGUAGES:
         shown = {k: v for k, v in request.items() if k != "token"} if isinstance(request, dict) else request
         return _refusal(say("grading.service.bad_request", request=str(shown)[:200]))
-    passed, text, failure = remote.verdict(getattr(tinylm_checks, check), SocketTransport(sock), request["name"],
-                                           seeds=(request.get("seed", 0),))
+    with capstone.deadline(None if until is None else until - time.monotonic()):
+        passed, text, failure = remote.verdict(getattr(tinylm_checks, check), SocketTransport(sock, until),
+                                               request["name"], seeds=(request.get("seed", 0),))
     return {"passed": passed, "text": text, "failure": failure.to_data() if failure is not None else None}
 
 
@@ -223,12 +244,14 @@ class _Pending:
 @dataclass
 class _Child:
     """A check running in a child: whose, which kind, until when, its folder, the pipe it closes once it has its verdict
-    (or when it dies), the cgroups its commands were seen in."""
+    (or when it dies), the learner's connection (the parent's copy: for :func:`timed_out` when it kills the child), the
+    cgroups its commands were seen in."""
     learner: str
     capstone: bool
     until: float
     folder: Path
     working: int
+    sock: socket.socket
     cgroups: set[str] = field(default_factory=set)
     killed: bool = False
 
@@ -347,14 +370,14 @@ class Service:
             return self._answer(sock, {"busy": True})
         folder = Path(tempfile.mkdtemp(prefix="tinylm-check-", dir=self.scratch))
         working, done = os.pipe()
+        until = time.monotonic() + DEADLINE
         pid = os.fork()
         if pid == 0:
             os.close(working)
-            self._child(sock, request, folder, done)  # never returns
+            self._child(sock, request, folder, done, learner, until - WRAP_UP)  # never returns
         os.close(done)
         os.set_blocking(working, False)
-        self.children[pid] = _Child(learner, capstone, time.monotonic() + DEADLINE, folder, working)
-        sock.close()
+        self.children[pid] = _Child(learner, capstone, until, folder, working, sock)
 
     def _answer(self, sock: socket.socket, message: dict) -> None:
         """A short answer without waiting (it fits the socket's buffer), then the connection is closed."""
@@ -364,10 +387,7 @@ class Service:
                 sock.recv(4 + FIRST_BYTES)  # what has come of the request: closed unread, TCP would reset the answer
             except OSError:
                 pass
-            data = json.dumps(message).encode()
-            sock.send(struct.pack(">I", len(data)) + data)
-        except OSError:
-            pass
+            _tell(sock, message)
         finally:
             sock.close()
 
@@ -381,10 +401,10 @@ class Service:
 
     # ---- the children
 
-    def _child(self, sock: socket.socket, request, folder: Path, done: int) -> None:
-        """Run the check, close ``done``, answer, exit (never returns). The parent ends it at its deadline and removes
-        ``folder``."""
-        status = 1
+    def _child(self, sock: socket.socket, request, folder: Path, done: int, learner: str, until: float) -> None:
+        """Run the check until ``until`` at most, close ``done``, answer (the verdict, or :func:`timed_out`), exit
+        (never returns). The parent ends it at its deadline and removes ``folder``."""
+        status, language = 1, i18n.language()
         try:
             signal.signal(signal.SIGTERM, signal.SIG_DFL)
             signal.signal(signal.SIGINT, signal.SIG_DFL)
@@ -396,6 +416,7 @@ class Service:
             for child in self.children.values():
                 if child.working >= 0:
                     os.close(child.working)
+                child.sock.close()  # the other learners' connections: theirs end when their check does
             soft, hard = resource.getrlimit(resource.RLIMIT_AS)
             limit = _address_space() + MEMORY
             if soft == resource.RLIM_INFINITY or soft > limit:
@@ -404,9 +425,15 @@ class Service:
             sock.setblocking(True)
             sock.settimeout(IDLE)
             try:
-                verdict = judge(request, sock, self.released)
+                try:
+                    answer = {"done": judge(request, sock, self.released, until)}
+                except capstone.DeadlineReached:
+                    with i18n.using(language):  # the log's, not the learner's (judge set that)
+                        _log(say("grading.service.log_deadline", learner=learner, seconds=DEADLINE))
+                    answer = timed_out()
                 os.close(done)
-                client.send(sock, {"done": verdict})
+                sock.settimeout(IDLE)
+                client.send(sock, answer)
             except (ConnectionError, OSError, ValueError):
                 pass  # the learner's side went away (an interrupted cell) or spoke another protocol: nothing to answer
             except Exception as e:  # noqa: BLE001 - one line in the log, not a traceback a client can repeat at will
@@ -439,6 +466,9 @@ class Service:
             if child is not None:
                 if child.working >= 0:
                     os.close(child.working)
+                if child.killed:  # dead now: nothing else writes on the connection
+                    _tell(child.sock, timed_out())
+                child.sock.close()
                 _remove(child.folder)
                 self.leftover |= child.cgroups
         for name in list(self.leftover):
@@ -457,6 +487,7 @@ class Service:
                 os.waitpid(pid, 0)
             except ChildProcessError:
                 pass
+            child.sock.close()
             _remove(child.folder)
             self.leftover |= child.cgroups
         self.children.clear()
@@ -466,6 +497,23 @@ class Service:
             self._drop(sock)
         self.selector.close()
         self.listener.close()
+
+
+def timed_out() -> dict:
+    """The answer to a check that ran past :data:`DEADLINE` (ended :data:`WRAP_UP` before it, or killed there): the
+    learner's side says so, with the seconds, in the learner's language."""
+    return {"timeout": round(DEADLINE)}
+
+
+def _tell(sock: socket.socket, message: dict) -> None:
+    """Send a short ``message`` without waiting (it fits the socket's buffer; a learner's side that reads nothing more
+    does not get it)."""
+    try:
+        sock.setblocking(False)
+        data = json.dumps(message).encode()
+        sock.send(struct.pack(">I", len(data)) + data)
+    except OSError:
+        pass
 
 
 def _kill(pids: list[int]) -> None:

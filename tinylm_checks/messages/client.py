@@ -8,6 +8,9 @@ MESSAGES = {
                           "work on), then run this cell again"),
     "client.broke_off": ("the check service at {path} broke off ({error}): your code was not judged. Run the cell "
                          "again; if it happens again, tell your instructor"),
+    "client.timed_out": ("{check} ran past the check service's {seconds} s limit and was stopped: your code was not "
+                         "judged. Time your code yourself (for the capstone: its tests, train.py and generate.py in "
+                         "tiny-transformer/), make it faster, then run the cell again"),
     "client.busy": ("the check service at {path} is running as many checks as it may (yours included, if you "
                     "started several at once): run the cell again in a moment"),
     "client.not_private": ("{folder} is not your private folder ({problem}): someone else may have made it to receive "
