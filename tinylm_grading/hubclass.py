@@ -8,8 +8,10 @@ What it sets up, in a class folder (``--root``, default ``/srv/tinylm-class``) e
 - ``venv-learner/``: the learners' environment without answers (:mod:`tinylm_grading.learnerenv`, with
   ``jupyterhub-singleuser``); its nbgrader configuration names the course and the exchange;
 - ``tmp/NAME/``: each learner's own temporary folder (their ``TMPDIR``: jieba's cache, matplotlib's, ...);
-- ``exchange/``: nbgrader's exchange, world-writable as nbgrader documents it (nbgrader makes each course's
-  ``inbound`` folder write-only for learners, so none can list another's submission);
+- ``exchange/``: nbgrader's exchange (:func:`exchange`), where no learner can rename or replace anything above their
+  own submission: its root is the instructor's with the sticky bit, the course's folder and its ``outbound`` and
+  ``feedback`` are the instructor's, and learners may only add their submission's folder to ``inbound``, which they
+  cannot list and where the sticky bit keeps them from renaming or removing another's;
 - ``run/checks.sock``: the check service (:mod:`tinylm_grading.checkservice`), run as the instructor, holding
   the reference; the learners' check calls reach it through this socket and nothing else of the instructor's;
 - ``hub/`` (the instructor's only): JupyterHub's database, cookie secret, passwords and configuration;
@@ -108,14 +110,69 @@ def private_tmp(root: Path, name: str) -> Path:
     return folder
 
 
+EXCHANGE = (("exchange", 0o1777), ("exchange/tinylm", 0o755), ("exchange/tinylm/outbound", 0o755),
+            ("exchange/tinylm/inbound", 0o3733), ("exchange/tinylm/feedback", 0o711))
+"""The exchange's folders (:func:`exchange`) and their modes."""
+
+
+def exchange(root: Path) -> Path:
+    """``root/exchange``, nbgrader's exchange for the course ``tinylm``, made (or made so again) with the folders of
+    :data:`EXCHANGE`, each the instructor's:
+
+    - the root: 1777. nbgrader's learners' side refuses a root it cannot write in ("Unwritable directory"), and its
+      ``release_assignment`` makes one that is not 0777 so (without the sticky bit); with the sticky bit no learner
+      can rename or remove the course's folder. Without it, a learner put their own course folder in its place: the
+      classmates fetched their notebook and submitted to them, and root's ``release_feedback`` wrote through their
+      symlink onto the gradebook.
+    - ``tinylm``, ``outbound`` (0755) and ``feedback`` (0711, which learners cannot list: each finds their feedback by
+      its hash), nbgrader's modes. nbgrader makes them only when they are missing, as the user who releases: here they
+      are never missing, so that no learner can make them first.
+    - ``inbound``: 3733, nbgrader's 2733 (learners make folders in it but cannot list it; they get the instructor's
+      group) and the sticky bit, so that none can rename or remove a classmate's submission.
+
+    The folders are reached through descriptors opened without following symlinks, and their modes set once all are
+    there. Raises UsageError (in the instructor's language) when one is there but not a folder of the instructor's
+    (a learner's, left by an earlier exchange that was open to all, or a symlink): its content cannot be trusted.
+    """
+    fds = {"": os.open(root, os.O_RDONLY | os.O_DIRECTORY)}
+    try:
+        for folder, _ in EXCHANGE:
+            parent, name = fds[os.path.dirname(folder)], os.path.basename(folder)
+            try:
+                os.mkdir(name, 0o700, dir_fd=parent)
+            except FileExistsError:
+                pass
+            try:
+                fds[folder] = os.open(name, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=parent)
+                owner = os.fstat(fds[folder]).st_uid
+            except OSError:  # a symlink, or not a folder
+                owner = os.stat(name, dir_fd=parent, follow_symlinks=False).st_uid
+            if folder not in fds or owner != os.getuid():
+                raise UsageError(say("grading.class.exchange_not_yours", folder=root / folder, owner=_user(owner)))
+        for folder, mode in reversed(EXCHANGE):  # the root last: open to all once everything is there
+            os.fchmod(fds[folder], mode)
+    finally:
+        for fd in fds.values():
+            os.close(fd)
+    return root / "exchange"
+
+
+def _user(uid: int) -> str:
+    try:
+        return pwd.getpwuid(uid).pw_name
+    except KeyError:
+        return f"uid {uid}"
+
+
 def setup(root: Path, learners: int, released: str, course: Path = ROOT) -> dict[str, str]:
     """Everything the class needs under ``root`` (see the module's text), the instructor working in ``course`` (an
     nbgrader course folder: this repository, or a copy). Returns user -> password."""
     root.mkdir(parents=True, exist_ok=True)
     os.chmod(root, 0o755)
-    for sub, mode in (("hub", 0o700), ("run", 0o755), ("exchange", 0o777)):
+    for sub, mode in (("hub", 0o700), ("run", 0o755)):
         (root / sub).mkdir(exist_ok=True)
         os.chmod(root / sub, mode)
+    exchange(root)
     for folder in {ROOT, course}:  # learners: not even a listing of the course and the reference
         os.chmod(folder, stat.S_IMODE(folder.stat().st_mode) & ~0o007)
     names = learner_names(learners)
@@ -239,7 +296,10 @@ def main(argv=None) -> int:
         return _fail(parser.prog, UsageError(say("grading.class.needs_root")))
     if not shutil.which("npm"):
         return _fail(parser.prog, UsageError(say("grading.class.needs_npm")))
-    passwords = setup(args.root, args.learners, args.released)
+    try:
+        passwords = setup(args.root, args.learners, args.released)
+    except UsageError as e:
+        return _fail(parser.prog, e)
     processes = start(args.root, args.released)
     print(say("grading.class.ready", url=f"http://127.0.0.1:{PORT}/", log=args.root / "hub" / "jupyterhub.log"))
     print(say("grading.class.closed", folder=ROOT))

@@ -128,6 +128,9 @@ MESSAGES = {
     "grading.class.needs_npm": "needs npm, for JupyterHub's proxy (Debian: apt-get install npm)",
     "grading.class.ready": "the class is at {url} (hub log: {log})",
     "grading.class.closed": "the course folder {folder} is no longer readable by other users (chmod o-rwx)",
+    "grading.class.exchange_not_yours": ("{folder} is not a folder of yours (it belongs to {owner}): someone may have "
+                                         "put it there while the exchange was open to all. See what it holds, move it "
+                                         "out of the exchange, and start the class again"),
     "grading.class.instructor": "instructor",
     "grading.class.learner": "learner",
     "grading.class.password": "password",
