@@ -79,6 +79,12 @@ c.OverwriteCells.add_missing_cells = True
 # (tinylm_grading/submission.py).
 __import__("tinylm_grading.submission").submission.install()
 c.ExchangeFactory.collect = "tinylm_grading.submission.RegularFilesCollect"
+# The instructor's commands work only in an exchange no learner can change under them (the course's folders are the
+# instructor's, inbound has the sticky bit, which release sets): a learner who put their own course folder in the
+# exchange got the classmates' submissions, and root's release_feedback wrote through their symlink
+# (tinylm_grading/submission.py, docs/grading.md).
+c.ExchangeFactory.release_assignment = "tinylm_grading.submission.TrustedReleaseAssignment"
+c.ExchangeFactory.release_feedback = "tinylm_grading.submission.TrustedReleaseFeedback"
 
 # Every autograded notebook's kernel runs in a bubblewrap sandbox: read-only files, a scratch copy of the
 # submission's folder, no view of the gradebook, other submissions, the source notebooks or the exchange,

@@ -18,20 +18,32 @@ nbgrader builds its ``Autograde`` converter by name in ``nbgrader.apps.autograde
 The exchange's collect step is configured with ``c.ExchangeFactory.collect``: :class:`RegularFilesCollect`, which
 also refuses a folder in ``inbound`` that a learner made under another's name and dates each submission by the
 filesystem's record of its last change, not by the ``timestamp.txt`` a learner writes.
+
+The instructor's three commands that write in the exchange or read from it (``release_assignment``, ``collect``,
+``release_feedback``: :class:`TrustedReleaseAssignment`, :class:`RegularFilesCollect`, :class:`TrustedReleaseFeedback`)
+first check that no one else can change the folders they work in (:func:`exchange_problem`) and refuse to work
+otherwise. nbgrader's checked only who owns a folder that was already there, following symlinks: a learner who
+renamed the course's folder away (the exchange's root is writable by all) and put their own in its place received the
+classmates' submissions, handed them their own notebook to fetch, and had ``release_feedback``, run as root, write
+through a symlink of theirs onto the gradebook.
 """
 from __future__ import annotations
 
 import datetime
+import glob
 import os
 import pwd
 import re
 import shutil
 import stat
+import tempfile
 
 from nbgrader.api import Gradebook
 from nbgrader.converters import Autograde, BaseConverter
 from nbgrader.exchange.default.collect import ExchangeCollect
-from nbgrader.utils import ignore_patterns, is_ignored, parse_utc, remove
+from nbgrader.exchange.default.release_assignment import ExchangeReleaseAssignment
+from nbgrader.exchange.default.release_feedback import ExchangeReleaseFeedback
+from nbgrader.utils import ignore_patterns, is_ignored, notebook_hash, parse_utc, remove
 from traitlets import Bool
 
 # A learner's timestamp.txt further than this from the server's time (seconds) is named in collect's warnings.
@@ -145,7 +157,142 @@ class RegularFilesAutograde(Autograde, _RegularFilesCopy):
             gb.db.commit()
 
 
-class RegularFilesCollect(ExchangeCollect):
+def exchange_problem(root: str, course_id: str, folders: tuple[str, ...], groupshared: bool = False) -> str | None:
+    """Why the user running an instructor's nbgrader command cannot trust the exchange's folders of course
+    ``course_id``, or None. ``root`` is the exchange's root, resolved (no symlink in it); ``folders`` names folders of
+    the course's (``""``: the course's folder itself, ``"inbound"``, ``"outbound"``, ``"feedback"``).
+
+    Trusted: every folder from ``/`` to ``root`` belongs to root or to this user, and one that others may write in has
+    the sticky bit (none of them can then rename what is not theirs: the course's folder). The course's folders are
+    folders (not symlinks) of this user's that no one else may write in, except ``inbound``, where learners make their
+    submissions' folders: it must have the sticky bit, so that none can rename or remove another's. With nbgrader's
+    ``groupshared``, the course's instructors share a group: its members may own the course's folders and write in
+    them. A course folder that is not there is no problem here (nbgrader says so, or makes it)."""
+    me, groups = os.geteuid(), {os.getegid(), *os.getgroups()}
+    others = stat.S_IWOTH | (0 if groupshared else stat.S_IWGRP)
+    chain = [root]
+    while chain[-1] != os.path.dirname(chain[-1]):
+        chain.append(os.path.dirname(chain[-1]))
+    course = os.path.join(root, course_id)
+    for path in [*reversed(chain), *(os.path.join(course, name) if name else course for name in folders)]:
+        try:
+            st = os.lstat(path)
+        except FileNotFoundError:
+            continue
+        mode, inside = st.st_mode, path not in chain
+        if stat.S_ISLNK(mode):
+            return f"{path} is a symlink"
+        if not stat.S_ISDIR(mode):
+            return f"{path} is not a folder"
+        if st.st_uid not in ({me} if inside else {me, 0}) and not (inside and groupshared and st.st_gid in groups):
+            return (f"{path} belongs to {_user(st.st_uid)} (uid {st.st_uid}), not to "
+                    f"{_user(me) if inside else 'root or ' + _user(me)}")
+        if mode & others and not (mode & stat.S_ISVTX and (not inside or os.path.basename(path) == "inbound")):
+            if not inside or os.path.basename(path) == "inbound":
+                return f"others may write in {path} and it has no sticky bit (chmod +t {path} sets it)"
+            return f"others may write in {path}"
+    return None
+
+
+class _TrustedExchange:
+    """An instructor's exchange command that works only in an exchange no one else can change under it."""
+
+    def check_exchange(self, *folders: str) -> None:
+        """Resolve the exchange's root (nbgrader then works on that path: no symlink on the way is read again), and
+        fail (one line on the log, then nbgrader's ExchangeError) when :func:`exchange_problem` finds a folder of the
+        course's (``folders``: ``""``, ``"inbound"``, ...) or one above it that someone else could change."""
+        self.root = os.path.realpath(self.root)
+        problem = exchange_problem(self.root, self.coursedir.course_id, folders, self.coursedir.groupshared)
+        if problem:
+            self.fail(f"Not working in nbgrader's exchange: {problem}, so someone else could put what they want where "
+                      f"this command reads and writes (docs/grading.md, the exchange)")
+
+    def add_sticky_bit(self, path: str) -> None:
+        """Give the folder ``path``, if it is this user's and everyone may write in it, the sticky bit: nbgrader makes
+        the exchange's root and a course's ``inbound`` without it, and anyone could then rename or remove what another
+        put there (the course's folder, a classmate's submission). Not through a symlink."""
+        try:
+            fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW)
+        except OSError:
+            return  # a symlink, or not there: exchange_problem names it
+        try:
+            mode = os.fstat(fd).st_mode
+            if os.fstat(fd).st_uid == os.geteuid() and mode & stat.S_IWOTH and not mode & stat.S_ISVTX:
+                os.fchmod(fd, stat.S_IMODE(mode) | stat.S_ISVTX)
+                self.log.info("Sticky bit set on %s: no one can rename or remove what is not theirs in it", path)
+        finally:
+            os.close(fd)
+
+
+class TrustedReleaseAssignment(_TrustedExchange, ExchangeReleaseAssignment):
+    """nbgrader's ``release_assignment`` (``c.ExchangeFactory.release_assignment``), in an exchange no learner can
+    change: the exchange's root and the course's ``inbound`` get the sticky bit nbgrader leaves out (nbgrader makes the
+    root 0777 when its permissions are not, and ``inbound`` 2733), and it refuses to work when the course's folder,
+    ``outbound`` or ``inbound`` is not this user's, is a symlink, or someone else may write in it
+    (:func:`exchange_problem`)."""
+
+    def ensure_root(self):
+        super().ensure_root()
+        self.add_sticky_bit(self.root)
+
+    def init_dest(self):
+        self.check_exchange("")
+        super().init_dest()  # makes what is missing, with nbgrader's modes
+        self.add_sticky_bit(self.inbound_path)
+        self.check_exchange("", "outbound", "inbound")
+
+
+class TrustedReleaseFeedback(_TrustedExchange, ExchangeReleaseFeedback):
+    """nbgrader's ``release_feedback`` (``c.ExchangeFactory.release_feedback``), which refuses to work when the
+    course's folder or its ``feedback`` folder is not this user's, is a symlink, or someone else may write in it
+    (:func:`exchange_problem`; nbgrader's checked the owner of ``feedback`` only when it was there already, following
+    symlinks), and never writes through a symlink: each page is written to a new file of a random name in
+    ``feedback`` and renamed to ``<hash>.html`` (nbgrader's ``shutil.copy`` to ``<hash>-tmp.html`` followed a symlink
+    put there)."""
+
+    def init_dest(self):
+        self.check_exchange("")
+        super().init_dest()  # makes feedback/ if missing, with nbgrader's mode (0711)
+        self.check_exchange("", "feedback")
+
+    def copy_files(self):
+        """nbgrader's: each student's feedback pages (``feedback/<student>/<assignment>/<notebook>.html``) to
+        ``<hash of the submission's secret and the notebook>.html`` in the exchange, readable by all (learners find
+        theirs by its name: the folder cannot be listed)."""
+        excluded = set(filter(None, (self.coursedir.student_id_exclude or "").split(",")))
+        pattern = re.escape(os.path.sep).join([
+            self.coursedir.format_path(self.coursedir.feedback_directory, "(?P<student_id>.*)",
+                                       self.coursedir.assignment_id, escape=True),
+            "(?P<notebook_id>.*).html"])
+        for html_file in glob.glob(os.path.join(self.src_path, "*.html")):
+            found = re.match(pattern, html_file)
+            if found is None:
+                self.log.error("Could not match '%s' with regexp '%s'", html_file, pattern)
+                continue
+            student_id, notebook_id = found["student_id"], found["notebook_id"]
+            if student_id in excluded:
+                continue
+            folder = os.path.dirname(html_file)
+            with open(os.path.join(folder, "timestamp.txt")) as f:
+                timestamp = f.read()
+            with open(os.path.join(folder, "submission_secret.txt")) as f:
+                checksum = notebook_hash(secret=f.read(), notebook_id=notebook_id)
+            self.log.info("Releasing feedback for student '%s' on assignment '%s/%s/%s' (%s)", student_id,
+                          self.coursedir.course_id, self.coursedir.assignment_id, notebook_id, timestamp)
+            dest = os.path.join(self.dest_path, f"{checksum}.html")
+            fd, new = tempfile.mkstemp(suffix="-tmp.html", dir=self.dest_path)  # O_EXCL: a new file, no link followed
+            try:
+                with os.fdopen(fd, "wb") as out, open(html_file, "rb") as page:
+                    shutil.copyfileobj(page, out)
+                    os.fchmod(out.fileno(), 0o644)
+                os.replace(new, dest)  # a rename replaces whatever is at dest, a symlink included, never follows it
+            except BaseException:
+                os.unlink(new)
+                raise
+            self.log.info("Feedback released to: %s", dest)
+
+
+class RegularFilesCollect(_TrustedExchange, ExchangeCollect):
     """nbgrader's exchange ``collect``, taking a submission only from the learner it names, dated by the server's
     clock, and copying only the learner's own regular files.
 
@@ -169,6 +316,8 @@ class RegularFilesCollect(ExchangeCollect):
       gradebook and its late penalties follow it. The learner's ``timestamp.txt`` and the name's timestamp are not
       used; one more than :data:`CLAIM_TOLERANCE` seconds away from the server's time (in the future, or back-dated,
       or work changed after it was submitted) is named in a warning.
+    - **Where**: it works only in an exchange where no one else can change the course's folder or ``inbound``
+      (:func:`exchange_problem`), and refuses to otherwise, with one line saying which folder and why.
     - **Nothing one learner submits stops the collect of the others** (nbgrader's stopped at a name whose timestamp
       does not parse, or a folder over ``max_dir_size``): the name's time is not read; a folder over
       ``max_dir_size``, nested deeper than :data:`MAX_DEPTH`, that is not a folder or cannot be read is refused with a
@@ -182,7 +331,9 @@ class RegularFilesCollect(ExchangeCollect):
 
     def init_src(self):
         """nbgrader's ``init_src`` (the latest submission of each student, or the latest before the due date), over
-        the records of :meth:`_path_to_record`; the refused ones are then dropped."""
+        the records of :meth:`_path_to_record`; the refused ones are then dropped. Fails first (ExchangeError) when
+        someone else could change the course's folder or ``inbound`` (:meth:`check_exchange`)."""
+        self.check_exchange("", "inbound")
         super().init_src()
         self.src_records = [r for r in self.src_records if "uid" in r]
         self._owners = {os.path.join(self.inbound_path, r["filename"]): r["uid"] for r in self.src_records}
