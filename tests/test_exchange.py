@@ -1,10 +1,24 @@
-"""nbgrader's exchange knows who submitted (tinylm_grading.submission.RegularFilesCollect), with real Unix users.
+"""nbgrader's exchange knows who submitted (tinylm_grading.submission.RegularFilesCollect), and no learner can take it
+over (the layout of tinylm_grading.hubclass.exchange; the instructor's commands' checks), with real Unix users.
 
 Each learner is a throwaway Unix user (made with useradd, removed afterwards). A learner's side runs in a child of this
-process that has dropped to that user's uid: the honest submit is nbgrader's own ``ExchangeSubmit``; the attacks are
-what a learner can do with a shell, with no nbgrader (make a folder in ``inbound``, which learners may write to, write
-a file, make a hard link). The instructor's side is the real ``nbgrader collect`` (and ``autograde``) as root, with the
-course's nbgrader_config.py. The attacks:
+process that has dropped to that user's uid: the honest fetch and submit are nbgrader's own ``ExchangeFetchAssignment``
+and ``ExchangeSubmit``; the attacks are what a learner can do with a shell, with no nbgrader (rename, make a folder in
+``inbound``, which learners may write to, write a file, make a hard link or a symlink). The exchange is laid out as
+``make class`` lays it out (``hubclass.exchange``); the instructor's side is the real ``nbgrader release_assignment``,
+``collect``, ``autograde``, ``generate_feedback`` and ``release_feedback`` as root, with the course's
+nbgrader_config.py. The attacks on the exchange itself (a security review's, on the earlier layout: its root was
+writable by all, without the sticky bit):
+
+- the course's folder ``exchange/tinylm`` renamed away and the learner's own put in its place: a classmate fetched
+  the learner's notebook, submitted into the learner's ``inbound`` (read, then removed: nothing to collect), and a
+  process of the learner's swapped the ``feedback`` folder root had just made for its own, where a symlink made root's
+  ``release_feedback`` write the feedback page onto the gradebook;
+- a classmate's submission folder renamed or removed (nbgrader's ``inbound`` had no sticky bit);
+- folders of the exchange that someone else could change: the instructor's commands refuse to work in them, and
+  ``release_feedback`` writes through no symlink.
+
+And who submitted, and when:
 
 - a folder dropped into ``inbound`` under a classmate's name, dated later than the classmate's real submission (on
   nbgrader's own collect it is collected as the classmate's, after a warning);
@@ -18,9 +32,11 @@ Needs root (it makes users and drops to their uids): skipped without it.
 """
 from __future__ import annotations
 
+import ctypes
 import datetime
 import os
 import pwd
+import select
 import shutil
 import stat
 import subprocess
@@ -34,9 +50,12 @@ import pytest
 from nbgrader.api import Gradebook
 from nbgrader.auth import Authenticator
 from nbgrader.coursedir import CourseDirectory
+from nbgrader.exchange.default.fetch_assignment import ExchangeFetchAssignment
 from nbgrader.exchange.default.submit import ExchangeSubmit  # imported here: a learner's child cannot read the stdlib
+from nbgrader.utils import notebook_hash
 
 from nbgrader_cli import nbgrader
+from tinylm_grading import hubclass
 
 ROOT = Path(__file__).resolve().parent.parent
 A = "00_setup"
@@ -74,15 +93,14 @@ def generated(tmp_path_factory):
 @pytest.fixture
 def klass(generated, users):
     """A class: a folder every user can traverse, holding the instructor's course (closed to others), the exchange
-    (open to all, as nbgrader asks) with stage 00 released, and a home per learner with the release fetched."""
+    as ``make class`` makes it (hubclass.exchange) with stage 00 released, and a home per learner with the release
+    fetched."""
     root = Path(tempfile.mkdtemp(prefix="tinylm-exchange-"))
     root.chmod(0o755)
     course = root / "course"
     shutil.copytree(generated, course)
     course.chmod(0o700)
-    exchange = root / "exchange"
-    exchange.mkdir(mode=0o777)
-    exchange.chmod(0o777)
+    exchange = hubclass.exchange(root)
     append(course / "nbgrader_config.py", f"\nc.Exchange.root = {str(exchange)!r}\n")
     nbgrader("release_assignment", A, cwd=course)
     homes = {}
@@ -93,7 +111,7 @@ def klass(generated, users):
             os.chown(path, user.pw_uid, user.pw_gid)
         home.chmod(0o700)
     yield {"root": root, "course": course, "exchange": exchange, "inbound": exchange / COURSE / "inbound",
-           "homes": homes, "users": users}
+           "homes": homes, "users": users, "gradebook": course / "gradebook.db"}
     shutil.rmtree(root)
 
 
@@ -361,3 +379,275 @@ def test_a_change_after_submitting_moves_the_submission_s_time(klass):
         nbgrader("collect", A, "--update", cwd=klass["course"])
         assert (collected(klass, learner) / "timestamp.txt").stat().st_ino == inode  # unchanged: not collected again
     assert times == sorted(set(times))
+
+
+# ---------------------------------------------------------------- the exchange itself: no learner can take it over
+
+def take_over(klass, name: str) -> None:
+    """A security review's takeover of the course's folder, as ``name``'s shell would do it (mv, mkdir, cp): the
+    course's folder ``exchange/tinylm`` renamed away, and one of theirs in its place, with the release's notebook and a
+    cell of theirs on top (code a classmate who fetches it runs as themselves) and an ``inbound`` like nbgrader's. It
+    stops at the first step the exchange refuses."""
+    exchange, course = klass["exchange"], klass["exchange"] / COURSE
+    nb = nbformat.read(course / "outbound" / A / f"{A}.ipynb", as_version=4)
+    nb.cells.insert(0, nbformat.v4.new_code_cell("open('TROJAN_RAN', 'w').close()  # looks like setup"))
+    trojan = nbformat.writes(nb).encode()
+
+    def run():
+        try:
+            os.rename(course, exchange / ".tinylm-was-here")
+        except PermissionError:
+            return
+        (course / "outbound" / A).mkdir(parents=True)
+        (course / "outbound" / A / f"{A}.ipynb").write_bytes(trojan)
+        (course / "inbound").mkdir()
+        for folder, mode in ((course, 0o755), (course / "outbound", 0o755), (course / "outbound" / A, 0o755),
+                             (course / "outbound" / A / f"{A}.ipynb", 0o644), (course / "inbound", 0o2733)):
+            folder.chmod(mode)
+    as_user(klass["users"][name], run)
+
+
+def fetch(klass, name: str) -> Path:
+    """``name`` fetches the release with nbgrader's own fetch_assignment, into a new folder of theirs; returns the
+    notebook fetched."""
+    into = klass["homes"][name] / "fetched"
+    into.mkdir()
+    os.chown(into, klass["users"][name].pw_uid, klass["users"][name].pw_gid)
+
+    def run():
+        os.chdir(into)
+        ExchangeFetchAssignment(coursedir=CourseDirectory(course_id=COURSE, assignment_id=A, root=str(into)),
+                                authenticator=Authenticator(), root=str(klass["exchange"]),
+                                assignment_dir=str(into)).start()
+    as_user(klass["users"][name], run)
+    return into / A / f"{A}.ipynb"
+
+
+def test_a_learner_cannot_hand_classmates_their_own_release(klass):
+    """The review's attack a: with the course's folder theirs, a classmate's fetch_assignment got the attacker's
+    notebook. The exchange's root has the sticky bit and the course's folder is root's: the rename is refused."""
+    victim, attacker, _ = learners(klass)
+    take_over(klass, attacker)
+    fetched = fetch(klass, victim)
+    assert fetched.read_bytes() == (klass["course"] / "release" / A / f"{A}.ipynb").read_bytes()
+    assert (klass["exchange"] / COURSE).stat().st_uid == os.geteuid()
+    assert not (klass["exchange"] / ".tinylm-was-here").exists()
+
+
+def test_a_classmate_s_submission_reaches_the_instructor_only(klass):
+    """The review's attack b: a classmate's submit landed in the attacker's inbound, who read it and removed it, and
+    the instructor's collect had nothing of the classmate's. Here it lands in the instructor's inbound, which learners
+    cannot list."""
+    victim, attacker, _ = learners(klass)
+    take_over(klass, attacker)
+    folder = submit(klass, victim, solution(klass))
+    stolen, inbound = klass["homes"][attacker] / "stolen.ipynb", klass["inbound"]
+
+    def steal():
+        try:
+            names = os.listdir(inbound)
+        except PermissionError:
+            return
+        for name in names:
+            if name.startswith(victim + "+"):
+                stolen.write_bytes((inbound / name / f"{A}.ipynb").read_bytes())
+                shutil.rmtree(inbound / name)
+    as_user(klass["users"][attacker], steal)
+    nbgrader("collect", A, cwd=klass["course"])
+    assert not stolen.exists()
+    assert folder.parent == klass["exchange"] / COURSE / "inbound"
+    assert folder.stat().st_uid == klass["users"][victim].pw_uid
+    assert collected(klass, victim).is_dir(), "nothing of the classmate's was collected"
+    assert (collected(klass, victim) / f"{A}.ipynb").read_bytes() == nbformat.writes(solution(klass)).encode()
+
+
+def test_root_s_release_feedback_cannot_be_sent_onto_the_gradebook(klass):
+    """The review's attack c: while root's release_feedback ran, a process of the attacker's (waiting on inotify)
+    swapped the feedback folder root had just made for its own, where ``<hash>-tmp.html`` was a symlink to the course's
+    gradebook: nbgrader's shutil.copy wrote the feedback page onto it. Here the course's folder and its feedback folder
+    are root's, made before the class starts: the swap is refused, and the page is released where it belongs."""
+    attacker = learners(klass)[1]
+    take_over(klass, attacker)
+    folder = submit(klass, attacker, solution(klass))
+    checksum = notebook_hash(secret=(folder / "submission_secret.txt").read_text(), notebook_id=A)
+    exchange, course, home = klass["exchange"], klass["exchange"] / COURSE, klass["homes"][attacker]
+    prepared, gradebook = exchange / "fbprep", klass["gradebook"]
+
+    def plant():  # the folder to swap in, made where the attacker may write (the exchange's root), and its watcher
+        prepared.mkdir()
+        (prepared / f"{checksum}-tmp.html").symlink_to(gradebook)
+        if os.fork() == 0:
+            try:
+                libc = ctypes.CDLL(None, use_errno=True)
+                watch = libc.inotify_init1(0)
+                libc.inotify_add_watch(watch, str(course).encode(), 0x100)  # IN_CREATE
+                (home / "watching").write_text(str(os.getpid()))
+                while True:
+                    feedback = course / "feedback"
+                    if feedback.is_dir() and not feedback.is_symlink():
+                        try:
+                            os.rename(feedback, course / "feedback.root")
+                            os.rename(prepared, feedback)
+                            (home / "swapped").write_text("")
+                        except PermissionError:
+                            (home / "refused").write_text("")
+                        break
+                    select.select([watch], [], [], 5)
+                    os.read(watch, 4096)
+            finally:
+                os._exit(0)
+    as_user(klass["users"][attacker], plant)
+    for _ in range(100):
+        if (home / "watching").exists():
+            break
+        time.sleep(0.05)
+    watcher = int((home / "watching").read_text())
+    try:
+        for command in ("collect", "autograde", "generate_feedback", "release_feedback"):
+            nbgrader(command, A, cwd=klass["course"])
+    finally:
+        try:
+            os.kill(watcher, 9)
+        except ProcessLookupError:
+            pass
+    assert gradebook.read_bytes().startswith(b"SQLite format 3\0")
+    assert sorted(p.name for p in home.iterdir() if p.name in ("swapped", "refused")) == ["refused"]
+    page = course / "feedback" / f"{checksum}.html"
+    st = page.lstat()
+    assert stat.S_ISREG(st.st_mode) and st.st_uid == os.geteuid() and stat.S_IMODE(st.st_mode) == 0o644
+    assert page.read_bytes() == (klass["course"] / "feedback" / attacker / A / f"{A}.html").read_bytes()
+
+
+def test_a_learner_cannot_rename_or_remove_a_classmate_s_submission(klass):
+    """nbgrader's inbound (2733) let a learner who knew a classmate's folder's name rename it (to their own name, or out
+    of the way) or remove it; with the sticky bit only its owner and the instructor can."""
+    victim, attacker, _ = learners(klass)
+    folder = submit(klass, victim, solution(klass))
+    outcome = klass["homes"][attacker] / "outcome"
+    moves = [(os.rename, folder, klass["inbound"] / f"{attacker}+{A}+{stamp(now())}+mine"),
+             (os.rename, folder, klass["exchange"] / "hidden"), (os.rmdir, folder)]
+
+    def attack():
+        results = []
+        for move, *args in moves:
+            try:
+                move(*args)
+                results.append("done")
+            except OSError as e:
+                results.append(type(e).__name__)
+        outcome.write_text(" ".join(results))
+    as_user(klass["users"][attacker], attack)
+    assert outcome.read_text() == "PermissionError PermissionError PermissionError"
+    nbgrader("collect", A, cwd=klass["course"])
+    assert (collected(klass, victim) / f"{A}.ipynb").read_bytes() == (folder / f"{A}.ipynb").read_bytes()
+
+
+def _chown_to_learner(klass, path: Path) -> str:
+    user = klass["users"][learners(klass)[1]]
+    os.chown(path, user.pw_uid, user.pw_gid)
+    return f"{path} belongs to {user.pw_name} (uid {user.pw_uid}), not to root"
+
+
+def _symlinked(path: Path) -> str:
+    path.rename(path.with_name(path.name + ".real"))
+    path.symlink_to(path.with_name(path.name + ".real"))
+    return f"{path} is a symlink"
+
+
+def _open(path: Path, mode: int, sticky: bool) -> str:
+    path.chmod(mode)
+    return f"others may write in {path}" + (f" and it has no sticky bit (chmod +t {path} sets it)" if sticky else "")
+
+
+COLLECT, RELEASE, FEEDBACK = ("collect", A), ("release_assignment", A, "--force"), ("release_feedback", A)
+
+
+@pytest.mark.parametrize("spoil, commands", [
+    pytest.param(lambda k: _open(k["exchange"], 0o777, True), [COLLECT, FEEDBACK], id="root-without-sticky-bit"),
+    pytest.param(lambda k: _chown_to_learner(k, k["exchange"] / COURSE), [COLLECT, RELEASE, FEEDBACK],
+                 id="course-folder-a-learner-s"),
+    pytest.param(lambda k: _symlinked(k["exchange"] / COURSE), [COLLECT, RELEASE, FEEDBACK],
+                 id="course-folder-a-symlink"),
+    pytest.param(lambda k: _open(k["inbound"], 0o2733, True), [COLLECT], id="inbound-without-sticky-bit"),
+    pytest.param(lambda k: _symlinked(k["inbound"]), [COLLECT, RELEASE], id="inbound-a-symlink"),
+    pytest.param(lambda k: _open(k["exchange"] / COURSE / "outbound", 0o777, False), [RELEASE], id="outbound-open"),
+    pytest.param(lambda k: _symlinked(k["exchange"] / COURSE / "feedback"), [FEEDBACK], id="feedback-a-symlink"),
+    pytest.param(lambda k: _open(k["exchange"] / COURSE / "feedback", 0o733, False), [FEEDBACK], id="feedback-open"),
+])
+def test_the_instructor_s_commands_refuse_an_exchange_others_could_change(klass, spoil, commands):
+    """Defense in depth, were the exchange laid out otherwise (by hand, or by an earlier ``make class``): collect,
+    release_assignment and release_feedback refuse to work, with one line naming the folder and why, where someone
+    else could change a folder they work in (nbgrader's checked only who owns a folder that was there already,
+    following symlinks)."""
+    why = spoil(klass)
+    for command in commands:
+        with pytest.raises(AssertionError) as failed:
+            nbgrader(*command, cwd=klass["course"])
+        assert (f"Not working in nbgrader's exchange: {why}, so someone else could put what they want where this "
+                f"command reads and writes (docs/grading.md, the exchange)") in str(failed.value), command
+
+
+def test_release_feedback_follows_no_symlink_in_its_own_folder(klass):
+    """Even in a feedback folder of the instructor's: a symlink at ``<hash>-tmp.html`` (where nbgrader's shutil.copy
+    wrote) is not followed; the page is a new file, renamed into place."""
+    learner = learners(klass)[0]
+    folder = submit(klass, learner, solution(klass))
+    checksum = notebook_hash(secret=(folder / "submission_secret.txt").read_text(), notebook_id=A)
+    feedback = klass["exchange"] / COURSE / "feedback"
+    (feedback / f"{checksum}-tmp.html").symlink_to(klass["gradebook"])
+    for command in ("collect", "autograde", "generate_feedback", "release_feedback"):
+        nbgrader(command, A, cwd=klass["course"])
+    assert klass["gradebook"].read_bytes().startswith(b"SQLite format 3\0")
+    page = feedback / f"{checksum}.html"
+    assert stat.S_ISREG(page.lstat().st_mode) and stat.S_IMODE(page.lstat().st_mode) == 0o644
+    assert page.read_bytes() == (klass["course"] / "feedback" / learner / A / f"{A}.html").read_bytes()
+    assert sorted(p.name for p in feedback.iterdir()) == [f"{checksum}-tmp.html", f"{checksum}.html"]
+
+
+def test_release_gives_nbgrader_s_exchange_the_sticky_bits(generated, tmp_path):
+    """An exchange made as nbgrader documents it (its root 0777; release_assignment makes the course's folders, inbound
+    2733): release_assignment gives the root and inbound the sticky bit, and collect then works in it."""
+    course = tmp_path / "course"
+    shutil.copytree(generated, course)
+    exchange = tmp_path / "exchange"
+    exchange.mkdir()
+    exchange.chmod(0o777)
+    append(course / "nbgrader_config.py", f"\nc.Exchange.root = {str(exchange)!r}\n")
+    nbgrader("release_assignment", A, cwd=course)
+    modes = {str(p.relative_to(tmp_path)): oct(stat.S_IMODE(p.stat().st_mode))
+             for p in [exchange, *(exchange / COURSE).iterdir()]}
+    assert modes == {"exchange": oct(0o1777), "exchange/tinylm/outbound": oct(0o755),
+                     "exchange/tinylm/inbound": oct(0o3733)}
+    out = nbgrader("collect", A, cwd=course).stdout
+    assert "No submissions of '00_setup' for course 'tinylm' to collect" in out
+
+
+def test_make_class_lays_out_the_exchange_and_refuses_a_learner_s_course_folder(users):
+    """hubclass.exchange: the folders and modes of a new exchange, each root's; on a class folder whose exchange was
+    open to all (the earlier layout) where a learner made the course's folder, it refuses, naming the folder and its
+    owner, and changes nothing."""
+    from tinylm_checks._text import say
+    from tinylm_solutions.cli import UsageError
+    root = Path(tempfile.mkdtemp(prefix="tinylm-exchange-"))
+    try:
+        root.chmod(0o755)
+        hubclass.exchange(root)
+        made = {str(p.relative_to(root)): (oct(stat.S_IMODE(p.lstat().st_mode)), p.lstat().st_uid)
+                for p in [root / "exchange", *(root / "exchange").rglob("*")]}
+        me = os.geteuid()
+        assert made == {"exchange": (oct(0o1777), me), "exchange/tinylm": (oct(0o755), me),
+                        "exchange/tinylm/outbound": (oct(0o755), me), "exchange/tinylm/inbound": (oct(0o3733), me),
+                        "exchange/tinylm/feedback": (oct(0o711), me)}
+        shutil.rmtree(root / "exchange")
+        (root / "exchange").mkdir()
+        (root / "exchange").chmod(0o777)
+        learner = users[next(iter(users))]
+        as_user(learner, os.mkdir, root / "exchange" / COURSE)
+        with pytest.raises(UsageError) as refused:
+            hubclass.exchange(root)
+        assert str(refused.value) == say("grading.class.exchange_not_yours", folder=root / "exchange" / COURSE,
+                                         owner=learner.pw_name)
+        assert stat.S_IMODE((root / "exchange").stat().st_mode) == 0o777  # unchanged: the modes come last
+        assert os.listdir(root / "exchange" / COURSE) == []
+    finally:
+        shutil.rmtree(root)

@@ -4,8 +4,9 @@ The instructor (the user running the tests: root on CI) releases stage 01 from f
 Unix users in the environment without answers, log in, fetch it from the Assignments panel, work (one right, one who
 forgot the scaling), see their checks' instant feedback from the check service, and submit; a learner who tries to
 read another's work, the reference, the gradebook, the exchange's other submissions or the hub's passwords is
-refused; the instructor collects, autogrades and releases feedback from formgrader; each learner fetches and reads
-their own feedback. Screenshots of each step go to $TINYLM_ARTIFACTS/hub (default: artifacts/hub).
+refused, and so is moving the exchange's course folder or a classmate's submission; the instructor collects,
+autogrades and releases feedback from formgrader; each learner fetches and reads their own feedback. Screenshots of
+each step go to $TINYLM_ARTIFACTS/hub (default: artifacts/hub).
 
 Needs root (it creates the learners' Unix users), npm and Debian's Chromium: skipped without them, unless
 TINYLM_REQUIRE_BROWSER=1 (set by .ci/run).
@@ -234,6 +235,12 @@ def test_a_class_on_jupyterhub(hub, browser):
                     'mkdir "$1" && cp "$2" "$1/" && printf %s "$3" > "$1/timestamp.txt"', "sh", str(forged),
                     f"{impostor.pw_dir}/{STAGE}/{STAGE}.ipynb", later], cwd="/", check=True)
     real, = (p for p in inbound.iterdir() if p.stat().st_uid == pwd.getpwnam(RIGHT).pw_uid)
+    # ... and tries to move the course's folder of the exchange (to put their own in its place), and the right learner's
+    #    submission: the sticky bits of the exchange's root and of inbound refuse both (hubclass.exchange)
+    for folder in (root / "exchange" / "tinylm", real):
+        moved = subprocess.run(["setpriv", f"--reuid={impostor.pw_uid}", f"--regid={impostor.pw_gid}", "--clear-groups",
+                                "mv", str(folder), f"{folder}.moved"], cwd="/", capture_output=True, text=True)
+        assert moved.returncode == 1 and "Operation not permitted" in moved.stderr, moved.stderr
 
     # -- the instructor collects, autogrades, releases feedback
     page.goto(f"{HUB}/user/{teacher}/formgrader/manage_assignments")
