@@ -77,7 +77,9 @@ class SandboxWorkspace(capstone.Workspace):
         at = bwrap.index("--clearenv") + 1
         bwrap[at:at] = [arg for name, value in capstone.THREADS.items() for arg in ("--setenv", name, value)]
         cgroup = f"tinylm-{uuid.uuid4().hex[:12]}"
-        command = manager.command(bwrap, [sys.executable, *args], cgroup, int(timeout) * 2, uid, scratch)
+        # the sandbox's own CPU limit, a backstop above the command's (the capstone's launcher sets 60 s): from the
+        # command's full time, not one a deadline shortened, which would stop a command early and be named wrongly
+        command = manager.command(bwrap, [sys.executable, *args], cgroup, int(capstone.TIMEOUT) * 2, uid, scratch)
         try:
             done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                                   stderr=subprocess.STDOUT, timeout=timeout)
