@@ -37,6 +37,10 @@ __import__("tinylm_grading.html").html.install()  # the formgrader's exporter an
 # and writes it afresh; a copy from the learner's machine would sit read-only in its place.
 c.CourseDirectory.ignore = [".ipynb_checkpoints", "*.pyc", "__pycache__", "feedback", "tiny-transformer"]
 
+# The instructor's terminal shows learners' names for things (submitted files, folders in the exchange, student ids,
+# what a sandbox wrote): escape sequences in them are shown as text, never obeyed (tinylm_grading/logs.py).
+c.Application.logging_config = {"formatters": {"console": {"class": "tinylm_grading.logs.PrintableFormatter"}}}
+
 # What a learner sees in place of a solution.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"

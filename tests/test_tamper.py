@@ -33,6 +33,7 @@ EXERCISE = "attention_scores"
 WRONG = "def attention_scores(q, k):\n    return q @ k.transpose(-2, -1)  # no scaling\n"
 MARKER = "tinylm_leftover_marker"
 FORGED = "all submissions graded, forged by a learner"
+NAME_FORGED = "forged through a file's name"
 SCRIPT = "document.title = 'run by a learner'"
 PEAK_MB = 1000  # the nbgrader process's peak resident memory, bombs included (1.4-1.5 GB each without the caps)
 LINKS = {  # m_symlink's extra files: symlinks (relative to its submission folder) to what it must never read
@@ -231,6 +232,8 @@ def graded(tmp_path_factory):
     for name, target in LINKS.items():
         (folder / name).symlink_to(target)
     os.mkfifo(folder / "fifo")  # shutil.copy would stop the learner's grading on it
+    # a name the grader logs (a symlink is named in a warning), made to erase its line and forge another
+    (folder / f"x\x1b[2K\x1b[1G[AutogradeApp | INFO] {NAME_FORGED}\x1b]52;c;cm0gLXJmIH4K\x07").symlink_to("/etc/passwd")
     linked = course / "submitted" / "m_symlink_notebook" / A  # the notebook itself: the source's, with answers
     linked.mkdir(parents=True)
     (linked / f"{A}.ipynb").symlink_to(f"../../../notebooks/{A}/{A}.ipynb")
@@ -343,7 +346,11 @@ def test_a_kernel_that_dies_in_a_check_is_named(graded):
 
 
 def test_nothing_reaches_the_instructors_terminal(graded):
-    assert FORGED not in graded[2].stdout and FORGED not in graded[2].stderr
+    said = graded[2].stdout + graded[2].stderr
+    assert FORGED not in said
+    # a learner's name for a file is logged, its escape sequences as text: no line of its own, nothing obeyed
+    assert NAME_FORGED in said and "\x1b" not in said and "\x07" not in said
+    assert not any(line.lstrip().startswith(f"[AutogradeApp | INFO] {NAME_FORGED}") for line in said.splitlines())
 
 
 def test_feedback_runs_no_script_from_the_submission(graded):
