@@ -47,7 +47,7 @@ Q1 = registry.Exercise("q1_answer", "99_stage", points=3, written=True)
 
 def write(tmp_path, text):
     p = tmp_path / "99_stage.py"
-    p.write_text(textwrap.dedent(text))
+    p.write_text(textwrap.dedent(text), encoding="utf-8")
     return p
 
 
@@ -60,7 +60,7 @@ def test_committed_notebooks_and_readme_table_are_up_to_date():
 
 
 def test_the_readme_table_is_the_registry_s():
-    readme = (ROOT / "README.md").read_text()
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert f"{build_notebooks.TABLE_START}\n{registry.exercise_table()}{build_notebooks.TABLE_END}" in readme
     assert readme.count("| `check_") == len(registry.checked())
 
@@ -150,7 +150,7 @@ def test_the_capstone_notebook_writes_the_reference_repository():
     import re
 
     from tinylm_solutions.capstone import repo
-    source = (ROOT / "course" / "13_capstone.py").read_text()
+    source = (ROOT / "course" / "13_capstone.py").read_text(encoding="utf-8")
     written = {}
     for name, body in re.findall(r"%%writefile tiny-transformer/(\S+)\n(.*?)(?=\n# %%|\Z)", source, re.S):
         lines = [line for line in body.splitlines() if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")]
@@ -203,5 +203,5 @@ def test_the_learner_notebooks_are_what_nbgrader_generate_assignment_makes(tmp_p
     for stage in registry.STAGES:
         ours = nbformat.read(build_notebooks.LEARNER / lang / stage.name / f"{stage.name}.ipynb", as_version=4)
         assert ours.cells.pop(0).id == build_notebooks.INSTALL_CELL_ID
-        theirs = (tmp_path / "release" / stage.name / f"{stage.name}.ipynb").read_text()
+        theirs = (tmp_path / "release" / stage.name / f"{stage.name}.ipynb").read_text(encoding="utf-8")
         assert nbformat.writes(ours) + "\n" == theirs, stage.name

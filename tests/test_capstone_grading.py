@@ -134,7 +134,7 @@ def test_a_capstone_check_ends_with_the_notebook_s_time(tmp_path, monkeypatch):
 def test_the_notebook_states_the_limits_the_checks_use():
     """Notebook 13 tells the learner each run's limits, in both languages: the checks' own numbers."""
     from pathlib import Path
-    source = (Path(__file__).resolve().parent.parent / "course" / "13_capstone.py").read_text()
+    source = (Path(__file__).resolve().parent.parent / "course" / "13_capstone.py").read_text(encoding="utf-8")
     assert (f"Each run may use {capstone.CPU_SECONDS} s of CPU time and take {capstone.TIMEOUT} s in all"
             in source.replace("\n# ", " "))
     assert f"每次运行最多用 {capstone.CPU_SECONDS} 秒 CPU 时间，总共最多 {capstone.TIMEOUT} 秒" in source

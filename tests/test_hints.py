@@ -92,7 +92,7 @@ def exercises(lang: str = "en"):
     every exercise with a text of its own in ``lang``; a second part without one adds its id and lines to the
     exercise before."""
     for path in sorted((ROOT / "course").glob("[0-9][0-9]_*.py")):
-        cells_ = bilingual.source_cells(path.read_text(), lang)
+        cells_ = bilingual.source_cells(path.read_text(encoding="utf-8"), lang)
         found = []
         for i, cell in enumerate(cells_):
             match = re.match(r'# %% solution="(\w+)"', cell)

@@ -244,12 +244,14 @@ def test_a_data_cell_s_chinese_twin_replaces_its_code_in_the_chinese_notebook_on
 ])
 def test_a_data_cell_s_twin_must_assign_the_same_names_and_do_nothing_else(tmp_path, chinese, problem):
     source = tmp_path / "99_x.py"
-    source.write_text(DATA_SOURCE.replace('text = corpus("zh", max_chars=100)\nPROMPT, N = "春风", 3\n', chinese))
+    source.write_text(DATA_SOURCE.replace('text = corpus("zh", max_chars=100)\nPROMPT, N = "春风", 3\n', chinese),
+                      encoding="utf-8")
     (found,) = bilingual.problems(source)
     assert "cell 3: a Chinese code cell must be the twin of a data cell" in found and problem in found
-    source.write_text(DATA_SOURCE)
+    source.write_text(DATA_SOURCE, encoding="utf-8")
     assert bilingual.problems(source) == []
-    source.write_text(DATA_SOURCE.replace("# %%\ntext", "# %%\nfor _ in (): pass\ntext"))  # the English: no data cell
+    source.write_text(DATA_SOURCE.replace("# %%\ntext", "# %%\nfor _ in (): pass\ntext"),  # the English: no data cell
+                      encoding="utf-8")
     assert "the English assigns None" in bilingual.problems(source)[0]
 
 
@@ -268,12 +270,15 @@ def test_a_twin_of_the_chinese_run_states_its_own_numbers_and_keeps_the_rest(tmp
     does not hold it to the English cell's numbers; it still holds it to the code spans and the rest."""
     source = tmp_path / "99_x.py"
     english = '# %% [markdown]\n# The healthy run ends near 0.08 (`healthy[-1]`).\n\n'
-    source.write_text(english + '# %% [markdown] lang="zh" run="zh"\n# 健康的运行停在 0.05 左右（`healthy[-1]`）。\n')
+    source.write_text(english + '# %% [markdown] lang="zh" run="zh"\n# 健康的运行停在 0.05 左右（`healthy[-1]`）。\n',
+                      encoding="utf-8")
     assert bilingual.problems(source) == []
     assert bilingual.own_numbers(jupytext.read(source).cells[1])
-    source.write_text(english + '# %% [markdown] lang="zh"\n# 健康的运行停在 0.05 左右（`healthy[-1]`）。\n')
+    source.write_text(english + '# %% [markdown] lang="zh"\n# 健康的运行停在 0.05 左右（`healthy[-1]`）。\n',
+                      encoding="utf-8")
     assert "numbers not in the Chinese: ['0.08']" in bilingual.problems(source)[0]
-    source.write_text(english + '# %% [markdown] lang="zh" run="zh"\n# 健康的运行停在 0.05 左右。\n')
+    source.write_text(english + '# %% [markdown] lang="zh" run="zh"\n# 健康的运行停在 0.05 左右。\n',
+                      encoding="utf-8")
     assert "code not in the Chinese: ['`healthy[-1]`']" in bilingual.problems(source)[0]
     assert bilingual.numbers("ends near 0.08 (`x = 3`, $d_k = 64$, [see](a/1.md))") == {"0.08"}
 

@@ -30,7 +30,7 @@ def modules(root: Path, packages=LAYERS) -> dict[str, Path]:
 def imports(name: str, path: Path, known: dict[str, Path]) -> set[str]:
     """The modules of ours that module ``name`` (file ``path``) imports, anywhere in its source."""
     is_package = path.name == "__init__.py"
-    tree = ast.parse(path.read_text(), str(path))
+    tree = ast.parse(path.read_text(encoding="utf-8"), str(path))
     out = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Import):
@@ -119,7 +119,7 @@ def _tree(tmp_path, files: dict[str, str]) -> Path:
     for rel, text in files.items():
         path = tmp_path / rel
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
+        path.write_text(text, encoding="utf-8")
     for package in LAYERS:
         (tmp_path / package).mkdir(exist_ok=True)
         (tmp_path / package / "__init__.py").touch()

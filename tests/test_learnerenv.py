@@ -41,7 +41,7 @@ def bodies(module: str) -> list[str]:
     path = ROOT / "tinylm_solutions" / module
     found = []
     for file in sorted(path.rglob("*.py")) if path.is_dir() else [path.with_suffix(".py")]:
-        found += _bodies(file.read_text())
+        found += _bodies(file.read_text(encoding="utf-8"))
     return found
 
 
@@ -72,10 +72,11 @@ def test_the_learner_files_hold_no_answer_of_a_stage_not_yet_done(tmp_path, rele
     secret = answer_modules(released)
     assert not [p for p in written if Path(p).stem in secret and p.startswith("tinylm_solutions/")]
     assert not (tmp_path / "tinylm_solutions/capstone").exists()
-    given = " ".join(" ".join((ROOT / f"tinylm_solutions/{m}.py").read_text().split())
+    given = " ".join(" ".join((ROOT / f"tinylm_solutions/{m}.py").read_text(encoding="utf-8").split())
                      for m in learnerenv.given_modules(released))  # the capstone repeats 01's causal_mask: given code
     assert holding(tmp_path, [b for m in secret for b in bodies(m) if b not in given]) == []
-    assert json.loads((tmp_path / "tinylm_checks/learner.json").read_text())["checks"] == learnerenv.check_names()
+    learner = json.loads((tmp_path / "tinylm_checks/learner.json").read_text(encoding="utf-8"))
+    assert learner["checks"] == learnerenv.check_names()
     check_code = {p.stem for p in (ROOT / "tinylm_checks").glob("*.py")} - \
         {Path(p).stem for p in written if p.startswith("tinylm_checks/")}
     assert {"attention", "position", "_core", "grading", "capstone"} <= check_code  # no check's own code
@@ -84,8 +85,8 @@ def test_the_learner_files_hold_no_answer_of_a_stage_not_yet_done(tmp_path, rele
 def test_the_search_finds_an_answer_that_is_there(tmp_path):
     learnerenv.write(tmp_path, "01_attention")
     body = bodies("attention")[0]
-    (tmp_path / "tinylm_checks/lab/notes.txt").write_text(
-        (ROOT / "tinylm_solutions/attention.py").read_text().replace("    ", "  "))  # re-indented: still found
+    (tmp_path / "tinylm_checks/lab/notes.txt").write_text(  # re-indented: still found
+        (ROOT / "tinylm_solutions/attention.py").read_text(encoding="utf-8").replace("    ", "  "), encoding="utf-8")
     assert holding(tmp_path, [body]) == ["tinylm_checks/lab/notes.txt"]
     assert len(bodies("attention")) >= 3 and all(len(b) > 40 for b in bodies("attention"))
 
@@ -322,7 +323,7 @@ def raw(where: Path, request, limit: int = client.MAX_MESSAGE):
 
 def children(pid: int) -> list[str]:
     """The pids of a process's children (Linux)."""
-    return Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    return Path(f"/proc/{pid}/task/{pid}/children").read_text(encoding="utf-8").split()
 
 
 def wait_for(condition, seconds: float = 60.0) -> None:

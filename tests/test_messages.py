@@ -30,14 +30,14 @@ NOT_CHECKS = ("messages", "lab", "_text.py", "probes.py")
 
 def check_sources() -> dict[Path, ast.Module]:
     files = [p for p in sorted(CHECKS.rglob("*.py")) if not any(part in NOT_CHECKS for part in p.relative_to(CHECKS).parts)]
-    return {p: ast.parse(p.read_text(), str(p)) for p in files}
+    return {p: ast.parse(p.read_text(encoding="utf-8"), str(p)) for p in files}
 
 
 def message_sources() -> dict[Path, ast.Module]:
     """Everything that speaks from the message table: the checks, the learner's tools (``lab``) and the grader
     (its notes in the feedback, ``tinylm-class-report``)."""
     others = [*sorted((CHECKS / "lab").glob("*.py")), *sorted((CHECKS.parent / "tinylm_grading").glob("*.py"))]
-    return {**check_sources(), **{p: ast.parse(p.read_text(), str(p)) for p in others}}
+    return {**check_sources(), **{p: ast.parse(p.read_text(encoding="utf-8"), str(p)) for p in others}}
 
 
 def func_name(call: ast.Call) -> str | None:
@@ -199,7 +199,7 @@ def test_no_sentence_outside_the_table():
     table. Code a message quotes (``returns="return weights @ v, weights"``) says so with ``# code`` on its line."""
     found = []
     for path, tree in check_sources().items():
-        lines = path.read_text().splitlines()
+        lines = path.read_text(encoding="utf-8").splitlines()
         skip = _not_for_learners(tree)
         for node in ast.walk(tree):
             if id(node) in skip:

@@ -9,18 +9,19 @@ import pytest
 from traitlets.config.loader import PyFileConfigLoader
 
 ROOT = Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text()
+README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
 def test_the_readme_names_both_test_commands_and_the_makefile_has_them():
-    makefile = (ROOT / "Makefile").read_text()
+    makefile = (ROOT / "Makefile").read_text(encoding="utf-8")
     for command in ("make test-fast", "make test "):
         assert command in README
     assert re.search(r"^test-fast:", makefile, re.M) and re.search(r"^test:", makefile, re.M)
 
 
 def test_the_pins_the_readme_names_are_the_project_s():
-    lines = (line.partition("#")[0].partition(";")[0].strip() for line in (ROOT / "constraints.txt").open())
+    lines = (line.partition("#")[0].partition(";")[0].strip()
+             for line in (ROOT / "constraints.txt").open(encoding="utf-8"))
     deps = dict(line.split("==") for line in lines if line)
     assert f"`torch=={deps['torch']}`" in README
     assert f"JupyterLab {'.'.join(deps['jupyterlab'].split('.')[:2])}" in README
@@ -48,14 +49,14 @@ def test_the_cell_timeout_is_the_grader_s():
 
 def test_the_nanogpt_figures_are_the_recorded_run_s():
     """``benchmarks/bench_nanogpt.py --record benchmarks/results/nanogpt.json`` wrote the run the README quotes."""
-    runs = json.loads((ROOT / "benchmarks" / "results" / "nanogpt.json").read_text())["runs"]
+    runs = json.loads((ROOT / "benchmarks" / "results" / "nanogpt.json").read_text(encoding="utf-8"))["runs"]
     ours, theirs = runs["tinylm"], runs["nanogpt"]
     stated = (f"validation loss of {ours['val_loss']:.2f} against nanoGPT's {theirs['val_loss']:.2f}, at a training "
               f"step {ours['ms_per_step'] / theirs['ms_per_step']:.2f}× nanoGPT's and a wall time "
               f"{ours['wall_s'] / theirs['wall_s']:.2f}× nanoGPT's, in the run recorded in "
               "`benchmarks/results/nanogpt.json`")
     assert stated in " ".join(README.split())
-    run = json.loads((ROOT / "benchmarks" / "results" / "nanogpt_interleaved.json").read_text())
+    run = json.loads((ROOT / "benchmarks" / "results" / "nanogpt_interleaved.json").read_text(encoding="utf-8"))
     steps = run["ms_per_step"]
     stated = (f"measured interleaved, in turns of 25 steps (`--interleaved`), its step takes "
               f"{steps['tinylm'] / steps['nanogpt']:.2f}× nanoGPT's, in the run recorded in "

@@ -43,7 +43,7 @@ def test_every_check_has_its_mutants():
 
 @pytest.mark.parametrize("stage", [s.name for s in registry.STAGES])
 def test_each_notebook_grades_what_the_registry_says(stage):
-    nb = json.loads((ROOT / "notebooks" / stage / f"{stage}.ipynb").read_text())
+    nb = json.loads((ROOT / "notebooks" / stage / f"{stage}.ipynb").read_text(encoding="utf-8"))
     meta = [c["metadata"]["nbgrader"] for c in nb["cells"] if "nbgrader" in c["metadata"]]
     points = {m["grade_id"]: m["points"] for m in meta if m["grade"]}
     assert points == {e.test_id: e.points for e in registry.graded(stage)}

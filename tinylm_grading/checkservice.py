@@ -174,7 +174,7 @@ def judge(request, sock: socket.socket, released: str, until: float | None = Non
 
 
 def _address_space() -> int:
-    with open("/proc/self/statm") as f:
+    with open("/proc/self/statm", encoding="utf-8") as f:
         return int(f.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
 
 
@@ -189,7 +189,8 @@ def _descendants(pid: int) -> list[int]:
             continue
         for task in tasks:
             try:
-                kids = [int(k) for k in Path(f"/proc/{parent}/task/{task}/children").read_text().split()]
+                children = Path(f"/proc/{parent}/task/{task}/children")
+                kids = [int(k) for k in children.read_text(encoding="utf-8").split()]
             except OSError:
                 continue
             new = [k for k in kids if k not in found]
@@ -203,7 +204,7 @@ def _cgroups(pids: list[int]) -> set[str]:
     found = set()
     for pid in pids:
         try:
-            lines = Path(f"/proc/{pid}/cgroup").read_text().splitlines()
+            lines = Path(f"/proc/{pid}/cgroup").read_text(encoding="utf-8").splitlines()
         except OSError:
             continue
         for line in lines:

@@ -116,7 +116,7 @@ def main(argv: list[str] | None = None) -> int:
         shown = ", ".join(f"{_name(m)} ({k}, {share:.0%})" for m, k, share in common[:3]) or "-"
         print(f"{pad(grade_id, width)}  {pad(f'{passed}/{n}', 7, right=True)}  {shown}")
     if args.csv:
-        with open(args.csv, "w", newline="") as f:
+        with open(args.csv, "w", newline="", encoding="utf-8") as f:
             out = csv.writer(f)
             out.writerow(["assignment", "exercise", "learners", "passed", "mistake", "mistake_learners", "share"])
             for grade_id, n, passed, common in rows:

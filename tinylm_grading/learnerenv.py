@@ -49,7 +49,7 @@ MESSAGES = ("__init__", "core", "client", "lab", "claims", "environment")
 def _imports(path: Path, package: str) -> set[str]:
     """The modules of ``package`` that the file at ``path`` imports, at the top or inside a function."""
     found = set()
-    for node in ast.walk(ast.parse(path.read_text(), str(path))):
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"), str(path))):
         if isinstance(node, ast.ImportFrom):
             base = node.module or ""
             if node.level:
@@ -80,7 +80,7 @@ def requirements() -> list[str]:
     extra (JupyterLab) and nbgrader (the learners' assignment list), at the versions of ``constraints.txt``
     (:data:`CONSTRAINTS`, given to pip with them)."""
     import tomllib
-    project = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
+    project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
     extras = project["optional-dependencies"]
     return [*project["dependencies"], *extras["lab"],
             *(r for r in extras["grading"] if r.startswith("nbgrader"))]
@@ -151,7 +151,8 @@ def write(site: Path, released: str) -> list[str]:
     for rel, source in files.items():
         (site / rel).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(source, site / rel)
-    (site / "tinylm_checks/learner.json").write_text(json.dumps({"released": released, "checks": check_names()}))
+    (site / "tinylm_checks/learner.json").write_text(json.dumps({"released": released, "checks": check_names()}),
+                                                     encoding="utf-8")
     return [*files, "tinylm_checks/learner.json"]
 
 
@@ -163,7 +164,7 @@ INSTRUCTOR_SERVER = ("nbgrader.server_extensions.formgrader", "nbgrader.server_e
 def site_packages(venv: Path) -> Path:
     python = venv / "bin" / "python"
     return Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                               check=True, capture_output=True, text=True).stdout.strip())
+                               check=True, capture_output=True, encoding="utf-8").stdout.strip())
 
 
 def readable_by_others(path: Path) -> bool:
@@ -193,7 +194,7 @@ def shared_python() -> str | None:
     for candidate in (Path(sys._base_executable), Path(f"/usr/bin/python{version}"), Path("/usr/bin/python3")):
         if candidate.exists() and open_to_all(candidate):
             found = subprocess.run([str(candidate), "-c", "import sys, venv, ensurepip; print(sys.version_info[:2])"],
-                                   capture_output=True, text=True)
+                                   capture_output=True, encoding="utf-8")
             if found.returncode == 0 and found.stdout.strip() == str(sys.version_info[:2]):
                 return str(candidate)
     return None
@@ -232,7 +233,8 @@ def build(venv: Path, released: str, extra: tuple[str, ...] = (), python: str | 
                        check=True, capture_output=True)
     settings = venv / "share" / "jupyter" / "lab" / "settings"  # no "get Jupyter news?" pop-up, as in make lab
     settings.mkdir(parents=True, exist_ok=True)
-    (settings / "overrides.json").write_text('{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}')
+    (settings / "overrides.json").write_text('{"@jupyterlab/apputils-extension:notification": {"fetchNews": "false"}}',
+                                             encoding="utf-8")
     written = write(site_packages(venv), released)
     open_to_learners(venv)
     return written

@@ -52,8 +52,8 @@ def join_cgroups(name: str, memory_mb: int, processes: int) -> set[str]:
             continue
         folder, limit = found
         try:
-            (folder / limit).write_text(str(value))
-            (folder / "cgroup.procs").write_text(str(os.getpid()))
+            (folder / limit).write_text(str(value), encoding="utf-8")
+            (folder / "cgroup.procs").write_text(str(os.getpid()), encoding="utf-8")
         except OSError:
             continue
         held.add(controller)
@@ -74,7 +74,7 @@ def remove_cgroups(name: str, wait: float = 5.0) -> None:
 
 def _has_processes(folder: Path) -> bool:
     try:
-        return bool((folder / "cgroup.procs").read_text().strip())
+        return bool((folder / "cgroup.procs").read_text(encoding="utf-8").strip())
     except OSError:
         return False
 

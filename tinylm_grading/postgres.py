@@ -67,7 +67,8 @@ def temporary_server() -> Iterator[str]:
         deadline = time.monotonic() + 60
         while subprocess.run([str(bin_ / "pg_isready"), "-q", "-h", str(folder)]).returncode != 0:
             if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError(f"PostgreSQL did not start:\n{log.read_text(errors='replace')[-2000:]}")
+                said = log.read_text(encoding="utf-8", errors="replace")
+                raise RuntimeError(f"PostgreSQL did not start:\n{said[-2000:]}")
             time.sleep(0.1)
         subprocess.run([str(bin_ / "createdb"), "-h", str(folder), "-U", USER, DATABASE], check=True,
                        capture_output=True)

@@ -309,9 +309,10 @@ class SandboxKernelManager(SlicedPollKernelManager):
                 stub = box / f"hidden_{path.name}"
                 if path.is_dir():  # a package (the capstone's repository): an __init__ that refuses, nothing else
                     stub.mkdir()
-                    (stub / "__init__.py").write_text(HIDDEN_STUB.format(module=f"{package.name}.{path.name}"))
+                    (stub / "__init__.py").write_text(HIDDEN_STUB.format(module=f"{package.name}.{path.name}"),
+                                                      encoding="utf-8")
                 else:
-                    stub.write_text(HIDDEN_STUB.format(module=f"{package.name}.{path.stem}"))
+                    stub.write_text(HIDDEN_STUB.format(module=f"{package.name}.{path.stem}"), encoding="utf-8")
                 _open_to_all(stub)
                 args += ["--ro-bind", str(stub), str(path)]
         if writable:  # the folder as it is: learner code may be writing in it already, nothing in it is touched
@@ -472,7 +473,7 @@ def _made_folders(args: list[str]) -> list[str]:
 def _mapped(uid: int) -> bool:
     """Whether this process's user namespace maps ``uid`` (always, outside a container's user namespace)."""
     try:
-        with open("/proc/self/uid_map") as f:
+        with open("/proc/self/uid_map", encoding="utf-8") as f:
             ranges = [tuple(map(int, line.split())) for line in f if line.strip()]
     except OSError:
         return True

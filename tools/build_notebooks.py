@@ -243,7 +243,7 @@ def install_from() -> str:
     ``pyproject.toml`` (a git URL or a wheel's address; empty while the course is published nowhere)."""
     import tomllib
 
-    return tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["tinylm-course"]["install-from"]
+    return tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["tinylm-course"]["install-from"]
 
 
 def install_cell(lang: str, course: str) -> str:
@@ -352,15 +352,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"lint errors:\n{e}", file=sys.stderr)
             return 1
     if not args.only and args.out is None:
-        outputs[README] = readme_with_table(README.read_text())
+        outputs[README] = readme_with_table(README.read_text(encoding="utf-8"))
     for out, text in outputs.items():
         if args.check:
-            if not out.exists() or out.read_text() != text:
+            if not out.exists() or out.read_text(encoding="utf-8") != text:
                 stale.append(str(out.relative_to(ROOT)))
             continue
         out.parent.mkdir(parents=True, exist_ok=True)
-        if not out.exists() or out.read_text() != text:
-            out.write_text(text)
+        if not out.exists() or out.read_text(encoding="utf-8") != text:
+            out.write_text(text, encoding="utf-8")
             print(f"built {out.relative_to(ROOT) if out.is_relative_to(ROOT) else out}")
     if stale:
         print("out of date (run `make notebooks`): " + ", ".join(stale), file=sys.stderr)

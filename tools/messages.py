@@ -166,12 +166,12 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if found else 0
     stale, planned = [], plan(args.only)
     for path, text in planned.items():
-        current = path.read_text() if path.exists() else None
+        current = path.read_text(encoding="utf-8") if path.exists() else None
         if current is not None and _stable(current) == _stable(text):
             continue
         if args.command == "update":
             path.parent.mkdir(parents=True, exist_ok=True)
-            path.write_text(text)
+            path.write_text(text, encoding="utf-8")
             print(f"wrote {path.relative_to(ROOT)}")
         else:
             stale.append(path.relative_to(ROOT))
