@@ -59,7 +59,9 @@ def empty_runs_folder():
 # late runs on alone at the end. The order is that of their lengths under the whole suite's load on 2 cores (one
 # run: the tamper autograde about 9 minutes, the browser tests 4, the others 1 to 3.5 each).
 LONG_FIRST = ("tests/test_tamper.py",  # one autograde of all the attacks
+              "tests/test_portable.py::TestGB18030",  # the fast tier again, under GB18030 (about 4 minutes here)
               "tests/test_claims.py",  # stage 11's ablations at full length, three seeds (about 4 minutes here)
+              "tests/test_portable.py::TestWithoutUnix",  # the checks' tests without Unix-only APIs (about 3 minutes)
               "tests/test_claims_lab.py",  # notebook 11's claims lab at full length, three seeds (about 2 minutes)
               "tests/test_browser.py",  # JupyterLab and Chromium
               "tests/test_class.py::TestClassSimulation",

@@ -74,7 +74,7 @@ def test_the_learner_s_install_resolves_on_windows_and_apple_silicon(platform, p
 def test_what_the_readme_says_of_older_and_intel_macs():
     """On macOS 13 (Apple silicon) the pins do not resolve and the ranges take PyTorch 2.11.0; on an Intel Mac not
     even the ranges resolve: the course's oldest PyTorch has no wheel there."""
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert uv_compile("aarch64-apple-darwin", "3.11", macos="13.0").returncode != 0
     older = uv_compile("aarch64-apple-darwin", "3.11", pinned=False, macos="13.0")
     assert older.returncode == 0 and pins(older.stdout)["torch"] == "2.11.0"
@@ -88,12 +88,12 @@ def test_what_the_readme_says_of_older_and_intel_macs():
 def oldest_torch() -> str:
     """The oldest PyTorch pyproject.toml allows (its ``torch>=X.Y``)."""
     import tomllib
-    deps = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["dependencies"]
+    deps = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]["dependencies"]
     return re.fullmatch(r"torch>=(\d+\.\d+)", next(d for d in deps if d.startswith("torch"))).group(1)
 
 
 def test_the_readme_states_the_course_s_oldest_pytorch():
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert f"keeps the notebook's PyTorch when it is {oldest_torch()} or newer" in readme
 
 
@@ -125,15 +125,15 @@ def test_actionlint_catches_a_broken_workflow(tmp_path, change, rule):
     """The lint is not vacuous: each kind of mistake in a copy of the workflow fails it, named."""
     broken = tmp_path / ".github" / "workflows" / WORKFLOW.name
     broken.parent.mkdir(parents=True)
-    text = WORKFLOW.read_text()
+    text = WORKFLOW.read_text(encoding="utf-8")
     assert change(text) != text
-    broken.write_text(change(text))
+    broken.write_text(change(text), encoding="utf-8")
     out = jactionlint(broken)
     assert out.returncode == 1 and rule in out.stdout, out.stdout
 
 
 def workflow() -> dict:
-    return yaml.safe_load(WORKFLOW.read_text())
+    return yaml.safe_load(WORKFLOW.read_text(encoding="utf-8"))
 
 
 def step(name: str) -> str:
@@ -150,7 +150,7 @@ def test_the_workflow_runs_on_apple_silicon_and_windows_at_both_ends_of_the_cour
 def test_the_workflow_installs_as_the_readme_says_and_runs_the_command():
     install = step("Install the course")
     assert 'python -m pip install -c constraints.txt ".[lab]"' in install
-    assert 'python -m pip install -c constraints.txt ".[lab]"' in (ROOT / "README.md").read_text()
+    assert 'python -m pip install -c constraints.txt ".[lab]"' in (ROOT / "README.md").read_text(encoding="utf-8")
     assert "tinylm-course release" in step("The course's command")
 
 
@@ -158,7 +158,7 @@ def test_the_workflow_runs_fast_learner_side_tests_that_exist():
     named = re.findall(r"tests/\S+\.py", step("The fast learner-side tests"))
     assert len(named) >= 20 and len(set(named)) == len(named)
     for path in named:
-        source = (ROOT / path).read_text()
+        source = (ROOT / path).read_text(encoding="utf-8")
         assert "pytestmark = pytest.mark.slow" not in source and "pytest.mark.slow]" not in source, path
         imported = {n.module or "" for n in ast.walk(ast.parse(source)) if isinstance(n, ast.ImportFrom)} | \
                    {a.name for n in ast.walk(ast.parse(source)) if isinstance(n, ast.Import) for a in n.names}
@@ -168,5 +168,5 @@ def test_the_workflow_runs_fast_learner_side_tests_that_exist():
 
 
 def test_the_readme_says_the_workflow_cannot_run_on_our_machines():
-    readme = " ".join((ROOT / "README.md").read_text().split())
+    readme = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     assert ".github/workflows/learner-platforms.yml" in readme and "cannot run on our own machines" in readme
