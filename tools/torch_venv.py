@@ -4,8 +4,9 @@
 tests/test_torch_range.py uses :func:`venv` the same way. Each lives outside the repository, in
 ``$XDG_CACHE_HOME/tinylm-course/torch-<version>`` (``~/.cache`` without it), and holds what ``pip install`` of the
 course gives a learner whose kernel has that PyTorch: pyproject.toml's ``dependencies``, torch replaced by
-``torch==<version>``, the others at constraints.txt's pins (numpy 2.4.6 beside torch 2.5.0, as pip would pick it). The
-course itself is not installed: its checkout goes on ``PYTHONPATH``, so nothing is written into the repository.
+``torch==<version>``, the others at constraints.txt's pins (numpy 2.4.6 beside torch 2.5.0, as pip would pick it), and
+:data:`TEST_TOOLS`. The course itself is not installed: its checkout goes on ``PYTHONPATH``, so nothing is written into
+the repository.
 
 A venv is reused while its key (the Python, the version and the requirement lines) is the one it was built for, and
 rebuilt when pyproject.toml's dependencies or constraints.txt change. It is built beside its place and renamed into it
@@ -29,6 +30,8 @@ import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+TEST_TOOLS = ["pytest", "ipykernel", "nbval"]
+"""Installed too, at the lock's pins: pytest runs the tests there, nbval runs the notebooks in an ipykernel."""
 KEY_FILE = ".tinylm-venv-key"
 """Written last into a complete venv: the key it was built for."""
 
@@ -42,7 +45,7 @@ def requirements(version: str) -> tuple[list[str], list[str]]:
     """The requirements to install beside ``torch==version`` and the constraints (lines of constraints.txt) to pin
     them with, torch's own pin left out."""
     project = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))["project"]
-    reqs = [f"torch=={version}"] + [r for r in project["dependencies"] if not _names(r, "torch")] + ["pytest"]
+    reqs = [f"torch=={version}", *(r for r in project["dependencies"] if not _names(r, "torch")), *TEST_TOOLS]
     constraints = [line for line in (ROOT / "constraints.txt").read_text(encoding="utf-8").splitlines()
                    if line.split("#")[0].strip() and not _names(line, "torch")]
     return reqs, constraints
