@@ -67,9 +67,9 @@ repo = Repository(REPO)  # what the checks read: repo() is {path: text} of the r
 def run(*args):
     """python *args in the repository, as you would run it in a terminal there, on one thread as the checks run it
     (on a model this small a second thread mostly waits: on a busy 2-core machine, 600 steps took 19 s with one and
-    48 s with two); prints what it printed."""
-    one_thread = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
-    done = subprocess.run([sys.executable, *args], cwd=REPO, capture_output=True, text=True, env=one_thread)
+    48 s with two); prints what it printed, in UTF-8 whatever the system's encoding (Windows' is a code page)."""
+    one_thread = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONIOENCODING": "utf-8"}
+    done = subprocess.run([sys.executable, *args], cwd=REPO, capture_output=True, encoding="utf-8", env=one_thread)
     print(done.stdout + done.stderr)
     return done.returncode
 
