@@ -64,6 +64,8 @@ LONG_FIRST = ("tests/test_tamper.py",  # one autograde of all the attacks
               "tests/test_portable.py::TestWithoutUnix",  # the checks' tests without Unix-only APIs (about 3 minutes)
               "tests/test_claims_lab.py",  # notebook 11's claims lab at full length, three seeds (about 2 minutes)
               "tests/test_browser.py",  # JupyterLab and Chromium
+              "tests/test_torch_range.py::TestOldest",  # a venv of PyTorch 2.5 (built once: 1-4 minutes), its tests, nbval
+              "tests/test_torch_range.py::TestNewest",  # the same for 2.15, without the notebooks
               "tests/test_class.py::TestClassSimulation",
               "tests/test_remote.py",
               "tests/test_class.py::TestExchange",
