@@ -30,9 +30,10 @@ COMMANDS = [["show.py", "a", "b c"], ["at_exit.py"], ["exit3.py"], ["exit_messag
             ["-m", "mymodule", "x"], ["-m", "mymodule", "y"], ["-m", "pytest", "-q", "-p", "no:cacheprovider", "tests"]]
 
 
-@pytest.fixture(params=["forked", "new python"])
+@pytest.fixture(params=["forked", pytest.param("new python", marks=pytest.mark.slow)])
 def mode(request, monkeypatch):
-    """How :func:`_forked.run` runs a command: forked from its server (Linux), or as a new ``python`` (elsewhere)."""
+    """How :func:`_forked.run` runs a command: forked from its server (Linux), or as a new ``python`` (elsewhere; in
+    the slow tier: each starts a Python that imports PyTorch, about 10 s in all)."""
     if request.param == "new python":
         monkeypatch.setattr(_forked, "FORKS", False)
     return request.param
