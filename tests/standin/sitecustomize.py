@@ -4,8 +4,8 @@ started with this folder on ``PYTHONPATH`` (pytest, the commands it runs, their 
 ``TINYLM_STANDIN`` names them, separated by commas:
 
 - ``no-unix``: the course's code sees Python as Windows has it. In each module of the course's packages
-  (``tinylm_*``) and in the script a process runs (``__main__``: ``train.py``, a check's launcher), ``import os``,
-  ``signal`` and ``socket`` give the module without its Unix-only names (:data:`GONE`: ``os.fork``,
+  (``tinylm_*``) and in the script a process runs (``__main__``: ``python train.py``, a check's launcher),
+  ``import os``, ``signal`` and ``socket`` give the module without its Unix-only names (:data:`GONE`: ``os.fork``,
   ``os.register_at_fork``, ``signal.SIGKILL``, ``socket.AF_UNIX``...), and importing a Unix-only module of the
   standard library (:data:`BLOCKED`: ``resource``, ``fcntl``, ``pwd``...) raises ImportError. Other libraries keep
   Linux's: they take a Linux branch here (PyTorch calls ``os.register_at_fork`` as it is imported, NumPy ``os.uname``)
