@@ -137,6 +137,37 @@ def test_venvs_are_reused_while_their_key_holds_and_rebuilt_when_the_lock_change
     assert torch_venv.key("2.5.0") != first
 
 
+def test_a_venv_is_built_once_reused_rebuilt_for_a_new_key_and_never_half_built(monkeypatch, tmp_path):
+    """venv() with pip and venv stood in for: the first call builds, the next reuses, a changed key rebuilds, and a pip
+    that fails leaves no venv behind (the next call builds again)."""
+    calls = []
+
+    def fake_run(command, check, **kwargs):
+        calls.append(command[1:3])
+        if command[1:3] == ["-m", "venv"]:
+            (Path(command[-1]) / "bin").mkdir(parents=True)
+        elif fail:
+            raise subprocess.CalledProcessError(1, command)
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path))
+    monkeypatch.setattr(torch_venv.subprocess, "run", fake_run)
+    fail = False
+    place = torch_venv.venv("2.5.0")
+    assert place == tmp_path / "tinylm-course" / "torch-2.5.0"
+    assert (place / torch_venv.KEY_FILE).read_text() == torch_venv.key("2.5.0")
+    assert calls == [["-m", "venv"], ["-m", "pip"]]
+    assert torch_venv.venv("2.5.0") == place and len(calls) == 2  # reused
+    monkeypatch.setattr(torch_venv, "key", lambda version: "another lock")
+    torch_venv.venv("2.5.0")
+    assert len(calls) == 4 and (place / torch_venv.KEY_FILE).read_text() == "another lock"  # rebuilt
+    monkeypatch.setattr(torch_venv, "key", lambda version: "a third lock")
+    fail = True
+    with pytest.raises(subprocess.CalledProcessError):
+        torch_venv.venv("2.5.0")
+    assert sorted(p.name for p in (tmp_path / "tinylm-course").iterdir()) == ["torch-2.5.0", "torch-2.5.0.lock"]
+    assert (place / torch_venv.KEY_FILE).read_text() == "another lock"  # the last complete one, never half a build
+
+
 def test_pip_asks_pypi_whatever_this_machine_s_pip_configuration_says(monkeypatch):
     monkeypatch.setenv("PIP_FIND_LINKS", "/opt/wheels")
     monkeypatch.setenv("PIP_INDEX_URL", "http://127.0.0.1:1/simple")
