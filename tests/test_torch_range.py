@@ -131,8 +131,9 @@ def test_venvs_are_reused_while_their_key_holds_and_rebuilt_when_the_lock_change
     reqs, constraints = torch_venv.requirements("2.5.0")
     assert reqs[0] == "torch==2.5.0" and not any(torch_venv._names(r, "torch") for r in reqs[1:] + constraints)
     assert "numpy==2.4.6" in constraints and "pytest" in reqs
-    (tmp_path / "constraints.txt").write_text((ROOT / "constraints.txt").read_text().replace("numpy==", "numpy==1"))
-    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text())
+    pins = (ROOT / "constraints.txt").read_text(encoding="utf-8")
+    (tmp_path / "constraints.txt").write_text(pins.replace("numpy==", "numpy==1"), encoding="utf-8")
+    (tmp_path / "pyproject.toml").write_text((ROOT / "pyproject.toml").read_text(encoding="utf-8"), encoding="utf-8")
     monkeypatch.setattr(torch_venv, "ROOT", tmp_path)
     assert torch_venv.key("2.5.0") != first
 
@@ -210,11 +211,12 @@ def python(request, tmp_path_factory) -> str:
     """The venv of the class's ``version`` (built now if the cache has none for the current lock)."""
     version = request.cls.version
     log = tmp_path_factory.mktemp("pip") / "pip.log"
-    with open(log, "w") as f:
+    with open(log, "w", encoding="utf-8") as f:
         try:
             place = torch_venv.venv(version, log=f)
         except subprocess.CalledProcessError:
-            pytest.fail(f"building the venv of torch {version} failed:\n{log.read_text()[-3000:]}")
+            said = log.read_text(encoding="utf-8", errors="replace")[-3000:]
+            pytest.fail(f"building the venv of torch {version} failed:\n{said}")
     return str(place / "bin" / "python")
 
 

@@ -81,10 +81,10 @@ def venv(version: str, log=None) -> Path:
     place = cache_dir() / f"torch-{version}"
     place.parent.mkdir(parents=True, exist_ok=True)
     wanted = key(version)
-    with open(place.parent / f"torch-{version}.lock", "w") as lock:
+    with open(place.parent / f"torch-{version}.lock", "w", encoding="utf-8") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)  # another test run building the same venv: wait for it, then reuse it
         marker = place / KEY_FILE
-        if marker.is_file() and marker.read_text() == wanted:
+        if marker.is_file() and marker.read_text(encoding="utf-8") == wanted:
             return place
         building = Path(tempfile.mkdtemp(prefix=f"torch-{version}.building-", dir=place.parent))
         try:
@@ -97,7 +97,7 @@ def venv(version: str, log=None) -> Path:
             subprocess.run([str(building / "bin" / "python"), "-m", "pip", "install", "--quiet", "--no-cache-dir",
                             "--prefer-binary", "--no-compile", "-c", str(pins), *reqs],
                            check=True, env=pip_env(), stdout=log, stderr=subprocess.STDOUT if log else None)
-            (building / KEY_FILE).write_text(wanted)
+            (building / KEY_FILE).write_text(wanted, encoding="utf-8")
             shutil.rmtree(place, ignore_errors=True)
             building.rename(place)  # a venv moves: bin/python links to the base Python, site-packages is relative
         finally:
