@@ -75,9 +75,11 @@ def test_a_test_that_computes_past_the_cpu_limit_says_so(workspace, monkeypatch)
     assert found.message_id == "capstone.out_of_cpu"
 
 
+@pytest.mark.slow  # the overfit check's seven runs, the broken models' each to its 4 s of CPU: about 18 s
 def test_a_test_that_never_ends_on_a_broken_model_says_so(monkeypatch):
     """An overfit test that trains until the loss is small ends on a correct model.py; on one that cannot learn it
     would run for ever: the check names the run and the limit, not "passes on a broken model"."""
+    monkeypatch.setattr(capstone, "WORKSPACE", capstone.Workspace)  # not one another test left behind
     monkeypatch.setattr(capstone, "CPU_SECONDS", 4)
     files = repo()
     files["tests/test_overfit_batch.py"] = files["tests/test_overfit_batch.py"].replace(
