@@ -110,7 +110,13 @@ def _at_once(calls: list) -> list:
                 thread.join(0.1)  # took the signal just as this one blocked (seen once: 13 s, until the commands ended)
     except BaseException:
         stop.set()
-        _forked.cancel()
+        ends = time.monotonic() + 3
+        while True:  # a thread starting its command as the interrupt came starts it after a cancel: cancel again
+            _forked.cancel()
+            alive = [thread for thread in threads if thread.is_alive()]
+            if not alive or time.monotonic() > ends:
+                break
+            alive[0].join(0.05)
         raise
     for ok, value in results:
         if not ok:
