@@ -89,8 +89,8 @@ def visit(browser, url: str, body: str | None = None, login: str | None = None) 
     if login:
         page.goto(f"{login}/login")
         page.fill("input[type=password]", TOKEN)
-        page.keyboard.press("Enter")
-        page.wait_for_load_state("load")
+        with page.expect_navigation(timeout=60_000):  # the login's answer, before the next goto (a busy machine is
+            page.keyboard.press("Enter")  # slow to give it, and a goto would cancel it: not logged in)
     page.add_init_script(WATCH)
     page.route("https://cdnjs.cloudflare.com/**", lambda route: route.abort())
     if body is not None:
@@ -222,7 +222,7 @@ def test_the_formgrader_shows_the_submission_inert_and_still_grades(course, form
         time.sleep(0.5)
     assert grade.manual_score == grade.max_score == 1
     page.locator("span.name-hidden.glyphicon").click()  # the template's own onclick handler runs
-    assert page.locator("a.name-shown").is_visible()
+    page.locator("a.name-shown").wait_for(state="visible", timeout=20_000)
     for other in ("manage_assignments", f"gradebook/{A}/{A}"):  # the formgrader's other pages: a header, still working
         _, violations, page = visit(browser, f"{formgrader}/formgrader/{other}", login=formgrader)
         assert "object-src 'none'" in page.response.headers["content-security-policy"] and violations == []
