@@ -12,7 +12,7 @@ PYTEST_ARGS ?=
 # The slow tier mostly waits on kernels and nbgrader: more workers than cores keep both cores busy.
 WORKERS ?= 4
 
-.PHONY: venv notebooks release lab test test-fast clean-release learner-env check-service check-service-stop class
+.PHONY: venv notebooks release lab test test-fast claims-perturbed clean-release learner-env check-service check-service-stop class
 
 $(VENV)/.installed: pyproject.toml constraints.txt
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
@@ -58,6 +58,14 @@ test: venv
 
 test-fast: venv
 	$(PY) -m pytest -n 2 -m "not slow" tests $(PYTEST_ARGS)
+
+# The claims (tests/test_claims*.py) under each stand-in for another machine of the same kind (TINYLM_PERTURB,
+# tests/perturb/sitecustomize.py), one run each (about 9 minutes on 2 cores): every claim must hold under all of them.
+PERTURBATIONS ?= threads1 threads2 threads4 mkldnn_off medium high
+claims-perturbed: venv
+	@failed=; for p in $(PERTURBATIONS); do echo "== TINYLM_PERTURB=$$p"; \
+	  TINYLM_PERTURB=$$p $(PY) -m pytest -n 2 -p no:cacheprovider tests/test_claims*.py $(PYTEST_ARGS) \
+	  || failed="$$failed $$p"; done; test -z "$$failed" || { echo "claims failed under:$$failed"; exit 1; }
 
 clean-release:
 	rm -rf release gradebook.db

@@ -32,9 +32,41 @@ if _MADE_CAPSTONE_CACHE:
     os.environ["TINYLM_CAPSTONE_CACHE"] = tempfile.mkdtemp(prefix="tinylm-capstone-cache-")
 
 
+PERTURB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "tests", "perturb")
+"""``TINYLM_PERTURB=threads4,mkldnn_off``: the claims tests under stand-ins for another machine (``make
+claims-perturbed``; tests/perturb/sitecustomize.py says what each does)."""
+
+
+def _perturb():
+    """Check ``TINYLM_PERTURB``'s names (a UsageError of one line for an unknown one), apply them here, and put
+    tests/perturb on ``PYTHONPATH`` so that every process started from here (xdist's workers, the notebooks' kernels)
+    applies them before its code runs. The perturbations applied, or None."""
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("tinylm_perturb", os.path.join(PERTURB, "sitecustomize.py"))
+    perturb = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(perturb)
+    try:
+        names = perturb.parse(os.environ.get("TINYLM_PERTURB", ""))
+    except ValueError as e:
+        raise pytest.UsageError(str(e)) from None
+    if names:
+        paths = os.environ.get("PYTHONPATH", "").split(os.pathsep)
+        if PERTURB not in paths:
+            os.environ["PYTHONPATH"] = os.pathsep.join([PERTURB, *filter(None, paths)])
+        perturb.apply(names)
+        return perturb.state()
+    return None
+
+
+def pytest_report_header(config):
+    return f"TINYLM_PERTURB={os.environ['TINYLM_PERTURB']}: torch {config._tinylm_perturbed}" \
+        if getattr(config, "_tinylm_perturbed", None) else None
+
+
 def pytest_configure(config):
     """Set before any test or notebook kernel starts: kernels that nbval and nbgrader launch inherit it (they
     are not pytest tests, so a fixture alone would not reach them)."""
+    config._tinylm_perturbed = _perturb()
     os.environ["TINYLM_RUNS"] = _FOLDER
     # The notebooks' training cells (09, 10, 11) take a few steps under nbval and nbgrader: the tests check that every
     # cell runs, not what a run shows. What the notebooks say a run shows is tests/test_claims.py's business: it runs

@@ -17,6 +17,22 @@ from tinylm_solutions.tokenizer import CharTokenizer
 from tinylm_solutions.trainer import train
 
 
+# ---- the stand-ins for another machine (TINYLM_PERTURB, conftest.py; `make claims-perturbed` runs this file and the
+# other claims under each): they reach the processes the tests start, the notebooks' kernels among them.
+
+def test_a_perturbation_reaches_the_processes_the_tests_start():
+    import json
+    import os
+    import subprocess
+    import sys
+    perturb = Path(__file__).resolve().parent / "perturb"
+    code = ("import json, torch; torch.set_num_threads(1); print(json.dumps([torch.get_num_threads(), "
+            "torch.backends.mkldnn.enabled, torch.get_float32_matmul_precision()]))")
+    env = {**os.environ, "TINYLM_PERTURB": "threads4,mkldnn_off,medium", "PYTHONPATH": str(perturb)}
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert json.loads(out) == [4, False, "medium"]  # the notebook's set_num_threads(1) does not undo it
+
+
 # ---- stage 08: weight tying. "A second Parameter over the same storage keeps the values shared, yet parameters()
 # lists the matrix twice: the count counts V·D twice, and an optimizer updates it twice per step."
 
