@@ -20,6 +20,7 @@ from pathlib import Path
 
 import torch
 
+from .messages import say
 from .ablations import SEEDS, norm_placement_sweep, order_test, residual_ablation, unigram_loss
 from .data import default_corpus, get_batch, train_val_split
 from .model import TinyLM
@@ -93,7 +94,18 @@ def _spread(values) -> str:
     """``"mean (min to max)"`` of one number per seed, 3 decimals: a table cell that shows the seeds' spread."""
     values = [float(v) for v in values]
     mean = sum(values) / len(values)
-    return f"{mean:.3f} ({min(values):.3f} to {max(values):.3f})" if len(values) > 1 else f"{mean:.3f}"
+    return say("report.spread", mean=mean, low=min(values), high=max(values)) if len(values) > 1 else f"{mean:.3f}"
+
+
+def run_label(key: str) -> str:
+    """The label of a run of :mod:`~tinylm_solutions.ablations` (its key in a record's ``"runs"``, which stays
+    English: it is data) in the learner's language: ``"2 layers, no residual"`` -> ``"2 层，无残差"``."""
+    layers, sep, kind = key.partition(" layers, ")
+    if sep and layers.isdigit() and kind in ("residual", "no residual"):
+        return say(f"report.run.{kind.replace(' ', '_')}", layers=int(layers))
+    known = {"Post-LN, warm-up": "report.run.warmup", "learned positions": "report.run.learned_positions",
+             "no positions": "report.run.no_positions"}
+    return say(known[key]) if key in known else key
 
 
 def residual_rows(record: dict) -> list[list]:
@@ -102,8 +114,8 @@ def residual_rows(record: dict) -> list[list]:
     rows = []
     for label, run in record["runs"].items():
         ratios = [norms[-1] / norms[0] for norms in run["grad_norms"]]
-        rows.append([label, _spread(run["final_loss"]),
-                     f"{min(ratios):.1f} to {max(ratios):.1f}" if len(ratios) > 1 else f"{ratios[0]:.1f}"])
+        rows.append([run_label(label), _spread(run["final_loss"]),
+                     say("report.range", low=min(ratios), high=max(ratios)) if len(ratios) > 1 else f"{ratios[0]:.1f}"])
     return rows
 
 
@@ -126,31 +138,31 @@ def norm_placement_rows(record: dict) -> list[list]:
 
 def order_rows(record: dict) -> list[list]:
     """The order test as table rows: model, loss in order, reversed, and the gap (reversed minus in order)."""
-    return [[label, _spread(run["forward"]), _spread(run["reversed"]),
+    return [[run_label(label), _spread(run["forward"]), _spread(run["reversed"]),
              _spread([r - f for f, r in zip(run["forward"], run["reversed"])])] for label, run in record["runs"].items()]
 
 
 ABLATION_TABLES = {
-    "no_residual": (["run", "final training loss", "gradient of the last block / block 0 (first 10 steps), min to max"],
-                    residual_rows),
+    "no_residual": (("run", "final_loss", "grad_ratio"), residual_rows),
     "norm_placement": (None, norm_placement_rows),  # "learning rate", the wirings run, the per-seed differences
-    "no_positions": (["model", "held-out loss, in order", "reversed", "gap (reversed - in order)"], order_rows),
+    "no_positions": (("model", "in_order", "reversed", "gap"), order_rows),
 }
-"""Per ablation of stage 11: its table's headers and rows. Loss cells read "mean (min to max)" over the seeds."""
+"""Per ablation of stage 11: its table's headers (message ids ``report.col.*``, shown in the learner's language) and
+rows. Loss cells read "mean (min to max)" over the seeds."""
 
 
 def ablation_table(name: str, record: dict) -> str:
     """The markdown table of one of stage 11's ablation records (see :data:`ABLATION_TABLES`), after a line that says
     what its cells are."""
     headers, rows = ABLATION_TABLES[name]
-    headers = headers or ["learning rate", *(f"{w}: final training loss" for w in record["runs"]),
-                          "Post-LN - Pre-LN, each seed"]
+    headers = ([say(f"report.col.{h}") for h in headers] if headers else
+               [say("report.col.lr"), *(say("report.col.wiring_loss", wiring=run_label(w)) for w in record["runs"]),
+                say("report.col.post_minus_pre")])
     seeds = ", ".join(map(str, record["seeds"]))
-    note = (f"{record['steps']} steps; a loss cell is the mean (min to max) over seeds {seeds}." if len(record["seeds"]) > 1
-            else f"{record['steps']} steps, seed {seeds}.")
+    note = say("report.note.seeds" if len(record["seeds"]) > 1 else "report.note.seed", steps=record["steps"],
+               seeds=seeds)
     if name == "no_positions" and "unigram_loss" in record:
-        note += (" Predicting each character of these held-out windows by its training frequency gives "
-                 f"{record['unigram_loss']:.3f}.")
+        note += say("report.note.held_out", loss=record["unigram_loss"])
     return note + "\n\n" + markdown_table(headers, rows(record))
 
 
@@ -167,24 +179,24 @@ def save_parameter_figure(table: dict[str, int], path: Path) -> Path:
     ax = fig.add_subplot()
     parts = [(k, v) for k, v in table.items() if k != "total"]
     ax.barh([k for k, _ in parts], [v for _, v in parts], color="tab:blue")
-    ax.set_xlabel("parameters")
-    ax.set_title("where the parameters are")
+    ax.set_xlabel(say("report.fig.parameters"))
+    ax.set_title(say("report.fig.parameters_title"))
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     return Path(path)
 
 
-def save_curves_figure(curves: dict[str, list[float]], path: Path, title: str, ylabel: str = "loss",
+def save_curves_figure(curves: dict[str, list[float]], path: Path, title: str, ylabel: str | None = None,
                        log_y: bool = False) -> Path:
-    """One line per curve (x = index), saved as PNG."""
+    """One line per curve (x = index), saved as PNG; ``ylabel`` defaults to "loss" in the learner's language."""
     fig = _figure()
     ax = fig.add_subplot()
     for label, ys in curves.items():
         ax.plot(range(1, len(ys) + 1), ys, label=label)
     if log_y:
         ax.set_yscale("log")
-    ax.set_xlabel("step")
-    ax.set_ylabel(ylabel)
+    ax.set_xlabel(say("report.fig.step"))
+    ax.set_ylabel(say("report.fig.loss") if ylabel is None else ylabel)
     ax.set_title(title)
     if len(curves) > 1:
         ax.legend(fontsize=7)
@@ -193,12 +205,12 @@ def save_curves_figure(curves: dict[str, list[float]], path: Path, title: str, y
     return Path(path)
 
 
-def save_bars_figure(numbers: dict[str, float], path: Path, title: str, xlabel: str = "value") -> Path:
-    """A horizontal bar per number, saved as PNG."""
+def save_bars_figure(numbers: dict[str, float], path: Path, title: str, xlabel: str | None = None) -> Path:
+    """A horizontal bar per number, saved as PNG; ``xlabel`` defaults to "value" in the learner's language."""
     fig = _figure(5.0, 0.6 + 0.35 * max(len(numbers), 2))
     ax = fig.add_subplot()
     ax.barh(list(numbers), list(numbers.values()), color="tab:orange")
-    ax.set_xlabel(xlabel)
+    ax.set_xlabel(say("report.fig.value") if xlabel is None else xlabel)
     ax.set_title(title)
     fig.tight_layout()
     fig.savefig(path, dpi=80)
@@ -221,9 +233,9 @@ def save_throughput_figure(points: list[tuple[str, float, float]], path: Path) -
         ax.legend(fontsize=7)
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("training FLOPs per token (6N + 6LTD)")
-    ax.set_ylabel("measured tokens/s")
-    ax.set_title("compute against throughput")
+    ax.set_xlabel(say("report.fig.flops"))
+    ax.set_ylabel(say("report.fig.tokens_per_s"))
+    ax.set_title(say("report.fig.throughput_title"))
     fig.tight_layout()
     fig.savefig(path, dpi=80)
     return Path(path)
@@ -235,17 +247,17 @@ def draw_residual(axes, record: dict, unigram: float | None = None) -> None:
     for i, (label, run) in enumerate(record["runs"].items()):
         per_block = list(zip(*run["grad_norms"]))  # blocks x seeds
         mean = [sum(b) / len(b) for b in per_block]
-        line, = axes[0].plot(range(len(mean)), mean, marker="o", label=label)
+        line, = axes[0].plot(range(len(mean)), mean, marker="o", label=run_label(label))
         axes[0].fill_between(range(len(mean)), [min(b) for b in per_block], [max(b) for b in per_block],
                              color=line.get_color(), alpha=0.2)
         axes[1].scatter([i] * len(run["final_loss"]), run["final_loss"], color=line.get_color())
-    axes[0].set(yscale="log", xlabel="block (0 = closest to the input)", ylabel="gradient norm (first steps)",
-                title="gradient reaching each block")
+    axes[0].set(yscale="log", xlabel=say("report.fig.block"), ylabel=say("report.fig.grad_norm"),
+                title=say("report.fig.grad_title"))
     axes[0].legend(fontsize=7)
-    axes[1].set_xticks(range(len(record["runs"])), list(record["runs"]), rotation=20, fontsize=7)
-    axes[1].set(ylabel="final training loss", title=f"final loss, one dot per seed ({record['steps']} steps)")
+    axes[1].set_xticks(range(len(record["runs"])), [run_label(k) for k in record["runs"]], rotation=20, fontsize=7)
+    axes[1].set(ylabel=say("report.fig.final_loss"), title=say("report.fig.dots_title", steps=record["steps"]))
     if unigram is not None:
-        axes[1].axhline(unigram, color="grey", linestyle=":", label="unigram loss")
+        axes[1].axhline(unigram, color="grey", linestyle=":", label=say("report.fig.unigram"))
         axes[1].legend(fontsize=7)
 
 
@@ -254,13 +266,13 @@ def draw_norm_placement(ax, record: dict, unigram: float | None = None) -> None:
     for label, run in record["runs"].items():
         per_lr = list(zip(*run["final_loss"]))  # rates x seeds
         finite = [[v for v in lr if math.isfinite(v)] or [float("nan")] for lr in per_lr]
-        line, = ax.plot(run["lrs"], [sum(v) / len(v) for v in finite], marker="o", label=label)
+        line, = ax.plot(run["lrs"], [sum(v) / len(v) for v in finite], marker="o", label=run_label(label))
         ax.fill_between(run["lrs"], [min(v) for v in finite], [max(v) for v in finite], color=line.get_color(),
                         alpha=0.2)
     if unigram is not None:
-        ax.axhline(unigram, color="grey", linestyle=":", label="unigram loss")
-    ax.set(xscale="log", xlabel="learning rate", ylabel="final training loss",
-           title=f"Pre-LN and Post-LN ({record['steps']} steps, seeds {', '.join(map(str, record['seeds']))})")
+        ax.axhline(unigram, color="grey", linestyle=":", label=say("report.fig.unigram"))
+    ax.set(xscale="log", xlabel=say("report.fig.lr"), ylabel=say("report.fig.final_loss"),
+           title=say("report.fig.sweep_title", steps=record["steps"], seeds=", ".join(map(str, record["seeds"]))))
     ax.legend(fontsize=7)
 
 
@@ -268,18 +280,19 @@ def draw_order_test(ax, record: dict) -> None:
     """Grouped bars, in order and reversed, per model: the mean over the seeds, the range as an error bar."""
     models = list(record["runs"])
     width = 0.38
-    for i, (key, label) in enumerate((("forward", "in order (A B C D)"), ("reversed", "reversed (D C B A)"))):
+    for i, (key, label) in enumerate((("forward", say("report.fig.in_order")), ("reversed", say("report.fig.reversed")))):
         values = [record["runs"][m][key] for m in models]
         means = [sum(v) / len(v) for v in values]
         xs = [j + (i - 0.5) * width for j in range(len(models))]
         bars = ax.bar(xs, means, width, label=label,
                       yerr=[[m - min(v) for m, v in zip(means, values)], [max(v) - m for m, v in zip(means, values)]])
         ax.bar_label(bars, fmt="%.2f", fontsize=7, padding=6)
-    ax.set_xticks(range(len(models)), models)
+    ax.set_xticks(range(len(models)), [run_label(m) for m in models])
     top = max(max(r[k]) for r in record["runs"].values() for k in ("forward", "reversed"))
     ax.set_ylim(0, 1.3 * top)
     n = len(record["seeds"])
-    ax.set(ylabel="mean next-token loss (nats)", title=f"order test ({n} seed{'s' if n > 1 else ''})")
+    ax.set(ylabel=say("report.fig.order_loss"),
+           title=say("report.fig.order_title", n=n) if n > 1 else say("report.fig.order_title_one"))
     ax.legend(fontsize=7, loc="upper center", ncol=2)
 
 
@@ -449,22 +462,22 @@ def get_record(name: str, runs: dict[str, dict], recompute: bool = True) -> tupl
     """
     record, missing = runs.get(name), missing_keys(name, runs.get(name))
     if not missing:
-        return record, f"{name}: recorded {record.get('time', '(no time)')}"
-    why = "no record" if record is None else f"record lacks {', '.join(missing)}"
+        return record, say("report.source.recorded", name=name, time=record.get("time", say("report.source.no_time")))
+    why = say("report.source.no_record") if record is None else say("report.source.lacks", keys=", ".join(missing))
     if name == "11_first_bug" or not recompute:
-        return record, f"{name}: {why}; not recomputed"
+        return record, say("report.source.not_recomputed", name=name, why=why)
     tok, train_data, val_data = small_data()
     if name == "09_overfit":
         made = recompute_overfit(train_data, tok.vocab_size)
-        what = f"{made['steps']} steps on one batch"
+        what = say("report.source.overfit", steps=made["steps"])
     elif name == "09_train":
         made = recompute_train(train_data, val_data, tok.vocab_size)
-        what = f"{made['config']['steps']} steps, {made['num_params']:,} parameters"
+        what = say("report.source.train", steps=made["config"]["steps"], params=made["num_params"])
     else:
         made = recompute_ablations(train_data, val_data, tok.vocab_size)
-        what = "notebook 11's ablations with one seed and a third of its steps: a first trend, not its result"
+        what = say("report.source.ablations")
     return {**made, **(record or {}), **{k: made[k] for k in missing if k in made}}, \
-        f"{name}: {why}; recomputed a small version ({what})"
+        say("report.source.recomputed", name=name, why=why, what=what)
 
 
 def collect(runs: dict[str, dict], recompute: bool = True) -> tuple[dict[str, dict], list[str]]:
@@ -479,12 +492,14 @@ def collect(runs: dict[str, dict], recompute: bool = True) -> tuple[dict[str, di
     return records, notes
 
 
-def write_report(folder: Path, sections: list[tuple[str, str]], title: str = "TinyLM: a report on my runs") -> Path:
-    """Write ``folder/report.md``: the title, then one ``## heading`` and its markdown per section.
+def write_report(folder: Path, sections: list[tuple[str, str]], title: str | None = None) -> Path:
+    """Write ``folder/report.md``: the title (default "TinyLM: a report on my runs", in the learner's language), then
+    one ``## heading`` and its markdown per section.
 
     Returns:
         The path written. Raises ``OSError`` if the folder cannot be written.
     """
+    title = say("report.title") if title is None else title
     text = f"# {title}\n\n" + "\n\n".join(f"## {head}\n\n{body.strip()}" for head, body in sections) + "\n"
     path = Path(folder) / "report.md"
     path.write_text(text, encoding="utf-8")
