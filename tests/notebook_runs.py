@@ -4,9 +4,13 @@ about their runs: :func:`dumped` runs one whose last cell prints ``CLAIMS`` and 
 tests/test_claims_11_zh.py)."""
 from __future__ import annotations
 
+import ast
+import inspect
 import json
 import os
+import re
 import sys
+import textwrap
 from pathlib import Path
 
 import nbformat
@@ -17,6 +21,7 @@ from tinylm_grading.kernel import SlicedPollKernelManager
 ROOT = Path(__file__).resolve().parent.parent
 SOURCE = ROOT / "course" / "11_ablations.py"
 sys.path.insert(0, str(ROOT / "tools"))
+import bilingual  # noqa: E402
 import build_notebooks  # noqa: E402
 
 HEAVY = ("residual_ablation(train_data", "norm_placement_sweep(train_data", "order_test(train_data",
@@ -59,3 +64,41 @@ def debugging_lab(lang: str, folder: Path) -> dict:
     setup = [c for c in nb.cells[:start] if c.cell_type == "code" and not any(h in c.source for h in HEAVY)]
     nb.cells = setup + nb.cells[start:end] + [nbformat.v4.new_code_cell(DUMP)]
     return dumped(nb, lang, folder)
+
+
+# ---- what a run="zh" cell states and what the tests assert (tests/test_claims_09.py, tests/test_claims_11_zh.py)
+STATED = re.compile(r"(?<![\w.])\d{1,3}(?: \d{3})+(?![\d.])|(?<![\w.])\d+(?:\.\d+)?(?:e-?\d+)?")
+"""A number as the prose writes it: 200 000 (grouped by spaces), 6.16, 3e-3."""
+
+
+def stated(text: str) -> set[float]:
+    """The values of the numbers of a markdown cell's prose (bilingual.numbers' parts of it: no code spans,
+    formulas or links), 200 000 read as one number."""
+    prose = bilingual.MATH.sub(" ", bilingual.CODE.sub(" ", bilingual.LINK.sub(" ", bilingual.FENCE.sub(" ", text))))
+    return {float(m.group(0).replace(" ", "")) for m in STATED.finditer(prose)}
+
+
+def asserted(test) -> set[float]:
+    """The numbers ``test``'s body asserts: the literals of its ``assert`` statements, and those of the assignments
+    whose names they use (a table or a size the assert compares against), transitively; its docstring's do not
+    count. So a number is covered only by a test that checks it."""
+    body = ast.parse(textwrap.dedent(inspect.getsource(test))).body[0].body
+    statements = [s for node in body for s in ast.walk(node) if isinstance(s, ast.stmt)]
+    names = lambda node: {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}  # noqa: E731
+    needed, parts = set(), []
+    for s in statements:
+        if isinstance(s, ast.Assert):
+            needed |= names(s)
+            parts.append(s)
+    assigns = [s for s in statements if isinstance(s, (ast.Assign, ast.AugAssign, ast.AnnAssign))]
+    grew = True
+    while grew:
+        grew = False
+        for s in assigns:
+            targets = set().union(*(names(t) for t in (s.targets if isinstance(s, ast.Assign) else [s.target])))
+            if s not in parts and (targets & needed):
+                parts.append(s)
+                needed |= names(s.value)
+                grew = True
+    return {float(n.value) for part in parts for n in ast.walk(part)
+            if isinstance(n, ast.Constant) and type(n.value) in (int, float)}

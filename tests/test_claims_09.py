@@ -4,8 +4,7 @@ the rest of the suite runs it under TINYLM_QUICK=1), and each number its text st
 The Chinese notebook trains on Tang poems from section 7 on (a data cell's twin, tools/bilingual.py), so its cells
 there state the Chinese run's numbers (``run="zh"``): the ``test_zh_*`` tests run the Chinese notebook at full length
 (about 70 s) and each quotes, in its docstring, the Chinese sentence it tests. Every number of those cells that their
-English cells do not state is quoted by one of them (the last test)."""
-import inspect
+English cells do not state is asserted by one of them (the last test: a number in its asserts, not only its docstring)."""
 import math
 import os
 import re
@@ -136,16 +135,18 @@ def test_zh_the_gradient_norm_panel(zh):
     左右，被裁剪的约占五分之一；之后又回升到 1 上下，第 301–600 步约有一半被裁剪" (max_grad_norm 1.0); "在这次运行里，这只
     出现在后半段"."""
     g = torch.tensor(zh["grad_norm"])
-    assert len(g) == 600 and 1.4 <= g[:5].mean().item() <= 1.6
-    clipped = lambda lo, hi: (g[lo:hi] > 1.0).float().mean().item()  # noqa: E731
-    assert 0.55 <= clipped(0, 50) <= 0.75 and 0.65 <= g[50:300].median().item() <= 0.78
-    assert 0.15 <= clipped(50, 300) <= 0.25 and 0.9 <= g[300:].median().item() <= 1.1 and 0.4 <= clipped(300, 600) <= 0.65
+    steps = lambda first, last: g[first - 1:last]  # noqa: E731  (steps first to last, counted from 1)
+    clipped = lambda first, last: (steps(first, last) > 1.0).float().mean().item()  # noqa: E731
+    assert len(g) == 600 and abs(steps(1, 5).mean().item() - 1.5) <= 0.1
+    assert 0.55 <= clipped(1, 50) <= 0.75 and 0.65 <= steps(51, 300).median().item() <= 0.78
+    assert 0.15 <= clipped(51, 300) <= 0.25 and 0.9 <= steps(301, 600).median().item() <= 1.1
+    assert 0.4 <= clipped(301, 600) <= 0.65
 
 
 def test_zh_the_activation_rms_panel(zh):
     """"在第 140 步左右达到约 0.8 的峰值，然后降到约 0.55"."""
     rms = torch.tensor(zh["rms"])
-    assert 110 <= rms.argmax().item() + 1 <= 180 and 0.72 <= rms.max().item() <= 0.86 and 0.5 <= rms[-1].item() <= 0.6
+    assert abs(rms.argmax().item() + 1 - 140) <= 40 and 0.72 <= rms.max().item() <= 0.86 and 0.5 <= rms[-1].item() <= 0.6
 
 
 def test_zh_the_model_and_its_samples(zh):
@@ -153,9 +154,9 @@ def test_zh_the_model_and_its_samples(zh):
     向量，就是 254 976 个参数。只训练了 600 步，模型就学会了唐诗的格式：“作者《标题》”形式的标题行，用逗号隔开、以句号结尾的
     诗句，诗与诗之间的空行；但诗句还读不通（验证集困惑度约 200，训练前约 3 984，也就是 V）"."""
     embedding = zh["V"] * zh["d_model"]
-    assert embedding == 254_976 and 355_000 <= zh["params"] <= 365_000 and 0.68 <= embedding / zh["params"] <= 0.72
+    assert zh["d_model"] == 64 and embedding == 254_976 and abs(zh["params"] - 360_000) <= 5_000 and 0.68 <= embedding / zh["params"] <= 0.72
     assert zh["steps"] == 600  # how long it trained: in steps (its seconds depend on the machine and its load)
-    assert 180 <= math.exp(zh["val_loss"]) <= 225 and abs(math.exp(zh["untrained_loss"]) / zh["V"] - 1) < 0.05
+    assert abs(math.exp(zh["val_loss"]) - 200) <= 25 and abs(math.exp(zh["untrained_loss"]) / zh["V"] - 1) < 0.05
     for prompt, sample in zip(zh["prompts"], zh["samples"]):
         assert sample.startswith(prompt) and "\n\n" in sample
         assert re.search(r"\n[\u4e00-\u9fff]{2,4}《[^》\n]+》\n", sample)  # an author's title line
@@ -180,13 +181,14 @@ def test_zh_the_checklist_lab(zh):
         assert max(abs(a - b) for a, b in zip(losses, zh["healthy"], strict=True)) < 1e-5
 
 
-def test_every_number_of_the_chinese_run_cells_is_quoted_by_a_test():
-    """A run="zh" cell's numbers that its English cell does not state are the Chinese run's: each is in the docstring
-    of a test_zh_* test here, which quotes the sentence it tests."""
-    quoted = set().union(*(bilingual.numbers(inspect.getdoc(f)) for name, f in globals().items()
-                           if name.startswith("test_zh_")))
+def test_every_number_of_the_chinese_run_cells_is_asserted_by_a_test():
+    """A run="zh" cell's numbers that its English cell does not state are the Chinese run's: each is asserted by a
+    test_zh_* test here (a literal of its asserts, or of what they compare against: notebook_runs.asserted; its
+    docstring, which quotes the sentence it tests, does not count)."""
+    covered = set().union(*(notebook_runs.asserted(f) for name, f in globals().items() if name.startswith("test_zh_")))
     cells = jupytext.read(SOURCE).cells
     own = [(cells[i - 1], cell) for i, cell in enumerate(cells) if bilingual.own_numbers(cell)]
     assert len(own) == 3
     for english, chinese in own:
-        assert bilingual.numbers(chinese.source) - bilingual.numbers(english.source) <= quoted, chinese.source[:60]
+        missing = notebook_runs.stated(chinese.source) - notebook_runs.stated(english.source) - covered
+        assert not missing, (sorted(missing), chinese.source[:60])
