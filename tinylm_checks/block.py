@@ -719,9 +719,11 @@ def _csa_attributes(ctx: Ctx, module: nn.Module, H: int, d: int, p: float) -> No
     cls = type(module).__name__
     for attr, want in (("num_heads", H), ("d_head", d), ("dropout", p)):
         got = getattr(module, attr, None)
+        if isinstance(got, nn.Module):  # a layer where a number belongs: the type is the problem, not the value
+            ctx.fail("causal_self_attention.attribute_module", cls=cls, attr=attr, want=repr(want),
+                     kind=type(got).__name__)
         if isinstance(got, bool) or not isinstance(got, (int, float)) or got != want:
-            ctx.fail("causal_self_attention.attribute", cls=cls, attr=attr, want=repr(want),
-                     got=type(got).__name__ if isinstance(got, nn.Module) else repr(got))
+            ctx.fail("causal_self_attention.attribute", cls=cls, attr=attr, want=repr(want), got=repr(got))
 
 
 @check

@@ -7,7 +7,40 @@ failure's parts, and the learner's kernel raises the same :class:`CheckFailure` 
 """
 from __future__ import annotations
 
+import re
+
 from ._text import MISTAKES, say
+
+_TOKEN = re.compile(r"-?\d+(?:\.\d+)?(?:e[+-]?\d+)?|[^\W\d_][\w]*", re.IGNORECASE)
+_VALUES = {"None": None, "True": True, "False": False}
+
+
+def _tokens(text: str) -> tuple[list, set[str]]:
+    """The values ``text`` shows, in order (numbers by value: ``0.544`` and ``0.5440`` are one; ``None``, ``True``,
+    ``False``), and its other words."""
+    values, words = [], set()
+    for token in _TOKEN.findall(text):
+        try:
+            values.append(_VALUES[token] if token in _VALUES else float(token))
+        except ValueError:
+            words.add(token)
+    return values, words
+
+
+def reads_alike(expected: str | None, got: str | None) -> bool:
+    """Do a failure's expected: and got: lines read alike, so that a learner cannot see what differs?
+
+    They do when they show the same values (numbers by value) and the words of one are among the other's ("this
+    batch's gradients, clipped (norm 0.544)" against "norm 0.5440"), or when got: is one bare name that expected:
+    shows, in any case ("self.dropout = 0.0" against "Dropout": a type that reads as a wrong value). Every failure
+    the checks raise says what differs instead (tests/test_failure_kinds.py walks the failures of every wrong
+    implementation in tests/mutants)."""
+    if not expected or not got:
+        return False
+    (ev, ew), (gv, gw) = _tokens(expected), _tokens(got)
+    if ev == gv and (ew <= gw or gw <= ew):
+        return True
+    return not gv and len(gw) == 1 and next(iter(gw)).lower() in {w.lower() for w in ew}
 
 
 class CheckFailure(AssertionError):

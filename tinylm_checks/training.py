@@ -19,7 +19,7 @@ import torch.nn.functional as F
 
 from tinylm_checks.probes import ProbeLM, SpyOptimizer
 
-from ._core import Ctx, check, reference
+from ._core import Ctx, check, fmt_values, reference
 from ._text import MISTAKE, MISTAKES, say
 
 ref_tok = reference("tokenizer")
@@ -296,6 +296,9 @@ def _check_step_gradients(ctx: Ctx, step: dict, model, opt, grads, clipped, stal
     got_norm = step["grad_norm"]
     events = ", ".join(e["event"] for e in opt.events)
     if not _same(at_step, clipped):
+        # the first row of emb's gradient, wanted and got: the norm alone can be the same (clipping makes it so)
+        rows = {"want": fmt_values(clipped["emb"][0]),
+                "row": say("train_step.grads_none") if at_step["emb"] is None else fmt_values(at_step["emb"][0])}
         if _same(at_step, grads):
             late = all(after[n] is not None for n in after) and _same(after, clipped)
             ctx.fail("train_step.unclipped", max_norm=max_norm, norm=got_norm, tried=tried,
@@ -303,7 +306,8 @@ def _check_step_gradients(ctx: Ctx, step: dict, model, opt, grads, clipped, stal
         summed = {n: stale[n] + grads[n] for n in grads}
         total = math.sqrt(sum(float((g ** 2).sum()) for g in summed.values()))
         if _same(at_step, summed) or _same(at_step, _scaled(summed, min(1.0, max_norm / (total + 1e-6)))):
-            ctx.fail("train_step.stale", max_norm=max_norm, norm=got_norm, tried=tried, mistake=MISTAKE.no_zero_grad)
+            ctx.fail("train_step.stale", max_norm=max_norm, norm=got_norm, tried=tried, mistake=MISTAKE.no_zero_grad,
+                     **rows)
         if all(at_step[n] is None or not bool(at_step[n].any()) for n in at_step) or _same(at_step, stale):
             ctx.fail("train_step.wrong_order", events=events, tried=tried, mistake=MISTAKE.wrong_step_order,
                      grads=say("train_step.grads_none") if at_step["emb"] is None else say("train_step.grads_stale"))
@@ -316,7 +320,7 @@ def _check_step_gradients(ctx: Ctx, step: dict, model, opt, grads, clipped, stal
         if _same(at_step, _scaled(grads, ratio)):
             ctx.fail("train_step.other_max_norm", max_norm=max_norm, norm=got_norm, tried=tried,
                      mistake=MISTAKE.max_grad_norm_ignored)
-        ctx.fail("train_step.other_grads", max_norm=max_norm, norm=got_norm, tried=tried)
+        ctx.fail("train_step.other_grads", max_norm=max_norm, norm=got_norm, tried=tried, **rows)
 
 
 def _check_default_max_norm(ctx: Ctx, fn) -> None:

@@ -1011,7 +1011,7 @@ ROWS = [
     (check_causal_self_attention, CSANoOut, "w_o_not_applied", "not equal to the reference"),
     (check_causal_self_attention, CSABiases, "linear_with_bias", "bias"),
     (check_causal_self_attention, CSANoValueError, "no_divisibility_check", "was created without complaint"),
-    (check_causal_self_attention, CSADropoutModule, None, "CSADropoutModule.dropout is not 0.0"),
+    (check_causal_self_attention, CSADropoutModule, None, "CSADropoutModule.dropout is an nn.Dropout module, not the number 0.0"),
     (check_causal_self_attention, CSAKeysNotTransposed, "keys_not_transposed", "raised RuntimeError"),
     (check_causal_self_attention, CSAHeadsRepeated, "heads_repeated", "not equal to the reference"),
     (check_causal_self_attention, CSAMergeInterleaved, "merge_interleaved", "not equal to the reference"),

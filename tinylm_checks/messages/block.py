@@ -389,6 +389,14 @@ MESSAGES = {
         "expected": "self.{attr} = {want}",
         "hint": "store num_heads, d_head = d_model // num_heads and the dropout probability (a float) under these names",
     },
+    "causal_self_attention.attribute_module": {
+        "problem": "{cls}.{attr} is an nn.{kind} module, not the number {want}",
+        "expected": "self.{attr} = {want}, a number",
+        "got": "self.{attr} = nn.{kind}(...), a module",
+        "hint": "store the dropout probability itself, a float: self.dropout = dropout; this class drops attention "
+                "weights with F.scaled_dot_product_attention(..., dropout_p=self.dropout), which takes a number, not "
+                "an nn.Dropout module",
+    },
     "causal_self_attention.param_count": {
         "problem": "wrong number of parameters",
         "expected": "4 D^2 = {expected_n} for D = {D}: qkv (3 D^2) and out (D^2), no biases",

@@ -277,8 +277,8 @@ MESSAGES = {
     },
     "train_step.stale": {
         "problem": "optimizer.step() got this batch's gradients plus the stale ones",
-        "expected": "this batch's gradients, clipped (norm {max_norm})",
-        "got": "norm {norm:.4f}",
+        "expected": "this batch's gradients, clipped to norm {max_norm}: emb.grad[0] = {want}",
+        "got": "emb.grad[0] = {row} (norm {norm:.4f})",
     },
     "train_step.wrong_order": {
         "problem": "optimizer.step() did not get this batch's gradients",
@@ -302,8 +302,8 @@ MESSAGES = {
     "train_step.other_grads": {
         "problem": "optimizer.step() got gradients that are not those of the batch's loss",
         "expected": "the gradients of F.cross_entropy(logits.reshape(-1, V), y.reshape(-1)), clipped to norm "
-                    "{max_norm}",
-        "got": "norm {norm:.4f}",
+                    "{max_norm}: emb.grad[0] = {want}",
+        "got": "emb.grad[0] = {row} (norm {norm:.4f})",
         "hint": "compare your loss line with the notebook's: cross-entropy of the (B*T, V) logits against the (B*T,) "
                 "targets, mean over the counted targets",
     },
