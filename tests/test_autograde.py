@@ -119,7 +119,8 @@ def test_bad_input_gives_one_line_in_the_user_s_language(tmp_path, capsys, lang)
             del os.environ["TINYLM_GRADEBOOK"]
         lines["unreachable"] = capsys.readouterr().err
     for name, line in lines.items():
-        assert line.startswith("tinylm-autograde: error: ") and line.count("\n") == 1, (name, line)
+        assert line.startswith({"en": "tinylm-autograde: error: ", "zh": "tinylm-autograde：错误："}[lang]), (name, line)
+        assert line.count("\n") == 1, (name, line)
     assert "secret" not in lines["unreachable"] and "grader:***@" in lines["unreachable"]
     assert "/nonexistent" in lines["unreachable"]
     assert "nbgrader_config.py" in lines["no_course"] and "--course" in lines["no_course"]

@@ -52,7 +52,8 @@ def test_bad_input_gives_one_line_in_the_user_s_language(tmp_path, capsys, monke
         assert main(["01_attention", "--course", str(tmp_path), "--csv", str(tmp_path / "no" / "a.csv")]) == 2
         no_folder = capsys.readouterr().err
     for line in (no_gradebook, no_assignment, none_graded, no_folder):
-        assert line.startswith("tinylm-class-report: error: ") and line.count("\n") == 1
+        assert line.startswith({"en": "tinylm-class-report: error: ", "zh": "tinylm-class-report：错误："}[lang])
+        assert line.count("\n") == 1
     assert "gradebook.db" in no_gradebook and "--course" in no_gradebook
     assert "09_training" in no_assignment and "01_attention" in no_assignment
     assert "nbgrader autograde 01_attention" in none_graded

@@ -217,7 +217,8 @@ def run(command: str, args: list[str], lang: str, **env) -> subprocess.Completed
 def assert_one_line(proc: subprocess.CompletedProcess, prog: str, lang: str, *fragments: str) -> str:
     assert "Traceback" not in proc.stderr, proc.stderr[-3000:]
     lines = proc.stderr.strip().splitlines()
-    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith(f"{prog}: error: "), proc.stderr[-3000:]
+    start = f"{prog}: error: " if lang == "en" else f"{prog}：错误："  # argparse's own word too (i18n.error_line)
+    assert proc.returncode == 2 and len(lines) == 1 and lines[0].startswith(start), proc.stderr[-3000:]
     line = rest = lines[0]
     for fragment in fragments:  # what the line must say in either language: numbers, options, names
         assert fragment in line, (fragment, line)
@@ -377,7 +378,7 @@ def test_the_help_is_in_the_users_language(command):
                              env={**os.environ, "TINYLM_LANG": lang}) for lang in ("en", "zh"))
     assert en.returncode == zh.returncode == 0
     assert not CJK.search(en.stdout) and "usage:" in en.stdout
-    assert "usage:" in zh.stdout and {"tinylm-train": "训练", "tinylm-generate": "续写",
+    assert "用法：" in zh.stdout and "usage:" not in zh.stdout and {"tinylm-train": "训练", "tinylm-generate": "续写",
                                       "tinylm-class-report": "全班", "tinylm-check-service": "参考答案"}[command] in zh.stdout
 
 

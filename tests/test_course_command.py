@@ -126,7 +126,7 @@ def test_the_help_is_in_the_user_s_language(args):
     en, zh = (run(*args, "--help", env={"TINYLM_LANG": lang}) for lang in ("en", "zh"))
     assert en.returncode == zh.returncode == 0
     assert "usage: tinylm-course" in en.stdout and not CJK.search(en.stdout)
-    assert "usage: tinylm-course" in zh.stdout and {(): "自学", ("lab",): "JupyterLab 会一直运行",
+    assert "用法：tinylm-course" in zh.stdout and {(): "自学", ("lab",): "JupyterLab 会一直运行",
                                                     ("release",): "别的什么也不做"}[tuple(args)] in zh.stdout
     if args == ["lab"]:
         assert "tinylm-course lab -- --no-browser --port 8890" in " ".join(en.stdout.split())

@@ -52,11 +52,12 @@ class UsageError(Exception):
     """Bad input, its message already in the user's language: reported as one line, exit status 2."""
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse whose usage errors are one line: ``prog: error: <argparse's message> (see prog --help)``."""
+class _Parser(i18n.ArgumentParser):
+    """argparse in the user's language, whose usage errors are one line: ``prog: error: <argparse's message> (see
+    prog --help)``."""
 
     def error(self, message: str):
-        self.exit(2, f"{self.prog}: error: {say('error.see_help', message=message, prog=self.prog)}\n")
+        self.exit(2, i18n.error_line(self.prog, say("error.see_help", message=message, prog=self.prog)))
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -218,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()
             return lab(folder, args.lang, jupyter_args)
     except UsageError as e:
-        print(f"{PROG}: error: " + " ".join(str(e).splitlines()), file=sys.stderr)
+        print(i18n.error_line(PROG, " ".join(str(e).splitlines())), file=sys.stderr, end="")
         return 2
     return 0
 
