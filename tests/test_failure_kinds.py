@@ -1,13 +1,21 @@
 """Kinds of failure message that mislead, ruled out across every check (issue 40, item 2): a rule for the family,
 tested on every failure the wrong implementations of ``tests/mutants`` draw from the checks."""
+import functools
+import keyword
+import re
+from pathlib import Path
+
 import pytest
 import torch
 
-from tinylm_checks import CheckFailure
+from tinylm_checks import CheckFailure, _text
 from tinylm_checks.failure import reads_alike
+from tinylm_solutions import i18n
 
 from mutants import MULTI, ROWS
 
+CHECKS = Path(_text.__file__).parent
+COURSE = CHECKS.parent / "course"
 pytestmark = pytest.mark.filterwarnings("ignore:The use of `x.T`:UserWarning")
 
 
@@ -51,3 +59,73 @@ def test_no_failure_shows_expected_and_got_that_read_alike(check, mutant):
             assert not reads_alike(f.expected, f.got), str(e)
     else:
         pytest.fail(f"{check.__name__} passed {mutant}")
+
+
+TIME_LIMIT = re.compile(r"timed out|time limit|ran past|out of time|stopped after", re.IGNORECASE)
+
+
+@pytest.mark.parametrize("key", sorted(k for k, v in _text.TEXT.items() if TIME_LIMIT.search(v)))
+def test_a_time_limit_is_named_with_its_value(key):
+    """A message that says a limit stopped something names it as a time limit and gives its value, in seconds
+    (issue 40: a test that ran past its 300 s limit was reported as failing on a correct model.py)."""
+    assert "seconds" in _text.fields(_text.TEXT[key]) and " s" in _text.TEXT[key], _text.TEXT[key]
+
+
+CONSTANT = re.compile(r"(?<![\w.'])([A-Z][A-Z0-9_]{2,})\b(?![(=])")
+"""A name in capitals (OVERFIT_CHECKLIST, BUG_NAMES), as a message quotes a notebook's constant."""
+WORDS = {"AND", "ANY", "ASCII", "CDF", "CPU", "ELU", "FFN", "GEGLU", "GELU", "GLU", "GPT", "LTD", "RMS", "SGD",
+         "UNK", "UTF", "YAML"}
+"""Words in capitals the messages use that are no names: acronyms, the AND of masks, <UNK>, L T D."""
+NOT_A_NOTEBOOK_S = {"grading", "client", "environment", "lab", "claims", "core", "terms"}  # the instructor's words,
+# environment variables (LEARNER_VENV, TINYLM_GRADEBOOK), and texts of no one check's notebook
+
+
+@functools.cache
+def _notebook_names(module: str) -> set[str]:
+    """The names the notebooks that call the checks of ``tinylm_checks.<module>`` define (assigned, imported, a def
+    or class), read from their sources in course/."""
+    checks = set(re.findall(r"\b(check_\w+)", (CHECKS / f"{module}.py").read_text(encoding="utf-8")))
+    names = set()
+    for source in sorted(COURSE.glob("[0-9][0-9]_*.py")):
+        text = source.read_text(encoding="utf-8")
+        if any(re.search(rf"\b{c}\(", text) for c in checks):
+            names |= set(re.findall(r"^\s*(?:self\.)?(\w+)\s*(?::[^=\n]*)?=[^=]", text, re.M))
+            names |= set(re.findall(r"^\s*(?:def|class)\s+(\w+)", text, re.M))
+            for group in re.findall(r"^\s*from\s+\S+\s+import\s+\(?([^)]*?)\)?\s*$", text, re.M | re.S):
+                names |= set(re.findall(r"\w+", group))
+            names |= set(re.findall(r"self\.(\w+)\s*=", text))
+    return names
+
+
+def _quoted_names():
+    """(module, key, name) of every name a message of a notebook's checks quotes, in English or in Chinese."""
+    for key in sorted(_text.TEXT):
+        module = _text.ORIGIN[key]
+        if module in NOT_A_NOTEBOOK_S:
+            continue
+        names = set()
+        for lang in ("en", "zh"):
+            with i18n.using(lang):
+                text = _text.text(key)
+            names |= set(CONSTANT.findall(text)) - WORDS | set(re.findall(r"`([A-Za-z_]\w*)`", text))
+        for name in sorted(names):
+            yield pytest.param(module, key, name, id=f"{key}-{name}")
+
+
+@functools.cache
+def _known_api() -> set[str]:
+    """Python's keywords, and the attributes the course's own classes set (``self.W_Q = ...`` in tinylm_solutions:
+    a learner's notebook imports those classes)."""
+    names = set(keyword.kwlist)
+    for source in sorted((CHECKS.parent / "tinylm_solutions").glob("*.py")):
+        names |= set(re.findall(r"self\.(\w+)\s*(?::[^=\n]*)?=[^=]", source.read_text(encoding="utf-8")))
+    return names
+
+
+@pytest.mark.parametrize("module, key, name", list(_quoted_names()))
+def test_every_name_a_message_quotes_exists_where_the_learner_is(module, key, name):
+    """A constant (OVERFIT_CHECKLIST, BUG_NAMES) or a name in backticks that a check's message tells the learner to
+    use is defined in the notebook that runs the check, or is a known API (issue 40: check_overfit_checklist said
+    CHECKLIST, where the notebook's name is OVERFIT_CHECKLIST)."""
+    assert name in _notebook_names(module) | _known_api(), \
+        f"{key} quotes {name}, which the notebooks of tinylm_checks.{module} do not define"

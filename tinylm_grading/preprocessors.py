@@ -196,6 +196,7 @@ class GradingExecute(Execute):
             return cell, resources
         if self.trusted_verdict and utils.is_grade(cell) and not utils.is_solution(cell) and hidden_calls(cell.source):
             return self._judged_outside(cell), resources
+        limit = self._get_timeout(cell)  # the cell's time limit, named if the cell runs past it
         try:
             cell, resources = super().preprocess_cell(cell, resources, index)
             stuck = any(o.output_type == "error" and o.get("ename") == self.error_on_timeout["ename"]
@@ -203,7 +204,7 @@ class GradingExecute(Execute):
             if stuck:
                 cell.outputs.append(error_output("KernelUnresponsive", say("grading.not_interrupted")))
         except CellTimeoutError:  # still busy after the interrupt: its output never ended
-            cell.outputs.append(error_output("KernelUnresponsive", say("grading.past_time_limit")))
+            cell.outputs.append(error_output("KernelUnresponsive", say("grading.past_time_limit", seconds=limit)))
             stuck = True
         except DeadKernelError:
             cell.outputs.append(error_output("KernelDied", say("grading.kernel_died")))

@@ -13,7 +13,7 @@ MISTAKES = {
     "checklist_out_of_order": (
         "with two bugs in one setup, the answer is the later item of the list: the items are not checked in the "
         "list's order, or the function does not stop at the first one that fails",
-        "loop over CHECKLIST in order and return the first name whose probe fails"),
+        "loop over OVERFIT_CHECKLIST in order and return the first name whose probe fails"),
     "probe_left_mode": (
         "a probe leaves the model in another mode (eval or train) than it found it",
         "remember model.training before a probe and call model.train(was_training) afterwards"),
@@ -73,8 +73,8 @@ MESSAGES = {
     "checklist.called": "overfit_checklist(setup) on {setup}",
     "checklist.not_a_name": {
         "problem": "overfit_checklist returned {value}",
-        "expected": "None or one of the names in CHECKLIST",
-        "hint": "return a name exactly as CHECKLIST spells it (a str), or None when every item passes",
+        "expected": "None or one of the names in OVERFIT_CHECKLIST",
+        "hint": "return a name exactly as OVERFIT_CHECKLIST spells it (a str), or None when every item passes",
     },
     "checklist.false_alarm": {
         "problem": "the probe for {said} fires on a setup where that item is fine",

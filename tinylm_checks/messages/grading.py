@@ -10,8 +10,8 @@ MESSAGES = {
     "grading.notebook_timeout": "grading of this notebook stopped after {seconds} s in all; this cell was not run",
     "grading.not_interrupted": ("the cell could not be interrupted; it was stopped, and the cells before it were run "
                                 "again in a new kernel"),
-    "grading.past_time_limit": ("the cell ran past the time limit and could not be interrupted; the cells before it "
-                                "were run again in a new kernel"),
+    "grading.past_time_limit": ("the cell ran past its time limit of {seconds} s and could not be interrupted; the "
+                                "cells before it were run again in a new kernel"),
     "grading.kernel_died": "the kernel ended while running this cell; the cells before it were run again in a new kernel",
     "grading.check_timeout": "your code did not finish within {seconds} s while {check} ran it",
     "grading.check_notebook_timeout": ("grading of this notebook ran out of time while {check} ran your code (the "
