@@ -283,8 +283,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_capstone_model(repo, 
 # <details><summary>Hint 2: where to look</summary>
 #
 # PyTorch's function of the same name in `torch.nn.functional` returns the output only (no weights). Use random
-# q, k, v with more than one query and key (with T_q != T_k, a softmax over the wrong axis cannot even have the
-# right shape), and `torch.allclose` for the comparison; sum the weights over the last dimension.
+# q, k, v with more than one query and key, and `torch.allclose` for the comparison; sum the weights over the last
+# dimension. A softmax over the wrong axis keeps every shape (with T_q != T_k too: weights (B, T_q, T_k), output
+# (B, T_q, d_v)), so only values catch it.
 # </details>
 
 # %% [markdown] lang="zh"
@@ -307,7 +308,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_capstone_model(repo, 
 #
 # <details><summary>提示 2：看哪里</summary>
 #
-# `torch.nn.functional` 里有一个同名函数，它只返回输出（不返回权重）。用随机的 q, k, v，查询（query）和键（key）都不止一个（让 T_q != T_k，在错误的轴上做 softmax 时，连形状（shape）都对不上），用 `torch.allclose` 来比较；再把权重沿最后一维求和。
+# `torch.nn.functional` 里有一个同名函数，它只返回输出（不返回权重）。用随机的 q, k, v，查询（query）和键（key）都不止一个，用 `torch.allclose` 来比较；再把权重沿最后一维求和。在错误的轴上做 softmax，形状（shape）一点都不会变（T_q != T_k 时也一样：权重还是 (B, T_q, T_k)，输出还是 (B, T_q, d_v)），只有比较数值才能发现。
 # </details>
 
 # %% solution="attention_tests"

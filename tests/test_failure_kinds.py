@@ -129,3 +129,13 @@ def test_every_name_a_message_quotes_exists_where_the_learner_is(module, key, na
     CHECKLIST, where the notebook's name is OVERFIT_CHECKLIST)."""
     assert name in _notebook_names(module) | _known_api(), \
         f"{key} quotes {name}, which the notebooks of tinylm_checks.{module} do not define"
+
+
+def test_a_softmax_over_the_queries_keeps_every_shape():
+    """Notebook 13, exercise 2, hint 2 and the mistake tests_miss_softmax_over_queries: the wrong axis keeps the
+    shapes, with T_q != T_k too (the hint used to say it "cannot even have the right shape"), so only values catch
+    it."""
+    q, k, v = torch.randn(2, 4, 3), torch.randn(2, 6, 3), torch.randn(2, 6, 5)
+    weights = torch.softmax(q @ k.transpose(-2, -1) / 3 ** 0.5, dim=-2)
+    assert weights.shape == (2, 4, 6) and (weights @ v).shape == (2, 4, 5)
+    assert not torch.allclose(weights.sum(-1), torch.ones(2, 4))

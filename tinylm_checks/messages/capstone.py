@@ -6,9 +6,10 @@ MISTAKES = {
         "every shape and every row's sum stay right",
         "compare the output with torch.nn.functional.scaled_dot_product_attention on random q, k, v"),
     "tests_miss_softmax_over_queries": (
-        "the tests check neither the values nor that each query's weights sum to 1 over the keys: with as many "
-        "queries as keys, a softmax over the queries keeps every shape",
-        "check that the weights sum to 1 over the last dimension, or compare with PyTorch's attention (with T_q != T_k)"),
+        "the tests check neither the values nor that each query's weights sum to 1 over the keys: a softmax over the "
+        "queries keeps every shape, whatever the numbers of queries and keys",
+        "check that the weights sum to 1 over the last dimension, or compare the output's values with PyTorch's "
+        "attention"),
     "tests_miss_mask_sees_next": (
         "the tests do not compare causal_mask(T) with the lower triangle: tril(diagonal=1) differs from it only just "
         "above the diagonal",
