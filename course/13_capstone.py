@@ -255,7 +255,8 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_capstone_model(repo, 
 # A repository tests itself: `python -m pytest` in `tiny-transformer/` runs every `test_*` function of
 # `tests/test_*.py`. A test is worth what it catches: each check below runs your test file on two **correct**
 # `model.py` files (it must pass) and on `model.py` files that are wrong in a known way (it must fail on each). Your
-# tests import from `model` (`from model import ...`): pytest runs them from the repository's root.
+# tests import from `model` (`from model import ...`): run them with `python -m pytest` in the repository's root,
+# which puts that folder on the import path (plain `pytest` does not, and cannot import `model`).
 #
 # The check's files are not the reference's text. Each correct one computes exactly what the reference computes, but
 # is written differently (other local names and comments, the definitions in another order, equivalent
@@ -291,7 +292,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_capstone_model(repo, 
 # %% [markdown] lang="zh"
 # ## 2. 测试
 #
-# 一个仓库要能自己测试自己：在 `tiny-transformer/` 里运行 `python -m pytest`，会跑 `tests/test_*.py` 里的每一个 `test_*` 函数。测试的价值，就在于它能抓住什么错：下面的每个检查都会拿你的测试文件去测两个**正确的** `model.py`（必须通过），再去测几个按已知方式写错的 `model.py`（每一个都必须失败）。你的测试从 `model` 导入（`from model import ...`）：pytest 会在仓库的根目录下运行它们。
+# 一个仓库要能自己测试自己：在 `tiny-transformer/` 里运行 `python -m pytest`，会跑 `tests/test_*.py` 里的每一个 `test_*` 函数。测试的价值，就在于它能抓住什么错：下面的每个检查都会拿你的测试文件去测两个**正确的** `model.py`（必须通过），再去测几个按已知方式写错的 `model.py`（每一个都必须失败）。你的测试从 `model` 导入（`from model import ...`）：要在仓库的根目录下用 `python -m pytest` 运行它们，这样这个目录才会加进导入路径（直接运行 `pytest` 不会加，也就导入不了 `model`）。
 #
 # 检查用的这些文件并不是参考实现的原文。每个正确的文件算出来的结果都和参考实现一模一样，只是写法不同（局部变量名和注释不同，定义的先后顺序不同，用的是等价的表达式），而且每次检查都会重新生成。所以，测试要测代码算出来的结果：通过 `causal_mask`、`scaled_dot_product_attention`、`TinyLM` 和课程里的属性名去测，比较时留出误差（`torch.allclose`）。去读 `model.py` 的文本、或者拿它和某个已知文件比对的测试，在这些文件上都会失败。你的测试在检查的文件上打印了什么，不会显示给你（那些文件就是换了写法的答案）：检查只告诉你哪一次运行失败了、pytest 是怎么结束的。想看细节，就在你自己的 `model.py` 上运行你的测试，而 `check_capstone_model` 会把你的 `model.py` 和参考实现对比。每次运行最多用 60 秒 CPU 时间，总共最多 300 秒；因为超出限制而被停掉的运行，检查会直接这样告诉你。
 #

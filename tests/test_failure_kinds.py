@@ -139,3 +139,25 @@ def test_a_softmax_over_the_queries_keeps_every_shape():
     weights = torch.softmax(q @ k.transpose(-2, -1) / 3 ** 0.5, dim=-2)
     assert weights.shape == (2, 4, 6) and (weights @ v).shape == (2, 4, 5)
     assert not torch.allclose(weights.sum(-1), torch.ones(2, 4))
+
+
+def test_the_capstone_tests_run_with_python_m_pytest_not_plain_pytest(tmp_path):
+    """Notebook 13, section 2: "run them with `python -m pytest` in the repository's root, which puts that folder on
+    the import path (plain `pytest` does not, and cannot import `model`)" (it used to say only that pytest runs them
+    from the root, and plain `pytest` fails there)."""
+    import os
+    import subprocess
+    import sys
+    source = (COURSE / "13_capstone.py").read_text(encoding="utf-8")
+    assert "run them with `python -m pytest` in the repository's root" in source.replace("\n# ", " ")
+    (tmp_path / "tests").mkdir()
+    (tmp_path / "model.py").write_text("def answer():\n    return 42\n")
+    (tmp_path / "tests" / "test_answer.py").write_text("from model import answer\n\n\ndef test_answer():\n"
+                                                       "    assert answer() == 42\n")
+    env = {**os.environ, "PYTEST_DISABLE_PLUGIN_AUTOLOAD": "1"}
+    env.pop("PYTHONPATH", None)
+    run = lambda *args: subprocess.run([*args, "-q", "-p", "no:cacheprovider"], cwd=tmp_path, env=env,  # noqa: E731
+                                       capture_output=True, text=True)
+    assert run(sys.executable, "-m", "pytest").returncode == 0
+    plain = run(str(Path(sys.executable).with_name("pytest")))
+    assert plain.returncode != 0 and "No module named 'model'" in plain.stdout, plain.stdout
