@@ -9,7 +9,7 @@
 #    likely tokens);
 # 2. write `generate(model, idx, max_new_tokens, temperature, top_k, generator)`, the autoregressive loop,
 #    with the context cropped to `max_seq_len` and reproducible samples;
-# 3. train a small TinyLM in a few seconds and sample from it;
+# 3. train a small TinyLM for 200 steps and sample from it;
 # 4. look inside it: seaborn heatmaps of its attention weights, and an explorer (layer, head, your own text).
 #
 # Shapes: `B` batch, `T` positions, `V` vocabulary size, `L` = `max_seq_len`.
@@ -25,7 +25,7 @@
 # 2. 写出
 #    `generate(model, idx, max_new_tokens, temperature, top_k, generator)`，也就是自回归（autoregressive）循环：上下文截断到
 #    `max_seq_len`，采样结果可以复现；
-# 3. 几秒钟训练出一个小 TinyLM，并从它采样；
+# 3. 训练一个小 TinyLM（200 步），并从它采样；
 # 4. 观察模型内部：用 seaborn
 #    热力图查看它的注意力权重（attention weights），再用一个交互式浏览器（选层、选头、输入你自己的文本）来探索。
 #
@@ -377,9 +377,12 @@ for temperature, top_k in ((0.5, None), (1.0, None), (1.0, 5), (2.0, None)):
 # Each block keeps the attention weights of its last forward pass, `(B, H, T, T)`: row `t` says how much
 # query position `t` takes from each key position. `model.get_attention_weights()` returns one such tensor
 # per layer; `attention_maps` runs the model on a text and returns them for that one sequence. The causal
-# mask leaves the upper triangle at 0. Look for heads that stay on the token itself (a bright main diagonal): after
-# 200 steps they are the clearest pattern. A head for the previous character (a diagonal just below the main one) has
-# not formed: the next character can be predicted from the current one alone. Some heads may gather from the
+# mask leaves the upper triangle at 0. Look for heads that stay on the token itself: their main diagonal stands out
+# from the rest of each row. It does not glow: such a head gives the token itself more than twice what an even spread
+# would (after 200 steps these heads are the clearest pattern), yet well under two thirds of the row, a blue-green
+# diagonal on the 0 to 1 colour scale, not a yellow one (the first rows are bright in every head: they have only one
+# or two keys to share out). A head for the previous character (a diagonal just below the main one) is weaker, if it
+# shows at all: the next character can be predicted from the current one alone. Some heads may gather from the
 # spaces; how clearly depends on the run.
 
 # %% [markdown] lang="zh"
@@ -388,7 +391,9 @@ for temperature, top_k in ((0.5, None), (1.0, None), (1.0, 5), (2.0, None)):
 # 每个块都保存着它最近一次前向传播的注意力权重，形状为 `(B, H, T, T)`：第 `t` 行表示查询（query）位置 `t`
 # 从每个键（key）位置各取了多少。`model.get_attention_weights()` 为每一层返回一个这样的张量；`attention_maps`
 # 在一段文本上运行模型，返回这一条序列的注意力权重。因果掩码（causal mask）让上三角保持为 0。先在这首诗（王之涣《登鹳雀楼》）的
-# 热力图里找那些关注 token 自身的头，也就是主对角线很亮的头：训练 200 步后，它们就已经出现了。另外，可能有头把注意力放在逗号、
+# 热力图里找那些关注 token 自身的头：它们的主对角线比同一行的其他格子亮。别指望它特别亮：这种头分给 token 自身的权重是均匀
+# 分配时的两倍多（训练 200 步后，这种头就已经出现了），但远不到整行的三分之二，在 0 到 1 的色标上是一条蓝绿色的
+# 对角线，而不是黄色的（每个头最上面几行都很亮，那只是因为这几行只有一两个键可分）。另外，可能有头把注意力放在逗号、
 # 句号和换行上，也可能有头关注前一个字（紧贴在主对角线下方的那条对角线）；这两种头出不出现、有多明显，要看这一次运行。
 
 # %%

@@ -1249,16 +1249,20 @@ def test_10_attention_maps_are_causal_and_their_entropy_is_bounded(lm):
 
 
 def test_10_the_heads_to_look_for(lm):
-    # stage 10, section 4: "Look for heads that stay on the token itself (a bright main diagonal): after 200 steps they
-    # are the clearest pattern. A head for the previous character [...] has not formed". On the heatmap's text and on
-    # held-out text, a head on the token itself takes more than three times a uniform spread's share, and no head
-    # takes twice that share from the previous character. (Heads on the spaces are left to the run: on one machine
-    # they took 2.5 times a uniform share, on another 1.7 times.)
+    """Stage 10, section 4: "Look for heads that stay on the token itself: their main diagonal stands out from the rest
+    of each row. It does not glow: such a head gives the token itself more than twice what an even spread would (after
+    200 steps these heads are the clearest pattern), yet well under two thirds of the row, a blue-green diagonal on the
+    0 to 1 colour scale, not a yellow one [...]. A head for the previous character [...] is weaker, if it shows at
+    all". On the heatmap's text (the figure) and on held-out text. (It said "a bright main diagonal" and "three times
+    a uniform share": the strongest head took 3.4 to 3.9 times here under the perturbations of make
+    claims-perturbed, 2.4 times (0.32) on another machine. Heads on the spaces are left to the run: on one machine
+    they took 2.5 times a uniform share, on another 1.7 times.)"""
     for ids, first_query in ((torch.tensor([lm.tok.encode(lm.HEATMAP_TEXT)]), 1),
                              (lm.val[:32 * 64].view(64, 32), 8)):
         shares, one, _ = _head_shares(lm, ids, first_query)
-        assert max(s["self"] for s in shares) > 3 * one, (shares, one)
-        assert max(s["previous"] for s in shares) < 2 * one, (shares, one)
+        strongest = max(s["self"] for s in shares)
+        assert 2 * one < strongest < 2 / 3, (shares, one)
+        assert max(s["previous"] for s in shares) < strongest, (shares, one)
 
 
 def _targets(lm) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
@@ -1288,8 +1292,10 @@ def test_10_zh_a_few_hundred_steps_place_the_punctuation_not_the_characters(lm_z
 
 def test_10_zh_low_temperature_repeats_itself_high_temperature_turns_to_noise(lm_zh):
     # stage 10, section 3, in the Chinese notebook (the prompt 春风): "哪个在自我重复，哪个变成了噪声？" At temperature 0.5
-    # the samples repeat (fewer distinct 3-grams than at 2.0), at 2.0 they are noise: most of their characters are
-    # rare ones (outside the 300 most frequent of the training text), at 0.5 almost none; in every one of ten seeds.
+    # the samples repeat themselves (fewer distinct 3-grams than at 2.0, on average over ten seeds, as in the English
+    # notebook: not in each seed, where one gave 98% distinct 3-grams on another machine and 98% here with float32
+    # matrix multiplies at "medium" precision); at 2.0 they are noise: most of their characters are rare ones (outside
+    # the 300 most frequent of the training text), at 0.5 almost none, in every one of ten seeds.
     prompt = torch.tensor([lm_zh.tok.encode(lm_zh.PROMPT)])
     common = set(torch.bincount(lm_zh.train).argsort(descending=True)[:300].tolist())
 
@@ -1303,22 +1309,25 @@ def test_10_zh_low_temperature_repeats_itself_high_temperature_turns_to_noise(lm
         return len(set(grams)) / len(grams)
 
     rare = lambda s: sum(c not in common for c in s) / len(s)  # noqa: E731
-    for seed in range(10):
-        cold, hot = sample(0.5, seed), sample(2.0, seed)
-        assert distinct(cold) < 0.95 and distinct(cold) < distinct(hot), (seed, lm_zh.tok.decode(cold))
+    pairs = [(sample(0.5, seed), sample(2.0, seed)) for seed in range(10)]
+    assert sum(distinct(c) for c, _ in pairs) / 10 < 0.92 < sum(distinct(h) for _, h in pairs) / 10, pairs
+    for seed, (cold, hot) in enumerate(pairs):
         assert rare(hot) > 0.5 and rare(cold) < 0.1, (seed, lm_zh.tok.decode(cold), lm_zh.tok.decode(hot))
 
 
 def test_10_zh_the_heads_to_look_for(lm_zh):
-    # stage 10, section 4, in the Chinese notebook: "找那些关注 token 自身的头，也就是主对角线很亮的头：训练 200 步后，它们就已经
-    # 出现了。" On the heatmap's poem and on held-out text, a head on the token itself takes more than twice a uniform
-    # spread's share. (Heads on the punctuation and on the previous character are left to the run, as the cell says:
-    # a change of rounding in LayerNorm moved the punctuation's from 2.4 to 1.6 times a uniform share on held-out text,
-    # and the previous character's from 1.8 to 2.2 times.)
+    """Stage 10, section 4, in the Chinese notebook: "找那些关注 token 自身的头：它们的主对角线比同一行的其他格子亮。别指望它
+    特别亮：这种头分给 token 自身的权重是均匀分配时的两倍多（训练 200 步后，这种头就已经出现了），但远不到整行的
+    三分之二，在 0 到 1 的色标上是一条蓝绿色的对角线，而不是黄色的". On the heatmap's poem (the figure) and on held-out text.
+    (It said "主对角线很亮": the heads' mean diagonal weight was 0.21 to 0.26 on another machine, dark on the 0 to 1
+    scale. Heads on the punctuation and on the previous character are left to the run, as the cell says: a change of
+    rounding in LayerNorm moved the punctuation's from 2.4 to 1.6 times a uniform share on held-out text, and the
+    previous character's from 1.8 to 2.2 times.)"""
     for ids, first_query in ((torch.tensor([lm_zh.tok.encode(lm_zh.HEATMAP_TEXT)]), 1),
                              (lm_zh.val[:32 * 64].view(64, 32), 8)):
         shares, one, _ = _head_shares(lm_zh, ids, first_query)
-        assert max(s["self"] for s in shares) > 2 * one, (shares, one)
+        strongest = max(s["self"] for s in shares)
+        assert 2 * one < strongest < 2 / 3, (shares, one)
 
 
 def test_07_forgetting_the_trap_makes_evaluation_random_and_a_little_worse(lm, monkeypatch):
