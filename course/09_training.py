@@ -11,7 +11,7 @@
 #    near zero;
 # 4. write `evaluate` (eval mode, no gradients, the mode restored) and `perplexity = exp(total loss / counted
 #    tokens)`;
-# 5. train for about a minute on real text with a progress bar and a live loss plot, logging the learning
+# 5. train for 600 steps on real text with a progress bar and a live loss plot, logging the learning
 #    rate, the gradient norm, each layer's activation RMS, tokens/s and peak memory;
 # 6. walk the **overfit checklist** on six broken setups: name what is wrong with each, in the list's order, and
 #    repair it.
@@ -27,7 +27,7 @@
 # 2. 写出 `train_step`：**zero_grad → forward → loss → backward → clip → step**，顺序不能乱，还要说得出为什么；
 # 3. 跑一遍检验训练流程是否正确的最有力测试：**在一个固定的批次（batch）上过拟合（overfitting）**，直到损失接近零；
 # 4. 写出 `evaluate`（eval 模式，不算梯度，结束后恢复原来的模式）和困惑度（perplexity）`perplexity = exp(total loss / counted tokens)`；
-# 5. 在真实文本上训练大约一分钟，带进度条和实时损失曲线，记录学习率（learning rate）、梯度（gradient）范数、每层激活的 RMS、tokens/s 和峰值内存；
+# 5. 在真实文本上训练 600 步，带进度条和实时损失曲线，记录学习率（learning rate）、梯度（gradient）范数、每层激活的 RMS、tokens/s 和峰值内存；
 # 6. 对照**过拟合检查清单**排查六个坏掉的训练配置：按清单的顺序，说出每个配置错在哪里，再把它修好。
 #
 # 形状（shape）记号：`B` 是批次大小，`T` 是位置数（即块长度，block size），`V` 是词表（vocabulary）大小，`D` = `d_model`。
@@ -68,8 +68,8 @@ torch.set_num_threads(1)  # the tensors here are small: one thread is enough (tw
 # %%
 QUICK = os.environ.get("TINYLM_QUICK") == "1"
 OVERFIT_STEPS = 8 if QUICK else 150  # one fixed batch, until the loss is near 0
-TRAIN_STEPS = 6 if QUICK else 600  # the real run: about 45 s on a laptop CPU
-LAB_STEPS = 8 if QUICK else 150  # each run of the checklist lab (section 8): about 1 s
+TRAIN_STEPS = 6 if QUICK else 600  # the real run (section 7 prints how long it took)
+LAB_STEPS = 8 if QUICK else 150  # each run of the checklist lab (section 8)
 print(f"QUICK = {QUICK}: {OVERFIT_STEPS} overfitting steps, {TRAIN_STEPS} training steps, {LAB_STEPS} per lab run")
 
 # %% [markdown]

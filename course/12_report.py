@@ -52,14 +52,14 @@ except OSError as e:  # a read-only folder: the figures go to a temporary one, t
 # ## 1. Your records
 #
 # `load_runs()` reads every record in the runs folder. `report.get_record(name, runs)` returns a record
-# that has what the report needs, and otherwise recomputes a small version of it (a second or two each),
+# that has what the report needs, and otherwise recomputes a small version of it,
 # with a note saying which it did. The notes go into the report too, so that a reader knows where the
 # numbers come from.
 
 # %% [markdown] lang="zh"
 # ## 1. 你的记录
 #
-# `load_runs()` 读取 runs 文件夹里的所有记录。`report.get_record(name, runs)` 如果找到了包含报告所需内容的记录，就直接返回它；否则就重新算一个小规模的版本（每个一两秒），并附上一条说明，写明是哪种情况。这些说明也会写进报告，让读者知道每个数字是从哪儿来的。
+# `load_runs()` 读取 runs 文件夹里的所有记录。`report.get_record(name, runs)` 如果找到了包含报告所需内容的记录，就直接返回它；否则就重新算一个小规模的版本，并附上一条说明，写明是哪种情况。这些说明也会写进报告，让读者知道每个数字是从哪儿来的。
 
 # %%
 runs = load_runs()
