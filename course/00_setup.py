@@ -114,7 +114,7 @@ check_environment()
 #
 # 每个练习上方都标着难度（★☆☆ 到 ★★★）和大约要花的时间，还有分三层折叠起来的提示（hint）：**提示 1** 点明思路，**提示 2** 指出位置（哪一行、哪个张量（tensor）、哪一维、哪个函数），最后一层的标题写明是“答案”，里面直接给出代码。需要的时候才点开一层，仍然卡住再点开下一层。先自己试，哪怕只试几分钟，学到的东西才记得牢。
 #
-# 检查通过时，会打印一行以 ✔ 开头的信息，说明它验证了什么。没通过时，它会抛出 `CheckFailure`，报错信息由下面这几行组成：
+# 检查通过时，会打印一行以 ✔ 开头的信息，说明它验证了什么。没通过时，它会抛出 `CheckFailure`，报错信息由下面这几行组成（括号里是英文版笔记本的写法，只在这里列一次；后面的笔记本都只用中文的叫法，比如“尝试”那一行）：
 #
 # | 行 | 告诉你什么 |
 # |---|---|
@@ -127,7 +127,7 @@ check_environment()
 #
 # 并不是每次失败都有全部这几行：比如出现 NaN 或者形状不对时，就用不着“期望”那一行。
 #
-# **如果遇到怪事**（明明改好的函数还是不通过，或者名字就在眼前却报“not defined”），多半是你没按顺序运行单元格，或者内存里还留着旧的定义。用 *Kernel → Restart Kernel and Run All Cells…*（或 *Run up to Selected Cell*），笔记本就会从干净的状态自上而下重新跑一遍。
+# **如果遇到怪事**（明明改好的函数还是不通过，或者名字就在眼前却报“not defined”），多半是你没按顺序运行单元格，或者内存里还留着旧的定义。点菜单 *内核 → 重启并运行所有单元格…*（或 *内核 → 重启内核并运行到所选单元格…*），笔记本就会从干净的状态自上而下重新跑一遍。
 
 # %% [markdown]
 # ### The warm-up: softmax
@@ -336,7 +336,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_softmax(softmax, seed
 # cell still contains `raise NotImplementedError()`, or that you edited it without running it again.
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** 看“尝试”那一行（英文版里是 `tried:`），在一个新单元格里把同样的输入造出来（比如 `x = torch.randn(2, 3, 5, dtype=torch.float64)`），然后把 `softmax(x)` 和 `torch.softmax(x, dim=-1)` 并排打印出来比一比。如果报错信息里是 `NotImplementedError`，说明练习单元格里还留着 `raise NotImplementedError()`，或者你改完以后没有重新运行它。
+# **如果检查没通过：** 看“尝试”那一行，在一个新单元格里把同样的输入造出来（比如 `x = torch.randn(2, 3, 5, dtype=torch.float64)`），然后把 `softmax(x)` 和 `torch.softmax(x, dim=-1)` 并排打印出来比一比。如果报错信息里是 `NotImplementedError`，说明练习单元格里还留着 `raise NotImplementedError()`，或者你改完以后没有重新运行它。
 
 # %% [markdown]
 # ## 3. Why attention replaces RNNs

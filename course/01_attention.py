@@ -250,7 +250,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_attention_scores(atte
 # wrong scale is recognised and named.
 
 # %% [markdown] lang="zh"
-# **如果检查没通过**，先看“尝试”那一行（英文版里是 `tried:`）给出的形状（检查故意让 `T_q != T_k`，所以 `q` 和 `k` 写反了会表现为形状不对），再看“可能的错误”那一行（英文版里是 `likely mistake:`）：漏了缩放或者缩放写错，它都能认出来并点名。
+# **如果检查没通过**，先看“尝试”那一行给出的形状（检查故意让 `T_q != T_k`，所以 `q` 和 `k` 写反了会表现为形状不对），再看“可能的错误”那一行：漏了缩放或者缩放写错，它都能认出来并点名。
 
 # %% [markdown]
 # ## 3. From scores to an output, and masks
@@ -438,7 +438,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_scaled_dot_product_at
 # how fast attention kernels save memory). Your output should agree up to float32 rounding:
 
 # %% [markdown] lang="zh"
-# **如果检查没通过**，“尝试”那一行（英文版里是 `tried:`）会告诉你是哪个输入出了问题。如果报错说“注意力权重有一行加起来不等于 1”（注意力权重即 attention weights），通常是 softmax 沿错了维度，或者掩码加在了 softmax 之后；如果说“被掩码遮住的键分到了注意力权重”，说明掩码被忽略了、取反了、用错了维度，或者是用乘法乘上去的；如果说“一个不能关注任何键的查询得到了非零权重”，那就是上面讲的边界情况。
+# **如果检查没通过**，“尝试”那一行会告诉你是哪个输入出了问题。如果报错说“注意力权重有一行加起来不等于 1”（注意力权重即 attention weights），通常是 softmax 沿错了维度，或者掩码加在了 softmax 之后；如果说“被掩码遮住的键分到了注意力权重”，说明掩码被忽略了、取反了、用错了维度，或者是用乘法乘上去的；如果说“一个不能关注任何键的查询得到了非零权重”，那就是上面讲的边界情况。
 #
 # ### 和 PyTorch 对照
 #
@@ -773,7 +773,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_mask(causal_ma
 # first one, which is in its past.
 
 # %% [markdown] lang="zh"
-# **如果检查没通过**，对比“期望”和“实际”这两行（英文版里是 `expected:` 和 `got:`）：上三角掩码（`triu`）、对角线被遮住、掩码取反，这几种错误检查都能认出来并点名。
+# **如果检查没通过**，对比“期望”和“实际”这两行：上三角掩码（`triu`）、对角线被遮住、掩码取反，这几种错误检查都能认出来并点名。
 #
 # 现在把同一个句子送进上面那个用单位矩阵的层，并加上因果掩码。上三角恰好全是 0；位置 0 的“the”只能看到它自己，而位置 4 的“the”仍然能找到第一个“the”，因为那个“the”在它的过去。
 

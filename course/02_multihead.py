@@ -555,7 +555,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_multi_head_attention(
 # The parameter count, for `D = 16`, `H = 4`:
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** “尝试”那一行（英文版里是 `tried:`）会告诉你是哪个输入出了问题（不加掩码、因果掩码还是键填充掩码）。“可能的错误”那一行（英文版里是 `likely mistake:`）能认出的错误包括：漏了 `W_O`；把各个头的权重取了平均；除以的是 `sqrt(d_model)` 而不是 `sqrt(d_k)`；切分或合并时没有转置；掩码在传给 `scaled_dot_product_attention` 的路上被取反或改了形状。如果权重对而输出不对，问题出在注意力之后：合并那一步或者 `W_O`。如果报错是 `view` 失败，去看 `merge_heads`（第 3 节）。
+# **如果检查没通过：** “尝试”那一行会告诉你是哪个输入出了问题（不加掩码、因果掩码还是键填充掩码）。“可能的错误”那一行能认出的错误包括：漏了 `W_O`；把各个头的权重取了平均；除以的是 `sqrt(d_model)` 而不是 `sqrt(d_k)`；切分或合并时没有转置；掩码在传给 `scaled_dot_product_attention` 的路上被取反或改了形状。如果权重对而输出不对，问题出在注意力之后：合并那一步或者 `W_O`。如果报错是 `view` 失败，去看 `merge_heads`（第 3 节）。
 #
 # `D = 16`、`H = 4` 时的参数个数：
 

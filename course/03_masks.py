@@ -221,7 +221,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_key_padding_mask(key_
 # queries, columns keys), with your `key_padding_mask`:
 
 # %% [markdown] lang="zh"
-# **如果检查没通过**，先看形状：报错信息会指出掩码放在了查询轴上，或者用的是 `(B, T)`、`(B, 1, T)` 的掩码。再看数值：“期望”和“实际”这两行（英文版里是 `expected:` 和 `got:`）会把一个序列显示成 1（真实）和 0（填充）。
+# **如果检查没通过**，先看形状：报错信息会指出掩码放在了查询轴上，或者用的是 `(B, T)`、`(B, 1, T)` 的掩码。再看数值：“期望”和“实际”这两行会把一个序列显示成 1（真实）和 0（填充）。
 #
 # 以后用到 PyTorch 的 `nn.MultiheadAttention` 时要当心：它的 `key_padding_mask` 参数用的是**相反**的约定，True = 填充（忽略）。传给它的应该是 `~mask[:, 0, 0]`。
 #

@@ -301,7 +301,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_sinusoidal_position_e
 # from row to row, to the right they slow down until the last columns barely change over 64 positions.
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** “实际”那一行（英文版里是 `got:`）显示的是它从你的表里读出来的数字。第 0 行是 `[1, 0, 1, 0, ...]`，说明 sin 和 cos 放反了；是 `[0, 0, ..., 1, 1]`，说明用了“先全部正弦、再全部余弦”的排法；频率是 `[1, 1, 1, ...]`，说明用了整数除法。
+# **如果检查没通过：** “实际”那一行显示的是它从你的表里读出来的数字。第 0 行是 `[1, 0, 1, 0, ...]`，说明 sin 和 cos 放反了；是 `[0, 0, ..., 1, 1]`，说明用了“先全部正弦、再全部余弦”的排法；频率是 `[1, 1, 1, ...]`，说明用了整数除法。
 #
 # 下面把整张表画成热力图：64 个位置，`D = 32`，由你的函数生成（等它的检查通过后再运行）。每一列是钟的一根指针：左边的快指针每一行都在变，闪个不停；越往右转得越慢，到最后几列，64 个位置下来几乎没有变化。
 
@@ -533,7 +533,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_positional_encoding(P
 # first:
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** 如果 `T < max_len` 时报错而 `T = max_len` 时不报错，说明表没有切到 `T`（或者切在了批次轴上）；看到“pe 不在 state_dict() 里”（英文版里是 `pe is not in state_dict()`），说明你用了 `persistent=False`。
+# **如果检查没通过：** 如果 `T < max_len` 时报错而 `T = max_len` 时不报错，说明表没有切到 `T`（或者切在了批次轴上）；看到“pe 不在 state_dict() 里”，说明你用了 `persistent=False`。
 #
 # ## 5. 再看一次顺序演示，这回带上位置
 #

@@ -267,7 +267,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_feed_forward(FeedForw
 # Change the input of one token and only that token's output moves (your `FeedForward`):
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** “可能的错误”那一行（英文版里是 `likely mistake:`）能认出的错误包括：漏了激活函数；用了 ReLU 或别的激活函数，而不是 GELU；隐藏层宽度写成了 `4 * d_model`，而不是 `d_ff`；加了 dropout；在 `linear2` 之后又加了激活；在 FFN 内部加了残差；以及会把不同位置混在一起的代码。
+# **如果检查没通过：** “可能的错误”那一行能认出的错误包括：漏了激活函数；用了 ReLU 或别的激活函数，而不是 GELU；隐藏层宽度写成了 `4 * d_model`，而不是 `d_ff`；加了 dropout；在 `linear2` 之后又加了激活；在 FFN 内部加了残差；以及会把不同位置混在一起的代码。
 #
 # ## 4. 逐位置：token 之间互不相见
 #

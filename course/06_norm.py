@@ -282,7 +282,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_layer_norm(LayerNorm,
 # BatchNorm in training mode can't estimate a variance from one value per feature:
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** 输入里的几类行是轮流排列的，“尝试”这一行（英文版里是 `tried:`）按这个顺序把它们列出来；看“期望”那一行（英文版里是 `expected:`）里出错的位置，就知道是哪一类行出了问题。“可能的错误”那一行（英文版里是 `likely mistake:`）能认出的错误包括：无偏方差，`eps` 放在平方根外面或者漏掉，写死的 `1e-5`，在错误的轴上求统计量，没有减去均值，`weight` 和 `bias` 用反了或者没用上，以及参数用的是普通张量或初始值不对。
+# **如果检查没通过：** 输入里的几类行是轮流排列的，“尝试”这一行按这个顺序把它们列出来；看“期望”那一行里出错的位置，就知道是哪一类行出了问题。“可能的错误”那一行能认出的错误包括：无偏方差，`eps` 放在平方根外面或者漏掉，写死的 `1e-5`，在错误的轴上求统计量，没有减去均值，`weight` 和 `bias` 用反了或者没用上，以及参数用的是普通张量或初始值不对。
 #
 # ## 3. 按 token 归一化，不按批次：层归一化与 BatchNorm
 #

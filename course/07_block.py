@@ -389,8 +389,8 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_transformer_block(Tra
 # The cell below compares your `TransformerBlock` with it.
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** 先看“尝试”这一行（英文版里是 `tried:`）。写着“不加掩码”的失败说明是接线有问题；
-# “可能的错误”这一行（英文版里是 `likely mistake:`）能认出的错误包括：残差加的是归一化后的张量、漏了残差、一个层归一化用了两次、Pre-LN 和 Post-LN
+# **如果检查没通过：** 先看“尝试”这一行。写着“不加掩码”的失败说明是接线有问题；
+# “可能的错误”这一行能认出的错误包括：残差加的是归一化后的张量、漏了残差、一个层归一化用了两次、Pre-LN 和 Post-LN
 # 接反了、掩码没有传下去、加了 dropout，以及在最后多加了一个层归一化。
 #
 # ## 4. 和 PyTorch 的 `nn.TransformerEncoderLayer` 一样
@@ -627,7 +627,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_block_parameter_count
 # ratio to $12D^2$, counted by your `block_parameter_counts` on your `TransformerBlock`.
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** “尝试”这一行（英文版里是 `tried:`）说明它数的是哪个块，“期望”和“实际”两行（英文版里是 `expected:` / `got:`）
+# **如果检查没通过：** “尝试”这一行说明它数的是哪个块，“期望”和“实际”两行
 # 把四个数并排列出来，你能看出是哪一部分不对、差了多少。
 #
 # ## 7. 每层约 12 D²
@@ -845,7 +845,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_self_attention
 # `dropout_p=self.dropout`. Both get `dropout=0.2`, the same weights and the same input, in `eval()`:
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** “可能的错误”那一行（英文版里是 `likely mistake:`）能指出的错误包括：q、k、v 的切分顺序不对，切分或合并多头时漏了
+# **如果检查没通过：** “可能的错误”那一行能指出的错误包括：q、k、v 的切分顺序不对，切分或合并多头时漏了
 # transpose，漏了 `is_causal=True`，`eval()` 下 dropout 还开着，dropout 从来没生效，dropout
 # 加在了输出上而不是权重上，权重用成了转置（`y @ self.out.weight`），以及缩放用了 `sqrt(d_model)`。
 #

@@ -249,7 +249,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_lm_loss(causal
 # `-100`, and the same as leaving those positions out by hand.
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** “期望”那一行（英文版里是 `expected:`）给出了参考值；拿它和你在“尝试”那一行（英文版里是 `tried:`）所说的输入上得到的值比一比，然后在你的函数里打印 `logits[:, :-1].shape` 和 `labels[:, 1:].shape`。
+# **如果检查没通过：** “期望”那一行给出了参考值；拿它和你在“尝试”那一行所说的输入上得到的值比一比，然后在你的函数里打印 `logits[:, :-1].shape` 和 `labels[:, 1:].shape`。
 #
 # 下面看看你的损失遇到被忽略的目标时表现如何：目标为 `-100` 的那些位置，logits 怎么变，损失都不变；而且它和手动去掉这些位置后算出的损失一样。
 
@@ -483,7 +483,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_tiny_lm(TinyLM, seed=
 # A model for our characters (`V` from section 1), its logits, its loss next to `ln V`, and the tie:
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** 先读“尝试”那一行（英文版里是 `tried:`）。检查跑你的模型时用的是*你的* `causal_lm_loss`，所以要先把练习 1 做对，再来做这一题。“可能的错误”那一行（英文版里是 `likely mistake:`）能认出的错误包括：复制了权重而不是共享，漏了最后的归一化，没加位置嵌入，没有因果掩码，标签没错位或者错位了两次，算损失前先做了 softmax，`-100` 被计了分，缺了长度检查，以及用了 PyTorch 的默认初始化。
+# **如果检查没通过：** 先读“尝试”那一行。检查跑你的模型时用的是*你的* `causal_lm_loss`，所以要先把练习 1 做对，再来做这一题。“可能的错误”那一行能认出的错误包括：复制了权重而不是共享，漏了最后的归一化，没加位置嵌入，没有因果掩码，标签没错位或者错位了两次，算损失前先做了 softmax，`-100` 被计了分，缺了长度检查，以及用了 PyTorch 的默认初始化。
 #
 # ## 4. 初始化时的模型
 #
@@ -688,7 +688,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_parameter_table(param
 # 124 million parameters without allocating them.
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** “期望”和“实际”两行（英文版里是 `expected:` 和 `got:`）会把“尝试”那一行（英文版里是 `tried:`）所说模型的六个计数并排列出来；看看是哪个部件不对，差了多少（差 `V·D` 就是那个共享矩阵的问题）。
+# **如果检查没通过：** “期望”和“实际”两行会把“尝试”那一行所说模型的六个计数并排列出来；看看是哪个部件不对，差了多少（差 `V·D` 就是那个共享矩阵的问题）。
 #
 # 下面把你的表、模型自带的 `get_num_params()` 和公式 `12·L·D² + V·D` 放在一起比，比三个模型：第 4 节的模型，一个更宽的模型，以及 GPT-2 small。GPT-2 small 的尺寸是：`V = 50,257`，1,024 个位置，`D = 768`，12 层，每层 12 个头（head）。GPT-2 模型建在 PyTorch 的 `"meta"` 设备上：它的张量只有形状，不占内存，用来数这 124M（1.24 亿）个参数正合适，又不用真的为它们分配内存。
 

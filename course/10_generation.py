@@ -320,7 +320,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_generate(generate, se
 # `corpus("zh")`: the next cell is the one cell whose code differs between the two languages.)
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** “可能的错误”那一行（英文版里是 `likely mistake:`）
+# **如果检查没通过：** “可能的错误”那一行
 # 能认出的错误包括：上下文没有截断或者从前面截断，从第一个位置采样，温度用成了乘法（或者放在 softmax 之后），top-k
 # 保留了 k - 1 或 k + 1 个 token，或者整个批次只用一个阈值，该采样的地方用了
 # argmax，没有用传进来的生成器，没有把提示词一起返回，以及模型被留在了训练模式或者 autograd 还开着。

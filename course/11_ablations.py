@@ -50,7 +50,7 @@
 # | 损失低得可疑，生成的样本却没变好 | `future_mask_bug()`，`fixed_causal_mask(T)` |
 # | 损失一下子降得极低，样本不停重复 | `unshifted_labels_bug()`，`fixed_lm_loss(logits, labels)` |
 #
-# **论断实验**（第 5 节）放在最后：原讲义对 Transformer 各个部件下了几条论断（旋转位置编码（RoPE）对比可学习位置嵌入（learned positional embedding）和正弦位置编码（sinusoidal positional encoding）、逐个去掉部件、前馈网络（FFN）的宽度、参数量相等时的 SwiGLU），每一条都变成一个一分钟的实验，跑三个种子。每次运行之前你先写下预测，跑完再拿结果来对照。
+# **论断实验**（第 5 节）放在最后：这门课最初依据的那份讲义（下文称“原讲义”）对 Transformer 各个部件下了几条论断（旋转位置编码（RoPE）对比可学习位置嵌入（learned positional embedding）和正弦位置编码（sinusoidal positional encoding）、逐个去掉部件、前馈网络（FFN）的宽度、参数量相等时的 SwiGLU），每一条都变成一个一分钟的实验，跑三个种子。每次运行之前你先写下预测，跑完再拿结果来对照。
 #
 # 你的结果会被记录下来（`record_run`），留给笔记本 12 写报告用。
 #

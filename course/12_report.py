@@ -294,7 +294,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_flops_per_token(flops
 # multiplies, so they sit below it.)
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** “可能的错误”那一行（英文版里是 `likely mistake:`）会指出你犯的是哪一种失误：只算了前向（差 2 倍）、漏了注意力项、把位置嵌入算了进去、漏了 token 嵌入、把 `max_seq_len` 当成了 `seq_len`、注意力项只算了一次而不是每层一次、漏了没有共享权重的 `lm_head`，以及 PaLM 的 `12·L·T·D`。
+# **如果检查没通过：** “可能的错误”那一行会指出你犯的是哪一种失误：只算了前向（差 2 倍）、漏了注意力项、把位置嵌入算了进去、漏了 token 嵌入、把 `max_seq_len` 当成了 `seq_len`、注意力项只算了一次而不是每层一次、漏了没有共享权重的 `lm_head`，以及 PaLM 的 `12·L·T·D`。
 #
 # ## 7. 计算量花在哪里，跑得有多快
 #

@@ -36,6 +36,7 @@ the English cell's (:func:`own_numbers`), and a claims test quotes each of those
 """
 from __future__ import annotations
 
+import functools
 import re
 import sys
 from pathlib import Path
@@ -133,6 +134,18 @@ def _spans(pattern: re.Pattern, text: str) -> set[str]:
     return {re.sub(r"\s+", " ", m.group(0)) for m in pattern.finditer(text)}
 
 
+@functools.lru_cache(maxsize=1)
+def check_words() -> dict[str, str]:
+    """A check's fixed words (a message without fields: its labels ``tried``, ``expected``, ``got``, a headline such
+    as ``pe is not in state_dict()``), English -> what the Chinese notebook shows instead. A Chinese cell names them
+    by their Chinese; their English is explained once, in notebook 00's table of a check's lines."""
+    from tinylm_checks import _text
+    from tinylm_solutions import i18n
+
+    with i18n.using("zh"):
+        return {english: _text.text(key) for key, english in _text.TEXT.items() if "{" not in english}
+
+
 def cell_problems(english: str, chinese: str, own_run: bool = False) -> list[str]:
     """What the Chinese of one cell drops from the English: numbers (unless ``own_run``: the twin states the Chinese
     run's), code spans, formulas, links, the difficulty line, the hints' <details> blocks, the headings' levels."""
@@ -144,6 +157,9 @@ def cell_problems(english: str, chinese: str, own_run: bool = False) -> list[str
     english, chinese = FENCE.sub(" ", english), FENCE.sub(" ", chinese)
     for name, pattern in (("code", CODE), ("math", MATH), ("link", LINK)):
         missing = _spans(pattern, english) - _spans(pattern, chinese)
+        if name == "code":  # a check's words (`tried:`) are named as the Chinese notebook shows them (“尝试”)
+            missing = {s for s in missing if (shown := check_words().get(s.strip("`").rstrip(":"))) is None
+                       or shown not in chinese}
         if missing:
             problems.append(f"{name} not in the Chinese: {sorted(missing)}")
     en_diff = DIFFICULTY["en"].findall(english)

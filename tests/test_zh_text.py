@@ -1,0 +1,84 @@
+"""Issue 40, item 4: the Chinese notebooks are whole in Chinese: JupyterLab's menus named as the Chinese JupyterLab
+shows them (its language pack, jupyterlab-language-pack-zh-CN, a dependency of the course's lab extra)."""
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import jupytext
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+SOURCES = sorted((ROOT / "course").glob("[0-9][0-9]_*.py"))
+ITALIC = re.compile(r"(?<![*\w])\*([^*\n]+)\*(?![*\w])")
+
+
+def zh_markdown(source: Path) -> list[str]:
+    return [c.source for c in jupytext.read(source).cells if c.cell_type == "markdown" and c.metadata.get("lang") == "zh"]
+
+
+@pytest.fixture(scope="module")
+def pack() -> dict[str, str]:
+    """The Chinese JupyterLab's words: English (without gettext's context) -> Chinese."""
+    spec = pytest.importorskip("jupyterlab_language_pack_zh_CN")
+    path = Path(spec.__file__).parent / "locale" / "zh_CN" / "LC_MESSAGES" / "jupyterlab.json"
+    words = {}
+    for key, value in json.loads(path.read_text(encoding="utf-8")).items():
+        if key and isinstance(value, list) and value and value[0]:
+            words.setdefault(key.split("\x04")[-1], value[0])
+    return words
+
+
+def menu_paths(text: str) -> list[list[str]]:
+    """The menu paths a text names: its italic spans with an arrow, ``*内核 → 重启并运行所有单元格…*``."""
+    return [[part.strip() for part in m.group(1).split("→")] for m in ITALIC.finditer(text) if "→" in m.group(1)]
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_a_chinese_notebook_names_menus_as_the_chinese_jupyterlab_shows_them(source, pack):
+    chinese = set(pack.values())
+    for text in zh_markdown(source):
+        for path in menu_paths(text):
+            assert all(part in chinese for part in path), (path, [p for p in path if p not in chinese])
+        named = [m.group(1) for m in ITALIC.finditer(text)]
+        assert [n for n in named if all(part.strip() in pack for part in n.split("→"))] == []  # English menus
+
+
+def test_notebook_00_names_the_kernel_menu_in_chinese(pack):
+    text = "\n".join(zh_markdown(ROOT / "course" / "00_setup.py"))
+    assert [pack["Kernel"], pack["Restart Kernel and Run All Cells…"]] in menu_paths(text)
+    assert [pack["Kernel"], pack["Restart Kernel and Run up to Selected Cell…"]] in menu_paths(text)
+
+
+# ---- a check's English words: explained once, in notebook 00's table of a check's lines, named in Chinese elsewhere
+
+ASIDE = re.compile(r"（英文版(?:里)?是 `[^`]+`")
+
+
+def test_the_english_words_of_a_check_are_explained_once_in_notebook_00():
+    asides = {source.stem: sum(len(ASIDE.findall(t)) for t in zh_markdown(source)) for source in SOURCES}
+    assert {stage: n for stage, n in asides.items() if n} == {"00_setup": 6}  # the six rows of its table
+    table = next(t for t in zh_markdown(ROOT / "course" / "00_setup.py") if ASIDE.search(t))
+    assert len(ASIDE.findall(table)) == 6 and "只在这里列一次" in table
+
+
+def test_the_lint_takes_a_check_s_chinese_word_for_its_english_code_span():
+    import sys
+    sys.path.insert(0, str(ROOT / "tools"))
+    import bilingual
+
+    english = "**If the check fails**, read the `tried:` line, then `expected:` and `got:`."
+    assert bilingual.cell_problems(english, "**如果检查没通过**，先看“尝试”那一行，再看“期望”和“实际”。") == []
+    assert bilingual.cell_problems(english, "**如果检查没通过**，先看输入那一行，再看“期望”和“实际”。") == [
+        "code not in the Chinese: ['`tried:`']"]  # neither the English nor the Chinese word
+    assert bilingual.cell_problems("call `softmax(x)`", "调用它") == ["code not in the Chinese: ['`softmax(x)`']"]
+
+
+def test_the_original_lesson_is_introduced_before_it_is_named():
+    """原讲义 (the lesson the course grew from) is said in full where a notebook first names it."""
+    for source in SOURCES:
+        text = "\n".join(zh_markdown(source))
+        first = text.find("原讲义")
+        if first >= 0:
+            assert text.find("这门课最初依据的那份讲义") in range(0, first), source.stem
