@@ -4,7 +4,7 @@
 # You have a working language model. This notebook takes it apart in two ways.
 #
 # **Ablations** remove one ingredient and measure what breaks. Each one trains small models for a few hundred
-# steps, **three times, with seeds 0, 1 and 2** (under a minute each on 2 cores), with a plot as its evidence. At
+# steps, **three times, with seeds 0, 1 and 2**, with a plot as its evidence. At
 # this size one run's noise is as large as many effects: a result counts here when it holds in every seed, by
 # more than the spread between them. The tables and plots show that spread.
 #
@@ -23,8 +23,8 @@
 # | the loss falls to ~0 at once, samples repeat | `unshifted_labels_bug()`, `fixed_lm_loss(logits, labels)` |
 #
 # **The claims lab** (section 5) ends the notebook: the source lesson's claims about a Transformer's parts (RoPE
-# against learned and sinusoidal positions, removing each part, the FFN's width, SwiGLU at equal parameters), each a
-# one-minute experiment over three seeds. You write a prediction before each run and compare it with the run after.
+# against learned and sinusoidal positions, removing each part, the FFN's width, SwiGLU at equal parameters), each an
+# experiment of 400 steps over three seeds. You write a prediction before each run and compare it with the run after.
 #
 # Your numbers are recorded (`record_run`) for the report of notebook 12.
 #
@@ -35,7 +35,7 @@
 #
 # 你手里已经有一个能用的语言模型（language model）了。这个笔记本从两个方向把它拆开来看。
 #
-# **消融实验（ablation）**：每次去掉一个组成部分，测一测哪里坏了。每个消融实验都把几个小模型训练几百步，**分别用随机种子（random seed）0、1、2 各跑一遍**（每个消融实验在 2 个核上最多一分半钟左右），并用一张图作为证据。模型这么小，单次运行的噪声和很多效应一样大：所以在这里，一个结论要在每个种子上都成立，而且差距要大于种子之间的波动，才算数。表格和图里都标出了这个波动范围。
+# **消融实验（ablation）**：每次去掉一个组成部分，测一测哪里坏了。每个消融实验都把几个小模型训练几百步，**分别用随机种子（random seed）0、1、2 各跑一遍**，并用一张图作为证据。模型这么小，单次运行的噪声和很多效应一样大：所以在这里，一个结论要在每个种子上都成立，而且差距要大于种子之间的波动，才算数。表格和图里都标出了这个波动范围。
 #
 # 1. **去掉残差连接（residual connection）**，分别在 2 层和 8 层上：每一层能收到多少梯度（gradient）？模型学到了什么？
 # 2. 在一组学习率（learning rate）上扫描，比较**后置层归一化（Post-LN）和前置层归一化（Pre-LN）**，再加一个带预热（warmup）的 Post-LN；
@@ -50,7 +50,7 @@
 # | 损失低得可疑，生成的样本却没变好 | `future_mask_bug()`，`fixed_causal_mask(T)` |
 # | 损失一下子降得极低，样本不停重复 | `unshifted_labels_bug()`，`fixed_lm_loss(logits, labels)` |
 #
-# **论断实验**（第 5 节）放在最后：这门课最初依据的那份讲义（下文称“原讲义”）对 Transformer 各个部件下了几条论断（旋转位置编码（RoPE）对比可学习位置嵌入（learned positional embedding）和正弦位置编码（sinusoidal positional encoding）、逐个去掉部件、前馈网络（FFN）的宽度、参数量相等时的 SwiGLU），每一条都变成一个一分钟的实验，跑三个种子。每次运行之前你先写下预测，跑完再拿结果来对照。
+# **论断实验**（第 5 节）放在最后：这门课最初依据的那份讲义（下文称“原讲义”）对 Transformer 各个部件下了几条论断（旋转位置编码（RoPE）对比可学习位置嵌入（learned positional embedding）和正弦位置编码（sinusoidal positional encoding）、逐个去掉部件、前馈网络（FFN）的宽度、参数量相等时的 SwiGLU），每一条都变成一个实验：训练 400 步，跑三个种子。每次运行之前你先写下预测，跑完再拿结果来对照。
 #
 # 你的结果会被记录下来（`record_run`），留给笔记本 12 写报告用。
 #
@@ -222,7 +222,7 @@ plt.show()
 # rates are too large for either, but less so for Pre-LN). The warm-up did **not** rescue Post-LN
 # here: with it, Post-LN ends where it ended without. So this notebook shows that Pre-LN trains better without a
 # warm-up; it does not show that a warm-up is what Post-LN lacks. Xiong et al. (2020, Fig. 3) measure that on
-# deeper models trained for far longer, which a laptop cannot repeat in a minute. An ablation that does not
+# deeper models trained for far longer, which a few hundred steps on a laptop cannot repeat. An ablation that does not
 # reproduce a paper's explanation is a result too: say so, as here, rather than borrow the paper's conclusion.
 #
 # ## 3. Ablation: no positions
@@ -236,7 +236,7 @@ plt.show()
 # 100 windows of 32 characters. A model that uses order finds the reversed text harder to predict.
 
 # %% [markdown] lang="zh" run="zh"
-# **结果说明了什么。** 在每个学习率、每个种子上，Pre-LN 的最终损失都比 Post-LN 低：最后一列（Post-LN 减 Pre-LN，逐个种子、在同样的批次上计算）的每一项都是正数。在全部四个学习率上，Post-LN 都停在 unigram 损失附近，而 Pre-LN 都降到了它下面，最低的是学习率 3e-3 时（约 5.52）；再往上的两个学习率对 Pre-LN 来说已经太大，损失又回升了；Post-LN 则不论学习率大小，都没能离开 unigram 损失附近。预热在这里**没有**救回 Post-LN：加了预热，Post-LN 最后停的位置和不加时一样。所以这个笔记本说明的是：不预热时，Pre-LN 训练得更好；它并没有说明 Post-LN 缺的正是预热。Xiong 等人（2020，图 3）是在更深的模型上、训练长得多的时间才测出这一点的，笔记本电脑一分钟之内重复不了。消融实验没能复现论文给出的解释，这本身也是一个结果：要像这里一样如实写出来，而不是直接借用论文的结论。
+# **结果说明了什么。** 在每个学习率、每个种子上，Pre-LN 的最终损失都比 Post-LN 低：最后一列（Post-LN 减 Pre-LN，逐个种子、在同样的批次上计算）的每一项都是正数。在全部四个学习率上，Post-LN 都停在 unigram 损失附近；Pre-LN 在 1e-3 和 3e-3 这两个学习率上都降到了它下面，最低的是学习率 3e-3 时（约 5.52）；再往上的两个学习率对 Pre-LN 来说已经太大，损失又回升了（回升多少，每次运行都不一样：有时会回到 unigram 损失附近，个别种子甚至略高于它）；Post-LN 则不论学习率大小，都没能离开 unigram 损失附近。预热在这里**没有**救回 Post-LN：加了预热，Post-LN 最后停的位置和不加时一样。所以这个笔记本说明的是：不预热时，Pre-LN 训练得更好；它并没有说明 Post-LN 缺的正是预热。Xiong 等人（2020，图 3）是在更深的模型上、训练长得多的时间才测出这一点的，在笔记本电脑上训练几百步重复不了。消融实验没能复现论文给出的解释，这本身也是一个结果：要像这里一样如实写出来，而不是直接借用论文的结论。
 #
 # ## 3. 消融实验：去掉位置信息
 #
@@ -321,7 +321,7 @@ print("\nthe bug names you choose from:", BUG_NAMES)
 # A teammate wrote the loss by hand:
 
 # %% [markdown] lang="zh" run="zh"
-# 我们这个健康模型还很“稚嫩”：损失约 5.6 nat（均匀瞎猜的损失 `ln V` 约为 8.1，unigram 损失是 6.16），贪心解码（greedy decoding）续写出来的几乎全是换行符，也就是最常见的那个字符。这没关系：我们要看的是坏模型和它哪里不一样。
+# 我们这个健康模型还很“稚嫩”：上面打印的损失在 5.5 到 5.8 nat 之间（均匀瞎猜的损失 `ln V` 约为 8.1，unigram 损失是 6.16），贪心解码（greedy decoding）续写出来的几乎全是语料里最常见的那几个字符（换行符、“《”之类），一遍遍地重复。这没关系：我们要看的是坏模型和它哪里不一样。
 #
 # ### 4.1 损失变成 NaN
 #
@@ -738,7 +738,7 @@ print("broken sample: ", repr(greedy_sample(leaky)))
 # position.
 
 # %% [markdown] lang="zh" run="zh"
-# 前 70 步左右，两条曲线几乎重合；之后坏模型的损失远远低于健康模型（200 步时不到 1，健康模型约 5.6），可它生成的样本一点也没变好，只是不停地重复“风”字。在唐诗上只训练几百步，损失就低成这样，好得令人起疑。**探针**：只改输入的*最后一个* token，看哪些位置的 logits 会跟着变。在因果模型里，最后一个 token 只能影响最后一个位置。
+# 前 70 步左右，两条曲线几乎重合；之后坏模型的损失远远低于健康模型（200 步时不到 1，健康模型还在 5.5 以上），可它生成的样本一点也没变好，只是不停地重复“风”字。在唐诗上只训练几百步，损失就低成这样，好得令人起疑。**探针**：只改输入的*最后一个* token，看哪些位置的 logits 会跟着变。在因果模型里，最后一个 token 只能影响最后一个位置。
 
 # %%
 probe_ids = val_data[:8][None, :].clone()  # (1, 8)
@@ -1002,7 +1002,7 @@ print(f"loss after {STEPS['lab_copy']} steps: your loss {shifted_hist['loss'][-1
 # the separated pairs right. A prediction earns no points; where it is wrong is where your picture of the model
 # was wrong, which is worth more than the table.
 #
-# Each experiment takes about a minute on 2 cores.
+# Each experiment trains every variant three times, 400 steps each.
 
 # %% [markdown] lang="zh"
 # ## 5. 论断实验：把原讲义的说法测一测
@@ -1013,7 +1013,7 @@ print(f"loss after {STEPS['lab_copy']} steps: your loss {shifted_hist['loss'][-1
 #
 # **先预测。** 每次运行之前，在它上面的单元格里写下你的预测：把各个变体的名字按留出损失从低到高排好。跑完之后，`compare_prediction` 会把结果表格和你的排序并排列出来，告诉你这次运行*分得开*哪些变体对（在每个种子上顺序都一样），哪些分不出高下，以及你的排序在那些分得开的对上是否排对了。预测不计分；你猜错的地方，正是你对模型的理解出偏差的地方，这比表格本身更有价值。
 #
-# 每个实验在 2 个核上大约要一分钟。
+# 每个实验把每个变体训练三次，每次 400 步。
 
 # %%
 from tinylm_checks import compare_prediction, plot_claims, predict
@@ -1133,7 +1133,7 @@ plt.show()
 # **What the runs show.** `d_ff = D` ends highest, in every seed. From `2D` up the widths end close together: `2D`
 # and `4D` within a hundredth of each other on average, and `8D` lowest on average, about 0.035 below `4D` for
 # 16,640 more parameters (58 % more model). So at this size and length the runs do not single out `4D`: it is the
-# convention of the paper and of GPT-2, a parameter budget that works at scale, not something a one-minute run
+# convention of the paper and of GPT-2, a parameter budget that works at scale, not something a run of 400 steps
 # confirms.
 #
 # ### 5.4 SwiGLU, at equal width and at equal parameters
@@ -1143,7 +1143,7 @@ plt.show()
 # GELU could come from the gate or from the extra weights; only the second comparison can tell them apart.
 
 # %% [markdown] lang="zh" run="zh"
-# **结果说明了什么。** `d_ff = D` 在每个种子上都最高。从 `2D` 往上，各个宽度的平均值相差不到 0.015：`8D` 平均最低，也只比 `4D` 低约 0.01，代价却是多了 16 640 个参数（模型大了 13 %）。所以在这个规模和训练长度下，实验结果并没有特别挑出 `4D`：它是原论文和 GPT-2 的惯例，是一种在大规模下行之有效的参数预算，而不是一分钟的实验能证实的东西。
+# **结果说明了什么。** `d_ff = D` 在每个种子上都最高。从 `2D` 往上，各个宽度的平均值相差不到 0.015：`8D` 平均最低，也只比 `4D` 低约 0.01，代价却是多了 16 640 个参数（模型大了 13 %）。所以在这个规模和训练长度下，实验结果并没有特别挑出 `4D`：它是原论文和 GPT-2 的惯例，是一种在大规模下行之有效的参数预算，而不是一个 400 步的实验能证实的东西。
 #
 # ### 5.4 SwiGLU：宽度相等时，以及参数量相等时
 #

@@ -161,3 +161,35 @@ def test_the_capstone_tests_run_with_python_m_pytest_not_plain_pytest(tmp_path):
     assert run(sys.executable, "-m", "pytest").returncode == 0
     plain = run(str(Path(sys.executable).with_name("pytest")))
     assert plain.returncode != 0 and "No module named 'model'" in plain.stdout, plain.stdout
+
+
+def _natural_checklist(setup):
+    """A learner's overfit_checklist whose mask probe reads the mask as notebook 09 describes it,
+    ``torch.ones(T, T).tril(diagonal=model.mask_diagonal)`` (the other items: the course's probes)."""
+    from tinylm_checks import OVERFIT_CHECKLIST
+    from tinylm_solutions import checklist as ref
+    T = setup.x.size(1)
+    for item in OVERFIT_CHECKLIST:
+        if item == "mask_sees_future":
+            mask = torch.ones(T, T, dtype=torch.bool).tril(diagonal=setup.model.mask_diagonal)
+            ok = torch.equal(mask, torch.ones(T, T, dtype=torch.bool).tril())
+        else:
+            ok = getattr(ref, ref.PROBES[item])(setup)
+        if not ok:
+            return item
+    return None
+
+
+def test_every_setup_the_checklist_check_builds_is_one_the_notebook_describes():
+    """A setup a check builds is one the learner can build too: every variant of every bug has a mask_diagonal the
+    notebook's mask, tril(diagonal=mask_diagonal), takes (issue 40: "no mask" was mask_diagonal=None, which crashed
+    this natural checklist, and no cell of the notebook could build it), and the natural checklist passes."""
+    from tinylm_checks import OVERFIT_CHECKLIST, check_overfit_checklist
+    from tinylm_checks.checklist import VARIANTS
+    from tinylm_checks.probes import overfit_setup
+    ids = torch.randint(11, (3, 9), generator=torch.Generator().manual_seed(0))
+    for item in OVERFIT_CHECKLIST:
+        for variant in range(VARIANTS[item]):
+            diagonal = overfit_setup(ids, 11, 12, {item: variant}).model.mask_diagonal
+            assert type(diagonal) is int, (item, variant, diagonal)
+    check_overfit_checklist(_natural_checklist, quiet=True)

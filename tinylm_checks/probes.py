@@ -522,7 +522,9 @@ def overfit_setup(ids: torch.Tensor, pad_id: int, vocab_size: int, bugs: dict | 
     :data:`OVERFIT_CHECKLIST` to a variant number (0 is the most common form of the bug):
 
     - ``labels_not_shifted``: 0 the targets are the inputs (``y = x``); 1 shifted twice (the token two ahead);
-    - ``mask_sees_future``: 0 ``tril(diagonal=1)`` (t reads t + 1); 1 no mask;
+    - ``mask_sees_future``: 0 ``tril(diagonal=1)`` (t reads t + 1); 1 no mask in effect, ``mask_diagonal =
+      max_seq_len`` (a setup a learner builds as the check does, and that a probe reading ``tril(diagonal=
+      setup.model.mask_diagonal)`` handles: ``None``, which LabLM also takes, would crash it);
     - ``padding_not_ignored``: 0 padded targets are ``pad_id``; 1 they are token 0;
     - ``parameters_not_in_optimizer``: 0 only the blocks' parameters; 1 another model's parameters (the optimizer was
       built before the model was rebuilt); 2 all but the head; 3 plain SGD over the blocks' parameters;
@@ -536,7 +538,7 @@ def overfit_setup(ids: torch.Tensor, pad_id: int, vocab_size: int, bugs: dict | 
     if unknown:
         raise ValueError(f"unknown bugs {sorted(unknown)}: expected names from {OVERFIT_CHECKLIST}")
     B, T1 = ids.shape
-    mask = {None: 0, 0: 1, 1: None}[bugs.get("mask_sees_future")]
+    mask = {None: 0, 0: 1, 1: T1 - 1}[bugs.get("mask_sees_future")]  # T1 - 1 = max_seq_len: tril allows every key
     model = LabLM(vocab_size, T1 - 1, d_model, num_layers, mask_diagonal=mask, seed=seed,
                   dropout={None: 0.0, 0: 0.3, 1: 0.5}[bugs.get("dropout_on")])
     lr = {None: lr, 0: 1e-7, 1: 5.0}[bugs.get("learning_rate_extreme")]

@@ -58,7 +58,8 @@ MESSAGES = {
     "checklist.variant.labels_not_shifted.0": "y = x",
     "checklist.variant.labels_not_shifted.1": "y is the token two ahead",
     "checklist.variant.mask_sees_future.0": "tril(diagonal=1)",
-    "checklist.variant.mask_sees_future.1": "no mask",
+    "checklist.variant.mask_sees_future.1": "no mask in effect: mask_diagonal = max_seq_len, so "
+                                            "tril(diagonal=mask_diagonal) lets every position read every token",
     "checklist.variant.padding_not_ignored.0": "padded targets are pad_id",
     "checklist.variant.padding_not_ignored.1": "padded targets are token 0",
     "checklist.variant.parameters_not_in_optimizer.0": "only the blocks' parameters",
