@@ -122,8 +122,10 @@ def test_zh_with_residuals_8_layers_end_lower_in_two_seeds_of_three(ablations):
 
 # ===================================================================================== section 2: Pre-LN, Post-LN
 def test_zh_pre_ln_ends_lower_at_every_rate_and_post_ln_stays_near_the_unigram_loss(ablations):
-    """"在全部四个学习率上，Post-LN 都停在 unigram 损失附近，而 Pre-LN 都降到了它下面，最低的是学习率 3e-3 时（约
-    5.52）；再往上的两个学习率对 Pre-LN 来说已经太大，损失又回升了"; "加了预热，Post-LN 最后停的位置和不加时一样"."""
+    """"在全部四个学习率上，Post-LN 都停在 unigram 损失附近；Pre-LN 在 1e-3 和 3e-3 这两个学习率上都降到了它下面，最低的
+    是学习率 3e-3 时（约 5.52）；再往上的两个学习率对 Pre-LN 来说已经太大，损失又回升了（回升多少，每次运行都不一样：有时会
+    回到 unigram 损失附近，个别种子甚至略高于它）"; "加了预热，Post-LN 最后停的位置和不加时一样". (It said Pre-LN ended
+    below the unigram loss at all four rates: on another machine one seed ended at 6.20 against 6.16.)"""
     runs, unigram = ablations["norm_placement"]["runs"], ablations["unigram_loss"]
     lrs = runs["Pre-LN"]["lrs"]
     pre = {lr: [seed[k] for seed in runs["Pre-LN"]["final_loss"]] for k, lr in enumerate(lrs)}  # rate -> seeds
@@ -131,7 +133,8 @@ def test_zh_pre_ln_ends_lower_at_every_rate_and_post_ln_stays_near_the_unigram_l
     assert lrs == [1e-3, 3e-3, 1e-2, 3e-2]
     for lr in lrs:
         assert all(b - a > 0 for a, b in zip(pre[lr], post[lr]))  # every seed
-        assert abs(mean(post[lr]) - unigram) < 0.06 and max(pre[lr]) < unigram
+        assert abs(mean(post[lr]) - unigram) < 0.06
+    assert all(max(pre[lr]) < unigram for lr in (1e-3, 3e-3))
     best = min(lrs, key=lambda lr: mean(pre[lr]))
     assert best == 3e-3 and abs(mean(pre[best]) - 5.52) <= 0.03
     assert all(mean(pre[lr]) > mean(pre[3e-3]) for lr in (1e-2, 3e-2))
@@ -160,13 +163,16 @@ def test_zh_the_order_test(ablations):
 
 # ===================================================================================== section 4: the debugging lab
 def test_zh_the_healthy_model_is_still_young(debugging, poems):
-    """"损失约 5.6 nat（均匀瞎猜的损失 `ln V` 约为 8.1，unigram 损失是 6.16），贪心解码（greedy decoding）续写出来的几乎全是换行符，也就是
-    最常见的那个字符"."""
+    """"上面打印的损失在 5.5 到 5.8 nat 之间（均匀瞎猜的损失 `ln V` 约为 8.1，unigram 损失是 6.16），贪心解码（greedy
+    decoding）续写出来的几乎全是语料里最常见的那几个字符（换行符、“《”之类），一遍遍地重复". (It said "约 5.6" and "几乎全是
+    换行符": another machine's run ended at 5.73, its greedy sample mostly “《”, the fourth most common character.)"""
     _, _, (train_data, _), tokenizer = poems
-    assert abs(debugging["healthy"][-1] - 5.6) <= 0.1
+    assert 5.5 <= debugging["healthy"][-1] <= 5.8
+    commonest = [c for c, _ in Counter(tokenizer.decode(train_data.tolist())).most_common(5)]
+    assert "\n" in commonest and "《" in commonest
     continuation = debugging["healthy_sample"][len(debugging["prompt"]):]
-    assert continuation.count("\n") >= 0.9 * len(continuation)
-    assert Counter(tokenizer.decode(train_data.tolist())).most_common(1)[0][0] == "\n"
+    assert sum(c in commonest for c in continuation) >= 0.9 * len(continuation)
+    assert len(set(continuation)) < len(continuation) / 4  # again and again
 
 
 def test_zh_the_naive_loss_is_nan_from_some_scale_on(debugging):
@@ -187,12 +193,12 @@ def test_zh_uniform_attention(debugging):
 
 
 def test_zh_the_mask_that_sees_the_next_token(debugging):
-    """"前 70 步左右，两条曲线几乎重合；之后坏模型的损失远远低于健康模型（200 步时不到 1，健康模型约 5.6），可它生成的
+    """"前 70 步左右，两条曲线几乎重合；之后坏模型的损失远远低于健康模型（200 步时不到 1，健康模型还在 5.5 以上），可它生成的
     样本一点也没变好，只是不停地重复“风”字"; the probe (the English cell, translated): position 6 moves with token 7,
     position 5 a little; notebook 12's answer: "大约 70 步之后"."""
     healthy, leaky = debugging["healthy"], debugging["leaky"]
     assert mean([abs(a - b) for a, b in zip(healthy[:70], leaky[:70])]) < 0.05
-    assert len(leaky) == 200 and healthy[89] - leaky[89] > 0.3 and leaky[-1] < 1 and abs(healthy[-1] - 5.6) <= 0.1
+    assert len(leaky) == 200 and healthy[89] - leaky[89] > 0.3 and leaky[-1] < 1 and healthy[-1] > 5.5
     assert set(debugging["leaky_sample"][len(debugging["prompt"]):]) == {"风"}
     moved = debugging["moved"]
     assert max(moved[:5]) < 1e-6 and 0 < moved[5] < 1 and moved[6] > 5
