@@ -48,6 +48,7 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from tinylm_solutions import i18n, messages
 
 from . import _forked
 from ._core import Ctx, check, max_abs_diff, reference
@@ -255,6 +256,22 @@ process's soft ``RLIMIT_CPU`` (where there is one), then runs the command in the
 ``__main__``, the workspace first on ``sys.path``)."""
 
 
+STEP_COUNTER = '''
+# code: the check's step counter, python _check_steps.py SCRIPT ARGS...: SCRIPT as python runs it; when it ends, the
+# number of optimizer steps it took (every torch.optim optimizer's step()) is saved in _check_steps.pt
+import atexit, os, runpy, sys
+import torch
+from torch.optim.optimizer import register_optimizer_step_post_hook
+_steps, _file = [0], os.path.abspath("_check_steps.pt")
+register_optimizer_step_post_hook(lambda *_: _steps.__setitem__(0, _steps[0] + 1))
+atexit.register(lambda: torch.save(_steps[0], _file))
+sys.argv = sys.argv[1:]
+runpy.run_path(os.path.abspath(sys.argv[0]), run_name="__main__")
+'''
+"""What ``train.py`` runs under in check_capstone_train, so that a failure says how many optimizer steps the script
+took for ``--steps`` (a count only for the message: a script may step some other way, or forge the file)."""
+
+
 _SIGXCPU = getattr(signal, "SIGXCPU", None)  # (Windows' signal module has none)
 _OUT_OF_CPU_CODES = (-_SIGXCPU, 128 + _SIGXCPU) if _SIGXCPU else ()
 
@@ -337,10 +354,13 @@ def _files(ctx: Ctx, repo, needed: tuple[str, ...]) -> dict[str, str]:
     for name in needed:
         if name not in files:
             ctx.fail("capstone.missing_file", name=name, have=", ".join(sorted(files)) or "-")
-        if "raise NotImplementedError()" in files[name] and "YOUR CODE HERE" in files[name]:
+        if "raise NotImplementedError()" in files[name] and any(stub in files[name] for stub in _STUBS):
             ctx.fail("capstone.unfinished", name=name)
     return files
 
+
+_STUBS = tuple(i18n.translate(messages.FOLDER, "stub.code", messages.TEXT["stub.code"], lang) for lang in i18n.LANGUAGES)
+"""The comment of a release's code stub, in each language (``# YOUR CODE HERE``, ``# 在这里写你的代码``)."""
 
 MAX_SOURCE = 200_000
 """Characters: the longest file of the learner's own code the checks parse (parsing takes about 700 bytes of memory
@@ -579,6 +599,13 @@ def _check_config(ctx: Ctx, text: str) -> dict:
     return config
 
 
+def _steps_taken(ctx: Ctx, taken, steps: int, tried: str) -> None:
+    """Fail, saying what the script did, when a run that did not learn took another number of optimizer steps than
+    ``--steps`` asked for (``taken``: the step counter's count, None when the script left none)."""
+    if isinstance(taken, int) and not isinstance(taken, bool) and taken != steps:
+        ctx.fail("capstone.steps_ignored", steps=steps, taken=taken, tried=tried)
+
+
 @check
 def check_capstone_train(ctx: Ctx, repo) -> str:
     files = _files(ctx, repo, ("configs/tiny.yaml", "train.py", "model.py"))
@@ -591,10 +618,12 @@ def check_capstone_train(ctx: Ctx, repo) -> str:
     # loss near 0; targets shifted the wrong way (labels=y, already shifted) learn the character after next instead
     cycle = "".join("abcdefghijklmnopqrstuvw"[i] for i in torch.randperm(23, generator=ctx.gen).tolist()) * 200
     cycle_command = [*command[:-2], "--out", "_cycle.pt", "--data", "_cycle.txt"]
-    code_files = {"train.py": files["train.py"], "model.py": files["model.py"], "_check.yaml": small}
+    code_files = {"train.py": files["train.py"], "model.py": files["model.py"], "_check.yaml": small,
+                  "_check_steps.py": STEP_COUNTER}
     ([(code, output)], loaded), cycle_run = _at_once([
-        lambda: session(code_files, [command], ("_check.pt",)),
-        lambda: session({**code_files, "_cycle.txt": cycle}, [cycle_command], ("_cycle.pt",))])
+        lambda: session(code_files, [["_check_steps.py", *command]], ("_check.pt", "_check_steps.pt")),
+        lambda: session({**code_files, "_cycle.txt": cycle}, [["_check_steps.py", *cycle_command]],
+                        ("_cycle.pt", "_check_steps.pt"))])
     ckpt = loaded["_check.pt"]
     tried = say("capstone.train_tried", command=" ".join(["python", *command]))
     _limits(ctx, code, tried)
@@ -623,6 +652,7 @@ def check_capstone_train(ctx: Ctx, repo) -> str:
         loss = float(model.eval()(windows, labels=windows)[1])
     ln_v = math.log(len(vocab))
     if not loss < ln_v - 0.8:
+        _steps_taken(ctx, loaded["_check_steps.pt"], steps, tried)
         ctx.fail("capstone.not_trained", loss=loss, ln_v=ln_v, steps=steps, tried=tried)
     command = cycle_command
     [(code, output)], loaded = cycle_run
@@ -644,6 +674,7 @@ def check_capstone_train(ctx: Ctx, repo) -> str:
         nxt = float(F.cross_entropy(logits.reshape(-1, V), windows[:, 1:32].reshape(-1)))
         after = float(F.cross_entropy(logits.reshape(-1, V), windows[:, 2:33].reshape(-1)))
     if not nxt < 0.5:
+        _steps_taken(ctx, loaded["_check_steps.pt"], steps, tried)
         mistake = MISTAKE.labels_shifted_twice if after < 0.5 else None
         ctx.fail("capstone.cycle_not_learned", loss=nxt, steps=steps, tried=tried, mistake=mistake)
     return say("capstone.train_passed", steps=steps, loss=loss, ln_v=ln_v, cycle=nxt)

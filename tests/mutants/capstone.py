@@ -66,6 +66,8 @@ overfit_tests_wrong = _with("tests/test_overfit_batch.py", "    assert loss.item
                             "    assert loss.item() > 0.1 * math.log(12)", "overfit_tests_wrong: the assert is reversed")
 config_no_lr = _with("configs/tiny.yaml", "  lr: 3.0e-3\n", "", "config_no_lr: configs/tiny.yaml lacks train.lr")
 train_no_step = _with("train.py", "        optimizer.step()\n", "", "train_no_step: the optimizer never steps")
+train_ignores_steps = _with("train.py", 'steps = args.steps if args.steps is not None else train["steps"]',
+                            'steps = train["steps"]', "train_ignores_steps: --steps is read but the config's steps used")
 train_labels_shifted = _with("train.py", "        _, loss = model(x, labels=x)",
                              "        y = torch.stack([data[s + 1:s + T + 1] for s in starts])\n"
                              "        _, loss = model(x, labels=y)", "train_labels_shifted: notebook 09's y passed as labels")
@@ -201,7 +203,8 @@ ROWS = [
     (check_attention_tests, attention_tests_read_the_text, None, "fails on a correct model.py"),
     (check_causal_mask_tests, mask_tests_print_the_model, None, "fails on a correct model.py: a test failed"),
     (check_capstone_train, config_no_lr, None, "train.lr is None"),
-    (check_capstone_train, train_no_step, None, "not well below ln V"),
+    (check_capstone_train, train_no_step, None, "was given --steps 40 and took 0 optimizer steps"),
+    (check_capstone_train, train_ignores_steps, None, "was given --steps 40 and took 0 optimizer steps"),
     (check_capstone_train, train_no_vocab, None, "not a dict with config, model and vocab"),
     (check_capstone_train, train_labels_shifted, "labels_shifted_twice", "not near 0"),
     (check_capstone_train, train_no_data, None, "train.py --data did not train on the given text"),

@@ -192,8 +192,15 @@ MESSAGES = {
     "capstone.checkpoint_weights": {
         "problem": "the checkpoint's weights do not fit the course's TinyLM: {error}",
     },
+    "capstone.steps_ignored": {
+        "problem": "train.py was given --steps {steps} and took {taken} optimizer steps",
+        "hint": "take one optimizer.step() per step of --steps: read --steps from the command line (when it is "
+                "given, it replaces the config's train.steps; the check's configuration has steps: 0, so only --steps "
+                "trains), and call optimizer.step() in every step of the loop (the check counts the step() calls of "
+                "torch.optim optimizers)",
+    },
     "capstone.not_trained": {
-        "problem": "after {steps} steps the saved model's loss is {loss:.2f} on the corpus, not well below ln V = "
+        "problem": "with --steps {steps}, the saved model's loss is {loss:.2f} on the corpus, not well below ln V = "
                    "{ln_v:.2f}",
         "hint": "train.py must take --steps optimiser steps on batches of the corpus (zero_grad, backward, step) and "
                 "save the trained weights",
@@ -209,12 +216,12 @@ MESSAGES = {
         "hint": "build the vocabulary from the text you train on: read --data's file when it is given",
     },
     "capstone.cycle_not_learned": {
-        "problem": "on a text where each character follows from the one before, {steps} steps end at a next-token "
-                   "loss of {loss:.2f}, not near 0",
+        "problem": "on a text where each character follows from the one before, training with --steps {steps} ends "
+                   "at a next-token loss of {loss:.2f}, not near 0",
         "hint": "train on model(x, labels=x): the model pairs the logits at t with the label at t + 1 itself",
     },
-    "capstone.train_passed": "configs/tiny.yaml has the course's keys; train.py trained {steps} steps of a small "
-                             "configuration and saved a checkpoint whose loss on the corpus is {loss:.2f} (ln V = "
+    "capstone.train_passed": "configs/tiny.yaml has the course's keys; train.py, given --steps {steps}, trained a "
+                             "small configuration and saved a checkpoint whose loss on the corpus is {loss:.2f} (ln V = "
                              "{ln_v:.2f}); with --data on a predictable text its next-token loss is {cycle:.3f}",
     # ---- generate.py
     "capstone.generate_failed": {
