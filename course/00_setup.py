@@ -161,6 +161,13 @@ p = torch.softmax(x, dim=-1)  # (2, 3)
 print(p)
 print("row sums:", p.sum(dim=-1))
 
+# %% lang="zh"
+x = torch.tensor([[1.0, 2.0, 3.0],
+                  [1.0, 1.0, 1.0]])  # (2, 3)：两行，每行三个分数
+p = torch.softmax(x, dim=-1)  # (2, 3)
+print(p)
+print("row sums:", p.sum(dim=-1))
+
 # %% [markdown]
 # ### A check that fails, on purpose
 #
@@ -179,6 +186,12 @@ def softmax_wrong_dim(x):
     e = torch.exp(x)
     return e / e.sum(dim=0, keepdim=True)
 
+
+# %% lang="zh"
+def softmax_wrong_dim(x):
+    """有 bug 的 softmax：沿第 0 维求和，而不是沿最后一维。"""
+    e = torch.exp(x)
+    return e / e.sum(dim=0, keepdim=True)
 
 # %% tags=["raises-exception"]
 check_softmax(softmax_wrong_dim)
@@ -235,6 +248,12 @@ def softmax_naive(x):
     e = torch.exp(x)
     return e / e.sum(dim=-1, keepdim=True)
 
+
+# %% lang="zh"
+def softmax_naive(x):
+    """有 bug 的 softmax：维度对了，但分数很大时 exp() 会溢出。"""
+    e = torch.exp(x)
+    return e / e.sum(dim=-1, keepdim=True)
 
 # %% tags=["raises-exception"]
 check_softmax(softmax_naive)
@@ -320,6 +339,23 @@ def softmax(x: torch.Tensor) -> torch.Tensor:
     return e / e.sum(dim=-1, keepdim=True)  # (..., N), each row sums to 1
     ### END SOLUTION
 
+
+# %% lang="zh"
+def softmax(x: torch.Tensor) -> torch.Tensor:
+    """数值稳定的 softmax，沿最后一维计算。
+
+    参数：
+        x: 分数，形状为 (..., N) 的浮点张量。
+
+    返回：
+        形状相同 (..., N) 的张量：每个元素都为正，每一行（最后一维）之和为 1。
+        结果等于 torch.softmax(x, dim=-1)，分数在 1000 左右时也一样。
+    """
+    ### BEGIN SOLUTION
+    x = x - x.max(dim=-1, keepdim=True).values  # (..., N)，现在每行最大的分数是 0
+    e = torch.exp(x)  # (..., N)，每个元素都在 (0, 1] 之间
+    return e / e.sum(dim=-1, keepdim=True)  # (..., N)，每行之和为 1
+    ### END SOLUTION
 
 # %% test="softmax_check"
 from tinylm_checks import check_softmax
@@ -411,6 +447,33 @@ for f in (rnn, attention):
     ms = min(timeit.repeat(lambda: f(x), number=10, repeat=7)) / 10 * 1e3
     print(f"{f.__name__:>9}: {ms:6.2f} ms for T = {T} tokens")
 
+# %% lang="zh"
+T, D = 256, 64
+x = torch.randn(T, D)  # (T, D)：一个序列，T 个 token 向量
+W_h, W_x, W_q, W_k = (torch.randn(D, D) / D**0.5 for _ in range(4))  # (D, D) each
+
+
+def rnn(x):
+    """h_t = tanh(h_{t-1} W_h + x_t W_x)，每个 token 走一步。返回全部隐藏状态 (T, D)。"""
+    h = torch.zeros(D)  # (D,)
+    states = []
+    for t in range(x.shape[0]):  # T 步，每一步都要等上一步算完
+        h = torch.tanh(h @ W_h + x[t] @ W_x)  # (D,)
+        states.append(h)
+    return torch.stack(states)  # (T, D)
+
+
+def attention(x):
+    """所有位置一次算完：每个位置的输出是所有位置的加权平均。返回 (T, D)。"""
+    scores = (x @ W_q) @ (x @ W_k).T / D**0.5  # (T, T)：每个位置都和其他每个位置算一个分数
+    return torch.softmax(scores, dim=-1) @ x  # (T, D)
+
+
+for f in (rnn, attention):
+    # 10 次调用为一轮，共 7 轮，取最快的一轮：最初几次调用（以及机器忙的时候）会比其余的慢
+    ms = min(timeit.repeat(lambda: f(x), number=10, repeat=7)) / 10 * 1e3
+    print(f"{f.__name__:>9}: {ms:6.2f} ms for T = {T} tokens")
+
 # %% [markdown]
 # Your timings will differ, but attention is usually many times faster here although it does *more*
 # arithmetic ($T^2 D$ multiply-adds for the scores versus $T D^2$ for the RNN): a few big matrix
@@ -429,6 +492,14 @@ for f in (rnn, attention):
     x_ = x.clone().requires_grad_()
     f(x_)[-1].sum().backward()  # the last position's output
     sensitivity = x_.grad.norm(dim=-1)  # (T,): how much each input token moves it
+    row = "  ".join(f"d={d}: {sensitivity[T - 1 - d]:.0e}" for d in (1, 5, 20, 50, 100, 255))
+    print(f"{f.__name__:>9}  {row}")
+
+# %% lang="zh"
+for f in (rnn, attention):
+    x_ = x.clone().requires_grad_()
+    f(x_)[-1].sum().backward()  # 最后一个位置的输出
+    sensitivity = x_.grad.norm(dim=-1)  # (T,)：每个输入 token 让它变化了多少
     row = "  ".join(f"d={d}: {sensitivity[T - 1 - d]:.0e}" for d in (1, 5, 20, 50, 100, 255))
     print(f"{f.__name__:>9}  {row}")
 

@@ -83,6 +83,22 @@ print("scores: ", scores)
 print("weights:", weights)
 print("out:    ", out)
 
+# %% lang="zh"
+k = torch.tensor([[1.0, 0.0],   # 第 0 本书：烹饪
+                  [0.0, 1.0],   # 第 1 本书：足球
+                  [0.7, 0.7]])  # 第 2 本书：运动员的饮食       k: (T_k=3, d_k=2)
+v = torch.tensor([[1.0, 0.0, 0.0],   # 第 0 本书的内容
+                  [0.0, 1.0, 0.0],   # 第 1 本书的内容
+                  [0.0, 0.0, 1.0]])  # 第 2 本书的内容               v: (T_k=3, d_v=3)
+q = torch.tensor([[2.0, 0.0]])  # "I want cooking"                  q: (T_q=1, d_k=2)
+
+scores = q @ k.T  # (1, 3)：每本书一个分数
+weights = torch.softmax(scores, dim=-1)  # (1, 3)：都为正，和为 1
+out = weights @ v  # (1, 3)：各本书内容的加权混合
+print("scores: ", scores)
+print("weights:", weights)
+print("out:    ", out)
+
 # %% [markdown]
 # The cookbook wins (weight 0.59), "food for athletes" gets a good share (0.33) because its label is
 # half about cooking, and the football book gets almost nothing.
@@ -101,6 +117,15 @@ q = torch.tensor([[2.0, 0.0],   # cooking
                   [2.0, 2.0]])  # both                               q: (T_q=3, d_k=2)
 scores = q @ k.T  # (3, 3) = (T_q, T_k)
 weights = torch.softmax(scores, dim=-1)  # (3, 3): each row sums to 1
+print(weights)
+print("row sums:", weights.sum(dim=-1))
+
+# %% lang="zh"
+q = torch.tensor([[2.0, 0.0],   # cooking
+                  [0.0, 2.0],   # sport
+                  [2.0, 2.0]])  # both                               q: (T_q=3, d_k=2)
+scores = q @ k.T  # (3, 3) = (T_q, T_k)
+weights = torch.softmax(scores, dim=-1)  # (3, 3)：每行之和为 1
 print(weights)
 print("row sums:", weights.sum(dim=-1))
 
@@ -140,6 +165,11 @@ for d_k in (4, 64, 1024):
     dots = (torch.randn(2000, d_k) * torch.randn(2000, d_k)).sum(dim=-1)  # 2000 dot products q.k
     print(f"d_k = {d_k:4}:  var(q.k) = {dots.var():7.1f}   var(q.k / sqrt(d_k)) = {(dots / math.sqrt(d_k)).var():.2f}")
 
+# %% lang="zh"
+for d_k in (4, 64, 1024):
+    dots = (torch.randn(2000, d_k) * torch.randn(2000, d_k)).sum(dim=-1)  # 2000 个点积 q.k
+    print(f"d_k = {d_k:4}:  var(q.k) = {dots.var():7.1f}   var(q.k / sqrt(d_k)) = {(dots / math.sqrt(d_k)).var():.2f}")
+
 # %% [markdown]
 # Big scores are a problem for the softmax: it becomes almost one-hot, one key takes all the weight,
 # and the gradients through the other keys vanish, so the model learns slowly. Dividing by
@@ -150,6 +180,11 @@ for d_k in (4, 64, 1024):
 
 # %%
 s = torch.randn(6)  # six scores with variance 1
+print("scores with variance 1:   ", torch.softmax(s, dim=-1))
+print("scores with variance 1024:", torch.softmax(s * math.sqrt(1024), dim=-1))
+
+# %% lang="zh"
+s = torch.randn(6)  # 六个方差为 1 的分数
 print("scores with variance 1:   ", torch.softmax(s, dim=-1))
 print("scores with variance 1024:", torch.softmax(s * math.sqrt(1024), dim=-1))
 
@@ -236,6 +271,22 @@ def attention_scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
     ### END SOLUTION
 
 
+# %% lang="zh"
+def attention_scores(q: torch.Tensor, k: torch.Tensor) -> torch.Tensor:
+    """每个查询与每个键之间的缩放点积。
+
+    参数：
+        q: 查询，形状 (..., T_q, d_k)。
+        k: 键，形状 (..., T_k, d_k)；前面的维度与 q 的相同。
+
+    返回：
+        形状为 (..., T_q, T_k) 的分数：q @ k^T / sqrt(d_k)。
+    """
+    ### BEGIN SOLUTION
+    d_k = q.shape[-1]
+    return q @ k.transpose(-2, -1) / math.sqrt(d_k)  # (..., T_q, T_k)
+    ### END SOLUTION
+
 # %% test="attention_scores_check"
 from tinylm_checks import check_attention_scores
 check_attention_scores(attention_scores)
@@ -293,6 +344,14 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_attention_scores(atte
 # %%
 scores = torch.tensor([[2.0, 1.0, 0.5, -1.0]])  # (1, 4): one query, four keys
 mask = torch.tensor([[True, True, False, True]])  # (1, 4): key 2 is forbidden
+
+masked = scores.masked_fill(~mask, float("-inf"))  # (1, 4)
+print("masked scores:         ", masked)
+print("softmax(masked scores):", torch.softmax(masked, dim=-1))
+
+# %% lang="zh"
+scores = torch.tensor([[2.0, 1.0, 0.5, -1.0]])  # (1, 4)：一个查询，四个键
+mask = torch.tensor([[True, True, False, True]])  # (1, 4)：第 2 个键不许看
 
 masked = scores.masked_fill(~mask, float("-inf"))  # (1, 4)
 print("masked scores:         ", masked)
@@ -416,6 +475,34 @@ def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tens
     ### END SOLUTION
 
 
+# %% lang="zh"
+def scaled_dot_product_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+                                 mask: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """softmax(q k^T / sqrt(d_k)) v，同时返回注意力权重。
+
+    参数：
+        q: 查询，形状 (..., T_q, d_k)。
+        k: 键，形状 (..., T_k, d_k)。
+        v: 值，形状 (..., T_k, d_v)。
+        mask: 可选的 bool 张量，能广播到 (..., T_q, T_k)；True 表示可以关注。
+            被掩码遮住的分数在 softmax 之前设为 -inf。
+
+    返回：
+        (out, weights)：out 的形状为 (..., T_q, d_v)；weights 的形状为 (..., T_q, T_k)，
+        每一行对所有键求和为 1（如果一行的键全被遮住，这一行全为 0）。
+    """
+    ### BEGIN SOLUTION
+    # 这里把步骤完整写出来，而不是调用 attention_scores，这样这个练习可以单独评分。
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T_q, T_k)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))  # (..., T_q, T_k)
+    weights = torch.softmax(scores, dim=-1)  # (..., T_q, T_k)，沿键的方向做 softmax
+    if mask is not None:
+        weights = weights.nan_to_num(0.0)  # 所有键都被遮住的一行：0/0 -> 0
+    out = weights @ v  # (..., T_q, d_v)
+    return out, weights
+    ### END SOLUTION
+
 # %% test="scaled_dot_product_attention_check"
 from tinylm_checks import check_scaled_dot_product_attention
 check_scaled_dot_product_attention(scaled_dot_product_attention)
@@ -450,6 +537,18 @@ k = torch.randn(2, 3, 7, 4)  # (B, H, T_k, d_k)
 v = torch.randn(2, 3, 7, 6)  # (B, H, T_k, d_v)
 mask = torch.rand(2, 1, 5, 7) < 0.7  # (B, 1, T_q, T_k), broadcast over heads
 mask[..., 0] = True  # every query may attend to at least one key
+
+mine, _ = scaled_dot_product_attention(q, k, v)
+print("no mask:   max abs diff =", (mine - F.scaled_dot_product_attention(q, k, v)).abs().max().item())
+mine, _ = scaled_dot_product_attention(q, k, v, mask)
+print("with mask: max abs diff =", (mine - F.scaled_dot_product_attention(q, k, v, attn_mask=mask)).abs().max().item())
+
+# %% lang="zh"
+q = torch.randn(2, 3, 5, 4)  # (B, H, T_q, d_k)
+k = torch.randn(2, 3, 7, 4)  # (B, H, T_k, d_k)
+v = torch.randn(2, 3, 7, 6)  # (B, H, T_k, d_v)
+mask = torch.rand(2, 1, 5, 7) < 0.7  # (B, 1, T_q, T_k)，在各个头上广播
+mask[..., 0] = True  # 每个查询至少能关注一个键
 
 mine, _ = scaled_dot_product_attention(q, k, v)
 print("no mask:   max abs diff =", (mine - F.scaled_dot_product_attention(q, k, v)).abs().max().item())
@@ -580,6 +679,46 @@ class SelfAttention(nn.Module):
         return weights @ v, weights  # (B, T, D), (B, T, T)
         ### END SOLUTION
 
+
+# %% lang="zh"
+class SelfAttention(nn.Module):
+    """单头自注意力。
+
+    参数：
+        d_model: 一个 token 向量的宽度 D。
+
+    属性：
+        W_Q, W_K, W_V: 各是一个 nn.Linear(d_model, d_model)，所以一共 3 (D^2 + D) 个参数。
+
+    forward(x, mask=None)：
+        x: (B, T, D)；mask: 可选的 bool 张量，能广播到 (B, T, T)，True 表示可以关注。
+        返回 (out, weights)：out 为 (B, T, D)，weights 为 (B, T, T)。
+    """
+
+    def __init__(self, d_model: int):
+        ### BEGIN SOLUTION
+        super().__init__()
+        self.d_model = d_model
+        self.W_Q = nn.Linear(d_model, d_model)
+        self.W_K = nn.Linear(d_model, d_model)
+        self.W_V = nn.Linear(d_model, d_model)
+        ### END SOLUTION
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+        ### BEGIN SOLUTION
+        q = self.W_Q(x)  # (B, T, D)
+        k = self.W_K(x)  # (B, T, D)
+        v = self.W_V(x)  # (B, T, D)
+        # 和 scaled_dot_product_attention 的步骤相同，这里完整写出来，这样这个练习可以单独评分
+        # （学习者也可以直接调用自己写的 scaled_dot_product_attention）。
+        scores = q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (B, T, T)，只有一个头时 d_k = D
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))  # (B, T, T)
+        weights = torch.softmax(scores, dim=-1)  # (B, T, T)
+        if mask is not None:
+            weights = weights.nan_to_num(0.0)  # (B, T, T)
+        return weights @ v, weights  # (B, T, D), (B, T, T)
+        ### END SOLUTION
 
 # %% test="self_attention_check"
 from tinylm_checks import check_self_attention
@@ -756,6 +895,20 @@ def causal_mask(T: int) -> torch.Tensor:
     ### END SOLUTION
 
 
+# %% lang="zh"
+def causal_mask(T: int) -> torch.Tensor:
+    """解码器的因果掩码：查询 t 可以关注键 0..t。
+
+    参数：
+        T: 序列长度。
+
+    返回：
+        形状为 (T, T) 的 bool 张量，对角线及其下方为 True（True 表示可以关注）。
+    """
+    ### BEGIN SOLUTION
+    return torch.tril(torch.ones(T, T, dtype=torch.bool))  # (T, T)
+    ### END SOLUTION
+
 # %% test="causal_mask_check"
 from tinylm_checks import check_causal_mask
 check_causal_mask(causal_mask)
@@ -795,6 +948,13 @@ plt.show()
 # %%
 x_changed = x.clone()
 x_changed[0, -1] = torch.randn(D)  # a different last token
+with torch.no_grad():
+    out_changed, _ = attn(x_changed, causal_mask(T))
+print("change per position:", (out_changed - out_causal).abs().amax(dim=-1)[0])
+
+# %% lang="zh"
+x_changed = x.clone()
+x_changed[0, -1] = torch.randn(D)  # 换了最后一个 token
 with torch.no_grad():
     out_changed, _ = attn(x_changed, causal_mask(T))
 print("change per position:", (out_changed - out_causal).abs().amax(dim=-1)[0])

@@ -33,6 +33,17 @@ from tinylm_solutions.attention import causal_mask, scaled_dot_product_attention
 
 _ = torch.manual_seed(0)
 
+# %% lang="zh"
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+from tinylm_checks import (check_merge_heads, check_multi_head_attention, check_split_heads, plot_attention,
+                           plot_heads_split)
+from tinylm_solutions.attention import causal_mask, scaled_dot_product_attention  # 课程自带的版本（见下文）
+
+_ = torch.manual_seed(0)
+
 # %% [markdown]
 # **About the imports.** You wrote `scaled_dot_product_attention(q, k, v, mask=None) -> (out, weights)`
 # and `causal_mask(T)` in notebook 01. Here we import the course's reference versions of both, from
@@ -148,6 +159,20 @@ wrong = x.view(B, H, T, d_k)  # (B, H, T, d_k) in shape only
 print("\nview(B, H, T, d_k), head 0:\n", wrong[0, 0])
 print("head 1:\n", wrong[0, 1])
 
+# %% lang="zh"
+B, T, D, H = 1, 3, 4, 2
+d_k = D // H
+x = (10 * torch.arange(T)[:, None] + torch.arange(D)).reshape(B, T, D)  # (B, T, D): x[0, t, f] = 10 t + f
+print("x:\n", x[0])
+
+right = x.view(B, T, H, d_k).transpose(1, 2)  # (B, H, T, d_k)
+print("\nview(B, T, H, d_k).transpose(1, 2), head 0:\n", right[0, 0])
+print("head 1:\n", right[0, 1])
+
+wrong = x.view(B, H, T, d_k)  # 只在形状上是 (B, H, T, d_k)
+print("\nview(B, H, T, d_k), head 0:\n", wrong[0, 0])
+print("head 1:\n", wrong[0, 1])
+
 # %% [markdown]
 # With `view` + `transpose`, head 0 holds features 0–1 of tokens 0, 1, 2 (rows `0 1`, `10 11`,
 # `20 21`): right. The single `view(B, H, T, d_k)` has the right *shape* but head 0's "token 1" is
@@ -229,6 +254,23 @@ def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
     ### END SOLUTION
 
 
+# %% lang="zh"
+def split_heads(x: torch.Tensor, num_heads: int) -> torch.Tensor:
+    """把每个 token 的特征分给各个头。
+
+    参数：
+        x: (B, T, D)，D 能被 num_heads 整除。
+        num_heads: 头的个数 H。
+
+    返回：
+        (B, H, T, d_k)，其中 d_k = D // H；第 h 个头拿到每个 token 的第 h*d_k ... (h+1)*d_k - 1 个特征。
+    """
+    ### BEGIN SOLUTION
+    B, T, D = x.shape
+    d_k = D // num_heads
+    return x.view(B, T, num_heads, d_k).transpose(1, 2)  # (B, H, T, d_k)
+    ### END SOLUTION
+
 # %% test="split_heads_check"
 from tinylm_checks import check_split_heads
 check_split_heads(split_heads)
@@ -269,6 +311,16 @@ try:
 except RuntimeError as e:
     print("RuntimeError:", e)
 print(back.reshape(1, 3, 8))  # (B, T, D): reshape copies when it has to
+
+# %% lang="zh"
+heads = torch.arange(24.0).view(1, 2, 3, 4)  # (B, H, T, d_k)，和注意力的输出一样是连续存储的
+back = heads.transpose(1, 2)  # (B, T, H, d_k)
+print("contiguous after transpose?", back.is_contiguous())
+try:
+    back.view(1, 3, 8)
+except RuntimeError as e:
+    print("RuntimeError:", e)
+print(back.reshape(1, 3, 8))  # (B, T, D)：reshape 在必要时会复制数据
 
 # %% [markdown]
 # Use `.reshape(B, T, H * d_k)`, which copies when it has to, or `.contiguous().view(B, T, H * d_k)`.
@@ -344,6 +396,21 @@ def merge_heads(x: torch.Tensor) -> torch.Tensor:
     ### END SOLUTION
 
 
+# %% lang="zh"
+def merge_heads(x: torch.Tensor) -> torch.Tensor:
+    """把各个头重新拼回去：split_heads 的逆操作。
+
+    参数：
+        x: (B, H, T, d_k)。
+
+    返回：
+        (B, T, H * d_k)，其中每个 token 的第 h*d_k ... (h+1)*d_k - 1 个特征来自第 h 个头。
+    """
+    ### BEGIN SOLUTION
+    B, H, T, d_k = x.shape
+    return x.transpose(1, 2).reshape(B, T, H * d_k)  # (B, T, D)
+    ### END SOLUTION
+
 # %% test="merge_heads_check"
 from tinylm_checks import check_merge_heads
 check_merge_heads(merge_heads)
@@ -392,6 +459,15 @@ masked = scores.masked_fill(~mask, float("-inf"))  # (B, H, T, T)
 print("sequence 1, head 2 after masking:\n", masked[1, 2])
 print("every head of every sequence got the same mask:", bool((masked.isinf() == ~mask).all()))
 
+# %% lang="zh"
+B, H, T = 2, 3, 4
+scores = torch.zeros(B, H, T, T)  # (B, H, T, T)：每个头、每个序列各一张 (T, T) 的图
+mask = causal_mask(T)  # (T, T)
+print("(T, T) against (B, H, T, T) ->", tuple(torch.broadcast_shapes(mask.shape, scores.shape)))
+masked = scores.masked_fill(~mask, float("-inf"))  # (B, H, T, T)
+print("sequence 1, head 2 after masking:\n", masked[1, 2])
+print("every head of every sequence got the same mask:", bool((masked.isinf() == ~mask).all()))
+
 # %% [markdown]
 # (Notebook 03 builds masks that differ per sequence, for padding: `(B, 1, 1, T)`, with size-1 axes
 # where they must broadcast.)
@@ -412,6 +488,16 @@ D, H = 6, 3
 d_k = D // H
 W_O = nn.Linear(D, D, bias=False)
 heads = torch.randn(1, H, 1, d_k)  # (B, H, T, d_k): one token, three heads
+merged = heads.transpose(1, 2).reshape(1, 1, D)  # (B, T, D)
+per_head = sum(heads[0, h, 0] @ W_O.weight[:, h * d_k:(h + 1) * d_k].T for h in range(H))  # (D,)
+print("W_O(merged)            :", W_O(merged)[0, 0].detach())
+print("sum over heads of parts:", per_head.detach())
+
+# %% lang="zh"
+D, H = 6, 3
+d_k = D // H
+W_O = nn.Linear(D, D, bias=False)
+heads = torch.randn(1, H, 1, d_k)  # (B, H, T, d_k)：一个 token，三个头
 merged = heads.transpose(1, 2).reshape(1, 1, D)  # (B, T, D)
 per_head = sum(heads[0, h, 0] @ W_O.weight[:, h * d_k:(h + 1) * d_k].T for h in range(H))  # (D,)
 print("W_O(merged)            :", W_O(merged)[0, 0].detach())
@@ -535,6 +621,51 @@ class MultiHeadSelfAttention(nn.Module):
         return self.W_O(out), weights  # (B, T, D), (B, H, T, T)
         ### END SOLUTION
 
+
+# %% lang="zh"
+class MultiHeadSelfAttention(nn.Module):
+    """多头自注意力。
+
+    参数：
+        d_model: 一个 token 向量的宽度 D。
+        num_heads: 头的个数 H；每个头的宽度为 d_k = D // H。
+
+    属性：
+        W_Q, W_K, W_V, W_O: 各是一个 nn.Linear(d_model, d_model)，所以一共 4 (D^2 + D) 个参数。
+
+    forward(x, mask=None)：
+        x: (B, T, D)；mask: 可选的 bool 张量，能广播到 (B, H, T, T)，True 表示可以关注。
+        返回 (out, weights)：out 为 (B, T, D)，weights 为 (B, H, T, T)。
+
+    异常：
+        ValueError: d_model 不能被 num_heads 整除时。
+    """
+
+    def __init__(self, d_model: int, num_heads: int):
+        ### BEGIN SOLUTION
+        super().__init__()
+        if d_model % num_heads != 0:
+            raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")
+        self.d_model, self.num_heads, self.d_k = d_model, num_heads, d_model // num_heads
+        self.W_Q = nn.Linear(d_model, d_model)
+        self.W_K = nn.Linear(d_model, d_model)
+        self.W_V = nn.Linear(d_model, d_model)
+        self.W_O = nn.Linear(d_model, d_model)
+        ### END SOLUTION
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None):
+        ### BEGIN SOLUTION
+        # 这里把 split_heads / merge_heads 完整写出来，这样这个练习可以单独评分
+        # （学习者也可以直接调用自己写的 split_heads 和 merge_heads）。
+        B, T, D = x.shape
+        H, d_k = self.num_heads, self.d_k
+        q = self.W_Q(x).view(B, T, H, d_k).transpose(1, 2)  # (B, H, T, d_k)
+        k = self.W_K(x).view(B, T, H, d_k).transpose(1, 2)  # (B, H, T, d_k)
+        v = self.W_V(x).view(B, T, H, d_k).transpose(1, 2)  # (B, H, T, d_k)
+        out, weights = scaled_dot_product_attention(q, k, v, mask)  # (B, H, T, d_k), (B, H, T, T)
+        out = out.transpose(1, 2).reshape(B, T, D)  # (B, T, D)：各个头又拼回来了
+        return self.W_O(out), weights  # (B, T, D), (B, H, T, T)
+        ### END SOLUTION
 
 # %% test="multi_head_attention_check"
 from tinylm_checks import check_multi_head_attention

@@ -37,6 +37,18 @@ from tinylm_solutions.multihead import MultiHeadSelfAttention  # notebook 02's l
 
 _ = torch.manual_seed(0)
 
+# %% lang="zh"
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tinylm_checks import check_combine_masks, check_key_padding_mask, check_masked_softmax, plot_attention
+from tinylm_solutions.attention import causal_mask  # 笔记本 01 的掩码，课程自带的版本
+from tinylm_solutions.multihead import MultiHeadSelfAttention  # 笔记本 02 的层，课程自带的版本
+
+_ = torch.manual_seed(0)
+
 # %% [markdown]
 # **About the imports.** `MultiHeadSelfAttention` and `causal_mask` are the course's reference versions
 # of what you wrote in notebooks 01 and 02 (same names, same behaviour), so that this notebook stands on
@@ -194,6 +206,27 @@ def key_padding_mask(lengths: torch.Tensor, T: int, padding_side: str = "right")
     ### END SOLUTION
 
 
+# %% lang="zh"
+def key_padding_mask(lengths: torch.Tensor, T: int, padding_side: str = "right") -> torch.Tensor:
+    """填充过的批次中真实（非填充）键的掩码。
+
+    参数：
+        lengths: 形状为 (B,) 的整数张量：每个序列真实 token 的个数，0 <= lengths[b] <= T。
+        T: 填充后的长度。
+        padding_side: "right"（真实 token 在前）或 "left"（真实 token 在后）。
+
+    返回：
+        形状为 (B, 1, 1, T) 的 bool 张量：键是真实 token 的位置为 True（可以被关注）。
+    """
+    ### BEGIN SOLUTION
+    positions = torch.arange(T)  # (T,)
+    if padding_side == "right":
+        real = positions[None, :] < lengths[:, None]  # (B, T)
+    else:
+        real = positions[None, :] >= T - lengths[:, None]  # (B, T)
+    return real[:, None, None, :]  # (B, 1, 1, T)
+    ### END SOLUTION
+
 # %% test="key_padding_mask_check"
 from tinylm_checks import check_key_padding_mask
 check_key_padding_mask(key_padding_mask)
@@ -236,6 +269,18 @@ pad_left = key_padding_mask(lengths, T, "left")  # (B, 1, 1, T)
 both = pad_left & causal_mask(T)  # (B, 1, T, T)
 print("shapes:", tuple(pad_left.shape), "&", tuple(causal_mask(T).shape), "->", tuple(both.shape))
 b = 2  # the sentence of length 2: four padding tokens, then two real ones
+fig, axes = plt.subplots(1, 3, figsize=(13, 4))
+plot_attention(pad_left[b, 0].expand(T, T).float(), title=f"padding (sequence {b})", ax=axes[0])
+plot_attention(causal_mask(T).float(), title="causal", ax=axes[1])
+plot_attention(both[b, 0].float(), title="padding & causal", ax=axes[2])
+plt.tight_layout()
+plt.show()
+
+# %% lang="zh"
+pad_left = key_padding_mask(lengths, T, "left")  # (B, 1, 1, T)
+both = pad_left & causal_mask(T)  # (B, 1, T, T)
+print("shapes:", tuple(pad_left.shape), "&", tuple(causal_mask(T).shape), "->", tuple(both.shape))
+b = 2  # 长度为 2 的那句话：先是四个填充 token，然后是两个真实 token
 fig, axes = plt.subplots(1, 3, figsize=(13, 4))
 plot_attention(pad_left[b, 0].expand(T, T).float(), title=f"padding (sequence {b})", ax=axes[0])
 plot_attention(causal_mask(T).float(), title="causal", ax=axes[1])
@@ -328,6 +373,25 @@ def combine_masks(*masks):
     ### END SOLUTION
 
 
+# %% lang="zh"
+def combine_masks(*masks):
+    """若干 bool 掩码的逻辑与（True 表示可以关注）；为 None 的参数跳过。
+
+    参数：
+        *masks: 能互相广播的 bool 张量（例如 (B, 1, 1, T) 和 (T, T)），或 None。
+
+    返回：
+        一个新的 bool 张量，形状为广播后的形状（例如 (B, 1, T, T)）；所有掩码都是 None 时返回 None。
+    """
+    ### BEGIN SOLUTION
+    out = None
+    for m in masks:
+        if m is None:
+            continue
+        out = m if out is None else out & m  # 一个新张量：输入保持原样
+    return out
+    ### END SOLUTION
+
 # %% test="combine_masks_check"
 from tinylm_checks import check_combine_masks
 check_combine_masks(combine_masks)
@@ -363,6 +427,11 @@ print("softmax of a row of -inf:", torch.softmax(row, dim=-1))
 # %%
 weights = torch.tensor([[0.7, 0.3, 0.0]])  # (1, 3): key 2 is masked, weight exactly 0
 values = torch.tensor([[1.0], [2.0], [float("nan")]])  # (3, 1): key 2 came out NaN from the layer below
+print("weights @ values =", (weights @ values).item())
+
+# %% lang="zh"
+weights = torch.tensor([[0.7, 0.3, 0.0]])  # (1, 3)：第 2 个键被遮住，权重恰好为 0
+values = torch.tensor([[1.0], [2.0], [float("nan")]])  # (3, 1)：第 2 个键从下面一层出来时就是 NaN
 print("weights @ values =", (weights @ values).item())
 
 # %% [markdown]
@@ -403,6 +472,15 @@ print(F.scaled_dot_product_attention(q, k, v, attn_mask=no_key_for_query_0)[0, 0
 # %%
 scores = torch.tensor([-2e5, -1e5, -3e5])  # (3,): three keys with large (negative) scores
 mask = torch.tensor([True, True, False])  # key 2 is masked
+for fill in (-1e4, -1e9, float("-inf")):
+    w = torch.softmax(scores.masked_fill(~mask, fill), dim=-1)
+    print(f"fill {fill:>6g}: weights {[round(x, 4) for x in w.tolist()]}")
+no_key = torch.zeros(3, dtype=torch.bool)
+print("fill  -1e9, no key allowed:", [round(x, 4) for x in torch.softmax(scores.masked_fill(~no_key, -1e9), dim=-1).tolist()])
+
+# %% lang="zh"
+scores = torch.tensor([-2e5, -1e5, -3e5])  # (3,)：三个键，分数都很大（负数）
+mask = torch.tensor([True, True, False])  # 第 2 个键被遮住
 for fill in (-1e4, -1e9, float("-inf")):
     w = torch.softmax(scores.masked_fill(~mask, fill), dim=-1)
     print(f"fill {fill:>6g}: weights {[round(x, 4) for x in w.tolist()]}")
@@ -493,6 +571,25 @@ def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> to
     ### END SOLUTION
 
 
+# %% lang="zh"
+def masked_softmax(scores: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+    """对键做 softmax，被遮住的键权重恰好为 0。
+
+    参数：
+        scores: 浮点张量 (..., T_q, T_k)。
+        mask: 可选的 bool 张量，能广播到 scores 的形状；True 表示可以关注。
+
+    返回：
+        和 scores 形状相同的权重：每一行在允许关注的键上求和为 1；
+        没有任何键可以关注时整行为 0（绝不会是 NaN）。
+    """
+    ### BEGIN SOLUTION
+    if mask is None:
+        return torch.softmax(scores, dim=-1)  # (..., T_q, T_k)
+    weights = torch.softmax(scores.masked_fill(~mask, float("-inf")), dim=-1)  # (..., T_q, T_k)
+    return weights.nan_to_num(0.0)  # 所有键都被遮住的行：0/0 -> 0
+    ### END SOLUTION
+
 # %% test="masked_softmax_check"
 from tinylm_checks import check_masked_softmax
 check_masked_softmax(masked_softmax)
@@ -523,6 +620,22 @@ with torch.no_grad():
     out, w = mha(x, both)  # (B, T, D), (B, H, T, T)
     x_other_padding = x.clone()
     x_other_padding[~pad_left[:, 0, 0]] = torch.randn(int((~pad_left).sum()), D)  # new vectors where padding sits
+    out_other, _ = mha(x_other_padding, both)
+real = pad_left[:, 0, 0]  # (B, T)
+print("all outputs finite:", bool(torch.isfinite(out).all()))
+print("largest change at a real token when the padding changes:", (out_other - out)[real].abs().max().item())
+plot_attention(w[2, 0], [str(t) for t in left[2].tolist()], title="sequence 2, head 0 (left padding & causal)")
+plt.show()
+
+# %% lang="zh"
+D = 8
+embedding = nn.Embedding(10, D)
+mha = MultiHeadSelfAttention(D, H)
+x = embedding(left).detach()  # (B, T, D)
+with torch.no_grad():
+    out, w = mha(x, both)  # (B, T, D), (B, H, T, T)
+    x_other_padding = x.clone()
+    x_other_padding[~pad_left[:, 0, 0]] = torch.randn(int((~pad_left).sum()), D)  # 填充 token 所在的位置得到了新的向量
     out_other, _ = mha(x_other_padding, both)
 real = pad_left[:, 0, 0]  # (B, T)
 print("all outputs finite:", bool(torch.isfinite(out).all()))

@@ -41,6 +41,19 @@ from tinylm_solutions.multihead import MultiHeadSelfAttention  # the course's ve
 
 _ = torch.manual_seed(0)
 
+# %% lang="zh"
+import math
+
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+from tinylm_checks import (check_apply_rope, check_learned_positional_embedding, check_positional_encoding,
+                           check_sinusoidal_position_encoding, plot_position_encoding, position_explorer)
+from tinylm_solutions.multihead import MultiHeadSelfAttention  # 课程自带的、笔记本 02 里的那个版本
+
+_ = torch.manual_seed(0)
+
 # %% [markdown]
 # **About the imports.** `MultiHeadSelfAttention` is the course's version of what you wrote in notebook
 # 02 (same signature, same behaviour), so this notebook stands on its own. The demos after each exercise
@@ -63,6 +76,26 @@ _ = torch.manual_seed(0)
 
 # %%
 vocab = {"猫": 0, "追": 1, "狗": 2}  # cat, chase, dog
+sentence_a, sentence_b = ["猫", "追", "狗"], ["狗", "追", "猫"]
+perm = [2, 1, 0]  # sentence_b[i] == sentence_a[perm[i]]
+D, H = 8, 2
+
+embedding = nn.Embedding(len(vocab), D)
+mha = MultiHeadSelfAttention(D, H)
+ids_a = torch.tensor([[vocab[w] for w in sentence_a]])  # (1, T)
+ids_b = torch.tensor([[vocab[w] for w in sentence_b]])  # (1, T)
+with torch.no_grad():
+    x_a, x_b = embedding(ids_a), embedding(ids_b)  # (1, T, D) each
+    out_a, _ = mha(x_a)  # (1, T, D)
+    out_b, _ = mha(x_b)  # (1, T, D)
+
+for word, row_a, row_b in zip(sentence_a, out_a[0], out_b[0, perm]):
+    print(f"{word}: in '{' '.join(sentence_a)}' {row_a[:4].numpy().round(4)}   in '{' '.join(sentence_b)}' "
+          f"{row_b[:4].numpy().round(4)}")
+print("max difference after un-permuting:", (out_b[:, perm] - out_a).abs().max().item())
+
+# %% lang="zh"
+vocab = {"猫": 0, "追": 1, "狗": 2}  # 猫、追、狗
 sentence_a, sentence_b = ["猫", "追", "狗"], ["狗", "追", "猫"]
 perm = [2, 1, 0]  # sentence_b[i] == sentence_a[perm[i]]
 D, H = 8, 2
@@ -283,6 +316,28 @@ def sinusoidal_position_encoding(max_len: int, d_model: int) -> torch.Tensor:
     ### END SOLUTION
 
 
+# %% lang="zh"
+def sinusoidal_position_encoding(max_len: int, d_model: int) -> torch.Tensor:
+    """Vaswani 等人（2017）§3.5 的正弦位置表，交错排列。
+
+    参数：
+        max_len: 位置的个数（行数）。
+        d_model: 一个 token 向量的宽度 D（偶数）。
+
+    返回：
+        形状为 (max_len, d_model) 的张量，dtype 为 torch 默认的浮点类型（float32），其中
+        PE[pos, 2i] = sin(pos / 10000^(2i/D))，PE[pos, 2i+1] = cos(pos / 10000^(2i/D))。
+    """
+    ### BEGIN SOLUTION
+    pos = torch.arange(max_len)[:, None]  # (max_len, 1), integers
+    omega = 10000.0 ** (-torch.arange(0, d_model, 2) / d_model)  # (D/2,)，用 / 得到的是默认浮点类型
+    angles = pos * omega  # (max_len, D/2)
+    pe = torch.zeros(max_len, d_model)  # (max_len, D)
+    pe[:, 0::2] = torch.sin(angles)  # 偶数列：sin
+    pe[:, 1::2] = torch.cos(angles)  # 奇数列：同一个角度的 cos
+    return pe
+    ### END SOLUTION
+
 # %% test="sinusoidal_position_encoding_check"
 from tinylm_checks import check_sinusoidal_position_encoding
 check_sinusoidal_position_encoding(sinusoidal_position_encoding)
@@ -341,6 +396,16 @@ omega = 10000.0 ** (-torch.arange(0, 32, 2) / 32)  # (D/2,)
 c, s = torch.cos(k * omega), torch.sin(k * omega)  # (D/2,) each
 sin_now, cos_now = table[:-k, 0::2], table[:-k, 1::2]  # (64 - k, D/2) each
 sin_later = c * sin_now + s * cos_now  # rotate every pair by k * omega
+cos_later = -s * sin_now + c * cos_now
+print("max |rotated - table|:", max((sin_later - table[k:, 0::2]).abs().max().item(),
+                                   (cos_later - table[k:, 1::2]).abs().max().item()))
+
+# %% lang="zh"
+k = 5
+omega = 10000.0 ** (-torch.arange(0, 32, 2) / 32)  # (D/2,)
+c, s = torch.cos(k * omega), torch.sin(k * omega)  # (D/2,) each
+sin_now, cos_now = table[:-k, 0::2], table[:-k, 1::2]  # (64 - k, D/2) each
+sin_later = c * sin_now + s * cos_now  # 把每一对都旋转 k * omega
 cos_later = -s * sin_now + c * cos_now
 print("max |rotated - table|:", max((sin_later - table[k:, 0::2]).abs().max().item(),
                                    (cos_later - table[k:, 1::2]).abs().max().item()))
@@ -515,6 +580,34 @@ class PositionalEncoding(nn.Module):
         ### END SOLUTION
 
 
+# %% lang="zh"
+class PositionalEncoding(nn.Module):
+    """把正弦位置表加到 token 嵌入上。
+
+    参数：
+        d_model: 一个 token 向量的宽度 D（偶数）。
+        max_len: 支持的最长序列。
+
+    属性：
+        pe: 存放这张表的缓冲区（buffer），形状 (1, max_len, d_model)；会持久保存（在 state_dict() 里），但不是
+        参数。
+
+    forward(x)：x 为 (B, T, D)，T <= max_len -> x + pe[:, :T]，形状 (B, T, D)。
+    """
+
+    def __init__(self, d_model: int, max_len: int = 512):
+        ### BEGIN SOLUTION
+        super().__init__()
+        table = sinusoidal_position_encoding(max_len, d_model)  # (max_len, D), exercise 1
+        self.register_buffer("pe", table[None])  # (1, max_len, D)
+        ### END SOLUTION
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ### BEGIN SOLUTION
+        T = x.size(1)
+        return x + self.pe[:, :T]  # (B, T, D) + (1, T, D) -> (B, T, D)
+        ### END SOLUTION
+
 # %% test="positional_encoding_check"
 from tinylm_checks import check_positional_encoding
 check_positional_encoding(PositionalEncoding)
@@ -676,6 +769,32 @@ class LearnedPositionalEmbedding(nn.Module):
         ### END SOLUTION
 
 
+# %% lang="zh"
+class LearnedPositionalEmbedding(nn.Module):
+    """可学习的绝对位置（GPT-2）：x + emb(arange(T))。
+
+    参数：
+        d_model: 一个 token 向量的宽度 D。
+        max_len: 位置的个数。
+
+    属性：
+        emb: nn.Embedding(max_len, d_model)，共 max_len * d_model 个参数。
+
+    forward(x)：x 为 (B, T, D)，T <= max_len -> (B, T, D)。
+    """
+
+    def __init__(self, d_model: int, max_len: int = 512):
+        ### BEGIN SOLUTION
+        super().__init__()
+        self.emb = nn.Embedding(max_len, d_model)
+        ### END SOLUTION
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ### BEGIN SOLUTION
+        positions = torch.arange(x.size(1), device=x.device)  # (T,)
+        return x + self.emb(positions)  # (B, T, D) + (T, D)
+        ### END SOLUTION
+
 # %% test="learned_positional_embedding_check"
 from tinylm_checks import check_learned_positional_embedding
 check_learned_positional_embedding(LearnedPositionalEmbedding)
@@ -834,6 +953,30 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.
     ### END SOLUTION
 
 
+# %% lang="zh"
+def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.Tensor:
+    """把 x 中每一对交错排列的分量 (2i, 2i+1) 旋转 position * theta_i 的角度（RoFormer，式 34）。
+
+    参数：
+        x: (..., T, d_k) 的浮点张量，d_k 为偶数。
+        positions: 可选，形状为 (T,) 的整数位置；为 None 时用 torch.arange(T)。
+
+    返回：
+        和 x 形状、dtype 都相同的张量。
+    """
+    ### BEGIN SOLUTION
+    T, d_k = x.shape[-2], x.shape[-1]
+    if positions is None:
+        positions = torch.arange(T, device=x.device)
+    theta = 10000.0 ** (-torch.arange(0, d_k, 2, dtype=x.dtype, device=x.device) / d_k)  # (d_k/2,)
+    angles = positions.to(x.dtype)[:, None] * theta  # (T, d_k/2)
+    cos, sin = torch.cos(angles), torch.sin(angles)  # (T, d_k/2) each
+    x_even, x_odd = x[..., 0::2], x[..., 1::2]  # (..., T, d_k/2) each
+    out_even = x_even * cos - x_odd * sin
+    out_odd = x_even * sin + x_odd * cos
+    return torch.stack((out_even, out_odd), dim=-1).flatten(-2)  # (..., T, d_k)
+    ### END SOLUTION
+
 # %%
 check_apply_rope(apply_rope)
 
@@ -847,6 +990,14 @@ check_apply_rope(apply_rope)
 
 # %%
 q, k = torch.randn(16), torch.randn(16)  # one query and one key, d_k = 16
+for m, n in [(3, 1), (103, 101), (10, 0), (110, 100)]:
+    q_m = apply_rope(q[None], torch.tensor([m]))[0]  # (d_k,)
+    k_n = apply_rope(k[None], torch.tensor([n]))[0]  # (d_k,)
+    print(f"m = {m:3}, n = {n:3}, m - n = {m - n:2}:  score = {(q_m @ k_n).item():+.5f}   "
+          f"|q| = {q.norm():.4f}, |rope(q)| = {q_m.norm():.4f}")
+
+# %% lang="zh"
+q, k = torch.randn(16), torch.randn(16)  # 一个查询和一个键，d_k = 16
 for m, n in [(3, 1), (103, 101), (10, 0), (110, 100)]:
     q_m = apply_rope(q[None], torch.tensor([m]))[0]  # (d_k,)
     k_n = apply_rope(k[None], torch.tensor([n]))[0]  # (d_k,)

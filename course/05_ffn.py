@@ -91,6 +91,16 @@ with torch.no_grad():
 print(all_at_once.shape, one_token.shape)
 print("same result for that token:", torch.allclose(all_at_once[1, 2], one_token))
 
+# %% lang="zh"
+B, T, D, d_ff = 2, 4, 8, 32
+lin = nn.Linear(D, d_ff)
+x = torch.randn(B, T, D)  # (B, T, D)
+with torch.no_grad():
+    all_at_once = lin(x)  # (B, T, d_ff)
+    one_token = lin(x[1, 2])  # (d_ff,)：第 1 个序列的第 2 个 token，单独算
+print(all_at_once.shape, one_token.shape)
+print("same result for that token:", torch.allclose(all_at_once[1, 2], one_token))
+
 # %% [markdown]
 # ## 2. Why the nonlinearity
 #
@@ -123,6 +133,17 @@ print("linear2(linear1(x)) == one merged layer:", torch.allclose(two_layers, one
 # %%
 def affine_gap(f, a, b):
     """max |f(a) + f(b) - f(0) - f(a + b)|: 0 (up to rounding) exactly when f is affine on these inputs."""
+    with torch.no_grad():
+        return (f(a) + f(b) - f(torch.zeros_like(a)) - f(a + b)).abs().max().item()
+
+
+a, b2 = torch.randn(B, T, D), torch.randn(B, T, D)
+print(f"no activation: gap = {affine_gap(lambda t: lin2(lin1(t)), a, b2):.1e}")
+print(f"with GELU:     gap = {affine_gap(lambda t: lin2(F.gelu(lin1(t))), a, b2):.1e}")
+
+# %% lang="zh"
+def affine_gap(f, a, b):
+    """max |f(a) + f(b) - f(0) - f(a + b)|：当且仅当 f 在这些输入上是仿射函数时为 0（舍入误差以内）。"""
     with torch.no_grad():
         return (f(a) + f(b) - f(torch.zeros_like(a)) - f(a + b)).abs().max().item()
 
@@ -249,6 +270,34 @@ class FeedForward(nn.Module):
         ### END SOLUTION
 
 
+# %% lang="zh"
+class FeedForward(nn.Module):
+    """逐位置的前馈网络：linear2(GELU(linear1(x)))。
+
+    参数：
+        d_model: 一个 token 向量的宽度 D。
+        d_ff: 隐藏层宽度（通常是 4 * d_model）。
+
+    属性：
+        linear1: nn.Linear(d_model, d_ff)；linear2: nn.Linear(d_ff, d_model)。
+        一共 2 * D * d_ff + d_ff + D 个参数。
+
+    forward(x)：x 为 (..., D) -> (..., D)，每个 token 各自变换，互不相干。
+    """
+
+    def __init__(self, d_model: int, d_ff: int):
+        ### BEGIN SOLUTION
+        super().__init__()
+        self.linear1 = nn.Linear(d_model, d_ff)
+        self.linear2 = nn.Linear(d_ff, d_model)
+        ### END SOLUTION
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ### BEGIN SOLUTION
+        h = F.gelu(self.linear1(x))  # (..., d_ff)
+        return self.linear2(h)  # (..., D)
+        ### END SOLUTION
+
 # %% test="feed_forward_check"
 from tinylm_checks import check_feed_forward
 check_feed_forward(FeedForward)
@@ -280,6 +329,16 @@ x_changed = x.clone()
 x_changed[0, 3] = torch.randn(D)  # a new token at position 3
 with torch.no_grad():
     moved = (ffn(x_changed) - ffn(x)).abs().amax(dim=-1)[0]  # (T,): largest change per position
+for t, m in enumerate(moved.tolist()):
+    print(f"position {t}: output changed by {m:.3f}")
+
+# %% lang="zh"
+ffn = FeedForward(D, d_ff)
+x = torch.randn(1, 6, D)  # (1, T, D)
+x_changed = x.clone()
+x_changed[0, 3] = torch.randn(D)  # 在位置 3 换一个新 token
+with torch.no_grad():
+    moved = (ffn(x_changed) - ffn(x)).abs().amax(dim=-1)[0]  # (T,)：每个位置上最大的变化
 for t, m in enumerate(moved.tolist()):
     print(f"position {t}: output changed by {m:.3f}")
 
@@ -434,6 +493,36 @@ class SwiGLU(nn.Module):
         ### END SOLUTION
 
 
+# %% lang="zh"
+class SwiGLU(nn.Module):
+    """SwiGLU 前馈网络：down_proj(SiLU(gate_proj(x)) * up_proj(x))，没有偏置。
+
+    参数：
+        d_model: 一个 token 向量的宽度 D。
+        d_ff: 隐藏层宽度 h（传入 round(2 * 4 * d_model / 3)，参数量就和 FeedForward(D, 4D) 相当）。
+
+    属性：
+        gate_proj, up_proj: nn.Linear(d_model, d_ff, bias=False)；down_proj: nn.Linear(d_ff, d_model,
+        bias=False)。
+        一共 3 * D * d_ff 个参数。
+
+    forward(x)：x 为 (..., D) -> (..., D)。
+    """
+
+    def __init__(self, d_model: int, d_ff: int):
+        ### BEGIN SOLUTION
+        super().__init__()
+        self.gate_proj = nn.Linear(d_model, d_ff, bias=False)
+        self.up_proj = nn.Linear(d_model, d_ff, bias=False)
+        self.down_proj = nn.Linear(d_ff, d_model, bias=False)
+        ### END SOLUTION
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ### BEGIN SOLUTION
+        h = F.silu(self.gate_proj(x)) * self.up_proj(x)  # (..., d_ff)
+        return self.down_proj(h)  # (..., D)
+        ### END SOLUTION
+
 # %%
 check_swiglu(SwiGLU)
 
@@ -449,6 +538,14 @@ check_swiglu(SwiGLU)
 # %%
 for D_ in (48, 64):
     h = round(2 * 4 * D_ / 3)  # SwiGLU's hidden width for the budget of FeedForward(D, 4D)
+    n_ff = sum(p.numel() for p in FeedForward(D_, 4 * D_).parameters())
+    n_sw = sum(p.numel() for p in SwiGLU(D_, h).parameters())
+    print(f"D = {D_}: FeedForward(D, {4 * D_}) {n_ff:,d} parameters ({n_ff - 5 * D_:,d} weights); "
+          f"SwiGLU(D, h={h}) {n_sw:,d}")
+
+# %% lang="zh"
+for D_ in (48, 64):
+    h = round(2 * 4 * D_ / 3)  # 在 FeedForward(D, 4D) 的参数预算下 SwiGLU 的隐藏层宽度
     n_ff = sum(p.numel() for p in FeedForward(D_, 4 * D_).parameters())
     n_sw = sum(p.numel() for p in SwiGLU(D_, h).parameters())
     print(f"D = {D_}: FeedForward(D, {4 * D_}) {n_ff:,d} parameters ({n_ff - 5 * D_:,d} weights); "

@@ -32,6 +32,17 @@ from tinylm_solutions.ffn import FeedForward  # notebook 05's module (the course
 
 _ = torch.manual_seed(0)
 
+# %% lang="zh"
+import matplotlib.pyplot as plt
+import torch
+from torch import nn
+
+from tinylm_checks import check_layer_norm
+from tinylm_checks import plot_changes, plot_depth_profile, plot_token_vectors
+from tinylm_solutions.ffn import FeedForward  # 笔记本 05 的模块（课程自带的版本）
+
+_ = torch.manual_seed(0)
+
 # %% [markdown]
 # **About the imports.** `FeedForward` is the course's version of the module you wrote in notebook 05
 # (same signature), so this notebook stands on its own. The demos after the exercise use *your*
@@ -90,6 +101,15 @@ print("x:    ", x[0, 0].tolist())
 print("y:    ", [round(v, 3) for v in y[0, 0].tolist()])
 print(f"y has mean {y.mean().item():.2e} and variance (divided by D) {y.var(unbiased=False).item():.5f}")
 
+# %% lang="zh"
+x = torch.tensor([[[-10.0, 20.0, 35.0, 70.0, 40.0, 75.0]]])  # (B=1, T=1, D=6)：均值约 38，离散程度约 29
+ln = nn.LayerNorm(6)
+with torch.no_grad():
+    y = ln(x)  # (1, 1, 6)
+print("x:    ", x[0, 0].tolist())
+print("y:    ", [round(v, 3) for v in y[0, 0].tolist()])
+print(f"y has mean {y.mean().item():.2e} and variance (divided by D) {y.var(unbiased=False).item():.5f}")
+
 # %% [markdown]
 # ## 2. Two details that must match `nn.LayerNorm`
 #
@@ -114,6 +134,17 @@ for name, var in (("with the biased variance:  ", x.var(dim=-1, keepdim=True, un
                   ("with the unbiased variance:", x.var(dim=-1, keepdim=True))):
     print(name, ((x - mean) / torch.sqrt(var + 1e-5))[0].tolist())
 
+# %% lang="zh"
+x = torch.tensor([[1.0, 2.0, 4.0, 9.0]])  # (1, D=4)：一个 token
+mean = x.mean(dim=-1, keepdim=True)  # (1, 1)
+print("x.var(dim=-1)                 =", x.var(dim=-1).item(), "  divides by D - 1 (unbiased)")
+print("x.var(dim=-1, unbiased=False) =", x.var(dim=-1, unbiased=False).item(), " divides by D: what LayerNorm uses")
+with torch.no_grad():
+    print("nn.LayerNorm(4):      ", nn.LayerNorm(4)(x)[0].tolist())
+for name, var in (("with the biased variance:  ", x.var(dim=-1, keepdim=True, unbiased=False)),
+                  ("with the unbiased variance:", x.var(dim=-1, keepdim=True))):
+    print(name, ((x - mean) / torch.sqrt(var + 1e-5))[0].tolist())
+
 # %% [markdown]
 # **`eps` goes inside the square root.** It is there for rows whose variance is 0 or nearly 0: a
 # constant row (all features equal) would otherwise give 0 / 0. `nn.LayerNorm` divides by
@@ -126,6 +157,23 @@ for name, var in (("with the biased variance:  ", x.var(dim=-1, keepdim=True, un
 # %%
 rows = torch.tensor([[2.5, 2.5, 2.5, 2.5],           # constant: variance exactly 0
                      [3.0, 3.001, 2.999, 3.0004],     # nearly constant: variance about 5e-7, below eps
+                     [1.0, 2.0, 4.0, 9.0]],           # ordinary
+                    dtype=torch.float64)  # (3, D=4)
+eps = 1e-5
+mean = rows.mean(dim=-1, keepdim=True)  # (3, 1)
+var = ((rows - mean) ** 2).mean(dim=-1, keepdim=True)  # (3, 1), biased
+with torch.no_grad():
+    reference = nn.LayerNorm(4, eps=eps).double()(rows)
+torch.set_printoptions(precision=4, sci_mode=False)
+print("nn.LayerNorm:\n", reference)
+print("(x - mean) / sqrt(var + eps), eps inside:\n", (rows - mean) / torch.sqrt(var + eps))
+print("(x - mean) / (sqrt(var) + eps), eps outside:\n", (rows - mean) / (torch.sqrt(var) + eps))
+print("(x - mean) / sqrt(var), no eps:\n", (rows - mean) / torch.sqrt(var))
+torch.set_printoptions(profile="default")
+
+# %% lang="zh"
+rows = torch.tensor([[2.5, 2.5, 2.5, 2.5],           # 常数：方差恰好为 0
+                     [3.0, 3.001, 2.999, 3.0004],     # 几乎是常数：方差约 5e-7，比 eps 还小
                      [1.0, 2.0, 4.0, 9.0]],           # ordinary
                     dtype=torch.float64)  # (3, D=4)
 eps = 1e-5
@@ -253,6 +301,36 @@ class LayerNorm(nn.Module):
         ### END SOLUTION
 
 
+# %% lang="zh"
+class LayerNorm(nn.Module):
+    """沿最后一维做层归一化，结果等于 nn.LayerNorm(d_model, eps)。
+
+    参数：
+        d_model: 被归一化的（最后一）维的大小 D。
+        eps: 开平方前加到方差上的数（默认 1e-5，和 nn.LayerNorm 一样）。
+
+    属性：
+        weight: nn.Parameter (D,)，初始全为 1；bias: nn.Parameter (D,)，初始全为 0。共 2 D 个参数。
+
+    forward(x)：x 为 (..., D) -> (..., D)；对每个 token 沿最后一维求均值和有偏方差。
+    """
+
+    def __init__(self, d_model: int, eps: float = 1e-5):
+        ### BEGIN SOLUTION
+        super().__init__()
+        self.eps = eps
+        self.weight = nn.Parameter(torch.ones(d_model))  # (D,)
+        self.bias = nn.Parameter(torch.zeros(d_model))  # (D,)
+        ### END SOLUTION
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ### BEGIN SOLUTION
+        mean = x.mean(dim=-1, keepdim=True)  # (..., 1)
+        var = ((x - mean) ** 2).mean(dim=-1, keepdim=True)  # (..., 1)，有偏方差：除以 D
+        x_hat = (x - mean) / torch.sqrt(var + self.eps)  # (..., D)
+        return x_hat * self.weight + self.bias  # (..., D)
+        ### END SOLUTION
+
 # %% test="layer_norm_check"
 from tinylm_checks import check_layer_norm
 check_layer_norm(LayerNorm)
@@ -313,6 +391,27 @@ except ValueError as e:
 with torch.no_grad():
     print("LayerNorm:", tuple(ln(one_token).shape), "- fine: it only needs the token's own features")
 
+# %% lang="zh"
+D = 8
+
+
+def batch_norm_tokens(bn: nn.BatchNorm1d, x: torch.Tensor) -> torch.Tensor:
+    """对 token 做 BatchNorm1d：(B, T, D) -> (B, D, T)（它要求的排列），再变回 (B, T, D)。"""
+    return bn(x.transpose(1, 2)).transpose(1, 2)  # (B, T, D)
+
+
+bn = nn.BatchNorm1d(D)  # 对 D 个特征中的每一个，在整个批次和所有位置上归一化
+ln = LayerNorm(D)  # 你写的：对每个 token 在它自己的 D 个特征上归一化
+
+one_token = torch.randn(1, 1, D)  # (B=1, T=1, D)
+bn.train()
+try:
+    batch_norm_tokens(bn, one_token)
+except ValueError as e:
+    print("BatchNorm1d (training mode):", e)
+with torch.no_grad():
+    print("LayerNorm:", tuple(ln(one_token).shape), "- fine: it only needs the token's own features")
+
 # %% [markdown]
 # **2. Padding.** Sentences of different lengths are batched by padding the short ones (notebook 03).
 # BatchNorm's statistics then include the padding, so a sentence's output depends on what it is batched
@@ -335,6 +434,36 @@ with torch.no_grad():
     bn_padded = batch_norm_tokens(bn, padded)[0, :3]  # (3, D): the same 3 real tokens, inside the padded batch
     bn.eval()
     bn_eval = batch_norm_tokens(bn, short)[0]  # (3, D): with the running averages
+    ln.train()
+    ln_alone, ln_padded = ln(short)[0], ln(padded)[0, :3]  # (3, D) each
+    ln.eval()
+    ln_eval = ln(short)[0]  # (3, D)
+
+fig, axes = plt.subplots(1, 3, figsize=(16, 3.8))
+plot_token_vectors({"alone (train)": bn_alone[0], "padded batch (train)": bn_padded[0], "alone (eval)": bn_eval[0]},
+                   "BatchNorm1d: token 0 of the short sentence", ax=axes[0])
+plot_token_vectors({"alone (train)": ln_alone[0], "padded batch (train)": ln_padded[0], "alone (eval)": ln_eval[0]},
+                   "LayerNorm: token 0 of the short sentence", ax=axes[1])
+plot_changes({"BatchNorm: alone vs padded batch": (bn_alone - bn_padded).abs().max(),
+              "BatchNorm: train vs eval": (bn_alone - bn_eval).abs().max(),
+              "LayerNorm: alone vs padded batch": (ln_alone - ln_padded).abs().max(),
+              "LayerNorm: train vs eval": (ln_alone - ln_eval).abs().max()},
+             "largest change at the 3 real tokens", ax=axes[2])
+plt.tight_layout()
+plt.show()
+
+# %% lang="zh"
+torch.manual_seed(1)
+short = torch.randn(1, 3, D) * 2 + 1  # (1, 3, D)：一句 3 个 token 的话
+long = torch.randn(1, 6, D) * 2 + 1  # (1, 6, D)：一句 6 个 token 的话
+padded = torch.cat([torch.cat([short, torch.zeros(1, 3, D)], dim=1), long])  # (2, 6, D)：短句 + 3 个填充 token
+
+with torch.no_grad():
+    bn.train()
+    bn_alone = batch_norm_tokens(bn, short)[0]  # (3, D)
+    bn_padded = batch_norm_tokens(bn, padded)[0, :3]  # (3, D)：同样那 3 个真实 token，放在填充过的批次里
+    bn.eval()
+    bn_eval = batch_norm_tokens(bn, short)[0]  # (3, D)：用滑动平均
     ln.train()
     ln_alone, ln_padded = ln(short)[0], ln(padded)[0, :3]  # (3, D) each
     ln.eval()
@@ -402,6 +531,47 @@ r = torch.randn(8, 16, D, dtype=torch.float64)  # the gradient arriving at the t
 
 def layer(x: torch.Tensor, f: nn.Module, norm: nn.Module, wiring: str) -> torch.Tensor:
     """One layer of the stack, (B, T, D) -> (B, T, D), wired one of five ways."""
+    if wiring == "plain":
+        return f(x)
+    if wiring == "LayerNorm, no residual":
+        return norm(f(x))
+    if wiring == "residual, no norm":
+        return x + f(x)
+    if wiring == "Post-LN":
+        return norm(x + f(x))
+    if wiring == "Pre-LN":
+        return x + f(norm(x))
+    raise ValueError(f"unknown wiring {wiring!r}")
+
+
+activation_std, grad_norm = {}, {}
+for wiring in ("plain", "LayerNorm, no residual", "residual, no norm", "Post-LN", "Pre-LN"):
+    x, activation_std[wiring] = x0, []
+    for f, norm in zip(ffns, norms):
+        x = layer(x, f, norm, wiring)  # (B, T, D)
+        activation_std[wiring].append(x.std().item())
+    for f in ffns:
+        f.zero_grad()
+    (x * r).mean().backward()
+    grad_norm[wiring] = [f.linear1.weight.grad.norm().item() for f in ffns]
+
+plot_depth_profile(activation_std, grad_norm)
+plt.tight_layout()
+plt.show()
+for wiring, g in grad_norm.items():
+    print(f"{wiring:24s} gradient norm at layer 0: {g[0]:.1e}, at layer {L - 1}: {g[-1]:.1e}")
+
+# %% lang="zh"
+L, D, d_ff = 32, 64, 256
+torch.manual_seed(0)
+ffns = [FeedForward(D, d_ff).double() for _ in range(L)]
+norms = [LayerNorm(D).double() for _ in range(L)]  # yours
+x0 = torch.randn(8, 16, D, dtype=torch.float64)  # (B, T, D)
+r = torch.randn(8, 16, D, dtype=torch.float64)  # 到达最顶层的梯度（差一个常数）
+
+
+def layer(x: torch.Tensor, f: nn.Module, norm: nn.Module, wiring: str) -> torch.Tensor:
+    """堆叠中的一层，(B, T, D) -> (B, T, D)，有五种接法，这里用其中一种。"""
     if wiring == "plain":
         return f(x)
     if wiring == "LayerNorm, no residual":

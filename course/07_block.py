@@ -42,6 +42,21 @@ from tinylm_solutions.norm import LayerNorm
 
 _ = torch.manual_seed(0)
 
+# %% lang="zh"
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tinylm_checks import check_block_parameter_counts, check_causal_self_attention, check_transformer_block
+from tinylm_checks import plot_depth_profile, plot_parameter_ratio
+from tinylm_solutions.attention import causal_mask  # 课程自带的版本（见下文）
+from tinylm_solutions.ffn import FeedForward
+from tinylm_solutions.multihead import MultiHeadSelfAttention
+from tinylm_solutions.norm import LayerNorm
+
+_ = torch.manual_seed(0)
+
 # %% [markdown]
 # **About the imports.** The parts come from the course's reference package, `tinylm_solutions`, so that
 # this notebook stands on its own: a bug left in an earlier notebook can't block this one. They behave
@@ -183,6 +198,36 @@ for name, norm_first in (("Post-LN", False), ("Pre-LN", True)):
         sizes.append(h.norm(dim=-1).mean().item())  # mean length of one token's vector
     if norm_first:
         h = F.layer_norm(h, (D,))  # the final LayerNorm a Pre-LN model adds after its last block
+    loss = F.cross_entropy((h @ readout).flatten(0, 1), targets.flatten())
+    loss.backward()
+    stream[name] = sizes
+    grads[name] = [torch.cat([p.grad.flatten() for p in blk.parameters()]).norm().item() for blk in blocks]
+    print(f"{name}: stream size after blocks 0, 5, 11 = {sizes[0]:.1f}, {sizes[5]:.1f}, {sizes[11]:.1f}; "
+          f"gradient norm of blocks 0, 5, 11 = {grads[name][0]:.3f}, {grads[name][5]:.3f}, {grads[name][11]:.3f}")
+
+plot_depth_profile(stream, grads, forward_label="mean norm of a token's vector",
+                   backward_label="gradient norm of the block's parameters", log=False,
+                   hline=(D ** 0.5, f"sqrt(D) = {D ** 0.5:.0f}"))
+plt.tight_layout()
+plt.show()
+
+# %% lang="zh"
+D, H, L, B, T, V = 64, 4, 12, 16, 32, 100
+x = torch.randn(B, T, D)  # (B, T, D)
+readout = torch.randn(D, V) / D ** 0.5  # (D, V)：代替模型的输出层
+targets = torch.randint(V, (B, T))  # (B, T)
+
+stream, grads = {}, {}
+for name, norm_first in (("Post-LN", False), ("Pre-LN", True)):
+    torch.manual_seed(1)  # 两种接法用同一组初始权重
+    blocks = [nn.TransformerEncoderLayer(D, H, 4 * D, dropout=0.0, activation="gelu", batch_first=True,
+                                         norm_first=norm_first) for _ in range(L)]
+    h, sizes = x, []
+    for blk in blocks:
+        h = blk(h, src_mask=~causal_mask(T))  # (B, T, D)；PyTorch 的 bool 掩码：True 表示不许关注
+        sizes.append(h.norm(dim=-1).mean().item())  # 一个 token 向量的平均长度
+    if norm_first:
+        h = F.layer_norm(h, (D,))  # 前置层归一化的模型在最后一个块之后再加的那个层归一化
     loss = F.cross_entropy((h @ readout).flatten(0, 1), targets.flatten())
     loss.backward()
     stream[name] = sizes
@@ -362,6 +407,47 @@ class TransformerBlock(nn.Module):
         ### END SOLUTION
 
 
+# %% lang="zh"
+class TransformerBlock(nn.Module):
+    """一个 Transformer 块：注意力和前馈网络，各带一个残差连接和一个层归一化。
+
+    参数：
+        d_model: 一个 token 向量的宽度 D。
+        num_heads: 注意力头的个数 H（D 必须能被 H 整除）。
+        d_ff: 前馈网络的隐藏层宽度（大多数模型里是 4 * D）。
+        norm_first: True 为前置层归一化（Pre-LN），x = x + attn(norm1(x))；
+            False 为后置层归一化（Post-LN），x = norm1(x + attn(x))。
+
+    属性：
+        norm1, norm2: LayerNorm(d_model)；attn: MultiHeadSelfAttention(d_model, num_heads)；
+        ffn: FeedForward(d_model, d_ff)。
+
+    forward(x, mask=None)：
+        x: (B, T, D)；mask: 可选的 bool 张量，能广播到 (B, H, T, T)，True 表示可以关注。
+        返回 (B, T, D)。
+    """
+
+    def __init__(self, d_model: int, num_heads: int, d_ff: int, norm_first: bool = True):
+        ### BEGIN SOLUTION
+        super().__init__()
+        self.norm_first = norm_first
+        self.norm1 = LayerNorm(d_model)
+        self.attn = MultiHeadSelfAttention(d_model, num_heads)
+        self.norm2 = LayerNorm(d_model)
+        self.ffn = FeedForward(d_model, d_ff)
+        ### END SOLUTION
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor | None = None) -> torch.Tensor:
+        ### BEGIN SOLUTION
+        if self.norm_first:  # 前置层归一化（Pre-LN）
+            x = x + self.attn(self.norm1(x), mask)[0]  # (B, T, D)
+            x = x + self.ffn(self.norm2(x))  # (B, T, D)
+        else:  # 后置层归一化（Post-LN）
+            x = self.norm1(x + self.attn(x, mask)[0])  # (B, T, D)
+            x = self.norm2(x + self.ffn(x))  # (B, T, D)
+        return x
+        ### END SOLUTION
+
 # %% test="transformer_block_check"
 from tinylm_checks import check_transformer_block
 check_transformer_block(TransformerBlock)
@@ -431,6 +517,32 @@ for norm_first in (True, False):
 print("parameters:", sum(p.numel() for p in torch_layer.parameters()), "(PyTorch) vs",
       sum(p.numel() for p in ours.parameters()), "(yours)")
 
+# %% lang="zh"
+D, H, d_ff, B, T = 16, 4, 48, 2, 6
+x = torch.randn(B, T, D) + 1.0  # (B, T, D), mean 1
+for norm_first in (True, False):
+    ours = TransformerBlock(D, H, d_ff, norm_first=norm_first)  # yours
+    with torch.no_grad():  # 层归一化的参数也随机取，这样没有什么能碰巧对上
+        for p in ours.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+    torch_layer = nn.TransformerEncoderLayer(D, H, d_ff, dropout=0.0, activation="gelu", batch_first=True,
+                                             norm_first=norm_first)
+    a = ours.attn
+    with torch.no_grad():
+        torch_layer.self_attn.in_proj_weight.copy_(torch.cat([a.W_Q.weight, a.W_K.weight, a.W_V.weight]))  # (3D, D)
+        torch_layer.self_attn.in_proj_bias.copy_(torch.cat([a.W_Q.bias, a.W_K.bias, a.W_V.bias]))  # (3D,)
+        torch_layer.self_attn.out_proj.load_state_dict(a.W_O.state_dict())
+        for name in ("linear1", "linear2"):
+            getattr(torch_layer, name).load_state_dict(getattr(ours.ffn, name).state_dict())
+        for name in ("norm1", "norm2"):
+            getattr(torch_layer, name).load_state_dict(getattr(ours, name).state_dict())
+        no_mask = (ours(x) - torch_layer(x)).abs().max().item()
+        causal = (ours(x, causal_mask(T)) - torch_layer(x, src_mask=~causal_mask(T))).abs().max().item()
+    label = "Pre-LN " if norm_first else "Post-LN"
+    print(f"{label}: max abs difference {no_mask:.1e} without a mask, {causal:.1e} with a causal mask")
+print("parameters:", sum(p.numel() for p in torch_layer.parameters()), "(PyTorch) vs",
+      sum(p.numel() for p in ours.parameters()), "(yours)")
+
 # %% [markdown]
 # Differences below `1e-6` are float32 rounding: the two compute the same function.
 #
@@ -456,6 +568,17 @@ x_changed[:, 4:] = torch.randn(1, T - 4, D)  # new tokens at positions 4 .. 7
 with torch.no_grad():
     for mask, label in ((causal_mask(T), "causal mask"), (None, "no mask   ")):
         change = (blk(x_changed, mask) - blk(x, mask)).abs().amax(-1)[0]  # (T,): largest change per position
+        print(f"{label}: change of the output at positions 0 .. {T - 1}:", [f"{c:.2f}" for c in change.tolist()])
+
+# %% lang="zh"
+D, H, T = 16, 4, 8
+blk = TransformerBlock(D, H, 4 * D)  # yours
+x = torch.randn(1, T, D)  # (1, T, D)
+x_changed = x.clone()
+x_changed[:, 4:] = torch.randn(1, T - 4, D)  # 在位置 4 .. 7 换上新 token
+with torch.no_grad():
+    for mask, label in ((causal_mask(T), "causal mask"), (None, "no mask   ")):
+        change = (blk(x_changed, mask) - blk(x, mask)).abs().amax(-1)[0]  # (T,)：每个位置上最大的变化
         print(f"{label}: change of the output at positions 0 .. {T - 1}:", [f"{c:.2f}" for c in change.tolist()])
 
 # %% [markdown]
@@ -608,6 +731,26 @@ def block_parameter_counts(block: nn.Module) -> dict[str, int]:
             "norms": count(nn.ModuleList([block.norm1, block.norm2])), "total": count(block)}
     ### END SOLUTION
 
+
+# %% lang="zh"
+def block_parameter_counts(block: nn.Module) -> dict[str, int]:
+    """直接从模块本身按部分统计一个块的参数。
+
+    参数：
+        block: 含有子模块 attn、ffn、norm1、norm2 的模块（例如一个 TransformerBlock）。
+
+    返回：
+        {"attn": ..., "ffn": ..., "norms": ..., "total": ...}：分别是 block.attn 中、block.ffn 中、
+        block.norm1 和 block.norm2 合起来、以及整个块中参数元素的个数。每个参数都要算上
+        （不管可不可训练），每个张量只算一次。
+    """
+    ### BEGIN SOLUTION
+    def count(module: nn.Module) -> int:
+        return sum(p.numel() for p in module.parameters())  # parameters() 对每个张量只给出一次
+
+    return {"attn": count(block.attn), "ffn": count(block.ffn),
+            "norms": count(nn.ModuleList([block.norm1, block.norm2])), "total": count(block)}
+    ### END SOLUTION
 
 # %% test="block_parameter_counts_check"
 from tinylm_checks import check_block_parameter_counts
@@ -827,6 +970,40 @@ class CausalSelfAttention(nn.Module):
         ### END SOLUTION
 
 
+# %% lang="zh"
+class CausalSelfAttention(nn.Module):
+    """多头因果自注意力，实际工程中的写法（nanoGPT 的 CausalSelfAttention）。
+
+    参数：
+        d_model: D；num_heads: H（D 必须能被 H 整除）；dropout: 训练时丢弃一个注意力权重的概率。
+
+    属性：
+        qkv: nn.Linear(D, 3 D, bias=False)，按 q、k、v 的顺序切开；out: nn.Linear(D, D, bias=False)；
+        num_heads；d_head = D // H；dropout（一个浮点数）。
+
+    forward(x (B, T, D)) -> (B, T, D)。D % H != 0 时抛出 ValueError。
+    """
+
+    def __init__(self, d_model: int, num_heads: int, dropout: float = 0.0):
+        ### BEGIN SOLUTION
+        super().__init__()
+        if d_model % num_heads != 0:
+            raise ValueError(f"d_model={d_model} must be divisible by num_heads={num_heads}")
+        self.num_heads, self.d_head, self.dropout = num_heads, d_model // num_heads, float(dropout)
+        self.qkv = nn.Linear(d_model, 3 * d_model, bias=False)
+        self.out = nn.Linear(d_model, d_model, bias=False)
+        ### END SOLUTION
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ### BEGIN SOLUTION
+        B, T, D = x.shape
+        q, k, v = self.qkv(x).chunk(3, dim=-1)  # 3 x (B, T, D)
+        q, k, v = (t.view(B, T, self.num_heads, self.d_head).transpose(1, 2) for t in (q, k, v))  # (B, H, T, d_head)
+        y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout if self.training else 0.0,
+                                           is_causal=True)  # (B, H, T, d_head)
+        return self.out(y.transpose(1, 2).reshape(B, T, D))  # (B, T, D)
+        ### END SOLUTION
+
 # %% test="causal_self_attention_check"
 from tinylm_checks import check_causal_self_attention
 check_causal_self_attention(CausalSelfAttention)
@@ -879,6 +1056,36 @@ with torch.no_grad():
     reference = yours(x)
     yours.train()
     mean = torch.stack([yours(x) for _ in range(500)]).mean(0)  # (B, T, D): the average of 500 training calls
+    print(f"yours in train(), averaged over 500 calls: largest difference from eval() {(mean - reference).abs().max().item():.3f}, "
+          f"output scale {reference.abs().mean().item():.3f}")
+
+# %% lang="zh"
+class TrapAttention(CausalSelfAttention):
+    """你的 CausalSelfAttention，但始终用 dropout_p=self.dropout：这个函数式调用不理会 self.training。"""
+
+    def forward(self, x):
+        B, T, D = x.shape
+        q, k, v = (t.view(B, T, self.num_heads, self.d_head).transpose(1, 2) for t in self.qkv(x).chunk(3, dim=-1))
+        y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout, is_causal=True)  # the trap
+        return self.out(y.transpose(1, 2).reshape(B, T, D))
+
+
+torch.manual_seed(0)
+yours, trap = CausalSelfAttention(32, 4, dropout=0.2), TrapAttention(32, 4, dropout=0.2)
+trap.load_state_dict(yours.state_dict())
+x = torch.randn(2, 16, 32)  # (B, T, D)
+with torch.no_grad():
+    for name, module in (("yours", yours), ("trap ", trap)):
+        module.eval()
+        a, b = module(x), module(x)
+        print(f"{name} in eval(): two calls differ by {(a - b).abs().max().item():.3f}")
+    yours.train()
+    a, b = yours(x), yours(x)
+    print(f"yours in train(): two calls differ by {(a - b).abs().max().item():.3f}")
+    yours.eval()
+    reference = yours(x)
+    yours.train()
+    mean = torch.stack([yours(x) for _ in range(500)]).mean(0)  # (B, T, D)：500 次训练模式调用的平均
     print(f"yours in train(), averaged over 500 calls: largest difference from eval() {(mean - reference).abs().max().item():.3f}, "
           f"output scale {reference.abs().mean().item():.3f}")
 

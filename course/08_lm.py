@@ -44,6 +44,22 @@ from tinylm_solutions.norm import LayerNorm
 
 _ = torch.manual_seed(0)
 
+# %% lang="zh"
+import math
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from tinylm_checks import check_causal_lm_loss, check_parameter_table, check_tiny_lm
+from tinylm_solutions.attention import causal_mask  # 前面笔记本里给出的代码
+from tinylm_solutions.block import TransformerBlock
+from tinylm_solutions.data import default_corpus, get_batch
+from tinylm_solutions.norm import LayerNorm
+
+_ = torch.manual_seed(0)
+
 # %% [markdown]
 # **About the imports.** The parts come from the course's reference package, so that a bug left in an
 # earlier notebook can't block this one: `TransformerBlock(d_model, num_heads, d_ff)` is notebook 07's
@@ -71,6 +87,22 @@ text = default_corpus(max_chars=20_000)
 chars = sorted(set(text))
 stoi = {c: i for i, c in enumerate(chars)}  # character -> id
 itos = {i: c for c, i in stoi.items()}  # id -> character
+data = torch.tensor([stoi[c] for c in text])  # (N,) token ids
+V = len(chars)
+print(f"{len(text):,} characters, vocabulary V = {V}; the first 40: {text[:40]!r}")
+
+emb = nn.Embedding(V, 8)
+ids = data[:5][None, :]  # (1, 5)
+with torch.no_grad():
+    looked_up = emb(ids)  # (1, 5, 8)
+    one_hot = F.one_hot(ids, V).float() @ emb.weight  # (1, 5, V) @ (V, 8) -> (1, 5, 8)
+print(ids.tolist(), "->", tuple(looked_up.shape), "; same as one-hot @ table:", torch.allclose(looked_up, one_hot))
+
+# %% lang="zh"
+text = default_corpus(max_chars=20_000)
+chars = sorted(set(text))
+stoi = {c: i for i, c in enumerate(chars)}  # 字符 -> id
+itos = {i: c for c, i in stoi.items()}  # id -> 字符
 data = torch.tensor([stoi[c] for c in text])  # (N,) token ids
 V = len(chars)
 print(f"{len(text):,} characters, vocabulary V = {V}; the first 40: {text[:40]!r}")
@@ -143,6 +175,13 @@ print(ids.tolist(), "->", tuple(looked_up.shape), "; same as one-hot @ table:", 
 # %%
 B, T = 2, 6
 uniform = torch.zeros(B, T, V)  # (B, T, V): equal scores for every token
+targets = torch.randint(V, (B, T - 1))  # (B, T-1)
+print(f"uniform logits: loss {F.cross_entropy(uniform[:, :-1].reshape(-1, V), targets.reshape(-1)).item():.4f}, "
+      f"ln V = {math.log(V):.4f}")
+
+# %% lang="zh"
+B, T = 2, 6
+uniform = torch.zeros(B, T, V)  # (B, T, V)：每个 token 的分数都相等
 targets = torch.randint(V, (B, T - 1))  # (B, T-1)
 print(f"uniform logits: loss {F.cross_entropy(uniform[:, :-1].reshape(-1, V), targets.reshape(-1)).item():.4f}, "
       f"ln V = {math.log(V):.4f}")
@@ -233,6 +272,24 @@ def causal_lm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     ### END SOLUTION
 
 
+# %% lang="zh"
+def causal_lm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """下一个 token 的平均交叉熵：用 logits[:, t] 去对 labels[:, t + 1] 打分，标签为 -100 的不算。
+
+    参数：
+        logits: (B, T, V) 浮点数，未归一化的分数。
+        labels: (B, T) 整数，和输入对齐（通常 labels = input_ids）；-100 表示不是预测目标。
+
+    返回：
+        0 维张量，在所有不为 -100 的目标上的平均（F.cross_entropy，ignore_index=-100）。
+    """
+    ### BEGIN SOLUTION
+    V = logits.size(-1)
+    shifted_logits = logits[:, :-1]  # (B, T-1, V)：有下一个 token 的那些位置
+    targets = labels[:, 1:]  # (B, T-1)：每个位置的下一个 token
+    return F.cross_entropy(shifted_logits.reshape(-1, V), targets.reshape(-1), ignore_index=-100)
+    ### END SOLUTION
+
 # %% test="causal_lm_loss_check"
 from tinylm_checks import check_causal_lm_loss
 check_causal_lm_loss(causal_lm_loss)
@@ -259,6 +316,16 @@ labels = data[:6][None, :].clone()  # (1, T)
 labels[0, 4:] = -100  # the last two targets are padding
 changed = logits.clone()
 changed[0, 3:] = 100 * torch.randn(3, V)  # wild predictions where nothing is scored
+print(f"with -100 targets: {causal_lm_loss(logits, labels).item():.4f}; "
+      f"wild logits where nothing is scored: {causal_lm_loss(changed, labels).item():.4f}; "
+      f"padding cut off by hand: {causal_lm_loss(logits[:, :4], labels[:, :4]).item():.4f}")
+
+# %% lang="zh"
+logits = torch.randn(1, 6, V)  # (1, T, V)
+labels = data[:6][None, :].clone()  # (1, T)
+labels[0, 4:] = -100  # 最后两个目标是填充
+changed = logits.clone()
+changed[0, 3:] = 100 * torch.randn(3, V)  # 在不计分的位置上乱猜
 print(f"with -100 targets: {causal_lm_loss(logits, labels).item():.4f}; "
       f"wild logits where nothing is scored: {causal_lm_loss(changed, labels).item():.4f}; "
       f"padding cut off by hand: {causal_lm_loss(logits[:, :4], labels[:, :4]).item():.4f}")
@@ -463,6 +530,65 @@ class TinyLM(nn.Module):
         return n - self.pos_emb.weight.numel() if non_embedding else n
 
 
+# %% lang="zh"
+class TinyLM(nn.Module):
+    """GPT-2 风格的仅解码器 Transformer 语言模型。
+
+    参数：
+        vocab_size: V；max_seq_len: 最长的输入；d_model: D；num_heads: H；num_layers: L；
+        d_ff: 前馈网络的隐藏层宽度。
+
+    属性：
+        token_emb: nn.Embedding(V, D)；pos_emb: nn.Embedding(max_seq_len, D)；
+        blocks: 由 L 个 TransformerBlock 组成的 nn.ModuleList；norm: 最后的 LayerNorm(D)；
+        lm_head: nn.Linear(D, V, bias=False)，它的 weight *就是* token_emb.weight。
+
+    forward(input_ids (B, T) 整数, labels (B, T) 或 None) -> (logits (B, T, V), loss 或 None)。
+    T > max_seq_len 时抛出 ValueError。
+    """
+
+    def __init__(self, vocab_size: int, max_seq_len: int, d_model: int, num_heads: int, num_layers: int,
+                 d_ff: int):
+        ### BEGIN SOLUTION
+        super().__init__()
+        self.max_seq_len = max_seq_len
+        self.token_emb = nn.Embedding(vocab_size, d_model)
+        self.pos_emb = nn.Embedding(max_seq_len, d_model)
+        self.blocks = nn.ModuleList([TransformerBlock(d_model, num_heads, d_ff) for _ in range(num_layers)])
+        self.norm = LayerNorm(d_model)
+        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
+        self.lm_head.weight = self.token_emb.weight  # 权重共享：同一个 Parameter，V x D
+        for m in self.modules():  # GPT-2 init
+            if isinstance(m, (nn.Linear, nn.Embedding)):
+                nn.init.normal_(m.weight, mean=0.0, std=0.02)
+            if isinstance(m, nn.Linear) and m.bias is not None:
+                nn.init.zeros_(m.bias)
+        for name, p in self.named_parameters():  # 写回残差流的那些投影
+            if name.endswith(("attn.W_O.weight", "ffn.linear2.weight")):
+                nn.init.normal_(p, mean=0.0, std=0.02 / math.sqrt(2 * num_layers))
+        ### END SOLUTION
+
+    def forward(self, input_ids: torch.Tensor, labels: torch.Tensor | None = None):
+        ### BEGIN SOLUTION
+        B, T = input_ids.shape
+        if T > self.max_seq_len:
+            raise ValueError(f"sequence length {T} exceeds max_seq_len={self.max_seq_len}; crop the input")
+        positions = torch.arange(T, device=input_ids.device)  # (T,)
+        x = self.token_emb(input_ids) + self.pos_emb(positions)  # (B, T, D) + (T, D)
+        mask = causal_mask(T)  # (T, T)，True 表示可以关注
+        for block in self.blocks:
+            x = block(x, mask)  # (B, T, D)
+        logits = self.lm_head(self.norm(x))  # (B, T, V)
+        loss = None if labels is None else causal_lm_loss(logits, labels)
+        return logits, loss
+        ### END SOLUTION
+
+    def get_num_params(self, non_embedding: bool = True) -> int:
+        """参数个数，每个张量只算一次（所以共享的权重只算一次）；non_embedding 为 True 时减去位置嵌入
+        （nanoGPT 的约定：token 嵌入保留，因为它同时也是输出层）。"""
+        n = sum(p.numel() for p in self.parameters())
+        return n - self.pos_emb.weight.numel() if non_embedding else n
+
 # %% test="tiny_lm_check"
 from tinylm_checks import check_tiny_lm
 check_tiny_lm(TinyLM)
@@ -511,6 +637,13 @@ x2 = x.clone()
 x2[:, 40:] = torch.randint(V, (8, 24))
 with torch.no_grad():
     moved = (model(x2)[0] - model(x)[0]).abs().amax(dim=(0, 2))  # (T,): largest change per position
+print("largest change at positions 0-39:", f"{moved[:40].max().item():.1e}", "| at 40-63:", f"{moved[40:].min().item():.2f} or more")
+
+# %% lang="zh"
+x2 = x.clone()
+x2[:, 40:] = torch.randint(V, (8, 24))
+with torch.no_grad():
+    moved = (model(x2)[0] - model(x)[0]).abs().amax(dim=(0, 2))  # (T,)：每个位置上最大的变化
 print("largest change at positions 0-39:", f"{moved[:40].max().item():.1e}", "| at 40-63:", f"{moved[40:].min().item():.2f} or more")
 
 # %% [markdown]
@@ -670,6 +803,35 @@ def parameter_table(model: nn.Module) -> dict[str, int]:
     ### END SOLUTION
 
 
+# %% lang="zh"
+def parameter_table(model: nn.Module) -> dict[str, int]:
+    """语言模型各部分的参数量，每个张量只算一次。
+
+    参数：
+        model: 含有 token_emb、pos_emb（可以为 None）、blocks、norm、lm_head 的模块。
+
+    返回：
+        {"token_emb", "pos_emb", "blocks", "norm", "lm_head", "total"} -> int；lm_head 的权重
+        就是 token_emb 的权重时，lm_head 为 0；total 把模型的每个参数算一次。
+    """
+    ### BEGIN SOLUTION
+    seen = set()
+
+    def count(module):
+        if module is None:
+            return 0
+        n = 0
+        for p in module.parameters():
+            if id(p) not in seen:
+                seen.add(id(p))
+                n += p.numel()
+        return n
+
+    table = {name: count(getattr(model, name)) for name in ("token_emb", "pos_emb", "blocks", "norm", "lm_head")}
+    table["total"] = sum(p.numel() for p in model.parameters())
+    return table
+    ### END SOLUTION
+
 # %% test="parameter_table_check"
 from tinylm_checks import check_parameter_table
 check_parameter_table(parameter_table)
@@ -694,6 +856,34 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_parameter_table(param
 
 # %%
 tables = []  # parameter_table of each model, in the order of the loop
+print("  token_emb   pos_emb      blocks  norm lm_head        total "
+      "get_num_params()     12LD²+VD  model")
+for label, (V_, T_, D_, H_, L_) in (("section 4", (V, 64, 64, 4, 2)), ("wider", (V, 256, 256, 8, 6)),
+                                    ("GPT-2 small", (50257, 1024, 768, 12, 12))):
+    with torch.device("meta"):
+        m = TinyLM(V_, T_, D_, H_, L_, 4 * D_)  # yours
+    t = parameter_table(m)  # yours
+    tables.append(t)
+    rule = 12 * L_ * D_ ** 2 + V_ * D_
+    print(f"{t['token_emb']:>11,} {t['pos_emb']:>9,} {t['blocks']:>11,} {t['norm']:>5,} {t['lm_head']:>7,} "
+          f"{t['total']:>12,} {m.get_num_params():>16,} {rule:>12,}  {label}")
+    assert t["total"] == m.get_num_params(non_embedding=False) and t["total"] - t["pos_emb"] == m.get_num_params()
+
+fig, ax = plt.subplots(figsize=(7, 2.6))
+for i, t in enumerate(tables):
+    left = 0.0
+    for part, color in (("token_emb", "tab:blue"), ("pos_emb", "tab:cyan"), ("blocks", "tab:orange"), ("norm", "tab:gray")):
+        share = t[part] / t["total"]
+        ax.barh(i, share, left=left, color=color, label=part if i == 0 else None)
+        left += share
+ax.set_yticks(range(len(tables)), ["section 4", "wider", "GPT-2 small"])
+ax.set_xlabel("share of the parameters")
+ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.35), ncol=4, frameon=False)
+plt.tight_layout()
+plt.show()
+
+# %% lang="zh"
+tables = []  # 每个模型的 parameter_table，按循环的顺序
 print("  token_emb   pos_emb      blocks  norm lm_head        total "
       "get_num_params()     12LD²+VD  model")
 for label, (V_, T_, D_, H_, L_) in (("section 4", (V, 64, 64, 4, 2)), ("wider", (V, 256, 256, 8, 6)),

@@ -56,6 +56,30 @@ from tinylm_solutions.model import TinyLM
 _ = torch.manual_seed(0)
 torch.set_num_threads(1)  # the tensors here are small: one thread is enough (two would mostly wait on each other)
 
+# %% lang="zh"
+import math
+import os
+import re
+import time
+from collections import Counter
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from torch import nn
+from tqdm.auto import tqdm
+
+from tinylm_checks import (check_char_tokenizer, check_evaluate, check_perplexity, check_train_step,
+                           check_word_tokenizer)
+from tinylm_checks import LiveLossPlot, peak_memory_mb, plot_training_log, record_run
+from tinylm_checks import (OVERFIT_CHECKLIST, check_overfit_checklist, check_repair, healthy_setup, mystery_setups,
+                           padded_batch, plot_overfit_runs)
+from tinylm_solutions.data import corpus, default_corpus, get_batch, lm_batches, train_val_split
+from tinylm_solutions.model import TinyLM
+
+_ = torch.manual_seed(0)
+torch.set_num_threads(1)  # 这里的张量都很小：一个线程就够了（两个线程大部分时间在互相等待）
+
 # %% [markdown]
 # **Run lengths.** The two training runs below use fixed step counts (so every run of this notebook gives
 # the same numbers). Set the environment variable `TINYLM_QUICK=1` before starting Jupyter to run only a
@@ -70,6 +94,13 @@ QUICK = os.environ.get("TINYLM_QUICK") == "1"
 OVERFIT_STEPS = 8 if QUICK else 150  # one fixed batch, until the loss is near 0
 TRAIN_STEPS = 6 if QUICK else 600  # the real run (section 7 prints how long it took)
 LAB_STEPS = 8 if QUICK else 150  # each run of the checklist lab (section 8)
+print(f"QUICK = {QUICK}: {OVERFIT_STEPS} overfitting steps, {TRAIN_STEPS} training steps, {LAB_STEPS} per lab run")
+
+# %% lang="zh"
+QUICK = os.environ.get("TINYLM_QUICK") == "1"
+OVERFIT_STEPS = 8 if QUICK else 150  # 一个固定的批次，一直训练到损失接近 0
+TRAIN_STEPS = 6 if QUICK else 600  # 真正的训练（第 7 节会打印它用了多长时间）
+LAB_STEPS = 8 if QUICK else 150  # 检查清单实验（第 8 节）每跑一次的步数
 print(f"QUICK = {QUICK}: {OVERFIT_STEPS} overfitting steps, {TRAIN_STEPS} training steps, {LAB_STEPS} per lab run")
 
 # %% [markdown]
@@ -174,6 +205,19 @@ def char_tokenizer(text: str) -> tuple[list[str], list[int]]:
     ### END SOLUTION
 
 
+# %% lang="zh"
+def char_tokenizer(text: str) -> tuple[list[str], list[int]]:
+    """text 的字符词表（排好序），以及用它编码后的 text。
+
+    返回：
+        (vocab, ids)：vocab 是 text 中出现过的不同字符，排好序；ids[i] = vocab.index(text[i])。
+    """
+    ### BEGIN SOLUTION
+    vocab = sorted(set(text))
+    stoi = {ch: i for i, ch in enumerate(vocab)}
+    return vocab, [stoi[ch] for ch in text]
+    ### END SOLUTION
+
 # %% test="char_tokenizer_check"
 from tinylm_checks import check_char_tokenizer
 check_char_tokenizer(char_tokenizer)
@@ -236,6 +280,21 @@ SPECIALS = ["<pad>", "<unk>", "<eos>"]  # ids 0, 1, 2
 
 def build_word_vocab(text: str, min_freq: int = 1) -> list[str]:
     """SPECIALS, then the tokens of text seen at least min_freq times, most frequent first (ties: alphabetical)."""
+    counts = Counter(WORD_PATTERN.findall(text))
+    kept = sorted((t for t, c in counts.items() if c >= min_freq), key=lambda t: (-counts[t], t))
+    return SPECIALS + kept
+
+
+print(WORD_PATTERN.findall("The cat sat, then ran."))
+print(build_word_vocab("the cat sat on the mat. the end.")[:8])
+
+# %% lang="zh"
+WORD_PATTERN = re.compile(r"\w+|[^\w\s]")  # 一串单词字符，或者一个标点字符
+SPECIALS = ["<pad>", "<unk>", "<eos>"]  # ids 0, 1, 2
+
+
+def build_word_vocab(text: str, min_freq: int = 1) -> list[str]:
+    """先是 SPECIALS，然后是 text 中出现至少 min_freq 次的 token，出现次数多的在前（次数相同按字母顺序）。"""
     counts = Counter(WORD_PATTERN.findall(text))
     kept = sorted((t for t, c in counts.items() if c >= min_freq), key=lambda t: (-counts[t], t))
     return SPECIALS + kept
@@ -307,6 +366,14 @@ def word_encode(text: str, vocab: list[str]) -> list[int]:
     ### END SOLUTION
 
 
+# %% lang="zh"
+def word_encode(text: str, vocab: list[str]) -> list[int]:
+    """text 的 token id：按 WORD_PATTERN 切出的 token，不认识的 -> <unk> (1)，最后加上 <eos> (2)。"""
+    ### BEGIN SOLUTION
+    stoi = {t: i for i, t in enumerate(vocab)}
+    return [stoi.get(t, 1) for t in WORD_PATTERN.findall(text)] + [2]
+    ### END SOLUTION
+
 # %% test="word_encode_check"
 from tinylm_checks import check_word_tokenizer
 check_word_tokenizer(word_encode)
@@ -329,6 +396,16 @@ train_text, val_text = text[:-n_val], text[-n_val:]
 for min_freq in (1, 2, 5):
     vocab = build_word_vocab(train_text, min_freq)
     val_ids = word_encode(val_text, vocab)[:-1]  # without the final <eos>
+    unk = sum(i == 1 for i in val_ids) / len(val_ids)
+    print(f"min_freq = {min_freq}: V = {len(vocab):6,d} words, {len(val_ids):,d} validation tokens "
+          f"(vs {len(val_text):,d} characters), UNK rate {unk:.1%}")
+
+# %% lang="zh"
+n_val = len(text) // 10
+train_text, val_text = text[:-n_val], text[-n_val:]
+for min_freq in (1, 2, 5):
+    vocab = build_word_vocab(train_text, min_freq)
+    val_ids = word_encode(val_text, vocab)[:-1]  # 去掉最后的 <eos>
     unk = sum(i == 1 for i in val_ids) / len(val_ids)
     print(f"min_freq = {min_freq}: V = {len(vocab):6,d} words, {len(val_ids):,d} validation tokens "
           f"(vs {len(val_text):,d} characters), UNK rate {unk:.1%}")
@@ -380,6 +457,14 @@ sentences = [word_encode(s, vocab) for s in ("Return the value.", "Raise an erro
 T_max = max(map(len, sentences))
 x_pad = torch.tensor([s + [0] * (T_max - len(s)) for s in sentences])  # (B, T_max), 0 = <pad>
 labels = torch.where(x_pad == 0, -100, x_pad)  # (B, T_max): padding is never a target
+print(x_pad, labels, sep="\n")
+
+# %% lang="zh"
+vocab = build_word_vocab(train_text, 2)
+sentences = [word_encode(s, vocab) for s in ("Return the value.", "Raise an error if the file is missing.")]
+T_max = max(map(len, sentences))
+x_pad = torch.tensor([s + [0] * (T_max - len(s)) for s in sentences])  # (B, T_max), 0 = <pad>
+labels = torch.where(x_pad == 0, -100, x_pad)  # (B, T_max)：填充位置永远不是预测目标
 print(x_pad, labels, sep="\n")
 
 # %% [markdown]
@@ -542,6 +627,21 @@ def train_step(model, batch, optimizer, max_grad_norm: float = 1.0) -> dict:
     return {"loss": loss.item(), "grad_norm": float(grad_norm)}
     ### END SOLUTION
 
+
+# %% lang="zh"
+def train_step(model, batch, optimizer, max_grad_norm: float = 1.0) -> dict:
+    """在 batch = (x (B, T), y (B, T)) 上走一步优化器：返回 {"loss": float, "grad_norm": float}。"""
+    ### BEGIN SOLUTION
+    x, y = batch
+    model.train()
+    optimizer.zero_grad()
+    logits, _ = model(x)  # (B, T, V)
+    loss = F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1))
+    loss.backward()
+    grad_norm = torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)
+    optimizer.step()
+    return {"loss": loss.item(), "grad_norm": float(grad_norm)}
+    ### END SOLUTION
 
 # %% test="train_step_check"
 from tinylm_checks import check_train_step
@@ -714,6 +814,23 @@ def evaluate(model, batches) -> float:
     ### END SOLUTION
 
 
+# %% lang="zh"
+def evaluate(model, batches) -> float:
+    """在若干批次 [(x (B, T), y (B, T)), ...] 上，每个计入的（不为 -100 的）目标的平均交叉熵。"""
+    ### BEGIN SOLUTION
+    was_training = model.training
+    model.eval()
+    total, count = 0.0, 0
+    with torch.no_grad():
+        for x, y in batches:
+            logits, _ = model(x)  # (B, T, V)
+            total += F.cross_entropy(logits.reshape(-1, logits.size(-1)), y.reshape(-1),
+                                     reduction="sum").item()
+            count += int((y != -100).sum())
+    model.train(was_training)
+    return total / count
+    ### END SOLUTION
+
 # %% test="evaluate_check"
 from tinylm_checks import check_evaluate
 check_evaluate(evaluate)
@@ -777,6 +894,13 @@ def perplexity(loss) -> float:
     return math.exp(float(loss))
     ### END SOLUTION
 
+
+# %% lang="zh"
+def perplexity(loss) -> float:
+    """以奈特（nat）为单位的平均交叉熵对应的 exp(loss)。"""
+    ### BEGIN SOLUTION
+    return math.exp(float(loss))
+    ### END SOLUTION
 
 # %% test="perplexity_check"
 from tinylm_checks import check_perplexity
@@ -925,6 +1049,72 @@ print(f"{TRAIN_STEPS} steps in {seconds:.1f} s, {TRAIN_STEPS * BATCH_SIZE * BLOC
 print(f"validation loss {log['val_loss'][-1]:.3f}, perplexity {perplexity(log['val_loss'][-1]):.1f} "
       f"(untrained: about {len(chars)})")
 
+# %% lang="zh"
+BATCH_SIZE, BLOCK_SIZE, PEAK_LR, WARMUP, MAX_GRAD_NORM = 16, 64, 3e-3, 50, 1.0
+EVAL_EVERY = max(TRAIN_STEPS // 5, 1)
+
+
+def lr_at(step: int) -> float:
+    """前 WARMUP 步线性预热到 PEAK_LR，然后按余弦衰减，到 TRAIN_STEPS 时降到 PEAK_LR / 10。"""
+    if step <= WARMUP:
+        return PEAK_LR * step / WARMUP
+    progress = (step - WARMUP) / max(TRAIN_STEPS - WARMUP, 1)
+    return PEAK_LR / 10 + (PEAK_LR - PEAK_LR / 10) * 0.5 * (1 + math.cos(math.pi * progress))
+
+
+torch.manual_seed(0)
+config = dict(vocab_size=len(chars), max_seq_len=BLOCK_SIZE, d_model=64, num_heads=4, num_layers=2, d_ff=256)
+model = TinyLM(**config)
+optimizer = torch.optim.AdamW(model.parameters(), lr=PEAK_LR, weight_decay=0.1)
+num_params = sum(p.numel() for p in model.parameters())
+print(f"{num_params:,d} parameters")
+
+act_rms = {f"block {i}": [] for i in range(len(model.blocks))}  # 每一步、每个块一个值
+
+
+def record_rms(name):
+    def hook(module, inputs, output):  # PyTorch 在 module.forward 之后调用它
+        if module.training:  # 只算训练步，不算评估
+            act_rms[name].append(output.detach().pow(2).mean().sqrt().item())
+    return hook
+
+
+hooks = [block.register_forward_hook(record_rms(f"block {i}")) for i, block in enumerate(model.blocks)]
+log = {"step": [], "lr": [], "loss": [], "grad_norm": [], "tokens_per_s": [], "act_rms": act_rms,
+       "val_step": [], "val_loss": [], "max_grad_norm": MAX_GRAD_NORM}
+val_batches = list(lm_batches(val_data, 32, BLOCK_SIZE))[:10]
+batch_gen = torch.Generator().manual_seed(0)
+live = LiveLossPlot(TRAIN_STEPS, title="training on the corpus", every=min(50, TRAIN_STEPS // 3 or 1), smooth=25)
+start = time.perf_counter()
+bar = tqdm(range(1, TRAIN_STEPS + 1), desc="train", mininterval=1.0)  # 最多每秒重画一次
+for step in bar:
+    t0 = time.perf_counter()
+    for group in optimizer.param_groups:
+        group["lr"] = lr_at(step)
+    batch = get_batch(train_data, BATCH_SIZE, BLOCK_SIZE, batch_gen)  # (B, T) each
+    out = train_step(model, batch, optimizer, MAX_GRAD_NORM)
+    tokens_per_s = BATCH_SIZE * BLOCK_SIZE / (time.perf_counter() - t0)
+    for key, value in (("step", step), ("lr", lr_at(step)), ("loss", out["loss"]),
+                       ("grad_norm", out["grad_norm"]), ("tokens_per_s", tokens_per_s)):
+        log[key].append(value)
+    live.update(step, out["loss"])
+    if step % EVAL_EVERY == 0 or step == TRAIN_STEPS:
+        log["val_step"].append(step)
+        log["val_loss"].append(evaluate(model, val_batches))
+        live.add_val(step, log["val_loss"][-1])
+    bar.set_postfix(loss=f"{out['loss']:.3f}", lr=f"{lr_at(step):.1e}", gnorm=f"{out['grad_norm']:.2f}")
+live.close()
+for h in hooks:
+    h.remove()
+seconds = time.perf_counter() - start
+peak_mb = peak_memory_mb()  # 整个进程常驻内存的峰值，单位 MB
+if torch.cuda.is_available():
+    peak_mb = torch.cuda.max_memory_allocated() / 2 ** 20
+print(f"{TRAIN_STEPS} steps in {seconds:.1f} s, {TRAIN_STEPS * BATCH_SIZE * BLOCK_SIZE / seconds:,.0f} tokens/s; "
+      f"peak memory {peak_mb:,.0f} MB (the whole process)")
+print(f"validation loss {log['val_loss'][-1]:.3f}, perplexity {perplexity(log['val_loss'][-1]):.1f} "
+      f"(untrained: about {len(chars)})")
+
 # %%
 plot_training_log(log)
 plt.tight_layout()
@@ -937,6 +1127,21 @@ for lo, hi in zip(edges, edges[1:]):
         print(f"steps {lo + 1:3d}-{hi:3d}: median gradient norm {grad_norms[lo:hi].median().item():.2f}, "
               f"{clipped:4.0%} of the steps clipped")
 rms = torch.tensor(list(act_rms.values())).mean(0)  # (steps,): the mean over the blocks
+print(f"activation RMS: peak {rms.max().item():.2f} at step {rms.argmax().item() + 1}, "
+      f"{rms[-1].item():.2f} at the end")
+
+# %% lang="zh"
+plot_training_log(log)
+plt.tight_layout()
+plt.show()
+grad_norms = torch.tensor(log["grad_norm"])
+edges = [0, WARMUP, TRAIN_STEPS // 2, 3 * TRAIN_STEPS // 4, TRAIN_STEPS]
+for lo, hi in zip(edges, edges[1:]):
+    if hi > lo:
+        clipped = (grad_norms[lo:hi] > MAX_GRAD_NORM).float().mean().item()
+        print(f"steps {lo + 1:3d}-{hi:3d}: median gradient norm {grad_norms[lo:hi].median().item():.2f}, "
+              f"{clipped:4.0%} of the steps clipped")
+rms = torch.tensor(list(act_rms.values())).mean(0)  # (steps,)：对各个块取平均
 print(f"activation RMS: peak {rms.max().item():.2f} at step {rms.argmax().item() + 1}, "
       f"{rms[-1].item():.2f} at the end")
 
@@ -992,6 +1197,26 @@ def sample(model, prompt: str, n: int = 200, seed: int = 0) -> str:
 
 # one generator seed per prompt: with the same seed, both samples would draw the same random numbers, and
 # after two similar prompts they would often continue alike
+samples = [sample(model, prompt, seed=i) for i, prompt in enumerate(PROMPTS)]
+for s in samples:
+    print(repr(s), end="\n\n")
+
+# %% lang="zh"
+def sample(model, prompt: str, n: int = 200, seed: int = 0) -> str:
+    stoi = {ch: i for i, ch in enumerate(chars)}
+    idx = torch.tensor([[stoi[ch] for ch in prompt if ch in stoi]])  # (1, T)
+    gen = torch.Generator().manual_seed(seed)
+    model.eval()
+    with torch.no_grad():
+        for _ in range(n):
+            logits, _ = model(idx[:, -model.max_seq_len:])  # (1, T, V)
+            probs = F.softmax(logits[0, -1], dim=-1)  # (V,)
+            idx = torch.cat([idx, torch.multinomial(probs, 1, generator=gen)[None]], dim=1)  # (1, T+1)
+    return decode(idx[0].tolist())
+
+
+# 每个提示词用一个生成器种子：如果用同一个种子，两次采样会抽到同样的随机数，
+# 两个相似的提示词之后往往会接出相似的内容
 samples = [sample(model, prompt, seed=i) for i, prompt in enumerate(PROMPTS)]
 for s in samples:
     print(repr(s), end="\n\n")
@@ -1089,6 +1314,28 @@ print(f"{lab_ids.shape[0]} lines, T + 1 = {lab_ids.shape[1]}; padding: {(lab_ids
 def overfit_run(setup, steps=LAB_STEPS):
     """The one-batch overfit test of a setup, with your train_step: the loss of every step."""
     torch.manual_seed(0)  # the same dropout draws in every run
+    return [train_step(setup.model, (setup.x, setup.y), setup.optimizer)["loss"] for _ in range(steps)]
+
+
+healthy = overfit_run(healthy_setup(lab_ids, pad_id, len(chars) + 1))
+setups = mystery_setups(lab_ids, pad_id, len(chars) + 1)
+before = {name: overfit_run(s) for name, s in setups.items()}
+_ = plot_overfit_runs(before, "six broken setups (dashed: healthy)", reference=healthy)
+print(f"healthy: {healthy[-1]:.3f} after {LAB_STEPS} steps")
+for name, losses in before.items():
+    print(f"{name}: {losses[-1]:.3f}")
+
+# %% lang="zh"
+pad_id = len(chars)
+lines = [line for line in text.splitlines() if 16 <= len(line) <= 33][:8]
+lab_ids = padded_batch([[chars.index(c) for c in line] for line in lines], pad_id, 33)  # (8, 33)
+print(f"{lab_ids.shape[0]} lines, T + 1 = {lab_ids.shape[1]}; padding: {(lab_ids == pad_id).float().mean():.0%} "
+      f"of the batch")
+
+
+def overfit_run(setup, steps=LAB_STEPS):
+    """用你的 train_step 对一种设置做单批次过拟合测试：返回每一步的损失。"""
+    torch.manual_seed(0)  # 每次运行 dropout 抽到的都一样
     return [train_step(setup.model, (setup.x, setup.y), setup.optimizer)["loss"] for _ in range(steps)]
 
 
@@ -1226,6 +1473,41 @@ def overfit_checklist(setup):
     return None
     ### END SOLUTION
 
+
+# %% lang="zh"
+def overfit_checklist(setup):
+    """setup 没通过的 OVERFIT_CHECKLIST 中的第一项，全都通过则返回 None；setup 保持原样。"""
+    ### BEGIN SOLUTION
+    nxt = setup.ids[:, 1:]  # (B, T)：每个输入后面的那个 token
+    real = nxt != setup.pad_id
+
+    def mask_ok(t=3):
+        model, changed = setup.model, setup.x.clone()
+        changed[:, t + 1:] = (changed[:, t + 1:] + 1) % model.vocab_size  # (B, T)：换成了未来的 token
+        was = model.training
+        model.eval()
+        with torch.no_grad():
+            a, b = model(setup.x)[0], model(changed)[0]  # (B, T, V) each
+        model.train(was)
+        return torch.allclose(a[:, :t + 1], b[:, :t + 1])
+
+    def optimizer_ok():
+        held = {id(p) for g in setup.optimizer.param_groups for p in g["params"]}
+        return all(id(p) in held for p in setup.model.parameters())
+
+    probes = {
+        "labels_not_shifted": lambda: bool((setup.y[real] == nxt[real]).all()),
+        "mask_sees_future": mask_ok,
+        "padding_not_ignored": lambda: bool((setup.y[~real] == -100).all()),
+        "parameters_not_in_optimizer": optimizer_ok,
+        "dropout_on": lambda: all(m.p == 0 for m in setup.model.modules() if isinstance(m, nn.Dropout)),
+        "learning_rate_extreme": lambda: all(1e-4 <= g["lr"] <= 1e-1 for g in setup.optimizer.param_groups),
+    }
+    for name in OVERFIT_CHECKLIST:
+        if not probes[name]():
+            return name
+    return None
+    ### END SOLUTION
 
 # %% test="overfit_checklist_check"
 from tinylm_checks import check_overfit_checklist
@@ -1375,6 +1657,29 @@ def repair(setup, cause):
         raise ValueError(f"cause must be one of {OVERFIT_CHECKLIST}, got {cause!r}")
     ### END SOLUTION
 
+
+# %% lang="zh"
+def repair(setup, cause):
+    """在 setup 里原地修好 cause（OVERFIT_CHECKLIST 中的一个名字），别的什么都不改。"""
+    ### BEGIN SOLUTION
+    if cause in ("labels_not_shifted", "padding_not_ignored"):
+        nxt = setup.ids[:, 1:]  # (B, T)：下一个 token
+        setup.y = nxt.masked_fill(nxt == setup.pad_id, -100)
+    elif cause == "mask_sees_future":
+        setup.model.mask_diagonal = 0  # tril(diagonal=0)：位置 t 读取 0..t
+    elif cause == "parameters_not_in_optimizer":
+        lr = setup.optimizer.param_groups[0]["lr"]
+        setup.optimizer = type(setup.optimizer)(setup.model.parameters(), lr=lr)
+    elif cause == "dropout_on":
+        for m in setup.model.modules():
+            if isinstance(m, nn.Dropout):
+                m.p = 0.0
+    elif cause == "learning_rate_extreme":
+        for group in setup.optimizer.param_groups:
+            group["lr"] = 3e-3
+    else:
+        raise ValueError(f"cause must be one of {OVERFIT_CHECKLIST}, got {cause!r}")
+    ### END SOLUTION
 
 # %% test="repair_check"
 from tinylm_checks import check_repair

@@ -48,6 +48,23 @@ from tinylm_solutions.trainer import train
 torch.set_num_threads(1)  # the tensors here are small: one thread is enough (two would mostly wait on each other)
 _ = torch.manual_seed(0)
 
+# %% lang="zh"
+import os
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+
+from tinylm_checks import check_generate
+from tinylm_checks import attention_explorer, attention_maps, plot_attention_heads
+from tinylm_solutions.data import corpus, train_val_split
+from tinylm_solutions.model import TinyLM
+from tinylm_solutions.tokenizer import CharTokenizer
+from tinylm_solutions.trainer import train
+
+torch.set_num_threads(1)  # 这里的张量都很小：一个线程就够了（两个线程大部分时间在互相等待）
+_ = torch.manual_seed(0)
+
 # %% [markdown]
 # The demos after the exercise use *your* `generate`: finish the exercise (its check passes) before running
 # the cells below it.
@@ -92,6 +109,22 @@ for ax, temperature in zip(axes[:3], (0.5, 1.0, 2.0)):
     ax.set_title(f"temperature {temperature}")
 kth = torch.topk(logits, 3).values[-1]  # the 3rd largest logit
 kept = logits.masked_fill(logits < kth, float("-inf"))  # (V,): the rest -inf
+axes[3].bar(range(8), F.softmax(kept, dim=-1).numpy(), color="tab:orange")
+axes[3].set_title("top_k = 3, temperature 1.0")
+for ax in axes:
+    ax.set_xlabel("token id")
+axes[0].set_ylabel("probability")
+plt.tight_layout()
+plt.show()
+
+# %% lang="zh"
+logits = torch.tensor([2.0, 1.5, 0.8, 0.3, 0.0, -0.5, -1.0, -2.0])  # (V,) for V = 8
+fig, axes = plt.subplots(1, 4, figsize=(13, 2.6), sharey=True)
+for ax, temperature in zip(axes[:3], (0.5, 1.0, 2.0)):
+    ax.bar(range(8), F.softmax(logits / temperature, dim=-1).numpy())
+    ax.set_title(f"temperature {temperature}")
+kth = torch.topk(logits, 3).values[-1]  # 第 3 大的 logit
+kept = logits.masked_fill(logits < kth, float("-inf"))  # (V,)：其余的设为 -inf
 axes[3].bar(range(8), F.softmax(kept, dim=-1).numpy(), color="tab:orange")
 axes[3].set_title("top_k = 3, temperature 1.0")
 for ax in axes:
@@ -297,6 +330,31 @@ def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=
     ### END SOLUTION
 
 
+# %% lang="zh"
+def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):
+    """在 idx (B, T) 的每一行后面追加 max_new_tokens 个采样出的 token；返回 (B, T + max_new_tokens)。
+
+    每一步把最后 model.max_seq_len 个 token 送进模型，把最后一个位置的 logits 除以 temperature，
+    （如果给了 top_k）每行只保留最大的 top_k 个，再用 torch.multinomial(..., generator=generator)
+    从 softmax 中抽样。在 eval 模式下、不用自动求导运行；结束后恢复原来的模式。
+    """
+    ### BEGIN SOLUTION
+    was_training = model.training
+    model.eval()
+    with torch.no_grad():
+        for _ in range(max_new_tokens):
+            idx_cond = idx[:, -model.max_seq_len:]  # (B, <= L)
+            logits = model(idx_cond)[0][:, -1, :] / temperature  # (B, V)
+            if top_k is not None:
+                kth = torch.topk(logits, min(top_k, logits.size(-1)), dim=-1).values[:, [-1]]  # (B, 1)
+                logits = logits.masked_fill(logits < kth, float("-inf"))  # (B, V)
+            probs = F.softmax(logits, dim=-1)  # (B, V)
+            idx_next = torch.multinomial(probs, num_samples=1, generator=generator)  # (B, 1)
+            idx = torch.cat((idx, idx_next), dim=1)  # (B, T + 1)
+    model.train(was_training)
+    return idx
+    ### END SOLUTION
+
 # %% test="generate_check"
 from tinylm_checks import check_generate
 check_generate(generate)
@@ -356,6 +414,18 @@ history = train(model, train_data, val_data, steps=steps, batch_size=16, lr=5e-3
 print(f"vocabulary {tokenizer.vocab_size} characters; loss {history['loss'][0]:.2f} -> {history['loss'][-1]:.2f}; "
       f"validation loss {history['val_loss'][-1]:.2f} (uniform guessing: ln V = {torch.log(torch.tensor(float(tokenizer.vocab_size))):.2f})")
 
+# %% lang="zh"
+tokenizer = CharTokenizer(text)
+data = torch.tensor(tokenizer.encode(text))  # (N,) 个 token id
+train_data, val_data = train_val_split(data)
+torch.manual_seed(0)
+model = TinyLM(tokenizer.vocab_size, max_seq_len=32, d_model=48, num_heads=4, num_layers=2, d_ff=192)
+steps = 20 if os.environ.get("TINYLM_QUICK") == "1" else 200  # TINYLM_QUICK=1：只跑几步（自动评分时快一些）
+history = train(model, train_data, val_data, steps=steps, batch_size=16, lr=5e-3, eval_interval=200,
+                eval_batches=5, progress=False, seed=0)
+print(f"vocabulary {tokenizer.vocab_size} characters; loss {history['loss'][0]:.2f} -> {history['loss'][-1]:.2f}; "
+      f"validation loss {history['val_loss'][-1]:.2f} (uniform guessing: ln V = {torch.log(torch.tensor(float(tokenizer.vocab_size))):.2f})")
+
 # %% [markdown]
 # Four samples with your `generate`, from the same prompt and generator seed: three temperatures, and
 # temperature 1 once more with top-k 5. Compare them: which repeats itself, which turns to noise?
@@ -402,6 +472,12 @@ plot_attention_heads(weights, tokens)  # one row per layer, one column per head
 plt.tight_layout()
 plt.show()
 
+# %% lang="zh"
+weights, tokens = attention_maps(model, tokenizer, HEATMAP_TEXT)  # 每层一个 [(H, T, T)]，以及标签
+plot_attention_heads(weights, tokens)  # 每层一行，每个头一列
+plt.tight_layout()
+plt.show()
+
 # %% [markdown]
 # How sharp are the heads? The entropy of a row, `-Σ p log p`, is 0 when a query takes everything from one key
 # and `log(t + 1)` when it spreads evenly over its `t + 1` allowed keys:
@@ -413,6 +489,11 @@ plt.show()
 # %%
 for layer, w in enumerate(weights):
     entropy = -(w * w.clamp_min(1e-12).log()).sum(-1).mean(-1)  # (H,): mean over the queries
+    print(f"layer {layer}: mean entropy per head", [round(e, 2) for e in entropy.tolist()])
+
+# %% lang="zh"
+for layer, w in enumerate(weights):
+    entropy = -(w * w.clamp_min(1e-12).log()).sum(-1).mean(-1)  # (H,)：对所有查询取平均
     print(f"layer {layer}: mean entropy per head", [round(e, 2) for e in entropy.tolist()])
 
 # %% [markdown]

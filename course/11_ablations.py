@@ -83,6 +83,33 @@ from tinylm_checks import (plot_attention, plot_layer_grad_norms, plot_loss_curv
 _ = torch.manual_seed(0)
 torch.set_num_threads(1)  # the models here are tiny: one thread is enough (two would mostly wait on each other)
 
+# %% lang="zh"
+import math
+import os
+import time
+
+import matplotlib.pyplot as plt
+import torch
+import torch.nn.functional as F
+from IPython.display import Markdown, display
+
+from tinylm_solutions.ablations import (BUG_NAMES, LabTinyLM, lab_train, norm_placement_sweep, order_test,
+                                        residual_ablation, unigram_loss)
+from tinylm_solutions.report import ABLATION_LRS, ABLATION_STEPS, ABLATION_WARMUP_LRS, ablation_table
+from tinylm_solutions.data import corpus, train_val_split
+from tinylm_solutions.generate import generate
+from tinylm_solutions.model import TinyLM, shift_labels
+from tinylm_solutions.tokenizer import CharTokenizer
+from tinylm_solutions.trainer import train
+from tinylm_checks import (CheckFailure, check_fixed_attention, check_fixed_causal_mask,
+                           check_fixed_lm_loss, check_future_mask_bug, check_nan_loss_bug, check_stable_cross_entropy,
+                           check_uniform_attention_bug, check_unshifted_labels_bug)
+from tinylm_checks import (plot_attention, plot_layer_grad_norms, plot_loss_curves, plot_lr_sweep,
+                           plot_order_test, record_run)
+
+_ = torch.manual_seed(0)
+torch.set_num_threads(1)  # 这里的模型都很小：一个线程就够了（两个线程大部分时间在互相等待）
+
 # %% [markdown]
 # Every run below has a fixed number of steps. `TINYLM_QUICK=1` in the environment shortens them all to a
 # few steps (the course's CI uses it to test that the notebook runs; the plots then show nothing useful).
@@ -93,6 +120,13 @@ torch.set_num_threads(1)  # the models here are tiny: one thread is enough (two 
 # %%
 QUICK = os.environ.get("TINYLM_QUICK") == "1"
 STEPS = dict(ABLATION_STEPS, lab=200, lab_short=60, lab_copy=40)  # the ablations' steps: the report's too
+if QUICK:
+    STEPS = {key: 3 for key in STEPS}
+print("steps per run:", STEPS)
+
+# %% lang="zh"
+QUICK = os.environ.get("TINYLM_QUICK") == "1"
+STEPS = dict(ABLATION_STEPS, lab=200, lab_short=60, lab_copy=40)  # 消融实验的步数：报告用的也是它
 if QUICK:
     STEPS = {key: 3 for key in STEPS}
 print("steps per run:", STEPS)
@@ -126,6 +160,18 @@ V = tokenizer.vocab_size
 print(f"{len(data):,} tokens, vocabulary of {V} characters")
 
 # one size for every small model of this notebook: 2 heads of width 16, d_ff = 2 D, 32 positions
+SIZE = dict(vocab_size=V, max_seq_len=32, d_model=32, num_heads=2, d_ff=64)
+unigram = unigram_loss(train_data, V)
+print(f"unigram loss: {unigram:.3f} nats")
+
+# %% lang="zh"
+tokenizer = CharTokenizer(text)
+data = torch.tensor(tokenizer.encode(text))  # (N,) long
+train_data, val_data = train_val_split(data)
+V = tokenizer.vocab_size
+print(f"{len(data):,} tokens, vocabulary of {V} characters")
+
+# 本笔记本中所有小模型都用同一个尺寸：2 个宽度为 16 的头，d_ff = 2 D，32 个位置
 SIZE = dict(vocab_size=V, max_seq_len=32, d_model=32, num_heads=2, d_ff=64)
 unigram = unigram_loss(train_data, V)
 print(f"unigram loss: {unigram:.3f} nats")
@@ -312,6 +358,25 @@ print(f"healthy: loss {healthy_hist['loss'][0]:.2f} -> {healthy_hist['loss'][-1]
 print("healthy sample:", repr(greedy_sample(healthy)))
 print("\nthe bug names you choose from:", BUG_NAMES)
 
+# %% lang="zh"
+def lab_model(**parts) -> LabTinyLM:
+    """一个带有指定故障部件的 2 层 LabTinyLM，每次都用同一个随机种子。"""
+    torch.manual_seed(0)
+    return LabTinyLM(num_layers=2, **SIZE, **parts)
+
+
+def greedy_sample(model, prompt: str = PROMPT, n: int = 40) -> str:
+    """模型对 prompt 的贪心续写。"""
+    idx = torch.tensor([tokenizer.encode(prompt)])  # (1, T)
+    return tokenizer.decode(generate(model.eval(), idx, n, temperature=0.0)[0].tolist())
+
+
+healthy = lab_model()
+healthy_hist = lab_train(healthy, train_data, steps=STEPS["lab"], lr=1e-2)
+print(f"healthy: loss {healthy_hist['loss'][0]:.2f} -> {healthy_hist['loss'][-1]:.2f}")
+print("healthy sample:", repr(greedy_sample(healthy)))
+print("\nthe bug names you choose from:", BUG_NAMES)
+
 # %% [markdown]
 # Our healthy model is still young: about 3 nats, and its greedy continuation is mostly spaces, the most
 # frequent character. That is fine: what matters is how the broken ones differ from it.
@@ -333,6 +398,12 @@ def naive_cross_entropy(logits, targets):
     probs = logits.exp() / logits.exp().sum(dim=-1, keepdim=True)  # (N, V): softmax
     return -probs.gather(-1, targets[:, None]).log().mean()
 
+
+# %% lang="zh"
+def naive_cross_entropy(logits, targets):
+    """按教科书上的公式，计算 logits (N, V) 相对于目标 targets (N,) 的平均交叉熵。"""
+    probs = logits.exp() / logits.exp().sum(dim=-1, keepdim=True)  # (N, V): softmax
+    return -probs.gather(-1, targets[:, None]).log().mean()
 
 # %% [markdown]
 # It works on the healthy model's logits. But logits grow as a model becomes confident (a model trained
@@ -405,6 +476,13 @@ def nan_loss_bug() -> str:
     ### END SOLUTION
 
 
+# %% lang="zh"
+def nan_loss_bug() -> str:
+    """导致损失变成 NaN 的那个 bug 的名字：BUG_NAMES 中的一个。"""
+    ### BEGIN SOLUTION
+    return "exp_overflow"
+    ### END SOLUTION
+
 # %% test="nan_loss_bug_check"
 from tinylm_checks import check_nan_loss_bug
 check_nan_loss_bug(nan_loss_bug)
@@ -425,6 +503,19 @@ evidence = (f"naive_cross_entropy gave {first_nan[2]} on logits scaled x{first_n
             f"{first_nan[1]:.1f}) where F.cross_entropy gave {first_nan[3]:.3f}" if first_nan else
             "the probe found no NaN in this run")
 try:  # only a name that passes its check is recorded
+    check_nan_loss_bug(nan_loss_bug, quiet=True)
+except CheckFailure:
+    print("not recorded: nan_loss_bug() does not pass its check yet (run the check cell above)")
+else:
+    record_run("11_first_bug", name=nan_loss_bug(), evidence=evidence)
+    print(nan_loss_bug(), "-", evidence)
+
+# %% lang="zh"
+first_nan = next((p for p in probe if not math.isfinite(p[2])), None)
+evidence = (f"naive_cross_entropy gave {first_nan[2]} on logits scaled x{first_nan[0]} (largest logit "
+            f"{first_nan[1]:.1f}) where F.cross_entropy gave {first_nan[3]:.3f}" if first_nan else
+            "the probe found no NaN in this run")
+try:  # 只有通过了检查的名字才会被记下来
     check_nan_loss_bug(nan_loss_bug, quiet=True)
 except CheckFailure:
     print("not recorded: nan_loss_bug() does not pass its check yet (run the check cell above)")
@@ -529,6 +620,16 @@ def stable_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.T
     ### END SOLUTION
 
 
+# %% lang="zh"
+def stable_cross_entropy(logits: torch.Tensor, targets: torch.Tensor) -> torch.Tensor:
+    """logits (N, V) 相对于目标 targets (N,) 的平均交叉熵，logits 多大都能得到有限值。"""
+    ### BEGIN SOLUTION
+    m = logits.max(dim=-1, keepdim=True).values.detach()  # (N, 1)
+    log_z = m.squeeze(-1) + (logits - m).exp().sum(dim=-1).log()  # (N,)
+    target_logit = logits.gather(-1, targets[:, None]).squeeze(-1)  # (N,)
+    return (log_z - target_logit).mean()
+    ### END SOLUTION
+
 # %% test="stable_cross_entropy_check"
 from tinylm_checks import check_stable_cross_entropy
 check_stable_cross_entropy(stable_cross_entropy)
@@ -583,6 +684,40 @@ plt.show()
 
 def entropy_ratio(w: torch.Tensor) -> float:
     """Mean over rows t >= 1 of entropy(row t) / log(t + 1): 1.0 means every row is uniform."""
+    ent = -(w * w.clamp_min(1e-30).log()).sum(-1)  # (..., T)
+    t = torch.arange(1, w.size(-1))
+    return (ent[..., 1:] / torch.log(t + 1.0)).mean().item()
+
+
+print(f"entropy / largest possible entropy, every layer and head: "
+      f"{[round(entropy_ratio(w), 4) for w in uniform.get_attention_weights()]}")
+print(f"loss after {STEPS['lab_short']} steps: broken {uniform_hist['loss'][-1]:.3f}, "
+      f"healthy {healthy_hist['loss'][STEPS['lab_short'] - 1]:.3f}")
+
+# %% lang="zh"
+def broken_attention(q, k, v, mask=None):
+    """缩放点积注意力：q, k (..., T, d_k)，v (..., T, d_v) -> (out, weights)。"""
+    d_k = q.size(-1)
+    scores = (q * k).sum(dim=-1, keepdim=True) / math.sqrt(d_k)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)
+    return weights @ v, weights
+
+
+uniform = lab_model(attention_fn=broken_attention)
+uniform_hist = lab_train(uniform, train_data, steps=STEPS["lab_short"], lr=1e-2)
+sample_ids = val_data[:12][None, :]  # (1, 12)
+with torch.no_grad():
+    uniform.eval()(sample_ids)
+weights = uniform.get_attention_weights()[0][0, 0]  # 第 0 层第 0 个头的 (T, T)
+plot_attention(weights, [repr(c)[1:-1] for c in tokenizer.decode(sample_ids[0].tolist())],
+               title="broken model: layer 0, head 0")
+plt.show()
+
+
+def entropy_ratio(w: torch.Tensor) -> float:
+    """对 t >= 1 的各行求 entropy(第 t 行) / log(t + 1) 的平均：1.0 表示每一行都是均匀分布。"""
     ent = -(w * w.clamp_min(1e-30).log()).sum(-1)  # (..., T)
     t = torch.arange(1, w.size(-1))
     return (ent[..., 1:] / torch.log(t + 1.0)).mean().item()
@@ -663,6 +798,13 @@ def uniform_attention_bug() -> str:
     ### END SOLUTION
 
 
+# %% lang="zh"
+def uniform_attention_bug() -> str:
+    """导致注意力变得均匀的那个 bug 的名字：BUG_NAMES 中的一个。"""
+    ### BEGIN SOLUTION
+    return "elementwise_scores"
+    ### END SOLUTION
+
 # %% test="uniform_attention_bug_check"
 from tinylm_checks import check_uniform_attention_bug
 check_uniform_attention_bug(uniform_attention_bug)
@@ -682,6 +824,17 @@ def fixed_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: tor
     return weights @ v, weights
     ### END SOLUTION
 
+
+# %% lang="zh"
+def fixed_attention(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, mask: torch.Tensor | None = None):
+    """缩放点积注意力：q, k (..., T, d_k)，v (..., T, d_v) -> (out (..., T, d_v), weights (..., T, T))。"""
+    ### BEGIN SOLUTION
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (..., T, T)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = torch.softmax(scores, dim=-1)  # (..., T, T)
+    return weights @ v, weights
+    ### END SOLUTION
 
 # %% test="fixed_attention_check"
 from tinylm_checks import check_fixed_attention
@@ -730,6 +883,21 @@ print(f"loss after {STEPS['lab']} steps: healthy {healthy_hist['loss'][-1]:.3f},
 print("healthy sample:", repr(greedy_sample(healthy)))
 print("broken sample: ", repr(greedy_sample(leaky)))
 
+# %% lang="zh"
+def broken_causal_mask(T):
+    """因果掩码：(T, T) 的 bool 张量，True 表示可以关注。"""
+    return torch.ones(T, T, dtype=torch.bool).tril(diagonal=1)
+
+
+leaky = lab_model(mask_fn=broken_causal_mask)
+leaky_hist = lab_train(leaky, train_data, steps=STEPS["lab"], lr=1e-2)
+plot_loss_curves({"healthy": healthy_hist["loss"], "broken": leaky_hist["loss"]},
+                 title="the same model, two masks", hline=(math.log(V), "ln V: guessing"))
+plt.show()
+print(f"loss after {STEPS['lab']} steps: healthy {healthy_hist['loss'][-1]:.3f}, broken {leaky_hist['loss'][-1]:.3f}")
+print("healthy sample:", repr(greedy_sample(healthy)))
+print("broken sample: ", repr(greedy_sample(leaky)))
+
 # %% [markdown]
 # The two curves are nearly the same for the first ~90 steps; then the broken model's loss falls far
 # below the healthy one's, and yet its samples are no better. A loss that good on English
@@ -746,6 +914,14 @@ changed = probe_ids.clone()
 changed[0, -1] = (changed[0, -1] + 1) % V  # another last token
 with torch.no_grad():
     moved = (leaky.eval()(changed)[0] - leaky(probe_ids)[0]).abs().amax(-1)[0]  # (T,): largest change per position
+print("largest logit change at each position:", [f"{m:.2f}" for m in moved.tolist()])
+
+# %% lang="zh"
+probe_ids = val_data[:8][None, :].clone()  # (1, 8)
+changed = probe_ids.clone()
+changed[0, -1] = (changed[0, -1] + 1) % V  # 换一个最后的 token
+with torch.no_grad():
+    moved = (leaky.eval()(changed)[0] - leaky(probe_ids)[0]).abs().amax(-1)[0]  # (T,)：每个位置上最大的变化
 print("largest logit change at each position:", [f"{m:.2f}" for m in moved.tolist()])
 
 # %% [markdown]
@@ -813,6 +989,13 @@ def future_mask_bug() -> str:
     ### END SOLUTION
 
 
+# %% lang="zh"
+def future_mask_bug() -> str:
+    """导致损失低得可疑的那个 bug 的名字：BUG_NAMES 中的一个。"""
+    ### BEGIN SOLUTION
+    return "mask_sees_future"
+    ### END SOLUTION
+
 # %% test="future_mask_bug_check"
 from tinylm_checks import check_future_mask_bug
 check_future_mask_bug(future_mask_bug)
@@ -828,6 +1011,13 @@ def fixed_causal_mask(T: int) -> torch.Tensor:
     return torch.ones(T, T, dtype=torch.bool).tril()
     ### END SOLUTION
 
+
+# %% lang="zh"
+def fixed_causal_mask(T: int) -> torch.Tensor:
+    """因果掩码：(T, T) 的 bool 张量，对角线及其下方为 True。"""
+    ### BEGIN SOLUTION
+    return torch.ones(T, T, dtype=torch.bool).tril()
+    ### END SOLUTION
 
 # %% test="fixed_causal_mask_check"
 from tinylm_checks import check_fixed_causal_mask
@@ -873,6 +1063,22 @@ plt.show()
 print("broken sample:", repr(greedy_sample(copier, COPY_PROMPT)))
 with torch.no_grad():
     top = copier.eval()(probe_ids)[0].argmax(-1)  # (1, T): the most likely token at each position
+print(f"positions whose most likely token is the token it is reading: {(top == probe_ids).float().mean():.0%}")
+
+# %% lang="zh"
+def unshifted_lm_loss(logits, labels):
+    """logits (B, T, V) 相对于与输入对齐的 labels (B, T) 的下一个 token 损失。"""
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), labels.reshape(-1), ignore_index=-100)
+
+
+copier = lab_model(loss_fn=unshifted_lm_loss)
+copier_hist = lab_train(copier, train_data, steps=STEPS["lab_copy"], lr=1e-2)
+plot_loss_curves({"healthy": healthy_hist["loss"][:STEPS["lab_copy"]], "broken": copier_hist["loss"]},
+                 title="the same model, two losses")
+plt.show()
+print("broken sample:", repr(greedy_sample(copier, COPY_PROMPT)))
+with torch.no_grad():
+    top = copier.eval()(probe_ids)[0].argmax(-1)  # (1, T)：每个位置上最可能的 token
 print(f"positions whose most likely token is the token it is reading: {(top == probe_ids).float().mean():.0%}")
 
 # %% [markdown]
@@ -943,6 +1149,13 @@ def unshifted_labels_bug() -> str:
     ### END SOLUTION
 
 
+# %% lang="zh"
+def unshifted_labels_bug() -> str:
+    """导致模型照抄输入的那个 bug 的名字：BUG_NAMES 中的一个。"""
+    ### BEGIN SOLUTION
+    return "labels_not_shifted"
+    ### END SOLUTION
+
 # %% test="unshifted_labels_bug_check"
 from tinylm_checks import check_unshifted_labels_bug
 check_unshifted_labels_bug(unshifted_labels_bug)
@@ -959,6 +1172,14 @@ def fixed_lm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
     return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-100)
     ### END SOLUTION
 
+
+# %% lang="zh"
+def fixed_lm_loss(logits: torch.Tensor, labels: torch.Tensor) -> torch.Tensor:
+    """logits (B, T, V) 相对于与输入对齐的 labels (B, T) 的下一个 token 损失；-100 不计入。"""
+    ### BEGIN SOLUTION
+    logits, targets = logits[:, :-1], labels[:, 1:]  # (B, T-1, V), (B, T-1)
+    return F.cross_entropy(logits.reshape(-1, logits.size(-1)), targets.reshape(-1), ignore_index=-100)
+    ### END SOLUTION
 
 # %% test="fixed_lm_loss_check"
 from tinylm_checks import check_fixed_lm_loss
@@ -1025,6 +1246,16 @@ print("every variant:", CLAIMS_SIZE, f"d_ff = 4 * d_model, {CLAIMS_STEPS_RUN} st
 for name, variants in EXPERIMENTS.items():
     print(f"{name}: {list(variants)}")  # the names a prediction lists (some hold commas)
 
+# %% lang="zh"
+from tinylm_checks import compare_prediction, plot_claims, predict
+from tinylm_solutions.claims import CLAIMS_SIZE, CLAIMS_STEPS, EXPERIMENTS, claims_lab
+
+CLAIMS_STEPS_RUN = 3 if QUICK else CLAIMS_STEPS
+runs_cache = {}  # 两个实验共用的变体只训练一次
+print("every variant:", CLAIMS_SIZE, f"d_ff = 4 * d_model, {CLAIMS_STEPS_RUN} steps, seeds 0, 1, 2")
+for name, variants in EXPERIMENTS.items():
+    print(f"{name}: {list(variants)}")  # 一次预测列出的名字（有些名字里带逗号）
+
 # %% [markdown]
 # ### 5.1 Positions: learned, sinusoidal, RoPE, none
 #
@@ -1049,6 +1280,10 @@ for name, variants in EXPERIMENTS.items():
 
 # %%
 my_positions = predict("positions", [])  # e.g. predict("positions", ["learned", "RoPE", ...]), all four, once each
+my_positions
+
+# %% lang="zh"
+my_positions = predict("positions", [])  # 例如 predict("positions", ["learned", "RoPE", ...])，四个都要列出，每个一次
 my_positions
 
 # %%
@@ -1086,6 +1321,10 @@ plt.show()
 my_parts = predict("parts", [])  # all six names, lowest held-out loss first
 my_parts
 
+# %% lang="zh"
+my_parts = predict("parts", [])  # 全部六个名字，留出数据上损失最低的排在最前
+my_parts
+
 # %%
 claims_parts = claims_lab("parts", train_data, val_data, V, steps=CLAIMS_STEPS_RUN, cache=runs_cache)
 compare_prediction(my_parts, claims_parts)
@@ -1121,6 +1360,10 @@ plt.show()
 my_width = predict("ffn_width", [])  # all four, lowest held-out loss first
 my_width
 
+# %% lang="zh"
+my_width = predict("ffn_width", [])  # 四个都列出，留出数据上损失最低的排在最前
+my_width
+
 # %%
 claims_width = claims_lab("ffn_width", train_data, val_data, V, steps=CLAIMS_STEPS_RUN, cache=runs_cache)
 compare_prediction(my_width, claims_width)
@@ -1151,6 +1394,10 @@ plt.show()
 
 # %%
 my_swiglu = predict("swiglu", [])  # all three, lowest held-out loss first
+my_swiglu
+
+# %% lang="zh"
+my_swiglu = predict("swiglu", [])  # 三个都列出，留出数据上损失最低的排在最前
 my_swiglu
 
 # %%

@@ -48,6 +48,27 @@ except OSError as e:  # a read-only folder: the figures go to a temporary one, t
     FIGURES = Path(tempfile.mkdtemp())
     print(f"cannot write next to the notebook ({e}); figures go to {FIGURES}")
 
+# %% lang="zh"
+from pathlib import Path
+
+import torch
+from IPython.display import Image, Markdown, display
+
+from tinylm_checks import check_flops_per_token
+from tinylm_checks import load_runs, runs_dir
+from tinylm_solutions import report
+from tinylm_solutions.model import TinyLM
+
+_ = torch.manual_seed(0)
+HERE = Path.cwd()  # 笔记本所在的文件夹：report.md 和 report_figures/ 放在这里
+FIGURES = HERE / "report_figures"
+try:
+    FIGURES.mkdir(exist_ok=True)
+except OSError as e:  # 一个只读文件夹：图放到一个临时文件夹里，报告显示在下面
+    import tempfile
+    FIGURES = Path(tempfile.mkdtemp())
+    print(f"cannot write next to the notebook ({e}); figures go to {FIGURES}")
+
 # %% [markdown]
 # ## 1. Your records
 #
@@ -271,6 +292,14 @@ def flops_per_token(config: dict, seq_len: int) -> int:
     ### END SOLUTION
 
 
+# %% lang="zh"
+def flops_per_token(config: dict, seq_len: int) -> int:
+    """TinyLM(**config) 在长度为 seq_len 的序列上训练时每个 token 的 FLOPs：6 N + 6 L T D。"""
+    ### BEGIN SOLUTION
+    N = TinyLM(**config).get_num_params()  # 除位置嵌入以外的所有参数
+    return 6 * N + 6 * config["num_layers"] * seq_len * config["d_model"]
+    ### END SOLUTION
+
 # %% test="flops_per_token_check"
 from tinylm_checks import check_flops_per_token
 check_flops_per_token(flops_per_token)
@@ -311,6 +340,34 @@ compute_rows = [[labels[part], 6 * n, round(100 * 6 * n / total, 1)]
 compute_rows.append(["attention scores (6LTD)", total - 6 * N, round(100 * (total - 6 * N) / total, 1)])
 compute_rows.append(["total", total, 100.0])
 tokens_per_s = float(summary["tokens_per_s"])  # the training table's number (the median of the run's steps)
+points = []
+for d_model in (32, 64, 96):
+    cfg = dict(config, d_model=d_model, d_ff=4 * d_model, num_heads=2, max_seq_len=32)
+    points.append((f"D={d_model}", flops_per_token(cfg, 32), report.measure_tokens_per_s(cfg, 8, 32)))
+throughput = report.save_throughput_figure(points, FIGURES / "throughput.png")
+sections["compute"] = (
+    f"FLOPs per token at T = {seq_len} (6N + 6LTD, Kaplan et al. 2020), by part:\n\n"
+    + report.markdown_table(["part", "FLOPs per token", "share %"], compute_rows)
+    + f"\n\nMeasured in training: {tokens_per_s:,.0f} tokens/s, i.e. "
+      f"{total * tokens_per_s / 1e9:.3g} GFLOP/s sustained"
+    + (f"; peak memory {train_run['peak_memory_mb']:.0f} MB." if train_run.get("peak_memory_mb") else ".")
+    + "\n\nTimed here (batch 8 x 32 tokens, one thread):\n\n"
+    + report.markdown_table(["model", "FLOPs per token", "tokens/s", "GFLOP/s"],
+                            [[label, f, t, f * t / 1e9] for label, f, t in points])
+    + f"\n\n![throughput]({throughput.relative_to(FIGURES.parent)})")
+display(Markdown(sections["compute"]))
+
+# %% lang="zh"
+seq_len = int(train_run["config"].get("block_size") or config["max_seq_len"])
+total = flops_per_token(config, seq_len)
+N = model.get_num_params()
+labels = {"token_emb": "token_emb = lm_head (tied)" if not table["lm_head"] else "token_emb",
+          "blocks": "blocks (attention and FFN matrices)", "norm": "final norm", "lm_head": "lm_head"}
+compute_rows = [[labels[part], 6 * n, round(100 * 6 * n / total, 1)]
+                for part, n in table.items() if part not in ("total", "pos_emb") and n]
+compute_rows.append(["attention scores (6LTD)", total - 6 * N, round(100 * (total - 6 * N) / total, 1)])
+compute_rows.append(["total", total, 100.0])
+tokens_per_s = float(summary["tokens_per_s"])  # 训练表格里的那个数（这次运行各步的中位数）
 points = []
 for d_model in (32, 64, 96):
     cfg = dict(config, d_model=d_model, d_ff=4 * d_model, num_heads=2, max_seq_len=32)

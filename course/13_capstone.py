@@ -73,6 +73,31 @@ def run(*args):
     print(done.stdout + done.stderr)
     return done.returncode
 
+# %% lang="zh"
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tinylm_checks import Repository
+
+QUICK = os.environ.get("TINYLM_QUICK") == "1"
+TRAIN_STEPS = 20 if QUICK else 600  # 最后那次真正的训练：在笔记本电脑的 CPU 上约一分钟
+REPO = Path("tiny-transformer")
+for folder in (REPO, REPO / "tests", REPO / "configs"):
+    folder.mkdir(exist_ok=True)
+repo = Repository(REPO)  # 检查读取的内容：repo() 是仓库中文本文件的 {路径: 文本}
+
+
+def run(*args):
+    """在仓库里运行 python *args，就像你在那里的终端里运行一样，并且像检查那样只用一个线程
+    （这么小的模型，第二个线程大部分时间在等待：在一台繁忙的 2 核机器上，600 步用一个线程花了 19 秒，
+    用两个线程花了 48 秒）；原样打印它的输出，不管系统用什么编码都按 UTF-8（Windows 的是代码页）。"""
+    one_thread = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONIOENCODING": "utf-8"}
+    done = subprocess.run([sys.executable, *args], cwd=REPO, capture_output=True, encoding="utf-8", env=one_thread)
+    print(done.stdout + done.stderr)
+    return done.returncode
+
 # %% [markdown]
 # ## 1. `model.py`
 #
@@ -223,6 +248,116 @@ class TinyLM(nn.Module):
         self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
         self.lm_head.weight = self.token_emb.weight  # weight tying: one matrix
         for name, p in self.named_parameters():  # GPT-2's init: N(0, 0.02), residual projections scaled down
+            if p.dim() == 2:
+                std = 0.02 / math.sqrt(2 * num_layers) if name.endswith(("W_O.weight", "linear2.weight")) else 0.02
+                nn.init.normal_(p, 0.0, std)
+            elif name.endswith("bias"):
+                nn.init.zeros_(p)
+
+    def forward(self, input_ids, labels=None):
+        B, T = input_ids.shape
+        if T > self.max_seq_len:
+            raise ValueError(f"sequence length {T} exceeds max_seq_len={self.max_seq_len}")
+        x = self.token_emb(input_ids) + self.pos_emb(torch.arange(T, device=input_ids.device))  # (B, T, D)
+        mask = causal_mask(T, device=input_ids.device)
+        for block in self.blocks:
+            x = block(x, mask)
+        logits = self.lm_head(self.norm(x))  # (B, T, V)
+        return logits, None if labels is None else causal_lm_loss(logits, labels)
+### END SOLUTION
+
+# %% lang="zh"
+%%writefile tiny-transformer/model.py
+### BEGIN SOLUTION
+"""一个很小的仅解码器 Transformer 语言模型（GPT 风格，前置层归一化），写在一个文件里。
+
+形状：B 批次，T 位置，D = d_model，H = num_heads，d_k = D / H，V = vocab_size。
+参考资料：Vaswani 等人 2017（注意力，§3.2）；Radford 等人 2019（GPT-2：前置层归一化、初始化）；
+PyTorch 的 ``F.scaled_dot_product_attention`` 和 ``F.cross_entropy`` 文档。
+"""
+import math
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+
+def causal_mask(T, device=None):
+    """(T, T) 的 bool 张量，查询 t 可以关注键 s 的位置为 True：s <= t。"""
+    return torch.ones(T, T, dtype=torch.bool, device=device).tril()
+
+
+def scaled_dot_product_attention(q, k, v, mask=None):
+    """沿最后两维计算 softmax(q k^T / sqrt(d_k)) v；mask 中 True 表示可以关注。返回 (out, weights)。"""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))  # (..., T_q, T_k)
+    if mask is not None:
+        scores = scores.masked_fill(~mask, float("-inf"))
+    weights = scores.softmax(dim=-1)  # 每个查询在所有键上的权重之和为 1
+    return weights @ v, weights  # (..., T_q, d_v), (..., T_q, T_k)
+
+
+class MultiHeadSelfAttention(nn.Module):
+    def __init__(self, d_model, num_heads):
+        super().__init__()
+        if d_model % num_heads:
+            raise ValueError(f"d_model={d_model} is not divisible by num_heads={num_heads}")
+        self.num_heads, self.d_k = num_heads, d_model // num_heads
+        self.W_Q, self.W_K = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+        self.W_V, self.W_O = nn.Linear(d_model, d_model), nn.Linear(d_model, d_model)
+
+    def forward(self, x, mask=None):
+        B, T, D = x.shape
+
+        def split(t):  # (B, T, D) -> (B, H, T, d_k)
+            return t.view(B, T, self.num_heads, self.d_k).transpose(1, 2)
+
+        out, _ = scaled_dot_product_attention(split(self.W_Q(x)), split(self.W_K(x)), split(self.W_V(x)), mask)
+        return self.W_O(out.transpose(1, 2).reshape(B, T, D))  # (B, T, D)
+
+
+class FeedForward(nn.Module):
+    def __init__(self, d_model, d_ff):
+        super().__init__()
+        self.linear1, self.linear2 = nn.Linear(d_model, d_ff), nn.Linear(d_ff, d_model)
+
+    def forward(self, x):
+        return self.linear2(F.gelu(self.linear1(x)))  # (B, T, D)
+
+
+class TransformerBlock(nn.Module):
+    """前置层归一化：x + attn(norm1(x))，然后 x + ffn(norm2(x))。"""
+
+    def __init__(self, d_model, num_heads, d_ff):
+        super().__init__()
+        self.norm1, self.attn = nn.LayerNorm(d_model), MultiHeadSelfAttention(d_model, num_heads)
+        self.norm2, self.ffn = nn.LayerNorm(d_model), FeedForward(d_model, d_ff)
+
+    def forward(self, x, mask=None):
+        x = x + self.attn(self.norm1(x), mask)
+        return x + self.ffn(self.norm2(x))  # (B, T, D)
+
+
+def causal_lm_loss(logits, labels):
+    """下一个 token 的交叉熵：位置 t 的 logits 对应位置 t + 1 的标签，-100 不计入。logits (B, T, V)，labels
+    (B, T)。"""
+    V = logits.size(-1)
+    return F.cross_entropy(logits[:, :-1].reshape(-1, V), labels[:, 1:].reshape(-1), ignore_index=-100)
+
+
+class TinyLM(nn.Module):
+    """token 嵌入和可学习的位置嵌入，num_layers 个前置层归一化的块，最后一个 LayerNorm，
+    以及和 token 嵌入共享权重的输出头。forward(input_ids (B, T), labels=None) -> (logits (B, T, V), loss 或
+    None)。"""
+
+    def __init__(self, vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff):
+        super().__init__()
+        self.max_seq_len = max_seq_len
+        self.token_emb, self.pos_emb = nn.Embedding(vocab_size, d_model), nn.Embedding(max_seq_len, d_model)
+        self.blocks = nn.ModuleList(TransformerBlock(d_model, num_heads, d_ff) for _ in range(num_layers))
+        self.norm = nn.LayerNorm(d_model)
+        self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
+        self.lm_head.weight = self.token_emb.weight  # 权重共享：同一个矩阵
+        for name, p in self.named_parameters():  # GPT-2 的初始化：N(0, 0.02)，写回残差流的投影按比例缩小
             if p.dim() == 2:
                 std = 0.02 / math.sqrt(2 * num_layers) if name.endswith(("W_O.weight", "linear2.weight")) else 0.02
                 nn.init.normal_(p, 0.0, std)
@@ -408,6 +543,31 @@ def test_the_model_reads_no_future_token():
     assert not torch.allclose(a[:, 4:], b[:, 4:])
 ### END SOLUTION
 
+# %% lang="zh"
+%%writefile tiny-transformer/tests/test_causal_mask.py
+### BEGIN SOLUTION
+import torch
+
+from model import TinyLM, causal_mask
+
+
+def test_mask_is_lower_triangular():
+    assert torch.equal(causal_mask(5), torch.ones(5, 5, dtype=torch.bool).tril())
+
+
+def test_the_model_reads_no_future_token():
+    torch.manual_seed(0)
+    model = TinyLM(vocab_size=11, max_seq_len=8, d_model=16, num_heads=2, num_layers=2, d_ff=32).eval()
+    ids = torch.randint(11, (2, 8))
+    changed = ids.clone()
+    changed[:, 4:] = (changed[:, 4:] + 1) % 11  # 位置 3 之后的每个 token
+    with torch.no_grad():
+        a, _ = model(ids)
+        b, _ = model(changed)
+    assert torch.allclose(a[:, :4], b[:, :4], atol=1e-6)  # 位置 0..3 不变
+    assert not torch.allclose(a[:, 4:], b[:, 4:])
+### END SOLUTION
+
 # %% test="causal_mask_tests_check"
 from tinylm_checks import check_causal_mask_tests
 check_causal_mask_tests(repo)
@@ -479,6 +639,29 @@ def test_overfits_one_batch():
         loss.backward()
         optimizer.step()
     assert loss.item() < 0.1 * math.log(12)  # from ln V at the start to near 0
+### END SOLUTION
+
+# %% lang="zh"
+%%writefile tiny-transformer/tests/test_overfit_batch.py
+### BEGIN SOLUTION
+import math
+
+import torch
+
+from model import TinyLM
+
+
+def test_overfits_one_batch():
+    torch.manual_seed(0)
+    model = TinyLM(vocab_size=12, max_seq_len=8, d_model=16, num_heads=2, num_layers=1, d_ff=32)
+    batch = torch.randint(12, (4, 8))
+    optimizer = torch.optim.AdamW(model.parameters(), lr=2e-2)
+    for _ in range(100):
+        _, loss = model(batch, labels=batch)
+        optimizer.zero_grad()
+        loss.backward()
+        optimizer.step()
+    assert loss.item() < 0.1 * math.log(12)  # 从开始时的 ln V 降到接近 0
 ### END SOLUTION
 
 # %% test="overfit_tests_check"
@@ -658,6 +841,76 @@ if __name__ == "__main__":
     main()
 ### END SOLUTION
 
+# %% lang="zh"
+%%writefile tiny-transformer/train.py
+### BEGIN SOLUTION
+"""训练模型：python train.py --config configs/tiny.yaml [--steps N] [--out checkpoint.pt] [--data text.txt]
+
+除非 --data 指定了一个文本文件，否则用课程的语料。
+
+每隔几步打印一次损失，并把 {"config", "model", "vocab"} 保存到检查点。
+"""
+import argparse
+import math
+
+import torch
+import yaml
+
+from model import TinyLM
+
+try:  # 装了课程的地方用课程的语料；在别处，由 --data 指定文本
+    from tinylm_solutions.data import default_corpus
+except ImportError:
+    default_corpus = None
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--config", default="configs/tiny.yaml")
+    parser.add_argument("--steps", type=int, default=None, help="overrides train.steps of the config")
+    parser.add_argument("--out", default="checkpoint.pt")
+    parser.add_argument("--data", default=None, help="a text file to train on (default: the course's corpus)")
+    args = parser.parse_args()
+    with open(args.config, encoding="utf-8") as f:  # 按名字指定：Windows 默认用的是系统的代码页
+        config = yaml.safe_load(f)
+    train = config["train"]
+    steps = args.steps if args.steps is not None else train["steps"]
+    torch.manual_seed(train["seed"])
+
+    if args.data is None:
+        if default_corpus is None:
+            parser.error("outside the course, give a text file to train on: --data FILE")
+        text = default_corpus()
+    else:
+        with open(args.data, encoding="utf-8") as f:
+            text = f.read()
+    vocab = sorted(set(text))  # 一个字符级分词器
+    stoi = {ch: i for i, ch in enumerate(vocab)}
+    data = torch.tensor([stoi[ch] for ch in text])
+    model_config = {**config["model"], "vocab_size": len(vocab)}
+    model = TinyLM(**model_config)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=train["lr"])
+    T, B = model_config["max_seq_len"], train["batch_size"]
+    print(f"{sum(p.numel() for p in model.parameters()):,d} parameters; ln V = {math.log(len(vocab)):.3f}")
+    model.train()
+    for step in range(1, steps + 1):
+        starts = torch.randint(len(data) - T - 1, (B,))
+        x = torch.stack([data[s:s + T] for s in starts])  # (B, T)
+        _, loss = model(x, labels=x)
+        optimizer.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        if step == 1 or step % 50 == 0 or step == steps:
+            print(f"step {step}: loss {loss.item():.3f}")
+    torch.save({"config": model_config, "model": model.state_dict(), "vocab": vocab}, args.out)
+    print(f"saved {args.out}")
+
+
+if __name__ == "__main__":
+    main()
+### END SOLUTION
+
 # %% test="capstone_train_check"
 from tinylm_checks import check_capstone_train
 check_capstone_train(repo)
@@ -741,6 +994,55 @@ def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=
     for _ in range(max_new_tokens):
         logits, _ = model(idx[:, -model.max_seq_len:])  # crop to the context the model knows
         logits = logits[:, -1] / temperature  # (B, V): the last position's
+        if top_k is not None:
+            kth = torch.topk(logits, min(top_k, logits.size(-1))).values[:, -1:]
+            logits = logits.masked_fill(logits < kth, float("-inf"))
+        nxt = torch.multinomial(logits.softmax(dim=-1), 1, generator=generator)  # (B, 1)
+        idx = torch.cat([idx, nxt], dim=1)
+    return idx
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--checkpoint", default="checkpoint.pt")
+    parser.add_argument("--prompt", default="def ")
+    parser.add_argument("--max-new-tokens", type=int, default=200)
+    parser.add_argument("--temperature", type=float, default=1.0)
+    parser.add_argument("--top-k", type=int, default=None)
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args()
+    ckpt = torch.load(args.checkpoint, weights_only=True)
+    model = TinyLM(**ckpt["config"])
+    model.load_state_dict(ckpt["model"])
+    stoi = {ch: i for i, ch in enumerate(ckpt["vocab"])}
+    idx = torch.tensor([[stoi[ch] for ch in args.prompt]])  # (1, T)
+    out = generate(model, idx, args.max_new_tokens, args.temperature, args.top_k,
+                   torch.Generator().manual_seed(args.seed))
+    print("".join(ckpt["vocab"][i] for i in out[0].tolist()))
+
+
+if __name__ == "__main__":
+    main()
+### END SOLUTION
+
+# %% lang="zh"
+%%writefile tiny-transformer/generate.py
+### BEGIN SOLUTION
+"""续写一个提示词：python generate.py --checkpoint checkpoint.pt --prompt "def " [--max-new-tokens 200]
+[--temperature 1.0] [--top-k K] [--seed 0]。打印提示词和它的续写。"""
+import argparse
+
+import torch
+
+from model import TinyLM
+
+
+@torch.no_grad()
+def generate(model, idx, max_new_tokens, temperature=1.0, top_k=None, generator=None):
+    model.eval()
+    for _ in range(max_new_tokens):
+        logits, _ = model(idx[:, -model.max_seq_len:])  # 裁剪到模型知道的上下文长度
+        logits = logits[:, -1] / temperature  # (B, V)：最后一个位置的
         if top_k is not None:
             kth = torch.topk(logits, min(top_k, logits.size(-1))).values[:, -1:]
             logits = logits.masked_fill(logits < kth, float("-inf"))
@@ -876,6 +1178,10 @@ character; shifting the labels by one made the loss start at ln V and fall slowl
 # %%
 from tinylm_checks import check_capstone_report
 check_capstone_report(repo)  # feedback only: your instructor grades the report
+
+# %% lang="zh"
+from tinylm_checks import check_capstone_report
+check_capstone_report(repo)  # 仅供参考的反馈：报告由你的老师评分
 
 # %% [markdown]
 # ## Summary

@@ -150,7 +150,8 @@ def test_the_capstone_notebook_writes_the_reference_repository():
     import re
 
     from tinylm_solutions.capstone import repo
-    source = (ROOT / "course" / "13_capstone.py").read_text(encoding="utf-8")
+    source = "\n".join(build_notebooks.bilingual.source_cells(  # the English cells (a twin's docstrings are Chinese)
+        (ROOT / "course" / "13_capstone.py").read_text(encoding="utf-8"), "en"))
     written = {}
     for name, body in re.findall(r"%%writefile tiny-transformer/(\S+)\n(.*?)(?=\n# %%|\Z)", source, re.S):
         lines = [line for line in body.splitlines() if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")]

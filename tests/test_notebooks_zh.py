@@ -18,8 +18,14 @@ sys.path.insert(0, str(ROOT / "tools"))
 import bilingual  # noqa: E402
 import build_notebooks  # noqa: E402
 
-WITH_DATA_TWINS = [source for source in sorted((ROOT / "course").glob("[0-9][0-9]_*.py"))
-                   if any(c.cell_type == "code" and bilingual.is_twin(c) for c in jupytext.read(source).cells)]
+
+def data_twins(source: Path) -> list[str]:
+    """The data cells' Chinese twins of a source (a code cell's other twins only translate its comments)."""
+    return [c.source for c in jupytext.read(source).cells
+            if c.cell_type == "code" and bilingual.is_twin(c) and bilingual.data_names(c.source)]
+
+
+WITH_DATA_TWINS = [source for source in sorted((ROOT / "course").glob("[0-9][0-9]_*.py")) if data_twins(source)]
 
 
 def test_the_notebooks_with_a_data_twin_are_those_that_train_on_chinese_text():
@@ -29,7 +35,7 @@ def test_the_notebooks_with_a_data_twin_are_those_that_train_on_chinese_text():
 @pytest.mark.parametrize("source", WITH_DATA_TWINS, ids=lambda p: p.stem)
 def test_the_chinese_notebook_runs_its_own_data(source, tmp_path, monkeypatch):
     nb = build_notebooks.build(source, lang="zh")
-    twins = [c.source for c in jupytext.read(source).cells if c.cell_type == "code" and bilingual.is_twin(c)]
+    twins = data_twins(source)
     (data,) = [c for c in nb.cells if c.cell_type == "code" and c.source in twins]  # in the English cell's place
     folder = tmp_path / source.stem
     shutil.copytree(ROOT / "notebooks" / source.stem, folder)

@@ -8,11 +8,30 @@
     # ## 2. 为什么要除以 $\\sqrt{d_k}$
     # ...
 
-Code cells are shared. A twin carries only ``lang="zh"``: the English cell's other markers (``answer=...``) hold
-for both. :func:`select` gives the cells of one language, :func:`problems` what a source's Chinese lacks.
+A twin carries only ``lang="zh"``: the English cell's other markers (``answer=...``, ``solution=...``) hold for
+both. :func:`select` gives the cells of one language, :func:`problems` what a source's Chinese lacks.
 
-One kind of code cell has a twin too: a *data cell*, which only assigns names that the shared cells after it use
-(the text a notebook trains on, the prompts it samples from), so that a Chinese notebook trains on Chinese text:
+A code cell that a learner reads (an exercise's docstring is its contract; comments explain the code) has a Chinese
+twin that is the same code with its comments and docstrings in Chinese (:func:`code_differences` says where it is
+more; nbgrader's ``### BEGIN SOLUTION`` markers stay as they are):
+
+    # %% solution="attention_scores"
+    def attention_scores(q, k):
+        '''Scaled dot products between every query and every key.'''
+        ### BEGIN SOLUTION
+        return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T_q, T_k)
+        ### END SOLUTION
+
+    # %% lang="zh"
+    def attention_scores(q, k):
+        '''每个查询与每个键之间的缩放点积。'''
+        ### BEGIN SOLUTION
+        return q @ k.transpose(-2, -1) / math.sqrt(q.shape[-1])  # (..., T_q, T_k)
+        ### END SOLUTION
+
+The other kind of code twin is a *data cell*'s: a data cell only assigns names that the shared cells after it use
+(the text a notebook trains on, the prompts it samples from), and its twin assigns them Chinese values, so that a
+Chinese notebook trains on Chinese text:
 
     # %%
     text = corpus("en")
@@ -389,10 +408,15 @@ def problems(source: Path) -> list[str]:
             out.append(f"{source.name}, cell {i}: a Chinese cell that follows no English {cell.cell_type} cell")
         elif is_twin(cell) and cell.cell_type == "code":
             english, chinese = data_names(before.source), data_names(cell.source)
-            if not translatable(before) or english is None or english != chinese:
+            if translatable(before) and english is not None and english == chinese:
+                continue  # a data cell's twin
+            if english is not None or chinese is not None:
                 out.append(f"{source.name}, cell {i}: a Chinese code cell must be the twin of a data cell: both only "
                            f"assign the same names, in the same order (the English assigns {english}, the Chinese "
                            f"{chinese})")
+            elif (reason := code_differences(before.source, cell.source)) is not None:
+                out.append(f"{source.name}, cell {i}: a Chinese code cell may differ from its English cell only in "
+                           f"comments and docstrings: {reason}")
     for i, english, chinese in pairs(nb.cells):
         where = f"{source.name}, cell {i} ({english.source.strip().splitlines()[0][:50] if english.source.strip() else ''!r})"
         if chinese is None:
@@ -400,6 +424,127 @@ def problems(source: Path) -> list[str]:
             continue
         out += [f"{where}: {p}" for p in cell_problems(english.source, chinese.source, own_numbers(chinese))]
     return out
+
+
+
+# ------------------------------------------------------------------------------------- a code cell's Chinese twin
+# A code cell a learner reads (an exercise's contract in its docstring, what its comments explain) has a Chinese twin
+# too: the same code, its comments and docstrings in Chinese. The build puts the twin in the English cell's place
+# (keeping that cell's markers and nbgrader metadata) only when the code is one (:func:`code_differences`).
+MARKERS = re.compile(r"^\s*###? *(?:BEGIN|END) (?:SOLUTION|HIDDEN TESTS)\b.*$", re.M)  # nbgrader's regions
+IPYTHON = re.compile(r"^([ \t]*)([%!].*)$", re.M)  # a line magic or shell line: not Python, compared as it is
+
+
+def _docstrings(tree) -> list:
+    import ast
+
+    return [node.body[0].value for node in ast.walk(tree)
+            if isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.body
+            and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)
+            and isinstance(node.body[0].value.value, str)]
+
+
+def _code_without_words(code: str):
+    """``(ast dump without docstrings, tokens without comments and docstrings, IPython lines, nbgrader markers)``
+    of a code cell; raises SyntaxError (or tokenize.TokenError) where it is no Python."""
+    import ast
+    import io
+    import tokenize
+
+    python = IPYTHON.sub(lambda m: m.group(1) + "pass", code)
+    tree = ast.parse(python)
+    docs = {(d.lineno, d.col_offset) for d in _docstrings(tree)}
+    for d in _docstrings(tree):
+        d.value = ""
+    lines = python.splitlines(keepends=True)
+
+    def col(row: int, char: int) -> int:  # tokenize counts characters, ast UTF-8 bytes
+        return len(lines[row - 1][:char].encode())
+
+    tokens = [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(python).readline)
+              if t.type not in (tokenize.COMMENT, tokenize.NL)
+              and not (t.type == tokenize.STRING and (t.start[0], col(*t.start)) in docs)]
+    return (ast.dump(tree), tokens, [m.group(2) for m in IPYTHON.finditer(code)],
+            [m.group(0).strip() for m in MARKERS.finditer(code)])
+
+
+def code_differences(english: str, chinese: str) -> str | None:
+    """Why a code cell's Chinese twin is not the same code as its English cell, or None when it is: the two may
+    differ only in comments and docstrings (compared as syntax trees without docstrings, and as token streams
+    without comments and docstrings), with the same IPython lines and the same nbgrader region markers
+    (``### BEGIN SOLUTION`` ...). A cell magic's cell compares its first line as it is and its body as Python when it
+    writes a Python file (``%%writefile model.py``); any other cell magic's body must be the same."""
+    import tokenize
+
+    if english == chinese:
+        return None
+    if english.lstrip().startswith("%%") or chinese.lstrip().startswith("%%"):
+        (en_magic, _, en_body), (zh_magic, _, zh_body) = english.partition("\n"), chinese.partition("\n")
+        if en_magic.strip() != zh_magic.strip():
+            return f"its cell magic differs: {en_magic.strip()!r} in the English, {zh_magic.strip()!r} in the Chinese"
+        if not re.fullmatch(r"%%writefile\s+(-a\s+)?\S+\.py", en_magic.strip()):
+            return f"the body of {en_magic.strip()!r} is no Python file: it must be the English cell's"
+        english, chinese = en_body, zh_body
+    try:
+        en = _code_without_words(english)
+    except (SyntaxError, tokenize.TokenError) as e:
+        return f"the English cell is no Python ({e})"
+    try:
+        zh = _code_without_words(chinese)
+    except (SyntaxError, tokenize.TokenError) as e:
+        return f"the Chinese twin is no Python ({e})"
+    if en[3] != zh[3]:
+        return f"the nbgrader markers differ: {en[3]} in the English, {zh[3]} in the Chinese"
+    if en[2] != zh[2]:
+        return f"the IPython lines differ: {en[2]} in the English, {zh[2]} in the Chinese"
+    if en[0] != zh[0] or en[1] != zh[1]:
+        diff = next(((a, b) for a, b in zip(en[1], zh[1]) if a != b), None)
+        where = f" (the English has {diff[0][1]!r} where the Chinese has {diff[1][1]!r})" if diff else ""
+        return f"its code differs from the English cell's, not only comments and docstrings{where}"
+    return None
+
+
+CJK = re.compile(r"[\u3000-\u303f\u4e00-\u9fff\uff00-\uffef]")
+NOT_WORDS = re.compile(r"`[^`\n]*`|\$[^$\n]*\$|'[^'\n]*'|\"[^\"\n]*\""  # code spans, formulas, quoted values,
+                       r"|\((?:[\w.*+/^=-]+(?:, ?[\w.*+/^=-]+)*,?)?\)")  # shapes: (B, T, D), (..., T_q, T_k), (T,)
+
+
+def english_words(code: str) -> list[str]:
+    """The comments and docstrings of a code cell that a learner reads in English: those without Chinese that hold
+    two words or more that are not names of the cell's code (``# (B, T, D)``, ``# noqa: E731``, ``# d_k`` are
+    not sentences; nbgrader's markers and commented-out IPython lines are not read)."""
+    import ast
+    import io
+    import tokenize
+
+    python = IPYTHON.sub(lambda m: m.group(1) + "pass", code)
+    try:
+        tree = ast.parse(python)
+        comments = [t.string for t in tokenize.generate_tokens(io.StringIO(python).readline)
+                    if t.type == tokenize.COMMENT]
+    except (SyntaxError, tokenize.TokenError):
+        return []
+    names = code_names(tree)
+    return [text for text in [c for c in comments if not MARKERS.fullmatch(c) and not re.match(r"#\s*[%!]", c)]
+            + [d.value for d in _docstrings(tree)] if is_english(text, names)]
+
+
+def code_names(tree) -> set[str]:
+    """The names a cell's code uses: variables, attributes, arguments, functions and classes."""
+    import ast
+
+    return ({n.id for n in ast.walk(tree) if isinstance(n, ast.Name)}
+            | {n.attr for n in ast.walk(tree) if isinstance(n, ast.Attribute)}
+            | {a.arg for a in ast.walk(tree) if isinstance(a, ast.arg)}
+            | {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))})
+
+
+def is_english(text: str, names: set[str]) -> bool:
+    """Whether a comment or docstring is English a learner reads: no Chinese, and two words or more that are not
+    ``names`` (outside code spans, formulas, quoted values and shapes)."""
+    words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9_']+", NOT_WORDS.sub(" ", text))
+             if w not in names and w.lower() not in ("noqa", "type", "ignore")]
+    return not CJK.search(text) and len(words) >= 2
 
 
 if __name__ == "__main__":

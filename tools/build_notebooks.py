@@ -14,9 +14,10 @@ checksums), with a first cell that installs the course where it is missing (:fun
 without it), from the address ``[tool.tinylm-course] install-from`` of ``pyproject.toml`` gives.
 
 The sources are jupytext "percent" files, in two languages: every English markdown cell is followed by its Chinese
-twin (``# %% [markdown] lang="zh"``, see ``tools/bilingual.py``); the code cells are shared (but a data cell's, whose
-Chinese twin assigns the same names other values: the text to train on, the prompts), so both languages' notebooks
-have the same cells, cell ids, grade ids and points. Cell markers name the cells that grading knows; everything else about
+twin (``# %% [markdown] lang="zh"``, see ``tools/bilingual.py``); the code is shared: a code cell's Chinese twin
+(``# %% lang="zh"``) is its code with the comments and docstrings in Chinese (the lint refuses any other difference,
+naming the cell), or a data cell's, which assigns the same names other values (the text to train on, the prompts), so
+both languages' notebooks have the same cells, cell ids, grade ids and points. Cell markers name the cells that grading knows; everything else about
 an exercise (its points, whether it is a bonus, its check, its hidden check) comes from the registry
 (``tinylm_grading/registry.py``), so no one edits nbgrader JSON or writes points twice:
 
@@ -291,15 +292,18 @@ INSTALL_CELL_ID = "install-course"
 
 def learner_notebook(nb: nbformat.NotebookNode, lang: str, course: str) -> nbformat.NotebookNode:
     """The learner's version of the source notebook ``nb`` (in ``lang``): what ``nbgrader generate_assignment``
-    writes (its preprocessors, but the one that saves the cells in the gradebook, with the course's nbgrader config),
-    with :func:`install_cell` first."""
+    writes (the course's preprocessors, nbgrader_config.py's, but the one that saves the cells in the gradebook; the
+    answer stubs in the notebook's language), with :func:`install_cell` first."""
     from nbgrader.converters.generate_assignment import GenerateAssignment
     from nbgrader.preprocessors import SaveCells
     from traitlets.config.loader import PyFileConfigLoader
 
+    from traitlets.utils.importstring import import_item
+
     config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
     nb, resources = nbformat.from_dict(nb), {"nbgrader": {"notebook": "", "assignment": ""}}
-    for preprocessor in GenerateAssignment.class_traits()["preprocessors"].default():
+    preprocessors = config.GenerateAssignment.get("preprocessors") or GenerateAssignment.class_traits()["preprocessors"].default()
+    for preprocessor in (import_item(p) if isinstance(p, str) else p for p in preprocessors):  # the course's, as nbgrader's
         if preprocessor is not SaveCells:
             nb, resources = preprocessor(config=config).preprocess(nb, resources)
     cell = nbformat.v4.new_code_cell(install_cell(lang, course))
