@@ -122,10 +122,11 @@ def test_zh_with_residuals_8_layers_end_lower_in_two_seeds_of_three(ablations):
 
 # ===================================================================================== section 2: Pre-LN, Post-LN
 def test_zh_pre_ln_ends_lower_at_every_rate_and_post_ln_stays_near_the_unigram_loss(ablations):
-    """"在全部四个学习率上，Post-LN 都停在 unigram 损失附近；Pre-LN 在 1e-3 和 3e-3 这两个学习率上都降到了它下面，最低的
-    是学习率 3e-3 时（约 5.52）；再往上的两个学习率对 Pre-LN 来说已经太大，损失又回升了（回升多少，每次运行都不一样：有时会
-    回到 unigram 损失附近，个别种子甚至略高于它）"; "加了预热，Post-LN 最后停的位置和不加时一样". (It said Pre-LN ended
-    below the unigram loss at all four rates: on another machine one seed ended at 6.20 against 6.16.)"""
+    """"在全部四个学习率上，Post-LN 都停在 unigram 损失附近；Pre-LN 从 3e-3 起的三个学习率上都明显降到了它下面，最低的是
+    学习率 3e-3 时（约 5.52），再往上的两个学习率对 Pre-LN 来说已经太大，损失又回升了；在最小的学习率 1e-3 上，Pre-LN 这几百步
+    还远没学完，只比 unigram 损失略低（不同的机器上，个别种子甚至会略高于它）"; "加了预热，Post-LN 最后停的位置和不加时
+    一样". (It said Pre-LN ended below the unigram loss at all four rates: here at 1e-3 it ends 0.06 to 0.12 below it, on
+    another machine one seed ended at 6.20 against 6.16.)"""
     runs, unigram = ablations["norm_placement"]["runs"], ablations["unigram_loss"]
     lrs = runs["Pre-LN"]["lrs"]
     pre = {lr: [seed[k] for seed in runs["Pre-LN"]["final_loss"]] for k, lr in enumerate(lrs)}  # rate -> seeds
@@ -134,7 +135,8 @@ def test_zh_pre_ln_ends_lower_at_every_rate_and_post_ln_stays_near_the_unigram_l
     for lr in lrs:
         assert all(b - a > 0 for a, b in zip(pre[lr], post[lr]))  # every seed
         assert abs(mean(post[lr]) - unigram) < 0.06
-    assert all(max(pre[lr]) < unigram for lr in (1e-3, 3e-3))
+    assert all(max(pre[lr]) < unigram - 0.1 for lr in (3e-3, 1e-2, 3e-2))  # clearly below
+    assert unigram - 0.25 < mean(pre[1e-3]) < unigram  # a little below, on average
     best = min(lrs, key=lambda lr: mean(pre[lr]))
     assert best == 3e-3 and abs(mean(pre[best]) - 5.52) <= 0.03
     assert all(mean(pre[lr]) > mean(pre[3e-3]) for lr in (1e-2, 3e-2))
