@@ -4,7 +4,8 @@ Each row of ``ROWS`` is ``(check, mutant, expected mistake id or None, key phras
 collected from the ``ROWS`` of every module in ``tests/mutants/`` (one module per stage's checks):
 the check must raise ``CheckFailure`` (never another exception, never pass), ``exc.mistake`` must equal
 the expected id exactly, the message must start with the problem line, the problem must contain the
-key phrase, and a named mistake's hint must be one written for that mistake.
+key phrase, its expected: and got: lines must not read alike (``tinylm_checks.failure.reads_alike``), and a named
+mistake's hint must be one written for that mistake.
 
 Rows listed in ``CHECK_BUGS`` (and seeds listed in ``SEED_BUGS``) describe what the check *should* do
 but does not yet: they are marked ``xfail(strict=True)``, so fixing the check turns them into an XPASS
@@ -14,6 +15,7 @@ import pytest
 import torch
 
 from tinylm_checks import MISTAKE_HINTS, MISTAKES, CheckFailure
+from tinylm_checks.failure import reads_alike
 
 from mutants import MULTI, ROWS
 
@@ -93,6 +95,7 @@ def test_check_fails_mutant_with_exact_diagnosis(check, mutant, mistake, phrase)
     assert exc.check == check.__name__
     assert msg.splitlines()[0] == f"{check.__name__} failed: {exc.problem}"
     assert phrase in exc.problem, f"{phrase!r} not in the problem {exc.problem!r}"
+    assert not any(reads_alike(f.expected, f.got) for f in [exc, *exc.also]), f"expected and got read alike:\n{msg}"
     if mistake is not None:
         assert f"likely mistake: {MISTAKES[mistake]}" in msg, msg
         assert exc.hint and exc.hint_for == mistake, f"the hint is not the one written for {mistake}:\n{msg}"
@@ -132,6 +135,7 @@ def test_independent_slips_are_named_in_one_report(check, mutant, mistakes):
     msg = str(exc)
     assert exc.mistakes == mistakes, msg
     assert msg.splitlines()[0] == f"{check.__name__} failed: {exc.problem}"
+    assert not any(reads_alike(f.expected, f.got) for f in [exc, *exc.also]), f"expected and got read alike:\n{msg}"
     for other in exc.also:
         block = msg.split(f"  and also: {other.problem}\n", 1)[1].split("  and also: ")[0]
         assert f"    likely mistake: {MISTAKES[other.mistake]}\n    hint:     {other.hint}" in block, msg

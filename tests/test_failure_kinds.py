@@ -49,11 +49,14 @@ def _failures():
             yield pytest.param(check, mutant, id="-".join(key))
 
 
+@pytest.mark.slow  # 818 check runs (50 s on 2 cores); in English, tests/test_checks_mutants.py asserts it of each row
 @pytest.mark.parametrize("check, mutant", list(_failures()))
-def test_no_failure_shows_expected_and_got_that_read_alike(check, mutant):
-    """Every failure of every wrong implementation, and each further slip it names, says what differs."""
+def test_no_failure_shows_expected_and_got_that_read_alike_in_chinese(check, mutant):
+    """Every failure of every wrong implementation, and each further slip it names, says what differs in Chinese
+    too (English: test_check_fails_mutant_with_exact_diagnosis and test_independent_slips_are_named_in_one_report)."""
     try:
-        check(mutant)
+        with i18n.using("zh"):
+            check(mutant)
     except CheckFailure as e:
         for f in [e, *e.also]:
             assert not reads_alike(f.expected, f.got), str(e)

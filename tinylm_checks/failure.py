@@ -33,8 +33,8 @@ def reads_alike(expected: str | None, got: str | None) -> bool:
     They do when they show the same values (numbers by value) and the words of one are among the other's ("this
     batch's gradients, clipped (norm 0.544)" against "norm 0.5440"), or when got: is one bare name that expected:
     shows, in any case ("self.dropout = 0.0" against "Dropout": a type that reads as a wrong value). Every failure
-    the checks raise says what differs instead (tests/test_failure_kinds.py walks the failures of every wrong
-    implementation in tests/mutants)."""
+    the checks raise says what differs instead (tests/test_checks_mutants.py asserts it of the failure of every wrong
+    implementation in tests/mutants, tests/test_failure_kinds.py of the same in Chinese)."""
     if not expected or not got:
         return False
     (ev, ew), (gv, gw) = _tokens(expected), _tokens(got)
