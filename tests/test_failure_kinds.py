@@ -144,6 +144,7 @@ def test_a_softmax_over_the_queries_keeps_every_shape():
     assert not torch.allclose(weights.sum(-1), torch.ones(2, 4))
 
 
+@pytest.mark.slow  # two pytest processes
 def test_the_capstone_tests_run_with_python_m_pytest_not_plain_pytest(tmp_path):
     """Notebook 13, section 2: "run them with `python -m pytest` in the repository's root, which puts that folder on
     the import path (plain `pytest` does not, and cannot import `model`)" (it used to say only that pytest runs them
@@ -183,6 +184,7 @@ def _natural_checklist(setup):
     return None
 
 
+@pytest.mark.slow  # a whole check_overfit_checklist run: 9 s
 def test_every_setup_the_checklist_check_builds_is_one_the_notebook_describes():
     """A setup a check builds is one the learner can build too: every variant of every bug has a mask_diagonal the
     notebook's mask, tril(diagonal=mask_diagonal), takes (issue 40: "no mask" was mask_diagonal=None, which crashed
