@@ -109,6 +109,11 @@ def test_the_chinese_notebook_reads_the_twin_the_english_its_own_cell_with_the_s
      "Chinese has '('"),
     (lambda s: s.replace("    ### BEGIN SOLUTION\n    return 2 * x  # (B, T, D)：",
                          "    ### BEGIN SOLUTION\n    return 2 * x  # (B, T, D)：\n  x"), "the Chinese twin is no Python"),
+    (lambda s: s.replace("every entry doubled\n", "every entry doubled\n    # a comment added later\n"),
+     "its comments are not where the English cell's are: the English cell has one on its line 9 (on a line of its "
+     "own) that the other has not"),
+    (lambda s: s.replace("# (B, T, D)：每个元素都乘以 2", ""),
+     "the English cell has one on its line 8 (at a line's end) that the other has not"),
 ])
 def test_a_twin_that_changes_the_code_fails_the_build_with_one_line_naming_the_cell(tmp_path, change, reason):
     text = change(SOURCE)

@@ -445,8 +445,8 @@ def _docstrings(tree) -> list:
 
 
 def _code_without_words(code: str):
-    """``(ast dump without docstrings, tokens without comments and docstrings, IPython lines, nbgrader markers)``
-    of a code cell; raises SyntaxError (or tokenize.TokenError) where it is no Python."""
+    """``(ast dump without docstrings, tokens without comments and docstrings, IPython lines, nbgrader markers,
+    where the comments are)`` of a code cell; raises SyntaxError (or tokenize.TokenError) where it is no Python."""
     import ast
     import io
     import tokenize
@@ -461,18 +461,25 @@ def _code_without_words(code: str):
     def col(row: int, char: int) -> int:  # tokenize counts characters, ast UTF-8 bytes
         return len(lines[row - 1][:char].encode())
 
-    tokens = [(t.type, t.string) for t in tokenize.generate_tokens(io.StringIO(python).readline)
-              if t.type not in (tokenize.COMMENT, tokenize.NL)
-              and not (t.type == tokenize.STRING and (t.start[0], col(*t.start)) in docs)]
+    tokens, comments, last_row = [], [], 0
+    for t in tokenize.generate_tokens(io.StringIO(python).readline):
+        if t.type == tokenize.COMMENT:  # where it sits: after which code token, on that token's line or its own
+            where = (len(tokens), "at a line's end" if t.start[0] == last_row else "on a line of its own")
+            if not MARKERS.fullmatch(t.string) and (not comments or comments[-1][:2] != where):  # several lines: one
+                comments.append((*where, t.start[0]))
+        elif t.type != tokenize.NL and not (t.type == tokenize.STRING and (t.start[0], col(*t.start)) in docs):
+            tokens.append((t.type, t.string))
+            last_row = t.end[0]
     return (ast.dump(tree), tokens, [m.group(2) for m in IPYTHON.finditer(code)],
-            [m.group(0).strip() for m in MARKERS.finditer(code)])
+            [m.group(0).strip() for m in MARKERS.finditer(code)], comments)
 
 
 def code_differences(english: str, chinese: str) -> str | None:
     """Why a code cell's Chinese twin is not the same code as its English cell, or None when it is: the two may
     differ only in comments and docstrings (compared as syntax trees without docstrings, and as token streams
-    without comments and docstrings), with the same IPython lines and the same nbgrader region markers
-    (``### BEGIN SOLUTION`` ...). A cell magic's cell compares its first line as it is and its body as Python when it
+    without comments and docstrings), with the same IPython lines, the same nbgrader region markers
+    (``### BEGIN SOLUTION`` ...) and a comment where the English has one (an English comment added later and not
+    translated fails too). A cell magic's cell compares its first line as it is and its body as Python when it
     writes a Python file (``%%writefile model.py``); any other cell magic's body must be the same."""
     import tokenize
 
@@ -501,6 +508,12 @@ def code_differences(english: str, chinese: str) -> str | None:
         diff = next(((a, b) for a, b in zip(en[1], zh[1]) if a != b), None)
         where = f" (the English has {diff[0][1]!r} where the Chinese has {diff[1][1]!r})" if diff else ""
         return f"its code differs from the English cell's, not only comments and docstrings{where}"
+    en_at, zh_at = [c[:2] for c in en[4]], [c[:2] for c in zh[4]]
+    if en_at != zh_at:  # a comment added to the English cell (or taken out) and not to its twin
+        missing, extra = [c for c in en[4] if c[:2] not in zh_at], [c for c in zh[4] if c[:2] not in en_at]
+        which, (_, kind, row) = ("English", missing[0]) if missing else ("Chinese", extra[0])
+        return (f"its comments are not where the English cell's are: the {which} cell has one on its line {row} "
+                f"({kind}) that the other has not")
     return None
 
 
