@@ -44,6 +44,12 @@ c.Application.logging_config = {"formatters": {"console": {"class": "tinylm_grad
 # What a learner sees in place of a solution.
 c.ClearSolutions.code_stub = {"python": "# YOUR CODE HERE\nraise NotImplementedError()"}
 c.ClearSolutions.text_stub = "YOUR ANSWER HERE"
+# the release's stubs in the notebook's language (a Chinese notebook's are Chinese): nbgrader's ClearSolutions replaced
+from nbgrader.converters.generate_assignment import GenerateAssignment  # noqa: E402
+from tinylm_grading.preprocessors import ClearSolutions  # noqa: E402
+
+c.GenerateAssignment.preprocessors = [ClearSolutions if cls.__name__ == "ClearSolutions" else cls
+                                      for cls in GenerateAssignment.class_traits()["preprocessors"].default()]
 
 # Autograding runs untrusted code: a cell that runs longer than this is interrupted and scored as an
 # error, so an infinite loop costs one exercise, not the whole run. The slowest solution cell of the

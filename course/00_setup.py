@@ -102,7 +102,7 @@ check_environment()
 # 每个练习都是一个代码单元格，里面有一个等你补全的函数（或类）。函数签名和文档字符串（docstring）都已经写好，函数体里只有这两行：
 #
 # ```python
-# # YOUR CODE HERE
+# # 在这里写你的代码
 # raise NotImplementedError()
 # ```
 #

@@ -82,3 +82,47 @@ def test_the_original_lesson_is_introduced_before_it_is_named():
         first = text.find("原讲义")
         if first >= 0:
             assert text.find("这门课最初依据的那份讲义") in range(0, first), source.stem
+
+
+# ---- nbgrader's answer stubs in the release, in the notebook's language
+
+LEARNER = ROOT / "tinylm_solutions" / "learner_notebooks"
+
+
+def _answer_cells(lang: str):
+    import nbformat
+
+    for path in sorted((LEARNER / lang).glob("*/*.ipynb")):
+        for cell in nbformat.read(path, as_version=4).cells:
+            meta = cell.metadata.get("nbgrader", {})
+            if meta.get("solution"):
+                yield path.stem, cell
+
+
+def test_the_chinese_release_s_answer_stubs_are_chinese():
+    code = text = 0
+    for stage, cell in _answer_cells("zh"):
+        assert "YOUR CODE HERE" not in cell.source and "YOUR ANSWER HERE" not in cell.source, (stage, cell.source)
+        if cell.cell_type == "markdown":
+            assert cell.source == "在这里写下你的回答", stage
+            text += 1
+        elif "raise NotImplementedError()" in cell.source:
+            assert "# 在这里写你的代码\n" in cell.source + "\n", (stage, cell.source)
+            code += 1
+    assert code > 30 and text >= 4, (code, text)
+
+
+def test_the_english_release_keeps_nbgrader_s_stubs():
+    sources = [cell.source for _, cell in _answer_cells("en")]
+    assert "YOUR ANSWER HERE" in sources and any("# YOUR CODE HERE\nraise NotImplementedError()" in s for s in sources)
+    assert not any("在这里" in s for s in sources)
+
+
+def test_the_capstone_check_knows_a_file_left_as_either_release_s_stub():
+    from tinylm_checks import CheckFailure, check_capstone_model
+    from tinylm_checks._text import say
+
+    for stub in ("# YOUR CODE HERE\nraise NotImplementedError()\n", "# 在这里写你的代码\nraise NotImplementedError()\n"):
+        with pytest.raises(CheckFailure) as failure:
+            check_capstone_model({"model.py": stub})
+        assert say("capstone.unfinished.problem", name="model.py") in str(failure.value), str(failure.value)

@@ -48,6 +48,7 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from tinylm_solutions import i18n, messages
 
 from . import _forked
 from ._core import Ctx, check, max_abs_diff, reference
@@ -353,10 +354,13 @@ def _files(ctx: Ctx, repo, needed: tuple[str, ...]) -> dict[str, str]:
     for name in needed:
         if name not in files:
             ctx.fail("capstone.missing_file", name=name, have=", ".join(sorted(files)) or "-")
-        if "raise NotImplementedError()" in files[name] and "YOUR CODE HERE" in files[name]:
+        if "raise NotImplementedError()" in files[name] and any(stub in files[name] for stub in _STUBS):
             ctx.fail("capstone.unfinished", name=name)
     return files
 
+
+_STUBS = tuple(i18n.translate(messages.FOLDER, "stub.code", messages.TEXT["stub.code"], lang) for lang in i18n.LANGUAGES)
+"""The comment of a release's code stub, in each language (``# YOUR CODE HERE``, ``# 在这里写你的代码``)."""
 
 MAX_SOURCE = 200_000
 """Characters: the longest file of the learner's own code the checks parse (parsing takes about 700 bytes of memory

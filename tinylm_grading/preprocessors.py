@@ -19,6 +19,8 @@ Wired in ``nbgrader_config.py`` in place of nbgrader's own ``DeduplicateIds`` an
   (:func:`~tinylm_grading.execution.scrub_partial_credit`). Each verdict is also kept as data in its test cell's
   metadata (:data:`~tinylm_grading.verdicts.RECORD`: passed, the check's message id, the named mistakes), which
   :mod:`tinylm_grading.classreport` reads for the class's report.
+- :class:`ClearSolutions` — nbgrader's, whose answer stubs are in the notebook's language (its metadata
+  ``tinylm.lang``): a Chinese release says ``# 在这里写你的代码`` and ``在这里写下你的回答``.
 - :class:`InertOutputs` — after execution, every output keeps only what rendering it needs
   (:func:`tinylm_grading.html.inert_cell`): the feedback and the formgrader render the autograded notebook, and
   nbconvert writes output metadata into tags (an image's ``width`` carried an ``onerror``).
@@ -29,6 +31,7 @@ from jupyter_client.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.v4 import new_markdown_cell
 from nbgrader import utils
+from nbgrader.preprocessors import ClearSolutions as NbgraderClearSolutions
 from nbgrader.preprocessors import Execute, NbGraderPreprocessor
 from traitlets import Bool, Integer
 
@@ -244,6 +247,27 @@ class GradingExecute(Execute):
         run_sync(self.async_start_new_kernel_client)()
         self._replay.run(self.nb.cells, lambda cell, i: self.execute_cell(cell, i, store_history=False),
                          self._deadline, DeadKernelError)
+
+
+def stubs(lang: str) -> tuple[str, str]:
+    """nbgrader's answer stubs in ``lang``: a code cell's (a comment, then ``raise NotImplementedError()``) and a
+    written answer's. The English ones are nbgrader's own defaults, which the course's checks and tests know."""
+    from tinylm_solutions.messages import FOLDER, TEXT
+
+    code, text = (i18n.translate(FOLDER, key, TEXT[key], lang) for key in ("stub.code", "stub.text"))
+    return f"# {code}\nraise NotImplementedError()", text
+
+
+class ClearSolutions(NbgraderClearSolutions):
+    """nbgrader's ``ClearSolutions``, with the stubs of the notebook's language (:func:`stubs`) in a notebook that
+    is not English (its metadata ``tinylm.lang``); an English notebook keeps the configured ones."""
+
+    def preprocess(self, nb, resources):
+        lang = i18n.notebook_language(nb)
+        if lang not in (None, "en"):
+            code, self.text_stub = stubs(lang)
+            self.code_stub = {"python": code}
+        return super().preprocess(nb, resources)
 
 
 class InertOutputs(NbGraderPreprocessor):

@@ -298,12 +298,10 @@ def learner_notebook(nb: nbformat.NotebookNode, lang: str, course: str) -> nbfor
     from nbgrader.preprocessors import SaveCells
     from traitlets.config.loader import PyFileConfigLoader
 
-    from traitlets.utils.importstring import import_item
-
     config = PyFileConfigLoader("nbgrader_config.py", path=str(ROOT)).load_config()
     nb, resources = nbformat.from_dict(nb), {"nbgrader": {"notebook": "", "assignment": ""}}
     preprocessors = config.GenerateAssignment.get("preprocessors") or GenerateAssignment.class_traits()["preprocessors"].default()
-    for preprocessor in (import_item(p) if isinstance(p, str) else p for p in preprocessors):  # the course's, as nbgrader's
+    for preprocessor in preprocessors:
         if preprocessor is not SaveCells:
             nb, resources = preprocessor(config=config).preprocess(nb, resources)
     cell = nbformat.v4.new_code_cell(install_cell(lang, course))
