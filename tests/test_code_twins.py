@@ -149,3 +149,13 @@ def test_no_code_cell_of_a_chinese_notebook_leaves_english_sentences(source):
     left = [(i, text) for i, cell in enumerate(chinese.cells) if cell.cell_type == "code"
             for text in bilingual.english_words(cell.source)]
     assert left == [], f"{source.name}: code cells with English comments or docstrings and no Chinese twin: {left}"
+
+
+def test_a_twin_leaves_its_cell_s_shown_strings_in_the_catalog(tmp_path):
+    """A name the English cell only shows is not read by another cell when its twin reads it: the twin is that cell,
+    in Chinese (counted as another cell, the strings fell out of course/locale's catalog, shown in English)."""
+    source = tmp_path / "99_stage.py"
+    code = 'evidence = "none found"  # the result\nprint("result -", evidence)\n'
+    source.write_text(f'# %%\n{code}\n# %% lang="zh"\n{code.replace("# the result", "# 结果")}', encoding="utf-8")
+    assert bilingual.problems(source) == []
+    assert bilingual.shown_strings(source) == ["none found", "result -"]

@@ -389,9 +389,9 @@ def shown_strings(source: Path) -> list[str]:
     import jupytext
 
     out: dict[str, None] = {}
-    cells = jupytext.read(source).cells
-    for cell, elsewhere in zip(cells, read_elsewhere(cells)):
-        if translatable(cell) and not is_twin(cell):  # a data cell's twin is written in Chinese
+    cells = select(jupytext.read(source).cells, "en")  # the notebook's cells: a twin is no other cell that reads
+    for cell, elsewhere in zip(cells, read_elsewhere(cells)):  # a name (it is its English cell, in Chinese)
+        if translatable(cell):
             out.update((text, None) for _, _, text in code_strings(cell.source, elsewhere))
     return list(out)
 
