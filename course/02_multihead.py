@@ -793,6 +793,6 @@ plt.show()
 # - `H` 个宽度为 `d_k = D // H` 的头（`d_k` 是 int；`D % H` 必须为 0）共用同一组 `D × D` 投影，每个头只取投影输出里属于自己的一段：不管 `H` 是多少，都是 $4(D^2 + D)$ 个参数。
 # - 切分：`view(B, T, H, d_k).transpose(1, 2)`；合并：`transpose(1, 2).reshape(B, T, D)`。只用一个 `view`，形状对，数据却是错的。
 # - 注意力在 `(B, H, T, d_k)` 上按头分别计算，缩放因子是 `1 / sqrt(d_k)`；权重的形状是 `(B, H, T, T)`。
-# - `nn.MultiheadAttention` 算的是同一件事，但它的布尔 `attn_mask` 里 True = **被屏蔽**。
+# - `nn.MultiheadAttention` 算的是同一件事，但它的布尔 `attn_mask` 里 True = **被遮住**。
 #
 # **下一步：** 笔记本 03 专门讲掩码：因果掩码、填充，以及一行里已经没有任何键可以关注时会发生什么。

@@ -339,7 +339,7 @@ plt.show()
 # 自带的部件，`nn.LayerNorm(d_model)`、`nn.MultiheadAttention(d_model, num_heads, batch_first=True)` 和
 # `nn.Sequential(nn.Linear, nn.GELU(),
 # nn.Linear)` 也可以，名字还是那四个（注意
-# `nn.MultiheadAttention` 的掩码约定：True = *屏蔽*）。
+# `nn.MultiheadAttention` 的掩码约定：True = *遮住*）。
 #
 # **难度：** ★★☆ · **用时：** 约 20 分钟
 #
@@ -487,7 +487,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_transformer_block(Tra
 # `norm1`、`norm2`。要和课程的块一致，必须设三个参数：`dropout=0.0`（它的默认值是 0.1）、`activation="gelu"`（默认是 ReLU）和
 # `batch_first=True`。
 #
-# **小心掩码。** 它的 bool `src_mask` 里 True 表示**屏蔽**，和本课程正好相反，所以要传 `~causal_mask(T)`。
+# **小心掩码。** 它的 bool `src_mask` 里 True 表示**遮住**，和本课程正好相反，所以要传 `~causal_mask(T)`。
 #
 # 下面的单元格把你的 `TransformerBlock` 和它做比较。
 
@@ -1126,7 +1126,7 @@ with torch.no_grad():
 # - Post-LN：`x = norm1(x + attn(x))`，`x = norm2(x + ffn(x))`。Pre-LN：`x = x + attn(norm1(x))`，`x = x + ffn(norm2(x))`：残差流从不归一化，初始化时梯度表现良好，不需要预热（Xiong et al., 2020），模型最后再加一个层归一化。
 # - 它就是 `nn.TransformerEncoderLayer(..., dropout=0.0, activation="gelu", batch_first=True,
 #   norm_first=...)`。注意：它的 bool
-#   `src_mask` 里 True 表示屏蔽。
+#   `src_mask` 里 True 表示遮住。
 # - 掩码从外部传入，原样传下去；加了因果掩码，后面的 token 不会改变前面的任何输出。
 # - 参数量：注意力 $4(D^2 + D)$，FFN $2 D d_\text{ff} + d_\text{ff} + D$，归一化 $4D$；`d_ff = 4 D` 时为
 #   $12D^2 + 13D$，**每层约 12 D²**。

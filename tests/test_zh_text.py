@@ -126,3 +126,26 @@ def test_the_capstone_check_knows_a_file_left_as_either_release_s_stub():
         with pytest.raises(CheckFailure) as failure:
             check_capstone_model({"model.py": stub})
         assert say("capstone.unfinished.problem", name="model.py") in str(failure.value), str(failure.value)
+
+
+# ---- one term table: the catalogs and the Chinese notebooks use its words, never a rejected variant
+
+def _chinese_texts():
+    from babel.messages.pofile import read_po
+
+    for po in sorted([*ROOT.glob("tinylm_*/locale/zh_CN/LC_MESSAGES/*.po"), *ROOT.glob("course/locale/zh_CN/LC_MESSAGES/*.po")]):
+        with open(po, "rb") as f:
+            for m in read_po(f):
+                if m.id and m.string:
+                    yield f"{po.name}: {m.context or m.id}", m.string
+    for source in SOURCES:
+        for cell in jupytext.read(source).cells:
+            if cell.metadata.get("lang") == "zh":
+                yield source.stem, cell.source
+
+
+def test_no_chinese_text_uses_a_rejected_variant_of_a_term():
+    from tinylm_checks.messages.terms import REJECTED
+
+    found = [(where, bad, REJECTED[bad]) for where, text in _chinese_texts() for bad in REJECTED if bad in text]
+    assert found == []

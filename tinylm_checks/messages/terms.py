@@ -69,3 +69,13 @@ TERMS = (
     ("hint", "提示", ""),
     ("exercise", "练习", ""),
 )
+
+
+REJECTED = {
+    "残差主干": "残差流",  # residual stream
+    "屏蔽": "遮住",  # a mask's True: the course writes 遮住 (被遮住的键), also for nn.MultiheadAttention's convention
+    "阶段 0": "笔记本 0",  # a stage is named by its notebook: 笔记本 08
+    "阶段 1": "笔记本 1",
+}
+"""Variants the Chinese text does not use, each -> the word it uses instead (tests/test_zh_text.py checks the
+catalogs and the Chinese notebooks)."""
