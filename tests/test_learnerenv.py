@@ -456,10 +456,11 @@ def test_make_class_says_what_it_needs_in_the_instructor_s_language(lang, monkey
         assert tinylm_checks._text.say("grading.class.help.learners", default=3) in capsys.readouterr().out
         monkeypatch.setattr(hubclass.os, "geteuid", lambda: 1000)
         assert hubclass.main([]) == 2
-        assert capsys.readouterr().err == f"make class: error: {tinylm_checks._text.say('grading.class.needs_root')}\n"
+        error = {"en": "make class: error: ", "zh": "make class：错误："}[lang]  # argparse's word, in the language too
+        assert capsys.readouterr().err == f"{error}{tinylm_checks._text.say('grading.class.needs_root')}\n"
         monkeypatch.setattr(hubclass.os, "geteuid", lambda: 0)
         monkeypatch.setattr(hubclass.shutil, "which", lambda name: None)
         assert hubclass.main([]) == 2
         err = capsys.readouterr().err
-        assert err == f"make class: error: {tinylm_checks._text.say('grading.class.needs_npm')}\n"
+        assert err == f"{error}{tinylm_checks._text.say('grading.class.needs_npm')}\n"
         assert bool(re.search(r"[\u4e00-\u9fff]", err)) == (lang == "zh")

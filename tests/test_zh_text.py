@@ -118,6 +118,14 @@ def test_the_english_release_keeps_nbgrader_s_stubs():
     assert not any("在这里" in s for s in sources)
 
 
+def test_the_capstone_check_knows_every_language_s_stub():
+    from tinylm_checks import capstone
+    from tinylm_grading.preprocessors import stubs
+    from tinylm_solutions.i18n import LANGUAGES
+
+    assert sorted(stubs(lang)[0].splitlines()[0].removeprefix("# ") for lang in LANGUAGES) == sorted(capstone._STUBS)
+
+
 def test_the_capstone_check_knows_a_file_left_as_either_release_s_stub():
     from tinylm_checks import CheckFailure, check_capstone_model
     from tinylm_checks._text import say

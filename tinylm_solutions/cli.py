@@ -20,7 +20,7 @@ the same model and writes the checkpoint.
 
 Every sentence they print is in the user's language (:func:`tinylm_solutions.i18n.language`: ``TINYLM_LANG``,
 else the locale), from :mod:`tinylm_solutions.messages`; argparse's own words ("usage:", "the following arguments
-are required") too (:func:`tinylm_solutions.i18n.argparse_words`). Bad input never gives a traceback: one line ``tinylm-train: error: ...`` on stderr
+are required") too (:func:`tinylm_solutions.messages.argparse_words`). Bad input never gives a traceback: one line ``tinylm-train: error: ...`` on stderr
 and exit status 2 (a missing, unreadable, empty or non-UTF-8 corpus or config, a corpus shorter than it needs to be
 for the block size, an unknown, mistyped or out-of-range setting, a checkpoint of another vocabulary or model, a
 file that is not a checkpoint, a checkpoint that cannot be written, a run whose loss diverges, a prompt the model
@@ -39,9 +39,8 @@ import yaml
 from tqdm.auto import tqdm
 
 from .data import CORPORA, ZH_CORPUS, corpus, train_val_split
-from . import i18n
 from .generate import generate
-from .messages import TEXT, say
+from .messages import TEXT, ArgumentParser, error_line, say
 from .model import TinyLM, small_init_std
 from .tokenizer import CharTokenizer, WordTokenizer
 from .train import perplexity
@@ -65,16 +64,16 @@ class UsageError(Exception):
 
 
 def _fail(prog: str, e: Exception) -> int:
-    print(i18n.error_line(prog, " ".join(str(e).splitlines())), file=sys.stderr, end="")
+    print(error_line(prog, " ".join(str(e).splitlines())), file=sys.stderr, end="")
     return 2
 
 
-class _Parser(i18n.ArgumentParser):
+class _Parser(ArgumentParser):
     """argparse in the user's language, whose usage errors are one line too: ``prog: error: <argparse's message> (see
     prog --help)``."""
 
     def error(self, message: str):
-        self.exit(2, i18n.error_line(self.prog, say("error.see_help", message=message, prog=self.prog)))
+        self.exit(2, error_line(self.prog, say("error.see_help", message=message, prog=self.prog)))
 
 
 def _show(value) -> str:

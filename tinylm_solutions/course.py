@@ -35,7 +35,7 @@ import uuid
 from pathlib import Path
 
 from . import i18n
-from .messages import say
+from .messages import ArgumentParser, error_line, say
 
 PYTHON = (3, 11)
 """The oldest Python the course runs on (pyproject.toml's requires-python)."""
@@ -52,12 +52,12 @@ class UsageError(Exception):
     """Bad input, its message already in the user's language: reported as one line, exit status 2."""
 
 
-class _Parser(i18n.ArgumentParser):
+class _Parser(ArgumentParser):
     """argparse in the user's language, whose usage errors are one line: ``prog: error: <argparse's message> (see
     prog --help)``."""
 
     def error(self, message: str):
-        self.exit(2, i18n.error_line(self.prog, say("error.see_help", message=message, prog=self.prog)))
+        self.exit(2, error_line(self.prog, say("error.see_help", message=message, prog=self.prog)))
 
 
 class _Formatter(argparse.HelpFormatter):
@@ -219,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
             sys.stdout.flush()
             return lab(folder, args.lang, jupyter_args)
     except UsageError as e:
-        print(i18n.error_line(PROG, " ".join(str(e).splitlines())), file=sys.stderr, end="")
+        print(error_line(PROG, " ".join(str(e).splitlines())), file=sys.stderr, end="")
         return 2
     return 0
 

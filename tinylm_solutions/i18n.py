@@ -10,7 +10,6 @@ English changed since it was translated), is not used: the English is shown inst
 """
 from __future__ import annotations
 
-import argparse
 import os
 import re
 import unicodedata
@@ -109,69 +108,6 @@ def translate(folder: str | Path, key: str, english: str, lang: str | None = Non
     lang = lang or language()
     entry = catalog(str(folder), lang).get(key)
     return entry[1] if entry is not None and entry[0] == english else english
-
-
-@contextmanager
-def argparse_words(lang: str | None = None):
-    """Within the block, argparse's own words ("usage:", "options", "show this help message and exit", "the following
-    arguments are required: ...") are in ``lang`` (default :func:`language`): a command line builds its parser and
-    parses inside it. argparse asks gettext for them (its module's ``_`` and ``ngettext``); the block points those at
-    the ``argparse.*`` messages of :mod:`tinylm_solutions.messages` (keyed by argparse's English, its msgid) and puts
-    them back after, so nothing outside the block (another library's parser) changes."""
-    import argparse
-
-    from . import messages
-
-    lang = lang or language()
-    by_english = {english: key for key, english in messages.TEXT.items() if key.startswith("argparse.")}
-
-    def gettext(english: str) -> str:
-        key = by_english.get(english)
-        return translate(messages.FOLDER, key, english, lang) if key else english
-
-    def ngettext(singular: str, plural: str, n: int) -> str:
-        return gettext(singular if n == 1 else plural)
-
-    before = argparse.__dict__.get("_"), argparse.__dict__.get("ngettext")
-    if lang != "en":
-        argparse._, argparse.ngettext = gettext, ngettext
-    try:
-        yield
-    finally:
-        argparse._, argparse.ngettext = before
-
-
-def _speaking(method):
-    def wrapped(self, *args, **kwargs):
-        with argparse_words():
-            return method(self, *args, **kwargs)
-    return wrapped
-
-
-class ArgumentParser(argparse.ArgumentParser):
-    """argparse in the user's language: its own words (:func:`argparse_words`) while it builds its groups, writes its
-    help and usage, parses and reports an error (``prog: error: message``, :func:`error_line`)."""
-
-    __init__ = _speaking(argparse.ArgumentParser.__init__)
-    format_usage = _speaking(argparse.ArgumentParser.format_usage)
-
-    @_speaking
-    def format_help(self) -> str:
-        text = super().format_help()  # a section's heading ends in argparse's ":", after Chinese a full-width one
-        return text if language() == "en" else "\n".join(
-            line[:-1] + "：" if line.endswith(":") and not line.startswith(" ") and CJK.search(line) else line
-            for line in text.split("\n"))
-    parse_args = _speaking(argparse.ArgumentParser.parse_args)
-    parse_known_args = _speaking(argparse.ArgumentParser.parse_known_args)
-    error = _speaking(argparse.ArgumentParser.error)
-
-
-def error_line(prog: str, message: str) -> str:
-    """``prog: error: message`` and a newline, in the user's language (argparse's own form of an error)."""
-    from . import messages
-
-    english = messages.TEXT["argparse.error"]
-    return translate(messages.FOLDER, "argparse.error", english) % {"prog": prog, "message": message}
 
 
 def display_width(text: str) -> int:
