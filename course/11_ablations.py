@@ -378,8 +378,8 @@ print("healthy sample:", repr(greedy_sample(healthy)))
 print("\nthe bug names you choose from:", BUG_NAMES)
 
 # %% [markdown]
-# Our healthy model is still young: about 3 nats, and its greedy continuation is mostly spaces, the most
-# frequent character. That is fine: what matters is how the broken ones differ from it.
+# Our healthy model is still young: about 3 nats, and its greedy continuation is the corpus's most frequent
+# characters (spaces, e, t...) again and again. That is fine: what matters is how the broken ones differ from it.
 #
 # ### 4.1 The loss is NaN
 #

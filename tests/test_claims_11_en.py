@@ -23,12 +23,14 @@ def mean(values):
 
 
 def test_the_healthy_model_is_still_young(debugging):
-    """"Our healthy model is still young: about 3 nats, and its greedy continuation is mostly spaces, the most
-    frequent character."""
+    """"Our healthy model is still young: about 3 nats, and its greedy continuation is the corpus's most frequent
+    characters (spaces, e, t...) again and again". (It said "mostly spaces": with 4 threads it was 'te te te ...'.)"""
     assert abs(debugging["healthy"][-1] - 3) <= 0.15
     continuation = debugging["healthy_sample"][len(debugging["prompt"]):]
-    assert continuation.count(" ") >= 0.9 * len(continuation)
-    assert Counter(corpus("en")).most_common(1)[0][0] == " "
+    commonest = [c for c, _ in Counter(corpus("en")).most_common(5)]
+    assert commonest[:3] == [" ", "e", "t"]
+    assert sum(c in commonest for c in continuation) >= 0.9 * len(continuation)
+    assert len(set(continuation)) < len(continuation) / 4  # again and again
 
 
 def test_the_naive_loss_is_nan_from_some_scale_on(debugging):
@@ -59,7 +61,8 @@ def test_the_mask_that_sees_the_next_token(debugging):
     assert mean([abs(a - b) for a, b in zip(healthy[:90], leaky[:90])]) < 0.05
     assert healthy[89] - leaky[89] < 0.15 < healthy[109] - leaky[109]
     assert leaky[-1] < 0.5 < 2.5 < healthy[-1]
-    assert len(set(debugging["leaky_sample"][len(debugging["prompt"]):])) == 1  # one character, again and again
+    sample = debugging["leaky_sample"][len(debugging["prompt"]):]
+    assert Counter(sample).most_common(1)[0][1] >= 0.9 * len(sample)  # no better: one character, nearly always
     moved = debugging["moved"]
     assert max(moved[:5]) < 1e-6 and 0 < moved[5] < 1 and moved[6] > 5
 
