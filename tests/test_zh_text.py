@@ -123,7 +123,8 @@ def test_the_capstone_check_knows_every_language_s_stub():
     from tinylm_grading.preprocessors import stubs
     from tinylm_solutions.i18n import LANGUAGES
 
-    assert sorted(stubs(lang)[0].splitlines()[0].removeprefix("# ") for lang in LANGUAGES) == sorted(capstone._STUBS)
+    assert sorted(stubs(lang)[0].splitlines()[0].removeprefix("# ") for lang in LANGUAGES) == sorted(capstone._STUBS) == [
+        "YOUR CODE HERE", "在这里写你的代码"]
 
 
 def test_the_capstone_check_knows_a_file_left_as_either_release_s_stub():

@@ -48,8 +48,9 @@ from pathlib import Path
 
 import torch
 import torch.nn.functional as F
+from tinylm_solutions import i18n
 
-from . import _forked
+from . import _forked, _text
 from ._core import Ctx, check, max_abs_diff, reference
 from ._text import MISTAKE, TEXT, say
 
@@ -358,9 +359,8 @@ def _files(ctx: Ctx, repo, needed: tuple[str, ...]) -> dict[str, str]:
     return files
 
 
-_STUBS = ("YOUR CODE HERE", "在这里写你的代码")
-"""The comment of a release's code stub in each language (tinylm_grading.preprocessors.stubs; a test keeps the two in
-step): a learner environment has no tinylm_solutions.messages to read them from."""
+_STUBS = tuple(i18n.translate(_text.FOLDER, "core.stub.code", TEXT["core.stub.code"], lang) for lang in i18n.LANGUAGES)
+"""The comment of a release's code stub, in each language (``# YOUR CODE HERE``, ``# 在这里写你的代码``)."""
 
 MAX_SOURCE = 200_000
 """Characters: the longest file of the learner's own code the checks parse (parsing takes about 700 bytes of memory

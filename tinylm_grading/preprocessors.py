@@ -252,9 +252,9 @@ class GradingExecute(Execute):
 def stubs(lang: str) -> tuple[str, str]:
     """nbgrader's answer stubs in ``lang``: a code cell's (a comment, then ``raise NotImplementedError()``) and a
     written answer's. The English ones are nbgrader's own defaults, which the course's checks and tests know."""
-    from tinylm_solutions.messages import FOLDER, TEXT
+    from tinylm_checks import _text
 
-    code, text = (i18n.translate(FOLDER, key, TEXT[key], lang) for key in ("stub.code", "stub.text"))
+    code, text = (i18n.translate(_text.FOLDER, key, _text.TEXT[key], lang) for key in ("core.stub.code", "core.stub.text"))
     return f"# {code}\nraise NotImplementedError()", text
 
 

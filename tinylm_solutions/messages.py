@@ -159,9 +159,6 @@ TEXT: dict[str, str] = {
     "course.error.no_jupyterlab": "JupyterLab is not installed in this Python ({python}): install the course with its "
                                   "lab extra, as the README says (pip install ...[lab]), or open the notebooks that "
                                   "tinylm-course release writes in the Jupyter you have",
-    # ---- nbgrader's answer stubs in a released notebook (tinylm_grading.preprocessors.ClearSolutions)
-    "stub.code": "YOUR CODE HERE",
-    "stub.text": "YOUR ANSWER HERE",
     # ---- argparse's own words (its gettext msgids, exactly: i18n.argparse_words shows them in the user's language)
     "argparse.usage": "usage: ",
     "argparse.positionals": "positional arguments",

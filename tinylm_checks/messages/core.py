@@ -80,6 +80,10 @@ MESSAGES = {
     "core.label.mistake": "likely mistake",
     "core.label.hint": "hint",
     "core.label.also": "and also",
+    # nbgrader's answer stubs in a release (tinylm_grading.preprocessors.ClearSolutions), and what the capstone's
+    # check recognises as a file left as its stub
+    "core.stub.code": "YOUR CODE HERE",
+    "core.stub.text": "YOUR ANSWER HERE",
     "core.passed": "✔ {check} passed: {summary}",
     # ---- calling learner code
     "core.called_with": "called with {tried}",
