@@ -57,7 +57,7 @@ from pathlib import Path
 from tinylm_checks import Repository
 
 QUICK = os.environ.get("TINYLM_QUICK") == "1"
-TRAIN_STEPS = 20 if QUICK else 600  # the real run at the end: about a minute on a laptop CPU
+TRAIN_STEPS = 20 if QUICK else 600  # the real run at the end: 600 steps (how long they take depends on your CPU)
 REPO = Path("tiny-transformer")
 for folder in (REPO, REPO / "tests", REPO / "configs"):
     folder.mkdir(exist_ok=True)
@@ -82,7 +82,7 @@ from pathlib import Path
 from tinylm_checks import Repository
 
 QUICK = os.environ.get("TINYLM_QUICK") == "1"
-TRAIN_STEPS = 20 if QUICK else 600  # 最后那次真正的训练：在笔记本电脑的 CPU 上约一分钟
+TRAIN_STEPS = 20 if QUICK else 600  # 最后那次真正的训练：600 步（要多久，看你的 CPU）
 REPO = Path("tiny-transformer")
 for folder in (REPO, REPO / "tests", REPO / "configs"):
     folder.mkdir(exist_ok=True)
@@ -920,10 +920,10 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_capstone_train(repo, 
 ### END HIDDEN TESTS
 
 # %% [markdown]
-# Now the real run, with your configuration (about a minute):
+# Now the real run, with your configuration: 600 steps.
 
 # %% [markdown] lang="zh"
-# 现在用你的配置正式跑一次（大约一分钟）：
+# 现在用你的配置正式跑一次：600 步。
 
 # %%
 _ = run("train.py", "--config", "configs/tiny.yaml", "--steps", str(TRAIN_STEPS), "--out", "checkpoint.pt")
