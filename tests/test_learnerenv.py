@@ -92,8 +92,8 @@ def test_the_search_finds_an_answer_that_is_there(tmp_path):
 
 
 def test_given_code_comes_with_the_stage_that_imports_it():
-    assert learnerenv.given_modules("01_attention") == {"i18n"}
-    assert learnerenv.given_modules("02") == {"i18n", "attention"}  # 02's notebook imports 01's attention
+    assert learnerenv.given_modules("01_attention") == {"i18n", "messages"}  # the learner's words
+    assert learnerenv.given_modules("02") == {"i18n", "messages", "attention"}  # 02's notebook imports 01's attention
     assert "model" not in learnerenv.given_modules("08_lm") and "model" in learnerenv.given_modules("09_training")
     assert "train" in learnerenv.given_modules("10_generation")  # the trainer imports it: 09's answer, given in 10
     assert not {"capstone", "cli", "flops", "debugging"} & learnerenv.given_modules("13_capstone")

@@ -259,8 +259,8 @@ def _imports(source: str) -> set[str]:
             names |= {a.name for a in node.names}
         elif isinstance(node, ast.ImportFrom) and (node.module or "").startswith("tinylm_solutions."):
             names.add(node.module.split(".")[1])
-        elif isinstance(node, ast.ImportFrom) and node.level == 1:  # inside the package: from .x import y
-            names.add(node.module)
+        elif isinstance(node, ast.ImportFrom) and node.level == 1:  # inside the package: from .x import y, or
+            names |= {node.module} if node.module else {a.name for a in node.names}  # from . import x
     return names
 
 

@@ -102,11 +102,11 @@ def notebook_seconds(stage: str | None, seconds: float) -> float:
     that is no stage: ``seconds``)."""
     return seconds * (STAGE[stage].grading_time if stage in STAGE else 1)
 
-NOT_IMPORTED = ("cli", "course", "messages")
-"""tinylm_solutions modules no notebook imports (hidden while any stage is graded): the command lines and their words."""
-SUPPORT = ("i18n",)
+NOT_IMPORTED = ("cli", "course")
+"""tinylm_solutions modules no notebook imports (hidden while any stage is graded): the command lines."""
+SUPPORT = ("i18n", "messages")
 """tinylm_solutions modules that are no stage's answer and that the checks need in every stage (the learner's
-language): never hidden."""
+language, and the words of the command lines and of the report that notebook 12 writes): never hidden."""
 
 E = Exercise
 EXERCISES = (
