@@ -217,7 +217,7 @@ def test_the_numbers_of_stage_12_s_model_answer_are_those_of_the_runs(ablations)
     precision it states. The same runs differ from one CPU to another (another instruction set, another rounding):
     between two machines the course ran on, the residual runs' worst seed went from 3.02 to 2.92 and the order
     test's gaps from 0.38 and 0.20 to 0.40 and 0.17. So the answer says "about" and rounds to what both agree on."""
-    answer = (Path(__file__).resolve().parent.parent / "course" / "12_report.py").read_text()
+    answer = (Path(__file__).resolve().parent.parent / "course" / "12_report.py").read_text(encoding="utf-8")
     answer = answer.split('answer="ablations_answer"')[1].split("# %%")[0].replace("\n# ", " ")
     runs, order = ablations["no_residual"]["runs"], ablations["no_positions"]["runs"]
     ratios = [n[-1] / n[0] for n in runs["8 layers, no residual"]["grad_norms"]]
@@ -248,6 +248,6 @@ WORKING_TIME = re.compile(r"\*\*(?:Time:\*\* about \d+ min|用时：\*\* 约 \d+
 
 @pytest.mark.parametrize("stage", ["09_training", "10_generation", "11_ablations", "12_report"])
 def test_no_run_s_length_is_stated_in_seconds_or_minutes(stage):
-    text = WORKING_TIME.sub("", (Path(__file__).resolve().parent.parent / "course" / f"{stage}.py").read_text())
+    text = WORKING_TIME.sub("", (Path(__file__).resolve().parent.parent / "course" / f"{stage}.py").read_text(encoding="utf-8"))
     found = [m.group(0) for pattern in DURATION.values() for m in pattern.finditer(text)]
     assert not found, found

@@ -53,7 +53,7 @@ class FalseSentence(Exception):
 def english_source(stage: str) -> str:
     """A notebook's source without its Chinese cells: the numbers they repeat are the English cells' (the build's
     lint holds them to it), so each claim is read once."""
-    return "\n".join(bilingual.source_cells((ROOT / "course" / f"{stage}.py").read_text(), "en"))
+    return "\n".join(bilingual.source_cells((ROOT / "course" / f"{stage}.py").read_text(encoding="utf-8"), "en"))
 
 
 def course_text(stage: str) -> str:
@@ -1282,7 +1282,7 @@ def test_10_zh_a_few_hundred_steps_place_the_punctuation_not_the_characters(lm_z
     # stage 10, section 3 (the Chinese notebook, on Tang poems): "模型就能大致学会逗号、句号和换行该出现在哪里；但在汉字本身上，
     # 它只比只按字频来猜强一点". On all of the held-out text: on commas, full stops and line breaks the model's loss is more
     # than 1 nat below what the training frequencies give; on the characters, less than half a nat below (and below).
-    assert "corpus(\"zh\", max_chars=100_000)" in (ROOT / "course" / "10_generation.py").read_text()
+    assert "corpus(\"zh\", max_chars=100_000)" in (ROOT / "course" / "10_generation.py").read_text(encoding="utf-8")
     assert abs(lm_zh.history["loss"][0] - math.log(lm_zh.tok.vocab_size)) < 0.25  # it starts from a uniform guess
     model, unigram, marks = _targets(lm_zh)
     assert model[marks].mean() < unigram[marks].mean() - 1.0, (model[marks].mean(), unigram[marks].mean())
