@@ -221,9 +221,9 @@ def test_a_later_stage_s_check_is_refused_in_the_learner_s_words(tmp_path, monke
                                           stage="13_capstone", released="02_multihead")
     finally:
         end(proc)
-    # this course folder is open to other users here: a class's service says so
-    assert learnerenv.readable_by_others(ROOT / "tinylm_solutions/__init__.py")
-    assert f"tinylm-check-service: {say('grading.service.course_open', folder=ROOT)}\n" in said
+    # a class's service says so when this course folder is open to other users (a clone usually is; CI's may not be)
+    warned = f"tinylm-check-service: {say('grading.service.course_open', folder=ROOT)}\n" in said
+    assert warned == learnerenv.readable_by_others(ROOT / "tinylm_solutions/__init__.py")
 
 
 # ---- 3. each learner reaches only their own service calls
