@@ -174,15 +174,21 @@ def fingerprint(*folders: Path) -> dict[str, str]:
 
 def compiled_from_its_source(path: Path) -> bool:
     """Is ``path`` a compiled file that Python would write for its source beside it (the suite's other workers import
-    modules for the first time while this runs), and nothing else?"""
+    modules for the first time while this runs), or that pytest would (``<name>.<tag>-pytest-<version>.pyc``: a
+    plugin's or a test module's assertions rewritten, by the pytest runs other tests start), and nothing else?"""
     import importlib.util
     import marshal
+    from _pytest.assertion.rewrite import PYTEST_TAG, _rewrite_test
     try:
-        source = Path(importlib.util.source_from_cache(str(path)))
         data = path.read_bytes()
-        return source.is_file() and data[:4] == importlib.util.MAGIC_NUMBER and \
-            marshal.loads(data[16:]) == compile(source.read_bytes(), str(source), "exec", dont_inherit=True)
-    except (ValueError, OSError, EOFError, TypeError):
+        if path.name.endswith(f".{PYTEST_TAG}.pyc"):
+            source = path.parent.parent / f"{path.name[:-len(PYTEST_TAG) - 5]}.py"
+            code = _rewrite_test(source, None)[1] if source.is_file() else None
+        else:
+            source = Path(importlib.util.source_from_cache(str(path)))
+            code = compile(source.read_bytes(), str(source), "exec", dont_inherit=True) if source.is_file() else None
+        return code is not None and data[:4] == importlib.util.MAGIC_NUMBER and marshal.loads(data[16:]) == code
+    except (ValueError, OSError, EOFError, TypeError, SyntaxError):
         return False
 
 
@@ -341,6 +347,9 @@ def test_the_fingerprint_sees_planted_changes(tmp_path):
     evil = tmp_path.parent / f"{tmp_path.name}-evil.py"
     evil.write_text("def answer():\n    return 3\n")
     py_compile.compile(str(evil), cfile=str(planted), doraise=True)  # another module's code
+    from _pytest.assertion.rewrite import PYTEST_TAG
+    as_pytest = venv / "__pycache__" / f"m.{PYTEST_TAG}.pyc"  # named as pytest's rewritten module, another's code
+    py_compile.compile(str(evil), cfile=str(as_pytest), doraise=True)
     kept = package / "__pycache__" / f"{planted.name}.12345"  # named as Python's temporary file, and still there
     kept.write_bytes(planted.read_bytes())
     gone = venv / "__pycache__" / f"{planted.name}.6789"  # Python's temporary file, renamed before the next look
@@ -349,7 +358,7 @@ def test_the_fingerprint_sees_planted_changes(tmp_path):
     gone.unlink()
     changed = changed_files(before, seen)
     assert changed == sorted(map(str, [venv / "m.py", planted, package / "m.py",
-                                       package / "__pycache__" / planted.name, kept]))
+                                       package / "__pycache__" / planted.name, kept, as_pytest]))
 
 
 def test_a_kernel_that_dies_in_a_check_is_named(graded):
