@@ -125,10 +125,11 @@ def _end(fd, ended):
     """The command whose pidfd is ``fd`` ended (or reached its timeout): its group killed, its exit code replied."""
     pid, number, _ = running.pop(fd)
     os.close(fd)
-    try:
-        os.killpg(pid, signal.SIGKILL)  # at its timeout; or what it left running
-    except (ProcessLookupError, PermissionError):
-        pass
+    for kill in (os.killpg, os.kill):  # its group: at its timeout, or what it left running; and the command itself,
+        try:  # cancelled before it made its group (a request and its cancel read at once), which killpg misses
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
     replies.write(json.dumps({"id": number, "code": code if ended else -9}) + "\n")
     replies.flush()
