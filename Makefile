@@ -22,6 +22,9 @@ $(VENV)/.installed: pyproject.toml constraints.txt
 	@# pyproject.toml states ranges; constraints.txt holds the versions we test with.
 	$(PY) -m pip install --quiet --no-compile -c constraints.txt -e '.[lab,grading,test]'
 	$(PY) -m compileall -q -j 0 -x 'torch/testing/_internal/py312_intrinsics' $(VENV)/lib
+	@# jactionlint's wheel leaves its binary not executable and sets the mode on its first run: run it once now,
+	@# so the tests' first call does not change the venv under the grading-tamper fingerprint (CI: test_tamper).
+	$(VENV)/bin/jactionlint --version > /dev/null
 	@# Learners' JupyterLab: hide nbgrader's instructor panels (instructors use the shell) and the
 	@# "get Jupyter news?" pop-up. Both settings live inside .venv.
 	$(VENV)/bin/jupyter labextension disable --level=sys_prefix \
