@@ -117,7 +117,7 @@ print(f"QUICK = {QUICK}: {OVERFIT_STEPS} overfitting steps, {TRAIN_STEPS} traini
 # back  "".join(vocab[i] for i in ids) == "banana!"   (the round trip: nothing is lost)
 # ```
 #
-# The corpus of this course ships with Python: the docstrings of 37 standard-library modules, about 180 000
+# The corpus of this course ships with Python: the docstrings of 37 standard-library modules, about 180,000
 # characters of English prose about programming (`default_corpus()`; no download).
 
 # %% [markdown] lang="zh"
@@ -131,7 +131,7 @@ print(f"QUICK = {QUICK}: {OVERFIT_STEPS} overfitting steps, {TRAIN_STEPS} traini
 # back  "".join(vocab[i] for i in ids) == "banana!"   (往返一遍, 什么都没丢)
 # ```
 #
-# 本课程的语料是 Python 自带的：37 个标准库模块的 docstring，约 180 000 个字符的英文编程文字（`default_corpus()`；不用下载）。
+# 本课程的语料是 Python 自带的：37 个标准库模块的 docstring，约 180,000 个字符的英文编程文字（`default_corpus()`；不用下载）。
 
 # %%
 text = default_corpus()
@@ -964,7 +964,7 @@ for name, m in (("untrained", untrained), ("overfitted on one batch", model)):
 #
 # 如果设置了环境变量 `TINYLM_QUICK=1`，这次训练只跑几步。在什么文本上训练，由下一个单元格决定：`CORPUS = "en"` 是前面那份英文语料，`"zh"` 是课程的中文语料（唐诗），其他值都当作你自己的某个 UTF-8 文本文件的路径（Project Gutenberg 上的一本书、你的笔记……）；词表会根据所选的文本重新构建。
 #
-# 从这一节起，本笔记本改用唐诗来训练：取中文语料的前 200 000 个字符，每个字算一个 token，标点和换行也各算一个。第 1–6 节用的是英文语料，这一节和第 8 节用的是唐诗，所以下面的数字和英文版不同，都是本笔记本在唐诗上实际跑出来的结果。
+# 从这一节起，本笔记本改用唐诗来训练：取中文语料的前 200,000 个字符，每个字算一个 token，标点和换行也各算一个。第 1–6 节用的是英文语料，这一节和第 8 节用的是唐诗，所以下面的数字和英文版不同，都是本笔记本在唐诗上实际跑出来的结果。
 
 # %%
 CORPUS = "en"  # the course's corpus, as above; or the path of any UTF-8 text file, e.g. "my_book.txt"
@@ -973,7 +973,7 @@ PROMPTS = ("Return the ", "The default ")  # the samples' prompts (after the run
 
 # %% lang="zh"
 CORPUS = "zh"  # 课程的中文语料：唐诗；也可以换成任意一个 UTF-8 文本文件的路径，比如 "my_book.txt"
-MAX_CHARS = 200_000  # 只取前 200 000 个字符
+MAX_CHARS = 200_000  # 只取前 200,000 个字符
 PROMPTS = ("春风", "明月")  # 训练完以后采样用的开头（prompt）
 
 # %%
@@ -1222,12 +1222,12 @@ for s in samples:
     print(repr(s), end="\n\n")
 
 # %% [markdown]
-# Word-like pieces, spaces, punctuation and the look of docstrings, from about 110 000 parameters (printed
+# Word-like pieces, spaces, punctuation and the look of docstrings, from about 110,000 parameters (printed
 # before the run) and only 600 steps of training: not yet sense (the validation perplexity is about 12, against 99
 # before training). Notebook 12's report reads this run's record:
 
 # %% [markdown] lang="zh" run="zh"
-# 模型约有 360 000 个参数（训练前打印过），其中七成在 token 嵌入（embedding）里：3 984 个字，每个字一个 64 维的向量，就是 254 976 个参数。只训练了 600 步，模型就学会了唐诗的格式：“作者《标题》”形式的标题行，用逗号隔开、以句号结尾的诗句，诗与诗之间的空行；但诗句还读不通（验证集困惑度约 200，训练前约 3 984，也就是 V）。笔记本 12 的报告会读取这次运行的记录：
+# 模型约有 360,000 个参数（训练前打印过），其中七成在 token 嵌入（embedding）里：3,984 个字，每个字一个 64 维的向量，就是 254,976 个参数。只训练了 600 步，模型就学会了唐诗的格式：“作者《标题》”形式的标题行，用逗号隔开、以句号结尾的诗句，诗与诗之间的空行；但诗句还读不通（验证集困惑度约 200，训练前约 3,984，也就是 V）。笔记本 12 的报告会读取这次运行的记录：
 
 # %%
 _ = record_run("09_train", history={k: v for k, v in log.items() if k != "max_grad_norm"}, config=config,

@@ -133,12 +133,12 @@ print("steps per run:", STEPS)
 
 # %% [markdown]
 # The data: the course's corpus (English docstrings of Python's standard library), one token per
-# character, 90 % for training. A line to compare every loss with: the **unigram loss**, the loss of a model that
+# character, 90% for training. A line to compare every loss with: the **unigram loss**, the loss of a model that
 # ignores the context and predicts each character by its frequency in the training data (the entropy of the
 # character frequencies, in nats). A model that ends near it has learned the letter frequencies and little else.
 
 # %% [markdown] lang="zh"
-# 数据：课程的中文语料（唐诗）的前 100 000 个字符（和笔记本 10 用的一样），每个字一个 token（标点和换行也各算一个），90 % 用来训练。中英两版笔记本的代码只在下一个单元格不同：英文版在那里读入的是课程的英文语料。所以本笔记本里的数字都是在唐诗上实际跑出来的，和英文版不同。
+# 数据：课程的中文语料（唐诗）的前 100,000 个字符（和笔记本 10 用的一样），每个字一个 token（标点和换行也各算一个），90% 用来训练。中英两版笔记本的代码只在下一个单元格不同：英文版在那里读入的是课程的英文语料。所以本笔记本里的数字都是在唐诗上实际跑出来的，和英文版不同。
 #
 # 再定一条基准线，所有损失都拿它来比：**unigram 损失**。它是这样一个模型的损失：完全不看上下文，只按训练数据里的字频去预测每个字（也就是字频分布的熵，单位是 nat）。一个模型如果最后停在这条线附近，说明它只学会了字频，别的几乎什么都没学到。
 
@@ -148,7 +148,7 @@ PROMPT = "The "  # the debugging lab's samples continue it (section 4)
 COPY_PROMPT = "The cat"  # the prompt of section 4.4's sample
 
 # %% lang="zh"
-text = corpus("zh", max_chars=100_000)  # 唐诗的前 100 000 个字符
+text = corpus("zh", max_chars=100_000)  # 唐诗的前 100,000 个字符
 PROMPT = "春风"  # 第 4 节调试实验采样用的提示词（prompt）
 COPY_PROMPT = "白日依山尽"  # 第 4.4 节那次采样用的提示词
 
@@ -244,7 +244,7 @@ plt.show()
 #
 # - **梯度。** 没有残差时，8 层模型的梯度在往下传的路上越来越小：最后一块拿到的梯度是第 0 块的几十倍到上百倍（看第三列）。有残差时曲线是平的：每一块拿到的都差不多。
 # - **损失。** 没有残差时，两种深度在这些步数里*都*没能低于 unigram 损失，反而略高于它（约 6.21，unigram 损失是 6.16）：模型连字频都还没学全。有残差时，两种深度都明显低于它（约 5.4 到 5.5）。在 2 层时，第 0 块收到的梯度和最后一块一样多（比值接近 1），可损失照样下不去：可见梯度消失并不是全部原因。`x +` 的另一个作用，上一段已经讲过。两行无残差的结果一直到小数点后第三位都相同：2 层和 8 层这两个模型停在了同一个损失上，这就是模型读到的信息传不过去时剩下的损失。
-# - **深度。** 有残差时，8 层的最终损失平均比 2 层略低（约 5.43 对 5.48），但两者的范围有重叠：三个种子里有两个是 8 层更低，一个是 2 层更低。在这么短的训练里，还看不出 8 层比 2 层好。8 层模型的参数比 2 层多四成（上面打印出来了；两者的大头都是同样大小的 token 嵌入：3 330 个字 × 32 维 = 106 560），要学的东西也更多；深度的好处要晚些才显现，而且前提是梯度能传得下去。
+# - **深度。** 有残差时，8 层的最终损失平均比 2 层略低（约 5.43 对 5.48），但两者的范围有重叠：三个种子里有两个是 8 层更低，一个是 2 层更低。在这么短的训练里，还看不出 8 层比 2 层好。8 层模型的参数比 2 层多四成（上面打印出来了；两者的大头都是同样大小的 token 嵌入：3,330 个字 × 32 维 = 106,560），要学的东西也更多；深度的好处要晚些才显现，而且前提是梯度能传得下去。
 #
 # ## 2. 消融实验：在学习率扫描上比较 Post-LN 和 Pre-LN
 #
@@ -1350,7 +1350,7 @@ plt.show()
 # `2·D·d_ff` weights per layer: the FFN column of the table.
 
 # %% [markdown] lang="zh" run="zh"
-# **结果说明了什么。** 每个部件都有用：完整模型在每个种子上都最低。去掉残差连接的代价最大，和第 1 节一样（留出损失在每个种子上都高于 5.3）。其次是去掉注意力：没有它，token 之间互相读不到，模型只能凭当前这一个字预测下一个（也就是一个 bigram 模型）。在这个长度上，去掉位置、FFN 或层归一化，各自多出 0.08 到 0.15 nat 的损失，这三者之间的差别不到 0.07。对比结果也许会发现其中某些对在每个种子上顺序都一样；可差距这么小，多加几个种子、多训几步或者换一台机器，顺序都可能变，所以只能把这个顺序当作弱证据，不能当作这三个部件的排名。注意参数量那一列：132 032 个参数里，FFN 只占 16 704 个，注意力占 8 576 个；大头是 token 嵌入（3 330 个字 × 32 维 = 106 560），因为唐诗的词表比英文语料的大得多。FFN 的参数比注意力多，去掉它的代价却比去掉注意力小。
+# **结果说明了什么。** 每个部件都有用：完整模型在每个种子上都最低。去掉残差连接的代价最大，和第 1 节一样（留出损失在每个种子上都高于 5.3）。其次是去掉注意力：没有它，token 之间互相读不到，模型只能凭当前这一个字预测下一个（也就是一个 bigram 模型）。在这个长度上，去掉位置、FFN 或层归一化，各自多出 0.08 到 0.15 nat 的损失，这三者之间的差别不到 0.07。对比结果也许会发现其中某些对在每个种子上顺序都一样；可差距这么小，多加几个种子、多训几步或者换一台机器，顺序都可能变，所以只能把这个顺序当作弱证据，不能当作这三个部件的排名。注意参数量那一列：132,032 个参数里，FFN 只占 16,704 个，注意力占 8,576 个；大头是 token 嵌入（3,330 个字 × 32 维 = 106,560），因为唐诗的词表比英文语料的大得多。FFN 的参数比注意力多，去掉它的代价却比去掉注意力小。
 #
 # ### 5.3 FFN 该有多宽？
 #
@@ -1375,7 +1375,7 @@ plt.show()
 # %% [markdown]
 # **What the runs show.** `d_ff = D` ends highest, in every seed. From `2D` up the widths end close together: `2D`
 # and `4D` within a hundredth of each other on average, and `8D` lowest on average, about 0.035 below `4D` for
-# 16,640 more parameters (58 % more model). So at this size and length the runs do not single out `4D`: it is the
+# 16,640 more parameters (58% more model). So at this size and length the runs do not single out `4D`: it is the
 # convention of the paper and of GPT-2, a parameter budget that works at scale, not something a run of 400 steps
 # confirms.
 #
@@ -1386,7 +1386,7 @@ plt.show()
 # GELU could come from the gate or from the extra weights; only the second comparison can tell them apart.
 
 # %% [markdown] lang="zh" run="zh"
-# **结果说明了什么。** `d_ff = D` 在每个种子上都最高。从 `2D` 往上，各个宽度的平均值相差不到 0.015：`8D` 平均最低，也只比 `4D` 低约 0.01，代价却是多了 16 640 个参数（模型大了 13 %）。所以在这个规模和训练长度下，实验结果并没有特别挑出 `4D`：它是原论文和 GPT-2 的惯例，是一种在大规模下行之有效的参数预算，而不是一个 400 步的实验能证实的东西。
+# **结果说明了什么。** `d_ff = D` 在每个种子上都最高。从 `2D` 往上，各个宽度的平均值相差不到 0.015：`8D` 平均最低，也只比 `4D` 低约 0.01，代价却是多了 16,640 个参数（模型大了 13%）。所以在这个规模和训练长度下，实验结果并没有特别挑出 `4D`：它是原论文和 GPT-2 的惯例，是一种在大规模下行之有效的参数预算，而不是一个 400 步的实验能证实的东西。
 #
 # ### 5.4 SwiGLU：宽度相等时，以及参数量相等时
 #
@@ -1416,7 +1416,7 @@ plt.show()
 # the comparison the lesson asks for: a gain measured at equal width alone could have been the wider layer's.
 
 # %% [markdown] lang="zh" run="zh"
-# **结果说明了什么。** 在唐诗上，SwiGLU 没有比 GELU 版 FFN 更好：宽度相等时，GELU 在每个种子上都更低（平均约低 0.008，而 SwiGLU 还多了 7 872 个参数）；参数量相等时，GELU 平均也略低（约 0.012，但不是每个种子都如此）。三者的平均值相差不到 0.015。所以在这个规模和训练长度下，门控没有带来好处。上面的对比会告诉你每个差距在几个种子上成立：在这个规模下，这么小的差距必须经过这样的检验。这也正是原讲义要求的那种对比：只在宽度相等时测到的提升，完全可能只是因为层更宽；这里连宽度相等时的提升都没有出现。
+# **结果说明了什么。** 在唐诗上，SwiGLU 没有比 GELU 版 FFN 更好：宽度相等时，GELU 在每个种子上都更低（平均约低 0.008，而 SwiGLU 还多了 7,872 个参数）；参数量相等时，GELU 平均也略低（约 0.012，但不是每个种子都如此）。三者的平均值相差不到 0.015。所以在这个规模和训练长度下，门控没有带来好处。上面的对比会告诉你每个差距在几个种子上成立：在这个规模下，这么小的差距必须经过这样的检验。这也正是原讲义要求的那种对比：只在宽度相等时测到的提升，完全可能只是因为层更宽；这里连宽度相等时的提升都没有出现。
 
 # %% [markdown]
 # ## Summary

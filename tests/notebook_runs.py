@@ -67,15 +67,15 @@ def debugging_lab(lang: str, folder: Path) -> dict:
 
 
 # ---- what a run="zh" cell states and what the tests assert (tests/test_claims_09.py, tests/test_claims_11_zh.py)
-STATED = re.compile(r"(?<![\w.])\d{1,3}(?: \d{3})+(?![\d.])|(?<![\w.])\d+(?:\.\d+)?(?:e-?\d+)?")
-"""A number as the prose writes it: 200 000 (grouped by spaces), 6.16, 3e-3."""
+STATED = re.compile(r"(?<![\w.])\d{1,3}(?:,\d{3})+(?![\d.])|(?<![\w.])\d+(?:\.\d+)?(?:e-?\d+)?")
+"""A number as the prose writes it: 200,000 (grouped as Python prints it), 6.16, 3e-3."""
 
 
 def stated(text: str) -> set[float]:
     """The values of the numbers of a markdown cell's prose (bilingual.numbers' parts of it: no code spans,
-    formulas or links), 200 000 read as one number."""
+    formulas or links), 200,000 read as one number."""
     prose = bilingual.MATH.sub(" ", bilingual.CODE.sub(" ", bilingual.LINK.sub(" ", bilingual.FENCE.sub(" ", text))))
-    return {float(m.group(0).replace(" ", "")) for m in STATED.finditer(prose)}
+    return {float(m.group(0).replace(",", "")) for m in STATED.finditer(prose)}
 
 
 def asserted(test) -> set[float]:

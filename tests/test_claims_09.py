@@ -65,7 +65,7 @@ def test_overfitting_one_batch(printed):
 
 
 def test_the_training_run(printed):
-    """'about 110 000 parameters'; 'the validation perplexity is about 12, against 99 before training'. (Its 'only 600
+    """'about 110,000 parameters'; 'the validation perplexity is about 12, against 99 before training'. (Its 'only 600
     steps of training': test_the_run_is_the_full_one; a number of seconds would depend on the machine's load.)"""
     (params,) = number(r"([\d,]+) parameters", printed)
     assert 105_000 < params < 115_000
@@ -126,7 +126,7 @@ def zh(tmp_path_factory):
 
 
 def test_zh_the_run_is_on_the_tang_poems(zh):
-    """"从这一节起，本笔记本改用唐诗来训练：取中文语料的前 200 000 个字符"."""
+    """"从这一节起，本笔记本改用唐诗来训练：取中文语料的前 200,000 个字符"."""
     assert zh["corpus"] == "zh" and zh["chars"] == 200_000 and zh["V"] == 3984
 
 
@@ -150,9 +150,9 @@ def test_zh_the_activation_rms_panel(zh):
 
 
 def test_zh_the_model_and_its_samples(zh):
-    """"模型约有 360 000 个参数（训练前打印过），其中七成在 token 嵌入（embedding）里：3 984 个字，每个字一个 64 维的
-    向量，就是 254 976 个参数。只训练了 600 步，模型就学会了唐诗的格式：“作者《标题》”形式的标题行，用逗号隔开、以句号结尾的
-    诗句，诗与诗之间的空行；但诗句还读不通（验证集困惑度约 200，训练前约 3 984，也就是 V）"."""
+    """"模型约有 360,000 个参数（训练前打印过），其中七成在 token 嵌入（embedding）里：3,984 个字，每个字一个 64 维的
+    向量，就是 254,976 个参数。只训练了 600 步，模型就学会了唐诗的格式：“作者《标题》”形式的标题行，用逗号隔开、以句号结尾的
+    诗句，诗与诗之间的空行；但诗句还读不通（验证集困惑度约 200，训练前约 3,984，也就是 V）"."""
     embedding = zh["V"] * zh["d_model"]
     assert zh["d_model"] == 64 and embedding == 254_976 and abs(zh["params"] - 360_000) <= 5_000 and 0.68 <= embedding / zh["params"] <= 0.72
     assert zh["steps"] == 600  # how long it trained: in steps (its seconds depend on the machine and its load)

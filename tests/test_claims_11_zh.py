@@ -73,8 +73,8 @@ def held_out(lab, experiment, variant):
 
 # ================================================================================================ the data
 def test_zh_the_data(poems, ablations):
-    """"唐诗的前 100 000 个字符" (the data cell); "unigram 损失是 6.16"; "`ln V` 约为 8.1"; "“春风”在训练文本里出现了
-    43 次，“风春”一次也没有"; "3 330 个字 × 32 维 = 106 560"."""
+    """"唐诗的前 100,000 个字符" (the data cell); "unigram 损失是 6.16"; "`ln V` 约为 8.1"; "“春风”在训练文本里出现了
+    43 次，“风春”一次也没有"; "3,330 个字 × 32 维 = 106,560"."""
     text, V, (train_data, _), tokenizer = poems
     assert len(text) == 100_000 and V == 3330 and V * 32 == 106_560 and round(math.log(V), 1) == 8.1
     assert round(ablations["unigram_loss"], 2) == 6.16
@@ -231,8 +231,8 @@ def test_zh_positions(lab):
 
 def test_zh_removing_each_part(lab):
     """"完整模型在每个种子上都最低。去掉残差连接的代价最大 [...]（留出损失在每个种子上都高于 5.3）。其次是去掉注意力";
-    "去掉位置、FFN 或层归一化，各自多出 0.08 到 0.15 nat 的损失，这三者之间的差别不到 0.07"; "132 032 个参数里，FFN 只
-    占 16 704 个，注意力占 8 576 个"; "去掉 FFN 的代价仍然比去掉注意力小"."""
+    "去掉位置、FFN 或层归一化，各自多出 0.08 到 0.15 nat 的损失，这三者之间的差别不到 0.07"; "132,032 个参数里，FFN 只
+    占 16,704 个，注意力占 8,576 个"; "去掉 FFN 的代价仍然比去掉注意力小"."""
     r = lab["parts"]
     whole = mean(held_out(lab, "parts", "whole model"))
     assert all(("whole model", other) in separated_pairs(r)[0] for other in r["runs"] if other != "whole model")
@@ -248,7 +248,7 @@ def test_zh_removing_each_part(lab):
 
 def test_zh_ffn_width(lab):
     """"`d_ff = D` 在每个种子上都最高。从 `2D` 往上，各个宽度的平均值相差不到 0.015：`8D` 平均最低，也只比 `4D` 低约
-    0.01，代价却是多了 16 640 个参数（模型大了 13 %）"."""
+    0.01，代价却是多了 16,640 个参数（模型大了 13%）"."""
     r = lab["ffn_width"]
     assert all((v, "d_ff = D") in separated_pairs(r)[0] for v in ("d_ff = 2D", "d_ff = 4D", "d_ff = 8D"))
     means = {v: mean(held_out(lab, "ffn_width", v)) for v in ("d_ff = 2D", "d_ff = 4D", "d_ff = 8D")}
@@ -259,7 +259,7 @@ def test_zh_ffn_width(lab):
 
 
 def test_zh_swiglu(lab):
-    """"宽度相等时，GELU 在每个种子上都更低（平均约低 0.008，而 SwiGLU 还多了 7 872 个参数）；参数量相等时，GELU 平均
+    """"宽度相等时，GELU 在每个种子上都更低（平均约低 0.008，而 SwiGLU 还多了 7,872 个参数）；参数量相等时，GELU 平均
     也略低（约 0.012，但不是每个种子都如此）。三者的平均值相差不到 0.015"."""
     r = lab["swiglu"]
     gelu, wide, matched = "GELU, d_ff = 4D", "SwiGLU, d_ff = 4D", "SwiGLU, d_ff = 8D/3"

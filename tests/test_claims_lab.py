@@ -69,7 +69,7 @@ def test_removing_each_part(lab):
 
 def test_ffn_width(lab):
     # "`d_ff = D` ends highest, in every seed. From `2D` up [...] `2D` and `4D` within a hundredth of each other on
-    # average, and `8D` lowest on average, about 0.035 below `4D` for 16,640 more parameters (58 % more model)."
+    # average, and `8D` lowest on average, about 0.035 below `4D` for 16,640 more parameters (58% more model)."
     r = lab["ffn_width"]
     assert all(lower_in_every_seed(r, v, "d_ff = D") for v in ("d_ff = 2D", "d_ff = 4D", "d_ff = 8D"))
     assert abs(mean(r, "d_ff = 2D") - mean(r, "d_ff = 4D")) < 0.01

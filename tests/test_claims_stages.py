@@ -420,8 +420,8 @@ def test_06_the_first_cells_x_has_mean_40_and_spread_about_30():
 
 def test_06_the_biased_variance():
     # stage 06, section 2: "LayerNorm uses the plain average, dividing by `D` [...]. At `D = 768` the two variances
-    # differ by 0.13 % and the outputs by 0.07 %; at small `D` by a lot" (the outputs through the standard deviations:
-    # sqrt(768/767) - 1 = 0.065 %; the variances by 1/767); the cell: nn.LayerNorm(4) equals the biased form.
+    # differ by 0.13% and the outputs by 0.07%; at small `D` by a lot" (the outputs through the standard deviations:
+    # sqrt(768/767) - 1 = 0.065%; the variances by 1/767); the cell: nn.LayerNorm(4) equals the biased form.
     torch.manual_seed(0)
     x = torch.randn(4, 768, dtype=torch.float64)
     unbiased = (x - x.mean(-1, keepdim=True)) / x.std(-1, keepdim=True)
@@ -634,8 +634,8 @@ def test_07_post_ln_and_pre_ln_at_initialisation(seeds):
 
 
 def test_07_the_differences_are_modest_in_the_notebooks_run():
-    # stage 07, section 2: "The differences are modest (from a few per cent at the first block to about 50 % at the
-    # last [...])". The notebook's seeds (its plot); other seeds give 11-14 % at the first block.
+    # stage 07, section 2: "The differences are modest (from a few per cent at the first block to about 50% at the
+    # last [...])". The notebook's seeds (its plot); other seeds give 11-14% at the first block.
     _, grads = _post_pre_stack(0, 1)
     first, last = grads["Post-LN"][0] / grads["Pre-LN"][0], grads["Post-LN"][-1] / grads["Pre-LN"][-1]
     assert 1.0 < first < 1.10 and 1.4 < last < 1.65, (first, last)
