@@ -548,8 +548,7 @@ print("dtypes after .double():", demo.weight.dtype, demo.table.dtype, demo.plain
 # <details><summary>提示 3：答案</summary>
 #
 # 在 `__init__` 里，`super().__init__()` 之后：
-# `self.register_buffer("pe", sinusoidal_position_encoding(max_len, d_model)[None])  # (1, max_len, D)`。
-# 在 `forward` 里：`return x + self.pe[:, :x.size(1)]  # (B, T, D) + (1, T, D)`
+# `self.register_buffer("pe", sinusoidal_position_encoding(max_len, d_model)[None])  # (1, max_len, D)`。在 `forward` 里：`return x + self.pe[:, :x.size(1)]  # (B, T, D) + (1, T, D)`
 # </details>
 
 # %% solution="positional_encoding"

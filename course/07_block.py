@@ -475,8 +475,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_transformer_block(Tra
 # The cell below compares your `TransformerBlock` with it.
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** 先看“尝试”这一行。写着“不加掩码”的失败说明是接线有问题；
-# “可能的错误”这一行能认出的错误包括：残差加的是归一化后的张量、漏了残差、一个层归一化用了两次、Pre-LN 和 Post-LN
+# **如果检查没通过：** 先看“尝试”这一行。写着“不加掩码”的失败说明是接线有问题；“可能的错误”这一行能认出的错误包括：残差加的是归一化后的张量、漏了残差、一个层归一化用了两次、Pre-LN 和 Post-LN
 # 接反了、掩码没有传下去、加了 dropout，以及在最后多加了一个层归一化。
 #
 # ## 4. 和 PyTorch 的 `nn.TransformerEncoderLayer` 一样
@@ -770,8 +769,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_block_parameter_count
 # ratio to $12D^2$, counted by your `block_parameter_counts` on your `TransformerBlock`.
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** “尝试”这一行说明它数的是哪个块，“期望”和“实际”两行
-# 把四个数并排列出来，你能看出是哪一部分不对、差了多少。
+# **如果检查没通过：** “尝试”这一行说明它数的是哪个块，“期望”和“实际”两行把四个数并排列出来，你能看出是哪一部分不对、差了多少。
 #
 # ## 7. 每层约 12 D²
 #
