@@ -227,7 +227,7 @@ print("scores with variance 1024:", torch.softmax(s * math.sqrt(1024), dim=-1))
 # </details>
 
 # %% [markdown] lang="zh"
-# 这就是缩放点积注意力（scaled dot-product attention）里“缩放”二字的来历（Vaswani et al., 2017）：
+# 这就是缩放点积注意力（scaled dot-product attention）里“缩放”二字的来历（Vaswani 等人，2017）：
 #
 # $$\mathrm{Attention}(Q, K, V) = \mathrm{softmax}\!\left(\frac{Q K^\top}{\sqrt{d_k}}\right) V$$
 #

@@ -442,7 +442,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_merge_heads(merge_hea
 #
 # ## 4. 多头自注意力
 #
-# 把前面的拼起来就是（Vaswani et al., 2017, §3.2.2）：
+# 把前面的拼起来就是（Vaswani 等人，2017，§3.2.2）：
 #
 # 1. `q, k, v = W_Q(x), W_K(x), W_V(x)`，每个都是 `(B, T, D)`，再用 `split_heads` 把它们各自切成 `(B, H, T, d_k)`；
 # 2. `out, weights = scaled_dot_product_attention(q, k, v, mask)`：得到 `(B, H, T, d_k)` 和 `(B, H, T, T)`。缩放因子是 `1 / sqrt(d_k)`，用的是**一个头**的宽度，函数直接从 `q` 本身取得这个宽度；

@@ -23,7 +23,7 @@
 # 3. 数出它的参数（parameter）量，`2·D·d_ff + d_ff + D`（`d_ff = 4D` 时约为 `8D²`：一个块的大部分参数都在这里）；
 # 4. （附加题）写出 `SwiGLU`，也就是 LLaMA 一类模型用的门控变体，参数预算保持不变。
 #
-# 形状（shape）约定同前：`B` 是批次（batch）大小，`T` 是位置，`D` = `d_model`，`d_ff` 是 FFN 的隐藏层宽度。
+# 形状（shape）约定同前：`B` 是批次（batch）大小，`T` 是位置，`D` = `d_model`，`d_ff` 是前馈网络的隐藏层宽度。
 
 # %%
 import matplotlib.pyplot as plt
@@ -79,7 +79,7 @@ _ = torch.manual_seed(0)
 #
 # 隐藏层宽度通常取 `d_ff = 4 * d_model`（原论文：512 → 2048；GPT-2：768 → 3072）。在本课程里，`d_ff` 由调用者传入，所以这个模块对任何宽度都适用。
 #
-# **`nn.Linear` 只作用在最后一维上。** 输入是 `(B, T, D)` 时，它对 `B·T` 个 token 向量中的每一个都做同一个 `D → d_ff` 映射；前面那些维度都只是“更多的 token”而已。所以 FFN 从来不需要 `reshape`：
+# **`nn.Linear` 只作用在最后一维上。** 输入是 `(B, T, D)` 时，它对 `B·T` 个 token 向量中的每一个都做同一个 `D → d_ff` 映射；前面那些维度都只是“更多的 token”而已。所以前馈网络从来不需要 `reshape`：
 
 # %%
 B, T, D, d_ff = 2, 4, 8, 32
@@ -316,7 +316,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_feed_forward(FeedForw
 # Change the input of one token and only that token's output moves (your `FeedForward`):
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** “可能的错误”那一行能认出的错误包括：漏了激活函数；用了 ReLU 或别的激活函数，而不是 GELU；隐藏层宽度写成了 `4 * d_model`，而不是 `d_ff`；加了 dropout；在 `linear2` 之后又加了激活；在 FFN 内部加了残差；以及会把不同位置混在一起的代码。
+# **如果检查没通过：** “可能的错误”那一行能认出的错误包括：漏了激活函数；用了 ReLU 或别的激活函数，而不是 GELU；隐藏层宽度写成了 `4 * d_model`，而不是 `d_ff`；加了 dropout；在 `linear2` 之后又加了激活；在前馈网络内部加了残差；以及会把不同位置混在一起的代码。
 #
 # ## 4. 逐位置：token 之间互不相见
 #
@@ -357,7 +357,7 @@ for t, m in enumerate(moved.tolist()):
 # parameters:
 
 # %% [markdown] lang="zh"
-# 所以在一个 Transformer 块里，注意力是 token 之间交换信息的**唯一**地方；FFN 随后加工的，是每个 token 已经收集到的信息。一个只由 FFN 组成的模型，会把每个 token 都当成序列里只有它自己。
+# 所以在一个 Transformer 块里，注意力是 token 之间交换信息的**唯一**地方；前馈网络随后加工的，是每个 token 已经收集到的信息。一个只由前馈网络组成的模型，会把每个 token 都当成序列里只有它自己。
 #
 # ## 5. 参数量
 #
@@ -365,7 +365,7 @@ for t, m in enumerate(moved.tolist()):
 #
 # $$2\,D\,d_{ff} + d_{ff} + D \;=\; 8D^2 + 5D \quad\text{at } d_{ff} = 4D.$$
 #
-# 多头注意力（multi-head attention）有 $4(D^2 + D)$ 个参数。所以在 `d_ff = 4D` 时，一个块里大约三分之二的参数都在 FFN 里：
+# 多头注意力（multi-head attention）有 $4(D^2 + D)$ 个参数。所以在 `d_ff = 4D` 时，一个块里大约三分之二的参数都在前馈网络里：
 
 # %%
 for D_ in (64, 256, 768):
@@ -443,7 +443,7 @@ for D_ in (64, 256, 768):
 #
 # ### 附加练习：`SwiGLU(d_model, d_ff)`
 #
-# 属性有 `gate_proj`、`up_proj`（`nn.Linear(d_model, d_ff, bias=False)`）和 `down_proj`（`nn.Linear(d_ff, d_model, bias=False)`）；`forward(x)` 按上面的图来写，隐藏宽度 `h` 就直接用传进来的 `d_ff`。检查会按名字拷入权重、比较输出，还能分辨两条分支：SiLU 应该放在 `gate_proj` 那条分支上。和 FFN 的检查一样，它也会在训练模式下调用你的模块两次（不能有 dropout），改动一个 token（其他 token 都不能变），并试一个 2 维输入 `(N, D)`。这道题不计分。
+# 属性有 `gate_proj`、`up_proj`（`nn.Linear(d_model, d_ff, bias=False)`）和 `down_proj`（`nn.Linear(d_ff, d_model, bias=False)`）；`forward(x)` 按上面的图来写，隐藏宽度 `h` 就直接用传进来的 `d_ff`。检查会按名字拷入权重、比较输出，还能分辨两条分支：SiLU 应该放在 `gate_proj` 那条分支上。和前馈网络的检查一样，它也会在训练模式下调用你的模块两次（不能有 dropout），改动一个 token（其他 token 都不能变），并试一个 2 维输入 `(N, D)`。这道题不计分。
 #
 # **难度：** ★★☆ · **用时：** 约 10 分钟
 #

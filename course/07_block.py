@@ -20,8 +20,8 @@
 # Transformer 层的每个部件你都已经做过了：笔记本 02 的多头注意力（multi-head attention）、笔记本 03 的掩码（mask）、笔记本 05 的前馈网络（feed-forward network，FFN）、笔记本 06 的层归一化（LayerNorm）和残差连接（residual connection）。**块**（Transformer block）把它们组装到一起，而语言模型（language model）基本上就是一摞完全相同的块。学完这一课，你应该能：
 #
 # 1. 写出 `TransformerBlock(d_model, num_heads, d_ff, norm_first=True)`，两种接法都支持：GPT-2
-#    及之后大多数模型用的**前置层归一化**（Pre-LN），以及原始 Transformer 用的**后置层归一化**（Post-LN）；
-# 2. 说清楚为什么如今的模型都把层归一化放在前面（Xiong et al., 2020）；
+#    及之后大多数模型用的**前置层归一化（Pre-LN）**，以及原始 Transformer 用的**后置层归一化（Post-LN）**；
+# 2. 说清楚为什么如今的模型都把层归一化放在前面（Xiong 等人，2020）；
 # 3. 证明你的块和 PyTorch 的 `nn.TransformerEncoderLayer` 算出的结果完全一样；
 # 4. 逐个部件数出一个块的参数（parameter），并会用经验法则 **“每层约 12 D²”**；
 # 5. 按生产代码的方式写注意力（attention）：一个融合的 `qkv`
@@ -153,7 +153,7 @@ _ = torch.manual_seed(0)
 # 残差和归一化有两种组合方式。记 $\mathrm{Attn}(h)$
 # 为注意力的输出（二元组的第一个元素），$\mathrm{LN}_1, \mathrm{LN}_2$ 为两个层归一化。
 #
-# **Post-LN** 是原始 Transformer 的做法（Vaswani et al., 2017, §3.1），在相加*之后*做归一化：
+# **Post-LN** 是原始 Transformer 的做法（Vaswani 等人，2017，§3.1），在相加*之后*做归一化：
 #
 # $$x' = \mathrm{LN}_1\big(x + \mathrm{Attn}(x)\big), \qquad y = \mathrm{LN}_2\big(x' + \mathrm{FFN}(x')\big)$$
 #
@@ -173,7 +173,7 @@ _ = torch.manual_seed(0)
 # 在 Pre-LN 里，从块的输入到输出有一条干净的通路：`x` 只经过两次加法就到了 `y`，中间什么别的都不经过。堆上 12
 # 个块，输入到输出之间依然只有加法。而在 Post-LN 里，每条路径（包括残差那条）在每个块里都要穿过一个层归一化。
 #
-# **为什么这很重要。** Xiong et al.（2020）在 *On Layer Normalization in the Transformer Architecture*
+# **为什么这很重要。** Xiong 等人（2020）在 *On Layer Normalization in the Transformer Architecture*
 # 里证明：在初始化（initialization）时，Post-LN Transformer 中靠近输出的参数梯度（gradient）很大。所以 Post-LN
 # 模型必须做学习率**预热**（warmup）才能训练起来：学习率（learning rate）一开始很小，再在几千步里逐渐调大。Pre-LN
 # 的梯度从一开始就很规整，不用预热也能训练。代价是：Pre-LN 里每个块都往残差流上加东西，流会随深度变大，所以 Pre-LN
@@ -227,7 +227,7 @@ for name, norm_first in (("Post-LN", False), ("Pre-LN", True)):
         h = blk(h, src_mask=~causal_mask(T))  # (B, T, D)；PyTorch 的 bool 掩码：True 表示不许关注
         sizes.append(h.norm(dim=-1).mean().item())  # 一个 token 向量的平均长度
     if norm_first:
-        h = F.layer_norm(h, (D,))  # 前置层归一化的模型在最后一个块之后再加的那个层归一化
+        h = F.layer_norm(h, (D,))  # Pre-LN 模型在最后一个块之后再加的那个层归一化
     loss = F.cross_entropy((h @ readout).flatten(0, 1), targets.flatten())
     loss.backward()
     stream[name] = sizes
@@ -330,7 +330,7 @@ plt.show()
 #   接（见第 2 节的公式），返回一个张量 `(B, T, D)`。注意力返回的是二元组 `(out, weights)`：加上去的是
 #   `out`，不是整个二元组。
 #
-# 两种接法里，norm 1 都属于注意力，norm 2 都属于 FFN。这里不加 dropout：检查要比较精确的数值。
+# 两种接法里，norm 1 都属于注意力，norm 2 都属于前馈网络。这里不加 dropout：检查要比较精确的数值。
 #
 # **检查会试什么：**
 # 它用自己的尺寸构造你的块（`d_ff ≠ 4 D`），写入随机权重（层归一化的 weight 和 bias 也是随机的），再把同样的权重写入
@@ -345,8 +345,7 @@ plt.show()
 #
 # <details><summary>提示 1：思路</summary>
 #
-# 一个块就是两个子层：先是注意力（attention），再是前馈网络（feed-forward network，FFN），每个子层都包在残差连接（residual connection）里，各配一个层归一化（LayerNorm）。这个开关只改变归一化放的位置。前置层归一化（Pre-LN）先把*进入*子层的东西归一化，子层的输出原样加到残差流上；后置层归一化（Post-LN）先相加，再把和归一化。两种接法里，FFN
-# 读的都是注意力那一行算出来的 `x`。
+# 一个块就是两个子层：先是注意力（attention），再是前馈网络（feed-forward network，FFN），每个子层都包在残差连接（residual connection）里，各配一个层归一化（LayerNorm）。这个开关只改变归一化放的位置。前置层归一化（Pre-LN）先把*进入*子层的东西归一化，子层的输出原样加到残差流上；后置层归一化（Post-LN）先相加，再把和归一化。两种接法里，前馈网络读的都是注意力那一行算出来的 `x`。
 # </details>
 #
 # <details><summary>提示 2：各部分写在哪里</summary>
@@ -481,7 +480,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_transformer_block(Tra
 # ## 4. 和 PyTorch 的 `nn.TransformerEncoderLayer` 一样
 #
 # PyTorch 的编码器层就是这个块。它的注意力把 `W_Q, W_K, W_V` 堆叠存成一个
-# `in_proj_weight (3D, D)`（以及 `in_proj_bias (3D,)`），`out_proj` 就是 `W_O`；它的 FFN 是
+# `in_proj_weight (3D, D)`（以及 `in_proj_bias (3D,)`），`out_proj` 就是 `W_O`；它的前馈网络是
 # `linear1`、`linear2`；两个归一化是
 # `norm1`、`norm2`。要和课程的块一致，必须设三个参数：`dropout=0.0`（它的默认值是 0.1）、`activation="gelu"`（默认是 ReLU）和
 # `batch_first=True`。
@@ -865,9 +864,9 @@ plt.show()
 # </details>
 
 # %% [markdown] lang="zh"
-# `D = 128` 时：注意力 66,048，FFN 131,712，归一化 512，一共 198,272 个参数。与 $12D^2$ 的比值是
+# `D = 128` 时：注意力 66,048，前馈网络 131,712，归一化 512，一共 198,272 个参数。与 $12D^2$ 的比值是
 # $1 + 13/(12D)$：`D = 32` 时为 1.034，`D = 512` 时为 1.002。`13D` 这一项（偏置和归一化）随着 `D`
-# 变大越来越不重要，所以大家常说一个块**约有 12 D² 个参数**：三分之一在注意力里（$4D^2$），三分之二在 FFN 里（$8D^2$）。Kaplan et al.（2020, §2.1）把模型中嵌入（embedding）以外的参数量记为
+# 变大越来越不重要，所以大家常说一个块**约有 12 D² 个参数**：三分之一在注意力里（$4D^2$），三分之二在前馈网络里（$8D^2$）。Kaplan 等人（2020，§2.1）把模型中嵌入（embedding）以外的参数量记为
 # $N \approx 12\, n_\text{layer} D^2$。比如 GPT-2 small 的 `D = 768`，有 12 个块：块里的参数约有
 # $12 \times 12 \times 768^2 \approx 85$M 个（M 即百万；它一共 124M 个参数，其余的都在嵌入里）。
 #
@@ -884,8 +883,8 @@ plt.show()
 #   不用偏置：偏置作用不大，去掉后层更简单；
 # - **一次融合的注意力调用** `F.scaled_dot_product_attention(q, k, v, is_causal=True)`：打分、乘缩放因子
 #   `1/sqrt(d_head)`、因果掩码、softmax 和 `@ v` 都在一个函数里完成，它甚至可能根本不生成 `(T, T)`
-#   的权重矩阵（FlashAttention，Dao et al. 2022）。`is_causal=True` 就代替了因果掩码；
-# - 训练时**对注意力权重（attention weights）做 dropout**。Dropout（Srivastava et al. 2014）以概率 `p`
+#   的权重矩阵（FlashAttention，Dao 等人，2022）。`is_causal=True` 就代替了因果掩码；
+# - 训练时**对注意力权重（attention weights）做 dropout**。Dropout（Srivastava 等人，2014）以概率 `p`
 #   把每个权重置为 0，并把保留下来的权重除以 `1 - p`，让输出*在平均意义上*保持不变；不在训练时，它什么也不做。
 #
 # **陷阱。** `nn.Dropout` 模块会读取 `self.training`，这个标志由 `model.train()` 和 `model.eval()` 切换。而
@@ -1119,14 +1118,14 @@ with torch.no_grad():
 #
 # ## 小结
 #
-# - 一个块先是注意力（各位置交换信息），再是逐位置的 FFN，每个都包在残差连接和层归一化里；输入 `(B, T, D)`，输出
+# - 一个块先是注意力（各位置交换信息），再是逐位置的前馈网络，每个都包在残差连接和层归一化里；输入 `(B, T, D)`，输出
 #   `(B, T, D)`，所以块可以一层层堆起来。
-# - Post-LN：`x = norm1(x + attn(x))`，`x = norm2(x + ffn(x))`。Pre-LN：`x = x + attn(norm1(x))`，`x = x + ffn(norm2(x))`：残差流从不归一化，初始化时梯度表现良好，不需要预热（Xiong et al., 2020），模型最后再加一个层归一化。
+# - Post-LN：`x = norm1(x + attn(x))`，`x = norm2(x + ffn(x))`。Pre-LN：`x = x + attn(norm1(x))`，`x = x + ffn(norm2(x))`：残差流从不归一化，初始化时梯度表现良好，不需要预热（Xiong 等人，2020），模型最后再加一个层归一化。
 # - 它就是 `nn.TransformerEncoderLayer(..., dropout=0.0, activation="gelu", batch_first=True,
 #   norm_first=...)`。注意：它的 bool
 #   `src_mask` 里 True 表示遮住。
 # - 掩码从外部传入，原样传下去；加了因果掩码，后面的 token 不会改变前面的任何输出。
-# - 参数量：注意力 $4(D^2 + D)$，FFN $2 D d_\text{ff} + d_\text{ff} + D$，归一化 $4D$；`d_ff = 4 D` 时为
+# - 参数量：注意力 $4(D^2 + D)$，前馈网络 $2 D d_\text{ff} + d_\text{ff} + D$，归一化 $4D$；`d_ff = 4 D` 时为
 #   $12D^2 + 13D$，**每层约 12 D²**。
 # - 生产代码里的注意力：一个融合的 `qkv` 层，`.chunk(3, dim=-1)`，一次 `F.scaled_dot_product_attention(...,
 #   is_causal=True)`。这个函数不读

@@ -579,7 +579,7 @@ print("y[0]:", repr(decode(y[0].tolist())))
 # 2. `optimizer.zero_grad()`：`.backward()` 是往 `.grad` 上**累加**的；不清零的话，每一步都会把之前所有步的梯度也一起用上。
 # 3. 前向和损失：`logits, _ = model(x)`，`loss = F.cross_entropy(logits.reshape(-1, V), y.reshape(-1))`。
 # 4. `loss.backward()`：求出损失对每个参数（parameter）的梯度。
-# 5. `torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)`：如果所有梯度合在一起的全局 L2 范数超过了 `max_grad_norm`，就把它们整体缩小到这个范数（Pascanu et al., 2013）：这样一个坏批次没法把模型甩出太远。它返回的是**裁剪之前**的范数，值得记下来。
+# 5. `torch.nn.utils.clip_grad_norm_(model.parameters(), max_grad_norm)`：如果所有梯度合在一起的全局 L2 范数超过了 `max_grad_norm`，就把它们整体缩小到这个范数（Pascanu 等人，2013）：这样一个坏批次没法把模型甩出太远。它返回的是**裁剪之前**的范数，值得记下来。
 # 6. `optimizer.step()`：用（裁剪过的）梯度更新参数。
 #
 # 顺序很关键：裁剪放到 step 之后，step 用的还是没裁剪的梯度，等于没裁；在 backward 和 step 之间清零，这个批次的梯度就白算了。
@@ -974,7 +974,7 @@ PROMPTS = ("Return the ", "The default ")  # the samples' prompts (after the run
 # %% lang="zh"
 CORPUS = "zh"  # 课程的中文语料：唐诗；也可以换成任意一个 UTF-8 文本文件的路径，比如 "my_book.txt"
 MAX_CHARS = 200_000  # 只取前 200,000 个字符
-PROMPTS = ("春风", "明月")  # 训练完以后采样用的开头（prompt）
+PROMPTS = ("春风", "明月")  # 训练完以后采样用的提示词（prompt）
 
 # %%
 text = corpus(CORPUS, max_chars=MAX_CHARS)
@@ -1175,11 +1175,11 @@ print(f"activation RMS: peak {rms.max().item():.2f} at step {rms.argmax().item()
 # 从左往右看各个面板（数字来自完整运行，见上面打印的结果）：
 #
 # - **学习率**：在 50 步内预热到 3e-3，然后按余弦曲线降到 3e-4。
-# - **梯度范数**：开始时约 1.5，预热阶段大部分时间高于 1（前 50 步里有三分之二被裁剪）；第 51 步到第 300 步，它的中位数降到 0.72 左右，被裁剪的约占五分之一；之后又回升到 1 上下，第 301–600 步约有一半被裁剪。后期梯度范数回升，是权重衰减（weight decay）和逐步减小的学习率同时使用时的一个已知现象（Defazio et al., 2025, “Why Gradients Rapidly Increase Near the End of Training”）：权重衰减会把权重缩小，而对后面紧跟着层归一化（LayerNorm）的权重来说，尺度越小，得到的梯度反而越大（因为层归一化会把尺度抵消掉）。一旦很多步都被裁剪，裁剪就不再是防范偶发坏批次的保险，而是在持续地缩小每次更新：实际步长比学习率调度给出的要小。在这次运行里，这只出现在后半段，那时学习率已经变小，损失也还在下降；要是从一开始就步步被裁剪，那就说明 `max_grad_norm` 对这个模型来说太小了（或者学习率太大了）。
+# - **梯度范数**：开始时约 1.5，预热期间大部分时间高于 1（前 50 步里有三分之二被裁剪）；第 51 步到第 300 步，它的中位数降到 0.72 左右，被裁剪的约占五分之一；之后又回升到 1 上下，第 301–600 步约有一半被裁剪。后期梯度范数回升，是权重衰减（weight decay）和逐步减小的学习率同时使用时的一个已知现象（Defazio 等人，2025，“Why Gradients Rapidly Increase Near the End of Training”）：权重衰减会把权重缩小，而对后面紧跟着层归一化（LayerNorm）的权重来说，尺度越小，得到的梯度反而越大（因为层归一化会把尺度抵消掉）。一旦很多步都被裁剪，裁剪就不再是防范偶发坏批次的保险，而是在持续地缩小每次更新：实际步长比学习率调度给出的要小。在这次运行里，这只出现在后半段，那时学习率已经变小，损失也还在下降；要是从一开始就步步被裁剪，那就说明 `max_grad_norm` 对这个模型来说太小了（或者学习率太大了）。
 # - 每个块输出（也就是残差流）的**激活 RMS**：在各个块学着往里贡献信息的过程中，它从很小的初始值开始增大，在第 140 步左右达到约 0.8 的峰值，然后降到约 0.55，因为权重衰减把权重往回拉，而学习率变小后，梯度每一步推动权重的幅度也变小了。它没有一路攀升：残差流没有爆炸。
 # - **tokens/s**：只对 `train_step` 本身计时（评估不在计时范围内），所以它只反映训练步的速度；它每一步都上下跳动：一步只要几毫秒，机器上同时跑着的任何程序都会影响它。看它的大致水平就好，别盯着尖峰。
 #
-# 模型学到了什么？让它写点东西：给一段开头（prompt），然后反复对最后一个位置的 logits 做 softmax，再从中采样下一个字。笔记本 10 会把这件事做完整，还会加上温度（temperature）和 top-k 采样：
+# 模型学到了什么？让它写点东西：给一段提示词（prompt），然后反复对最后一个位置的 logits 做 softmax，再从中采样下一个字。笔记本 10 会把这件事做完整，还会加上温度（temperature）和 top-k 采样：
 
 # %%
 def sample(model, prompt: str, n: int = 200, seed: int = 0) -> str:

@@ -269,10 +269,10 @@ class TinyLM(nn.Module):
 # %% lang="zh"
 %%writefile tiny-transformer/model.py
 ### BEGIN SOLUTION
-"""一个很小的仅解码器 Transformer 语言模型（GPT 风格，前置层归一化），写在一个文件里。
+"""一个很小的仅解码器 Transformer 语言模型（GPT 风格，Pre-LN），写在一个文件里。
 
 形状：B 批次，T 位置，D = d_model，H = num_heads，d_k = D / H，V = vocab_size。
-参考资料：Vaswani 等人 2017（注意力，§3.2）；Radford 等人 2019（GPT-2：前置层归一化、初始化）；
+参考资料：Vaswani 等人，2017（注意力，§3.2）；Radford 等人，2019（GPT-2：Pre-LN、初始化）；
 PyTorch 的 ``F.scaled_dot_product_attention`` 和 ``F.cross_entropy`` 文档。
 """
 import math
@@ -325,7 +325,7 @@ class FeedForward(nn.Module):
 
 
 class TransformerBlock(nn.Module):
-    """前置层归一化：x + attn(norm1(x))，然后 x + ffn(norm2(x))。"""
+    """Pre-LN：x + attn(norm1(x))，然后 x + ffn(norm2(x))。"""
 
     def __init__(self, d_model, num_heads, d_ff):
         super().__init__()
@@ -345,8 +345,8 @@ def causal_lm_loss(logits, labels):
 
 
 class TinyLM(nn.Module):
-    """token 嵌入和可学习的位置嵌入，num_layers 个前置层归一化的块，最后一个 LayerNorm，
-    以及和 token 嵌入共享权重的输出头。forward(input_ids (B, T), labels=None) -> (logits (B, T, V), loss 或
+    """token 嵌入和可学习的位置嵌入，num_layers 个 Pre-LN 块，最后一个 LayerNorm，
+    以及和 token 嵌入共享权重的输出层。forward(input_ids (B, T), labels=None) -> (logits (B, T, V), loss 或
     None)。"""
 
     def __init__(self, vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff):
@@ -604,7 +604,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_mask_tests(rep
 # %% [markdown] lang="zh"
 # ### 练习 4：`tests/test_overfit_batch.py`
 #
-# 把笔记本 09 里最有力的那项检验写成测试：一个小 TinyLM 在一个固定的批次（batch）上训练，必须把损失降到接近 0。检查准备的坏模型：一个的损失不会把梯度（gradient）传到权重上（什么都学不到）；一个的掩码把每个位置自己也遮住了（`tril(diagonal=-1)`：第一个位置什么都关注不到，损失是 NaN）；还有一个的各个块（block）拿不到梯度（只有嵌入和输出头在学：在参考实现的测试里，它的损失从 2.5 降到 1.7-1.9，怎么也到不了 0 附近）。要断言损失最后降到多低，而不只是断言它降了：学得太少的模型，损失也会“降”。测试要小：检查会把它跑五遍，每遍一个线程（在笔记本电脑上每遍几秒钟）。
+# 把笔记本 09 里最有力的那项检验写成测试：一个小 TinyLM 在一个固定的批次（batch）上训练，必须把损失降到接近 0。检查准备的坏模型：一个的损失不会把梯度（gradient）传到权重上（什么都学不到）；一个的掩码把每个位置自己也遮住了（`tril(diagonal=-1)`：第一个位置什么都关注不到，损失是 NaN）；还有一个的各个块（block）拿不到梯度（只有嵌入和输出层在学：在参考实现的测试里，它的损失从 2.5 降到 1.7-1.9，怎么也到不了 0 附近）。要断言损失最后降到多低，而不只是断言它降了：学得太少的模型，损失也会“降”。测试要小：检查会把它跑五遍，每遍一个线程（在笔记本电脑上每遍几秒钟）。
 #
 # **难度：** ★☆☆ · **用时：** 约 10 分钟
 #

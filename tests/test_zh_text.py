@@ -139,22 +139,71 @@ def test_the_capstone_check_knows_a_file_left_as_either_release_s_stub():
 
 # ---- one term table: the catalogs and the Chinese notebooks use its words, never a rejected variant
 
+CODE = re.compile(r"```.*?```|`[^`\n]*`|\$\$.*?\$\$|\$[^$\n]+\$", re.S)  # code blocks and spans, formulas
+GLOSS = re.compile(r"（[A-Za-z][A-Za-z \-，、,/]*）")  # an English name in parentheses after its Chinese word: 缓冲区（buffer）
+
+
+def _comments_and_docstrings(code: str) -> str:
+    """What a Chinese code cell says in Chinese: its comments and docstrings (its strings go through the course's
+    translations, its code is the English cell's)."""
+    import ast
+    import io
+    import tokenize
+
+    said = []
+    try:
+        said += [t.string for t in tokenize.generate_tokens(io.StringIO(code).readline) if t.type == tokenize.COMMENT]
+        said += [ast.get_docstring(n) or "" for n in ast.walk(ast.parse(code))
+                 if isinstance(n, (ast.Module, ast.FunctionDef, ast.ClassDef, ast.AsyncFunctionDef))]
+    except (SyntaxError, tokenize.TokenError):  # a cell with IPython syntax: its comments, line by line
+        said = [line.partition("#")[2] for line in code.splitlines()]
+    return "\n".join(said)
+
+
 def _chinese_texts():
+    """(where, text, prose): every Chinese message and notebook cell, and the part of it a learner reads as sentences."""
     from babel.messages.pofile import read_po
 
     for po in sorted([*ROOT.glob("tinylm_*/locale/zh_CN/LC_MESSAGES/*.po"), *ROOT.glob("course/locale/zh_CN/LC_MESSAGES/*.po")]):
         with open(po, "rb") as f:
             for m in read_po(f):
                 if m.id and m.string:
-                    yield f"{po.name}: {m.context or m.id}", m.string
+                    yield f"{po.name}: {m.context or m.id}", m.string, m.string
     for source in SOURCES:
         for cell in jupytext.read(source).cells:
             if cell.metadata.get("lang") == "zh":
-                yield source.stem, cell.source
+                said = _comments_and_docstrings(cell.source) if cell.cell_type == "code" else cell.source
+                yield source.stem, cell.source, CODE.sub(" ", said)
+
+
+def _uses(text: str, prose: str, bad: str, good: str) -> bool:
+    """Whether a text uses the rejected variant ``bad``: a word in English letters as a word of its prose, other
+    variants anywhere; either one not as the explanation of the word used (前置层归一化（Pre-LN）)."""
+    if re.fullmatch(r"[A-Za-z][A-Za-z .-]*", bad):
+        word = re.compile(rf"(?<![\w.\-/{{]){re.escape(bad)}s?(?![\w\-(/{{])")
+        return bool(word.search(GLOSS.sub(" ", prose.replace(f"{bad}（{good}", ""))))
+    return bad in text.replace(f"{bad}（{good}", "")
 
 
 def test_no_chinese_text_uses_a_rejected_variant_of_a_term():
     from tinylm_checks.messages.terms import REJECTED
 
-    found = [(where, bad, REJECTED[bad]) for where, text in _chinese_texts() for bad in REJECTED if bad in text]
+    found = [(where, bad, good) for where, text, prose in _chinese_texts() for bad, good in REJECTED.items()
+             if _uses(text, prose, bad, good)]
     assert found == []
+
+
+def test_a_rejected_english_word_is_a_word_of_the_prose_not_code():
+    assert _uses("把表存成 buffer", "把表存成 buffer", "buffer", "缓冲区")
+    assert _uses("buffers：{buffers}", "buffers：{buffers}", "buffer", "缓冲区")
+    assert _uses("Vaswani et al. 2017", "Vaswani et al. 2017", "et al.", "等人")
+    for prose in ("用 register_buffer 注册", "在 named_buffers() 里", "存成缓冲区（buffer）", "{n_buffer:6}",
+                  "前馈网络（feed-forward network，FFN）"):
+        assert not _uses(prose, prose, "buffer", "缓冲区") and not _uses(prose, prose, "FFN", "前馈网络"), prose
+    text = "把表存成 `self.buffer` 和 $\\mathrm{FFN}(x)$"
+    assert not _uses(text, CODE.sub(" ", text), "buffer", "缓冲区")
+    assert not _uses(text, CODE.sub(" ", text), "FFN", "前馈网络")
+    assert not _uses("前置层归一化（Pre-LN）的块", "", "前置层归一化", "Pre-LN")
+    assert _uses("前置层归一化的块", "", "前置层归一化", "Pre-LN")
+    cell = 'x = 1  # 一个 buffer\ndef f():\n    """FFN 的输出。"""\n    return "buffer"\n'
+    assert _comments_and_docstrings(cell).split() == ["#", "一个", "buffer", "FFN", "的输出。"]
