@@ -248,7 +248,7 @@ plt.show()
 # towards the output. The differences are modest (from a few per cent at the first block to about 50 % at
 # the last; mind the y axes, which do not start at 0):
 # this small untrained stack only hints at the effect the paper analyses; notebook 11
-# trains both wirings over a range of learning rates and shows where Post-LN breaks down.
+# trains both wirings over a range of learning rates and compares the losses they reach.
 #
 # `nn.TransformerEncoderLayer` can do both: `norm_first=False` (its default) is Post-LN,
 # `norm_first=True` is Pre-LN. Your block takes the same flag, with the default of language models:
@@ -313,7 +313,7 @@ plt.show()
 # %% [markdown] lang="zh"
 # 在 Post-LN 里，每个块都以一个层归一化结尾（初始化时 weight 为 1、bias 为 0），所以残差流的大小被钉在
 # $\sqrt{D} = 8$；它的梯度比 Pre-LN 的大，越靠近输出越明显。在 Pre-LN
-# 里，残差流一个块比一个块大，梯度则更小，越往输出方向甚至还略有下降。差别并不大（第一个块只差百分之几，到最后一个块约差 50 %；注意两张图的 y 轴都不是从 0 开始的）：这么小、又没训练过的堆叠，只能隐约看出论文分析的那种效应。笔记本 11 会在一系列学习率下训练这两种接法，看看 Post-LN 到底在哪里崩掉。
+# 里，残差流一个块比一个块大，梯度则更小，越往输出方向甚至还略有下降。差别并不大（第一个块只差百分之几，到最后一个块约差 50 %；注意两张图的 y 轴都不是从 0 开始的）：这么小、又没训练过的堆叠，只能隐约看出论文分析的那种效应。笔记本 11 会在一组学习率上分别训练这两种接法，比较它们最后的损失。
 #
 # `nn.TransformerEncoderLayer` 两种都支持：`norm_first=False`（它的默认值）是 Post-LN，`norm_first=True` 是
 # Pre-LN。你的块也用这个参数，默认值按语言模型的惯例取 Pre-LN。
@@ -519,7 +519,7 @@ print("parameters:", sum(p.numel() for p in torch_layer.parameters()), "(PyTorch
 D, H, d_ff, B, T = 16, 4, 48, 2, 6
 x = torch.randn(B, T, D) + 1.0  # (B, T, D), mean 1
 for norm_first in (True, False):
-    ours = TransformerBlock(D, H, d_ff, norm_first=norm_first)  # yours
+    ours = TransformerBlock(D, H, d_ff, norm_first=norm_first)  # 你写的
     with torch.no_grad():  # 层归一化的参数也随机取，这样没有什么能碰巧对上
         for p in ours.parameters():
             p.add_(0.1 * torch.randn_like(p))
@@ -570,7 +570,7 @@ with torch.no_grad():
 
 # %% lang="zh"
 D, H, T = 16, 4, 8
-blk = TransformerBlock(D, H, 4 * D)  # yours
+blk = TransformerBlock(D, H, 4 * D)  # 你写的
 x = torch.randn(1, T, D)  # (1, T, D)
 x_changed = x.clone()
 x_changed[:, 4:] = torch.randn(1, T - 4, D)  # 在位置 4 .. 7 换上新 token
@@ -781,6 +781,19 @@ totals = []
 print(f"{'D':>5} {'attn':>10} {'ffn':>10} {'norms':>7} {'total':>10} {'12D²+13D':>10} {'total/12D²':>11}")
 for D in widths:
     counts = block_parameter_counts(TransformerBlock(D, 4, 4 * D))  # yours
+    totals.append(counts["total"])
+    print(f"{D:>5} {counts['attn']:>10,} {counts['ffn']:>10,} {counts['norms']:>7,} {counts['total']:>10,} "
+          f"{12 * D * D + 13 * D:>10,} {counts['total'] / (12 * D * D):>11.4f}")
+
+plot_parameter_ratio(widths, totals)
+plt.show()
+
+# %% lang="zh"
+widths = (32, 64, 128, 256, 512)
+totals = []
+print(f"{'D':>5} {'attn':>10} {'ffn':>10} {'norms':>7} {'total':>10} {'12D²+13D':>10} {'total/12D²':>11}")
+for D in widths:
+    counts = block_parameter_counts(TransformerBlock(D, 4, 4 * D))  # 你写的
     totals.append(counts["total"])
     print(f"{D:>5} {counts['attn']:>10,} {counts['ffn']:>10,} {counts['norms']:>7,} {counts['total']:>10,} "
           f"{12 * D * D + 13 * D:>10,} {counts['total'] / (12 * D * D):>11.4f}")
@@ -1063,7 +1076,7 @@ class TrapAttention(CausalSelfAttention):
     def forward(self, x):
         B, T, D = x.shape
         q, k, v = (t.view(B, T, self.num_heads, self.d_head).transpose(1, 2) for t in self.qkv(x).chunk(3, dim=-1))
-        y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout, is_causal=True)  # the trap
+        y = F.scaled_dot_product_attention(q, k, v, dropout_p=self.dropout, is_causal=True)  # 陷阱就在这里
         return self.out(y.transpose(1, 2).reshape(B, T, D))
 
 

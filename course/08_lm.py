@@ -168,7 +168,7 @@ print(ids.tolist(), "->", tuple(looked_up.shape), "; same as one-hot @ table:", 
 #
 # **被忽略的目标。** 长短不一的序列要填充（padding）到同一长度，填充出来的位置不能计分。约定是把它的标签写成 **-100**，这正是 `F.cross_entropy` 默认的 `ignore_index`：这些目标既不进求和，*也*不进计数。反过来，要是把填充 id（常常是 0）写进标签，模型就会被训练去预测填充，可 token 0 是一个真实存在的 token。
 #
-# **传入原始 logits。** `F.cross_entropy(logits, targets)` 内部自己会做 `log_softmax`（PyTorch 文档的原话是“input is expected to contain the unnormalized logits”）。它要求类别放在第 1 维：把 `(B, T-1, V)` 展平成 `(B·(T-1), V)`，目标展平成 `(B·(T-1),)`。
+# **传入原始 logits。** `F.cross_entropy(logits, targets)` 内部自己会做 `log_softmax`（PyTorch 文档写明：输入应当是未经归一化的 logits）。它要求类别放在第 1 维：把 `(B, T-1, V)` 展平成 `(B·(T-1), V)`，目标展平成 `(B·(T-1),)`。
 #
 # 均匀猜测给每个 token 的概率都是 `1/V`，损失就是 $-\log(1/V) = \ln V$：没训练过的模型，损失一开始就应该在这附近。
 
@@ -354,7 +354,7 @@ print(f"with -100 targets: {causal_lm_loss(logits, labels).item():.4f}; "
 # - **GPT-2's initialisation** (Radford et al. 2019, §2.3; nanoGPT's `_init_weights`): every `nn.Linear` and
 #   `nn.Embedding` weight `N(0, 0.02)`, every bias 0; the two projections that write into the residual stream
 #   in each block (the weights of `attn.W_O` and `ffn.linear2`; their biases stay 0) get std `0.02 / sqrt(2·L)`,
-#   so that the `2L` contributions added to the stream don't grow its size with depth. PyTorch's defaults are
+#   so that the `2L` contributions added to the stream don't grow its size with the number of layers `L`. PyTorch's defaults are
 #   different: `nn.Embedding` starts at `N(0, 1)`, which with tied weights makes the initial logits huge.
 #
 # ### Exercise 2: `TinyLM`
@@ -433,7 +433,7 @@ print(f"with -100 targets: {causal_lm_loss(logits, labels).item():.4f}; "
 # - **只用一个因果掩码。** `causal_mask(T)` 每次前向只建一次，交给每一个块。
 # - **最后一个层归一化。** 在 Pre-LN 的堆叠里，残差流从头到尾都不做归一化，会随深度变大（笔记本 07）；GPT-2 在最后一个块之后、输出层之前把它归一化一次（也就是它的 `ln_f`）。
 # - **权重共享。** 输出层 `lm_head = nn.Linear(D, V, bias=False)` 把一个向量映射成每个 token 一个分数；它的权重是 `(V, D)`，和 token 嵌入的形状一样。Press & Wolf (2017) 让两者共用**同一个**矩阵（Vaswani 等人 §3.4 和 GPT-2 也是这样）：参数少了 `V·D` 个，而且一个 token 的输入向量和输出向量会一起学习。“同一个矩阵”指的是同一个 `nn.Parameter` 对象用两次：`self.lm_head.weight = self.token_emb.weight`。复制一份（`.clone()`、`copy_`）一开始数值相等，但它是第二个张量，优化器（optimizer）走完第一步，两者就不一样了。在同一块存储上再建一个 Parameter（`nn.Parameter(self.token_emb.weight)`，或者去赋值 `.data`），数值倒是共享了，可 `model.parameters()` 会把这个矩阵列两次：参数量把 `V·D` 算了两遍，优化器每一步也会更新它两次（Adam 会给同一个矩阵配两套矩估计）。
-# - **GPT-2 的初始化**（Radford 等人，2019，§2.3；nanoGPT 的 `_init_weights`）：所有 `nn.Linear` 和 `nn.Embedding` 的权重取 `N(0, 0.02)`，所有偏置取 0；每个块里有两个投影往残差流里写（`attn.W_O` 和 `ffn.linear2` 的权重；它们的偏置仍为 0），它们的标准差取 `0.02 / sqrt(2·L)`，这样加到残差流上的 `2L` 份贡献不会让它的大小随深度增长。PyTorch 的默认值不一样：`nn.Embedding` 从 `N(0, 1)` 开始，权重共享时，这会让初始 logits 大得离谱。
+# - **GPT-2 的初始化**（Radford 等人，2019，§2.3；nanoGPT 的 `_init_weights`）：所有 `nn.Linear` 和 `nn.Embedding` 的权重取 `N(0, 0.02)`，所有偏置取 0；每个块里有两个投影往残差流里写（`attn.W_O` 和 `ffn.linear2` 的权重；它们的偏置仍为 0），它们的标准差取 `0.02 / sqrt(2·L)`，这样加到残差流上的 `2L` 份贡献不会让它的大小随层数 `L` 增长。PyTorch 的默认值不一样：`nn.Embedding` 从 `N(0, 1)` 开始，权重共享时，这会让初始 logits 大得离谱。
 #
 # ### 练习 2：`TinyLM`
 #
@@ -619,6 +619,16 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_tiny_lm(TinyLM, seed=
 torch.manual_seed(0)
 model = TinyLM(vocab_size=V, max_seq_len=64, d_model=64, num_heads=4, num_layers=2, d_ff=256)  # yours
 x, y = get_batch(data, batch_size=8, block_size=64, generator=torch.Generator().manual_seed(0))  # (8, 64) each
+with torch.no_grad():
+    logits, loss = model(x, labels=x)
+print(f"logits {tuple(logits.shape)}; loss at init {loss.item():.3f}, ln V = {math.log(V):.3f}")
+print("lm_head.weight is token_emb.weight:", model.lm_head.weight is model.token_emb.weight,
+      "| one storage:", model.lm_head.weight.data_ptr() == model.token_emb.weight.data_ptr())
+
+# %% lang="zh"
+torch.manual_seed(0)
+model = TinyLM(vocab_size=V, max_seq_len=64, d_model=64, num_heads=4, num_layers=2, d_ff=256)  # 你写的
+x, y = get_batch(data, batch_size=8, block_size=64, generator=torch.Generator().manual_seed(0))  # 各为 (8, 64)
 with torch.no_grad():
     logits, loss = model(x, labels=x)
 print(f"logits {tuple(logits.shape)}; loss at init {loss.item():.3f}, ln V = {math.log(V):.3f}")
@@ -850,9 +860,9 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_parameter_table(param
 # 124 million parameters without allocating them.
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** “期望”和“实际”两行会把“尝试”那一行所说模型的六个计数并排列出来；看看是哪个部件不对，差了多少（差 `V·D` 就是那个共享矩阵的问题）。
+# **如果检查没通过：** “尝试”那一行说的是哪个模型，“期望”和“实际”两行就并排列出这个模型的六个计数；对一对，看是哪个部件不对、差了多少（正好差 `V·D`，问题就出在那个共享矩阵上）。
 #
-# 下面把你的表、模型自带的 `get_num_params()` 和公式 `12·L·D² + V·D` 放在一起比，比三个模型：第 4 节的模型，一个更宽的模型，以及 GPT-2 small。GPT-2 small 的尺寸是：`V = 50,257`，1,024 个位置，`D = 768`，12 层，每层 12 个头（head）。GPT-2 模型建在 PyTorch 的 `"meta"` 设备上：它的张量只有形状，不占内存，用来数这 124M（1.24 亿）个参数正合适，又不用真的为它们分配内存。
+# 下面拿三个模型来比：第 4 节的模型、一个更宽的模型和 GPT-2 small。每个模型都列出你的表、模型自带的 `get_num_params()` 和公式 `12·L·D² + V·D` 算出的数。GPT-2 small 的尺寸是：`V = 50,257`，1,024 个位置，`D = 768`，12 层，每层 12 个头（head）。GPT-2 建在 PyTorch 的 `"meta"` 设备上：这种张量只有形状，不占内存，数它那 1.24 亿（124M）个参数正合适，不必真的分配内存。
 
 # %%
 tables = []  # parameter_table of each model, in the order of the loop
@@ -889,8 +899,8 @@ print("  token_emb   pos_emb      blocks  norm lm_head        total "
 for label, (V_, T_, D_, H_, L_) in (("section 4", (V, 64, 64, 4, 2)), ("wider", (V, 256, 256, 8, 6)),
                                     ("GPT-2 small", (50257, 1024, 768, 12, 12))):
     with torch.device("meta"):
-        m = TinyLM(V_, T_, D_, H_, L_, 4 * D_)  # yours
-    t = parameter_table(m)  # yours
+        m = TinyLM(V_, T_, D_, H_, L_, 4 * D_)  # 你写的
+    t = parameter_table(m)  # 你写的
     tables.append(t)
     rule = 12 * L_ * D_ ** 2 + V_ * D_
     print(f"{t['token_emb']:>11,} {t['pos_emb']:>9,} {t['blocks']:>11,} {t['norm']:>5,} {t['lm_head']:>7,} "

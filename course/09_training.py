@@ -24,13 +24,13 @@
 # 笔记本 08 搭好了 `TinyLM`：输入 token id，输出 logits 和损失。没训练时，它只会均匀地乱猜（损失 ≈ ln V）。这个笔记本先把文本变成 token id，再让模型真正学起来。学完之后，你应该能：
 #
 # 1. 写一个无损的**字符级分词器**（tokenizer），再写**词级**分词器的编码函数，带上特殊 token `<pad>`、`<unk>`、`<eos>`，并测出它的 UNK 率；
-# 2. 写出 `train_step`：**zero_grad → forward → loss → backward → clip → step**，顺序不能乱，还要说得出为什么；
+# 2. 写出 `train_step`：**清零梯度（zero_grad）→ 前向传播（forward）→ 算损失（loss）→ 反向传播（backward）→ 裁剪梯度（clip）→ 更新参数（step）**，顺序不能乱，还要说得出为什么；
 # 3. 跑一遍检验训练流程是否正确的最有力测试：**在一个固定的批次（batch）上过拟合（overfitting）**，直到损失接近零；
 # 4. 写出 `evaluate`（eval 模式，不算梯度，结束后恢复原来的模式）和困惑度（perplexity）`perplexity = exp(total loss / counted tokens)`；
 # 5. 在真实文本上训练 600 步，带进度条和实时损失曲线，记录学习率（learning rate）、梯度（gradient）范数、每层激活的 RMS、tokens/s 和峰值内存；
 # 6. 对照**过拟合检查清单**排查六个坏掉的训练配置：按清单的顺序，说出每个配置错在哪里，再把它修好。
 #
-# 形状（shape）记号：`B` 是批次大小，`T` 是位置数（即块长度，block size），`V` 是词表（vocabulary）大小，`D` = `d_model`。
+# 形状（shape）记号：`B` 是批次大小，`T` 是位置数（即上下文长度，也叫 block size），`V` 是词表（vocabulary）大小，`D` = `d_model`。
 
 # %%
 import math
@@ -1003,7 +1003,7 @@ optimizer = torch.optim.AdamW(model.parameters(), lr=PEAK_LR, weight_decay=0.1)
 num_params = sum(p.numel() for p in model.parameters())
 print(f"{num_params:,d} parameters")
 
-act_rms = {f"block {i}": [] for i in range(len(model.blocks))}  # one value per step and block
+act_rms = {i: [] for i in range(len(model.blocks))}  # block i -> one value per step (the plot's legend: i)
 
 
 def record_rms(name):
@@ -1013,7 +1013,7 @@ def record_rms(name):
     return hook
 
 
-hooks = [block.register_forward_hook(record_rms(f"block {i}")) for i, block in enumerate(model.blocks)]
+hooks = [block.register_forward_hook(record_rms(i)) for i, block in enumerate(model.blocks)]
 log = {"step": [], "lr": [], "loss": [], "grad_norm": [], "tokens_per_s": [], "act_rms": act_rms,
        "val_step": [], "val_loss": [], "max_grad_norm": MAX_GRAD_NORM}
 val_batches = list(lm_batches(val_data, 32, BLOCK_SIZE))[:10]
@@ -1069,7 +1069,7 @@ optimizer = torch.optim.AdamW(model.parameters(), lr=PEAK_LR, weight_decay=0.1)
 num_params = sum(p.numel() for p in model.parameters())
 print(f"{num_params:,d} parameters")
 
-act_rms = {f"block {i}": [] for i in range(len(model.blocks))}  # 每一步、每个块一个值
+act_rms = {i: [] for i in range(len(model.blocks))}  # 第 i 个块 -> 每一步一个值（图例里写的就是 i）
 
 
 def record_rms(name):
@@ -1079,7 +1079,7 @@ def record_rms(name):
     return hook
 
 
-hooks = [block.register_forward_hook(record_rms(f"block {i}")) for i, block in enumerate(model.blocks)]
+hooks = [block.register_forward_hook(record_rms(i)) for i, block in enumerate(model.blocks)]
 log = {"step": [], "lr": [], "loss": [], "grad_norm": [], "tokens_per_s": [], "act_rms": act_rms,
        "val_step": [], "val_loss": [], "max_grad_norm": MAX_GRAD_NORM}
 val_batches = list(lm_batches(val_data, 32, BLOCK_SIZE))[:10]
@@ -1151,18 +1151,19 @@ print(f"activation RMS: peak {rms.max().item():.2f} at step {rms.argmax().item()
 # - **learning rate**: the warm-up to 3e-3 over 50 steps, then the cosine down to 3e-4.
 # - **gradient norm**: near 3 at the start, above 1 for most of the warm-up (two thirds of the first 50
 #   steps are clipped), then between 0.5 and 1 from step 50 to about 300 (4% clipped), then rising again:
-#   more than half of steps 301-450 and nearly all of steps 451-600 are clipped. A late rise like this is a known effect of weight decay with a
-#   decaying learning rate (Defazio et al., 2025, "Why Gradients Rapidly Increase Near the End of
-#   Training"): weight decay shrinks the weights, and a weight followed by a LayerNorm gets gradients that
-#   grow as its scale shrinks (the LayerNorm undoes the scale). Clipping on every step means clipping is no
+#   more than half of steps 301-450 and nearly all of steps 451-600 are clipped. A late rise like this matches a
+#   known effect of weight decay with a decaying learning rate (Defazio et al., 2025, "Why Gradients Rapidly
+#   Increase Near the End of Training"), which the paper explains so: weight decay shrinks the weights, and a weight
+#   followed by a LayerNorm gets gradients that grow as its scale shrinks (the LayerNorm undoes the scale). This run
+#   shows the rise, not its cause. Clipping on every step means clipping is no
 #   longer a guard against a rare bad batch: every update is scaled down, and the real step is smaller than
 #   the schedule says. Here that happens only at the end, where the learning rate is already small and the
 #   loss still falls; from the start, it would say `max_grad_norm` is too small for the model (or the
 #   learning rate too large).
 # - **activation RMS** of each block's output (the residual stream): it grows from its small initial value
-#   while the blocks learn to contribute, peaks at about 1.1 around step 240, then falls to about 0.65 as
-#   weight decay pulls the weights back and the smaller learning rate lets the gradients push less. It does
-#   not climb steadily: the stream is not blowing up.
+#   while the blocks learn to contribute, peaks at about 1.1 around step 240, then falls to about 0.65 (weight
+#   decay pulling the weights back and the smaller learning rate are likely causes, which this run does not tell
+#   apart). It does not climb steadily: the stream is not blowing up.
 # - **tokens/s**: timed around `train_step` alone (the evaluations are outside the timing), so it shows the
 #   step's speed only; it jumps from step to step because one step takes a few milliseconds and anything
 #   else running on the machine shows. Read its typical level, not its spikes.
@@ -1175,8 +1176,8 @@ print(f"activation RMS: peak {rms.max().item():.2f} at step {rms.argmax().item()
 # 从左往右看各个面板（数字来自完整运行，见上面打印的结果）：
 #
 # - **学习率**：在 50 步内预热到 3e-3，然后按余弦曲线降到 3e-4。
-# - **梯度范数**：开始时约 1.5，预热期间大部分时间高于 1（前 50 步里有三分之二被裁剪）；第 51 步到第 300 步，它的中位数降到 0.72 左右，被裁剪的约占五分之一；之后又回升到 1 上下，第 301–600 步约有一半被裁剪。后期梯度范数回升，是权重衰减（weight decay）和逐步减小的学习率同时使用时的一个已知现象（Defazio 等人，2025，“Why Gradients Rapidly Increase Near the End of Training”）：权重衰减会把权重缩小，而对后面紧跟着层归一化（LayerNorm）的权重来说，尺度越小，得到的梯度反而越大（因为层归一化会把尺度抵消掉）。一旦很多步都被裁剪，裁剪就不再是防范偶发坏批次的保险，而是在持续地缩小每次更新：实际步长比学习率调度给出的要小。在这次运行里，这只出现在后半段，那时学习率已经变小，损失也还在下降；要是从一开始就步步被裁剪，那就说明 `max_grad_norm` 对这个模型来说太小了（或者学习率太大了）。
-# - 每个块输出（也就是残差流）的**激活 RMS**：在各个块学着往里贡献信息的过程中，它从很小的初始值开始增大，在第 140 步左右达到约 0.8 的峰值，然后降到约 0.55，因为权重衰减把权重往回拉，而学习率变小后，梯度每一步推动权重的幅度也变小了。它没有一路攀升：残差流没有爆炸。
+# - **梯度范数**：开始时约 1.5，预热期间大部分时间高于 1（前 50 步里有三分之二被裁剪）；第 51 步到第 300 步，它的中位数降到 0.72 左右，被裁剪的约占五分之一；之后又回升到 1 上下，第 301–600 步约有一半被裁剪。后期梯度范数回升，和一个已知现象相符：权重衰减（weight decay）和逐步减小的学习率一起用时，训练快结束时梯度会迅速变大（Defazio 等人，2025，论文题为“Why Gradients Rapidly Increase Near the End of Training”）。论文的解释是：权重衰减会把权重缩小，而对后面紧跟着层归一化（LayerNorm）的权重来说，尺度越小，得到的梯度反而越大（因为层归一化会把尺度抵消掉）。这次运行只看到了回升，没有检验它的原因。一旦很多步都被裁剪，裁剪就不再是防范偶发坏批次的保险，而是在持续地缩小每次更新：实际步长比学习率调度给出的要小。在这次运行里，这只出现在后半段，那时学习率已经变小，损失也还在下降；要是从一开始就步步被裁剪，那就说明 `max_grad_norm` 对这个模型来说太小了（或者学习率太大了）。
+# - 每个块输出（也就是残差流）的**激活 RMS**：在各个块学着往里贡献信息的过程中，它从很小的初始值开始增大，在第 140 步左右达到约 0.8 的峰值，然后降到约 0.55。下降的原因可能是权重衰减把权重往回拉，以及学习率变小后梯度每一步推动权重的幅度也变小了；这次运行没有把这两者分开来测。它没有一路攀升：残差流没有爆炸。
 # - **tokens/s**：只对 `train_step` 本身计时（评估不在计时范围内），所以它只反映训练步的速度；它每一步都上下跳动：一步只要几毫秒，机器上同时跑着的任何程序都会影响它。看它的大致水平就好，别盯着尖峰。
 #
 # 模型学到了什么？让它写点东西：给一段提示词（prompt），然后反复对最后一个位置的 logits 做 softmax，再从中采样下一个字。笔记本 10 会把这件事做完整，还会加上温度（temperature）和 top-k 采样：
@@ -1713,7 +1714,7 @@ for name in setups:
 # one-batch test catches a setup that cannot learn; only the checklist catches one that learns the wrong thing.
 
 # %% [markdown] lang="zh"
-# 修好的每个配置，现在都和健康的那个训练得一模一样：同样的权重，同样的批次，同样的曲线。最后低于健康运行的那三个，带着六个里最糟的 bug：它们的损失看上去就像成功了。单批次测试能抓住学不会的配置；学错了东西的配置，只有检查清单抓得住。
+# 六个配置修好以后，训练起来都和健康的那个一模一样：权重一样，批次一样，曲线也一样。最后损失比健康运行还低的那三个，其实是六个里最糟的 bug：它们的损失看上去就像训练成功了。单批次测试能抓出根本学不会的配置；学会了错东西的配置，只有靠检查清单才抓得出来。
 
 # %% [markdown]
 # ## Summary

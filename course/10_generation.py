@@ -12,7 +12,7 @@
 # 3. train a small TinyLM for 200 steps and sample from it;
 # 4. look inside it: seaborn heatmaps of its attention weights, and an explorer (layer, head, your own text).
 #
-# Shapes: `B` batch, `T` positions, `V` vocabulary size, `L` = `max_seq_len`.
+# Shapes: `B` batch, `T` positions, `V` vocabulary size; the model reads at most `max_seq_len` positions.
 
 # %% [markdown] lang="zh"
 # # 10 · 生成与观察
@@ -29,7 +29,7 @@
 # 4. 观察模型内部：用 seaborn
 #    热力图查看它的注意力权重（attention weights），再用一个交互式浏览器（选层、选头、输入你自己的文本）来探索。
 #
-# 形状（shape）约定：`B` 是批次（batch），`T` 是位置，`V` 是词表大小，`L` = `max_seq_len`。
+# 形状（shape）约定：`B` 是批次（batch），`T` 是位置，`V` 是词表大小；模型一次最多读 `max_seq_len` 个位置。
 
 # %%
 import os
@@ -153,7 +153,7 @@ for seed in (0, 0, 1):
 # ```
 # idx                                   (B, T)            the prompt, token ids
 # repeat max_new_tokens times:
-#     idx_cond = the last L tokens      (B, min(T', L))   the model takes at most max_seq_len positions
+#     idx_cond = the last max_seq_len tokens  (B, min(T', max_seq_len))   the model takes at most max_seq_len positions
 #     logits = model(idx_cond)[0]       (B, T_c, V)
 #     logits = logits[:, -1, :]         (B, V)            the prediction for the next token
 #     temperature, top-k, softmax       (B, V)
@@ -162,8 +162,8 @@ for seed in (0, 0, 1):
 # return idx                            (B, T + max_new_tokens)
 # ```
 #
-# The model has learned position embeddings for `L` positions only, and `TinyLM` raises a `ValueError` on a
-# longer input: once the sequence is longer than `L`, feed it the **last** `L` tokens, the ones the next token
+# The model has learned position embeddings for `max_seq_len` positions only, and `TinyLM` raises a `ValueError` on a
+# longer input: once the sequence is longer than `max_seq_len`, feed it the **last** `max_seq_len` tokens, the ones the next token
 # follows. Generation needs no gradients (`torch.no_grad()`) and no dropout (`model.eval()`), and a helper
 # should leave the model as it found it.
 #
@@ -231,8 +231,8 @@ for seed in (0, 0, 1):
 #
 # ```
 # idx                                   (B, T)            提示词（prompt），token id
-# repeat max_new_tokens times:
-#     idx_cond = the last L tokens      (B, min(T', L))   模型最多接受 max_seq_len 个位置
+# 重复 max_new_tokens 次：
+#     idx_cond = 最后 max_seq_len 个 token  (B, min(T', max_seq_len))   模型最多接受 max_seq_len 个位置
 #     logits = model(idx_cond)[0]       (B, T_c, V)
 #     logits = logits[:, -1, :]         (B, V)            对下一个 token 的预测
 #     temperature, top-k, softmax       (B, V)
@@ -241,8 +241,7 @@ for seed in (0, 0, 1):
 # return idx                            (B, T + max_new_tokens)
 # ```
 #
-# 模型只为 `L` 个位置学过位置嵌入，输入更长时 `TinyLM` 会抛出 `ValueError`：所以一旦序列比 `L`
-# 长，就只把**最后** `L` 个 token 喂给它，也就是下一个 token 紧跟着的那些。生成时不需要梯度（gradient），所以用
+# 模型只为 `max_seq_len` 个位置学过位置嵌入，输入更长时 `TinyLM` 会抛出 `ValueError`：所以一旦序列比 `max_seq_len` 长，就只把**最后** `max_seq_len` 个 token 喂给它，也就是下一个 token 紧跟着的那些。生成时不需要梯度（gradient），所以用
 # `torch.no_grad()`；也不需要 dropout，所以用
 # `model.eval()`。另外，辅助函数用完模型之后，应该把它恢复成原来的样子。
 #
@@ -378,7 +377,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_generate(generate, se
 # `corpus("zh")`: the next cell is the one cell whose code differs between the two languages.)
 
 # %% [markdown] lang="zh"
-# **如果检查没通过：** “可能的错误”那一行能认出的错误包括：上下文没有截断或者从前面截断，从第一个位置采样，温度用成了乘法（或者放在 softmax 之后），top-k
+# **如果检查没通过：** 看“可能的错误”那一行，它能认出这些错误：上下文没有截断或者从前面截断，从第一个位置采样，温度用成了乘法（或者放在 softmax 之后），top-k
 # 保留了 k - 1 或 k + 1 个 token，或者整个批次只用一个阈值，该采样的地方用了
 # argmax，没有用传进来的生成器，没有把提示词一起返回，以及模型被留在了训练模式或者 autograd 还开着。
 #
@@ -436,7 +435,7 @@ prompt = torch.tensor([tokenizer.encode(PROMPT)])  # (1, T)
 for temperature, top_k in ((0.5, None), (1.0, None), (1.0, 5), (2.0, None)):
     out = generate(model, prompt, 60, temperature=temperature, top_k=top_k,
                    generator=torch.Generator().manual_seed(0))
-    print(f"T={temperature}, top_k={top_k}: {tokenizer.decode(out[0].tolist())!r}")
+    print(f"temperature={temperature}, top_k={top_k}: {tokenizer.decode(out[0].tolist())!r}")
 
 # %% [markdown]
 # ## 4. Inside the model: attention heatmaps
@@ -455,9 +454,9 @@ for temperature, top_k in ((0.5, None), (1.0, None), (1.0, 5), (2.0, None)):
 # %% [markdown] lang="zh"
 # ## 4. 模型内部：注意力热力图
 #
-# 每个块都保存着它最近一次前向传播的注意力权重，形状为 `(B, H, T, T)`：第 `t` 行表示查询（query）位置 `t`
-# 从每个键（key）位置各取了多少。`model.get_attention_weights()` 为每一层返回一个这样的张量；`attention_maps`
-# 在一段文本上运行模型，返回这一条序列的注意力权重。因果掩码（causal mask）让上三角保持为 0。先在这首诗（王之涣《登鹳雀楼》）的热力图里找那些关注 token 自身的头：它们的主对角线比同一行的其他格子亮。别指望它特别亮：这种头分给 token 自身的权重是均匀分配时的两倍多（训练 200 步后，这种头就已经出现了），但远不到整行的三分之二，在 0 到 1 的色标上是一条蓝绿色的对角线，而不是黄色的（每个头最上面几行都很亮，那只是因为这几行只有一两个键可分）。另外，可能有头把注意力放在逗号、句号和换行上，也可能有头关注前一个字（紧贴在主对角线下方的那条对角线）；这两种头出不出现、有多明显，要看这一次运行。
+# 每个块都存着自己最近一次前向传播的注意力权重，形状是 `(B, H, T, T)`：第 `t` 行是查询（query）位置 `t` 分给各个键（key）位置的权重。`model.get_attention_weights()` 每层返回一个这样的张量；`attention_maps` 让模型读一段文本，取出这一条序列的注意力权重。因果掩码（causal mask）让上三角始终为 0。
+#
+# 下面的热力图画的是王之涣的《登鹳雀楼》。先找关注 token 自身的头：它的主对角线比同一行的其他格子亮一些。别指望它很亮：这种头分给 token 自身的权重是平均分配时的两倍多（训练 200 步就能看到这种头），却远不到整行的三分之二，所以在 0 到 1 的色标上，它是一条蓝绿色的对角线，而不是黄色的。每个头最上面几行都很亮，那只是因为这几行只有一两个键可分，说明不了什么。此外，也许有的头专看逗号、句号和换行，也许有的头专看前一个字（主对角线正下方的那条斜线）；这两种头会不会出现、明显不明显，取决于这一次运行。
 
 # %%
 weights, tokens = attention_maps(model, tokenizer, HEATMAP_TEXT)  # [(H, T, T)] per layer, labels

@@ -28,7 +28,7 @@
 #
 # Your numbers are recorded (`record_run`) for the report of notebook 12.
 #
-# Shapes as before: `B` batch, `T` positions, `D` = `d_model`, `V` the vocabulary, `H` heads, `d_k = D / H`.
+# Shapes as before: `B` batch, `T` positions, `D` = `d_model`, `V` the vocabulary, `H` heads, `d_k = D // H`.
 
 # %% [markdown] lang="zh" run="zh"
 # # 11 · 消融实验与调试
@@ -54,7 +54,7 @@
 #
 # 你的结果会被记录下来（`record_run`），留给笔记本 12 写报告用。
 #
-# 形状（shape）记号和前面一样：`B` 是批次（batch）大小，`T` 是位置数，`D` = `d_model`，`V` 是词表（vocabulary）大小，`H` 是头（head）数，`d_k = D / H`。
+# 形状（shape）记号和前面一样：`B` 是批次（batch）大小，`T` 是位置数，`D` = `d_model`，`V` 是词表（vocabulary）大小，`H` 是头（head）数，`d_k = D // H`。
 
 # %%
 import math
@@ -140,7 +140,7 @@ print("steps per run:", STEPS)
 # %% [markdown] lang="zh"
 # 数据：课程的中文语料（唐诗）的前 100,000 个字符（和笔记本 10 用的一样），每个字一个 token（标点和换行也各算一个），90% 用来训练。中英两版笔记本的代码只在下一个单元格不同：英文版在那里读入的是课程的英文语料。所以本笔记本里的数字都是在唐诗上实际跑出来的，和英文版不同。
 #
-# 再定一条基准线，所有损失都拿它来比：**unigram 损失**。它是这样一个模型的损失：完全不看上下文，只按训练数据里的字频去预测每个字（也就是字频分布的熵，单位是 nat）。一个模型如果最后停在这条线附近，说明它只学会了字频，别的几乎什么都没学到。
+# 再定一条基准线，所有损失都拿它来比：**unigram 损失**（unigram 即一元模型）。它是这样一个模型的损失：完全不看上下文，只按训练数据里的字频去预测每个字（也就是字频分布的熵，单位是 nat）。一个模型如果最后停在这条线附近，说明它只学会了字频，别的几乎什么都没学到。
 
 # %%
 text = corpus("en")  # the course's corpus: docstrings of Python's standard library
@@ -267,7 +267,7 @@ plt.show()
 # Post-LN stays near the unigram loss, while Pre-LN gets below it (Pre-LN too does worse there than at 3e-3: these
 # rates are too large for either, but less so for Pre-LN). The warm-up did **not** rescue Post-LN
 # here: with it, Post-LN ends where it ended without. So this notebook shows that Pre-LN trains better without a
-# warm-up; it does not show that a warm-up is what Post-LN lacks. Xiong et al. (2020, Fig. 3) measure that on
+# warm-up; it does not show that a warm-up is what Post-LN lacks. Xiong et al. (2020) measure that on
 # deeper models trained for far longer, which a few hundred steps on a laptop cannot repeat. An ablation that does not
 # reproduce a paper's explanation is a result too: say so, as here, rather than borrow the paper's conclusion.
 #
@@ -282,7 +282,7 @@ plt.show()
 # 100 windows of 32 characters. A model that uses order finds the reversed text harder to predict.
 
 # %% [markdown] lang="zh" run="zh"
-# **结果说明了什么。** 在每个学习率、每个种子上，Pre-LN 的最终损失都比 Post-LN 低：最后一列（Post-LN 减 Pre-LN，逐个种子、在同样的批次上计算）的每一项都是正数。在全部四个学习率上，Post-LN 都停在 unigram 损失附近；Pre-LN 从 3e-3 起的三个学习率上都明显降到了它下面，最低的是学习率 3e-3 时（约 5.52），再往上的两个学习率对 Pre-LN 来说已经太大，损失又回升了；在最小的学习率 1e-3 上，Pre-LN 这几百步还远没学完，只比 unigram 损失略低（不同的机器上，个别种子甚至会略高于它）；Post-LN 则不论学习率大小，都没能离开 unigram 损失附近。预热在这里**没有**救回 Post-LN：加了预热，Post-LN 最后停的位置和不加时一样。所以这个笔记本说明的是：不预热时，Pre-LN 训练得更好；它并没有说明 Post-LN 缺的正是预热。Xiong 等人（2020，图 3）是在更深的模型上、训练长得多的时间才测出这一点的，在笔记本电脑上训练几百步重复不了。消融实验没能复现论文给出的解释，这本身也是一个结果：要像这里一样如实写出来，而不是直接借用论文的结论。
+# **结果说明了什么。** 在每个学习率、每个种子上，Pre-LN 的最终损失都比 Post-LN 低：最后一列（Post-LN 减 Pre-LN，逐个种子、在同样的批次上计算）的每一项都是正数。在全部四个学习率上，Post-LN 都停在 unigram 损失附近；Pre-LN 从 3e-3 起的三个学习率上都明显降到了它下面，最低的是学习率 3e-3 时（约 5.52），再往上的两个学习率对 Pre-LN 来说已经太大，损失又回升了；在最小的学习率 1e-3 上，Pre-LN 这几百步还远没学完，只比 unigram 损失略低（不同的机器上，个别种子甚至会略高于它）；Post-LN 则不论学习率大小，都没能离开 unigram 损失附近。预热在这里**没有**救回 Post-LN：加了预热，Post-LN 最后停的位置和不加时一样。所以这个笔记本说明的是：不预热时，Pre-LN 训练得更好；它并没有说明 Post-LN 缺的正是预热。Xiong 等人（2020）是在更深的模型上、训练长得多的时间才测出这一点的，在笔记本电脑上训练几百步重复不了。消融实验没能复现论文给出的解释，这本身也是一个结果：要像这里一样如实写出来，而不是直接借用论文的结论。
 #
 # ## 3. 消融实验：去掉位置信息
 #
@@ -301,9 +301,9 @@ plot_order_test(order)
 plt.show()
 
 # %% [markdown]
-# **What the runs show.** Both models are well below the line above the table (each held-out character predicted by
-# its training frequency: held-out text is less like the training text than the training text itself, so this line
-# sits higher than the unigram loss of section 1). Both find reversed text harder, in every seed, and the model
+# **What the runs show.** Both models are well below the loss in the note above the table (each held-out character
+# predicted by its training frequency: held-out text is less like the training text than the training text itself,
+# so this loss is higher than the unigram loss of section 1). Both find reversed text harder, in every seed, and the model
 # *without* positions finds it harder still (the gap column). On text in its order, the model without positions is
 # not worse: on average it is a little better. So the gap is not a measure of position embeddings. A model this
 # small can predict a character well from the few before it (which characters follow which: "th" is common, "ht" is
@@ -315,7 +315,7 @@ plt.show()
 # Your three ablations, saved for notebook 12's report:
 
 # %% [markdown] lang="zh" run="zh"
-# **结果说明了什么。** 两个模型都远低于表格上方那条线（那条线是用训练集里的字频去预测每个留出的字得到的损失：它是在留出文本上算的，而第 1 节的 unigram 损失是在训练文本自己身上算的，所以两条线不完全一样）。在每个种子上，两个模型都觉得倒序文本更难，而*没有*位置信息的那个，倒序时损失涨得更多（看差值那一列）。在正常顺序的文本上，没有位置信息的模型并不更差：在每个种子上反而都更好，损失平均低约 0.19（5.49 对 5.68）。所以这个差值衡量的并不是位置嵌入的作用。这么小的模型，只靠前面几个字就能把下一个字预测得不错（靠的是哪些字常跟在哪些字后面：“春风”在训练文本里出现了 43 次，“风春”一次也没有），而因果掩码已经告诉了它哪些 token 在前面。完全不用位置嵌入训练出来的语言模型，损失也几乎一样（Haviv 等人，2022）。只有当模型必须知道某样东西*在哪里*时，位置才变得重要：计数、从固定的偏移处复制、长距离的结构；本课程的小模型在 150 步里还走不到那一步。消融实验没发现位置嵌入的好处，这本身也是一个结果，表格就是它的证据。
+# **结果说明了什么。** 两个模型的损失都远低于表格上方那句说明里的损失（那是按训练集里的字频去预测每个留出的字得到的损失：它是在留出文本上算的，而第 1 节的 unigram 损失是在训练文本本身上算的，所以两者并不相同）。在每个种子上，两个模型都觉得倒序文本更难，而*没有*位置信息的那个，倒序时损失涨得更多（看差值那一列）。在正常顺序的文本上，没有位置信息的模型并不更差：在每个种子上反而都更好，损失平均低约 0.19（5.49 对 5.68）。所以这个差值衡量的并不是位置嵌入的作用。这么小的模型，只靠前面几个字就能把下一个字预测得不错（靠的是哪些字常跟在哪些字后面：“春风”在训练文本里出现了 43 次，“风春”一次也没有），而因果掩码已经告诉了它哪些 token 在前面。完全不用位置嵌入训练出来的语言模型，损失也几乎一样（Haviv 等人，2022）。只有当模型必须知道某样东西*在哪里*时，位置才变得重要：计数、从固定的偏移处复制、长距离的结构；本课程的小模型在 150 步里还走不到那一步。消融实验没发现位置嵌入的好处，这本身也是一个结果，表格就是它的证据。
 #
 # 你的三个消融实验，保存下来留给笔记本 12 的报告：
 
@@ -1214,8 +1214,9 @@ print(f"loss after {STEPS['lab_copy']} steps: your loss {shifted_hist['loss'][-1
 # positions", "`d_ff = 4D`" and "GELU") trains once.
 #
 # Two changes from sections 1–3, so that the differences are larger than the spread between seeds: 400 steps
-# instead of 150–200, and the init std of the width, `small_init_std(32)` = 0.11 (notebook 08), instead of GPT-2's
-# 0.02, which leaves a model this narrow near the unigram loss for its first hundreds of steps.
+# instead of 150–200, and the init std of the width, `small_init_std(32)` = 0.11 (`tinylm_solutions.model`:
+# $\sqrt{2 / (5D)}$, the "small init" of Nguyen & Salazar, 2019), instead of GPT-2's 0.02, which leaves a model this
+# narrow near the unigram loss for its first hundreds of steps.
 #
 # **Predict first.** Before each run, write your prediction in the cell above it: the variants' names, from the
 # lowest held-out loss to the highest. After the run, `compare_prediction` shows the table beside your order, says
@@ -1230,7 +1231,7 @@ print(f"loss after {STEPS['lab_copy']} steps: your loss {shifted_hist['loss'][-1
 #
 # 本课程所依据的那份讲义，对 Transformer 的各个部件下了一些论断，却没有实际跑过：去掉一个部件，看看什么会坏；前馈网络的宽度取 `4D` 左右；SwiGLU 和 GELU 版的前馈网络只能在参数量相等时比较（“否则提升可能只是因为隐藏层更宽了”）；用 RoPE 取代可学习的位置嵌入。在这里，每一条都变成一个由你亲手跑的实验。每次运行都训练同一个小 TinyLM（`CLAIMS_SIZE`：2 层 Pre-LN，`D = 32`，2 个头，`d_ff = 4D`，32 个位置），训练 400 步，跑三个种子；同一个实验里的各个变体**只在所说的那个部件上不同**：初始化相同、学习率相同、批次相同。每个变体都在同样的 64 个留出窗口上打分（留出数据上的损失：越低越好）。两个实验共用的变体只训练一次（完整模型同时也就是“可学习位置”、“`d_ff = 4D`”和“GELU”这几个变体）。
 #
-# 和第 1–3 节相比有两处改动，目的是让差异大于种子之间的波动：训练 400 步，而不是 150–200 步；初始化的标准差按宽度来取，`small_init_std(32)` = 0.11（笔记本 08），而不是 GPT-2 的 0.02。
+# 和第 1–3 节相比有两处改动，目的是让差异大于种子之间的波动：训练 400 步，而不是 150–200 步；初始化的标准差按宽度来取：`small_init_std(32)` = 0.11（在 `tinylm_solutions.model` 里，等于 $\sqrt{2 / (5D)}$，即 Nguyen 和 Salazar（2019）的“小初始化”），而不用 GPT-2 的 0.02，因为这么窄的模型用 0.02 初始化，头几百步的损失都停在 unigram 损失附近。
 #
 # **先预测。** 每次运行之前，在它上面的单元格里写下你的预测：把各个变体的名字按留出损失从低到高排好。跑完之后，`compare_prediction` 会把结果表格和你的排序并排列出来，告诉你这次运行*分得开*哪些变体对（在每个种子上顺序都一样），哪些分不出高下，以及你的排序在那些分得开的对上是否排对了。预测不计分；你猜错的地方，正是你对模型的理解出偏差的地方，这比表格本身更有价值。
 #
@@ -1296,7 +1297,8 @@ plt.show()
 
 # %% [markdown]
 # **What the runs show.** RoPE ends lowest, in every seed, by about 0.17 below learned positions: with queries and
-# keys rotated by position, every score depends on how far apart two tokens are, not on where they sit, and for
+# keys rotated by position, the score of a query and a key depends on their two positions only through the offset
+# between them (how far apart the tokens are), not on where they sit, and for
 # predicting a character the few characters just before it are what matter, wherever they are. Learned and
 # sinusoidal positions end within a few hundredths of each other on average. No positions ends highest on average.
 # Section 3 found the model without positions no worse than the one with learned positions, after 150 steps at
@@ -1311,7 +1313,7 @@ plt.show()
 # parameter counts in the table show what each removal takes away.
 
 # %% [markdown] lang="zh" run="zh"
-# **结果说明了什么。** RoPE 在每个种子上都最低，平均比可学习位置低约 0.15：查询和键按位置旋转之后，每个分数只取决于两个 token 相隔多远，而不取决于它们在哪儿；而预测一个字时，要紧的正是紧挨在它前面的那几个字，不管它们在什么位置。可学习位置和正弦位置平均只差约 0.02。不用位置的模型在每个种子上都最高。第 3 节发现，用 GPT-2 的初始化训练 150 步之后，没有位置的模型在正序文本上反而比可学习位置的好；而这里用按宽度取的初始化训练 400 步之后，它比每个带位置的模型都差。到底是这两处改动中的哪一处造成了差别，这个实验没有测：可以留作你的下一个实验。
+# **结果说明了什么。** RoPE 在每个种子上都最低，平均比可学习位置低约 0.15：查询和键按各自的位置旋转之后，一个查询和一个键算出的分数，除了取决于这两个向量本身，跟位置有关的部分只取决于两个 token 相隔多远，而不取决于它们各自在哪儿；而预测一个字时，要紧的正是紧挨在它前面的那几个字，不管它们在什么位置。可学习位置和正弦位置平均只差约 0.02。不用位置的模型在每个种子上都最高。第 3 节发现，用 GPT-2 的初始化训练 150 步之后，没有位置的模型在正序文本上反而比可学习位置的好；而这里用按宽度取的初始化训练 400 步之后，它比每个带位置的模型都差。到底是这两处改动中的哪一处造成了差别，这个实验没有测：可以留作你的下一个实验。
 #
 # ### 5.2 逐个去掉部件
 #
@@ -1350,7 +1352,7 @@ plt.show()
 # `2·D·d_ff` weights per layer: the FFN column of the table.
 
 # %% [markdown] lang="zh" run="zh"
-# **结果说明了什么。** 每个部件都有用：完整模型在每个种子上都最低。去掉残差连接的代价最大，和第 1 节一样（留出损失在每个种子上都高于 5.3）。其次是去掉注意力：没有它，token 之间互相读不到，模型只能凭当前这一个字预测下一个（也就是一个 bigram 模型）。在这个长度上，去掉位置、前馈网络或层归一化，各自多出 0.08 到 0.15 nat 的损失，这三者之间的差别不到 0.07。对比结果也许会发现其中某些对在每个种子上顺序都一样；可差距这么小，多加几个种子、多训几步或者换一台机器，顺序都可能变，所以只能把这个顺序当作弱证据，不能当作这三个部件的排名。注意参数量那一列：132,032 个参数里，前馈网络只占 16,704 个，注意力占 8,576 个；大头是 token 嵌入（3,330 个字 × 32 维 = 106,560），因为唐诗的词表比英文语料的大得多。前馈网络的参数比注意力多，去掉它的代价却比去掉注意力小。
+# **结果说明了什么。** 每个部件都有用：在每个种子上，完整模型的损失都最低。代价最大的是去掉残差连接，和第 1 节一样（留出损失在每个种子上都高于 5.3）；其次是去掉注意力：没有注意力，token 之间互相读不到，模型只能凭当前这一个字去猜下一个字（也就是一个二元模型，bigram）。在这个长度上，去掉位置、前馈网络或层归一化，损失各自多出 0.08 到 0.15 nat，三者之间相差不到 0.07。对比表也许会显示其中某几对在每个种子上先后一致；但差距这么小，多跑几个种子、多训练几步或者换一台机器，先后都可能颠倒，所以这个顺序只能算弱证据，不能拿来给这三个部件排名次。再看参数量那一列：132,032 个参数里，前馈网络只有 16,704 个，注意力有 8,576 个；大头在 token 嵌入（3,330 个字 × 32 维 = 106,560），因为唐诗的词表比英文语料大得多。前馈网络的参数比注意力多，去掉它的代价反而比去掉注意力小。
 #
 # ### 5.3 前馈网络该有多宽？
 #

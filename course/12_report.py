@@ -174,7 +174,7 @@ display(Markdown(sections["training"]))
 # %% [markdown] lang="zh"
 # ## 5. 消融实验
 #
-# 笔记本 11 每次去掉一样东西，每次运行都用三个随机种子（random seed）：残差连接（residual connection）；层归一化（LayerNorm）的位置，即前置的 Pre-LN 还是后置的 Post-LN，并在多个学习率（learning rate）上比较；位置信息。下面是每个消融实验的表格和图，画法和笔记本 11 一样；表格里每一格的格式是“mean (min to max)”，即各种子上的平均值，括号里是最小值到最大值。
+# 笔记本 11 每次去掉一样东西，每次运行都用三个随机种子（random seed）：残差连接（residual connection）；层归一化（LayerNorm）的位置，即前置的 Pre-LN 还是后置的 Post-LN，并在多个学习率（learning rate）上比较；位置信息。下面是每个消融实验的表格和图，画法和笔记本 11 一样；表格里每一格都写成“平均值（最小值 到 最大值）”，即各个种子上的平均值，括号里是最小值和最大值。
 
 # %%
 ablations, note = report.get_record("11_ablations", runs)
@@ -207,8 +207,8 @@ display(Markdown(sections["ablations"]))
 #
 # $$\text{FLOPs per token} = 6N + 6\,L\,T\,D$$
 #
-# (PaLM's appendix B and nanoGPT's `estimate_mfu` also count the `A·V` product and write `12·L·T·D`;
-# this course keeps Kaplan's `6·L·T·D`.)
+# (PaLM's appendix B and nanoGPT's `estimate_mfu` also count attention's second product, the attention weights
+# times the value vectors, and write `12·L·T·D`; this course keeps Kaplan's `6·L·T·D`.)
 #
 # ### Exercise: `flops_per_token(config, seq_len)`
 #
@@ -256,7 +256,7 @@ display(Markdown(sections["ablations"]))
 #
 # $$\text{FLOPs per token} = 6N + 6\,L\,T\,D$$
 #
-# （PaLM 的附录 B 和 nanoGPT 的 `estimate_mfu` 还把 `A·V` 这个乘积也算了进去，写成 `12·L·T·D`；本课程沿用 Kaplan 的 `6·L·T·D`。）
+# （PaLM 的附录 B 和 nanoGPT 的 `estimate_mfu` 还把注意力的第二次乘法，也就是注意力权重乘以值（value）向量，也算了进去，写成 `12·L·T·D`；本课程沿用 Kaplan 的 `6·L·T·D`。）
 #
 # ### 练习：`flops_per_token(config, seq_len)`
 #

@@ -186,7 +186,7 @@ def test_both_models_find_reversed_text_harder_and_the_one_without_positions_mor
         gap_none = none["reversed"][seed] - none["forward"][seed]
         assert 0 < gap_learned < gap_none, (seed, gap_learned, gap_none)
         held_out_unigram = ablations["no_positions"]["unigram_loss"]
-        assert max(learned["forward"][seed], none["forward"][seed]) < held_out_unigram - 0.2  # "well below the line"
+        assert max(learned["forward"][seed], none["forward"][seed]) < held_out_unigram - 0.2  # "well below the loss in the note"
         assert none["forward"][seed] <= learned["forward"][seed]  # "in order ... not worse: a little better"
 
 

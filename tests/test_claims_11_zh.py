@@ -148,7 +148,7 @@ def test_zh_pre_ln_ends_lower_at_every_rate_and_post_ln_stays_near_the_unigram_l
 # ===================================================================================== section 3: no positions
 def test_zh_the_order_test(ablations):
     """"在每个种子上，两个模型都觉得倒序文本更难，而*没有*位置信息的那个，倒序时损失涨得更多"; "在正常顺序的文本上
-    [...] 在每个种子上反而都更好，损失平均低约 0.19（5.49 对 5.68）"; both "都远低于表格上方那条线"; notebook 12's answer: "差值约 1.7，另一个
+    [...] 在每个种子上反而都更好，损失平均低约 0.19（5.49 对 5.68）"; both "都远低于表格上方那句说明里的损失"; notebook 12's answer: "差值约 1.7，另一个
     约 1.3"."""
     runs = ablations["no_positions"]["runs"]
     learned, none = runs["learned positions"], runs["no positions"]
@@ -230,9 +230,9 @@ def test_zh_positions(lab):
 
 
 def test_zh_removing_each_part(lab):
-    """"完整模型在每个种子上都最低。去掉残差连接的代价最大 [...]（留出损失在每个种子上都高于 5.3）。其次是去掉注意力";
-    "去掉位置、FFN 或层归一化，各自多出 0.08 到 0.15 nat 的损失，这三者之间的差别不到 0.07"; "132,032 个参数里，FFN 只
-    占 16,704 个，注意力占 8,576 个"; "去掉 FFN 的代价仍然比去掉注意力小"."""
+    """"在每个种子上，完整模型的损失都最低。代价最大的是去掉残差连接 [...]（留出损失在每个种子上都高于 5.3）；其次是去掉注意力";
+    "去掉位置、前馈网络或层归一化，损失各自多出 0.08 到 0.15 nat，三者之间相差不到 0.07"; "132,032 个参数里，前馈网络只有
+    16,704 个，注意力有 8,576 个"; "前馈网络的参数比注意力多，去掉它的代价反而比去掉注意力小"."""
     r = lab["parts"]
     whole = mean(held_out(lab, "parts", "whole model"))
     assert all(("whole model", other) in separated_pairs(r)[0] for other in r["runs"] if other != "whole model")

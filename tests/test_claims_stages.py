@@ -1316,9 +1316,9 @@ def test_10_zh_low_temperature_repeats_itself_high_temperature_turns_to_noise(lm
 
 
 def test_10_zh_the_heads_to_look_for(lm_zh):
-    """Stage 10, section 4, in the Chinese notebook: "找那些关注 token 自身的头：它们的主对角线比同一行的其他格子亮。别指望它
-    特别亮：这种头分给 token 自身的权重是均匀分配时的两倍多（训练 200 步后，这种头就已经出现了），但远不到整行的
-    三分之二，在 0 到 1 的色标上是一条蓝绿色的对角线，而不是黄色的". On the heatmap's poem (the figure) and on held-out text.
+    """Stage 10, section 4, in the Chinese notebook: "先找关注 token 自身的头：它的主对角线比同一行的其他格子亮一些。别指望
+    它很亮：这种头分给 token 自身的权重是平均分配时的两倍多（训练 200 步就能看到这种头），却远不到整行的三分之二，所以在
+    0 到 1 的色标上，它是一条蓝绿色的对角线，而不是黄色的". On the heatmap's poem (the figure) and on held-out text.
     (It said "主对角线很亮": the heads' mean diagonal weight was 0.21 to 0.26 on another machine, dark on the 0 to 1
     scale. Heads on the punctuation and on the previous character are left to the run, as the cell says: a change of
     rounding in LayerNorm moved the punctuation's from 2.4 to 1.6 times a uniform share on held-out text, and the

@@ -203,7 +203,8 @@ def cell_problems(english: str, chinese: str, own_run: bool = False) -> list[str
 # as a key or item of a dict, list or tuple there, or held by a name (a loop's or an assignment's) that is only shown;
 # never inside another call (a prompt given to a model stays what the English gives it).
 SHOWN_BY = re.compile(r"print|plot_\w+|LiveLossPlot|set_title|set_[xy]label|set_[xy]ticks|set_[xy]ticklabels|suptitle")
-SHOWN_AS = re.compile(r"title|\w*label|hline|evidence")  # evidence=: a record_run sentence that the report prints
+SHOWN_AS = re.compile(r"title|\w*label|hline|evidence|desc")  # evidence=: a record_run sentence that the report
+# prints; desc=: a progress bar's name (tqdm)
 WORDS = re.compile(r"[A-Za-z]{2}")  # a word: "x:" and "D / H =" are code alone
 LITERAL = re.compile(r"([rRfFuU]*)('''|\"\"\"|'|\")(.*)\2", re.S)
 
