@@ -245,7 +245,7 @@ plt.show()
 # In Post-LN every block ends with a LayerNorm (weight 1, bias 0 at initialisation), so the stream's size
 # is pinned at $\sqrt{D} = 8$; its gradients are larger than Pre-LN's, most of all near the output. In
 # Pre-LN the stream grows block after block, and the gradients are smaller and even shrink a little
-# towards the output. The differences are modest (from a few per cent at the first block to about 50 % at
+# towards the output. The differences are modest (from a few per cent at the first block to about 50% at
 # the last; mind the y axes, which do not start at 0):
 # this small untrained stack only hints at the effect the paper analyses; notebook 11
 # trains both wirings over a range of learning rates and compares the losses they reach.
@@ -313,7 +313,7 @@ plt.show()
 # %% [markdown] lang="zh"
 # 在 Post-LN 里，每个块都以一个层归一化结尾（初始化时 weight 为 1、bias 为 0），所以残差流的大小被钉在
 # $\sqrt{D} = 8$；它的梯度比 Pre-LN 的大，越靠近输出越明显。在 Pre-LN
-# 里，残差流一个块比一个块大，梯度则更小，越往输出方向甚至还略有下降。差别并不大（第一个块只差百分之几，到最后一个块约差 50 %；注意两张图的 y 轴都不是从 0 开始的）：这么小、又没训练过的堆叠，只能隐约看出论文分析的那种效应。笔记本 11 会在一组学习率上分别训练这两种接法，比较它们最后的损失。
+# 里，残差流一个块比一个块大，梯度则更小，越往输出方向甚至还略有下降。差别并不大（第一个块只差百分之几，到最后一个块约差 50%；注意两张图的 y 轴都不是从 0 开始的）：这么小、又没训练过的堆叠，只能隐约看出论文分析的那种效应。笔记本 11 会在一组学习率上分别训练这两种接法，比较它们最后的损失。
 #
 # `nn.TransformerEncoderLayer` 两种都支持：`norm_first=False`（它的默认值）是 Post-LN，`norm_first=True` 是
 # Pre-LN。你的块也用这个参数，默认值按语言模型的惯例取 Pre-LN。

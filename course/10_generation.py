@@ -384,7 +384,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_generate(generate, se
 # ## 3. 训练一个小模型来采样
 #
 # 用笔记本 09 的训练循环（`tinylm_solutions.trainer.train`）在唐诗上训练一个 TinyLM：取中文语料 `corpus("zh")` 的前
-# 100 000 个字符，每个字符算一个 token，汉字、标点和换行都一样。中英两版笔记本只有下一个单元格的代码不同：英文版用的是课程的英文语料（Python 标准库的 docstring）。在 CPU 上跑几百步，模型就能大致学会逗号、句号和换行该出现在哪里；但在汉字本身上，它只比只按字频来猜强一点，还写不出像样的诗句（见下面的采样）。
+# 100,000 个字符，每个字符算一个 token，汉字、标点和换行都一样。中英两版笔记本只有下一个单元格的代码不同：英文版用的是课程的英文语料（Python 标准库的 docstring）。在 CPU 上跑几百步，模型就能大致学会逗号、句号和换行该出现在哪里；但在汉字本身上，它只比只按字频来猜强一点，还写不出像样的诗句（见下面的采样）。
 
 # %%
 text = corpus("en")  # the course's corpus: docstrings of Python's standard library
@@ -393,7 +393,7 @@ HEATMAP_TEXT = "Return the value of x"  # the heatmaps' text (section 4)
 EXPLORER_TEXT = "Return a new list of the items"  # the explorer's first text (section 5)
 
 # %% lang="zh"
-text = corpus("zh", max_chars=100_000)  # 唐诗的前 100 000 个字符
+text = corpus("zh", max_chars=100_000)  # 唐诗的前 100,000 个字符
 PROMPT = "春风"  # 下面采样用的提示词
 HEATMAP_TEXT = "白日依山尽，黄河入海流。\n欲穷千里目，更上一层楼。"  # 第 4 节画热力图用的诗：王之涣《登鹳雀楼》
 EXPLORER_TEXT = "床前明月光，疑是地上霜。举头望明月，低头思故乡。"  # 第 5 节交互浏览器里预先填好的文本：李白《静夜思》（通行本）
