@@ -111,9 +111,9 @@ model = TinyLM(**config)
 table = model.parameter_table()
 sections = {}
 sections["parameters"] = (
-    f"Model: `TinyLM({', '.join(f'{k}={v}' for k, v in config.items())})`.\n\n"
-    + report.markdown_table(["part", "parameters", "share %"], report.parameter_rows(table))
-    + f"\n\n![parameters]({report.save_parameter_figure(table, FIGURES / 'parameters.png').relative_to(FIGURES.parent)})")
+    report.text("model", config=", ".join(f"{k}={v}" for k, v in config.items())) + "\n\n"
+    + report.markdown_table(report.columns("part", "parameters", "share"), report.parameter_rows(table))
+    + f"\n\n![{report.text('section.parameters')}]({report.save_parameter_figure(table, FIGURES / 'parameters.png').relative_to(FIGURES.parent)})")
 display(Markdown(sections["parameters"]))
 
 # %% [markdown]
@@ -135,9 +135,9 @@ print(note)
 losses = overfit["losses"]
 ln_v = torch.log(torch.tensor(float(config["vocab_size"]))).item()
 sections["overfit"] = (
-    report.markdown_table(["steps", "first loss", "final loss", "ln V (uniform guess)"],
+    report.markdown_table(report.columns("steps", "first_loss", "last_loss", "ln_v"),
                           [[len(losses), float(losses[0]), float(losses[-1]), ln_v]])
-    + f"\n\n![overfit]({report.save_curves_figure({'loss on the one batch': losses}, FIGURES / 'overfit.png', 'overfitting one batch', log_y=True).relative_to(FIGURES.parent)})")
+    + f"\n\n![{report.text('section.overfit')}]({report.save_curves_figure({report.text('curve.one_batch'): losses}, FIGURES / 'overfit.png', report.text('fig.overfit_title'), log_y=True).relative_to(FIGURES.parent)})")
 display(Markdown(sections["overfit"]))
 
 # %% [markdown]
@@ -154,14 +154,14 @@ display(Markdown(sections["overfit"]))
 # %%
 history = train_run["history"]
 summary = report.history_summary(history)
-curves = {"train loss": history.get("loss") or []}
+curves = {report.text("curve.train_loss"): history.get("loss") or []}
 sections["training"] = (
-    report.markdown_table(["steps", "first loss", "final loss", "final val loss", "val perplexity", "tokens/s"],
+    report.markdown_table(report.columns("steps", "first_loss", "last_loss", "val_loss", "val_perplexity", "tokens_per_s"),
                           [[summary["steps"], summary["first_loss"], summary["final_loss"],
                             summary["final_val_loss"], summary["val_perplexity"], summary["tokens_per_s"]]])
-    + f"\n\n![training]({report.save_curves_figure(curves, FIGURES / 'training.png', 'training loss').relative_to(FIGURES.parent)})")
+    + f"\n\n![{report.text('section.training')}]({report.save_curves_figure(curves, FIGURES / 'training.png', report.text('fig.training_title')).relative_to(FIGURES.parent)})")
 if train_run.get("samples"):
-    sections["training"] += "\n\nSamples:\n\n" + "\n".join(f"    {s!r}" for s in train_run["samples"][:3])
+    sections["training"] += "\n\n" + report.text("samples") + "\n\n" + "\n".join(f"    {s!r}" for s in train_run["samples"][:3])
 display(Markdown(sections["training"]))
 
 # %% [markdown]
@@ -180,15 +180,12 @@ display(Markdown(sections["training"]))
 ablations, note = report.get_record("11_ablations", runs)
 notes.append(note)
 print(note)
-titles_11 = {"no_residual": "No residual connections", "norm_placement": "Pre-LN and Post-LN",
-             "no_positions": "No positions: the order test"}
 parts = []
 for name in report.ABLATIONS:
     figure = report.save_ablation_figure(name, ablations[name], FIGURES / f"{name}.png", ablations["unigram_loss"])
-    parts.append(f"### {titles_11[name]}\n\n" + report.ablation_table(name, ablations[name])
-                 + f"\n\n![{name}]({figure.relative_to(FIGURES.parent)})")
-sections["ablations"] = (f"Unigram loss (each character by its frequency): {ablations['unigram_loss']:.3f} nats.\n\n"
-                         + "\n\n".join(parts))
+    parts.append(f"### {report.text(f'ablation.{name}')}\n\n" + report.ablation_table(name, ablations[name])
+                 + f"\n\n![{report.text(f'ablation.{name}')}]({figure.relative_to(FIGURES.parent)})")
+sections["ablations"] = report.text("unigram", loss=ablations["unigram_loss"]) + "\n\n" + "\n\n".join(parts)
 display(Markdown(sections["ablations"]))
 
 # %% [markdown]
@@ -333,56 +330,56 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_flops_per_token(flops
 seq_len = int(train_run["config"].get("block_size") or config["max_seq_len"])
 total = flops_per_token(config, seq_len)
 N = model.get_num_params()
-labels = {"token_emb": "token_emb = lm_head (tied)" if not table["lm_head"] else "token_emb",
-          "blocks": "blocks (attention and FFN matrices)", "norm": "final norm", "lm_head": "lm_head"}
+labels = {"token_emb": report.text("part.token_emb_tied") if not table["lm_head"] else "token_emb",
+          "blocks": report.text("part.blocks"), "norm": report.text("part.norm"), "lm_head": "lm_head"}
 compute_rows = [[labels[part], 6 * n, round(100 * 6 * n / total, 1)]
                 for part, n in table.items() if part not in ("total", "pos_emb") and n]
-compute_rows.append(["attention scores (6LTD)", total - 6 * N, round(100 * (total - 6 * N) / total, 1)])
-compute_rows.append(["total", total, 100.0])
+compute_rows.append([report.text("part.attention_scores"), total - 6 * N, round(100 * (total - 6 * N) / total, 1)])
+compute_rows.append([report.text("part.total"), total, 100.0])
 tokens_per_s = float(summary["tokens_per_s"])  # the training table's number (the median of the run's steps)
 points = []
 for d_model in (32, 64, 96):
     cfg = dict(config, d_model=d_model, d_ff=4 * d_model, num_heads=2, max_seq_len=32)
     points.append((f"D={d_model}", flops_per_token(cfg, 32), report.measure_tokens_per_s(cfg, 8, 32)))
 throughput = report.save_throughput_figure(points, FIGURES / "throughput.png")
+measured = (report.text("compute.measured_memory", mb=train_run["peak_memory_mb"], tokens_per_s=tokens_per_s,
+                        gflops=total * tokens_per_s / 1e9) if train_run.get("peak_memory_mb") else
+            report.text("compute.measured", tokens_per_s=tokens_per_s, gflops=total * tokens_per_s / 1e9))
 sections["compute"] = (
-    f"FLOPs per token at T = {seq_len} (6N + 6LTD, Kaplan et al. 2020), by part:\n\n"
-    + report.markdown_table(["part", "FLOPs per token", "share %"], compute_rows)
-    + f"\n\nMeasured in training: {tokens_per_s:,.0f} tokens/s, i.e. "
-      f"{total * tokens_per_s / 1e9:.3g} GFLOP/s sustained"
-    + (f"; peak memory {train_run['peak_memory_mb']:.0f} MB." if train_run.get("peak_memory_mb") else ".")
-    + "\n\nTimed here (batch 8 x 32 tokens, one thread):\n\n"
-    + report.markdown_table(["model", "FLOPs per token", "tokens/s", "GFLOP/s"],
+    report.text("compute.by_part", seq_len=seq_len) + "\n\n"
+    + report.markdown_table(report.columns("part", "flops_per_token", "share"), compute_rows)
+    + "\n\n" + measured + "\n\n" + report.text("compute.timed", batch=8, seq_len=32) + "\n\n"
+    + report.markdown_table(report.columns("model", "flops_per_token", "tokens_per_s", "gflops"),
                             [[label, f, t, f * t / 1e9] for label, f, t in points])
-    + f"\n\n![throughput]({throughput.relative_to(FIGURES.parent)})")
+    + f"\n\n![{report.text('fig.throughput_title')}]({throughput.relative_to(FIGURES.parent)})")
 display(Markdown(sections["compute"]))
 
 # %% lang="zh"
 seq_len = int(train_run["config"].get("block_size") or config["max_seq_len"])
 total = flops_per_token(config, seq_len)
 N = model.get_num_params()
-labels = {"token_emb": "token_emb = lm_head (tied)" if not table["lm_head"] else "token_emb",
-          "blocks": "blocks (attention and FFN matrices)", "norm": "final norm", "lm_head": "lm_head"}
+labels = {"token_emb": report.text("part.token_emb_tied") if not table["lm_head"] else "token_emb",
+          "blocks": report.text("part.blocks"), "norm": report.text("part.norm"), "lm_head": "lm_head"}
 compute_rows = [[labels[part], 6 * n, round(100 * 6 * n / total, 1)]
                 for part, n in table.items() if part not in ("total", "pos_emb") and n]
-compute_rows.append(["attention scores (6LTD)", total - 6 * N, round(100 * (total - 6 * N) / total, 1)])
-compute_rows.append(["total", total, 100.0])
+compute_rows.append([report.text("part.attention_scores"), total - 6 * N, round(100 * (total - 6 * N) / total, 1)])
+compute_rows.append([report.text("part.total"), total, 100.0])
 tokens_per_s = float(summary["tokens_per_s"])  # 训练表格里的那个数（这次运行各步的中位数）
 points = []
 for d_model in (32, 64, 96):
     cfg = dict(config, d_model=d_model, d_ff=4 * d_model, num_heads=2, max_seq_len=32)
     points.append((f"D={d_model}", flops_per_token(cfg, 32), report.measure_tokens_per_s(cfg, 8, 32)))
 throughput = report.save_throughput_figure(points, FIGURES / "throughput.png")
+measured = (report.text("compute.measured_memory", mb=train_run["peak_memory_mb"], tokens_per_s=tokens_per_s,
+                        gflops=total * tokens_per_s / 1e9) if train_run.get("peak_memory_mb") else
+            report.text("compute.measured", tokens_per_s=tokens_per_s, gflops=total * tokens_per_s / 1e9))
 sections["compute"] = (
-    f"FLOPs per token at T = {seq_len} (6N + 6LTD, Kaplan et al. 2020), by part:\n\n"
-    + report.markdown_table(["part", "FLOPs per token", "share %"], compute_rows)
-    + f"\n\nMeasured in training: {tokens_per_s:,.0f} tokens/s, i.e. "
-      f"{total * tokens_per_s / 1e9:.3g} GFLOP/s sustained"
-    + (f"; peak memory {train_run['peak_memory_mb']:.0f} MB." if train_run.get("peak_memory_mb") else ".")
-    + "\n\nTimed here (batch 8 x 32 tokens, one thread):\n\n"
-    + report.markdown_table(["model", "FLOPs per token", "tokens/s", "GFLOP/s"],
+    report.text("compute.by_part", seq_len=seq_len) + "\n\n"
+    + report.markdown_table(report.columns("part", "flops_per_token", "share"), compute_rows)
+    + "\n\n" + measured + "\n\n" + report.text("compute.timed", batch=8, seq_len=32) + "\n\n"
+    + report.markdown_table(report.columns("model", "flops_per_token", "tokens_per_s", "gflops"),
                             [[label, f, t, f * t / 1e9] for label, f, t in points])
-    + f"\n\n![throughput]({throughput.relative_to(FIGURES.parent)})")
+    + f"\n\n![{report.text('fig.throughput_title')}]({throughput.relative_to(FIGURES.parent)})")
 display(Markdown(sections["compute"]))
 
 # %% [markdown]
@@ -400,9 +397,9 @@ display(Markdown(sections["compute"]))
 bug, note = report.get_record("11_first_bug", runs)
 notes.append(note)
 if bug and bug.get("evidence"):
-    sections["bug"] = f"**{report.bug_name(bug) or '(no name recorded)'}**\n\nEvidence: {bug['evidence']}"
+    sections["bug"] = report.text("bug", name=report.bug_name(bug) or report.text("bug.no_name"), evidence=bug["evidence"])
 else:
-    sections["bug"] = "Not recorded (notebook 11 saves it): see my written answer."
+    sections["bug"] = report.text("bug.missing")
 display(Markdown(sections["bug"]))
 
 # %% [markdown]
@@ -417,11 +414,8 @@ display(Markdown(sections["bug"]))
 # 把上面各节按顺序放进去，再附上每条记录来源的说明。文件放在这个笔记本旁边；图在 `report_figures/` 里。
 
 # %%
-titles = {"parameters": "Where the parameters are", "overfit": "Overfitting one batch",
-          "training": "The training run", "ablations": "Ablations", "compute": "Compute and throughput",
-          "bug": "The first bug I met"}
-body = [(titles[k], v) for k, v in sections.items()]
-body.append(("Where the numbers come from", "\n".join(f"- {n}" for n in notes)))
+body = [(report.text(f"section.{key}"), text) for key, text in sections.items()]
+body.append((report.text("section.sources"), "\n".join(f"- {n}" for n in notes)))
 try:
     path = report.write_report(FIGURES.parent, body)
     print(f"wrote {path} ({path.stat().st_size:,} bytes) and {len(list(FIGURES.glob('*.png')))} figures")

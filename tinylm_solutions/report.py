@@ -49,6 +49,22 @@ costs ten times the CPU time."""
 
 # --------------------------------------------------------------------------- markdown
 
+def text(key: str, /, **values) -> str:
+    """Message ``report.<key>`` (:mod:`tinylm_solutions.messages`) in the learner's language, with ``values`` filled
+    in: the words of report.md's headings, tables and notes. Notebook 12's code asks for them by key, so one cell's
+    code writes an English report in the English notebook and a Chinese one in the Chinese notebook.
+
+    Raises:
+        KeyError: no message ``report.<key>``.
+    """
+    return say(f"report.{key}", **values)
+
+
+def columns(*keys: str) -> list[str]:
+    """A table's headers, message ``report.col.<key>`` each, in the learner's language (see :func:`text`)."""
+    return [text(f"col.{key}") for key in keys]
+
+
 def markdown_table(headers: list[str], rows: list[list]) -> str:
     """A GitHub-flavoured markdown table; ints get thousands separators, floats 4 significant digits.
 
@@ -67,7 +83,7 @@ def markdown_table(headers: list[str], rows: list[list]) -> str:
 
 def parameter_rows(table: dict[str, int]) -> list[list]:
     """Rows ``[part, parameters, share %]`` of a :meth:`TinyLM.parameter_table`, parts in their order, then
-    ``total``; the share is of ``table["total"]``, rounded to 0.1 %.
+    the total (labelled in the learner's language); the share is of ``table["total"]``, rounded to 0.1%.
 
     Raises:
         ValueError: if ``table`` has no positive ``"total"``.
@@ -76,7 +92,7 @@ def parameter_rows(table: dict[str, int]) -> list[list]:
     if not total or total <= 0:
         raise ValueError(f"a parameter table needs a positive 'total', got {table!r}")
     rows = [[part, int(n), round(100 * n / total, 1)] for part, n in table.items() if part != "total"]
-    return rows + [["total", int(total), 100.0]]
+    return rows + [[text("part.total"), int(total), 100.0]]
 
 
 def history_summary(history: dict) -> dict[str, float]:
