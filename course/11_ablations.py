@@ -1263,8 +1263,9 @@ for name, variants in EXPERIMENTS.items():
 # - **learned** (GPT-2, notebook 08): a trained vector per position, added to the token embedding;
 # - **sinusoidal** (notebook 04): the fixed table, added to token embeddings scaled by `sqrt(D)`;
 # - **RoPE** (the bonus of notebook 04, `apply_rope`): no vector is added; inside every attention layer the
-#   queries and keys are rotated by an angle proportional to their position, so a score `q·k` depends on how
-#   far apart two tokens are (`TinyLM(..., positions="rope")`, which LLaMA-style models use);
+#   queries and keys are rotated by an angle proportional to their position, so a score `q·k` depends on the
+#   two positions only through how far apart they are (`TinyLM(..., positions="rope")`, which LLaMA-style models
+#   use);
 # - **no positions**: only the causal mask tells the model about order (section 3).
 #
 # Your prediction first: order the four names from the lowest held-out loss to the highest.
@@ -1274,7 +1275,7 @@ for name, variants in EXPERIMENTS.items():
 #
 # - **learned**（可学习位置嵌入，GPT-2，笔记本 08）：每个位置一个训练出来的向量，加到 token 嵌入（embedding）上；
 # - **sinusoidal**（正弦位置编码，笔记本 04）：一张固定的表，加到乘过 `sqrt(D)` 的 token 嵌入上；
-# - **RoPE**（旋转位置编码，笔记本 04 的附加练习，`apply_rope`）：不加任何向量；在每一层注意力内部，查询（query）和键（key）按与位置成正比的角度旋转，这样分数 `q·k` 取决于两个 token 相隔多远（`TinyLM(..., positions="rope")`，LLaMA 一类的模型用的就是它）；
+# - **RoPE**（旋转位置编码，笔记本 04 的附加练习，`apply_rope`）：不加任何向量；在每一层注意力内部，查询（query）和键（key）按与位置成正比的角度旋转，这样分数 `q·k` 里跟位置有关的部分，只取决于两个 token 相隔多远（`TinyLM(..., positions="rope")`，LLaMA 一类的模型用的就是它）；
 # - **no positions**（不用位置）：只有因果掩码告诉模型顺序（第 3 节）。
 #
 # 先写你的预测：把这四个名字按留出损失从低到高排序。

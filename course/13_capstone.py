@@ -754,7 +754,7 @@ train:
 #
 # 1. 用 `yaml.safe_load` 读取配置；`--steps` 会覆盖 `train.steps`；用 `train.seed` 给 `torch` 设随机种子（random seed）；
 # 2. 文本：给了 `--data` 就按 UTF-8 读它指定的文件（`open(path, encoding="utf-8")`：不写 encoding 的话，Windows 会按系统的代码页去读），否则用课程的语料（`tinylm_solutions.data.default_corpus()`）；建字符词表（vocabulary）`sorted(set(text))`，再得到 ids；
-# 3. `TinyLM(**config["model"], vocab_size=len(vocab))`，学习率（learning rate）为 `train.lr` 的 AdamW，在长度为 `max_seq_len` 个 token 的随机窗口上训练 `steps` 步（批次大小为 `train.batch_size`）：zero_grad、loss、backward、把梯度裁剪到 1.0、step；时不时打印一下损失。损失用 `model(x, labels=x)` 来算：TinyLM 会自己把标签错位（笔记本 08），所以传进去的是输入本身，而不是笔记本 09 里的 `y`（它已经错过位了，再传进去就会错位两次）；
+# 3. `TinyLM(**config["model"], vocab_size=len(vocab))`，学习率（learning rate）为 `train.lr` 的 AdamW，在长度为 `max_seq_len` 个 token 的随机窗口上训练 `steps` 步（批次大小为 `train.batch_size`）：每一步依次清零梯度（zero_grad）、算损失、反向传播（backward）、把梯度裁剪到 1.0、更新参数（step）；隔一段时间打印一下损失。损失用 `model(x, labels=x)` 来算：TinyLM 会自己把标签错位（笔记本 08），所以传进去的是输入本身，而不是笔记本 09 里的 `y`（它已经错过位了，再传进去就会错位两次）；
 # 4. `torch.save({"config": model_config, "model": model.state_dict(), "vocab": vocab}, out)`，其中 `model_config` 存着模型的参数，包括 `vocab_size`。
 #
 # 检查先读取 `configs/tiny.yaml`（它的两个部分和其中的键），然后用它自己的一份小配置和 `--steps 40` 运行你的 `train.py`，加载检查点（checkpoint），把其中的权重装进参考实现的 TinyLM，测它在语料上的损失：必须远低于 ln V（参考实现跑 40 步，损失从 4.6 降到约 3.2）。接着它再用 `--data` 跑一次，这回用的文本里，每个字符后面总是跟着同一个字符（一个打乱的字母表，重复多遍）：训练循环写对了，40 步就能学会，预测下一个 token 的损失接近 0（参考实现最后约为 0.01）；如果目标被错位了两次，模型学到的就是隔一个之后的那个字符，损失最后会远高于 ln V（课程自己跑的结果是 8 到 9，取决于字母表怎么打乱）。
