@@ -159,3 +159,9 @@ def test_a_twin_leaves_its_cell_s_shown_strings_in_the_catalog(tmp_path):
     source.write_text(f'# %%\n{code}\n# %% lang="zh"\n{code.replace("# the result", "# 结果")}', encoding="utf-8")
     assert bilingual.problems(source) == []
     assert bilingual.shown_strings(source) == ["none found", "result -"]
+
+
+def test_a_progress_bar_s_name_is_a_shown_string():
+    """tqdm's desc= is drawn beside the bar (notebook 09's "train"): the Chinese notebook names it in Chinese."""
+    assert [text for _, _, text in bilingual.code_strings('bar = tqdm(range(3), desc="train", mininterval=1.0)\n')] == [
+        "train"]
