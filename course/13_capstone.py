@@ -138,7 +138,7 @@ def run(*args):
 #
 # ### 练习 1：`tiny-transformer/model.py`
 #
-# 一个文件，装下模型需要的一切：从你的各个笔记本里复制过来，拼到一起：
+# 一个文件装下模型需要的一切。把下面这些从你的各个笔记本里复制过来，拼成一个文件：
 #
 # - `causal_mask(T, device=None) -> (T, T) bool`：因果掩码（causal mask），查询（query）可以关注的位置为 True（笔记本 01）；
 # - `scaled_dot_product_attention(q, k, v, mask=None) -> (out, weights)`，作用在最后两个维度上（笔记本 01）；
