@@ -15,14 +15,14 @@
 # %% [markdown] lang="zh"
 # # 01 · 注意力
 #
-# 在 Transformer 里，token 之间交换信息只靠一种运算：注意力（attention）。这本笔记本里，你会通过四个练习（exercise）把它搭出来：
+# Transformer 里，token 与 token 之间交换信息只有一种途径：注意力（attention）。在这本笔记本里，你要通过四个练习（exercise）把它一步步搭起来：
 #
 # 1. `attention_scores(q, k)`：每个查询（query）和每个键（key）有多匹配；
 # 2. `scaled_dot_product_attention(q, k, v, mask=None)`：分数 → 权重 → 对值（value）的加权平均；
 # 3. `SelfAttention(d_model)`：一个模块，从同一个输入算出查询、键和值；
 # 4. `causal_mask(T)`：不让语言模型（language model）偷看未来的掩码（mask）。
 #
-# 形状（shape）沿用这一领域的通用写法：`B` 是批次（batch）大小，`T` 是序列长度（sequence length），也就是 token 的个数，`D` = `d_model` 是一个 token 向量的宽度，`d_k` 是一个查询/键的宽度。
+# 形状（shape）的记号沿用这个领域的惯例：`B` 是批次（batch）大小，`T` 是序列长度（sequence length），也就是 token 的个数，`D` = `d_model` 是一个 token 向量的宽度，`d_k` 是一个查询/键的宽度。
 
 # %%
 import math
@@ -90,7 +90,7 @@ k = torch.tensor([[1.0, 0.0],   # 第 0 本书：烹饪
 v = torch.tensor([[1.0, 0.0, 0.0],   # 第 0 本书的内容
                   [0.0, 1.0, 0.0],   # 第 1 本书的内容
                   [0.0, 0.0, 1.0]])  # 第 2 本书的内容               v: (T_k=3, d_v=3)
-q = torch.tensor([[2.0, 0.0]])  # "I want cooking"                  q: (T_q=1, d_k=2)
+q = torch.tensor([[2.0, 0.0]])  # “我想找讲做菜的书”               q: (T_q=1, d_k=2)
 
 scores = q @ k.T  # (1, 3)：每本书一个分数
 weights = torch.softmax(scores, dim=-1)  # (1, 3)：都为正，和为 1
@@ -121,9 +121,9 @@ print(weights)
 print("row sums:", weights.sum(dim=-1))
 
 # %% lang="zh"
-q = torch.tensor([[2.0, 0.0],   # cooking
-                  [0.0, 2.0],   # sport
-                  [2.0, 2.0]])  # both                               q: (T_q=3, d_k=2)
+q = torch.tensor([[2.0, 0.0],   # 烹饪
+                  [0.0, 2.0],   # 运动
+                  [2.0, 2.0]])  # 两样都要                           q: (T_q=3, d_k=2)
 scores = q @ k.T  # (3, 3) = (T_q, T_k)
 weights = torch.softmax(scores, dim=-1)  # (3, 3)：每行之和为 1
 print(weights)
@@ -684,7 +684,7 @@ class SelfAttention(nn.Module):
 class SelfAttention(nn.Module):
     """单头自注意力。
 
-    参数：
+    构造参数：
         d_model: 一个 token 向量的宽度 D。
 
     属性：

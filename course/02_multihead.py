@@ -113,7 +113,7 @@ plt.show()
 # W_Q(x), W_K(x), W_V(x)     (B, T, D)        三个都是这个形状
 #   view                     (B, T, H, d_k)   把每个 token 的特征切成 H 段
 #   transpose(1, 2)          (B, H, T, d_k)   把头放到时间前面：每个头一个 (T, d_k) 矩阵
-# attention per head         (B, H, T, d_k)   weights (B, H, T, T)
+# 每个头各做注意力           (B, H, T, d_k)   weights (B, H, T, T)
 #   transpose(1, 2)          (B, T, H, d_k)   时间重新回到前面
 #   reshape                  (B, T, D)        把 H 段拼到一起
 # W_O                        (B, T, D)
@@ -626,7 +626,7 @@ class MultiHeadSelfAttention(nn.Module):
 class MultiHeadSelfAttention(nn.Module):
     """多头自注意力。
 
-    参数：
+    构造参数：
         d_model: 一个 token 向量的宽度 D。
         num_heads: 头的个数 H；每个头的宽度为 d_k = D // H。
 

@@ -583,7 +583,7 @@ class PositionalEncoding(nn.Module):
 class PositionalEncoding(nn.Module):
     """把正弦位置表加到 token 嵌入上。
 
-    参数：
+    构造参数：
         d_model: 一个 token 向量的宽度 D（偶数）。
         max_len: 支持的最长序列。
 
@@ -772,7 +772,7 @@ class LearnedPositionalEmbedding(nn.Module):
 class LearnedPositionalEmbedding(nn.Module):
     """可学习的绝对位置（GPT-2）：x + emb(arange(T))。
 
-    参数：
+    构造参数：
         d_model: 一个 token 向量的宽度 D。
         max_len: 位置的个数。
 
@@ -810,6 +810,12 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_learned_positional_em
 
 # %%
 for module in (PositionalEncoding(64, 512), LearnedPositionalEmbedding(64, 512)):  # yours
+    n_params = sum(p.numel() for p in module.parameters())
+    n_buffer = sum(b.numel() for b in module.buffers())
+    print(f"{type(module).__name__:27} {n_params:6} parameters, {n_buffer:6} buffer values")
+
+# %% lang="zh"
+for module in (PositionalEncoding(64, 512), LearnedPositionalEmbedding(64, 512)):  # 你写的两个类
     n_params = sum(p.numel() for p in module.parameters())
     n_buffer = sum(b.numel() for b in module.buffers())
     print(f"{type(module).__name__:27} {n_params:6} parameters, {n_buffer:6} buffer values")

@@ -274,7 +274,7 @@ class FeedForward(nn.Module):
 class FeedForward(nn.Module):
     """逐位置的前馈网络：linear2(GELU(linear1(x)))。
 
-    参数：
+    构造参数：
         d_model: 一个 token 向量的宽度 D。
         d_ff: 隐藏层宽度（通常是 4 * d_model）。
 
@@ -435,7 +435,7 @@ for D_ in (64, 256, 768):
 # ```
 # x                                  (B, T, D)
 # gate_proj(x), up_proj(x)           (B, T, h)   各一个；nn.Linear(D, h, bias=False)
-# SiLU(gate) * up                    (B, T, h)   门逐个特征决定 `up` 能通过多少
+# SiLU(gate) * up                    (B, T, h)   门逐个特征决定 up 能通过多少
 # down_proj                          (B, T, D)   nn.Linear(h, D, bias=False)
 # ```
 #
@@ -497,7 +497,7 @@ class SwiGLU(nn.Module):
 class SwiGLU(nn.Module):
     """SwiGLU 前馈网络：down_proj(SiLU(gate_proj(x)) * up_proj(x))，没有偏置。
 
-    参数：
+    构造参数：
         d_model: 一个 token 向量的宽度 D。
         d_ff: 隐藏层宽度 h（传入 round(2 * 4 * d_model / 3)，参数量就和 FeedForward(D, 4D) 相当）。
 

@@ -174,7 +174,7 @@ torch.set_printoptions(profile="default")
 # %% lang="zh"
 rows = torch.tensor([[2.5, 2.5, 2.5, 2.5],           # 常数：方差恰好为 0
                      [3.0, 3.001, 2.999, 3.0004],     # 几乎是常数：方差约 5e-7，比 eps 还小
-                     [1.0, 2.0, 4.0, 9.0]],           # ordinary
+                     [1.0, 2.0, 4.0, 9.0]],           # 普通的一行
                     dtype=torch.float64)  # (3, D=4)
 eps = 1e-5
 mean = rows.mean(dim=-1, keepdim=True)  # (3, 1)
@@ -305,7 +305,7 @@ class LayerNorm(nn.Module):
 class LayerNorm(nn.Module):
     """沿最后一维做层归一化，结果等于 nn.LayerNorm(d_model, eps)。
 
-    参数：
+    构造参数：
         d_model: 被归一化的（最后一）维的大小 D。
         eps: 开平方前加到方差上的数（默认 1e-5，和 nn.LayerNorm 一样）。
 
@@ -565,7 +565,7 @@ for wiring, g in grad_norm.items():
 L, D, d_ff = 32, 64, 256
 torch.manual_seed(0)
 ffns = [FeedForward(D, d_ff).double() for _ in range(L)]
-norms = [LayerNorm(D).double() for _ in range(L)]  # yours
+norms = [LayerNorm(D).double() for _ in range(L)]  # 你写的 LayerNorm
 x0 = torch.randn(8, 16, D, dtype=torch.float64)  # (B, T, D)
 r = torch.randn(8, 16, D, dtype=torch.float64)  # 到达最顶层的梯度（差一个常数）
 
