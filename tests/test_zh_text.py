@@ -200,7 +200,7 @@ def test_a_rejected_english_word_is_a_word_of_the_prose_not_code():
     for prose in ("用 register_buffer 注册", "在 named_buffers() 里", "存成缓冲区（buffer）", "{n_buffer:6}",
                   "前馈网络（feed-forward network，FFN）"):
         assert not _uses(prose, prose, "buffer", "缓冲区") and not _uses(prose, prose, "FFN", "前馈网络"), prose
-    text = "把表存成 `self.buffer` 和 $\\mathrm{FFN}(x)$"
+    text = "把表记作 `buffer`，公式写成 $y = x + FFN$"
     assert not _uses(text, CODE.sub(" ", text), "buffer", "缓冲区")
     assert not _uses(text, CODE.sub(" ", text), "FFN", "前馈网络")
     assert not _uses("前置层归一化（Pre-LN）的块", "", "前置层归一化", "Pre-LN")
