@@ -896,7 +896,7 @@ for module in (PositionalEncoding(64, 512), LearnedPositionalEmbedding(64, 512))
 # $$\text{out}_{2i} = x_{2i} \cos m\theta_i - x_{2i+1} \sin m\theta_i, \qquad
 # \text{out}_{2i+1} = x_{2i} \sin m\theta_i + x_{2i+1} \cos m\theta_i$$
 #
-# 旋转不改变长度；把 `q` 转 $m\theta$、把 `k` 转 $n\theta$ 之后，它们的点积只取决于两者之差 $(m - n)\theta$。所以注意力分数直接看到的就是**相对**位置，而且从头到尾都不用往 token 上加位置向量。LLaMA、Mistral、Qwen 以及大多数新模型都用 RoPE。（很多实现，包括 GPT-NeoX 和 Hugging Face 的 LLaMA，是把特征 `i` 和 `i + d_k/2` 配成一对，也就是所谓的“rotate half”排法：思路一样，只是特征的顺序不同。本课程按 RoFormer 论文的写法，把 `2i` 和 `2i+1` 配对。）
+# 旋转不改变长度；把 `q` 转 $m\theta$、把 `k` 转 $n\theta$ 之后，它们的点积只取决于两者之差 $(m - n)\theta$。所以注意力分数直接看到的就是**相对**位置，而且从头到尾都不用往 token 上加位置向量。LLaMA、Mistral、Qwen 以及大多数新模型都用 RoPE。（很多实现，包括 GPT-NeoX 和 Hugging Face 的 LLaMA，是把特征 `i` 和 `i + d_k/2` 配成一对，也就是所谓的前后两半配对（rotate half）排法：思路一样，只是特征的顺序不同。本课程按 RoFormer 论文的写法，把 `2i` 和 `2i+1` 配对。）
 #
 # **注意第 3 节的那个矩阵。** 那里的一对写成 (sin, cos)，也就是 (y, x)，所以那个矩阵看上去像是往反方向转。如果一对写成 $(x_{2i}, x_{2i+1})$，转过角度 $\alpha$ 就是 $\begin{pmatrix} \cos\alpha & -\sin\alpha \\ \sin\alpha & \cos\alpha \end{pmatrix}$：正好是上面那两行公式。
 #
@@ -904,7 +904,7 @@ for module in (PositionalEncoding(64, 512), LearnedPositionalEmbedding(64, 512))
 #
 # `x` 的形状是 `(..., T, d_k)`（查询或键，例如 `(B, H, T, d_k)`），`d_k` 为偶数；`positions` 是可选的 `(T,)` 整数位置张量，为 None 时取 `torch.arange(T)`。返回旋转后的 `x`，形状和 dtype 都不变。轴要从后往前数，这样 `(B, T, d_k)` 也能用。
 #
-# 检查会验证：位置 0 保持不变，长度保持不变，分数只取决于 `m - n`；然后在 4 维和 3 维输入上，带和不带 `positions` 两种情况，都和参考实现比较。它能认出 rotate-half 排法、转反了方向和频率不对这几种错误。这道题不计分。
+# 检查会验证：位置 0 保持不变，长度保持不变，分数只取决于 `m - n`；然后在 4 维和 3 维输入上，带和不带 `positions` 两种情况，都和参考实现比较。它能认出前后两半配对（rotate half）的排法、转反了方向和频率不对这几种错误。这道题不计分。
 #
 # **难度：** ★★★ · **用时：** 约 20 分钟
 #

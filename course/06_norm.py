@@ -121,7 +121,7 @@ print(f"y has mean {y.mean().item():.2e} and variance (divided by D) {y.var(unbi
 # %% [markdown] lang="zh"
 # ## 2. 必须和 `nn.LayerNorm` 一致的两个细节
 #
-# **方差除以 D，不是 D − 1。** `torch.var` 和 `torch.std` 默认算的是*无偏*估计，除以 `D − 1`。层归一化用的是普通的平均，除以 `D`（PyTorch 文档写得很清楚：“the variance is calculated via the biased estimator”，即方差用有偏估计计算）。`D = 768` 时两种方差只差 0.13%，输出只差 0.07%；`D` 很小时就差得多了，所以检查专门在 `D ≤ 8` 时测试：
+# **方差除以 D，不是 D − 1。** `torch.var` 和 `torch.std` 默认算的是*无偏*估计，除以 `D − 1`。层归一化用的是普通的平均，除以 `D`（PyTorch 文档写得很清楚：方差按有偏估计计算）。`D = 768` 时两种方差只差 0.13%，输出只差 0.07%；`D` 很小时就差得多了，所以检查专门在 `D ≤ 8` 时测试：
 
 # %%
 x = torch.tensor([[1.0, 2.0, 4.0, 9.0]])  # (1, D=4): one token
