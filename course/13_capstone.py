@@ -1175,6 +1175,40 @@ A loss that fell to near 0 at once: the labels were not shifted, and the samples
 character; shifting the labels by one made the loss start at ln V and fall slowly.
 ### END SOLUTION
 
+# %% lang="zh"
+%%writefile tiny-transformer/report.md
+# 报告
+
+## 参数是怎么分布的？
+
+### BEGIN SOLUTION
+d_model 为 64、2 层、99 个字符时，每个块约有 12·D² = 49k 个参数（注意力 4·D²，前馈网络 8·D²），共享权重的嵌入 V·D = 6.3k，位置嵌入 4.1k：11 万个参数里，大部分在各个块中。
+### END SOLUTION
+
+## 模型能过拟合一个小批次吗？
+
+### BEGIN SOLUTION
+能：在一个固定的批次上，损失在 150 步内从 ln V ≈ 4.6 降到接近 0，说明模型、损失和训练步都能学习；这时它在新文本上的困惑度会远远高于 V。
+### END SOLUTION
+
+## 消融实验中发生了什么？
+
+### BEGIN SOLUTION
+去掉残差连接后，深的模型停在 unigram 损失附近；在同样的学习率下，Post-LN 最后比 Pre-LN 略高；去掉位置信息后，模型仍然能通过因果掩码分辨不同的顺序。
+### END SOLUTION
+
+## 理论复杂度和 tokens/s 对得上吗？
+
+### BEGIN SOLUTION
+训练每个 token 约要 6N FLOPs，再加上注意力的 6LTD；用实测的 tokens/s 乘上它，得到的速率远低于 CPU 的峰值，因为小矩阵用不满 CPU 的算力。
+### END SOLUTION
+
+## 遇到的第一个错误是什么，证据是什么？
+
+### BEGIN SOLUTION
+损失一开始就掉到接近 0：标签没有错开一位，生成的样本一直重复提示词的最后一个字符；把标签错开一位之后，损失从 ln V 开始，慢慢下降。
+### END SOLUTION
+
 # %%
 from tinylm_checks import check_capstone_report
 check_capstone_report(repo)  # feedback only: your instructor grades the report

@@ -428,13 +428,15 @@ class RoundTrip:
                 for line in span.splitlines():
                     if len(line.strip()) > 12 and not line.strip().startswith("#") and line not in given:
                         assert line not in text, f"solution line of {gid} in the release: {line!r}"
-        code_solutions = [c for c in solution_cells(source).values() if c.cell_type == "code"]
+        writes_markdown = lambda c: re.match(r"%%writefile\s+\S+\.md\n", c.source)  # noqa: E731 - report.md: text
+        code_solutions = [c for c in solution_cells(source).values() if c.cell_type == "code" and not writes_markdown(c)]
         assert sum("raise NotImplementedError()" in c.source for c in release.cells) >= len(code_solutions)
         answers = {c.metadata.nbgrader["grade_id"]: c for c in release.cells
                    if c.metadata.get("nbgrader", {}).get("grade") and c.metadata.nbgrader.get("solution")}
         assert set(answers) == set(manual_points(source))  # each written answer: nbgrader's stub, not the model answer
-        assert all(c.source == "YOUR ANSWER HERE" if c.cell_type == "markdown" else "raise NotImplementedError()"
-                   in c.source for c in answers.values())
+        assert all(c.source == "YOUR ANSWER HERE" if c.cell_type == "markdown"
+                   else "\nYOUR ANSWER HERE\n" in c.source and "raise" not in c.source if writes_markdown(c)
+                   else "raise NotImplementedError()" in c.source for c in answers.values())
         assert not any(c.get("outputs") for c in release.cells if c.cell_type == "code")
 
 

@@ -109,3 +109,80 @@ def test_the_report_s_words_are_one_message_each_in_both_languages():
     assert zh == ["部分", "参数量", "占比（%）", "我遇到的第一个 bug", "这些数字从哪里来"]
     with pytest.raises(KeyError):
         report.text("section.nothing")
+
+
+QUESTIONS = {"en": ["How are the parameters distributed?", "Can the model overfit one small batch?",
+                    "What happened in the ablations?", "Does the theoretical complexity match tokens/s?",
+                    "What was the first error met, and what was the evidence?"],
+             "zh": ["参数是怎么分布的？", "模型能过拟合一个小批次吗？", "消融实验中发生了什么？", "理论复杂度和 tokens/s 对得上吗？",
+                    "遇到的第一个错误是什么，证据是什么？"]}
+STUB = {"en": "YOUR ANSWER HERE", "zh": "在这里写下你的回答"}
+TITLE = {"en": "Report", "zh": "报告"}
+
+
+def template(lang: str) -> str:
+    """The report cell of the learner's notebook 13 in ``lang``, as the course ships it."""
+    path = ROOT / "tinylm_solutions" / "learner_notebooks" / lang / "13_capstone" / "13_capstone.ipynb"
+    cells = [c for c in json.loads(path.read_text(encoding="utf-8"))["cells"]
+             if c["metadata"].get("nbgrader", {}).get("grade_id") == "capstone_report"]
+    assert len(cells) == 1
+    return "".join(cells[0]["source"])
+
+
+def filled(lang: str, answer: str) -> dict[str, str]:
+    """The reference repository with a report.md of ``lang``'s headings, ``answer`` under each."""
+    from tinylm_solutions.capstone import repo
+
+    files = repo()
+    files["report.md"] = f"# {TITLE[lang]}\n" + "".join(f"\n## {q}\n\n{answer}\n" for q in QUESTIONS[lang])
+    return files
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_capstone_report_template_is_markdown_in_the_notebook_s_language(lang):
+    assert template(lang) == ("%%writefile tiny-transformer/report.md\n" + f"# {TITLE[lang]}\n"
+                              + "".join(f"\n## {q}\n\n{STUB[lang]}\n" for q in QUESTIONS[lang])).rstrip("\n")
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_check_knows_the_template_in_either_language(lang):
+    from tinylm_checks import CheckFailure, check_capstone_report
+    from tinylm_solutions.capstone import repo
+
+    files = {**repo(), "report.md": template(lang).partition("\n")[2]}
+    for shown in ("en", "zh"):
+        with i18n.using(shown), pytest.raises(CheckFailure) as failed:
+            check_capstone_report(files)
+        message = str(failed.value)
+        assert {"en": "report.md is still the template", "zh": "report.md 还是模板"}[shown] in message
+        assert message.count(STUB[lang]) == 2  # the problem and the hint name what to replace
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_the_check_takes_either_language_s_headings_and_says_so(lang, capsys):
+    from tinylm_checks import CheckFailure, check_capstone_report
+
+    answer = {"en": "The loss fell from 4.6 to 0.02 in 150 steps on one batch, so the model can learn it by heart.",
+              "zh": "在一个批次上，损失在 150 步内从 4.6 降到 0.02，说明模型能把它背下来。"}
+    for heads in ("en", "zh"):
+        with i18n.using(lang):
+            check_capstone_report(filled(heads, answer[heads]))
+        assert {"en": "report.md answers the 5 questions", "zh": "report.md 回答了全部 5 个问题"}[lang] in capsys.readouterr().out
+    files = filled("zh", answer["zh"])
+    files["report.md"] = files["report.md"].replace("## 消融实验中发生了什么？", "## 消融实验")
+    with i18n.using(lang), pytest.raises(CheckFailure) as failed:
+        check_capstone_report(files)
+    hint = {"en": "in English or in Chinese (this one: '## What happened in the ablations?' or '## 消融实验中发生了什么？')",
+            "zh": "中文或英文都可以（这一个是“## 消融实验中发生了什么？”或“## What happened in the ablations?”）"}[lang]
+    assert hint in str(failed.value)
+
+
+def test_a_markdown_file_s_twin_is_text_with_the_english_s_headings_and_markers():
+    import bilingual
+
+    english = "%%writefile r.md\n# Report\n\n## Why?\n\n### BEGIN SOLUTION\nBecause.\n### END SOLUTION\n"
+    chinese = "%%writefile r.md\n# 报告\n\n## 为什么？\n\n### BEGIN SOLUTION\n因为。\n### END SOLUTION\n"
+    assert bilingual.code_differences(english, chinese) is None
+    assert "headings differ" in bilingual.code_differences(english, chinese.replace("## 为什么", "### 为什么"))
+    assert "markers differ" in bilingual.code_differences(english, chinese.replace("### END SOLUTION\n", ""))
+    assert "no Python file" in bilingual.code_differences(english.replace("r.md", "r.txt"), chinese.replace("r.md", "r.txt"))

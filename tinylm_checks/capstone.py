@@ -733,18 +733,28 @@ MIN_WORDS = 15
 WORD = re.compile(r"[\u4e00-\u9fff]|[^\W\u4e00-\u9fff]+")  # a word, or one Chinese character (they have no spaces)
 
 
+_TEXT_STUBS = tuple(i18n.translate(_text.FOLDER, "core.stub.text", TEXT["core.stub.text"], lang) for lang in i18n.LANGUAGES)
+"""A release's written-answer stub, in each language (``YOUR ANSWER HERE``, ``在这里写下你的回答``): what the report
+template has under each heading."""
+
+
 @check
 def check_capstone_report(ctx: Ctx, repo) -> str:
     files = _files(ctx, repo, ("report.md",))
     text = files["report.md"]
+    stub = next((s for s in _TEXT_STUBS if s in text), None)
+    if stub is not None:
+        ctx.fail("capstone.report_unfinished", stub=stub)
     sections = re.split(r"^##\s+", text, flags=re.M)[1:]
     answers = {s.splitlines()[0].strip(): " ".join(s.splitlines()[1:]) for s in sections if s.strip()}
     for n in range(1, REPORT_QUESTIONS + 1):
         question = say(f"capstone.question.{n}")
-        # the template's headings are English (a code cell writes them): either language's heading is the question
-        heading = next((h for h in (question, TEXT[f"capstone.question.{n}"]) if h in answers), None)
+        # the template is in the notebook's language; a heading in either language is the question
+        english = TEXT[f"capstone.question.{n}"]
+        chinese = i18n.translate(_text.FOLDER, f"capstone.question.{n}", english, "zh")
+        heading = next((h for h in (question, english, chinese) if h in answers), None)
         if heading is None:
-            ctx.fail("capstone.report_question", question=question)
+            ctx.fail("capstone.report_question", question=question, english=english, chinese=chinese)
         words = len(WORD.findall(answers[heading]))
         if words < MIN_WORDS:
             ctx.fail("capstone.report_short", question=question, words=words, least=MIN_WORDS)

@@ -27,6 +27,8 @@ Wired in ``nbgrader_config.py`` in place of nbgrader's own ``DeduplicateIds`` an
 """
 from __future__ import annotations
 
+import re
+
 from jupyter_client.utils import run_sync
 from nbclient.exceptions import CellTimeoutError, DeadKernelError
 from nbformat.v4 import new_markdown_cell
@@ -249,6 +251,10 @@ class GradingExecute(Execute):
                          self._deadline, DeadKernelError)
 
 
+WRITES_MARKDOWN = re.compile(r"%%writefile\s+(-a\s+)?\S+\.md")
+"""The first line of a code cell that writes a Markdown file."""
+
+
 def stubs(lang: str) -> tuple[str, str]:
     """nbgrader's answer stubs in ``lang``: a code cell's (a comment, then ``raise NotImplementedError()``) and a
     written answer's. The English ones are nbgrader's own defaults, which the course's checks and tests know."""
@@ -260,7 +266,11 @@ def stubs(lang: str) -> tuple[str, str]:
 
 class ClearSolutions(NbgraderClearSolutions):
     """nbgrader's ``ClearSolutions``, with the stubs of the notebook's language (:func:`stubs`) in a notebook that
-    is not English (its metadata ``tinylm.lang``); an English notebook keeps the configured ones."""
+    is not English (its metadata ``tinylm.lang``); an English notebook keeps the configured ones.
+
+    A code cell that writes a Markdown file (``%%writefile report.md``: the capstone's report) gets the written
+    answer's stub, not the code stub: the file is text, and ``# YOUR CODE HERE`` / ``raise NotImplementedError()``
+    would be a heading and a line of Python in it."""
 
     def preprocess(self, nb, resources):
         lang = i18n.notebook_language(nb)
@@ -268,6 +278,17 @@ class ClearSolutions(NbgraderClearSolutions):
             code, self.text_stub = stubs(lang)
             self.code_stub = {"python": code}
         return super().preprocess(nb, resources)
+
+    def _replace_solution_region(self, cell, language):
+        first = cell.source.lstrip().partition("\n")[0].strip()
+        if cell.cell_type != "code" or not WRITES_MARKDOWN.fullmatch(first):
+            return super()._replace_solution_region(cell, language)
+        code_stub = self.code_stub
+        self.code_stub = {**code_stub, language: self.text_stub}
+        try:
+            return super()._replace_solution_region(cell, language)
+        finally:
+            self.code_stub = code_stub
 
 
 class InertOutputs(NbGraderPreprocessor):

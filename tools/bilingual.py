@@ -475,13 +475,31 @@ def _code_without_words(code: str):
             [m.group(0).strip() for m in MARKERS.finditer(code)], comments)
 
 
+WRITES_MARKDOWN = re.compile(r"%%writefile\s+(-a\s+)?\S+\.md")
+"""A cell that writes a Markdown file (the capstone's report.md): its body is text, written in the learner's language."""
+
+
+def markdown_differences(english: str, chinese: str) -> str | None:
+    """Why the Markdown file a Chinese twin writes does not match its English cell's, or None: the same nbgrader
+    markers and the same headings' levels, in order (the text, headings included, is the learner's language)."""
+    en_marks, zh_marks = MARKERS.findall(english), MARKERS.findall(chinese)
+    if [m.strip() for m in en_marks] != [m.strip() for m in zh_marks]:
+        return f"the nbgrader markers differ: {len(en_marks)} in the English, {len(zh_marks)} in the Chinese"
+    heads = lambda t: [len(m) for m in re.findall(r"^(#+) ", MARKERS.sub("", t), re.M)]  # noqa: E731
+    if heads(english) != heads(chinese):
+        return f"its Markdown's headings differ: levels {heads(english)} in the English, {heads(chinese)} in the Chinese"
+    return None
+
+
 def code_differences(english: str, chinese: str) -> str | None:
     """Why a code cell's Chinese twin is not the same code as its English cell, or None when it is: the two may
     differ only in comments and docstrings (compared as syntax trees without docstrings, and as token streams
     without comments and docstrings), with the same IPython lines, the same nbgrader region markers
     (``### BEGIN SOLUTION`` ...) and a comment where the English has one (an English comment added later and not
     translated fails too). A cell magic's cell compares its first line as it is and its body as Python when it
-    writes a Python file (``%%writefile model.py``); any other cell magic's body must be the same."""
+    writes a Python file (``%%writefile model.py``), as Markdown when it writes a Markdown file (``%%writefile
+    report.md``: a text in the learner's language, with the English's headings' levels and nbgrader markers, see
+    :func:`markdown_differences`); any other cell magic's body must be the same."""
     import tokenize
 
     if english == chinese:
@@ -490,6 +508,8 @@ def code_differences(english: str, chinese: str) -> str | None:
         (en_magic, _, en_body), (zh_magic, _, zh_body) = english.partition("\n"), chinese.partition("\n")
         if en_magic.strip() != zh_magic.strip():
             return f"its cell magic differs: {en_magic.strip()!r} in the English, {zh_magic.strip()!r} in the Chinese"
+        if WRITES_MARKDOWN.fullmatch(en_magic.strip()):
+            return markdown_differences(en_body, zh_body)
         if not re.fullmatch(r"%%writefile\s+(-a\s+)?\S+\.py", en_magic.strip()):
             return f"the body of {en_magic.strip()!r} is no Python file: it must be the English cell's"
         english, chinese = en_body, zh_body

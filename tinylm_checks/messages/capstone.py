@@ -256,9 +256,14 @@ MESSAGES = {
     "capstone.question.3": "What happened in the ablations?",
     "capstone.question.4": "Does the theoretical complexity match tokens/s?",
     "capstone.question.5": "What was the first error met, and what was the evidence?",
+    "capstone.report_unfinished": {
+        "problem": "report.md is still the template: '{stub}' stands where an answer goes",
+        "hint": "write your answer in place of each '{stub}' line, then run the cell again",
+    },
     "capstone.report_question": {
         "problem": "report.md has no section '## {question}'",
-        "hint": "keep the five headings of the template and write your answer under each",
+        "hint": "keep the five headings of the template, in English or in Chinese (this one: '## {english}' or "
+                "'## {chinese}'), and write your answer under each",
     },
     "capstone.report_short": {
         "problem": "the answer to '{question}' has {words} words",
