@@ -1,8 +1,8 @@
 """Issue 40, item 4: one number format, the one Python prints, in both languages. The course's output writes
 ``f"{n:,}"`` (200,000) and ``f"{x:.1f}%"`` (1.5%); the text a learner reads writes its numbers the same way, never
 200 000 (grouped by spaces) nor 90 % (a space before the percent sign): in every notebook's Markdown, English and
-Chinese (code spans, formulas and fenced blocks aside), every catalog's translations (``msgstr``) and every message's
-English."""
+Chinese (code spans, formulas and fenced blocks aside), its code cells' comments, every catalog's translations
+(``msgstr``) and every message's English."""
 from __future__ import annotations
 
 import re
@@ -45,6 +45,30 @@ def test_the_notebooks_markdown_writes_numbers_as_python_prints_them(source):
     found = [(i, cell.metadata.get("lang", "en"), wrong_numbers(prose(cell.source)))
              for i, cell in enumerate(jupytext.read(source).cells) if cell.cell_type == "markdown"]
     assert [f for f in found if f[2]] == []
+
+
+def comments(code: str) -> list[str]:
+    """The comments of a code cell (what a learner reads beside the code), or none where it is no Python."""
+    import io
+    import tokenize
+
+    try:
+        tokens = list(tokenize.generate_tokens(io.StringIO(bilingual.IPYTHON.sub(r"\1pass", code)).readline))
+    except (tokenize.TokenError, SyntaxError):
+        return []
+    return [t.string for t in tokens if t.type == tokenize.COMMENT]
+
+
+@pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)
+def test_the_notebooks_code_comments_write_numbers_as_python_prints_them(source):
+    found = [(i, wrong_numbers(c)) for i, cell in enumerate(jupytext.read(source).cells) if cell.cell_type == "code"
+             for c in comments(cell.source)]
+    assert [f for f in found if f[1]] == []
+
+
+def test_a_comment_s_number_is_found():
+    assert comments("x = 1  # 只取前 200 000 个字符\n%time f()\n") == ["# 只取前 200 000 个字符"]
+    assert wrong_numbers(comments("x = 1  # 只取前 200 000 个字符")[0]) == ["200 000"]
 
 
 @pytest.mark.parametrize("catalog", CATALOGS, ids=lambda p: f"{p.parts[-5]}/{p.name}")
