@@ -498,13 +498,13 @@ except OSError as e:
 # %% [markdown] answer="compute_answer"
 # At this size the output layer (the tied token embedding, 6VD per token) and the blocks' matrices take
 # most of the FLOPs; the attention scores are a few percent because T is small compared with 12D. My training run
-# sustained the GFLOP/s of section 7's first line; the timed widths show the rate rising with the width (in my
-# table about 5, 14 and 27 GFLOP/s at D = 32, 64 and 96): small matrices leave the time to Python and memory
+# sustained the GFLOP/s of section 7's first line; the timed widths show the rate rising with the width (the
+# table's GFLOP/s column from D = 32 to 96; its values are your CPU's): small matrices leave the time to Python and memory
 # traffic, not to arithmetic. At d_model = 768 the 12D² per layer dominates, the embedding's share drops, and the
 # rate should rise further, as the trend of the three widths suggests.
 
 # %% [markdown] lang="zh"
-# 在这个规模下，大部分 FLOPs 花在输出层（也就是共享权重的 token 嵌入，每个 token 6VD）和各个块的矩阵上；注意力分数只占百分之几，因为 T 相对 12D 来说很小。我的训练维持的 GFLOP/s 就是第 7 节第一行的那个数；计时的几个宽度显示，速率随宽度上升（在我的表里，D = 32、64 和 96 时分别约为 5、14 和 27 GFLOP/s）：矩阵很小时，时间都花在了 Python 和内存读写上，而不是花在算术上。到 d_model = 768 时，每层的 12D² 占主导，嵌入所占的比例下降，速率也应该会进一步上升，正如这三个宽度的趋势所显示的那样。
+# 在这个规模下，大部分 FLOPs 花在输出层（也就是共享权重的 token 嵌入，每个 token 6VD）和各个块的矩阵上；注意力分数只占百分之几，因为 T 相对 12D 来说很小。我的训练维持的 GFLOP/s 就是第 7 节第一行的那个数；计时的几个宽度显示，速率随宽度上升（看表里 GFLOP/s 那一列从 D = 32 到 96 的变化；具体数值取决于你的 CPU）：矩阵很小时，时间都花在了 Python 和内存读写上，而不是花在算术上。到 d_model = 768 时，每层的 12D² 占主导，嵌入所占的比例下降，速率也应该会进一步上升，正如这三个宽度的趋势所显示的那样。
 
 # %% [markdown]
 # ## Summary

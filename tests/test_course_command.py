@@ -104,7 +104,7 @@ def test_a_folder_that_cannot_hold_the_notebooks_gets_one_line(tmp_path, case):
 
 def test_the_command_speaks_the_notebooks_language(tmp_path):
     out = run("release", str(tmp_path / "c"), "--lang", "zh", env={"TINYLM_LANG": "en"})
-    assert out.returncode == 0 and out.stdout.startswith("已把 14 个阶段的笔记本写进"), out.stdout
+    assert out.returncode == 0 and out.stdout.startswith("已把 14 本笔记本写进"), out.stdout
 
 
 @pytest.mark.parametrize("encoding", ["gb18030", "cp1252"])
