@@ -432,7 +432,7 @@ print(f"with -100 targets: {causal_lm_loss(logits, labels).item():.4f}; "
 #
 # - **只用一个因果掩码。** `causal_mask(T)` 每次前向只建一次，交给每一个块。
 # - **最后一个层归一化。** 在 Pre-LN 的堆叠里，残差流从头到尾都不做归一化，会随深度变大（笔记本 07）；GPT-2 在最后一个块之后、输出层之前把它归一化一次（也就是它的 `ln_f`）。
-# - **权重共享。** 输出层 `lm_head = nn.Linear(D, V, bias=False)` 把一个向量映射成每个 token 一个分数；它的权重是 `(V, D)`，和 token 嵌入的形状一样。Press & Wolf (2017) 让两者共用**同一个**矩阵（Vaswani 等人 §3.4 和 GPT-2 也是这样）：参数少了 `V·D` 个，而且一个 token 的输入向量和输出向量会一起学习。“同一个矩阵”指的是同一个 `nn.Parameter` 对象用两次：`self.lm_head.weight = self.token_emb.weight`。复制一份（`.clone()`、`copy_`）一开始数值相等，但它是第二个张量，优化器（optimizer）走完第一步，两者就不一样了。在同一块存储上再建一个 Parameter（`nn.Parameter(self.token_emb.weight)`，或者去赋值 `.data`），数值倒是共享了，可 `model.parameters()` 会把这个矩阵列两次：参数量把 `V·D` 算了两遍，优化器每一步也会更新它两次（Adam 会给同一个矩阵配两套矩估计）。
+# - **权重共享。** 输出层 `lm_head = nn.Linear(D, V, bias=False)` 把一个向量映射成每个 token 一个分数；它的权重是 `(V, D)`，和 token 嵌入的形状一样。Press 和 Wolf（2017）让两者共用**同一个**矩阵（原始 Transformer 和 GPT-2 也是这样，见 Vaswani 等人，2017，§3.4）：参数少了 `V·D` 个，而且一个 token 的输入向量和输出向量会一起学习。“同一个矩阵”指的是同一个 `nn.Parameter` 对象用两次：`self.lm_head.weight = self.token_emb.weight`。复制一份（`.clone()`、`copy_`）一开始数值相等，但它是第二个张量，优化器（optimizer）走完第一步，两者就不一样了。在同一块存储上再建一个 Parameter（`nn.Parameter(self.token_emb.weight)`，或者去赋值 `.data`），数值倒是共享了，可 `model.parameters()` 会把这个矩阵列两次：参数量把 `V·D` 算了两遍，优化器每一步也会更新它两次（Adam 会给同一个矩阵配两套矩估计）。
 # - **GPT-2 的初始化**（Radford 等人，2019，§2.3；nanoGPT 的 `_init_weights`）：所有 `nn.Linear` 和 `nn.Embedding` 的权重取 `N(0, 0.02)`，所有偏置取 0；每个块里有两个投影往残差流里写（`attn.W_O` 和 `ffn.linear2` 的权重；它们的偏置仍为 0），它们的标准差取 `0.02 / sqrt(2·L)`，这样加到残差流上的 `2L` 份贡献不会让它的大小随层数 `L` 增长。PyTorch 的默认值不一样：`nn.Embedding` 从 `N(0, 1)` 开始，权重共享时，这会让初始 logits 大得离谱。
 #
 # ### 练习 2：`TinyLM`

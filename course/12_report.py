@@ -253,7 +253,7 @@ display(Markdown(sections["ablations"]))
 #
 # $$\text{FLOPs per token} = 6N + 6\,L\,T\,D$$
 #
-# （PaLM 的附录 B 和 nanoGPT 的 `estimate_mfu` 还把注意力的第二次乘法，也就是注意力权重乘以值（value）向量，也算了进去，写成 `12·L·T·D`；本课程沿用 Kaplan 的 `6·L·T·D`。）
+# （PaLM 的附录 B 和 nanoGPT 的 `estimate_mfu` 还把注意力的第二次乘法（注意力权重乘以值（value）向量）算了进去，写成 `12·L·T·D`；本课程沿用 Kaplan 的 `6·L·T·D`。）
 #
 # ### 练习：`flops_per_token(config, seq_len)`
 #
@@ -504,7 +504,7 @@ except OSError as e:
 # rate should rise further, as the trend of the three widths suggests.
 
 # %% [markdown] lang="zh"
-# 在这个规模下，大部分 FLOPs 花在输出层（也就是共享权重的 token 嵌入，每个 token 6VD）和各个块的矩阵上；注意力分数只占百分之几，因为 T 相对 12D 来说很小。我的训练维持的 GFLOP/s 就是第 7 节第一行的那个数；计时的几个宽度显示，速率随宽度上升（看表里 GFLOP/s 那一列从 D = 32 到 96 的变化；具体数值取决于你的 CPU）：矩阵很小时，时间都花在了 Python 和内存读写上，而不是花在算术上。到 d_model = 768 时，每层的 12D² 占主导，嵌入所占的比例下降，速率也应该会进一步上升，正如这三个宽度的趋势所显示的那样。
+# 在这个规模下，大部分 FLOPs 花在输出层（也就是共享权重的 token 嵌入，每个 token 6VD）和各个块的矩阵上；注意力分数只占百分之几，因为 T 相对 12D 来说很小。我的训练维持的 GFLOP/s 就是第 7 节第一行的那个数；计时的几个宽度显示，速率随宽度上升（看表里 GFLOP/s 那一列从 D = 32 到 96 的变化；具体数值因 CPU 而异）：矩阵很小时，时间都花在了 Python 和内存读写上，而不是花在算术上。到 d_model = 768 时，每层的 12D² 占主导，嵌入所占的比例下降，速率也应该会进一步上升，正如这三个宽度的趋势所显示的那样。
 
 # %% [markdown]
 # ## Summary

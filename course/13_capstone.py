@@ -92,7 +92,7 @@ repo = Repository(REPO)  # 检查读取的内容：repo() 是仓库中文本文�
 def run(*args):
     """在仓库里运行 python *args，就像你在那里的终端里运行一样，并且像检查那样只用一个线程
     （这么小的模型，第二个线程大部分时间在等待：在一台繁忙的 2 核机器上，600 步用一个线程花了 19 秒，
-    用两个线程花了 48 秒）；原样打印它的输出，不管系统用什么编码都按 UTF-8（Windows 的是代码页）。"""
+    用两个线程花了 48 秒）；原样打印它的输出，而且不管系统默认用什么编码（Windows 上是代码页），都按 UTF-8 解码。"""
     one_thread = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1", "PYTHONIOENCODING": "utf-8"}
     done = subprocess.run([sys.executable, *args], cwd=REPO, capture_output=True, encoding="utf-8", env=one_thread)
     print(done.stdout + done.stderr)
@@ -871,7 +871,7 @@ def main():
     parser.add_argument("--out", default="checkpoint.pt")
     parser.add_argument("--data", default=None, help="a text file to train on (default: the course's corpus)")
     args = parser.parse_args()
-    with open(args.config, encoding="utf-8") as f:  # 按名字指定：Windows 默认用的是系统的代码页
+    with open(args.config, encoding="utf-8") as f:  # 明确写出编码：Windows 默认用的是系统的代码页
         config = yaml.safe_load(f)
     train = config["train"]
     steps = args.steps if args.steps is not None else train["steps"]
@@ -1182,31 +1182,31 @@ character; shifting the labels by one made the loss start at ln V and fall slowl
 ## 参数是怎么分布的？
 
 ### BEGIN SOLUTION
-d_model 为 64、2 层、99 个字符时，每个块约有 12·D² = 49k 个参数（注意力 4·D²，前馈网络 8·D²），共享权重的嵌入 V·D = 6.3k，位置嵌入 4.1k：11 万个参数里，大部分在各个块中。
+d_model 为 64、2 层、词表有 99 个字符时，每个块约有 12·D² = 49k 个参数（注意力 4·D²，前馈网络 8·D²），共享权重的嵌入 V·D = 6.3k，位置嵌入 4.1k：11 万个参数里，大部分在各个块中。
 ### END SOLUTION
 
 ## 模型能过拟合一个小批次吗？
 
 ### BEGIN SOLUTION
-能：在一个固定的批次上，损失在 150 步内从 ln V ≈ 4.6 降到接近 0，说明模型、损失和训练步都能学习；这时它在新文本上的困惑度会远远高于 V。
+能：在一个固定的批次上，损失在 150 步内从 ln V ≈ 4.6 降到接近 0，说明模型、损失和训练步骤连在一起确实能学习；这时它在新文本上的困惑度会升到远高于 V。
 ### END SOLUTION
 
 ## 消融实验中发生了什么？
 
 ### BEGIN SOLUTION
-去掉残差连接后，深的模型停在 unigram 损失附近；在同样的学习率下，Post-LN 最后比 Pre-LN 略高；去掉位置信息后，模型仍然能通过因果掩码分辨不同的顺序。
+去掉残差连接后，深的模型停在 unigram 损失附近；在同样的学习率下，Post-LN 的最终损失比 Pre-LN 略高；去掉位置信息后，模型仍然能通过因果掩码分辨不同的顺序。
 ### END SOLUTION
 
 ## 理论复杂度和 tokens/s 对得上吗？
 
 ### BEGIN SOLUTION
-训练每个 token 约要 6N FLOPs，再加上注意力的 6LTD；用实测的 tokens/s 乘上它，得到的速率远低于 CPU 的峰值，因为小矩阵用不满 CPU 的算力。
+训练时每个 token 约需 6N FLOPs，再加上注意力的 6LTD；拿它乘以实测的 tokens/s，得到的速率远低于 CPU 的峰值，因为小矩阵用不满 CPU 的算力。
 ### END SOLUTION
 
 ## 遇到的第一个错误是什么，证据是什么？
 
 ### BEGIN SOLUTION
-损失一开始就掉到接近 0：标签没有错开一位，生成的样本一直重复提示词的最后一个字符；把标签错开一位之后，损失从 ln V 开始，慢慢下降。
+损失一开始就掉到接近 0：原因是标签没有错开一位，证据是生成的样本一直重复提示词的最后一个字符；把标签错开一位之后，损失从 ln V 起步，慢慢下降。
 ### END SOLUTION
 
 # %%
