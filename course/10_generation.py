@@ -96,7 +96,7 @@ _ = torch.manual_seed(0)
 #
 # **温度**就是在 softmax 之前把 logits 除以它：`softmax(logits / temperature)`。温度小于
 # 1，分布更尖锐（趋向贪心）；大于 1，分布更平坦（趋向均匀）。这个名字来自统计物理里的玻尔兹曼分布
-# `p ∝ exp(-E / kT)`（Ackley, Hinton & Sejnowski, 1985）。
+# `p ∝ exp(-E / kT)`（Ackley、Hinton 和 Sejnowski，1985）。
 #
 # **Top-k**（Fan 等人，2018，§5.4）只保留每一行里最大的 `k` 个 logits，把其余的设为 `-inf`，这样 softmax
 # 给它们的概率就是 0：模型不会误入由大量低概率 token 组成的长尾。`top_k=1` 就是贪心解码。
