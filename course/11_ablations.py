@@ -264,8 +264,9 @@ plt.show()
 # %% [markdown]
 # **What the runs show.** Pre-LN ends lower than Post-LN at every learning rate, in every seed: every entry of the
 # last column (Post-LN minus Pre-LN, seed by seed, on the same batches) is positive. At the two largest rates
-# Post-LN stays near the unigram loss, while Pre-LN gets below it (Pre-LN too does worse there than at 3e-3: these
-# rates are too large for either, but less so for Pre-LN). The warm-up did **not** rescue Post-LN
+# Post-LN stays near the unigram loss, while Pre-LN ends below it in most seeds, by up to about 0.2 (a seed may end
+# near it, and on another machine just above it): Pre-LN too does worse there than at 3e-3, these rates are too
+# large for either, but less so for Pre-LN. The warm-up did **not** rescue Post-LN
 # here: with it, Post-LN ends where it ended without. So this notebook shows that Pre-LN trains better without a
 # warm-up; it does not show that a warm-up is what Post-LN lacks. Xiong et al. (2020) measure that on
 # deeper models trained for far longer, which a few hundred steps on a laptop cannot repeat. An ablation that does not
@@ -282,7 +283,7 @@ plt.show()
 # 100 windows of 32 characters. A model that uses order finds the reversed text harder to predict.
 
 # %% [markdown] lang="zh" run="zh"
-# **结果说明了什么。** 在每个学习率、每个种子上，Pre-LN 的最终损失都比 Post-LN 低：最后一列（Post-LN 减 Pre-LN，逐个种子、在同样的批次上计算）的每一项都是正数。在全部四个学习率上，Post-LN 都停在 unigram 损失附近；Pre-LN 从 3e-3 起的三个学习率上都明显降到了它下面，最低的是学习率 3e-3 时（约 5.52），再往上的两个学习率对 Pre-LN 来说已经太大，损失又回升了；在最小的学习率 1e-3 上，Pre-LN 这几百步还远没学完，只比 unigram 损失略低（不同的机器上，个别种子甚至会略高于它）；Post-LN 则不论学习率大小，都没能离开 unigram 损失附近。预热在这里**没有**救回 Post-LN：加了预热，Post-LN 最后停的位置和不加时一样。所以这个笔记本说明的是：不预热时，Pre-LN 训练得更好；它并没有说明 Post-LN 缺的正是预热。Xiong 等人（2020）是在更深的模型上、训练长得多的时间才测出这一点的，在笔记本电脑上训练几百步重复不了。消融实验没能复现论文给出的解释，这本身也是一个结果：要像这里一样如实写出来，而不是直接借用论文的结论。
+# **结果说明了什么。** 在前三个学习率上，每个种子的 Pre-LN 最终损失都比 Post-LN 低：最后一列（Post-LN 减 Pre-LN，逐个种子、在同样的批次上计算）在这三行里每一项都是正数；到了最大的学习率 3e-2，平均下来 Pre-LN 仍然更低，但换一台机器，个别种子的差值可能接近 0，甚至是负的。在全部四个学习率上，Post-LN 都停在 unigram 损失附近；Pre-LN 在 3e-3 和 1e-2 上都明显降到了它下面，最低的是学习率 3e-3 时（约 5.52），再往上的两个学习率对 Pre-LN 来说已经太大，损失又回升了：到 3e-2，多数种子仍在它下面，个别种子可能回到它附近；在最小的学习率 1e-3 上，Pre-LN 这几百步还远没学完，只比 unigram 损失略低（不同的机器上，个别种子甚至会略高于它）；Post-LN 则不论学习率大小，都没能离开 unigram 损失附近。预热在这里**没有**救回 Post-LN：加了预热，Post-LN 最后停的位置和不加时一样。所以这个笔记本说明的是：不预热时，Pre-LN 训练得更好；它并没有说明 Post-LN 缺的正是预热。Xiong 等人（2020）是在更深的模型上、训练长得多的时间才测出这一点的，在笔记本电脑上训练几百步重复不了。消融实验没能复现论文给出的解释，这本身也是一个结果：要像这里一样如实写出来，而不是直接借用论文的结论。
 #
 # ## 3. 消融实验：去掉位置信息
 #

@@ -164,7 +164,11 @@ def test_at_the_two_largest_rates_post_ln_stays_near_the_unigram_loss_and_pre_ln
     for seed in range(3):
         for i in (-2, -1):
             assert abs(runs["Post-LN"]["final_loss"][seed][i] - unigram) < 0.12
-            assert runs["Pre-LN"]["final_loss"][seed][i] < unigram  # "gets below it" (0.02 below with 4 threads)
+            # "Pre-LN ends below it in most seeds, by up to about 0.2 (a seed may end near it, and on another machine
+            # just above it)": at 3e-2, 0.05 to 0.17 below here, 0.01 above in one seed with TINYLM_PERTURB=medium
+            assert unigram - 0.25 < runs["Pre-LN"]["final_loss"][seed][i] < unigram + 0.05
+    for i in (-2, -1):
+        assert sum(runs["Pre-LN"]["final_loss"][seed][i] < unigram for seed in range(3)) >= 2  # most seeds
 
 
 @pytest.mark.slow
@@ -187,7 +191,9 @@ def test_both_models_find_reversed_text_harder_and_the_one_without_positions_mor
         assert 0 < gap_learned < gap_none, (seed, gap_learned, gap_none)
         held_out_unigram = ablations["no_positions"]["unigram_loss"]
         assert max(learned["forward"][seed], none["forward"][seed]) < held_out_unigram - 0.2  # "well below the loss in the note"
-        assert none["forward"][seed] <= learned["forward"][seed]  # "in order ... not worse: a little better"
+    # "On text in its order, the model without positions is not worse: on average it is a little better" (not in
+    # every seed: with TINYLM_PERTURB=medium one seed ended 0.02 worse)
+    assert sum(none["forward"]) < sum(learned["forward"])
 
 
 # ---- stage 12, section 7 and the model answer to Q4: "small models waste time outside the matrix multiplies, so

@@ -122,8 +122,10 @@ def test_zh_with_residuals_8_layers_end_lower_in_two_seeds_of_three(ablations):
 
 # ===================================================================================== section 2: Pre-LN, Post-LN
 def test_zh_pre_ln_ends_lower_at_every_rate_and_post_ln_stays_near_the_unigram_loss(ablations):
-    """"在全部四个学习率上，Post-LN 都停在 unigram 损失附近；Pre-LN 从 3e-3 起的三个学习率上都明显降到了它下面，最低的是
-    学习率 3e-3 时（约 5.52），再往上的两个学习率对 Pre-LN 来说已经太大，损失又回升了；在最小的学习率 1e-3 上，Pre-LN 这几百步
+    """"在前三个学习率上，每个种子的 Pre-LN 最终损失都比 Post-LN 低：最后一列[...]在这三行里每一项都是正数；到了最大的
+    学习率 3e-2，平均下来 Pre-LN 仍然更低，但换一台机器，个别种子的差值可能接近 0，甚至是负的"; "在全部四个学习率上，
+    Post-LN 都停在 unigram 损失附近；Pre-LN 在 3e-3 和 1e-2 上都明显降到了它下面，最低的是学习率 3e-3 时（约 5.52），
+    再往上的两个学习率对 Pre-LN 来说已经太大，损失又回升了：到 3e-2，多数种子仍在它下面，个别种子可能回到它附近；在最小的学习率 1e-3 上，Pre-LN 这几百步
     还远没学完，只比 unigram 损失略低（不同的机器上，个别种子甚至会略高于它）"; "加了预热，Post-LN 最后停的位置和不加时
     一样". (It said Pre-LN ended below the unigram loss at all four rates: here at 1e-3 it ends 0.06 to 0.12 below it, on
     another machine one seed ended at 6.20 against 6.16.)"""
@@ -132,10 +134,16 @@ def test_zh_pre_ln_ends_lower_at_every_rate_and_post_ln_stays_near_the_unigram_l
     pre = {lr: [seed[k] for seed in runs["Pre-LN"]["final_loss"]] for k, lr in enumerate(lrs)}  # rate -> seeds
     post = {lr: [seed[k] for seed in runs["Post-LN"]["final_loss"]] for k, lr in enumerate(lrs)}
     assert lrs == [1e-3, 3e-3, 1e-2, 3e-2]
+    # (It said Pre-LN ended lower at every rate in every seed, and clearly below the unigram loss from 3e-3 on: with
+    # float32 matmuls at "medium" precision, TINYLM_PERTURB=medium, one seed at 3e-2 ended at 6.217 against Post-LN's
+    # 6.213 and the unigram loss's 6.158, the other two at 5.94 and 5.90; with oneDNN off the highest of the three was 6.06.)
     for lr in lrs:
-        assert all(b - a > 0 for a, b in zip(pre[lr], post[lr]))  # every seed
         assert abs(mean(post[lr]) - unigram) < 0.06
-    assert all(max(pre[lr]) < unigram - 0.1 for lr in (3e-3, 1e-2, 3e-2))  # clearly below
+    for lr in (1e-3, 3e-3, 1e-2):
+        assert all(b - a > 0 for a, b in zip(pre[lr], post[lr]))  # every seed
+    assert mean(pre[3e-2]) < mean(post[3e-2])  # on average
+    assert all(max(pre[lr]) < unigram - 0.1 for lr in (3e-3, 1e-2))  # clearly below
+    assert sum(p < unigram for p in pre[3e-2]) >= 2 and mean(pre[3e-2]) < unigram  # most seeds below
     assert unigram - 0.25 < mean(pre[1e-3]) < unigram  # a little below, on average
     best = min(lrs, key=lambda lr: mean(pre[lr]))
     assert best == 3e-3 and abs(mean(pre[best]) - 5.52) <= 0.03
