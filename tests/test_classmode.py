@@ -475,7 +475,7 @@ def test_a_check_past_the_service_s_time_says_so_in_the_learner_s_words(tmp_path
               "judged. Time your code yourself (for the capstone: its tests, train.py and generate.py in "
               "tiny-transformer/), make it faster, then run the cell again",
         "zh": "check_attention_scores 运行超过了检查服务（check service）5 秒的时间上限，已被停止，这次没有得出你代码的检查"
-              "结果。先自己给代码计时（毕业项目的话，在 tiny-transformer/ 里自己运行它的测试、train.py 和 generate.py），让它"
+              "结果。先自己给代码计时（综合项目的话，在 tiny-transformer/ 里自己运行它的测试、train.py 和 generate.py），让它"
               "快一些，再重新运行这个单元格"}[lang]
     assert f"tinylm-check-service: {say('grading.service.log_deadline', learner=f'uid {os.getuid()}', seconds=5)}" \
         in log
