@@ -3,9 +3,11 @@ the command line; a corpus given by name (en, zh) or path; checkpoints and an ex
 input, in the user's language (TINYLM_LANG=en or zh), whatever the input."""
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import re
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -162,17 +164,50 @@ def test_the_installed_commands_run():
         assert proc.returncode == 0 and "usage:" in proc.stdout
 
 
+def _descendants(pid: int) -> list[int]:
+    """Every live process under ``pid`` (Linux: read from /proc), children first."""
+    parent = {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        with contextlib.suppress(OSError, ValueError, IndexError):
+            parent[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+    found, frontier = [], [pid]
+    while frontier:
+        kids = [p for p, pp in parent.items() if pp in frontier]
+        found += kids
+        frontier = kids
+    return found[::-1]
+
+
 def test_two_processes_take_the_same_steps_as_one_on_the_same_global_batch(tmp_path):
     """torchrun: DistributedDataParallel with gloo on CPU; each rank trains on half of every batch of 8 rows,
     the averaged gradients are the full batch's, so the parameters after 3 steps equal one process's."""
     run = [*SMALL, "--steps", "3", "--batch-size", "8", "--eval-interval", "3", "--sample-tokens", "0"]
     one, two = tmp_path / "one.pt", tmp_path / "two.pt"
     assert train_main([*run, "--checkpoint", str(one)]) == 0
-    proc = subprocess.run([str(BIN / "torchrun"), "--standalone", "--nproc_per_node=2", "-m", "tinylm_solutions.cli",
-                           *run, "--checkpoint", str(two)], capture_output=True, text=True, timeout=300,
-                          env={**__import__("os").environ, "OMP_NUM_THREADS": "1"})
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    assert proc.stdout.count("corpus:") == 1 and "2 processes" in proc.stdout  # rank 0 speaks
+    proc = subprocess.Popen([str(BIN / "torchrun"), "--standalone", "--nproc_per_node=2", "-m", "tinylm_solutions.cli",
+                             *run, "--checkpoint", str(two)], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, start_new_session=True,
+                            env={**os.environ, "OMP_NUM_THREADS": "1", "PYTHONFAULTHANDLER": "1"})
+    try:
+        out, err = proc.communicate(timeout=300)
+    except subprocess.TimeoutExpired:  # every process's Python stack (faulthandler on SIGABRT), then none is left
+        family = _descendants(proc.pid)  # torchrun starts its workers in sessions of their own
+        for pid in [*family, proc.pid]:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGABRT)
+        try:
+            out, err = proc.communicate(timeout=20)
+        except subprocess.TimeoutExpired as e:
+            out, err = e.stdout or "", e.stderr or ""
+        finally:
+            for pid in [*family, proc.pid]:
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(pid, signal.SIGKILL)
+            proc.wait()
+        out, err = (x.decode(errors="replace") if isinstance(x, bytes) else x for x in (out, err))
+        pytest.fail(f"torchrun still running after 300 s; stdout:\n{out}\nstderr (stacks):\n{err[-6000:]}")
+    assert proc.returncode == 0, err[-2000:]
+    assert out.count("corpus:") == 1 and "2 processes" in out  # rank 0 speaks
     a, b = torch.load(one, weights_only=True), torch.load(two, weights_only=True)
     assert a["step"] == b["step"] == 3
     # W_K's bias adds q·b_K to every score of a row: softmax ignores it, so its true gradient is 0 and what

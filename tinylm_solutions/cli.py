@@ -412,8 +412,10 @@ def _train(args: dict) -> int:
             raise UsageError(say("error.checkpoint_damaged", path=path, part="history", error="format"))
     rank, trained = 0, model
     if world > 1:  # torchrun: one process per rank; gradients averaged over them
+        from datetime import timedelta
+
         import torch.distributed as dist
-        dist.init_process_group("gloo")
+        dist.init_process_group("gloo", timeout=timedelta(minutes=5))  # a lost rank ends the run, not hangs it
         rank = dist.get_rank()
         trained = torch.nn.parallel.DistributedDataParallel(model)
     speak = print if rank == 0 else (lambda *a, **k: None)
@@ -452,7 +454,8 @@ def _train(args: dict) -> int:
               fast=s["fast_attention"])
     finally:
         bar.close()
-    if world > 1:
+    if world > 1:  # every rank here (rank 0 has written its checkpoint) before any tears the group down
+        torch.distributed.barrier()
         torch.distributed.destroy_process_group()
     if hist["val_loss"]:
         speak(_result(s["steps"], hist["loss"][-1], hist["val_loss"][-1]))
