@@ -178,7 +178,7 @@ def _descendants(pid: int) -> list[int]:
     return found[::-1]
 
 
-def test_two_processes_take_the_same_steps_as_one_on_the_same_global_batch(tmp_path):
+def test_two_processes_take_the_same_steps_as_one_on_the_same_global_batch(tmp_path, capsys):
     """torchrun: DistributedDataParallel with gloo on CPU; each rank trains on half of every batch of 8 rows,
     the averaged gradients are the full batch's, so the parameters after 3 steps equal one process's."""
     run = [*SMALL, "--steps", "3", "--batch-size", "8", "--eval-interval", "3", "--sample-tokens", "0"]
@@ -208,6 +208,8 @@ def test_two_processes_take_the_same_steps_as_one_on_the_same_global_batch(tmp_p
         pytest.fail(f"torchrun still running after 300 s; stdout:\n{out}\nstderr (stacks):\n{err[-6000:]}")
     assert proc.returncode == 0, err[-2000:]
     assert out.count("corpus:") == 1 and "2 processes" in out  # rank 0 speaks
+    last = capsys.readouterr().out.strip().splitlines()[-1]  # one process's "step 3: train loss ..." line
+    assert last.startswith("step 3:") and out.strip().splitlines()[-1] == last  # the loss of the whole batch
     a, b = torch.load(one, weights_only=True), torch.load(two, weights_only=True)
     assert a["step"] == b["step"] == 3
     # W_K's bias adds q·b_K to every score of a row: softmax ignores it, so its true gradient is 0 and what

@@ -142,7 +142,8 @@ def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tens
             follow as if it had not stopped. By default a new AdamW, a generator seeded with ``seed``, step 0.
         shard: ``(rank, world_size)`` of a data-parallel run (``model`` wrapped in DistributedDataParallel):
             every process draws the same global batch of ``batch_size`` rows and trains on rows
-            ``rank::world_size``, so that the averaged gradients are those of the global batch.
+            ``rank::world_size``, so that the averaged gradients are those of the global batch; the recorded
+            loss is averaged over the processes too (the global batch's).
         warmup_steps, min_lr, lr_decay_steps: the learning-rate schedule, :func:`lr_at` with
             ``decay_steps = lr_decay_steps or steps``: step ``s`` (1-based) uses ``lr_at(s - 1, lr, ...)``, set
             on every parameter group of the optimizer (a given one too). Default: constant ``lr``, and the
@@ -191,6 +192,10 @@ def train(model: torch.nn.Module, train_data: torch.Tensor, val_data: torch.Tens
                 x, y = get_batch(train_data, batch_size, block_size, gen)  # (batch_size, T) each
                 rank, world = shard
                 record = train_step(model, (x[rank::world], y[rank::world]), optimizer, max_grad_norm)
+                if world > 1:  # each rank's loss is its half's mean: the global batch's is their average
+                    loss = torch.tensor([record["loss"]])
+                    torch.distributed.all_reduce(loss)
+                    record["loss"] = loss.item() / world
                 record["tokens_per_s"] = batch_size * block_size / (time.perf_counter() - t0)
                 record["lr"] = optimizer.param_groups[0]["lr"]
                 record["peak_memory_mb"] = peak_memory_mb(model)
