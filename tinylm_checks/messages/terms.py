@@ -71,6 +71,9 @@ TERMS = (
     ("matrix multiplication", "矩阵乘法", ""),
     ("variance", "方差", ""),
     ("initialization", "初始化", ""),
+    ("bug", "bug", "a mistake in code: Chinese programmers say bug (程序错误 is the formal name; 错误 also means "
+     "an error raised, so the course does not use it for a bug)"),
+    ("debugging", "调试", ""),
     ("check", "检查", "the cell after each exercise that tests it"),
     ("hint", "提示", ""),
     ("exercise", "练习", ""),
