@@ -749,12 +749,14 @@ def check_capstone_report(ctx: Ctx, repo) -> str:
     answers = {s.splitlines()[0].strip(): " ".join(s.splitlines()[1:]) for s in sections if s.strip()}
     for n in range(1, REPORT_QUESTIONS + 1):
         question = say(f"capstone.question.{n}")
-        # the template is in the notebook's language; a heading in either language is the question
+        # the template is in the notebook's language; a heading in any of the course's languages is the question
         english = TEXT[f"capstone.question.{n}"]
-        chinese = i18n.translate(_text.FOLDER, f"capstone.question.{n}", english, "zh")
-        heading = next((h for h in (question, english, chinese) if h in answers), None)
+        headings = [question] + [i18n.translate(_text.FOLDER, f"capstone.question.{n}", english, lang)
+                                 for lang in i18n.LANGUAGES]
+        heading = next((h for h in headings if h in answers), None)
         if heading is None:
-            ctx.fail("capstone.report_question", question=question, english=english, chinese=chinese)
+            ctx.fail("capstone.report_question", question=question, english=english,
+                     chinese=i18n.translate(_text.FOLDER, f"capstone.question.{n}", english, "zh"))
         words = len(WORD.findall(answers[heading]))
         if words < MIN_WORDS:
             ctx.fail("capstone.report_short", question=question, words=words, least=MIN_WORDS)
