@@ -528,27 +528,16 @@ norms = [LayerNorm(D).double() for _ in range(L)]  # yours
 x0 = torch.randn(8, 16, D, dtype=torch.float64)  # (B, T, D)
 r = torch.randn(8, 16, D, dtype=torch.float64)  # the gradient arriving at the top (up to a constant)
 
-
-def layer(x: torch.Tensor, f: nn.Module, norm: nn.Module, wiring: str) -> torch.Tensor:
-    """One layer of the stack, (B, T, D) -> (B, T, D), wired one of five ways."""
-    if wiring == "plain":
-        return f(x)
-    if wiring == "LayerNorm, no residual":
-        return norm(f(x))
-    if wiring == "residual, no norm":
-        return x + f(x)
-    if wiring == "Post-LN":
-        return norm(x + f(x))
-    if wiring == "Pre-LN":
-        return x + f(norm(x))
-    raise ValueError(f"unknown wiring {wiring!r}")
-
-
 activation_std, grad_norm = {}, {}
-for wiring in ("plain", "LayerNorm, no residual", "residual, no norm", "Post-LN", "Pre-LN"):
+for wiring, layer in (  # a wiring's name and one layer of the stack wired that way, (B, T, D) -> (B, T, D)
+        ("plain", lambda x, f, norm: f(x)),
+        ("LayerNorm, no residual", lambda x, f, norm: norm(f(x))),
+        ("residual, no norm", lambda x, f, norm: x + f(x)),
+        ("Post-LN", lambda x, f, norm: norm(x + f(x))),
+        ("Pre-LN", lambda x, f, norm: x + f(norm(x)))):
     x, activation_std[wiring] = x0, []
     for f, norm in zip(ffns, norms):
-        x = layer(x, f, norm, wiring)  # (B, T, D)
+        x = layer(x, f, norm)  # (B, T, D)
         activation_std[wiring].append(x.std().item())
     for f in ffns:
         f.zero_grad()
@@ -569,27 +558,16 @@ norms = [LayerNorm(D).double() for _ in range(L)]  # 你写的 LayerNorm
 x0 = torch.randn(8, 16, D, dtype=torch.float64)  # (B, T, D)
 r = torch.randn(8, 16, D, dtype=torch.float64)  # 到达最顶层的梯度（差一个常数）
 
-
-def layer(x: torch.Tensor, f: nn.Module, norm: nn.Module, wiring: str) -> torch.Tensor:
-    """堆叠中的一层，(B, T, D) -> (B, T, D)，有五种接法，这里用其中一种。"""
-    if wiring == "plain":
-        return f(x)
-    if wiring == "LayerNorm, no residual":
-        return norm(f(x))
-    if wiring == "residual, no norm":
-        return x + f(x)
-    if wiring == "Post-LN":
-        return norm(x + f(x))
-    if wiring == "Pre-LN":
-        return x + f(norm(x))
-    raise ValueError(f"unknown wiring {wiring!r}")
-
-
 activation_std, grad_norm = {}, {}
-for wiring in ("plain", "LayerNorm, no residual", "residual, no norm", "Post-LN", "Pre-LN"):
+for wiring, layer in (  # 接法的名字，以及按这种接法连起来的一层，(B, T, D) -> (B, T, D)
+        ("plain", lambda x, f, norm: f(x)),
+        ("LayerNorm, no residual", lambda x, f, norm: norm(f(x))),
+        ("residual, no norm", lambda x, f, norm: x + f(x)),
+        ("Post-LN", lambda x, f, norm: norm(x + f(x))),
+        ("Pre-LN", lambda x, f, norm: x + f(norm(x)))):
     x, activation_std[wiring] = x0, []
     for f, norm in zip(ffns, norms):
-        x = layer(x, f, norm, wiring)  # (B, T, D)
+        x = layer(x, f, norm)  # (B, T, D)
         activation_std[wiring].append(x.std().item())
     for f in ffns:
         f.zero_grad()
@@ -633,10 +611,10 @@ for wiring, g in grad_norm.items():
 # %% [markdown] lang="zh"
 # 图里是初始化时的情况：
 #
-# - **plain**（不加残差也不加归一化）：每一层都会把输入缩小（PyTorch 的默认初始化和 GELU 都会），所以激活值逐渐衰减到只剩偏置产生的部分；梯度往下传时，每层大约缩小 5 倍：第 0 层拿到的梯度比第 31 层小 20 多个数量级。它的权重根本动不了。
-# - **residual, no norm**（只加残差）：恒等路径把梯度原封不动地传下去，每一层拿到的梯度都一样大。但激活值反而会增长，因为每一层都在往上加。
+# - **直接堆叠**（不加残差也不加归一化）：每一层都会把输入缩小（PyTorch 的默认初始化和 GELU 都会），所以激活值逐渐衰减到只剩偏置产生的部分；梯度往下传时，每层大约缩小 5 倍：第 0 层拿到的梯度比第 31 层小 20 多个数量级。它的权重根本动不了。
+# - **只有残差**：恒等路径把梯度原封不动地传下去，每一层拿到的梯度都一样大。但激活值反而会增长，因为每一层都在往上加。
 # - **Pre-LN**：梯度同样平坦，而且每个 `f` 看到的都是归一化后的输入。
-# - **Post-LN** 和 **LayerNorm, no residual**（只加归一化）：每层之后的归一化把激活值的 std 保持在 1，这里梯度的差别也只在一个不大的倍数之内。Post-LN 那些为人熟知的问题（Xiong 等人，2020）要到训练时才会显现：Xiong 等人发现它需要学习率预热（warmup），而 Pre-LN 不需要。笔记本 11 会在一系列学习率（learning rate）下训练这两种接法：每个学习率下都是 Pre-LN 的最终损失更低，而且在这么短的训练里，预热也救不了 Post-LN。
+# - **Post-LN** 和**只有层归一化**：每层之后的归一化把激活值的 std 保持在 1，这里梯度的差别也只在一个不大的倍数之内。Post-LN 那些为人熟知的问题（Xiong 等人，2020）要到训练时才会显现：Xiong 等人发现它需要学习率预热（warmup），而 Pre-LN 不需要。笔记本 11 会在一系列学习率（learning rate）下训练这两种接法：每个学习率下都是 Pre-LN 的最终损失更低，而且在这么短的训练里，预热也救不了 Post-LN。
 #
 # ## 小结
 #

@@ -181,6 +181,19 @@ def test_a_loop_s_labels_are_shown_only_when_the_loop_only_shows_them():
                                                                      "wider", "deeper", "{d * h:>6} {label}"]
 
 
+def test_a_loop_s_labels_that_key_a_legend_dict_are_shown():
+    """06's wirings: each label keys the dicts plot_depth_profile draws as legends, and is printed; renaming every
+    label alike changes nothing computed. A dict also read as code (sorted(d), another cell) keeps its labels."""
+    code = ('std, grad = {}, {}\nfor wiring, layer in (("plain", f), ("Pre-LN", g)):\n'
+            '    x, std[wiring] = x0, []\n    std[wiring].append(layer(x))\n    grad[wiring] = [1.0]\n'
+            'plot_depth_profile(std, grad)\nfor wiring, g in grad.items():\n    print(f"{wiring}: {g[0]}")\n')
+    assert [text for _, _, text in bilingual.code_strings(code)] == ["plain", "Pre-LN", "{wiring}: {g[0]}"]
+    assert [text for _, _, text in bilingual.code_strings(code, frozenset({"grad"}))] == ["{wiring}: {g[0]}"]
+    for code_use in ("print(sorted(grad))\n", "for wiring, g in grad.items():\n    print(getattr(m, wiring))\n",
+                     "grad = {'a': 1}\n"):
+        assert [text for _, _, text in bilingual.code_strings(code + code_use)] == ["{wiring}: {g[0]}"], code_use
+
+
 def test_a_name_s_strings_are_shown_only_when_the_name_is_only_shown():
     code = ('evidence = f"found {x}" if x else "none found"\nprint("result -", evidence)\n'
             'key = "wider"\nprint(key, table[key])\n'

@@ -200,7 +200,8 @@ def cell_problems(english: str, chinese: str, own_run: bool = False) -> list[str
 # carries the same code with those strings in Chinese (course/locale/zh_CN/LC_MESSAGES/<stage>.po). Only strings
 # the code shows are translated: arguments of print(), of a plot helper (plot_*, LiveLossPlot) and of a figure's
 # set_title/set_xlabel/set_ylabel/suptitle/set_xticks/set_yticks (tick labels), and title=/label= keywords; directly,
-# as a key or item of a dict, list or tuple there, or held by a name (a loop's or an assignment's) that is only shown;
+# as a key or item of a dict, list or tuple there, or held by a name (a loop's or an assignment's) that is only shown
+# (or keys a legend dict: a dict only drawn, indexed and printed, such as 06's wirings);
 # never inside another call (a prompt given to a model stays what the English gives it).
 SHOWN_BY = re.compile(r"print|plot_\w+|LiveLossPlot|set_title|set_[xy]label|set_[xy]ticks|set_[xy]ticklabels|suptitle")
 SHOWN_AS = re.compile(r"title|\w*label|hline|evidence|desc")  # evidence=: a record_run sentence that the report
@@ -266,13 +267,69 @@ def _assigned_labels(tree, elsewhere: frozenset[str]) -> list:
     return found
 
 
-def _loop_labels(tree) -> list:
+def _legend_keys(tree, elsewhere: frozenset[str]) -> set[int]:
+    """The ids of the Name nodes in ``tree`` that are only the key of a legend dict: in ``std = {}``, then
+    ``std[name] = ...`` and ``plot_depth_profile(std, ...)``, the ``name`` of ``std[name]``. A legend dict is a name
+    assigned ``{}`` once in the cell, read by no other cell (``elsewhere``), and read only as a shown argument, as
+    ``d[key]``, or as ``for k, v in d.items():`` whose ``k`` is only shown: its keys are labels, renaming them all
+    alike changes nothing the code computes."""
+    import ast
+
+    uses = _shown_uses(tree)
+    stores: dict[str, list] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                pairs = (zip(target.elts, node.value.elts) if isinstance(target, ast.Tuple)
+                         and isinstance(node.value, ast.Tuple) and len(target.elts) == len(node.value.elts)
+                         else [(target, node.value)])
+                for t, v in pairs:
+                    if isinstance(t, ast.Name):
+                        stores.setdefault(t.id, []).append(v)
+        elif isinstance(node, (ast.For, ast.AugAssign, ast.AnnAssign, ast.NamedExpr, ast.With)):
+            for t in ast.walk(getattr(node, "target", None) or ast.Tuple([])):
+                if isinstance(t, ast.Name):
+                    stores.setdefault(t.id, []).append(None)
+    parents = {id(child): parent for parent in ast.walk(tree) for child in ast.iter_child_nodes(parent)}
+
+    def key_only_shown(loop, key) -> bool:  # for key, v in d.items(): key is only shown
+        return isinstance(key, ast.Name) and all(
+            id(n) in uses for stmt in loop.body for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id == key.id)
+
+    keys: set[int] = set()
+    for name, values in stores.items():
+        if name in elsewhere or len(values) != 1 or not (isinstance(values[0], ast.Dict) and not values[0].keys):
+            continue
+        found, ok = [], True
+        for read in (n for n in ast.walk(tree) if isinstance(n, ast.Name) and n.id == name
+                     and isinstance(n.ctx, ast.Load)):
+            parent = parents.get(id(read))
+            if id(read) in uses:
+                continue
+            if isinstance(parent, ast.Subscript) and parent.value is read:
+                if isinstance(parent.slice, ast.Name):
+                    found.append(id(parent.slice))
+                continue
+            call, loop = parents.get(id(parent)), parents.get(id(parents.get(id(parent))))
+            if (isinstance(parent, ast.Attribute) and parent.attr == "items" and isinstance(call, ast.Call)
+                    and isinstance(loop, ast.For) and loop.iter is call and isinstance(loop.target, ast.Tuple)
+                    and key_only_shown(loop, loop.target.elts[0])):
+                continue
+            ok = False
+        if ok:
+            keys.update(found)
+    return keys
+
+
+def _loop_labels(tree, elsewhere: frozenset[str] = frozenset()) -> list:
     """Strings a ``for`` loop over a literal table only shows: in ``for name, m in (("untrained", a), ("trained",
-    b)):``, the strings bound to ``name`` when every use of ``name`` in the loop is a field of a shown f-string or a
-    shown argument itself (a name also used as code, ``getattr(layer, name)``, keeps its strings as they are)."""
+    b)):``, the strings bound to ``name`` when every use of ``name`` in the loop is a field of a shown f-string, a
+    shown argument itself, or the key of a legend dict (:func:`_legend_keys`; a name also used as code,
+    ``getattr(layer, name)``, keeps its strings as they are)."""
     import ast
 
     found = []
+    legend = _legend_keys(tree, elsewhere)
     for loop in ast.walk(tree):
         if not (isinstance(loop, ast.For) and isinstance(loop.iter, (ast.Tuple, ast.List))
                 and isinstance(loop.target, ast.Tuple)):
@@ -288,7 +345,7 @@ def _loop_labels(tree) -> list:
             if not all(isinstance(c, ast.Constant) and isinstance(c.value, str) for c in column):
                 continue
             reads = [n for stmt in loop.body for n in ast.walk(stmt) if isinstance(n, ast.Name) and n.id == target.id]
-            if reads and all(id(n) in uses for n in reads):
+            if reads and all(id(n) in uses or id(n) in legend for n in reads):
                 found += column
     return found
 
@@ -314,7 +371,7 @@ def code_strings(code: str, elsewhere: frozenset[str] = frozenset()) -> list[tup
 
     nodes = [s for call in ast.walk(tree) if isinstance(call, ast.Call) for a in _shown_args(call) for s in _shown(a)]
     found = set()
-    for node in nodes + _loop_labels(tree) + _assigned_labels(tree, elsewhere):
+    for node in nodes + _loop_labels(tree, elsewhere) + _assigned_labels(tree, elsewhere):
         start = offset(node.lineno, node.col_offset)
         segment = code[start:offset(node.end_lineno, node.end_col_offset)]
         for part in _literals(segment):  # "a" "b": an implicit concatenation's parts one by one
