@@ -778,7 +778,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_block_parameter_count
 # %%
 widths = (32, 64, 128, 256, 512)
 totals = []
-print(f"{'D':>5} {'attn':>10} {'ffn':>10} {'norms':>7} {'total':>10} {'12D²+13D':>10} {'total/12D²':>11}")
+print("    D       attn        ffn   norms      total   12D²+13D  total/12D²")
 for D in widths:
     counts = block_parameter_counts(TransformerBlock(D, 4, 4 * D))  # yours
     totals.append(counts["total"])
@@ -791,7 +791,7 @@ plt.show()
 # %% lang="zh"
 widths = (32, 64, 128, 256, 512)
 totals = []
-print(f"{'D':>5} {'attn':>10} {'ffn':>10} {'norms':>7} {'total':>10} {'12D²+13D':>10} {'total/12D²':>11}")
+print("    D       attn        ffn   norms      total   12D²+13D  total/12D²")
 for D in widths:
     counts = block_parameter_counts(TransformerBlock(D, 4, 4 * D))  # 你写的
     totals.append(counts["total"])
