@@ -665,9 +665,10 @@ def check_block_parameter_counts(ctx: Ctx, block_parameter_counts) -> str:
 
 def _csa_candidates(W: dict, x: torch.Tensor, H: int) -> list:
     """Known mistakes of CausalSelfAttention with the weights ``W`` (``q, k, v, o``: (D, D) each, no biases): a
-    list of (mistake, output (B, T, D))."""
+    list of (mistake, output (B, T, D)). The head and scale mistakes come from stage 02's table
+    (:func:`tinylm_checks.multihead.head_variants`), which its MultiHeadSelfAttention check reads too."""
     from .attention import _candidates
-    from .multihead import heads_repeated
+    from .multihead import head_variants, heads_repeated
 
     B, T, D = x.shape
     d = D // H
@@ -675,10 +676,9 @@ def _csa_candidates(W: dict, x: torch.Tensor, H: int) -> list:
     merges = {"right": lambda y: y.transpose(1, 2), "none": lambda y: y,
               "interleaved": lambda y: y.permute(0, 2, 3, 1)}  # (B, H, T, d) -> what .reshape(B, T, D) reads
 
-    def run(q="q", k="k", v="v", mask=causal, scale=None, split_t=True, merge="right", project=True, o_t=False):
+    def run(q="q", k="k", v="v", mask=causal, scale=None, merge="right", project=True, o_t=False):
         def heads(name):
-            t = F.linear(x, W[name])  # (B, T, D)
-            return t.view(B, T, H, d).transpose(1, 2) if split_t else t.reshape(B, H, T, d)  # (B, H, T, d)
+            return F.linear(x, W[name]).view(B, T, H, d).transpose(1, 2)  # (B, T, D) -> (B, H, T, d)
         y = F.scaled_dot_product_attention(heads(q), heads(k), heads(v), attn_mask=mask, scale=scale)  # (B, H, T, d)
         y = merges[merge](y).reshape(B, T, D)  # (B, T, D)
         return F.linear(y, W["o"].T if o_t else W["o"]) if project else y
@@ -692,11 +692,10 @@ def _csa_candidates(W: dict, x: torch.Tensor, H: int) -> list:
                for name, (o, _) in _candidates(*heads, causal) if o is not None]
     layers = {f"W_{n.upper()}": (lambda w: lambda t: F.linear(t, w))(W[n]) for n in "qkv"}
     orders = [("q", "v", "k"), ("k", "q", "v"), ("k", "v", "q"), ("v", "q", "k"), ("v", "k", "q")]
-    return [(MISTAKE.not_causal, run(mask=None))] + [(MISTAKE.qkv_order, run(*o)) for o in orders] + [
-        (MISTAKE.split_without_transpose, run(split_t=False)), (MISTAKE.merge_without_transpose, run(merge="none")),
-        (MISTAKE.split_without_transpose, run(split_t=False, merge="none")),  # both: the split is named first
-        (MISTAKE.merge_interleaved, run(merge="interleaved")),
-        (MISTAKE.scale_by_sqrt_d_model, run(scale=D ** -0.5)), (MISTAKE.no_scaling, run(scale=1.0)),
+    shared = [(name, F.linear(y, W["o"])) for name, (y, _) in head_variants(*(F.linear(x, W[n]) for n in "qkv"), H, causal)]
+    return [(MISTAKE.not_causal, run(mask=None))] + [(MISTAKE.qkv_order, run(*o)) for o in orders] + shared + [
+        (MISTAKE.merge_without_transpose, run(merge="none")), (MISTAKE.merge_interleaved, run(merge="interleaved")),
+        (MISTAKE.no_scaling, run(scale=1.0)),
         (MISTAKE.w_o_not_applied, run(project=False)), (MISTAKE.weight_transposed, run(o_t=True)),
     ] + heads_repeated(x, layers, H, rest) + by_hand
 
@@ -733,7 +732,7 @@ def check_causal_self_attention(ctx: Ctx, CausalSelfAttention) -> str:
     ``MultiHeadSelfAttention`` with a causal mask and the same weights, and deterministic with dropout > 0; in
     train() with dropout > 0 random, with whole attention weights dropped (not output elements) and right on
     average; gradients reaching both layers."""
-    from .multihead import _sizes, expect_divisibility_error
+    from .multihead import _sizes, expect_divisibility_error, nan_named
 
     ctx.hints = hints("causal_self_attention.hints")
     cls = ctx.module_class(CausalSelfAttention, "CausalSelfAttention")
@@ -763,7 +762,10 @@ def check_causal_self_attention(ctx: Ctx, CausalSelfAttention) -> str:
 
     def forward(module, tried):
         out = ctx.call(module, x, what=say("core.forward_called", tried=tried), names=("x",))
-        return ctx.tensor(out, say("causal_self_attention.out_what"), (B, T, D), tried=tried)
+        try:
+            return ctx.tensor(out, say("causal_self_attention.out_what"), (B, T, D), tried=tried)
+        except CheckFailure as failure:  # NaN in the output: a known mistake may give NaN just there
+            raise nan_named(ctx, failure, out, cands) from None
 
     def tried(mode):
         return say("causal_self_attention.tried", D=D, H=H, shape=fmt_shape(x.shape), seed=ctx.seed, mode=mode)

@@ -1,15 +1,13 @@
 """Stage 02 checks: splitting and merging heads, multi-head self-attention."""
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 
-from ._core import Ctx, check, compare, fmt_shape, reference
+from ._core import CheckFailure, Ctx, check, compare, fmt_shape, reference, within
 from ._modules import check_gradients, copy_linears, expect_param_count, randomise
 from ._text import MISTAKE, hints, say
-from .attention import _candidates, _check_pair, _sdpa_variant, _unpack_pair, padding_mask, projection_mixups
+from .attention import _candidates, _check_pair, _unpack_pair, padding_mask, projection_mixups
 
 ref = reference("multihead")
 ref_attention = reference("attention")
@@ -106,17 +104,57 @@ def expect_divisibility_error(ctx: Ctx, cls, name: str, D: int, H: int) -> None:
     ctx.fail("heads.no_error", cls=name, bad=bad, tried=tried, mistake=MISTAKE.no_divisibility_check)
 
 
+def head_variants(q, k, v, H: int, mask=None) -> list:
+    """The head and scale mistakes of multi-head attention: one table for stage 02's MultiHeadSelfAttention and the
+    fused CausalSelfAttention of stage 07.
+
+    From the projections ``q, k, v`` (B, T, D) and the mask the module applies (None, or one that broadcasts to
+    (B, H, T, T), True = may attend), a list of (mistake, (merged, weights)): the heads merged back to (B, T, D),
+    before the output projection, and the weights (B, H, T, T). The scale by sqrt(d_model) or by d_model, the
+    softmax over the heads, a causal mask that also hides the diagonal, and heads split without the transpose or as
+    (d_k, H), each merged back in the three ways a learner writes. Nothing is cleaned up: a variant that gives NaN
+    keeps it, so that a learner's NaN can be named too (:func:`nan_named`)."""
+    B, T, D = q.shape
+    d = D // H
+    right = lambda t: t.reshape(B, T, H, d).transpose(1, 2)  # noqa: E731 - (B, T, D) -> (B, H, T, d)
+    splits = {MISTAKE.split_without_transpose: lambda t: t.reshape(B, H, T, d),
+              MISTAKE.split_interleaved: lambda t: t.reshape(B, T, d, H).permute(0, 3, 1, 2)}
+    merges = (lambda y: y.transpose(1, 2).reshape(B, T, D), lambda y: y.reshape(B, T, D),
+              lambda y: y.permute(0, 2, 3, 1).reshape(B, T, D))  # right, no transpose, interleaved
+
+    def attend(split=right, scale=d ** -0.5, dim=-1, m=mask, merge=merges[0]):
+        qh, kh, vh = split(q), split(k), split(v)
+        scores = qh @ kh.transpose(-2, -1) * scale
+        weights = torch.softmax(scores if m is None else scores.masked_fill(~m, float("-inf")), dim=dim)
+        return merge(weights @ vh), weights
+
+    below = torch.ones(T, T, dtype=torch.bool).tril(-1)  # triu(diagonal=0) masked: the diagonal hidden too
+    return [(MISTAKE.scale_by_sqrt_d_model, attend(scale=D ** -0.5)), (MISTAKE.scale_by_d_model, attend(scale=1 / D)),
+            (MISTAKE.softmax_over_heads, attend(dim=1)),
+            (MISTAKE.causal_mask_hides_diagonal, attend(m=below if mask is None else below & mask))] + [
+        (name, attend(split=split, merge=merge)) for name, split in splits.items() for merge in merges]
+
+
+def nan_named(ctx: Ctx, failure: CheckFailure, got, candidates) -> CheckFailure:
+    """``failure`` (NaN in what the learner returned, ``got``) renamed when a known mistake gives NaN in exactly the
+    same places and the same values elsewhere; else ``failure`` as it was. ``candidates``: (mistake, tensor) pairs."""
+    if failure.mistake is not None or not isinstance(got, torch.Tensor) or not bool(torch.isnan(got).any()):
+        return failure
+    got = got.detach()
+    for name, c in candidates:
+        if c is not None and c.shape == got.shape and torch.equal(c.isnan(), got.isnan()) \
+                and within(got.nan_to_num(0.0), c.nan_to_num(0.0)):
+            return ctx.renamed(failure, mistake=name)
+    return failure
+
+
 def _mha_candidates(reference, x, H, mask):
     """Known multi-head mistakes: a list of (name, (out, weights)), with the reference's own weights."""
     B, T, D = x.shape
-    d_k = D // H
     q, k, v = (ref.split_heads(getattr(reference, n)(x), H) for n in ("W_Q", "W_K", "W_V"))
     W_O = reference.W_O
     project = lambda o: None if o is None else W_O(ref.merge_heads(o))  # noqa: E731
-    raw = lambda t: getattr(reference, t)(x).reshape(B, H, T, d_k)  # noqa: E731 - split without transpose
     out, w = ref_attention.scaled_dot_product_attention(q, k, v, mask)
-    bad_split = _sdpa_variant(raw("W_Q"), raw("W_K"), raw("W_V"), mask)
-    by_sqrt_d = _sdpa_variant(q, k, v, mask, scale=1 / math.sqrt(D))
 
     def attend(q_, k_, v_):  # the rest of the module, after the projections
         o, w_ = ref_attention.scaled_dot_product_attention(ref.split_heads(q_, H), ref.split_heads(k_, H),
@@ -124,9 +162,9 @@ def _mha_candidates(reference, x, H, mask):
         return W_O(ref.merge_heads(o)), w_
 
     layers = {n: getattr(reference, n) for n in ("W_Q", "W_K", "W_V")}
+    heads = head_variants(*(getattr(reference, n)(x) for n in ("W_Q", "W_K", "W_V")), H, mask)
     cands = [(n, (project(o), w_)) for n, (o, w_) in _candidates(q, k, v, mask)] + [
-        (MISTAKE.scale_by_sqrt_d_model, (project(by_sqrt_d[0]), by_sqrt_d[1])),
-        (MISTAKE.split_without_transpose, (W_O(bad_split[0].reshape(B, T, D)), bad_split[1])),
+        (n, (W_O(o), w_)) for n, (o, w_) in heads] + [
         (MISTAKE.merge_without_transpose, (W_O(out.reshape(B, T, D)), w)),
         (MISTAKE.w_o_not_applied, (ref.merge_heads(out), w)),
         (MISTAKE.weight_transposed, (F.linear(ref.merge_heads(out), W_O.weight.T, W_O.bias), w)),
@@ -167,11 +205,15 @@ def check_multi_head_attention(ctx: Ctx, MultiHeadSelfAttention) -> str:
                 and tuple(res[1].shape) == (B, T, T):
             ctx.fail("multi_head_attention.weights_averaged", tried=tried, shape=fmt_shape((B, H, T, T)),
                      got=fmt_shape(res[1].shape), mistake=MISTAKE.weights_averaged_over_heads)
-        out, weights = _unpack_pair(ctx, res, "MultiHeadSelfAttention.forward", (B, T, D), (B, H, T, T), mask, tried,
-                                    returns="return self.W_O(merge_heads(out)), weights")  # code
         with torch.no_grad():
             ref_out, ref_w = reference(x, mask)
             cands = _mha_candidates(reference, x, H, mask)
+        try:
+            out, weights = _unpack_pair(ctx, res, "MultiHeadSelfAttention.forward", (B, T, D), (B, H, T, T), mask,
+                                        tried, returns="return self.W_O(merge_heads(out)), weights")  # code
+        except CheckFailure as failure:  # NaN in the weights: a known mistake may give NaN just there
+            got = res[1] if isinstance(res, (tuple, list)) and len(res) == 2 else None
+            raise nan_named(ctx, failure, got, [(n, w_) for n, (_, w_) in cands]) from None
         _check_pair(ctx, out.detach(), weights.detach(), ref_out, ref_w, cands, tried, mask,
                     out_what=say("multi_head_attention.out_what"),
                     after_weights=say("multi_head_attention.after_weights"))

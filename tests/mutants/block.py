@@ -876,6 +876,43 @@ class CSAMergeInterleaved(_CSA):
         return y.permute(0, 2, 3, 1).reshape(B, T, D)
 
 
+# issue 41's four unnamed families, here and in stage 02's multi-head check (tests/mutants/multihead.py)
+class CSAScaleByDModelNotSqrt(_CSA):
+    """Scales the scores by 1/d_model: neither the square root nor the head's width."""
+
+    def attend(self, q, k, v):
+        return F.scaled_dot_product_attention(q, k, v, is_causal=True, scale=1 / (self.num_heads * self.d_head),
+                                              dropout_p=self.dropout if self.training else 0.0)
+
+
+class CSASplitDHeadFirst(_CSA):
+    """Splits with .view(B, T, d_head, H), heads last, then permutes them to the front: each head reads every H-th
+    feature, not a block."""
+
+    def heads(self, t, B, T):
+        return t.view(B, T, self.d_head, self.num_heads).permute(0, 3, 1, 2)
+
+
+class CSASoftmaxOverHeads(_CSA):
+    """Writes attention by hand with the softmax over dim=1, the heads."""
+
+    def attend(self, q, k, v):
+        T = q.size(-2)
+        scores = (q @ k.transpose(-2, -1) / self.d_head ** 0.5).masked_fill(
+            ~torch.ones(T, T, dtype=torch.bool).tril(), float("-inf"))
+        return F.dropout(scores.softmax(dim=1), self.dropout, self.training) @ v
+
+
+class CSATriuDiagonal0(_CSA):
+    """Masks with triu(diagonal=0): the diagonal is hidden too, and the first query may attend to no key (NaN)."""
+
+    def attend(self, q, k, v):
+        T = q.size(-2)
+        scores = (q @ k.transpose(-2, -1) / self.d_head ** 0.5).masked_fill(
+            torch.ones(T, T, dtype=torch.bool).triu(diagonal=0), float("-inf"))
+        return F.dropout(scores.softmax(-1), self.dropout, self.training) @ v
+
+
 class CSAStub(CausalSelfAttention):
     """The untouched stub."""
 
@@ -1015,6 +1052,11 @@ ROWS = [
     (check_causal_self_attention, CSAKeysNotTransposed, "keys_not_transposed", "raised RuntimeError"),
     (check_causal_self_attention, CSAHeadsRepeated, "heads_repeated", "not equal to the reference"),
     (check_causal_self_attention, CSAMergeInterleaved, "merge_interleaved", "not equal to the reference"),
+    # ---- issue 41: the four families it found unnamed (one table with stage 02's check: multihead.head_variants)
+    (check_causal_self_attention, CSAScaleByDModelNotSqrt, "scale_by_d_model", "not equal to the reference"),
+    (check_causal_self_attention, CSASplitDHeadFirst, "split_interleaved", "not equal to the reference"),
+    (check_causal_self_attention, CSASoftmaxOverHeads, "softmax_over_heads", "contains NaN"),
+    (check_causal_self_attention, CSATriuDiagonal0, "causal_mask_hides_diagonal", "contains NaN"),
     (check_causal_self_attention, CSASplitAndMergeNoTranspose, "split_without_transpose", "not equal to the reference"),
     (check_causal_self_attention, CSAViewStraightToHeads, "view_after_transpose", "raised RuntimeError"),
     (check_causal_self_attention, CSAStub, "not_implemented", "raised NotImplementedError"),

@@ -204,6 +204,40 @@ class MHASoftmaxOverHeads(_MHABase):
         return self.W_O(_merge(out)), weights
 
 
+# issue 41's head and scale families, as in the fused CausalSelfAttention's check (tests/mutants/block.py)
+class MHAScaleByDModelNotSqrt(_MHABase):
+    """Divides the scores by d_model: neither the square root nor the head's width."""
+
+    def forward(self, x, mask=None):
+        out, weights = _attend(*self.qkv(x), mask, scale=1 / x.size(-1))
+        return self.W_O(_merge(out)), weights
+
+
+class MHASplitDHeadFirst(_MHABase):
+    """Splits with .view(B, T, d_k, H), heads last, then permutes them to the front: each head reads every H-th
+    feature, not a block."""
+
+    def forward(self, x, mask=None):
+        B, T, D = x.shape
+        q, k, v = (f(x).view(B, T, self.d_k, self.num_heads).permute(0, 3, 1, 2) for f in (self.W_Q, self.W_K, self.W_V))
+        out, weights = _attend(q, k, v, mask)
+        return self.W_O(_merge(out)), weights
+
+
+class MHATriuDiagonal0(_MHABase):
+    """Builds its own causal mask with triu(diagonal=0), which hides the diagonal too (NaN in the first row)."""
+
+    def forward(self, x, mask=None):
+        T = x.size(1)
+        q, k, v = self.qkv(x)
+        scores = (q @ k.transpose(-2, -1) / math.sqrt(self.d_k)).masked_fill(
+            torch.ones(T, T, dtype=torch.bool).triu(diagonal=0), float("-inf"))
+        if mask is not None:
+            scores = scores.masked_fill(~mask, float("-inf"))
+        weights = torch.softmax(scores, dim=-1)
+        return self.W_O(_merge(weights @ v)), weights
+
+
 class MHASplitWithoutTranspose(_MHABase):
     """Splits heads with .view(B, H, T, d_k) and no transpose."""
 
@@ -492,6 +526,10 @@ ROWS = [
     (check_multi_head_attention, MHAMaskUnsqueezed, "mask_reshaped", "raised RuntimeError"),
     (check_multi_head_attention, MHAKeysFromWQ, "projection_reused", "not equal to the reference"),
     (check_multi_head_attention, MHAMaskMultiplied, "mask_multiplied", "masked key got attention"),
+    # ---- issue 41: the head and scale families, named here as in the fused CausalSelfAttention's check
+    (check_multi_head_attention, MHAScaleByDModelNotSqrt, "scale_by_d_model", "not equal to the reference"),
+    (check_multi_head_attention, MHASplitDHeadFirst, "split_interleaved", "not equal to the reference"),
+    (check_multi_head_attention, MHATriuDiagonal0, "causal_mask_hides_diagonal", "contain NaN"),
 ]
 LATE_FAILURE = {check_split_heads: split_view_no_transpose, check_merge_heads: merge_without_transpose, check_multi_head_attention: MHADetached}  # fails late, after the check did most of its work
 STUB = {check_split_heads: split_stub, check_merge_heads: merge_stub, check_multi_head_attention: MHAStub}  # check -> the untouched learner stub

@@ -30,6 +30,16 @@ MISTAKES = {
     "split_interleaved": (
         "the features are split as (d_k, H) instead of (H, d_k): each head gets every H-th feature",
         "x.view(B, T, H, d_k): head h takes the h-th block of d_k consecutive features"),
+    "scale_by_d_model": (
+        "the scores are divided by d_model instead of sqrt(d_k): d_model is the width of all the heads together, and "
+        "the square root is missing too",
+        "each head's scores are scaled by that head's own width, under a square root: look at where the scale is "
+        "computed, and at which width it reads"),
+    "causal_mask_hides_diagonal": (
+        "the causal mask hides the diagonal too (triu(diagonal=0), or tril(diagonal=-1)): no position may attend to "
+        "itself, and position 0 may attend to no key at all, so its softmax over -inf only gives NaN",
+        "a position may attend to itself and to every position before it; only the keys after the query are "
+        "hidden: look at the diagonal argument where the mask is built"),
     "merge_interleaved": (
         "the heads are merged as (d_k, H) instead of (H, d_k), interleaving their features",
         "x.transpose(1, 2).reshape(B, T, H * d_k): heads first, then each head's d_k features"),
