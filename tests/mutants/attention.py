@@ -561,6 +561,39 @@ def sdpa_mask_transposed(q, k, v, mask=None):
     return weights @ v, weights
 
 
+def sdpa_scale_multiplied(q, k, v, mask=None):
+    """Multiplies the scores by sqrt(d_k) instead of dividing."""
+    weights = torch.softmax(_masked(q @ k.transpose(-2, -1) * math.sqrt(q.size(-1)), mask), dim=-1).nan_to_num(0.0)
+    return weights @ v, weights
+
+
+def sdpa_sqrt_precedence(q, k, v, mask=None):
+    """Divides by q.size(-1) ** 1/2, which Python reads as (d_k ** 1) / 2."""
+    weights = torch.softmax(_masked(q @ k.transpose(-2, -1) / (q.size(-1) ** 1/2), mask), dim=-1).nan_to_num(0.0)
+    return weights @ v, weights
+
+
+def sdpa_int_sqrt(q, k, v, mask=None):
+    """Rounds the square root down with math.isqrt(d_k)."""
+    weights = torch.softmax(_masked(q @ k.transpose(-2, -1) / math.isqrt(q.size(-1)), mask), dim=-1).nan_to_num(0.0)
+    return weights @ v, weights
+
+
+def sdpa_mask_renormalised(q, k, v, mask=None):
+    """Zeroes the masked weights after the softmax, then divides each row by its new sum."""
+    weights = torch.softmax(q @ k.transpose(-2, -1) / math.sqrt(q.size(-1)), dim=-1)
+    if mask is not None:
+        weights = weights * mask
+        weights = (weights / weights.sum(-1, keepdim=True)).nan_to_num(0.0)
+    return weights @ v, weights
+
+
+def sdpa_transpose_1_2(q, k, v, mask=None):
+    """Transposes the keys with k.transpose(1, 2): right for 3-D keys, the wrong axes for 4-D (B, H, T_k, d_k)."""
+    weights = torch.softmax(_masked(q @ k.transpose(1, 2) / math.sqrt(q.size(-1)), mask), dim=-1).nan_to_num(0.0)
+    return weights @ v, weights
+
+
 class SelfAttentionMaskMultiplied(_SelfAttentionBase):
     """Multiplies the scores by the mask inside forward (a masked score becomes 0, not -inf)."""
 
@@ -698,6 +731,12 @@ ROWS = [
     (check_scaled_dot_product_attention, sdpa_fill_minus_1e9, "finite_fill", "may attend to no key got non-zero"),
     (check_scaled_dot_product_attention, sdpa_fill_minus_1e4_rows_zeroed, "fill_too_weak", "when the scores are large"),
     (check_scaled_dot_product_attention, sdpa_mask_transposed, "mask_transposed", "masked key got attention"),
+    # ---- issue 41: every mistake this check can name has a mutant of this check
+    (check_scaled_dot_product_attention, sdpa_scale_multiplied, "scale_multiplied", "not equal to the reference"),
+    (check_scaled_dot_product_attention, sdpa_sqrt_precedence, "sqrt_precedence", "not equal to the reference"),
+    (check_scaled_dot_product_attention, sdpa_int_sqrt, "int_sqrt", "not equal to the reference"),
+    (check_scaled_dot_product_attention, sdpa_mask_renormalised, "mask_renormalised_after_softmax", "does not sum to 1"),
+    (check_scaled_dot_product_attention, sdpa_transpose_1_2, "hard_coded_axes", "raised RuntimeError"),
 ]
 LATE_FAILURE = {check_attention_scores: scores_no_scaling, check_scaled_dot_product_attention: sdpa_mask_ignored, check_self_attention: SelfAttentionDetached}  # fails late, after the check did most of its work
 STUB = {check_attention_scores: scores_stub, check_scaled_dot_product_attention: sdpa_stub, check_self_attention: SelfAttentionStub}  # check -> the untouched learner stub
