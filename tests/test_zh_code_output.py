@@ -103,15 +103,14 @@ class Cell:
 
     def strings(self, node: ast.AST, seen: frozenset = frozenset()) -> list[str]:
         """The texts a shown expression puts before the reader: its literals, an f-string's text (not its fields'
-        code, but a field that is a literal, {'total':>10}, or a name: a loop's label), the keys of a dict (legend entries), either branch of
-        ``a if c else b``, and what a name shown this way is bound to in the cell. Not a call's arguments."""
+        code, but a field that is a literal, ``{'total':>10}``, or a name: a loop's label), the keys of a dict
+        (legend entries), either branch of ``a if c else b``, and what a name shown this way is bound to in the
+        cell. Not a call's arguments."""
         if isinstance(node, ast.Constant):
             return [node.value] if isinstance(node.value, str) else []
         if isinstance(node, ast.JoinedStr):
-            return [s for v in node.values for s in (self.strings(v.value, seen) if isinstance(v, ast.FormattedValue)
-                                                      and isinstance(v.value, (ast.Name, ast.Constant))
-                                                      else self.strings(v, seen))
-                    if isinstance(v, (ast.Constant, ast.FormattedValue))]
+            parts = [v.value if isinstance(v, ast.FormattedValue) else v for v in node.values]
+            return [s for part in parts if isinstance(part, (ast.Constant, ast.Name)) for s in self.strings(part, seen)]
         if isinstance(node, (ast.Tuple, ast.List, ast.Set)):
             return [s for e in node.elts for s in self.strings(e, seen)]
         if isinstance(node, ast.Dict):
