@@ -10,6 +10,8 @@ reference (:mod:`tinylm_solutions.checklist`) judges a repaired setup.
 from __future__ import annotations
 
 import itertools
+import inspect
+import math
 
 import torch
 
@@ -21,6 +23,9 @@ ref = reference("checklist")
 
 __all__ = ["check_overfit_checklist", "check_repair"]
 
+HEALTHY_LR = inspect.signature(overfit_setup).parameters["lr"].default
+"""The healthy setups' learning rate (3e-3, the notebook's): a repaired ``learning_rate_extreme`` trains at it, so
+that its run can be compared with the healthy one (another rate the checklist accepts, 1e-3 say, is not that run)."""
 VARIANTS = {item: 4 if item == "parameters_not_in_optimizer" else 2 for item in OVERFIT_CHECKLIST}
 
 
@@ -157,6 +162,11 @@ def check_repair(ctx: Ctx, fn) -> str:
                 ctx.fail("repair.not_fixed", cause=repr(cause), fix=fix, tried=tried)
             if still is not None:
                 ctx.fail("repair.broke_other", cause=repr(cause), other=repr(still), fix=fix, tried=tried)
+            rates = [g["lr"] for g in s.optimizer.param_groups]
+            if cause == "learning_rate_extreme" and not all(math.isclose(r, HEALTHY_LR, rel_tol=1e-6) for r in rates):
+                ctx.fail("repair.lr_not_healthy", lr=next(r for r in rates if not math.isclose(r, HEALTHY_LR,
+                                                                                            rel_tol=1e-6)),
+                         healthy=HEALTHY_LR, tried=tried, mistake=MISTAKE.repair_lr_not_healthy)
             if cause == "parameters_not_in_optimizer" and s.optimizer.param_groups[0]["lr"] != lr:
                 ctx.fail("repair.changed", what=say("checklist.what.optimizer"), tried=tried,
                          mistake=MISTAKE.repair_changed_lr)

@@ -184,6 +184,11 @@ def _lr_one(s):
         g["lr"] = 1.0
 
 
+def _lr_sane_not_healthy(s):
+    for g in s.optimizer.param_groups:
+        g["lr"] = 1e-3
+
+
 def _labels_shift_inputs(s):
     s.x = s.ids[:, 1:].clone()
     s.y = ref.targets(s.ids, s.pad_id)
@@ -205,6 +210,8 @@ repair_dropout_eval = _repair_but("dropout_on", _dropout_eval)
 repair_dropout_eval.__doc__ = "Calls model.eval(): train_step switches training mode (and dropout) back on."
 repair_lr_one = _repair_but("learning_rate_extreme", _lr_one)
 repair_lr_one.__doc__ = "Sets lr = 1.0: still extreme."
+repair_lr_sane_not_healthy = _repair_but("learning_rate_extreme", _lr_sane_not_healthy)
+repair_lr_sane_not_healthy.__doc__ = "Sets lr = 1e-3: within the checklist's range, not the healthy setups' 3e-3 (issue 41)."
 repair_moves_inputs = _repair_but("labels_not_shifted", _labels_shift_inputs)
 repair_moves_inputs.__doc__ = "Shifts x instead of y."
 
@@ -243,6 +250,7 @@ ROWS = [
     (check_repair, repair_reinitialises, "repair_rebuilt_model", "the repair changed the model's weights"),
     (check_repair, repair_dropout_eval, None, "still fails the 'dropout_on' item"),
     (check_repair, repair_lr_one, None, "still fails the 'learning_rate_extreme' item"),
+    (check_repair, repair_lr_sane_not_healthy, "repair_lr_not_healthy", "the repaired learning rate is 0.001"),
     (check_repair, repair_moves_inputs, None, "changes the batch"),
     (check_repair, repair_ignores_unknown, None, "accepted a cause that is not on the list"),
     (check_repair, None, None, "expected the function repair, got None"),

@@ -30,6 +30,12 @@ MISTAKES = {
     "repair_changed_optimizer": (
         "the repair of the optimizer builds another kind of optimizer: the kind was not the problem, so keep it",
         "build the new one with the old one's class: type(setup.optimizer)(setup.model.parameters(), lr=...)"),
+    "repair_lr_not_healthy": (
+        "the repair picks a learning rate the checklist accepts, but not the one the healthy setups train with: a "
+        "repaired run is compared with the healthy run, and at another rate that comparison no longer tells whether "
+        "the repair worked",
+        "the lab's text on repair (the learning-rate item) names the rate a repaired setup trains at; the healthy "
+        "setups were built with it too"),
     "repair_changed_lr": (
         "the repair of the optimizer changes the learning rate: the lr was not the problem, so keep it",
         "build the new optimizer with the old one's lr: setup.optimizer.param_groups[0]['lr']"),
@@ -126,6 +132,12 @@ MESSAGES = {
     },
     "repair.changed": {
         "problem": "the repair changed {what}",
+    },
+    "repair.lr_not_healthy": {
+        "problem": "the repaired learning rate is {lr:g}: within the checklist's range, but not the healthy setups' "
+                   "rate",
+        "expected": "{healthy:g} in every param_group",
+        "got": "{lr:g}",
     },
     "repair.changed_batch": {
         "problem": "the repair changes the batch (ids or x): the inputs were not the problem",
