@@ -432,7 +432,15 @@ if ok:
         with torch.no_grad():
             logits, loss = m(spec["ids"], labels=spec["ids"])
         return [logits, loss]
-    part("forward", forward)
+    ok = part("forward", forward)
+if ok:
+    def fresh():  # a TinyLM as its __init__ leaves it: is the head one parameter with the embedding, how large the weights
+        torch.manual_seed(0)
+        m = model.TinyLM(**spec["init_config"])
+        tied = m.lm_head.weight is m.token_emb.weight or m.lm_head.weight.data_ptr() == m.token_emb.weight.data_ptr()
+        stds = {name: float(p.detach().double().std()) for name, p in m.named_parameters() if p.dim() == 2}
+        return [bool(tied), stds]
+    part("fresh", fresh)
 torch.save(out, "_check_out.pt")
 '''
 
@@ -449,7 +457,9 @@ def check_capstone_model(ctx: Ctx, repo) -> str:
         torch.randn(2, H, T, 3, generator=ctx.gen)
     mask = torch.ones(T, T, dtype=torch.bool).tril()
     ids = torch.randint(V, (2, T), generator=ctx.gen)
-    spec = {"T": T, "q": q, "k": k, "v": v, "mask": mask, "config": config, "weights": ref.state_dict(), "ids": ids}
+    init_config = dict(config, d_model=4 * D, d_ff=4 * F)  # matrices of 512 to 8192 values: std within a few %
+    spec = {"T": T, "q": q, "k": k, "v": v, "mask": mask, "config": config, "weights": ref.state_dict(), "ids": ids,
+            "init_config": init_config}
     buf = io.BytesIO()
     torch.save(spec, buf)
     [(code, output)], loaded = session({"model.py": files["model.py"], "_check_probe.py": PROBE,
@@ -491,7 +501,21 @@ def check_capstone_model(ctx: Ctx, repo) -> str:
     if not isinstance(loss, torch.Tensor) or not abs(float(loss) - float(want_loss)) <= 1e-4:
         ctx.fail("capstone.loss_value", expected=f"{float(want_loss):.5f}",
                  got=f"{float(loss):.5f}" if isinstance(loss, torch.Tensor) else type(loss).__name__)
+    tied, stds = (out.get("fresh") or [None, {}])[:2]
+    if tied is not True:
+        ctx.fail("capstone.head_not_tied", mistake=MISTAKE.head_not_tied)
+    for name, std in sorted(stds.items()):  # GPT-2's N(0, 0.02), W_O and linear2 N(0, 0.02 / sqrt(2 L)) = 0.01
+        if not INIT_STD[0] <= std <= INIT_STD[1]:
+            ctx.fail("capstone.init_not_gpt2", name=name, std=std, config=_shown(init_config),
+                     mistake=MISTAKE.model_no_gpt2_init)
     return say("capstone.model_passed", V=V, T=T, D=D, L=L)
+
+
+INIT_STD = (0.005, 0.03)
+"""The standard deviations a freshly built TinyLM's matrices may have: GPT-2's init draws them from N(0, 0.02), the
+residual projections (``W_O``, ``linear2``) from N(0, 0.02 / sqrt(2 * num_layers)) = 0.01 for 2 layers, whether
+written as the course's loop or as ``self.apply(self._init_weights)``; PyTorch's defaults give 1 (``nn.Embedding``)
+and 1/sqrt(3 * fan_in), 0.051 to 0.072 here (``nn.Linear``)."""
 
 
 # --------------------------------------------------------------------------- the learner's tests
@@ -503,6 +527,7 @@ BROKEN_MODELS = {
                                   "mask_not_passed": MISTAKE.tests_miss_mask_not_passed},
     "tests/test_overfit_batch.py": {"no_gradient": MISTAKE.tests_miss_no_gradient,
                                     "mask_hides_self": MISTAKE.tests_miss_mask_hides_self,
+                                    "ignores_input": MISTAKE.tests_miss_ignores_input,
                                     "blocks_no_gradient": MISTAKE.tests_miss_blocks_no_gradient},
 }
 """For each test file, the ways of breaking ``model.py`` it must catch (``tinylm_solutions.capstone.variants.BROKEN``):
@@ -704,7 +729,17 @@ def check_capstone_generate(ctx: Ctx, repo) -> str:
     sampled = ["generate.py", "--checkpoint", "_flat.pt", "--prompt", prompt, "--max-new-tokens", str(n),
                "--temperature", "1.0", "--seed", str(ctx.seed)]
     other = [*sampled[:-1], str(ctx.seed + 1)]
-    commands = [greedy, sampled, sampled, other]
+    # the flat model's greedy text, and a temperature so low that sampling must give it: 1/40 of the smallest gap
+    # between the two most likely characters along it (about 2.5e-4), so any other character has a chance below e^-40
+    flat_greedy = ref_generate.generate(model, idx, n, top_k=1)[0]
+    with torch.no_grad():
+        gaps = [model(flat_greedy[None, :t][:, -config["max_seq_len"]:])[0][0, -1].topk(2).values
+                for t in range(len(prompt), len(prompt) + n)]
+    cold = float(f"{min(float(g[0] - g[1]) for g in gaps) / 40:.0e}")
+    chilled = [*sampled[:-4], "--temperature", f"{cold:.0e}", "--seed", str(ctx.seed)]
+    top_k = ["generate.py", "--checkpoint", "_flat.pt", "--prompt", prompt, "--max-new-tokens", str(n),
+             "--top-k", str(TOP_K), "--seed", str(ctx.seed)]
+    commands = [greedy, sampled, sampled, other, chilled, top_k]
     results, _ = session({"generate.py": files["generate.py"], "model.py": files["model.py"], "_check.pt": buf.getvalue(),
                           "_flat.pt": flat.getvalue()}, commands)
     runs = [(command, *result) for command, result in zip(commands, results)]
@@ -723,13 +758,44 @@ def check_capstone_generate(ctx: Ctx, repo) -> str:
         ctx.fail("capstone.sample_not_reproducible", tried=" ".join(["python", *sampled]))
     if texts[1] == texts[3]:
         ctx.fail("capstone.seed_ignored", tried=" ".join(["python", *other]))
-    return say("capstone.generate_passed", n=n, prompt=prompt)
+    want = "".join(vocab[i] for i in flat_greedy.tolist())
+    if texts[4] != want:
+        ctx.fail("capstone.temperature_not_greedy", tried=" ".join(["python", *chilled]), temperature=f"{cold:.0e}",
+                 expected=_shown(want), got=_shown(texts[4]),
+                 mistake=MISTAKE.temperature_no_effect if texts[4] == texts[1] else None)
+    _top_k_kept(ctx, model, vocab, texts[5], len(prompt), " ".join(["python", *top_k]))
+    return say("capstone.generate_passed", n=n, prompt=prompt, k=TOP_K)
+
+
+TOP_K = 3
+"""The k of check_capstone_generate's top-k run (on a near-uniform model: a fourth character kept is drawn about one
+step in four)."""
+
+
+def _top_k_kept(ctx: Ctx, model, vocab: list[str], text: str, start: int, tried: str) -> None:
+    """Fail unless every character of ``text`` after ``start`` is among the :data:`TOP_K` most likely of ``model``
+    given what precedes it (ties within 1e-5 count as kept: a learner's model.py may round otherwise)."""
+    stoi = {ch: i for i, ch in enumerate(vocab)}
+    if not all(ch in stoi for ch in text):
+        ctx.fail("capstone.sample_length", tried=tried, n=len(text) - start, got=_shown(text))
+    ids = torch.tensor([[stoi[ch] for ch in text]])
+    for t in range(start, ids.size(1)):
+        with torch.no_grad():
+            logits = model(ids[:, :t][:, -model.max_seq_len:])[0][0, -1]
+        rank = int((logits > logits[ids[0, t]] + 1e-5).sum()) + 1
+        if rank > TOP_K:
+            ctx.fail("capstone.top_k_outside", tried=tried, k=TOP_K, position=t - start + 1, char=repr(text[t]),
+                     rank=rank, mistake=MISTAKE.top_k_keeps_one_more if rank == TOP_K + 1 else None)
 
 
 # --------------------------------------------------------------------------- report.md
 
 REPORT_QUESTIONS = 5  # the lesson's questions, "capstone.question.1" to ".5" in the table: report.md's headings
 MIN_WORDS = 15
+NUMBERED = (1, 2, 4)
+"""The questions whose answer is a measured quantity, so must hold a number in digits (3.21, 3,21e0, 49k, 1e-3):
+the parameters' counts, the overfit run's losses, tokens/s. The ablations (3) and the first error (5) may be told in
+words ("stays near the unigram loss", the samples that showed it)."""
 WORD = re.compile(r"[\u4e00-\u9fff]|[^\W\u4e00-\u9fff]+")  # a word, or one Chinese character (they have no spaces)
 
 
@@ -760,4 +826,7 @@ def check_capstone_report(ctx: Ctx, repo) -> str:
         words = len(WORD.findall(answers[heading]))
         if words < MIN_WORDS:
             ctx.fail("capstone.report_short", question=question, words=words, least=MIN_WORDS)
-    return say("capstone.report_passed", n=REPORT_QUESTIONS, least=MIN_WORDS)
+        if n in NUMBERED and not re.search(r"\d", answers[heading]):
+            ctx.fail("capstone.report_no_number", question=question, mistake=MISTAKE.report_no_numbers)
+    return say("capstone.report_passed", n=REPORT_QUESTIONS, least=MIN_WORDS,
+               numbered=", ".join(str(n) for n in NUMBERED))

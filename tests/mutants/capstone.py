@@ -49,6 +49,21 @@ model_mask_not_passed = _with("model.py", "x = block(x, mask)", "x = block(x)",
                               "model_mask_not_passed: the blocks never get the mask")
 model_loss_unshifted = _with("model.py", "logits[:, :-1].reshape(-1, V), labels[:, 1:].reshape(-1)",
                              "logits.reshape(-1, V), labels.reshape(-1)", "model_loss_unshifted: the loss is not shifted")
+model_untied_copy = _with("model.py", "self.lm_head.weight = self.token_emb.weight  # weight tying: one matrix",
+                          "self.lm_head.weight.data.copy_(self.token_emb.weight.data)  # tied (equal values)",
+                          "model_untied_copy: the head's weight copied from the embedding, two parameters (issue 41)")
+
+
+def model_no_init():
+    """model.py without GPT-2's init: PyTorch's default initialisation (issue 41)."""
+    files = reference_repo()
+    text = files["model.py"]
+    start = text.index("        for name, p in self.named_parameters():  # GPT-2's init")
+    end = text.index("    def forward(self, input_ids, labels=None):")
+    files["model.py"] = text[:start] + "\n" + text[end:]
+    return files
+
+
 def attention_tests_shapes_only():
     """Compares shapes, not values."""
     files = reference_repo()
@@ -87,6 +102,22 @@ generate_unseeded = _with("generate.py", ", generator=generator)", ")",
                           "generate_unseeded: sampling ignores --seed")
 generate_fixed_seed = _with("generate.py", "torch.Generator().manual_seed(args.seed)", "torch.Generator().manual_seed(0)",
                             "generate_fixed_seed: the generator is always seeded with 0")
+def generate_temperature_after_softmax():
+    """The temperature divides the probabilities after the softmax: torch.multinomial normalises them again, so it
+    changes nothing (issue 41)."""
+    files = reference_repo()
+    text = files["generate.py"]
+    for old, new in (("logits = logits[:, -1] / temperature", "logits = logits[:, -1]"),
+                     ("torch.multinomial(logits.softmax(dim=-1), 1", "torch.multinomial(logits.softmax(dim=-1) / temperature, 1")):
+        assert old in text, old
+        text = text.replace(old, new)
+    files["generate.py"] = text
+    return files
+
+
+generate_top_k_plus_one = _with("generate.py", "torch.topk(logits, min(top_k, logits.size(-1)))",
+                                "torch.topk(logits, min(top_k + 1, logits.size(-1)))",
+                                "generate_top_k_plus_one: top-k keeps k + 1 tokens (issue 41)")
 report_short = _with("report.md", "Yes: on one fixed batch the loss falls from ln V ≈ 4.6 to near 0 within 150 steps, so "
                      "the model, the loss and the\ntraining step can learn; its perplexity on new text then rises far "
                      "above V.", "Yes.", "report_short: a one-word answer")
@@ -136,6 +167,15 @@ def overfit_tests_loss_fell():
 REPORT_HEADINGS = [TEXT[f"capstone.question.{n}"] for n in range(1, 6)]
 
 
+def report_no_numbers():
+    """Every answer long enough, none with a number of the runs (issue 41)."""
+    files = reference_repo()
+    answer = ("The model learned well on the batch and the results matched what the lesson predicted, as the tables "
+              "and plots of my runs showed clearly.")
+    files["report.md"] = "# Report\n" + "".join(f"\n## {q}\n\n{answer}\n" for q in REPORT_HEADINGS)
+    return files
+
+
 def theatre():
     """Test theatre: each test file compares sha256(model.py) with the reference's hash, and report.md is lorem
     ipsum (a security review scored it 7 of 16 points)."""
@@ -178,6 +218,8 @@ ROWS = [
     (check_capstone_model, model_no_scale, None, "scaled_dot_product_attention's out differs"),
     (check_capstone_model, model_mask_not_passed, None, "logits differ"),
     (check_capstone_model, model_loss_unshifted, None, "not the next-token cross-entropy"),
+    (check_capstone_model, model_untied_copy, "head_not_tied", "two parameters with equal values"),
+    (check_capstone_model, model_no_init, "model_no_gpt2_init", "not GPT-2's initialisation"),
     (check_attention_tests, attention_tests_shapes_only, "tests_miss_softmax_over_queries",
      "passes on a model.py whose attention takes the softmax over the queries"),
     (check_attention_tests, attention_tests_sums_only, "tests_miss_no_scale",
@@ -195,8 +237,8 @@ ROWS = [
     (check_causal_mask_tests, mask_tests_mask_only, "tests_miss_mask_not_passed", "passes on a model.py whose TinyLM does not pass the mask"),
     (check_overfit_tests, overfit_tests_finite_only, "tests_miss_no_gradient", "passes on a model.py whose loss carries no gradient"),
     (check_overfit_tests, overfit_tests_wrong, None, "fails on a correct model.py"),
-    (check_overfit_tests, overfit_tests_loss_fell, "tests_miss_blocks_no_gradient",
-     "passes on a model.py whose blocks get no gradient"),
+    (check_overfit_tests, overfit_tests_loss_fell, "tests_miss_ignores_input",
+     "passes on a model.py whose logits are the same at every position"),
     (check_attention_tests, theatre, None, "tests/test_attention.py fails on a correct model.py: a test failed"),
     (check_causal_mask_tests, theatre, None, "tests/test_causal_mask.py fails on a correct model.py: a test failed"),
     (check_overfit_tests, theatre, None, "tests/test_overfit_batch.py fails on a correct model.py: a test failed"),
@@ -212,7 +254,11 @@ ROWS = [
     (check_capstone_generate, generate_no_crop, None, "generate.py ended with exit code 1"),
     (check_capstone_generate, generate_unseeded, None, "two runs with the same --seed print different texts"),
     (check_capstone_generate, generate_fixed_seed, None, "two runs with different --seed values print the same text"),
+    (check_capstone_generate, generate_temperature_after_softmax, "temperature_no_effect",
+     "sampling did not become greedy"),
+    (check_capstone_generate, generate_top_k_plus_one, "top_k_keeps_one_more", "outside the 3 most likely"),
     (check_capstone_report, report_short, None, "has 1 words"),
+    (check_capstone_report, report_no_numbers, "report_no_numbers", "has no number"),
     (check_capstone_report, report_no_heading, None, "has no section '## What happened in the ablations?'"),
 ]
 

@@ -26,10 +26,45 @@ MISTAKES = {
         "the overfit test accepts a NaN: a mask that also hides each position itself leaves the first position "
         "nothing to attend to, and its output is NaN",
         "assert that the final loss is below a small bound (a NaN fails every comparison)"),
+    "tests_miss_ignores_input": (
+        "the overfit test asserts that the loss fell, not that it ended near 0: a model whose logits are the same at "
+        "every position still lowers its loss (to the frequencies of the batch's characters) but cannot memorise the "
+        "batch",
+        "overfitting one batch means a final loss close to 0: compare it with ln V (where training starts) rather "
+        "than with the first loss; the lesson's overfit exercise says how far below ln V it should end"),
     "tests_miss_blocks_no_gradient": (
         "the overfit test asserts that the loss fell, not that it ended near 0: a model whose blocks get no gradient "
         "still lowers its loss (its embedding and head learn) but cannot memorise the batch",
         "assert that the final loss is a small fraction of ln V (below a tenth of it), not only below the first loss"),
+    "head_not_tied": (
+        "the head is not tied to the embedding: lm_head.weight holds a copy of token_emb.weight's values (copy_, "
+        "clone, or the same init), so the two are separate parameters that train apart, and the model has V x D "
+        "parameters more than the course's",
+        "weight tying makes both modules hold the very same nn.Parameter object; see how notebook 08's TinyLM.__init__ "
+        "ties its head, and compare model.lm_head.weight is model.token_emb.weight"),
+    "model_no_gpt2_init": (
+        "TinyLM starts from PyTorch's default initialisation, not GPT-2's: nn.Embedding draws N(0, 1) and nn.Linear a "
+        "uniform scaled by its input size, far larger than the 0.02 the course's training settings (its learning "
+        "rates, its loss curves) assume",
+        "notebook 08's TinyLM ends its __init__ by setting every matrix's initial values, with the residual "
+        "projections (W_O, linear2) scaled down by the depth: bring that part into model.py"),
+    "temperature_no_effect": (
+        "the temperature changes nothing: a run at a temperature near 0 samples exactly what a run at 1.0 with the same "
+        "seed samples. Dividing the probabilities after the softmax is undone when torch.multinomial normalises them "
+        "again; the temperature reshapes the distribution only where it acts on the logits",
+        "in your generate, follow the logits of the last position up to the draw: at which step does the temperature "
+        "act, and does it still matter after the softmax? Notebook 10 shows a low temperature sharpening the "
+        "distribution"),
+    "top_k_keeps_one_more": (
+        "top-k keeps one character too many: each draw came from the k + 1 most likely, so the threshold is the "
+        "(k + 1)-th largest logit, not the k-th (an index off by one: sorted positions count from 0)",
+        "in your generate, print how many logits stay finite after the top-k step for k = 1 and k = 3, and compare "
+        "with notebook 10's top-k cell"),
+    "report_no_numbers": (
+        "the answer tells what happened without what was measured: this question asks for a quantity, and a report "
+        "puts the number next to the claim, so that a reader can check it (\"learned well\" cannot be checked)",
+        "the report exercise's second hint says which notebook measured each quantity; copy the values your own runs "
+        "printed there"),
 }
 
 MESSAGES = {
@@ -85,6 +120,7 @@ MESSAGES = {
     "capstone.part.attention": "scaled_dot_product_attention(q, k, v, mask)",
     "capstone.part.build": "TinyLM(**config) and load_state_dict",
     "capstone.part.forward": "TinyLM's forward (input_ids, labels=input_ids)",
+    "capstone.part.fresh": "a TinyLM built with torch.manual_seed(0), as its __init__ leaves it",
     "capstone.model_raised": {
         "problem": "{part} raised {error}: {message}",
     },
@@ -118,6 +154,17 @@ MESSAGES = {
         "problem": "TinyLM's loss for labels=input_ids is not the next-token cross-entropy",
         "hint": "the logits at t against the labels at t + 1, ignore_index=-100 (notebook 08's causal_lm_loss)",
     },
+    "capstone.head_not_tied": {
+        "problem": "TinyLM's lm_head.weight and token_emb.weight are two parameters with equal values, not one",
+        "expected": "model.lm_head.weight is model.token_emb.weight",
+        "got": "two tensors",
+    },
+    "capstone.init_not_gpt2": {
+        "problem": "a freshly built TinyLM ({config}) has {name} with standard deviation {std:.3f}: not GPT-2's "
+                   "initialisation",
+        "expected": "about 0.02 (0.01 for W_O and linear2 with 2 layers)",
+        "got": "{std:.3f}",
+    },
     "capstone.model_passed": "causal_mask, scaled_dot_product_attention and TinyLM (V = {V}, T = {T}, D = {D}, "
                              "{L} layers, the reference's weights copied in) give the reference's values; the "
                              "file imports none of the course's packages",
@@ -150,6 +197,8 @@ MESSAGES = {
     "capstone.broken.mask_not_passed": "TinyLM does not pass the mask to its blocks",
     "capstone.broken.no_gradient": "loss carries no gradient to the weights",
     "capstone.broken.mask_hides_self": "causal mask also hides each position itself (tril(diagonal=-1))",
+    "capstone.broken.ignores_input": "logits are the same at every position of a sequence (the loss falls a little, "
+                                     "to the characters' frequencies, and no lower)",
     "capstone.broken.blocks_no_gradient": "blocks get no gradient (only the embedding and the head learn: the loss "
                                           "falls a little)",
     "capstone.tests_passed": "{test} passes on {n_correct} correct model.py files, each written differently from "
@@ -247,9 +296,19 @@ MESSAGES = {
         "problem": "two runs with different --seed values print the same text from a nearly uniform model",
         "hint": "pass a torch.Generator seeded from --seed to torch.multinomial",
     },
+    "capstone.temperature_not_greedy": {
+        "problem": "with --temperature {temperature} (near 0) sampling did not become greedy: generate.py printed "
+                   "another text than the most likely character at each step",
+    },
+    "capstone.top_k_outside": {
+        "problem": "with --top-k {k}, new character {position} ({char}) is outside the {k} most likely: it is the "
+                   "model's choice number {rank}",
+        "hint": "top-k draws only among the k largest logits: every other logit is set to -inf before the softmax",
+    },
     "capstone.generate_passed": "greedy generation from a checkpoint of the check's equals the reference's ({n} "
                                 "characters after '{prompt}', past max_seq_len); sampling is reproducible for a seed "
-                                "and changes with it",
+                                "and changes with it; a temperature near 0 makes it greedy, and --top-k {k} draws "
+                                "only among the {k} most likely",
     # ---- report.md
     "capstone.question.1": "How are the parameters distributed?",
     "capstone.question.2": "Can the model overfit one small batch?",
@@ -269,5 +328,10 @@ MESSAGES = {
         "problem": "the answer to '{question}' has {words} words",
         "expected": "at least {least}: the numbers of your runs and what they show",
     },
-    "capstone.report_passed": "report.md answers the {n} questions, each in at least {least} words",
+    "capstone.report_no_number": {
+        "problem": "the answer to '{question}' has no number",
+        "expected": "the numbers your runs measured, in digits",
+    },
+    "capstone.report_passed": "report.md answers the {n} questions, each in at least {least} words, with numbers in "
+                              "the answers to questions {numbered}",
 }

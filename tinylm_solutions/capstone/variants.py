@@ -27,6 +27,8 @@ BROKEN = {
     "mask_not_passed": "TinyLM's blocks called without the mask",
     "no_gradient": "a loss that carries no gradient",
     "mask_hides_self": "the causal mask's tril(diagonal=-1)",
+    "ignores_input": "TinyLM's logits the same at every position of a sequence (the head reads one position, or "
+                     "their mean): the loss falls a little, to the characters' frequencies, and no lower",
     "blocks_no_gradient": "TinyLM's blocks outside the gradient: only the embedding and the head learn",
 }
 """The ways a broken file can be broken: name -> what is wrong (for the checks' own tests and messages)."""
@@ -413,6 +415,13 @@ class _Writer:
                 loop.append("        x = x.detach()")
             else:
                 head = "self.lm_head(self.norm(x.detach()))"
+        if self.broken == "ignores_input":  # one distribution per sequence: the batch cannot be memorised
+            style = self.pick(["first", "last", "mean"])
+            if style == "mean":
+                loop.append(self.pick(["        x = x.mean(dim=1, keepdim=True).expand_as(x)",
+                                       "        x = x.mean(1, keepdim=True).expand(-1, T, -1)"]))
+            else:
+                head = f"self.lm_head(self.norm(x[:, {':1' if style == 'first' else '-1:'}])).expand(-1, T, -1)"
         forward += loop
         forward.append(f"        logits = {head}" + self.comment("(B, T, V)"))
         forward += self.pick([
