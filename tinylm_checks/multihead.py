@@ -136,14 +136,16 @@ def head_variants(q, k, v, H: int, mask=None) -> list:
 
 
 def nan_named(ctx: Ctx, failure: CheckFailure, got, candidates) -> CheckFailure:
-    """``failure`` (NaN in what the learner returned, ``got``) renamed when a known mistake gives NaN in exactly the
-    same places and the same values elsewhere; else ``failure`` as it was. ``candidates``: (mistake, tensor) pairs."""
+    """``failure`` (NaN in what the learner returned, ``got``) renamed when a known mistake gives the same values
+    wherever ``got`` has none, and NaN where it has NaN, or the zeros that mistake's cleaned-up form gives there (a
+    softmax over -inf only, with nan_to_num); else ``failure`` as it was. ``candidates``: (mistake, tensor) pairs."""
     if failure.mistake is not None or not isinstance(got, torch.Tensor) or not bool(torch.isnan(got).any()):
         return failure
     got = got.detach()
+    nan = got.isnan()
     for name, c in candidates:
-        if c is not None and c.shape == got.shape and torch.equal(c.isnan(), got.isnan()) \
-                and within(got.nan_to_num(0.0), c.nan_to_num(0.0)):
+        if c is not None and c.shape == got.shape and bool((c.isnan() | (c == 0))[nan].all()) \
+                and not bool(c.isnan()[~nan].any()) and within(got.nan_to_num(0.0), c.nan_to_num(0.0).masked_fill(nan, 0.0)):
             return ctx.renamed(failure, mistake=name)
     return failure
 

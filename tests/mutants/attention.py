@@ -625,6 +625,26 @@ class SelfAttentionKeysFromWQ(_SelfAttentionBase):
         return _attend(self.W_Q(x), self.W_Q(x), self.W_V(x), mask)
 
 
+# --------------------------------------------------------------------------- modules on top of a wrong function
+# A learner's SelfAttention (and MultiHeadSelfAttention, CausalSelfAttention) calls their own attention function:
+# a slip there reaches the module's check, which must name it as the function's check does.
+
+def calling(module, sdpa, prefix: str):
+    """``module`` (a class whose forward calls ``self.sdpa``) with ``sdpa``, a wrong attention function, named
+    ``<prefix>_<sdpa's name>`` and documented by the function's docstring."""
+    cls = type(f"{prefix}_{sdpa.__name__}", (module,), {"sdpa": staticmethod(sdpa),
+                                                       "__doc__": f"Its attention function: {sdpa.__doc__}"})
+    cls.__module__ = module.__module__
+    return cls
+
+
+class _SelfAttentionCalling(_SelfAttentionBase):
+    """Right, around an attention function ``sdpa`` (see :func:`calling`)."""
+
+    def forward(self, x, mask=None):
+        return self.sdpa(self.W_Q(x), self.W_K(x), self.W_V(x), mask)
+
+
 # --------------------------------------------------------------------------- what the tests feed the checks
 # (check, mutant, expected mistake id or None, key phrase of the problem): see tests/test_checks_mutants.py
 
@@ -737,6 +757,20 @@ ROWS = [
     (check_scaled_dot_product_attention, sdpa_int_sqrt, "int_sqrt", "not equal to the reference"),
     (check_scaled_dot_product_attention, sdpa_mask_renormalised, "mask_renormalised_after_softmax", "does not sum to 1"),
     (check_scaled_dot_product_attention, sdpa_transpose_1_2, "hard_coded_axes", "raised RuntimeError"),
+    # ---- issue 41: every mistake this check can name has a mutant of this check; these are the module
+    # around the learner's own attention function with a slip (tests/mutants/attention.py's calling)
+    (check_self_attention, calling(_SelfAttentionCalling, sdpa_d_k_from_wrong_dim, "SelfAttention"), "d_k_from_wrong_dim", "not equal to the reference"),
+    (check_self_attention, calling(_SelfAttentionCalling, sdpa_int_sqrt, "SelfAttention"), "int_sqrt", "not equal to the reference"),
+    (check_self_attention, calling(_SelfAttentionCalling, sdpa_mask_added, "SelfAttention"), "mask_added", "masked key got attention"),
+    (check_self_attention, calling(_SelfAttentionCalling, sdpa_mask_after_softmax, "SelfAttention"), "mask_after_softmax", "does not sum to 1"),
+    (check_self_attention, calling(_SelfAttentionCalling, sdpa_mask_inverted, "SelfAttention"), "mask_inverted", "NaN exactly in the rows"),
+    (check_self_attention, calling(_SelfAttentionCalling, sdpa_mask_assumed_2d, "SelfAttention"), "mask_reshaped", "raised RuntimeError"),
+    (check_self_attention, calling(_SelfAttentionCalling, sdpa_scale_by_d_k, "SelfAttention"), "scale_by_d_k", "not equal to the reference"),
+    (check_self_attention, calling(_SelfAttentionCalling, sdpa_scale_multiplied, "SelfAttention"), "scale_multiplied", "not equal to the reference"),
+    (check_self_attention, calling(_SelfAttentionCalling, sdpa_softmax_dim_0, "SelfAttention"), "softmax_over_batch", "does not sum to 1"),
+    (check_self_attention, calling(_SelfAttentionCalling, sdpa_softmax_over_queries, "SelfAttention"), "softmax_over_queries", "does not sum to 1"),
+    (check_self_attention, calling(_SelfAttentionCalling, sdpa_sqrt_precedence, "SelfAttention"), "sqrt_precedence", "not equal to the reference"),
+    (check_self_attention, calling(_SelfAttentionCalling, sdpa_weights_are_scores, "SelfAttention"), "weights_are_scores", "does not sum to 1"),
 ]
 LATE_FAILURE = {check_attention_scores: scores_no_scaling, check_scaled_dot_product_attention: sdpa_mask_ignored, check_self_attention: SelfAttentionDetached}  # fails late, after the check did most of its work
 STUB = {check_attention_scores: scores_stub, check_scaled_dot_product_attention: sdpa_stub, check_self_attention: SelfAttentionStub}  # check -> the untouched learner stub

@@ -9,6 +9,9 @@ from torch import nn
 import torch.nn.functional as F
 
 from tinylm_checks import check_block_parameter_counts, check_causal_self_attention, check_transformer_block
+
+from mutants import attention as at
+from mutants.attention import calling
 from tinylm_solutions import block as ref
 from tinylm_solutions.causal_attention import CausalSelfAttention
 from tinylm_solutions.multihead import MultiHeadSelfAttention
@@ -876,6 +879,15 @@ class CSAMergeInterleaved(_CSA):
         return y.permute(0, 2, 3, 1).reshape(B, T, D)
 
 
+class _CSACalling(_CSA):
+    """Right, around an attention function ``sdpa`` given the causal mask (tests/mutants/attention.py's
+    :func:`calling`)."""
+
+    def attend(self, q, k, v):
+        T = q.size(-2)
+        return self.sdpa(q, k, v, torch.ones(T, T, dtype=torch.bool).tril())[0]
+
+
 # issue 41's four unnamed families, here and in stage 02's multi-head check (tests/mutants/multihead.py)
 class CSAScaleByDModelNotSqrt(_CSA):
     """Scales the scores by 1/d_model: neither the square root nor the head's width."""
@@ -1057,6 +1069,21 @@ ROWS = [
     (check_causal_self_attention, CSASplitDHeadFirst, "split_interleaved", "not equal to the reference"),
     (check_causal_self_attention, CSASoftmaxOverHeads, "softmax_over_heads", "contains NaN"),
     (check_causal_self_attention, CSATriuDiagonal0, "causal_mask_hides_diagonal", "contains NaN"),
+    # ---- issue 41: every mistake this check can name has a mutant of this check; these are the module
+    # around the learner's own attention function with a slip (tests/mutants/attention.py's calling)
+    (check_causal_self_attention, calling(_CSACalling, at.sdpa_d_k_from_wrong_dim, "CSA"), "d_k_from_wrong_dim", "not equal to the reference"),
+    (check_causal_self_attention, calling(_CSACalling, at.sdpa_int_sqrt, "CSA"), "int_sqrt", "not equal to the reference"),
+    (check_causal_self_attention, calling(_CSACalling, at.sdpa_mask_added, "CSA"), "mask_added", "not equal to the reference"),
+    (check_causal_self_attention, calling(_CSACalling, at.sdpa_mask_after_softmax, "CSA"), "mask_after_softmax", "not equal to the reference"),
+    (check_causal_self_attention, calling(_CSACalling, at.sdpa_mask_inverted, "CSA"), "mask_inverted", "contains NaN"),
+    (check_causal_self_attention, calling(_CSACalling, at.sdpa_mask_multiplied, "CSA"), "mask_multiplied", "not equal to the reference"),
+    (check_causal_self_attention, calling(_CSACalling, at.sdpa_mask_transposed, "CSA"), "mask_transposed", "not equal to the reference"),
+    (check_causal_self_attention, calling(_CSACalling, at.sdpa_no_scaling, "CSA"), "no_scaling", "not equal to the reference"),
+    (check_causal_self_attention, calling(_CSACalling, at.sdpa_scale_by_d_k, "CSA"), "scale_by_d_k", "not equal to the reference"),
+    (check_causal_self_attention, calling(_CSACalling, at.sdpa_scale_multiplied, "CSA"), "scale_multiplied", "not equal to the reference"),
+    (check_causal_self_attention, calling(_CSACalling, at.sdpa_softmax_dim_0, "CSA"), "softmax_over_batch", "not equal to the reference"),
+    (check_causal_self_attention, calling(_CSACalling, at.sdpa_softmax_over_queries, "CSA"), "softmax_over_queries", "not equal to the reference"),
+    (check_causal_self_attention, calling(_CSACalling, at.sdpa_sqrt_precedence, "CSA"), "sqrt_precedence", "not equal to the reference"),
     (check_causal_self_attention, CSASplitAndMergeNoTranspose, "split_without_transpose", "not equal to the reference"),
     (check_causal_self_attention, CSAViewStraightToHeads, "view_after_transpose", "raised RuntimeError"),
     (check_causal_self_attention, CSAStub, "not_implemented", "raised NotImplementedError"),

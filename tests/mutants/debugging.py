@@ -124,6 +124,12 @@ def ce_clamped(logits, targets):
     return -(probs + 1e-9).log().gather(-1, targets[:, None]).mean()
 
 
+def ce_item_as_tensor(logits, targets):
+    """Computes the loss right, then rebuilds it from .item() (torch.tensor(loss.item())): no gradient flows."""
+    loss = -torch.log_softmax(logits, -1).gather(-1, targets[:, None]).mean()
+    return torch.tensor(loss.item(), dtype=logits.dtype)
+
+
 def ce_summed(logits, targets):
     """Sums the per-token losses."""
     return -torch.log_softmax(logits, -1).gather(-1, targets[:, None]).sum()
@@ -364,6 +370,7 @@ ROWS = [
     (check_stable_cross_entropy, ce_max_not_added, "max_not_added_back", "not equal to the reference"),
     (check_stable_cross_entropy, ce_clamped, "probability_clamped", "not equal to the reference"),
     (check_stable_cross_entropy, ce_summed, "loss_summed", "not equal to the reference"),
+    (check_stable_cross_entropy, ce_item_as_tensor, "no_gradient", "carries no gradient"),  # issue 41: one per mistake of this check
     (check_stable_cross_entropy, ce_no_minus, "missing_minus_sign", "not equal to the reference"),
     (check_stable_cross_entropy, ce_dim0, "softmax_wrong_dim", "not equal to the reference"),
     (check_stable_cross_entropy, ce_float_cast, "dtype_changed", "has dtype torch.float64"),

@@ -264,6 +264,41 @@ def combine_stub(*masks):
 
 # --------------------------------------------------------------------------- masked_softmax (stage 03)
 
+# issue 41: every mistake this check can name has a mutant of this check
+def msm_mask_added(scores, mask=None):
+    """Adds the bool mask to the scores, as if it were an additive 0 / -inf mask."""
+    weights = torch.softmax(scores if mask is None else scores + mask, dim=-1)
+    return weights if mask is None else weights.masked_fill(~mask.any(-1, keepdim=True), 0.0)
+
+
+def msm_mask_ignored(scores, mask=None):
+    """Never reads the mask: a plain softmax."""
+    return torch.softmax(scores, dim=-1)
+
+
+def msm_mask_multiplied(scores, mask=None):
+    """Multiplies the scores by the mask: a masked score becomes 0, not -inf."""
+    weights = torch.softmax(scores if mask is None else scores * mask, dim=-1)
+    return weights if mask is None else weights.masked_fill(~mask.any(-1, keepdim=True), 0.0)
+
+
+def msm_mask_transposed(scores, mask=None):
+    """Reads the mask transposed, as if its rows were the keys."""
+    if mask is None:
+        return torch.softmax(scores, dim=-1)
+    return torch.softmax(scores.masked_fill(~mask.transpose(-2, -1), float("-inf")), dim=-1).nan_to_num(0.0)
+
+
+def msm_softmax_dim_0(scores, mask=None):
+    """Takes the softmax over dim=0, the batch."""
+    return torch.softmax(scores if mask is None else scores.masked_fill(~mask, float("-inf")), dim=0).nan_to_num(0.0)
+
+
+def msm_softmax_dim_1(scores, mask=None):
+    """Takes the softmax over dim=1, the heads of (B, H, T, T) scores."""
+    return torch.softmax(scores if mask is None else scores.masked_fill(~mask, float("-inf")), dim=1).nan_to_num(0.0)
+
+
 def msm_finite_fill(scores, mask=None):
     """Fills masked scores with -1e9: rows with no allowed key get uniform weights."""
     if mask is not None:
@@ -497,6 +532,12 @@ ROWS = [
     (check_combine_masks, None, None, "expected the function combine_masks, got None"),
     # ---- masked_softmax (stage 03)
     (check_masked_softmax, msm_finite_fill, "finite_fill", "may attend to no key got non-zero"),
+    (check_masked_softmax, msm_mask_added, "mask_added", "masked key got attention"),
+    (check_masked_softmax, msm_mask_ignored, "mask_ignored", "masked key got attention"),
+    (check_masked_softmax, msm_mask_multiplied, "mask_multiplied", "masked key got attention"),
+    (check_masked_softmax, msm_mask_transposed, "mask_transposed", "masked key got attention"),
+    (check_masked_softmax, msm_softmax_dim_0, "softmax_over_batch", "does not sum to 1"),
+    (check_masked_softmax, msm_softmax_dim_1, "softmax_over_heads", "does not sum to 1"),
     (check_masked_softmax, msm_finfo_min, "finite_fill", "may attend to no key got non-zero"),
     (check_masked_softmax, msm_fill_minus_1e4_rows_zeroed, "fill_too_weak", "when the scores are large"),
     (check_masked_softmax, msm_no_nan_to_num, "nan_fully_masked_row", "weights contain NaN"),

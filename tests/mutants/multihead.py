@@ -6,6 +6,9 @@ from torch import nn
 
 from tinylm_checks import check_split_heads, check_merge_heads, check_multi_head_attention
 
+from mutants import attention as at
+from mutants.attention import calling
+
 
 # --------------------------------------------------------------------------- split_heads
 
@@ -201,6 +204,41 @@ class MHASoftmaxOverHeads(_MHABase):
 
     def forward(self, x, mask=None):
         out, weights = _attend(*self.qkv(x), mask, softmax_dim=1)
+        return self.W_O(_merge(out)), weights
+
+
+class _MHACalling(_MHABase):
+    """Right, around an attention function ``sdpa`` (tests/mutants/attention.py's :func:`calling`)."""
+
+    def forward(self, x, mask=None):
+        out, weights = self.sdpa(*self.qkv(x), mask)
+        return self.W_O(_merge(out)), weights
+
+
+class MHAAlwaysCausal(_MHABase):
+    """Applies a causal mask even when mask is None."""
+
+    def forward(self, x, mask=None):
+        T = x.size(1)
+        out, weights = _attend(*self.qkv(x), torch.ones(T, T, dtype=torch.bool).tril() if mask is None else mask)
+        return self.W_O(_merge(out)), weights
+
+
+class MHAQKSwapped(_MHABase):
+    """Uses W_K(x) as the queries and W_Q(x) as the keys."""
+
+    def forward(self, x, mask=None):
+        q, k, v = self.qkv(x)
+        out, weights = _attend(k, q, v, mask)
+        return self.W_O(_merge(out)), weights
+
+
+class MHAValuesNotProjected(_MHABase):
+    """Uses x itself, split into heads, as the values: W_V is never applied."""
+
+    def forward(self, x, mask=None):
+        q, k, _ = self.qkv(x)
+        out, weights = _attend(q, k, _split(x, self.num_heads), mask)
         return self.W_O(_merge(out)), weights
 
 
@@ -530,6 +568,20 @@ ROWS = [
     (check_multi_head_attention, MHAScaleByDModelNotSqrt, "scale_by_d_model", "not equal to the reference"),
     (check_multi_head_attention, MHASplitDHeadFirst, "split_interleaved", "not equal to the reference"),
     (check_multi_head_attention, MHATriuDiagonal0, "causal_mask_hides_diagonal", "contain NaN"),
+    # ---- issue 41: every mistake this check can name has a mutant of this check; these are the module
+    # around the learner's own attention function with a slip (tests/mutants/attention.py's calling)
+    (check_multi_head_attention, calling(_MHACalling, at.sdpa_d_k_from_wrong_dim, "MHA"), "d_k_from_wrong_dim", "not equal to the reference"),
+    (check_multi_head_attention, calling(_MHACalling, at.sdpa_int_sqrt, "MHA"), "int_sqrt", "not equal to the reference"),
+    (check_multi_head_attention, calling(_MHACalling, at.sdpa_mask_added, "MHA"), "mask_added", "masked key got attention"),
+    (check_multi_head_attention, calling(_MHACalling, at.sdpa_mask_after_softmax, "MHA"), "mask_after_softmax", "does not sum to 1"),
+    (check_multi_head_attention, calling(_MHACalling, at.sdpa_mask_transposed, "MHA"), "mask_transposed", "masked key got attention"),
+    (check_multi_head_attention, calling(_MHACalling, at.sdpa_scale_multiplied, "MHA"), "scale_multiplied", "not equal to the reference"),
+    (check_multi_head_attention, calling(_MHACalling, at.sdpa_softmax_dim_0, "MHA"), "softmax_over_batch", "does not sum to 1"),
+    (check_multi_head_attention, calling(_MHACalling, at.sdpa_sqrt_precedence, "MHA"), "sqrt_precedence", "not equal to the reference"),
+    (check_multi_head_attention, calling(_MHACalling, at.sdpa_weights_are_scores, "MHA"), "weights_are_scores", "does not sum to 1"),
+    (check_multi_head_attention, MHAAlwaysCausal, "always_causal", "not equal to the reference"),
+    (check_multi_head_attention, MHAQKSwapped, "q_k_swapped", "not equal to the reference"),
+    (check_multi_head_attention, MHAValuesNotProjected, "values_not_projected", "not equal to the reference"),
 ]
 LATE_FAILURE = {check_split_heads: split_view_no_transpose, check_merge_heads: merge_without_transpose, check_multi_head_attention: MHADetached}  # fails late, after the check did most of its work
 STUB = {check_split_heads: split_stub, check_merge_heads: merge_stub, check_multi_head_attention: MHAStub}  # check -> the untouched learner stub
