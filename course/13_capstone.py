@@ -115,7 +115,9 @@ def run(*args):
 # W_O`, `norm2`, `ffn` with `linear1, linear2`, then `norm`, `lm_head` tied to `token_emb`): the check copies the
 # reference's weights into your TinyLM by those names. The check runs a script that imports your file and calls the
 # three names on inputs of its own (random q, k, v with a causal mask; ids with labels), then compares the mask, the
-# attention's output and weights, the logits and the loss with the reference's.
+# attention's output and weights, the logits and the loss with the reference's. Then it builds a fresh TinyLM and asks
+# that the head be tied (`lm_head.weight` *is* `token_emb.weight`, one parameter, not a copy) and that its matrices
+# start as GPT-2's init leaves them (a standard deviation near 0.02, as notebook 08's).
 #
 # **Difficulty:** ★★☆ · **Time:** about 30 min
 #
@@ -144,7 +146,7 @@ def run(*args):
 # - `scaled_dot_product_attention(q, k, v, mask=None) -> (out, weights)`，作用在最后两个维度上（笔记本 01）；
 # - `TinyLM(vocab_size, max_seq_len, d_model, num_heads, num_layers, d_ff)`，带有 `forward(input_ids, labels=None) -> (logits, loss)`（笔记本 08）：给了 labels 时，loss 就是预测下一个 token 的交叉熵损失（cross-entropy loss）。它由你自己写的这些部件搭成：02 的多头注意力（multi-head attention）、05 的前馈网络（FFN）、06 的层归一化（LayerNorm）或 `nn.LayerNorm`，以及 07 的前置层归一化（Pre-LN）块。
 #
-# 保留课程里的属性名：`token_emb`、`pos_emb`；`blocks` 里每一块有 `norm1`、带 `W_Q, W_K, W_V, W_O` 的 `attn`、`norm2`、带 `linear1, linear2` 的 `ffn`；然后是 `norm`，以及与 `token_emb` 权重共享（weight tying）的 `lm_head`。检查会按这些名字，把参考实现的权重复制进你的 TinyLM。检查会运行一个脚本：导入你的文件，用它自己的输入调用这三个名字（随机的 q, k, v 加一个因果掩码；带 labels 的 ids），然后把掩码、注意力的输出和权重、logits 以及 loss 都和参考实现对比。
+# 保留课程里的属性名：`token_emb`、`pos_emb`；`blocks` 里每一块有 `norm1`、带 `W_Q, W_K, W_V, W_O` 的 `attn`、`norm2`、带 `linear1, linear2` 的 `ffn`；然后是 `norm`，以及与 `token_emb` 权重共享（weight tying）的 `lm_head`。检查会按这些名字，把参考实现的权重复制进你的 TinyLM。检查会运行一个脚本：导入你的文件，用它自己的输入调用这三个名字（随机的 q, k, v 加一个因果掩码；带 labels 的 ids），然后把掩码、注意力的输出和权重、logits 以及 loss 都和参考实现对比。之后它再新建一个 TinyLM，要求输出层真的共享了权重（`lm_head.weight` *就是* `token_emb.weight`，同一个参数，而不是一份拷贝），并且各个矩阵的初始值符合 GPT-2 的初始化（initialization）（标准差在 0.02 附近，和笔记本 08 一样）。
 #
 # **难度：** ★★☆ · **用时：** 约 30 分钟
 #
@@ -582,9 +584,11 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_mask_tests(rep
 # The strongest test of notebook 09, as a test: a small TinyLM trained on one fixed batch must bring its loss near
 # 0. The check's broken models: one whose loss carries no gradient to the weights (nothing learns), one whose mask
 # also hides each position itself (`tril(diagonal=-1)`: the first position attends to nothing and the loss is NaN),
-# and one whose blocks get no gradient (only the embedding and the head learn: in the reference's test its loss falls
-# from 2.5 to 1.7-1.9, never near 0). Assert how low the loss ends, not only that it fell: a model that learns too
-# little also "falls". Keep it small: the check runs it five times, one thread each (a few seconds each on a laptop).
+# one whose logits are the same at every position of a sequence (its loss falls a little, to the characters'
+# frequencies, and no lower), and one whose blocks get no gradient (only the embedding and the head learn: in the
+# reference's test its loss falls from 2.5 to 1.7-1.9, never near 0). Assert how low the loss ends, not only that it
+# fell: a model that learns too little also "falls". Keep it small: the check runs it six times, one thread each (a
+# few seconds each on a laptop).
 #
 # **Difficulty:** ★☆☆ · **Time:** about 10 min
 #
@@ -604,7 +608,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_mask_tests(rep
 # %% [markdown] lang="zh"
 # ### 练习 4：`tests/test_overfit_batch.py`
 #
-# 把笔记本 09 里最有力的那项检验写成测试：一个小 TinyLM 在一个固定的批次（batch）上训练，必须把损失降到接近 0。检查准备的坏模型：一个模型的损失不会把梯度（gradient）传到权重上（什么都学不到）；一个模型的掩码把每个位置自己也遮住了（`tril(diagonal=-1)`：第一个位置什么都关注不到，损失是 NaN）；还有一个模型的各个块（block）拿不到梯度（只有嵌入和输出层在学：在参考实现的测试里，它的损失从 2.5 降到 1.7-1.9，怎么也到不了 0 附近）。要断言损失最后降到多低，而不只是断言它降了：学得太少的模型，损失也会“降”。测试要小：检查会把它跑五遍，每遍一个线程（在笔记本电脑上每遍几秒钟）。
+# 把笔记本 09 里最有力的那项检验写成测试：一个小 TinyLM 在一个固定的批次（batch）上训练，必须把损失降到接近 0。检查准备的坏模型：一个模型的损失不会把梯度（gradient）传到权重上（什么都学不到）；一个模型的掩码把每个位置自己也遮住了（`tril(diagonal=-1)`：第一个位置什么都关注不到，损失是 NaN）；一个模型在一条序列的每个位置都输出同样的 logits（损失只降一点，降到各字符的频率，再也降不下去）；还有一个模型的各个块（block）拿不到梯度（只有嵌入和输出层在学：在参考实现的测试里，它的损失从 2.5 降到 1.7-1.9，怎么也到不了 0 附近）。要断言损失最后降到多低，而不只是断言它降了：学得太少的模型，损失也会“降”。测试要小：检查会把它跑六遍，每遍一个线程（在笔记本电脑上每遍几秒钟）。
 #
 # **难度：** ★☆☆ · **用时：** 约 10 分钟
 #
@@ -940,7 +944,9 @@ _ = run("train.py", "--config", "configs/tiny.yaml", "--steps", str(TRAIN_STEPS)
 #
 # The check saves a checkpoint of its own (a small model with sharp predictions), runs your script greedily
 # (`--top-k 1`) for more new characters than `max_seq_len` allows, and compares the text with the reference's; then
-# it samples twice with the same `--seed` and expects the same text, the prompt and exactly the new characters.
+# it samples twice with the same `--seed` and expects the same text, the prompt and exactly the new characters; at a
+# temperature near 0 (on a model with flat predictions) it expects the greedy text, and with `--top-k 3` each new
+# character among the model's 3 most likely.
 #
 # **Difficulty:** ★★☆ · **Time:** about 15 min
 #
@@ -962,7 +968,7 @@ _ = run("train.py", "--config", "configs/tiny.yaml", "--steps", str(TRAIN_STEPS)
 #
 # `python generate.py --checkpoint checkpoint.pt --prompt "def " [--max-new-tokens 200] [--temperature 1.0] [--top-k K] [--seed 0]`：用 `torch.load(path, weights_only=True)` 加载检查点（checkpoint），用其中的配置和权重重建模型，用其中的词表（vocabulary）给提示词编码，再用笔记本 10 的 `generate` 续写（把上下文截到 `max_seq_len`，最后一个位置的 logits 除以温度（temperature），做 top-k 采样（top-k sampling），用以 `--seed` 为种子的 `torch.Generator` 抽样），最后打印提示词和它的续写（续写里可能有换行）。
 #
-# 检查会存一个它自己的检查点（一个预测很“尖锐”的小模型），用贪心解码（greedy decoding）的方式（`--top-k 1`）运行你的脚本，要生成的新字符比 `max_seq_len` 允许的还多，再把文本和参考实现的输出对比；然后用同一个 `--seed` 采样两次，要求两次的文本相同，而且正好是提示词加上指定数量的新字符。
+# 检查会存一个它自己的检查点（一个预测很“尖锐”的小模型），用贪心解码（greedy decoding）的方式（`--top-k 1`）运行你的脚本，要生成的新字符比 `max_seq_len` 允许的还多，再把文本和参考实现的输出对比；然后用同一个 `--seed` 采样两次，要求两次的文本相同，而且正好是提示词加上指定数量的新字符；温度（temperature）接近 0 时（在一个预测很“平”的模型上），要求得到贪心解码的文本；用 `--top-k 3` 时，要求每个新字符都在模型最可能的 3 个之内。
 #
 # **难度：** ★★☆ · **用时：** 约 15 分钟
 #
@@ -1099,8 +1105,9 @@ _ = run("generate.py", "--checkpoint", "checkpoint.pt", "--prompt", "def ", "--m
 # The lesson's report answers five questions, from your own runs (notebooks 09, 11 and 12 hold the numbers;
 # notebook 12 wrote a longer report you can draw on). Keep the five headings and write at least 15 words under
 # each, with numbers. Your instructor grades the report by hand (its 1 point): does each answer say what your runs
-# measured and what that shows? The check under it only reads the file, each heading there and each answer long
-# enough, and gives no points.
+# measured and what that shows? The check under it only reads the file, each heading there, each answer long
+# enough and a number (in digits) in the answers to the three questions that ask for a measured quantity (the
+# parameters, the overfit, tokens/s), and gives no points.
 #
 # **Difficulty:** ★☆☆ · **Time:** about 20 min
 #
@@ -1122,7 +1129,7 @@ _ = run("generate.py", "--checkpoint", "checkpoint.pt", "--prompt", "def ", "--m
 #
 # ### 练习 7：报告
 #
-# 原讲义要求的报告回答五个问题，答案都要来自你自己跑的实验（数字在笔记本 09、11 和 12 里；笔记本 12 还写过一份更长的报告，可以从中取材）。五个标题保持不变，每个标题下至少写 15 个字，并且要有数字（检查是这样计数的：一个汉字算一个字，一个英文单词或一串连着写的数字也算一个，标点不算）。报告的 1 分由老师亲自批改，看的是：每个回答有没有说清楚你的实验测到了什么、又说明了什么。下面的检查只读这个文件，看每个标题在不在、每个回答够不够长，不给分。
+# 原讲义要求的报告回答五个问题，答案都要来自你自己跑的实验（数字在笔记本 09、11 和 12 里；笔记本 12 还写过一份更长的报告，可以从中取材）。五个标题保持不变，每个标题下至少写 15 个字，并且要有数字（检查是这样计数的：一个汉字算一个字，一个英文单词或一串连着写的数字也算一个，标点不算）。报告的 1 分由老师亲自批改，看的是：每个回答有没有说清楚你的实验测到了什么、又说明了什么。下面的检查只读这个文件，看每个标题在不在、每个回答够不够长，以及问到测量值的三个问题（参数、过拟合、tokens/s）的回答里有没有（用阿拉伯数字写的）数字，不给分。
 #
 # **难度：** ★☆☆ · **用时：** 约 20 分钟
 #
