@@ -95,3 +95,25 @@ def test_a_proper_overfit_test_on_one_short_sequence_passes():
     files = repo()
     files["tests/test_overfit_batch.py"] = files["tests/test_overfit_batch.py"].replace("(4, 8)", "(1, 8)")
     capstone.check_overfit_tests(lambda: files, quiet=True)
+
+
+def _report(numbers: str) -> dict[str, str]:
+    """The reference repository whose report answers every question in words, with ``numbers`` in each answer."""
+    from tinylm_checks._text import TEXT
+    files = repo()
+    answer = f"My runs measured {numbers} here, which shows what the lesson said it would show on this small model."
+    files["report.md"] = "# Report\n" + "".join(f"\n## {TEXT[f'capstone.question.{n}']}\n\n{answer}\n"
+                                                 for n in range(1, 6))
+    return files
+
+
+@pytest.mark.parametrize("numbers", ["3.21", "3,21e0", "49k parameters", "１２０ tokens/s", "1e-3"])
+def test_a_report_with_numbers_written_in_other_ways_passes(numbers):
+    capstone.check_capstone_report(lambda: _report(numbers), quiet=True)
+
+
+def test_the_ablations_and_the_first_error_may_be_told_in_words():
+    files = repo()
+    assert not any(ch.isdigit() for ch in files["report.md"].split("## What happened in the ablations?")[1]
+                   .split("## Does the theoretical")[0])  # the reference's answer has none
+    capstone.check_capstone_report(lambda: files, quiet=True)
