@@ -237,7 +237,10 @@ class Ctx:
         cls = type(module).__name__
         if not isinstance(layer, nn.Linear):
             self.fail("core.not_linear", cls=cls, attr=attr, kind=type(layer).__name__, d_in=d_in, d_out=d_out,
-                      expected=f"nn.Linear({d_in}, {d_out})")
+                      no_bias="" if bias else say("core.no_bias"), expected=f"nn.Linear({d_in}, {d_out}, bias={bias})")
+        if isinstance(layer, nn.modules.lazy.LazyModuleMixin):  # nn.LazyLinear: in_features 0 until its first call
+            self.fail("core.linear_lazy", cls=cls, attr=attr, kind=type(layer).__name__, d_out_got=layer.out_features,
+                      expected=f"nn.Linear({d_in}, {d_out}, bias={bias})")
         sizes = f"nn.Linear({layer.in_features}, {layer.out_features}, bias={layer.bias is not None})"
         if (layer.bias is not None) != bias and (layer.in_features, layer.out_features) == (d_in, d_out):
             self.fail("core.linear_without_bias" if bias else "core.linear_with_bias", cls=cls, attr=attr,

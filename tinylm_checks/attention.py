@@ -360,7 +360,7 @@ def check_self_attention(ctx: Ctx, SelfAttention) -> str:
 
     x = ctx.randn(B, T, D)
     lengths = torch.tensor([T, T - 2, 1] * B)[:B]
-    for mask, label in ((None, ""), (ref.causal_mask(T), say("self_attention.causal")),
+    for mask, label in ((None, say("self_attention.no_mask")), (ref.causal_mask(T), say("self_attention.causal")),
                         (padding_mask(lengths, T, heads=False), say("self_attention.padding"))):
         tried = say("self_attention.tried", shape=fmt_shape(x.shape), seed=ctx.seed, label=label)
         res = ctx.call(learner, x, mask, what=say("core.forward_called", tried=tried), names=("x", "mask"),

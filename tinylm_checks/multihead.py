@@ -197,7 +197,8 @@ def check_multi_head_attention(ctx: Ctx, MultiHeadSelfAttention) -> str:
                            mistakes=lambda n: MISTAKE.shared_projection if n < full and n % (D * D + D) == 0 else None)
 
     x = ctx.randn(B, T, D)
-    for mask, label in ((None, ""), (ref_attention.causal_mask(T), say("multi_head_attention.causal")),
+    for mask, label in ((None, say("multi_head_attention.no_mask")),
+                        (ref_attention.causal_mask(T), say("multi_head_attention.causal")),
                         (padding_mask(torch.tensor([T, T - 2, 1] * B)[:B], T, heads=True),
                          say("multi_head_attention.padding"))):
         tried = say("multi_head_attention.tried", D=D, H=H, shape=fmt_shape(x.shape), seed=ctx.seed, label=label)

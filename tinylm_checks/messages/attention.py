@@ -217,6 +217,7 @@ MESSAGES = {
         "hint": "SelfAttention holds exactly W_Q, W_K, W_V = nn.Linear(d_model, d_model); no other parameters",
     },
     "self_attention.tried": "x {shape}, float64, seed {seed}{label}",
+    "self_attention.no_mask": ", mask=None",
     "self_attention.causal": ", causal mask (T, T)",
     "self_attention.padding": ", key-padding mask (B, 1, T)",
     "self_attention.after_weights": "out = weights @ v, with v = self.W_V(x)",

@@ -147,7 +147,16 @@ MESSAGES = {
     # ---- layers and attributes
     "core.not_linear": {
         "problem": "{cls}.{attr} is a {kind}, not an nn.Linear",
-        "hint": "self.{attr} = nn.Linear({d_in}, {d_out})",
+        "hint": "the check copies weights into {attr} as into an nn.Linear, {d_in} features in and {d_out} out{no_bias}: "
+                "look at how __init__ builds it",
+    },
+    "core.no_bias": ", without a bias",
+    "core.linear_lazy": {
+        "problem": "{cls}.{attr} is a lazy layer ({kind}): it has no weight until its first call, so its input size "
+                   "is not known yet",
+        "got": "{kind}(out_features={d_out_got}), in_features not known before the first call",
+        "hint": "the check sets each layer's weight before it runs forward, so a layer needs its input size when the "
+                "module is created: in __init__, the width of what {attr} receives is already known",
     },
     "core.linear_without_bias": {
         "problem": "{cls}.{attr} has no bias",

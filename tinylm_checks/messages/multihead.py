@@ -88,6 +88,7 @@ MESSAGES = {
         "hint": "the module holds exactly W_Q, W_K, W_V, W_O = nn.Linear(d_model, d_model); heads share these layers "
                 "and split their outputs",
     },
+    "multi_head_attention.no_mask": ", mask=None",
     "multi_head_attention.causal": ", causal mask (T, T)",
     "multi_head_attention.padding": ", key-padding mask (B, 1, 1, T)",
     "multi_head_attention.tried": "d_model={D}, num_heads={H}, x {shape}, float64, seed {seed}{label}",
