@@ -36,8 +36,10 @@ def _softmax(scores, mask, mode="fill", dim=-1):
         return torch.softmax(scores, dim=dim)
     if mode == "after":
         return torch.softmax(scores, dim=dim).masked_fill(~mask, 0.0)
-    if mode == "renormalised":  # zero the masked weights after the softmax, then divide by the new sum
+    if mode in ("renormalised", "renormalised_eps"):  # zero the masked weights after the softmax, divide by the new sum
         w = torch.softmax(scores, dim=dim).masked_fill(~mask, 0.0)
+        if mode == "renormalised_eps":  # ... kept from 0 / 0 by a small floor: a sum that underflowed stays about 0
+            return w / w.sum(dim=-1, keepdim=True).clamp_min(1e-12)
         return (w / w.sum(dim=-1, keepdim=True)).nan_to_num(0.0)
     filled = {"fill": lambda: scores.masked_fill(~mask, float("-inf")),
               "inverted": lambda: scores.masked_fill(mask, float("-inf")),
@@ -65,6 +67,8 @@ def weight_variants(scores, mask):
         cands.append((MISTAKE.weights_are_scores, scores))
     if mask is not None:
         cands += [(MISTAKE.mask_renormalised_after_softmax, _softmax(scores, mask, "renormalised")),
+                  # before mask_after_softmax, which gives the same weights once every allowed weight underflowed
+                  (MISTAKE.mask_renormalised_after_softmax, _softmax(scores, mask, "renormalised_eps")),
                   (MISTAKE.mask_after_softmax, _softmax(scores, mask, "after")), (MISTAKE.mask_multiplied, _softmax(scores, mask, "multiplied")),
                   (MISTAKE.mask_ignored, _softmax(scores, mask, "ignored")), (MISTAKE.mask_inverted, _softmax(scores, mask, "inverted")),
                   (MISTAKE.mask_added, _softmax(scores, mask, "added")), (MISTAKE.finite_fill, _softmax(scores, mask, "finite")),

@@ -588,6 +588,17 @@ def sdpa_mask_renormalised(q, k, v, mask=None):
     return weights @ v, weights
 
 
+def sdpa_mask_multiplied_renormalised_eps(q, k, v, mask=None):
+    """Masks by multiplying the exponentials by the mask and renormalising, with a small floor against 0 / 0 (a
+    common third-party form): a row whose masked key has the largest score by far underflows to about 0."""
+    scores = q @ k.transpose(-2, -1) / math.sqrt(q.size(-1))
+    e = (scores - scores.max(dim=-1, keepdim=True).values).exp()
+    if mask is not None:
+        e = e * mask
+    weights = e / (e.sum(dim=-1, keepdim=True) + 1e-9)
+    return weights @ v, weights
+
+
 def sdpa_transpose_1_2(q, k, v, mask=None):
     """Transposes the keys with k.transpose(1, 2): right for 3-D keys, the wrong axes for 4-D (B, H, T_k, d_k)."""
     weights = torch.softmax(_masked(q @ k.transpose(1, 2) / math.sqrt(q.size(-1)), mask), dim=-1).nan_to_num(0.0)
@@ -757,6 +768,8 @@ ROWS = [
     (check_scaled_dot_product_attention, sdpa_int_sqrt, "int_sqrt", "not equal to the reference"),
     (check_scaled_dot_product_attention, sdpa_mask_renormalised, "mask_renormalised_after_softmax", "does not sum to 1"),
     (check_scaled_dot_product_attention, sdpa_transpose_1_2, "hard_coded_axes", "raised RuntimeError"),
+    (check_scaled_dot_product_attention, sdpa_mask_multiplied_renormalised_eps, "mask_renormalised_after_softmax",
+     "does not sum to 1"),  # was named mask_after_softmax
     # ---- issue 41: every mistake this check can name has a mutant of this check; these are the module
     # around the learner's own attention function with a slip (tests/mutants/attention.py's calling)
     (check_self_attention, calling(_SelfAttentionCalling, sdpa_d_k_from_wrong_dim, "SelfAttention"), "d_k_from_wrong_dim", "not equal to the reference"),
