@@ -122,16 +122,18 @@ def head_variants(q, k, v, H: int, mask=None) -> list:
     merges = (lambda y: y.transpose(1, 2).reshape(B, T, D), lambda y: y.reshape(B, T, D),
               lambda y: y.permute(0, 2, 3, 1).reshape(B, T, D))  # right, no transpose, interleaved
 
-    def attend(split=right, scale=d ** -0.5, dim=-1, m=mask, merge=merges[0]):
+    def attend(split=right, scale=d ** -0.5, dim=-1, m=mask, merge=merges[0], clean=False):
         qh, kh, vh = split(q), split(k), split(v)
         scores = qh @ kh.transpose(-2, -1) * scale
         weights = torch.softmax(scores if m is None else scores.masked_fill(~m, float("-inf")), dim=dim)
+        weights = weights.nan_to_num(0.0) if clean else weights  # a softmax over -inf only, guarded
         return merge(weights @ vh), weights
 
     below = torch.ones(T, T, dtype=torch.bool).tril(-1)  # triu(diagonal=0) masked: the diagonal hidden too
     return [(MISTAKE.scale_by_sqrt_d_model, attend(scale=D ** -0.5)), (MISTAKE.scale_by_d_model, attend(scale=1 / D)),
             (MISTAKE.softmax_over_heads, attend(dim=1)),
-            (MISTAKE.causal_mask_hides_diagonal, attend(m=below if mask is None else below & mask))] + [
+            (MISTAKE.causal_mask_hides_diagonal, attend(m=below if mask is None else below & mask)),
+            (MISTAKE.causal_mask_hides_diagonal, attend(m=below if mask is None else below & mask, clean=True))] + [
         (name, attend(split=split, merge=merge)) for name, split in splits.items() for merge in merges]
 
 

@@ -925,6 +925,17 @@ class CSATriuDiagonal0(_CSA):
         return F.dropout(scores.softmax(-1), self.dropout, self.training) @ v
 
 
+class CSATriuDiagonal0Guarded(_CSA):
+    """Masks with triu(diagonal=0) and guards the softmax with nan_to_num: no NaN, the first position attends to
+    nothing and every other one not to itself."""
+
+    def attend(self, q, k, v):
+        T = q.size(-2)
+        scores = (q @ k.transpose(-2, -1) / self.d_head ** 0.5).masked_fill(
+            torch.ones(T, T, dtype=torch.bool).triu(diagonal=0), float("-inf"))
+        return F.dropout(scores.softmax(-1).nan_to_num(0.0), self.dropout, self.training) @ v
+
+
 class CSAStub(CausalSelfAttention):
     """The untouched stub."""
 
@@ -1069,6 +1080,7 @@ ROWS = [
     (check_causal_self_attention, CSASplitDHeadFirst, "split_interleaved", "not equal to the reference"),
     (check_causal_self_attention, CSASoftmaxOverHeads, "softmax_over_heads", "contains NaN"),
     (check_causal_self_attention, CSATriuDiagonal0, "causal_mask_hides_diagonal", "contains NaN"),
+    (check_causal_self_attention, CSATriuDiagonal0Guarded, "causal_mask_hides_diagonal", "not equal to the reference"),
     # ---- issue 41: every mistake this check can name has a mutant of this check; these are the module
     # around the learner's own attention function with a slip (tests/mutants/attention.py's calling)
     (check_causal_self_attention, calling(_CSACalling, at.sdpa_d_k_from_wrong_dim, "CSA"), "d_k_from_wrong_dim", "not equal to the reference"),
