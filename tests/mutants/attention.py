@@ -599,6 +599,13 @@ def sdpa_mask_multiplied_renormalised_eps(q, k, v, mask=None):
     return weights @ v, weights
 
 
+def sdpa_dropout_on_weights(q, k, v, mask=None):
+    """Drops attention weights with F.dropout(weights, 0.1), whose training argument is True by default."""
+    weights = torch.softmax(_masked(q @ k.transpose(-2, -1) / math.sqrt(q.size(-1)), mask), dim=-1).nan_to_num(0.0)
+    weights = torch.nn.functional.dropout(weights, 0.1)
+    return weights @ v, weights
+
+
 def sdpa_transpose_1_2(q, k, v, mask=None):
     """Transposes the keys with k.transpose(1, 2): right for 3-D keys, the wrong axes for 4-D (B, H, T_k, d_k)."""
     weights = torch.softmax(_masked(q @ k.transpose(1, 2) / math.sqrt(q.size(-1)), mask), dim=-1).nan_to_num(0.0)
@@ -768,6 +775,7 @@ ROWS = [
     (check_scaled_dot_product_attention, sdpa_int_sqrt, "int_sqrt", "not equal to the reference"),
     (check_scaled_dot_product_attention, sdpa_mask_renormalised, "mask_renormalised_after_softmax", "does not sum to 1"),
     (check_scaled_dot_product_attention, sdpa_transpose_1_2, "hard_coded_axes", "raised RuntimeError"),
+    (check_scaled_dot_product_attention, sdpa_dropout_on_weights, "dropout_on_weights", "scaled up"),
     (check_scaled_dot_product_attention, sdpa_mask_multiplied_renormalised_eps, "mask_renormalised_after_softmax",
      "does not sum to 1"),  # was named mask_after_softmax
     # ---- issue 41: every mistake this check can name has a mutant of this check; these are the module
@@ -784,6 +792,9 @@ ROWS = [
     (check_self_attention, calling(_SelfAttentionCalling, sdpa_softmax_over_queries, "SelfAttention"), "softmax_over_queries", "does not sum to 1"),
     (check_self_attention, calling(_SelfAttentionCalling, sdpa_sqrt_precedence, "SelfAttention"), "sqrt_precedence", "not equal to the reference"),
     (check_self_attention, calling(_SelfAttentionCalling, sdpa_weights_are_scores, "SelfAttention"), "weights_are_scores", "does not sum to 1"),
+    (check_self_attention, calling(_SelfAttentionCalling, sdpa_only_out, "SelfAttention"), "weights_not_returned", "returned one tensor"),
+    (check_self_attention, calling(_SelfAttentionCalling, sdpa_no_return, "SelfAttention"), "missing_return", "returned None"),
+    (check_self_attention, calling(_SelfAttentionCalling, sdpa_swapped_outputs, "SelfAttention"), "swapped_outputs", "in the wrong order"),
 ]
 LATE_FAILURE = {check_attention_scores: scores_no_scaling, check_scaled_dot_product_attention: sdpa_mask_ignored, check_self_attention: SelfAttentionDetached}  # fails late, after the check did most of its work
 STUB = {check_attention_scores: scores_stub, check_scaled_dot_product_attention: sdpa_stub, check_self_attention: SelfAttentionStub}  # check -> the untouched learner stub

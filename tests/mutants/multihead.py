@@ -242,6 +242,30 @@ class MHAValuesNotProjected(_MHABase):
         return self.W_O(_merge(out)), weights
 
 
+class MHAOnlyOut(_MHABase):
+    """Returns only the output, not the pair (out, weights)."""
+
+    def forward(self, x, mask=None):
+        out, _ = _attend(*self.qkv(x), mask)
+        return self.W_O(_merge(out))
+
+
+class MHANoReturn(_MHABase):
+    """Computes everything and forgets `return`."""
+
+    def forward(self, x, mask=None):
+        out, weights = _attend(*self.qkv(x), mask)
+        out = self.W_O(_merge(out))  # noqa: F841
+
+
+class MHASwappedOutputs(_MHABase):
+    """Returns (weights, out) instead of (out, weights)."""
+
+    def forward(self, x, mask=None):
+        out, weights = _attend(*self.qkv(x), mask)
+        return weights, self.W_O(_merge(out))
+
+
 # issue 41's head and scale families, as in the fused CausalSelfAttention's check (tests/mutants/block.py)
 class MHAScaleByDModelNotSqrt(_MHABase):
     """Divides the scores by d_model: neither the square root nor the head's width."""
@@ -582,6 +606,10 @@ ROWS = [
     (check_multi_head_attention, MHAAlwaysCausal, "always_causal", "not equal to the reference"),
     (check_multi_head_attention, MHAQKSwapped, "q_k_swapped", "not equal to the reference"),
     (check_multi_head_attention, MHAValuesNotProjected, "values_not_projected", "not equal to the reference"),
+    (check_multi_head_attention, MHAOnlyOut, "weights_not_returned", "returned one tensor"),
+    (check_multi_head_attention, MHANoReturn, "missing_return", "returned None"),
+    (check_multi_head_attention, MHASwappedOutputs, "swapped_outputs", "in the wrong order"),
+    (check_multi_head_attention, calling(_MHACalling, at.sdpa_dropout_on_weights, "MHA"), "dropout_on_weights", "scaled up"),
 ]
 LATE_FAILURE = {check_split_heads: split_view_no_transpose, check_merge_heads: merge_without_transpose, check_multi_head_attention: MHADetached}  # fails late, after the check did most of its work
 STUB = {check_split_heads: split_stub, check_merge_heads: merge_stub, check_multi_head_attention: MHAStub}  # check -> the untouched learner stub
