@@ -584,7 +584,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_mask_tests(rep
 # The strongest test of notebook 09, as a test: a small TinyLM trained on one fixed batch must bring its loss near
 # 0. The check's broken models: one whose loss carries no gradient to the weights (nothing learns), one whose mask
 # also hides each position itself (`tril(diagonal=-1)`: the first position attends to nothing and the loss is NaN),
-# one whose logits are the same at every position of a sequence (its loss falls a little, to the characters'
+# one whose logits are the same at every position of every sequence (its loss falls a little, to the characters'
 # frequencies, and no lower), and one whose blocks get no gradient (only the embedding and the head learn: in the
 # reference's test its loss falls from 2.5 to 1.7-1.9, never near 0). Assert how low the loss ends, not only that it
 # fell: a model that learns too little also "falls". Keep it small: the check runs it six times, one thread each (a
@@ -608,7 +608,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_causal_mask_tests(rep
 # %% [markdown] lang="zh"
 # ### 练习 4：`tests/test_overfit_batch.py`
 #
-# 把笔记本 09 里最有力的那项检验写成测试：一个小 TinyLM 在一个固定的批次（batch）上训练，必须把损失降到接近 0。检查准备的坏模型：一个模型的损失不会把梯度（gradient）传到权重上（什么都学不到）；一个模型的掩码把每个位置自己也遮住了（`tril(diagonal=-1)`：第一个位置什么都关注不到，损失是 NaN）；一个模型在一条序列的每个位置都输出同样的 logits（损失只降一点，降到各字符的频率，再也降不下去）；还有一个模型的各个块（block）拿不到梯度（只有嵌入和输出层在学：在参考实现的测试里，它的损失从 2.5 降到 1.7-1.9，怎么也到不了 0 附近）。要断言损失最后降到多低，而不只是断言它降了：学得太少的模型，损失也会“降”。测试要小：检查会把它跑六遍，每遍一个线程（在笔记本电脑上每遍几秒钟）。
+# 把笔记本 09 里最有力的那项检验写成测试：一个小 TinyLM 在一个固定的批次（batch）上训练，必须把损失降到接近 0。检查准备的坏模型：一个模型的损失不会把梯度（gradient）传到权重上（什么都学不到）；一个模型的掩码把每个位置自己也遮住了（`tril(diagonal=-1)`：第一个位置什么都关注不到，损失是 NaN）；一个模型在每条序列的每个位置都输出同样的 logits（损失只降一点，降到各字符的频率，再也降不下去）；还有一个模型的各个块（block）拿不到梯度（只有嵌入和输出层在学：在参考实现的测试里，它的损失从 2.5 降到 1.7-1.9，怎么也到不了 0 附近）。要断言损失最后降到多低，而不只是断言它降了：学得太少的模型，损失也会“降”。测试要小：检查会把它跑六遍，每遍一个线程（在笔记本电脑上每遍几秒钟）。
 #
 # **难度：** ★☆☆ · **用时：** 约 10 分钟
 #

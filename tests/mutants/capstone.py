@@ -164,6 +164,16 @@ def overfit_tests_loss_fell():
     return files
 
 
+def overfit_tests_loss_fell_a_fifth():
+    """Asserts that the loss fell by a fifth: more than a model with the same logits everywhere manages (it ends near
+    0.9 of its first loss), less than one whose blocks get no gradient (0.7)."""
+    files = overfit_tests_loss_fell()
+    text = files["tests/test_overfit_batch.py"]
+    files["tests/test_overfit_batch.py"] = text.replace("assert loss.item() < first", "assert loss.item() < 0.8 * first")
+    assert files["tests/test_overfit_batch.py"] != text
+    return files
+
+
 REPORT_HEADINGS = [TEXT[f"capstone.question.{n}"] for n in range(1, 6)]
 
 
@@ -239,6 +249,8 @@ ROWS = [
     (check_overfit_tests, overfit_tests_wrong, None, "fails on a correct model.py"),
     (check_overfit_tests, overfit_tests_loss_fell, "tests_miss_ignores_input",
      "passes on a model.py whose logits are the same at every position"),
+    (check_overfit_tests, overfit_tests_loss_fell_a_fifth, "tests_miss_blocks_no_gradient",
+     "passes on a model.py whose blocks get no gradient"),
     (check_attention_tests, theatre, None, "tests/test_attention.py fails on a correct model.py: a test failed"),
     (check_causal_mask_tests, theatre, None, "tests/test_causal_mask.py fails on a correct model.py: a test failed"),
     (check_overfit_tests, theatre, None, "tests/test_overfit_batch.py fails on a correct model.py: a test failed"),

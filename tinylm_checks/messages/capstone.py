@@ -197,8 +197,8 @@ MESSAGES = {
     "capstone.broken.mask_not_passed": "TinyLM does not pass the mask to its blocks",
     "capstone.broken.no_gradient": "loss carries no gradient to the weights",
     "capstone.broken.mask_hides_self": "causal mask also hides each position itself (tril(diagonal=-1))",
-    "capstone.broken.ignores_input": "logits are the same at every position of a sequence (the loss falls a little, "
-                                     "to the characters' frequencies, and no lower)",
+    "capstone.broken.ignores_input": "logits are the same at every position of every sequence (the loss falls a "
+                                     "little, to the characters' frequencies, and no lower)",
     "capstone.broken.blocks_no_gradient": "blocks get no gradient (only the embedding and the head learn: the loss "
                                           "falls a little)",
     "capstone.tests_passed": "{test} passes on {n_correct} correct model.py files, each written differently from "

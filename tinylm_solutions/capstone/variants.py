@@ -27,8 +27,8 @@ BROKEN = {
     "mask_not_passed": "TinyLM's blocks called without the mask",
     "no_gradient": "a loss that carries no gradient",
     "mask_hides_self": "the causal mask's tril(diagonal=-1)",
-    "ignores_input": "TinyLM's logits the same at every position of a sequence (the head reads one position, or "
-                     "their mean): the loss falls a little, to the characters' frequencies, and no lower",
+    "ignores_input": "TinyLM's logits the same at every position of every sequence (the head reads a mean over the "
+                     "batch, or zeros): the loss falls a little, to the characters' frequencies, and no lower",
     "blocks_no_gradient": "TinyLM's blocks outside the gradient: only the embedding and the head learn",
 }
 """The ways a broken file can be broken: name -> what is wrong (for the checks' own tests and messages)."""
@@ -415,13 +415,15 @@ class _Writer:
                 loop.append("        x = x.detach()")
             else:
                 head = "self.lm_head(self.norm(x.detach()))"
-        if self.broken == "ignores_input":  # one distribution per sequence: the batch cannot be memorised
-            style = self.pick(["first", "last", "mean"])
-            if style == "mean":
-                loop.append(self.pick(["        x = x.mean(dim=1, keepdim=True).expand_as(x)",
-                                       "        x = x.mean(1, keepdim=True).expand(-1, T, -1)"]))
+        if self.broken == "ignores_input":  # one distribution for the whole batch: it cannot be memorised
+            style = self.pick(["mean of x", "mean of logits", "zeros"])
+            if style == "mean of x":
+                loop.append(self.pick(["        x = x.mean(dim=(0, 1), keepdim=True).expand_as(x)",
+                                       "        x = x.mean((0, 1), keepdim=True).expand(input_ids.size(0), T, -1)"]))
+            elif style == "mean of logits":
+                head = f"{head}.mean(dim=(0, 1), keepdim=True).expand(input_ids.size(0), T, -1)"
             else:
-                head = f"self.lm_head(self.norm(x[:, {':1' if style == 'first' else '-1:'}])).expand(-1, T, -1)"
+                loop.append(self.pick(["        x = torch.zeros_like(x)", "        x = x * 0"]))
         forward += loop
         forward.append(f"        logits = {head}" + self.comment("(B, T, V)"))
         forward += self.pick([
