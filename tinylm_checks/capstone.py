@@ -829,4 +829,4 @@ def check_capstone_report(ctx: Ctx, repo) -> str:
         if n in NUMBERED and not re.search(r"\d", answers[heading]):
             ctx.fail("capstone.report_no_number", question=question, mistake=MISTAKE.report_no_numbers)
     return say("capstone.report_passed", n=REPORT_QUESTIONS, least=MIN_WORDS,
-               numbered=", ".join(str(n) for n in NUMBERED))
+               numbered=say("capstone.list_separator").join(str(n) for n in NUMBERED))

@@ -43,9 +43,9 @@ MISTAKES = {
         "weight tying makes both modules hold the very same nn.Parameter object; see how notebook 08's TinyLM.__init__ "
         "ties its head, and compare model.lm_head.weight is model.token_emb.weight"),
     "model_no_gpt2_init": (
-        "TinyLM starts from PyTorch's default initialisation, not GPT-2's: nn.Embedding draws N(0, 1) and nn.Linear a "
-        "uniform scaled by its input size, far larger than the 0.02 the course's training settings (its learning "
-        "rates, its loss curves) assume",
+        "TinyLM starts from PyTorch's default initialisation, not GPT-2's: nn.Embedding draws N(0, 1), fifty times "
+        "the 0.02 the course's training settings (its learning rates, its loss curves) assume, and nn.Linear a uniform "
+        "of standard deviation 1/sqrt(3 * in_features), about 0.07 for 64 inputs",
         "notebook 08's TinyLM ends its __init__ by setting every matrix's initial values, with the residual "
         "projections (W_O, linear2) scaled down by the depth: bring that part into model.py"),
     "temperature_no_effect": (
@@ -334,4 +334,5 @@ MESSAGES = {
     },
     "capstone.report_passed": "report.md answers the {n} questions, each in at least {least} words, with numbers in "
                               "the answers to questions {numbered}",
+    "capstone.list_separator": ", ",  # between the numbers of a list of questions: "1, 2, 4"
 }
