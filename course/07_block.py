@@ -517,7 +517,7 @@ print("parameters:", sum(p.numel() for p in torch_layer.parameters()), "(PyTorch
 
 # %% lang="zh"
 D, H, d_ff, B, T = 16, 4, 48, 2, 6
-x = torch.randn(B, T, D) + 1.0  # (B, T, D), mean 1
+x = torch.randn(B, T, D) + 1.0  # (B, T, D)，均值为 1
 for norm_first in (True, False):
     ours = TransformerBlock(D, H, d_ff, norm_first=norm_first)  # 你写的
     with torch.no_grad():  # 层归一化的参数也随机取，这样没有什么能碰巧对上
