@@ -450,7 +450,7 @@ for f in (rnn, attention):
 # %% lang="zh"
 T, D = 256, 64
 x = torch.randn(T, D)  # (T, D)：一个序列，T 个 token 向量
-W_h, W_x, W_q, W_k = (torch.randn(D, D) / D**0.5 for _ in range(4))  # (D, D) each
+W_h, W_x, W_q, W_k = (torch.randn(D, D) / D**0.5 for _ in range(4))  # 形状都是 (D, D)
 
 
 def rnn(x):

@@ -105,7 +105,7 @@ mha = MultiHeadSelfAttention(D, H)
 ids_a = torch.tensor([[vocab[w] for w in sentence_a]])  # (1, T)
 ids_b = torch.tensor([[vocab[w] for w in sentence_b]])  # (1, T)
 with torch.no_grad():
-    x_a, x_b = embedding(ids_a), embedding(ids_b)  # (1, T, D) each
+    x_a, x_b = embedding(ids_a), embedding(ids_b)  # 形状都是 (1, T, D)
     out_a, _ = mha(x_a)  # (1, T, D)
     out_b, _ = mha(x_b)  # (1, T, D)
 
@@ -329,7 +329,7 @@ def sinusoidal_position_encoding(max_len: int, d_model: int) -> torch.Tensor:
         PE[pos, 2i] = sin(pos / 10000^(2i/D))，PE[pos, 2i+1] = cos(pos / 10000^(2i/D))。
     """
     ### BEGIN SOLUTION
-    pos = torch.arange(max_len)[:, None]  # (max_len, 1), integers
+    pos = torch.arange(max_len)[:, None]  # (max_len, 1)，整数
     omega = 10000.0 ** (-torch.arange(0, d_model, 2) / d_model)  # (D/2,)，用 / 得到的是默认浮点类型
     angles = pos * omega  # (max_len, D/2)
     pe = torch.zeros(max_len, d_model)  # (max_len, D)
@@ -403,8 +403,8 @@ print("max |rotated - table|:", max((sin_later - table[k:, 0::2]).abs().max().it
 # %% lang="zh"
 k = 5
 omega = 10000.0 ** (-torch.arange(0, 32, 2) / 32)  # (D/2,)
-c, s = torch.cos(k * omega), torch.sin(k * omega)  # (D/2,) each
-sin_now, cos_now = table[:-k, 0::2], table[:-k, 1::2]  # (64 - k, D/2) each
+c, s = torch.cos(k * omega), torch.sin(k * omega)  # 形状都是 (D/2,)
+sin_now, cos_now = table[:-k, 0::2], table[:-k, 1::2]  # 形状都是 (64 - k, D/2)
 sin_later = c * sin_now + s * cos_now  # 把每一对都旋转 k * omega
 cos_later = -s * sin_now + c * cos_now
 print("max |rotated - table|:", max((sin_later - table[k:, 0::2]).abs().max().item(),
@@ -597,7 +597,7 @@ class PositionalEncoding(nn.Module):
     def __init__(self, d_model: int, max_len: int = 512):
         ### BEGIN SOLUTION
         super().__init__()
-        table = sinusoidal_position_encoding(max_len, d_model)  # (max_len, D), exercise 1
+        table = sinusoidal_position_encoding(max_len, d_model)  # (max_len, D)，练习 1
         self.register_buffer("pe", table[None])  # (1, max_len, D)
         ### END SOLUTION
 
@@ -975,8 +975,8 @@ def apply_rope(x: torch.Tensor, positions: torch.Tensor | None = None) -> torch.
         positions = torch.arange(T, device=x.device)
     theta = 10000.0 ** (-torch.arange(0, d_k, 2, dtype=x.dtype, device=x.device) / d_k)  # (d_k/2,)
     angles = positions.to(x.dtype)[:, None] * theta  # (T, d_k/2)
-    cos, sin = torch.cos(angles), torch.sin(angles)  # (T, d_k/2) each
-    x_even, x_odd = x[..., 0::2], x[..., 1::2]  # (..., T, d_k/2) each
+    cos, sin = torch.cos(angles), torch.sin(angles)  # 形状都是 (T, d_k/2)
+    x_even, x_odd = x[..., 0::2], x[..., 1::2]  # 形状都是 (..., T, d_k/2)
     out_even = x_even * cos - x_odd * sin
     out_odd = x_even * sin + x_odd * cos
     return torch.stack((out_even, out_odd), dim=-1).flatten(-2)  # (..., T, d_k)

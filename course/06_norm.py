@@ -178,7 +178,7 @@ rows = torch.tensor([[2.5, 2.5, 2.5, 2.5],           # 常数：方差恰好为 
                     dtype=torch.float64)  # (3, D=4)
 eps = 1e-5
 mean = rows.mean(dim=-1, keepdim=True)  # (3, 1)
-var = ((rows - mean) ** 2).mean(dim=-1, keepdim=True)  # (3, 1), biased
+var = ((rows - mean) ** 2).mean(dim=-1, keepdim=True)  # (3, 1)，有偏方差
 with torch.no_grad():
     reference = nn.LayerNorm(4, eps=eps).double()(rows)
 torch.set_printoptions(precision=4, sci_mode=False)
@@ -465,7 +465,7 @@ with torch.no_grad():
     bn.eval()
     bn_eval = batch_norm_tokens(bn, short)[0]  # (3, D)：用滑动平均
     ln.train()
-    ln_alone, ln_padded = ln(short)[0], ln(padded)[0, :3]  # (3, D) each
+    ln_alone, ln_padded = ln(short)[0], ln(padded)[0, :3]  # 形状都是 (3, D)
     ln.eval()
     ln_eval = ln(short)[0]  # (3, D)
 

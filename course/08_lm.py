@@ -103,7 +103,7 @@ text = default_corpus(max_chars=20_000)
 chars = sorted(set(text))
 stoi = {c: i for i, c in enumerate(chars)}  # 字符 -> id
 itos = {i: c for c, i in stoi.items()}  # id -> 字符
-data = torch.tensor([stoi[c] for c in text])  # (N,) token ids
+data = torch.tensor([stoi[c] for c in text])  # (N,)，每个 token 的编号
 V = len(chars)
 print(f"{len(text):,} characters, vocabulary V = {V}; the first 40: {text[:40]!r}")
 
@@ -558,7 +558,7 @@ class TinyLM(nn.Module):
         self.norm = LayerNorm(d_model)
         self.lm_head = nn.Linear(d_model, vocab_size, bias=False)
         self.lm_head.weight = self.token_emb.weight  # 权重共享：同一个 Parameter，V x D
-        for m in self.modules():  # GPT-2 init
+        for m in self.modules():  # GPT-2 初始化
             if isinstance(m, (nn.Linear, nn.Embedding)):
                 nn.init.normal_(m.weight, mean=0.0, std=0.02)
             if isinstance(m, nn.Linear) and m.bias is not None:

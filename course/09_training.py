@@ -290,7 +290,7 @@ print(build_word_vocab("the cat sat on the mat. the end.")[:8])
 
 # %% lang="zh"
 WORD_PATTERN = re.compile(r"\w+|[^\w\s]")  # 一串单词字符，或者一个标点字符
-SPECIALS = ["<pad>", "<unk>", "<eos>"]  # ids 0, 1, 2
+SPECIALS = ["<pad>", "<unk>", "<eos>"]  # id 为 0、1、2
 
 
 def build_word_vocab(text: str, min_freq: int = 1) -> list[str]:
@@ -668,7 +668,7 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_train_step(train_step
 torch.manual_seed(0)
 config = dict(vocab_size=len(chars), max_seq_len=64, d_model=64, num_heads=4, num_layers=2, d_ff=256)
 model = TinyLM(**config)
-fixed_batch = get_batch(train_data, 8, 32, torch.Generator().manual_seed(1))  # (8, 32) each
+fixed_batch = get_batch(train_data, 8, 32, torch.Generator().manual_seed(1))  # x, y: (8, 32)
 optimizer = torch.optim.AdamW(model.parameters(), lr=3e-3)
 live = LiveLossPlot(OVERFIT_STEPS, title="overfitting one batch", every=min(25, OVERFIT_STEPS // 4 or 1), smooth=1,
                     log_y=True)
@@ -1091,7 +1091,7 @@ for step in bar:
     t0 = time.perf_counter()
     for group in optimizer.param_groups:
         group["lr"] = lr_at(step)
-    batch = get_batch(train_data, BATCH_SIZE, BLOCK_SIZE, batch_gen)  # (B, T) each
+    batch = get_batch(train_data, BATCH_SIZE, BLOCK_SIZE, batch_gen)  # 形状都是 (B, T)
     out = train_step(model, batch, optimizer, MAX_GRAD_NORM)
     tokens_per_s = BATCH_SIZE * BLOCK_SIZE / (time.perf_counter() - t0)
     for key, value in (("step", step), ("lr", lr_at(step)), ("loss", out["loss"]),
@@ -1488,7 +1488,7 @@ def overfit_checklist(setup):
         was = model.training
         model.eval()
         with torch.no_grad():
-            a, b = model(setup.x)[0], model(changed)[0]  # (B, T, V) each
+            a, b = model(setup.x)[0], model(changed)[0]  # 形状都是 (B, T, V)
         model.train(was)
         return torch.allclose(a[:, :t + 1], b[:, :t + 1])
 

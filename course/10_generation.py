@@ -118,7 +118,7 @@ plt.tight_layout()
 plt.show()
 
 # %% lang="zh"
-logits = torch.tensor([2.0, 1.5, 0.8, 0.3, 0.0, -0.5, -1.0, -2.0])  # (V,) for V = 8
+logits = torch.tensor([2.0, 1.5, 0.8, 0.3, 0.0, -0.5, -1.0, -2.0])  # (V,)，V = 8
 fig, axes = plt.subplots(1, 4, figsize=(13, 2.6), sharey=True)
 for ax, temperature in zip(axes[:3], (0.5, 1.0, 2.0)):
     ax.bar(range(8), F.softmax(logits / temperature, dim=-1).numpy())

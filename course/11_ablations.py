@@ -166,7 +166,7 @@ print(f"unigram loss: {unigram:.3f} nats")
 
 # %% lang="zh"
 tokenizer = CharTokenizer(text)
-data = torch.tensor(tokenizer.encode(text))  # (N,) long
+data = torch.tensor(tokenizer.encode(text))  # (N,)，long 类型
 train_data, val_data = train_val_split(data)
 V = tokenizer.vocab_size
 print(f"{len(data):,} tokens, vocabulary of {V} characters")

@@ -140,6 +140,10 @@ def test_english_sentences_are_told_from_shapes_names_and_markers():
             "    v = y  # ['cat', 'mat'] `x.sum(-1)`\n    return z  # the sum of rows\n    ### END SOLUTION\n")
     assert bilingual.english_words(code) == ["# the sum of rows", "Scaled scores."]
     assert bilingual.english_words(code.replace("the sum of rows", "每行之和").replace("Scaled scores.", "缩放后的分数。")) == []
+    # one English word is English too ("each", "biased"); the words the Chinese text keeps (the term table's token,
+    # softmax ...), special tokens and a linter's code are not
+    one_word = "a, b = x, x  # (D, D) each\nc = a  # (B, T), 0 = <pad>\nd = c  # (N, V): softmax\ne = d  # (N,) token\n"
+    assert bilingual.english_words(one_word) == ["# (D, D) each"]
 
 
 @pytest.mark.parametrize("source", SOURCES, ids=lambda p: p.stem)

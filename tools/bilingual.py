@@ -630,12 +630,24 @@ def code_names(tree) -> set[str]:
             | {n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.ClassDef))})
 
 
+@functools.cache
+def kept_english() -> frozenset[str]:
+    """The words the Chinese text writes in English: the term table's (tinylm_checks/messages/terms.py: token,
+    logits, softmax, dropout, bug ...), lower-case."""
+    import runpy
+
+    terms = runpy.run_path(str(Path(__file__).resolve().parent.parent / "tinylm_checks" / "messages" / "terms.py"))
+    return frozenset(w.lower() for en, zh, _ in terms["TERMS"] if not CJK.search(zh) for w in re.findall(r"\w+", zh))
+
+
 def is_english(text: str, names: set[str]) -> bool:
-    """Whether a comment or docstring is English a learner reads: no Chinese, and two words or more that are not
-    ``names`` (outside code spans, formulas, quoted values and shapes)."""
-    words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9_']+", NOT_WORDS.sub(" ", text))
-             if w not in names and w.lower() not in ("noqa", "type", "ignore")]
-    return not CJK.search(text) and len(words) >= 2
+    """Whether a comment or docstring is English a learner reads: no Chinese, and a word of three letters or more
+    that is not one of ``names`` nor a word the Chinese text keeps in English (outside code spans, formulas, quoted
+    values, shapes, special tokens such as <pad> and linters' codes such as E731)."""
+    prose = re.sub(r"<\w+>|# noqa: [A-Z]\d+|# type: ignore", " ", NOT_WORDS.sub(" ", text))
+    words = [w for w in re.findall(r"[A-Za-z][A-Za-z0-9_']{2,}", prose)
+             if w not in names and w.lower() not in kept_english()]
+    return not CJK.search(text) and len(words) >= 1
 
 
 if __name__ == "__main__":
