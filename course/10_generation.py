@@ -424,11 +424,12 @@ print(f"vocabulary {tokenizer.vocab_size} characters; loss {history['loss'][0]:.
 
 # %% [markdown]
 # Four samples with your `generate`, from the same prompt and generator seed: three temperatures, and
-# temperature 1 once more with top-k 5. Compare them: which repeats itself, which turns to noise?
+# temperature 1 once more with top-k 5. Compare them: which keeps to the text's most common characters (and may
+# repeat itself), which turns to noise?
 
 # %% [markdown] lang="zh"
 # 用你的 `generate` 采样四次，提示词和生成器种子都相同：三种温度，再加一次温度 1、top-k 取
-# 5。比较一下：哪个在自我重复，哪个变成了噪声？
+# 5。比较一下：哪个总用文本里最常见的那些字（还可能自我重复），哪个变成了噪声？
 
 # %%
 prompt = torch.tensor([tokenizer.encode(PROMPT)])  # (1, T)

@@ -14,7 +14,6 @@ About 30 s of CPU, a third of it stage 10's two models (200 steps, as the Englis
 import functools
 import math
 import re
-import string
 import sys
 import types
 from pathlib import Path
@@ -1164,13 +1163,15 @@ def test_10_top_k_1_is_greedy_decoding(lm):
             assert torch.equal(sampled, greedy)
 
 
-def test_10_low_temperature_repeats_itself_high_temperature_turns_to_noise(lm):
+def test_10_low_temperature_keeps_to_common_characters_high_temperature_turns_to_noise(lm):
     # stage 10, section 3: "Four samples with your `generate`, from the same prompt and generator seed: three
-    # temperatures, and temperature 1 once more with top-k 5. Compare them: which repeats itself, which turns to
-    # noise?" The notebook's sample (generator seed 0) at temperature 0.5 repeats itself (fewer distinct 3-grams than at
-    # 2.0), and so do the samples of ten seeds on average (not each one: 2 of 20 seeds gave a 60-character sample at
-    # 0.5 without a repeated 3-gram); at 2.0 they are noise (a quarter or more of their characters are other than
-    # lowercase letters and spaces, under a tenth at 0.5), in every one of ten seeds.
+    # temperatures, and temperature 1 once more with top-k 5. Compare them: which keeps to the text's most common
+    # characters (and may repeat itself), which turns to noise?" At 2.0 the samples are noise (a quarter or more of
+    # their characters are outside the training text's 20 most frequent: 30% to 63% here and with PyTorch 2.5), at 0.5
+    # they keep to the common ones (under a tenth: 0 to 5%), in every one of ten seeds; at 0.5 they repeat more (fewer distinct 3-grams) than at 2.0 on average.
+    # Whether a 60-character sample at 0.5 repeats itself depends on the run: it used to say "which repeats itself",
+    # and with PyTorch 2.5 the notebook's sample (seed 0) had 97% distinct 3-grams (2 of 20 seeds here had none
+    # repeated).
     prompt = torch.tensor([lm.tok.encode(lm.PROMPT)])
 
     def sample(temperature, seed):
@@ -1181,11 +1182,10 @@ def test_10_low_temperature_repeats_itself_high_temperature_turns_to_noise(lm):
         grams = [s[i:i + 3] for i in range(len(s) - 2)]
         return len(set(grams)) / len(grams)
 
-    noise = lambda s: sum(c not in string.ascii_lowercase + " " for c in s) / len(s)  # noqa: E731
+    common = {lm.tok.decode([i]) for i in torch.bincount(lm.train).argsort(descending=True)[:20].tolist()}
+    noise = lambda s: sum(c not in common for c in s) / len(s)  # noqa: E731
     pairs = [(sample(0.5, seed), sample(2.0, seed)) for seed in range(10)]
-    cold, hot = pairs[0]
-    assert distinct(cold) < 0.95 and distinct(cold) < distinct(hot), (cold, hot)
-    assert sum(distinct(c) for c, _ in pairs) / 10 < 0.92 < sum(distinct(h) for _, h in pairs) / 10, pairs
+    assert sum(distinct(c) for c, _ in pairs) < sum(distinct(h) for _, h in pairs), pairs
     for seed, (cold, hot) in enumerate(pairs):
         assert noise(hot) >= 0.25 and noise(cold) < 0.1, (seed, cold, hot)
 
@@ -1290,13 +1290,12 @@ def test_10_zh_a_few_hundred_steps_place_the_punctuation_not_the_characters(lm_z
     assert 0 < gain < 0.5, gain
 
 
-def test_10_zh_low_temperature_repeats_itself_high_temperature_turns_to_noise(lm_zh):
-    # stage 10, section 3, in the Chinese notebook (the prompt 春风): "哪个在自我重复，哪个变成了噪声？" At temperature 0.5
-    # the samples repeat themselves (fewer distinct 3-grams than at 2.0, on average over ten seeds, as in the English
-    # notebook: not in each seed, where one gave 98% distinct 3-grams on another machine and 98% here with float32
-    # matrix multiplies at "medium" precision); at 2.0 they are noise: most of their characters are rare ones (outside
-    # the 300 most frequent of the training text), at 0.5 few (under a fifth: one seed had 6 of 60 with oneDNN off,
-    # TINYLM_PERTURB=mkldnn_off), in every one of ten seeds.
+def test_10_zh_low_temperature_keeps_to_common_characters_high_temperature_turns_to_noise(lm_zh):
+    # stage 10, section 3, in the Chinese notebook (the prompt 春风): "哪个总用文本里最常见的那些字（还可能自我重复），哪个变成
+    # 了噪声？" At 2.0 the samples are noise: most of their characters are rare ones (outside the 300 most frequent of
+    # the training text), at 0.5 few (under a fifth: one seed had 6 of 60 with oneDNN off, TINYLM_PERTURB=mkldnn_off),
+    # in every one of ten seeds; at 0.5 they repeat more (fewer distinct 3-grams) than at 2.0 on average. (It used to
+    # say "哪个在自我重复", tested as under 92% distinct 3-grams on average at 0.5: with PyTorch 2.5 it was 92.07%.)
     prompt = torch.tensor([lm_zh.tok.encode(lm_zh.PROMPT)])
     common = set(torch.bincount(lm_zh.train).argsort(descending=True)[:300].tolist())
 
@@ -1311,7 +1310,7 @@ def test_10_zh_low_temperature_repeats_itself_high_temperature_turns_to_noise(lm
 
     rare = lambda s: sum(c not in common for c in s) / len(s)  # noqa: E731
     pairs = [(sample(0.5, seed), sample(2.0, seed)) for seed in range(10)]
-    assert sum(distinct(c) for c, _ in pairs) / 10 < 0.92 < sum(distinct(h) for _, h in pairs) / 10, pairs
+    assert sum(distinct(c) for c, _ in pairs) < sum(distinct(h) for _, h in pairs), pairs
     for seed, (cold, hot) in enumerate(pairs):
         assert rare(hot) > 0.5 and rare(cold) < 0.2, (seed, lm_zh.tok.decode(cold), lm_zh.tok.decode(hot))
 
