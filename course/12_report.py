@@ -464,7 +464,7 @@ except OSError as e:
 # Pre-LN ended lower than Post-LN at every learning rate in every seed (best: Pre-LN at 3e-3); at 1e-2 and 3e-2
 # Post-LN stayed near the unigram loss, and a warm-up did not change that here, so my runs do not show that the
 # warm-up is what Post-LN lacks. No positions: both models found reversed text harder, the one without positions
-# more so (a gap of about 0.4 against 0.2), and in order it was not worse: causal attention without positions is not
+# more so (a gap of about 0.4 against 0.1 to 0.2), and in order it was not worse: causal attention without positions is not
 # permutation invariant (the mask tells each token what came before), and a small model predicting characters
 # needs little more.
 

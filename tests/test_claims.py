@@ -222,7 +222,8 @@ def test_the_numbers_of_stage_12_s_model_answer_are_those_of_the_runs(ablations)
     """The model answer to Q2 quotes the ablations; each number it quotes agrees with the same runs here, to the
     precision it states. The same runs differ from one CPU to another (another instruction set, another rounding):
     between two machines the course ran on, the residual runs' worst seed went from 3.02 to 2.92 and the order
-    test's gaps from 0.38 and 0.20 to 0.40 and 0.17. So the answer says "about" and rounds to what both agree on."""
+    test's gaps from 0.38 and 0.20 to 0.40 and 0.17; with two threads (TINYLM_PERTURB=threads2) they were 0.37 and
+    0.14. So the answer says "about" and gives ranges that all of them agree on."""
     answer = (Path(__file__).resolve().parent.parent / "course" / "12_report.py").read_text(encoding="utf-8")
     answer = answer.split('answer="ablations_answer"')[1].split("# %%")[0].replace("\n# ", " ")
     runs, order = ablations["no_residual"]["runs"], ablations["no_positions"]["runs"]
@@ -235,8 +236,8 @@ def test_the_numbers_of_stage_12_s_model_answer_are_those_of_the_runs(ablations)
               f"about 3.3 against {ablations['unigram_loss']:.2f}": all(abs(x - 3.3) <= 0.08 for x in without),
               "about 2.8 to 3.0": 2.75 <= min(with_) and max(with_) <= 3.05,
               "about 2.9 on average": abs(sum(with_) / 6 - 2.9) <= 0.05,
-              "a gap of about 0.4 against 0.2": abs(gap["no positions"] - 0.4) <= 0.05
-              and abs(gap["learned positions"] - 0.2) <= 0.05}
+              "a gap of about 0.4 against 0.1 to 0.2": abs(gap["no positions"] - 0.4) <= 0.05
+              and 0.08 <= gap["learned positions"] <= 0.25}
     for text, holds in quoted.items():
         assert text in answer, (text, answer)
         assert holds, (text, ratios, without, with_, gap)
