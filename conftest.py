@@ -125,3 +125,13 @@ def pytest_collection_modifyitems(config, items):
         if item.path.suffix == ".ipynb" or _runs_processes(item):  # nbval: a notebook's cells, run in one kernel
             item.add_marker(pytest.mark.slow)
     items.sort(key=_rank)  # stable: a unit's tests keep their order
+
+
+@pytest.fixture(autouse=True)
+def _fresh_failures():
+    """Each test starts as a kernel does: no mistake shown yet, so a failure keeps its fix back
+    (tinylm_checks.failure: the same mistake shown again comes with its fix)."""
+    from tinylm_checks import failure
+    failure._SHOWN.clear()
+    failure._LAST.clear()
+    yield

@@ -135,14 +135,17 @@ def test_a_failing_check_shows_its_message_not_a_traceback(lab, browser):
         status = page.evaluate("window.jupyterapp.shell.currentWidget?.sessionContext?.session?.kernel?.status")
         raise AssertionError(f"no CheckFailure output appeared (kernel status {status!r}; screenshot {shot})")
     error.scroll_into_view_if_needed()
-    text = error.text_content()
+    headline = error.text_content()
+    text = page.locator(".tinylm-failure", has_text="check_attention_scores").first.inner_text()  # above the error
     if os.environ.get("TINYLM_SCREENSHOT"):  # a path: look at what the learner sees
         page.screenshot(path=os.environ["TINYLM_SCREENSHOT"])
     page.close()
+    assert headline.strip() == "CheckFailure: check_attention_scores failed: your code raised NotImplementedError " \
+        "when called with q (2, 5, 6), k (2, 7, 6), float64, seed 0"  # the headline alone: the rest is above
     assert "check_attention_scores failed: your code raised NotImplementedError" in text
     assert "likely mistake: the exercise is not done yet" in text
-    assert "hint:" in text
-    assert "Traceback" not in text and "_core.py" not in text and 'File "' not in text
+    assert "look at:" in text and "show the fix" in text  # the fix waits in its fold
+    assert "Traceback" not in text + headline and "_core.py" not in text and 'File "' not in text
     assert len(text.splitlines()) <= 8
 
 

@@ -172,6 +172,32 @@ def test_the_feedback_page_runs_none_of_the_payloads(course, browser):
     assert [o.metadata for o in displayed] == [{"image/png": {"height": 7}}, {}, {}, {}, {}, {}, {}]
 
 
+def test_the_feedback_page_names_the_mistake_and_keeps_the_fix_in_a_fold(course, browser):
+    """The check cell's verdict, computed by the grader, shows as JupyterLab shows it (issue 41, item 1): tried /
+    expected / got as a table, the mistake named with where to look, and the fix in a closed fold that opens on a
+    click; the error under it is the headline and the grader's note."""
+    feedback = course / "feedback" / STUDENT / A / f"{A}.html"
+    _, _, page = visit(browser, feedback.as_uri())
+    try:
+        failure = page.locator("div", has=page.locator("details", has_text="show the fix")).filter(
+            has_text="check_attention_scores failed").last
+        text = failure.inner_text()
+        assert "likely mistake: the scores are not scaled" in text and "look at:" in text, text
+        assert [page.locator("th", has_text=label).count() > 0 for label in ("tried", "expected", "got")] == [True] * 3
+        fix = failure.locator("details p")
+        assert not fix.is_visible() and "math.sqrt" not in text
+        failure.locator("details summary").click()
+        fix.wait_for(state="visible", timeout=10_000)
+        assert "math.sqrt(d_k)" in fix.inner_text()
+    finally:
+        page.close()
+    autograded = nbformat.read(course / "autograded" / STUDENT / A / f"{A}.ipynb", as_version=4)
+    cell = next(c for c in autograded.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "attention_scores_check")
+    error = [o for o in cell.outputs if o.output_type == "error"]
+    assert len(error) == 1 and error[0].traceback[0].startswith("CheckFailure: check_attention_scores failed: ")
+    assert len(error[0].traceback) == 2 and "math.sqrt" not in error[0].evalue
+
+
 @pytest.fixture(scope="module")
 def formgrader(course):
     """The instructor's Jupyter server in the course folder, with nbgrader's formgrader (enabled by nbgrader's own

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 import torch
 
-from tinylm_checks import MISTAKES, CheckFailure, check_multi_head_attention, check_self_attention, check_softmax
+from tinylm_checks._text import MISTAKE_PLACES
+from tinylm_checks import MISTAKES, CheckFailure, show_fix, check_multi_head_attention, check_self_attention, check_softmax
 
 from mutants import LATE_FAILURE, REFERENCE, STUB
 from mutants import attention as at
@@ -170,13 +171,22 @@ KNOWN = [(c, m, mistake) for c, m, mistake, _ in ROWS if mistake is not None
 
 @pytest.mark.parametrize("check, mutant, mistake", [
     pytest.param(c, m, mistake, id=f"{c.__name__}-{_name(m)}") for c, m, mistake in KNOWN])
-def test_known_mistake_message_has_likely_mistake_and_hint(check, mutant, mistake):
+def test_known_mistake_is_named_with_where_to_look_and_its_fix_waits(check, mutant, mistake, capsys):
+    """Feedback that lets the learner think first (issue 41, item 1): the first failure of a mistake names it and
+    says where to look, and keeps its fix (the hint) back; show_fix() prints it; the same mistake shown again
+    comes with it."""
     exc = run_check(check, mutant)
     msg = str(exc)
-    assert exc.mistake == mistake
-    assert f"\n  likely mistake: {MISTAKES[mistake]}" in msg, msg
-    assert "\n  hint:" in msg and exc.hint, msg
-    assert msg.index("likely mistake:") < msg.index("hint:"), msg
+    assert exc.mistake == mistake and exc.hint and exc.fix == exc.hint
+    assert f"\n  likely mistake: {MISTAKES[mistake]}\n  look at:  {MISTAKE_PLACES[mistake]}" in msg, msg
+    assert exc.hint not in msg and "hint:" not in msg.split(f"likely mistake: {MISTAKES[mistake]}")[1], msg
+    assert msg.endswith("\n  think first: when you want the line that fixes it, run show_fix()"), msg
+    first = exc._render_traceback_()
+    assert exc.hint not in "\n".join(first)
+    show_fix()
+    assert f"the fix: {exc.hint}" in capsys.readouterr().out
+    again = run_check(check, mutant)._render_traceback_()  # the same mistake again: the fix comes with it
+    assert f"  hint:     {exc.hint}" in [line.replace("\x1b[0m", "") for line in again]
 
 
 def test_every_registered_mistake_is_exercised_by_a_mutant():

@@ -139,7 +139,11 @@ def test_independent_slips_are_named_in_one_report(check, mutant, mistakes):
     assert exc.mistakes == mistakes, msg
     assert msg.splitlines()[0] == f"{check.__name__} failed: {exc.problem}"
     assert not any(reads_alike(f.expected, f.got) for f in [exc, *exc.also]), f"expected and got read alike:\n{msg}"
+    full = exc.text(reveal=True)  # as show_fix(), or the same slips again, show it
     for other in exc.also:
         block = msg.split(f"  and also: {other.problem}\n", 1)[1].split("  and also: ")[0]
-        assert f"    likely mistake: {MISTAKES[other.mistake]}\n    hint:     {other.hint}" in block, msg
+        assert f"    likely mistake: {MISTAKES[other.mistake]}\n    look at:  {other.look}" in block, msg
+        assert other.hint not in msg
+        block = full.split(f"  and also: {other.problem}\n", 1)[1].split("  and also: ")[0]
+        assert f"    look at:  {other.look}\n    hint:     {other.hint}" in block, full
         assert other.hint_for == other.mistake and other.hint

@@ -20,7 +20,7 @@ import tinylm_checks
 from tinylm_checks import _text, messages
 
 CHECKS = Path(tinylm_checks.__file__).parent
-RESERVED = {"mistake", "tried", "expected", "got", "hint", "mistake_hint", "message_id"}  # Ctx.failure's own keywords
+RESERVED = {"mistake", "tried", "expected", "got", "hint", "mistake_hint", "message_id", "matrices"}  # Ctx.failure's own keywords
 FORMAT_SPEC = re.compile(r"^([^{}]?[<>=^])?[+\- ]?#?0?\d*[,_]?(\.\d+)?[bcdeEfFgGnosxX%]?$")
 ID_ARG = {"fail": 0, "failure": 0, "slip": 0, "say": 0, "hints": 0, "expect_param_count": 3}
 # Not check code: the table itself, its reader, the learner's tools (their labels are issue 3 of 5's), the probes
@@ -304,3 +304,39 @@ def test_a_loss_a_message_shows_runs_when_pasted():
         value = eval(call, {"F": F, "logits": logits, "labels": labels, "y": y, "V": V})  # noqa: S307 - our own table
         want = causal_lm_loss(logits, labels) if "labels" in call else F.cross_entropy(logits.flatten(0, 1), y.flatten())
         assert value.dim() == 0 and torch.allclose(value, want), (key, call)
+
+
+def fix_code(fix: str) -> set[str]:
+    """The pieces of code a fix quotes: its words with a call, an index or an assignment in them (``math.sqrt(d_k)``,
+    ``dim=-1``, ``q.shape[-1]``), brackets that open or close outside the word left out."""
+    words = (w.strip(".,;:`'\"").strip("()") for w in re.split(r"[\s,;，；：、]+", fix))
+    return {w for w in words if len(w) >= 4 and re.search(r"[(\[=]", w)}
+
+
+NAMES_THE_LEARNERS_CODE = {  # a place may quote code of the fix that is the learner's own, not the change to make
+    "layers_created_in_forward": "nn.Linear(...",  # the calls to move out of forward, not where to move them
+    "padding_off_by_one": "lengths[b]",  # one side of the comparison, not its operator
+    "left_padding_from_lengths": "padding_side='left",  # the branch to look in, not what it should compute
+}
+
+
+@pytest.mark.parametrize("lang", ["en", "zh"])
+def test_every_mistake_says_where_to_look_without_handing_over_its_fix(lang):
+    """Feedback that lets the learner think first (issue 41, item 1): every mistake a check can name has a place to
+    look ("look at:"), shown at once, which quotes none of the code of the fix that waits for show_fix(), apart from
+    what the mistake's own sentence shows already and the learner's own code (NAMES_THE_LEARNERS_CODE)."""
+    from tinylm_solutions import i18n
+    i18n.set_language(lang)
+    try:
+        places, fixes, sentences = dict(_text.MISTAKE_PLACES), dict(_text.MISTAKE_HINTS), dict(_text.MISTAKES)
+    finally:
+        i18n.set_language(None)  # back to the environment's choice
+    assert set(places) == set(sentences)
+    leaks = {m: sorted(c for c in fix_code(fixes[m]) if c in places[m] and c not in sentences[m]
+                       and c != NAMES_THE_LEARNERS_CODE.get(m)) for m in places}
+    assert not {m: c for m, c in leaks.items() if c}
+
+
+def test_a_place_that_quotes_its_fix_is_found():
+    assert fix_code("use torch.softmax(scores, dim=-1): each row sums to 1") == {"torch.softmax(scores", "dim=-1"}
+    assert fix_code("divide by math.sqrt(d_k), where d_k = q.shape[-1]") == {"math.sqrt(d_k", "q.shape[-1]"}

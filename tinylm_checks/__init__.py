@@ -16,7 +16,7 @@ from pathlib import Path as _Path
 
 from . import environment, lab
 from ._text import MISTAKE_HINTS, MISTAKES
-from .failure import CheckFailure
+from .failure import CheckFailure, show_fix
 from .lab.fonts import use_language_font as _use_language_font
 from tinylm_solutions import i18n as _i18n
 
@@ -57,5 +57,5 @@ def set_language(lang: str | None) -> str:
 
 _use_language_font(_i18n.language())
 
-__all__ = [*(["ATOL"] if not _CHECKS else []), "MISTAKES", "MISTAKE_HINTS", "CheckFailure", "set_language", *_CHECKS,
+__all__ = [*(["ATOL"] if not _CHECKS else []), "MISTAKES", "MISTAKE_HINTS", "CheckFailure", "show_fix", "set_language", *_CHECKS,
            *(name for _module in _STAGES for name in _module.__all__)]

@@ -19,8 +19,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from ._text import MISTAKE, MISTAKE_HINTS, MISTAKES, MessageError, fill, parts, say
-from .failure import CheckFailure
+from ._text import MISTAKE, MISTAKE_HINTS, MISTAKE_PLACES, MISTAKES, MessageError, fill, parts, say
+from .failure import MATRIX_CELLS, CheckFailure
 
 ATOL = 1e-6
 RTOL = 1e-6
@@ -92,7 +92,7 @@ class Ctx:
 
     def failure(self, message_id: str, *, mistake: str | None = None, tried: str | None = None,
                 expected: str | None = None, got: str | None = None, hint: str | None = None,
-                mistake_hint: str | None = None, **values) -> CheckFailure:
+                mistake_hint: str | None = None, matrices: dict | None = None, **values) -> CheckFailure:
         """The CheckFailure of the message table's entry ``message_id``, its templates filled with ``values``.
 
         The entry's parts (problem, expected, got, hint, mistake_hint) are sentences; a part given here instead
@@ -117,7 +117,8 @@ class Ctx:
         else:
             hint = text.get("hint")
         return CheckFailure(self.name, text["problem"], tried=tried, expected=text.get("expected"),
-                            got=text.get("got"), mistake=mistake, hint=hint, hint_for=mistake, message_id=message_id)
+                            got=text.get("got"), mistake=mistake, hint=hint, hint_for=mistake, message_id=message_id,
+                            look=MISTAKE_PLACES.get(mistake) if mistake else None, matrices=matrices)
 
     def fail(self, message_id: str, **kw) -> None:
         """Raise :meth:`failure` (``message_id`` and the same keywords)."""
@@ -132,7 +133,8 @@ class Ctx:
             hint = mistake_hint or self.hints.get(mistake) or MISTAKE_HINTS[mistake]
         kept = {k: getattr(failure, k) for k in ("tried", "expected", "got")}
         return CheckFailure(self.name, failure.problem, **{**kept, **parts}, mistake=mistake, hint=hint,
-                            hint_for=mistake, message_id=failure.message_id)
+                            hint_for=mistake, message_id=failure.message_id,
+                            look=MISTAKE_PLACES.get(mistake) if mistake else None, matrices=failure.matrices)
 
     @contextlib.contextmanager
     def slips(self):
@@ -370,7 +372,23 @@ def not_equal(got: torch.Tensor, expected: torch.Tensor, what: str, atol: float 
     row = tuple(index[:-1])
     return dict(message_id="core.not_equal", what=what, row=fmt_values(expected[row]), at=where(row, axes),
                 tolerance=tolerance(atol), row_got=fmt_values(got[row]), err=err, at_err=where(index, axes),
-                note=say("core.not_equal_note", note=note) if note else "")
+                note=say("core.not_equal_note", note=note) if note else "",
+                matrices=matrices_around(got, expected, index))
+
+
+def matrices_around(got: torch.Tensor, expected: torch.Tensor, index: list[int]) -> dict | None:
+    """The expected and the got matrix (the last two axes) that hold position ``index``, cut to at most
+    :data:`~tinylm_checks.failure.MATRIX_CELLS` rows and columns around it, as a failure's ``matrices`` (for the
+    side-by-side heatmaps of its rich rendering); None for a tensor of fewer than two axes or of another shape."""
+    if got.dim() < 2 or tuple(got.shape) != tuple(expected.shape) or got.numel() == 0:
+        return None
+    *lead, i, j = [int(k) for k in index]
+    R, C = got.shape[-2:]
+    r0 = max(0, min(i - MATRIX_CELLS // 2, R - MATRIX_CELLS))
+    c0 = max(0, min(j - MATRIX_CELLS // 2, C - MATRIX_CELLS))
+    cut = (*lead, slice(r0, r0 + MATRIX_CELLS), slice(c0, c0 + MATRIX_CELLS))
+    return {"expected": expected.detach()[cut].double().tolist(), "got": got.detach()[cut].double().tolist(),
+            "at": [r0, c0]}
 
 
 def fmt_values(values, n: int = 5, digits: int = 4, kind: str = "f") -> str:

@@ -3,7 +3,9 @@
 The table is data: :mod:`tinylm_checks.messages` holds it, one module per stage's checks, each with two
 dicts:
 
-- ``MISTAKES``: mistake id -> ``(sentence, hint)``, the mistakes a check can name ("likely mistake:");
+- ``MISTAKES``: mistake id -> ``(sentence, hint)``, the mistakes a check can name ("likely mistake:"); the hint is
+  the fix, which a failure keeps back until the learner asks for it (:class:`~tinylm_checks.failure.CheckFailure`);
+- ``PLACES``: mistake id -> where to look in the learner's code for it ("look at:"), shown with the mistake at once;
 - ``MESSAGES``: message id -> a text (a fragment: what was tried, a summary, an axis name), or a dict of the
   parts of one failure: ``problem`` (the headline), ``expected``, ``got``, ``hint`` (for a failure no
   mistake is named for) and ``mistake_hint`` (the hint when the failure names a mistake), or of an
@@ -11,7 +13,7 @@ dicts:
 
 Texts are ``str.format`` templates with named fields (``"{cls} has no attribute {attr}"``); literal
 braces are doubled. A mistake's sentence and hint are plain text (they have no fields). Flattened, every text has one key: ``"<id>"`` for a fragment, ``"<id>.<part>"`` for a
-part, ``"mistakes.<id>"`` and ``"mistakes.<id>.hint"`` for a mistake. That key is the text's gettext
+part, ``"mistakes.<id>"``, ``"mistakes.<id>.hint"`` and ``"mistakes.<id>.look"`` for a mistake. That key is the text's gettext
 ``msgctxt`` and the English text its ``msgid``, so a catalog of another language maps onto this table
 without touching any check.
 
@@ -59,6 +61,8 @@ def _load() -> tuple[dict[str, str], dict[str, str], list[str]]:
         for name, (sentence, hint) in getattr(module, "MISTAKES", {}).items():
             put(f"mistakes.{name}", sentence, info.name)
             put(f"mistakes.{name}.hint", hint, info.name)
+        for name, look in getattr(module, "PLACES", {}).items():
+            put(f"mistakes.{name}.look", look, info.name)
         for key, value in getattr(module, "MESSAGES", {}).items():
             if isinstance(value, dict):
                 for part, text in value.items():
@@ -156,6 +160,9 @@ class _Mistakes(Mapping):
 
 MISTAKES: Mapping[str, str] = _Mistakes("")
 """Every mistake a check can name: id -> the sentence a learner reads."""
+
+MISTAKE_PLACES: Mapping[str, str] = _Mistakes(".look")
+"""Every mistake a check can name: id -> where to look for it in the learner's code (shown with the mistake)."""
 
 MISTAKE_HINTS: Mapping[str, str] = _Mistakes(".hint")
 """Every mistake a check can name: id -> the hint that goes with it wherever it is named (an exercise may have

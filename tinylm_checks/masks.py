@@ -9,7 +9,7 @@ import itertools
 
 import torch
 
-from ._core import Ctx, check, fmt_shape, reference, where
+from ._core import Ctx, check, fmt_shape, matrices_around, reference, where
 from ._modules import randomise
 from ._text import MISTAKE, hints, say
 from .attention import SCORE_AXES, check_weights, weight_variants
@@ -58,8 +58,10 @@ def check_causal_mask(ctx: Ctx, causal_mask) -> str:
                      mistake=mistake or MISTAKE.mask_not_bool)
         if not bool((got == expected).all()):
             r = int((got != expected).any(1).nonzero()[0])
+            c = int((got[r] != expected[r]).nonzero()[0])
             ctx.fail("causal_mask.wrong", tried=f"T={T}", row=r, expected_row=expected[r].int().tolist(),
-                     got_row=got[r].int().tolist(), mistake=mistake)
+                     got_row=got[r].int().tolist(), mistake=mistake,
+                     matrices=matrices_around(got.double(), expected.double(), [r, c]))
     return say("causal_mask.passed", lengths=lengths)
 
 

@@ -40,7 +40,7 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("tinylm_solutions", "tinylm_checks", "tinylm_grading", "assets")
 """What an earlier build may have left in site-packages (removed before writing)."""
 
-CHECKS_SIDE = ("__init__.py", "_text.py", "failure.py", "client.py", "agent.py", "probes.py", "environment.py")
+CHECKS_SIDE = ("__init__.py", "_text.py", "failure.py", "failure_html.py", "client.py", "agent.py", "probes.py", "environment.py")
 """``tinylm_checks``'s modules in a learner's environment (and its ``lab`` subpackage)."""
 MESSAGES = ("__init__", "core", "client", "lab", "claims", "environment")
 """The message tables the learner's side shows (the checks' own words come from the service, already filled in)."""

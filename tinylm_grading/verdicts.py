@@ -17,7 +17,7 @@ from pathlib import Path
 
 from nbformat.v4 import new_output
 
-from tinylm_checks import agent, capstone, probes
+from tinylm_checks import agent, capstone, failure_html, probes
 from tinylm_checks._text import say
 
 from . import remote, workspace
@@ -118,9 +118,15 @@ class Verdicts:
             passed, text, replace, failure = self._one(check_name, name, seed, link, timeout, limit, left)
             if not passed:
                 ename, _, evalue = text.partition(": ")
-                return Verdict([new_output("error", ename=ename, evalue=evalue,
-                                           traceback=[*text.splitlines(), GRADED_OUTSIDE])], replace,
-                               {"verdict": record(check_name, False, text, failure)})
+                if failure is None:
+                    shown = [new_output("error", ename=ename, evalue=evalue,
+                                        traceback=[*text.splitlines(), GRADED_OUTSIDE])]
+                else:  # as JupyterLab shows it: the parts as a table, the fix in a fold; the error, its headline
+                    shown = [new_output("display_data", data={"text/html": failure_html.to_html(failure),
+                                                              "text/plain": str(failure)}),
+                             new_output("error", ename=ename, evalue=evalue,
+                                        traceback=[text.splitlines()[0], GRADED_OUTSIDE])]
+                return Verdict(shown, replace, {"verdict": record(check_name, False, text, failure)})
             texts.append(text)
         return Verdict([new_output("stream", name="stdout", text="".join(texts) + GRADED_OUTSIDE + "\n")],
                        record={"verdict": record(calls[-1][0], True)})

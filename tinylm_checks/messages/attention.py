@@ -224,3 +224,73 @@ MESSAGES = {
     "self_attention.passed": "3 (D^2 + D) = {n} parameters; out (B, T, D) and weights (B, T, T) equal the reference "
                              "with copied weights",
 }
+
+PLACES = {
+    # mistake id -> where to look for it in the learner's code: shown with the mistake, before its fix
+    "no_scaling":
+        "the line that computes the scores, after the matrix product: is anything dividing it?",
+    "scale_by_d_k":
+        "the divisor on the line that computes the scores: what you do to d_k before dividing",
+    "scale_multiplied":
+        "the operator between q @ k^T and the scale on the line that computes the scores",
+    "scale_by_sqrt_d_model":
+        "the width you take the square root of: one head's width, or the whole model's?",
+    "keys_not_transposed":
+        "the matrix product that computes the scores: which axis of k meets the queries' features?",
+    "transposed_scores":
+        "the matrix product on your scores line: which operand comes first, which is transposed",
+    "softmax_over_queries":
+        "the dim argument of your softmax: which axis of the scores holds the keys?",
+    "softmax_over_heads":
+        "the dim of your softmax: counted on 4-D scores, which axis holds the keys?",
+    "softmax_over_batch":
+        "the dim of your softmax: which axis of the scores holds the keys, however many come first?",
+    "mask_after_softmax":
+        "the order of two steps: where the mask meets the scores, and where the softmax runs",
+    "mask_multiplied":
+        "the line where the mask meets the scores: the value the masked positions end up with",
+    "mask_ignored":
+        "the lines between the scores and the softmax: which one reads the mask argument?",
+    "mask_inverted":
+        "every place your code builds or reads a mask: what True stands for there",
+    "mask_added":
+        "the operation that joins the mask and the scores: what does a bool become in a sum?",
+    "mask_transposed":
+        "the mask on its way to the scores: any step that swaps its last two axes",
+    "mask_reshaped":
+        "the lines between receiving mask and using it: every change to its shape",
+    "finite_fill":
+        "the fill value for masked scores, and what a row with no allowed key gets from the softmax",
+    "mask_renormalised_after_softmax":
+        "the step that uses the mask: does it act on the scores or on the weights?",
+    "fill_too_weak":
+        "the value you fill masked scores with, next to the largest score a query can get",
+    "swapped_outputs":
+        "the return statement at the end of your function: the order of the pair",
+    "values_not_projected":
+        "the lines of your forward that make q, k and v: where v comes from",
+    "q_k_swapped":
+        "the lines of your forward that make q and k: which layer each one calls",
+    "projection_reused":
+        "the layer each of q, k and v calls in your forward (copy-pasted lines above all)",
+    "sqrt_precedence":
+        "the exponent in your scale: which does Python evaluate first, ** or /?",
+    "int_sqrt":
+        "the line that takes the square root: any int(), round(), // or integer math on the way",
+    "d_k_from_wrong_dim":
+        "the line that sets d_k: which tensor and which axis it reads",
+    "weights_are_scores":
+        "the variable you return as the weights: which line last assigned it?",
+    "always_causal":
+        "any mask your function builds by itself, and the path taken when mask is None",
+    "weights_not_returned":
+        "the return line of your function (or forward): what it hands back",
+    "shared_projection":
+        "your __init__: how many layers it creates for W_Q, W_K and W_V",
+    "nan_fully_masked_row":
+        "the lines right after the softmax: what becomes of a row that was all -inf",
+    "dropout_on_weights":
+        "anything between your softmax and the product with v: a dropout layer or call",
+    "extra_output_projection":
+        "the layers your __init__ creates, and how many the exercise names",
+}

@@ -434,3 +434,81 @@ MESSAGES = {
                                     "random, weights (not outputs) dropped, right on average; gradients reach qkv and "
                                     "out",
 }
+
+PLACES = {
+    # mistake id -> where to look for it in the learner's code: shown with the mistake, before its fix
+    "residual_from_normalised":
+        "the Pre-LN branch of your forward: which tensor each sublayer's output is added to",
+    "missing_residual":
+        "the two sublayer lines of each branch of forward: what becomes of the x each line reads",
+    "attn_residual_missing":
+        "the attention line in each branch of your forward: what becomes of the x it reads",
+    "ffn_residual_missing":
+        "the FFN line in each branch of your forward: what becomes of the x it reads",
+    "shared_layer_norm":
+        "your __init__: how many LayerNorm objects it creates, and what norm1 and norm2 refer to",
+    "norm2_unused":
+        "the FFN line in each branch of your forward: the norm it calls",
+    "norm1_unused":
+        "the attention line in each branch of your forward: the norm it calls",
+    "norms_swapped":
+        "the two norm calls in each branch of your forward: which sublayer each one goes with",
+    "pre_post_swapped":
+        "the if on norm_first in your forward: which wiring sits under which branch",
+    "norm_first_ignored":
+        "the norm_first argument: where your __init__ keeps it and where your forward reads it",
+    "mask_not_passed_on":
+        "the call of self.attn in your forward: which arguments it receives",
+    "dropout_in_block":
+        "every dropout your block holds or calls, also inside the parts your __init__ builds",
+    "extra_final_norm":
+        "the end of your forward: what happens to x after the FFN line, before return",
+    "ffn_reads_block_input":
+        "the FFN line of your forward: which tensor goes into the FFN, and which line last set it",
+    "norm_inside_residual":
+        "each sublayer line of your forward: which tensor the norm is applied to",
+    "attn_pair_not_unpacked":
+        "the line that calls self.attn: what you take from its return value before adding it",
+    "attn_weights_used":
+        "the line that calls self.attn: which element of its return value you keep",
+    "ffn_residual_adds_block_input":
+        "the FFN line of your forward: which x its residual adds back, and where it was set",
+    "block_returns_pair":
+        "the return line of your forward: how many values it hands back",
+    "d_ff_ignored":
+        "the line in your __init__ that builds self.ffn: which hidden width it is given",
+    "ffn_activation":
+        "the activation inside the FFN your __init__ builds as self.ffn",
+    "count_from_formula":
+        "the lines that compute your counts: do they read the block's tensors, or only its sizes?",
+    "biases_not_counted":
+        "the tensors your counts go over: which of the block's tensors are left out, and by what",
+    "one_norm_counted":
+        "the line that computes norms: which modules it goes over",
+    "count_not_numel":
+        "the expression that turns one tensor into its count",
+    "total_not_sum":
+        "the line that computes total: which parameters it goes over",
+    "shared_counted_twice":
+        "how your counts collect tensors: what happens when the same tensor turns up twice",
+    "trainable_only":
+        "the condition in your counting loop: which parameters it skips",
+    "norm_counted_in_sublayer":
+        "the lines that compute attn and ffn: which modules each one goes over",
+    "count_not_int":
+        "the value behind each key of the dict you return: where its type comes from",
+    "block_changed":
+        "each call your function makes on the block or its parameters: does any of them write?",
+    "qkv_order":
+        "the line that splits the output of self.qkv: which piece you name q, which k, which v",
+    "not_causal":
+        "the arguments of your F.scaled_dot_product_attention call: what makes it causal?",
+    "sdpa_dropout_in_eval":
+        "the dropout_p of your attention call: what it is when the module is not training",
+    "dropout_not_in_training":
+        "where your forward drops attention weights: the probability it gets in train()",
+    "output_dropout":
+        "the last lines of your forward: what happens to the output after self.out",
+    "dropout_not_rescaled":
+        "the line that drops attention weights: what happens to the weights it keeps",
+}

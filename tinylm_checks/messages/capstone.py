@@ -336,3 +336,33 @@ MESSAGES = {
                               "the answers to questions {numbered}",
     "capstone.list_separator": ", ",  # between the numbers of a list of questions: "1, 2, 4"
 }
+
+PLACES = {
+    # mistake id -> where to look for it in the learner's code: shown with the mistake, before its fix
+    "tests_miss_no_scale":
+        "your tests/test_attention.py: what its assertions compare the output's values with",
+    "tests_miss_softmax_over_queries":
+        "your tests/test_attention.py: which properties of the weights and output it asserts",
+    "tests_miss_mask_sees_next":
+        "your tests/test_causal_mask.py: what it compares causal_mask(T) with, entry by entry",
+    "tests_miss_mask_not_passed":
+        "your tests/test_causal_mask.py: what its tests call, causal_mask only or a TinyLM too?",
+    "tests_miss_no_gradient":
+        "the final assertion of your tests/test_overfit_batch.py: which bound the loss must beat",
+    "tests_miss_mask_hides_self":
+        "the final-loss assertion in your tests/test_overfit_batch.py: what it does with a NaN",
+    "tests_miss_ignores_input":
+        "your tests/test_overfit_batch.py: what it compares the final loss with",
+    "tests_miss_blocks_no_gradient":
+        "the final-loss assertion of your tests/test_overfit_batch.py: its reference value",
+    "head_not_tied":
+        "TinyLM.__init__ in your model.py, after lm_head is created: what its weight refers to",
+    "model_no_gpt2_init":
+        "TinyLM.__init__ in your model.py: what happens to the layers once they are created",
+    "temperature_no_effect":
+        "the steps of your generate.py between the model's logits and torch.multinomial",
+    "top_k_keeps_one_more":
+        "the index that picks the top-k threshold in your generate.py",
+    "report_no_numbers":
+        "your report.md under this question: the claim that lacks its measured value",
+}

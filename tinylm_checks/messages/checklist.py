@@ -153,3 +153,25 @@ MESSAGES = {
     "repair.passed": "each of the six causes repaired ({n} broken setups, every variant): the checklist then passes, "
                      "the model's weights, the batch and the learning rate kept; an unknown cause raises ValueError",
 }
+
+PLACES = {
+    # mistake id -> where to look for it in the learner's code: shown with the mistake, before its fix
+    "mask_probe_in_train_mode":
+        "your mask probe: the mode the model is in when it runs its two forwards",
+    "dropout_probe_reads_mode":
+        "your dropout probe: what it reads from the model to decide",
+    "checklist_out_of_order":
+        "the loop of overfit_checklist: the order it walks the items, and where it returns",
+    "probe_left_mode":
+        "each probe that calls eval() or train(): what it does after its forwards",
+    "probe_changed_setup":
+        "each probe: every line that writes to the setup or to anything it holds",
+    "repair_rebuilt_model":
+        "the branch of repair that fixes the model: what it assigns or loads into setup.model",
+    "repair_changed_optimizer":
+        "the line in repair that builds the new optimizer: which class it uses",
+    "repair_lr_not_healthy":
+        "the rate your repair's learning-rate branch sets: which rate do the healthy setups use?",
+    "repair_changed_lr":
+        "the line in repair that builds the new optimizer: which lr it passes",
+}

@@ -79,6 +79,15 @@ MESSAGES = {
     "core.label.got": "got",
     "core.label.mistake": "likely mistake",
     "core.label.hint": "hint",
+    "core.label.look": "look at",
+    "core.label.fix": "the fix",
+    # the fix of a named mistake waits until the learner asks for it (tinylm_checks.failure)
+    "core.fix_on_request": "think first: when you want the line that fixes it, run show_fix()",
+    "core.no_fix": "no check has failed with a named mistake yet in this kernel, so there is no fix to show",
+    "core.html.show_fix": "show the fix",
+    "core.html.cells": "rows {row} to {last_row}, columns {col} to {last_col};",
+    "core.html.legend": "colour from {low} (white) to {high} (blue), grey for -inf; ✕ marks the cells that differ "
+                        "(hover a cell for its value)",
     "core.label.also": "and also",
     # nbgrader's answer stubs in a release (tinylm_grading.preprocessors.ClearSolutions), and what the capstone's
     # check recognises as a file left as its stub
@@ -231,4 +240,46 @@ MESSAGES = {
     "axis.row": "row",
     "axis.entry": "entry",
     "axis.vocabulary_entry": "vocabulary entry",
+}
+
+PLACES = {
+    # mistake id -> where to look for it in the learner's code: shown with the mistake, before its fix
+    "view_after_transpose":
+        "the .view() the error points to, and what was done to that tensor just before it",
+    "not_implemented":
+        "the exercise's code cell, as it was when you last ran it",
+    "missing_projection":
+        "your __init__, and the end of your forward: where the merged heads go",
+    "input_modified_in_place":
+        "every line that writes into one of the tensors your function was given",
+    "no_gradient":
+        "each step from the inputs to your return value: where does the result leave autograd?",
+    "dtype_changed":
+        "the tensors your code creates or converts: which dtype does each one get?",
+    "missing_return":
+        "the last line of your function, in every branch",
+    "numpy_output":
+        "the step where your result turns into a numpy array",
+    "attribute_name":
+        "the self.<name> = ... lines of your __init__, letter by letter against the exercise's text",
+    "linear_without_bias":
+        "the nn.Linear the message names, in your __init__: every argument you pass it",
+    "linear_with_bias":
+        "the nn.Linear the message names, in your __init__: what the exercise says about its bias",
+    "missing_super_init":
+        "the first lines of your __init__, before the first layer is created",
+    "batched_T":
+        "every .T in your code: how many dimensions the tensor has there",
+    "bool_index_mask":
+        "the line that masks the scores: the mask's shape against the scores' shape",
+    "in_place_broadcast":
+        "the line the error points to: the tensor written into, and its shape against the result's",
+    "tensor_truth_value":
+        "the line the error points to: each and, or, not or if that receives a tensor",
+    "embedding_of_floats":
+        "the call of your nn.Embedding: what you pass it, and that tensor's dtype",
+    "hard_coded_axes":
+        "every axis number and x.shape unpacking in your code: do they hold for one more dimension?",
+    "weight_transposed":
+        "every line that multiplies by a layer's .weight directly",
 }

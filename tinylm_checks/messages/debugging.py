@@ -211,3 +211,33 @@ MESSAGES = {
     "fixed_lm_loss.passed": "copying the input scores badly, predicting the next token well; equal to the shifted "
                             "cross-entropy",
 }
+
+PLACES = {
+    # mistake id -> where to look for it in the learner's code: shown with the mistake, before its fix
+    "unknown_bug_name":
+        "the value your function returns: its type and spelling, against the printed BUG_NAMES",
+    "wrong_bug_named":
+        "the symptom this exercise names: what each other candidate bug would show instead",
+    "exp_overflow":
+        "the exp in your stable_cross_entropy: what its argument is for logits near ±1000",
+    "shift_not_max":
+        "the constant you subtract from the logits: what it is, and whether each row gets its own",
+    "log_of_softmax":
+        "the order of your steps: where a probability is formed and then logged",
+    "max_not_added_back":
+        "your log-sum-exp after the shift: what became of the maximum?",
+    "probability_clamped":
+        "the line just before the log: what is done to the probability there?",
+    "missing_minus_sign":
+        "the sign of the value your loss returns",
+    "elementwise_scores":
+        "the line of fixed_attention that computes the scores: what shape do they have?",
+    "missing_scale":
+        "the scores line of fixed_attention, between the product and the softmax",
+    "mask_sees_future":
+        "the mask fixed_causal_mask builds: in row t, the columns after t",
+    "mask_hides_self":
+        "the diagonal of the mask fixed_causal_mask builds: can token t see itself?",
+    "mask_hides_past":
+        "row t of the mask fixed_causal_mask builds: the columns before t",
+}

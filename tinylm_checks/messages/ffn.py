@@ -176,3 +176,45 @@ MESSAGES = {
                      "down_proj(SiLU(gate_proj(x)) * up_proj(x)) equal to the reference with copied weights; "
                      "gradients reach all three layers",
 }
+
+PLACES = {
+    # mistake id -> where to look for it in the learner's code: shown with the mistake, before its fix
+    "no_nonlinearity":
+        "your forward: what happens to the hidden layer between linear1 and linear2",
+    "relu_not_gelu":
+        "the activation your forward applies to the hidden layer (or the one your __init__ creates)",
+    "other_activation":
+        "the activation your forward applies to the hidden layer (or the one your __init__ creates)",
+    "gelu_sigmoid_approximation":
+        "the line of your forward that computes the activation of the hidden layer",
+    "hidden_width_not_d_ff":
+        "the sizes of the two nn.Linear in your __init__: where does the hidden width come from?",
+    "linear_sizes_swapped":
+        "the two nn.Linear(...) lines of your __init__, and the order your forward applies them in",
+    "layers_created_in_forward":
+        "the nn.Linear(...) calls inside your forward",
+    "extra_scale_factor":
+        "every multiplication or division in your forward besides the layers themselves",
+    "dropout_left_on":
+        "every dropout in your module, in __init__ and in forward",
+    "activation_misplaced":
+        "the nesting of calls in your forward: how many activations, and what each one wraps",
+    "token_mixing":
+        "each step of your forward besides the layers and the activation: which axis does it touch?",
+    "residual_inside_ffn":
+        "the return line of your forward: what is added to the layers' output",
+    "linear2_not_applied":
+        "the last line of your forward: which layers the returned tensor went through",
+    "gate_wrong_branch":
+        "the line that multiplies the two branches: which projection the SiLU wraps",
+    "silu_on_both_branches":
+        "the line that multiplies the two branches: what each side of the product is wrapped in",
+    "swiglu_not_silu":
+        "the activation on the gate branch of your forward",
+    "silu_misplaced":
+        "the lines of your forward: what exactly the SiLU receives as its input",
+    "branch_projection_reused":
+        "the two branches of your forward: which layer each one calls",
+    "no_gate":
+        "the line that combines the branches: what is done with gate_proj(x) and up_proj(x)",
+}

@@ -256,3 +256,53 @@ MESSAGES = {
                        "called without temperature and top_k (vocabulary {vocab_size}) the samples fit "
                        "softmax(logits): the defaults are 1.0 and None",
 }
+
+PLACES = {
+    # mistake id -> where to look for it in the learner's code: shown with the mistake, before its fix
+    "context_not_cropped":
+        "what your loop feeds the model at each step once the sequence grows long",
+    "context_cropped_from_front":
+        "the slice that crops the context: which end of the sequence does it keep?",
+    "context_crop_off_by_one":
+        "the bounds of the slice that crops the context: count the tokens it keeps",
+    "sampled_from_first_position":
+        "the index that picks one position out of the model's logits",
+    "prompt_not_kept":
+        "what your loop appends each new token to, and what generate returns",
+    "model_in_train_mode":
+        "the start of generate, before the loop: which mode is the model in?",
+    "gradients_recorded":
+        "what surrounds your loop (or decorates generate): is autograd still on?",
+    "generator_ignored":
+        "the line that draws the next token: where does its randomness come from?",
+    "no_generator_argument":
+        "the signature of your generate",
+    "greedy_instead_of_sampling":
+        "the line that picks the next token from the logits",
+    "temperature_multiplied":
+        "the line where the temperature meets the logits",
+    "temperature_not_applied":
+        "your steps from logits to probabilities: where does the temperature act, if anywhere?",
+    "top_k_ignored":
+        "the top-k step: whether it runs, and what it does to the logits outside the k largest",
+    "top_k_keeps_k_plus_1":
+        "the threshold of your top-k: which value it is, and the comparison made against it",
+    "top_k_keeps_k_minus_1":
+        "the top-k threshold and its comparison: follow a row's k-th largest logit through them",
+    "top_k_keeps_one":
+        "the column of the top-k values you take as the threshold: in which order are they?",
+    "only_last_token_fed":
+        "what you pass to the model at each step of the loop",
+    "row_0_probabilities_for_every_row":
+        "the tensor you hand to the sampler: its shape, and whether each row has its own",
+    "temperature_first_step_only":
+        "the line that applies the temperature, and what it reads on the later steps",
+    "wrong_default_top_k":
+        "the default value of top_k in your signature",
+    "wrong_default_temperature":
+        "the default value of temperature in your signature",
+    "top_k_filled_with_zero":
+        "the value you put into the logits outside the k largest",
+    "top_k_across_batch":
+        "how you take the top-k threshold: along which dim, and is there one per row?",
+}

@@ -222,3 +222,57 @@ MESSAGES = {
     "masked_softmax.passed": "softmax over the keys; masked keys get exactly 0, also with large scores; a query with "
                              "no allowed key gets all zeros, never NaN; mask=None is the plain softmax",
 }
+
+PLACES = {
+    # mistake id -> where to look for it in the learner's code: shown with the mistake, before its fix
+    "causal_mask_upper":
+        "the triangle (or comparison) that builds your mask: which side of the diagonal it keeps",
+    "diagonal_masked":
+        "the diagonal argument (or comparison) that builds your mask: is row t, column t kept?",
+    "mask_not_bool":
+        "the line that creates your mask: the dtype of the tensor it produces",
+    "mask_peeks_ahead":
+        "the diagonal argument of your tril: which column is the last one row t may see?",
+    "mask_all_true":
+        "the line that builds your mask: where does the full matrix become a triangle?",
+    "additive_float_mask":
+        "what your function returns: its dtype and the values it holds",
+    "padding_on_query_axis":
+        "the indexing that adds the size-1 axes: which position the T axis ends up in",
+    "padding_mask_2d":
+        "the return line: how many axes your mask has, and where the size-1 ones go",
+    "padding_mask_expanded":
+        "any expand, repeat or comparison that gives your mask a full-size query axis",
+    "padding_mask_3d":
+        "the size-1 axes you add before returning: how many, next to the axes of the scores?",
+    "padding_off_by_one":
+        "the comparison between positions and lengths[b]: its operator and any ± 1 on either side",
+    "padding_mask_inverted":
+        "the comparison that builds your mask: which tokens it makes True",
+    "padding_side_ignored":
+        "the branch on padding_side: does the 'left' case build anything different?",
+    "left_padding_from_lengths":
+        "the comparison in your padding_side='left' branch: where it makes the real positions start",
+    "padding_sides_swapped":
+        "the branches on padding_side: which comparison 'left' runs and which 'right' runs",
+    "padding_width_from_lengths":
+        "the range of positions you compare with the lengths: what sets its length",
+    "combine_or":
+        "the operator that joins two masks in your loop: when should a key survive?",
+    "combine_xor":
+        "the operator that joins the masks: what it gives when both masks allow a key",
+    "combine_drops_a_mask":
+        "your loop over masks: does every mask, first, last and in between, reach the result?",
+    "combine_none_not_skipped":
+        "the start of your loop body: what happens when the mask is None",
+    "combine_stops_at_none":
+        "the statement your loop runs on a None mask, and what becomes of the masks after it",
+    "combine_all_none":
+        "the value your result starts from, and what you return when the loop added nothing",
+    "combine_two_masks_only":
+        "the def line of combine_masks: its parameter list",
+    "mask_times_inf":
+        "the line where the mask meets the scores: which arithmetic touches the allowed keys",
+    "mask_none_not_handled":
+        "the first lines of masked_softmax: the path taken when mask is None",
+}

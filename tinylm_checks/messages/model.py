@@ -397,3 +397,79 @@ MESSAGES = {
                               "tied and untied models, one without positions and one with frozen positions; the models "
                               "left unchanged",
 }
+
+PLACES = {
+    # mistake id -> where to look for it in the learner's code: shown with the mistake, before its fix
+    "labels_not_shifted":
+        "the slices that pair logits with labels: which label does position t meet?",
+    "labels_shifted_twice":
+        "every place the labels get shifted: inside your loss, and in what you pass in as labels",
+    "shift_reversed":
+        "the two slices in your loss: for position t's logits, which token is the target?",
+    "softmax_before_loss":
+        "what your loss hands to the cross-entropy, and what your forward returns as logits",
+    "ignored_targets_scored":
+        "where the -100 labels go in your loss: what each becomes, and what the mean divides by",
+    "ignore_index_zero":
+        "the argument that tells your cross-entropy which label to skip",
+    "loss_summed":
+        "the last step of your loss: how the per-target losses become one number",
+    "weights_not_tied":
+        "your __init__ after lm_head is created: what its weight refers to",
+    "loss_per_sequence":
+        "how your loss averages: over which targets, and in how many steps",
+    "tied_by_copy":
+        "the line of __init__ that ties lm_head.weight: which object ends up in it",
+    "no_final_norm":
+        "your forward between the last block and lm_head",
+    "positions_not_added":
+        "the line of your forward that builds x before the blocks",
+    "no_causal_mask":
+        "your forward's loop over the blocks: what each block is called with",
+    "embedding_scaled":
+        "the line of your forward that combines the two embeddings",
+    "no_length_check":
+        "the start of your forward, before any embedding lookup: what it does with a too-long input",
+    "length_check_off_by_one":
+        "the comparison in your length check: which lengths does it let through?",
+    "embedding_default_init":
+        "your init code: does it ever reach the nn.Embedding layers?",
+    "linear_not_gpt2_init":
+        "your init code: which modules it visits; are the blocks' nn.Linear layers among them?",
+    "residual_init_not_scaled":
+        "the std your init leaves attn.W_O and ffn.linear2 with",
+    "biases_not_zeroed":
+        "your init of each nn.Linear: what happens to its bias",
+    "residual_init_hit_biases":
+        "the name test that picks the residual projections: which parameters does it match?",
+    "positions_from_token_ids":
+        "what you pass to self.pos_emb in your forward",
+    "positions_for_max_seq_len":
+        "where your forward gets the position embedding: for how many positions?",
+    "causal_mask_for_max_seq_len":
+        "where your forward builds the causal mask: which length does it use?",
+    "embedding_init_std_wrong":
+        "the init of token_emb and pos_emb: which distribution and std each one gets",
+    "residual_init_everywhere":
+        "the condition in your scaled init: which of the blocks' layers it picks",
+    "residual_init_std_wrong":
+        "the expression for attn.W_O's and ffn.linear2's std: work it out by hand for one num_layers",
+    "layer_norm_reinitialised":
+        "the condition of your init loop: which modules or parameters it touches",
+    "max_seq_len_not_stored":
+        "your __init__: which of the values it receives it keeps on self",
+    "loss_returned_as_float":
+        "the line that returns your loss: what type comes back?",
+    "tied_weight_counted_twice":
+        "the lm_head entry of your table, and which tensors your total adds up",
+    "table_from_formula":
+        "each entry of your table: what its number is computed from",
+    "table_trainable_only":
+        "the filter in your counting: which parameters it lets through",
+    "none_part_not_handled":
+        "the pos_emb entry of your table: what it does when that part is missing",
+    "buffers_counted":
+        "the collection your counting iterates over for each part",
+    "model_changed":
+        "every call in your function that does more than read the model",
+}

@@ -102,3 +102,31 @@ MESSAGES = {
                                    "and weights (B, H, T, T) equal the reference with copied weights, without a mask "
                                    "and with causal and padding masks",
 }
+
+PLACES = {
+    # mistake id -> where to look for it in the learner's code: shown with the mistake, before its fix
+    "split_without_transpose":
+        "the view in split_heads: the order of the sizes you split into, and what comes after",
+    "split_not_transposed":
+        "the end of split_heads: the axis order of the tensor you return",
+    "merge_without_transpose":
+        "the lines of merge_heads before the reshape: where the head axis sits",
+    "w_o_not_applied":
+        "the return line of your forward: what happens to the merged heads",
+    "weights_averaged_over_heads":
+        "what your forward returns as the weights: any mean or sum over an axis on the way",
+    "no_divisibility_check":
+        "the start of your __init__: what it does with a d_model the heads can't share evenly",
+    "float_d_k":
+        "the line that computes d_k, and the sizes you pass to .view()",
+    "heads_repeated":
+        "the step that makes the head axis: which features each head ends up with",
+    "split_interleaved":
+        "the order of the sizes in your view: which one is the head axis?",
+    "scale_by_d_model":
+        "where your forward computes the scale: which width it reads, and what it does with it",
+    "causal_mask_hides_diagonal":
+        "the line that builds your causal mask: its diagonal argument and which triangle it keeps",
+    "merge_interleaved":
+        "the reshape (or permute) in merge_heads: the axis order before the features are flattened",
+}

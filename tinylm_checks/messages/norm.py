@@ -50,8 +50,8 @@ MISTAKES = {
         "it never learns",
         "self.weight = nn.Parameter(torch.ones(d_model)) and self.bias = nn.Parameter(torch.zeros(d_model))"),
     "weight_bias_init": (
-        "weight and bias are initialised wrong: weight starts at ones and bias at zeros, so that a new "
-        "LayerNorm only normalises",
+        "weight and bias are initialised wrong: they must start as ones and zeros, so that a new LayerNorm only "
+        "normalises",
         "nn.Parameter(torch.ones(d_model)) for weight, nn.Parameter(torch.zeros(d_model)) for bias"),
 }
 
@@ -145,4 +145,36 @@ MESSAGES = {
                          "with copied weight and bias on rows with large mean and spread, tiny spread and constant "
                          "rows, with eps=1e-5 and eps={eps:g}, on (B, T, D) and (N, D); gradients equal "
                          "nn.LayerNorm's",
+}
+
+PLACES = {
+    # mistake id -> where to look for it in the learner's code: shown with the mistake, before its fix
+    "unbiased_variance":
+        "the line that computes the variance: what it divides by, a function's default included",
+    "eps_outside_sqrt":
+        "the denominator of your normalisation: where eps enters it",
+    "eps_default":
+        "the signature of your __init__: the eps parameter",
+    "affine_before_normalising":
+        "the order of the steps in your forward: when weight and bias come in",
+    "eps_ignored":
+        "the denominator of your normalisation: what is under the square root",
+    "eps_hard_coded":
+        "your __init__'s parameters, and where your forward takes its eps from",
+    "norm_wrong_axis":
+        "the dim of your mean and variance: which axis holds one token's features?",
+    "no_centring":
+        "the lines that compute x_hat and the variance: where the mean is used",
+    "no_sqrt":
+        "the denominator of your normalisation, and the step that turns the variance into it",
+    "no_keepdim":
+        "the reductions that compute the mean and variance: the shape each returns, next to x's",
+    "weight_bias_swapped":
+        "the return line of your forward: which one multiplies and which one is added",
+    "weight_bias_not_applied":
+        "the return line of your forward: what the returned tensor is made of",
+    "weight_bias_not_parameters":
+        "the lines of your __init__ that create self.weight and self.bias: what type each is",
+    "weight_bias_init":
+        "the values self.weight and self.bias start from in your __init__",
 }

@@ -424,3 +424,81 @@ MESSAGES = {
     "apply_rope.passed": "position 0 unchanged, norms preserved, scores depend only on m - n; equal to the reference "
                          "on (B, H, T, d_k) and (B, T, d_k), with and without positions",
 }
+
+PLACES = {
+    # mistake id -> where to look for it in the learner's code: shown with the mistake, before its fix
+    "sin_cos_swapped":
+        "the two lines that fill the table: which function goes into which column slice",
+    "concatenated_layout":
+        "the step that puts the sines and cosines into the table: which columns each lands in",
+    "exponent_i_over_d":
+        "the numerator of your exponent: what your loop variable or arange counts",
+    "exponent_doubled":
+        "the numerator of your exponent: what your arange already holds before you scale it",
+    "wrong_base":
+        "the constant your frequencies are built on (and its log, if you use the exp/log form)",
+    "exponent_denominator":
+        "what the exponent is divided by: which variable, and where its value comes from",
+    "exponent_sign":
+        "where positions become angles: does the frequency term divide or multiply, with what sign?",
+    "integer_division":
+        "every division in the exponent and the angle, and the dtype of your positions",
+    "cos_own_frequency":
+        "the angle inside your cos: how it is computed, next to the sin's",
+    "positions_from_one":
+        "where your positions come from: the first value of the range",
+    "wrong_frequencies":
+        "the line that computes the frequencies or angles: exponent, base and sign, one at a time",
+    "table_dtype":
+        "the tensors you build the table from: the dtype each one starts with",
+    "table_transposed":
+        "the shape you create the table with, and the order of max_len and d_model in your calls",
+    "positions_not_sliced":
+        "the line of forward that adds the table: how many of its positions you take",
+    "pe_parameter":
+        "the line of __init__ that stores the table on self",
+    "pe_plain_attribute":
+        "how your __init__ attaches the table to the module",
+    "pe_not_persistent":
+        "the arguments of your register_buffer call",
+    "pe_no_batch_axis":
+        "the shape of the table you register in __init__",
+    "positions_multiplied":
+        "the operator in the return line of your forward",
+    "scaled_by_sqrt_d_model":
+        "any factor in your forward besides x and the table",
+    "positions_dropout":
+        "any dropout your __init__ creates, and where forward calls it",
+    "t_from_wrong_axis":
+        "the line of forward that reads T: which axis of x it reads",
+    "positions_returned_alone":
+        "the return line of your forward",
+    "pe_not_stored":
+        "your forward: the lines that compute the table at every call",
+    "positions_reversed":
+        "the range of positions you index with: its order (any flip, or T - 1 - t)",
+    "embedding_padding_idx":
+        "the nn.Embedding(...) line in your __init__: its keyword arguments",
+    "emb_raw_parameter":
+        "the line of __init__ that creates self.emb, and how forward reads from it",
+    "embedding_sizes_swapped":
+        "the order of the two sizes in your nn.Embedding call: what is one row?",
+    "rope_rotate_half":
+        "the step that takes the two members of each pair out of x: which features go together",
+    "rope_wrong_direction":
+        "the sign of the angle on its way into the rotation: sin terms, frequencies, positions",
+    "rope_positions_ignored":
+        "the line that computes the angles: does it read the positions argument?",
+    "rope_not_interleaved":
+        "the last step, where the rotated halves go back into one tensor",
+    "rope_sin_sign":
+        "the two rotation lines: the sign in front of each sin term",
+    "rope_overwritten_before_read":
+        "the two rotation lines: what each one reads, and whether the other has written to it",
+    "rope_sin_cos_swapped":
+        "the two rotation lines: which member of the pair each cos and each sin multiplies",
+    "rope_angles_transposed":
+        "the line that multiplies positions by frequencies: which of the two runs along the rows?",
+    "rope_added":
+        "the step where the angles meet x: which operation joins them",
+}

@@ -54,3 +54,25 @@ MESSAGES = {
                 "then 6 * num_layers * seq_len * d_model",
     },
 }
+
+PLACES = {
+    # mistake id -> where to look for it in the learner's code: shown with the mistake, before its fix
+    "flops_forward_only":
+        "the factors in your formula: which passes of a training step do they cover?",
+    "flops_no_attention_term":
+        "the terms of your return line: which one counts the attention scores?",
+    "flops_position_embedding_counted":
+        "how you get N: which parameters it includes",
+    "flops_lm_head_left_out":
+        "how you get N: what you subtract from it or leave out",
+    "flops_max_seq_len_not_seq_len":
+        "the length in your attention term: where it comes from",
+    "flops_attention_not_per_layer":
+        "the factors of your attention term: what it is multiplied by",
+    "flops_attention_12":
+        "the coefficient of your attention term",
+    "flops_untied_lm_head_ignored":
+        "how you build the model whose parameters you count: which config keys reach it?",
+    "flops_not_a_number":
+        "your return line: the type of what it returns",
+}

@@ -40,3 +40,19 @@ MESSAGES = {
                         "of each row: print both for the tried: input",
     "softmax.passed": "equal to torch.softmax(x, dim=-1), each row sums to 1, stable for scores around ±1000",
 }
+
+PLACES = {
+    # mistake id -> where to look for it in the learner's code: shown with the mistake, before its fix
+    "softmax_wrong_dim":
+        "the dim of each reduction in your softmax (the max, the sum): which axis is one row?",
+    "softmax_unstable":
+        "the line that calls exp(): what the scores look like just before it",
+    "softmax_wrong_shift":
+        "the value you subtract (or clamp to) before exp(): what it is computed from",
+    "softmax_not_normalised":
+        "your return line: what happens to exp(x) after it is computed",
+    "softmax_global_sum":
+        "the sum in your denominator: which dim it runs over",
+    "log_softmax":
+        "the last steps of your softmax: where a log comes in, written by you or inside a call",
+}

@@ -378,3 +378,79 @@ MESSAGES = {
     },
     "perplexity.passed": "exp(loss) for losses {losses} and a 0-dim tensor (log V -> V = {V})",
 }
+
+PLACES = {
+    # mistake id -> where to look for it in the learner's code: shown with the mistake, before its fix
+    "vocab_not_sorted":
+        "the line of char_tokenizer that builds vocab: what decides the characters' order?",
+    "vocab_not_unique":
+        "the line that builds vocab: what keeps a character from being added twice?",
+    "vocab_missing_chars":
+        "what your vocabulary is built from: the whole text, or a filtered or cleaned copy?",
+    "ids_off_by_one":
+        "where you number the characters: which id does the first one get?",
+    "round_trip_broken":
+        "the line that turns the text into ids: what it skips, changes or reorders",
+    "unknown_word_raises":
+        "the lookup in word_encode: what happens to a word that is not in the vocabulary?",
+    "unknown_word_dropped":
+        "the lookup in word_encode, and any filter around it",
+    "unknown_as_pad":
+        "the default id your lookup gives a word that is not in the vocabulary",
+    "eos_missing":
+        "the end of word_encode: what the ids end with",
+    "eos_misplaced":
+        "where your code adds '<eos>': at which position, and how many times",
+    "split_on_whitespace":
+        "the line of word_encode that splits the text into tokens",
+    "punctuation_dropped":
+        "the pattern that splits the text: which characters do its matches leave out?",
+    "lowercased":
+        "what happens to the tokens between the split and the lookup",
+    "wrong_step_order":
+        "the order of the lines in train_step: where zero_grad, backward and step sit",
+    "no_zero_grad":
+        "the start of train_step: what .grad holds before this batch's backward",
+    "no_clipping":
+        "what train_step does to the gradients before optimizer.step()",
+    "clip_after_step":
+        "the position of your clipping line relative to optimizer.step()",
+    "max_grad_norm_ignored":
+        "the arguments of your clipping call",
+    "clip_norm_type_wrong":
+        "the arguments of your clipping call after the parameters",
+    "max_grad_norm_default_wrong":
+        "the signature of train_step: its default for max_grad_norm",
+    "no_optimizer_step":
+        "the end of train_step: what updates the parameters?",
+    "train_mode_not_set":
+        "the start of train_step: which mode is the model in before the forward?",
+    "grad_norm_after_clipping":
+        "where your grad_norm comes from: which call or computation, at which point",
+    "labels_passed_to_model":
+        "the line that calls the model: which arguments you pass it",
+    "loss_not_a_float":
+        "the values you put into train_step's result dict",
+    "evaluate_in_train_mode":
+        "the start of evaluate, before the loop over batches",
+    "evaluate_with_grad":
+        "what surrounds evaluate's loop, and the type of what it returns",
+    "mode_not_restored":
+        "the end of your function: the mode the model came in, and the mode you leave it in",
+    "mean_of_batch_means":
+        "what your loop adds up per batch, and what you divide by at the end",
+    "ignored_tokens_counted":
+        "the lines that add up each batch's loss and token count: which targets enter?",
+    "batch_means_weighted_by_rows":
+        "the weight each batch gets in your running total",
+    "evaluate_returned_perplexity":
+        "evaluate's return line: what it does to the mean loss before returning",
+    "evaluate_returned_tensor":
+        "evaluate's return line, and the type of each value you add up",
+    "perplexity_returned_tensor":
+        "perplexity's return line: the type of what it computes when loss is a tensor",
+    "perplexity_base_2":
+        "the base of the power in perplexity",
+    "perplexity_negated":
+        "the sign of the exponent in perplexity",
+}
