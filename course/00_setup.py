@@ -87,9 +87,17 @@ check_environment()
 # | `expected:` | what the reference returned (a row of it) |
 # | `got:` | what your code returned, and the largest difference from the reference |
 # | `likely mistake:` | when the mistake is a well-known one, its name |
-# | `hint:` | what to look at, or how to fix it |
+# | `look at:` | where in your code to look for that mistake |
+# | `hint:` | when no mistake is named: what to look at |
 #
-# Not every failure has every line: a NaN or a wrong shape, for example, needs no "expected" row.
+# Not every failure has every line: a NaN or a wrong shape, for example, needs no "expected" row. In
+# JupyterLab the message is drawn as a small table, and when the check compared matrices (a mask,
+# attention weights, a table of positions) your matrix and the expected one stand side by side as
+# heatmaps, the cells that differ marked ✕.
+#
+# For a named mistake, the line that fixes it waits until you ask for it: open the fold **show the fix**
+# under the message, or run `show_fix()`. Think first; if the same mistake comes back, its fix comes with
+# the message.
 #
 # **If things get weird** (a function you fixed still fails, or a name is "not defined" although you
 # can see it), you probably ran cells out of order or an old definition is still in memory. Use
@@ -123,9 +131,12 @@ check_environment()
 # | `期望:`（英文版是 `expected:`） | 参考实现返回的结果（其中一行） |
 # | `实际:`（英文版是 `got:`） | 你的代码返回的结果，以及和参考实现的最大差值 |
 # | `可能的错误:`（英文版是 `likely mistake:`） | 如果是常见错误，直接说出它的名字 |
-# | `提示:`（英文版是 `hint:`） | 该看哪里，或者该怎么改 |
+# | `看看:`（英文版是 `look at:`） | 这个错误该到你代码的哪里去找 |
+# | `提示:`（英文版是 `hint:`） | 没有点出具体错误时，告诉你该看哪里 |
 #
-# 并不是每次失败都有全部这几行：比如出现 NaN 或者形状不对时，就用不着“期望”那一行。
+# 并不是每次失败都有全部这几行：比如出现 NaN 或者形状不对时，就用不着“期望”那一行。在 JupyterLab 里，报错信息会画成一张小表格；如果检查比较的是矩阵（掩码、注意力权重、位置编码表），还会把你的矩阵和期望的矩阵画成两张热力图并排摆着，不一样的格子用 ✕ 标出来。
+#
+# 点出了具体错误时，改正的那一行代码先不给你看，等你自己要：点开报错下面的折叠项 **看改法**，或者运行 `show_fix()`。先自己想一想；同一个错误再犯一次，改法就会直接跟着报错一起出来。
 #
 # **如果遇到怪事**（明明改好的函数还是不通过，或者明明定义过的名字却报 `NameError`，说它没有定义），多半是因为你没有按顺序运行单元格，或者内存里还留着旧的定义。点菜单 *内核 → 重启并运行所有单元格…*（或 *内核 → 重启内核并运行到所选单元格…*），笔记本就会从干净的状态自上而下重新跑一遍。
 
@@ -204,7 +215,9 @@ check_softmax(softmax_wrong_dim)
 # - **got** shows the same row of our answer: the numbers don't sum to 1, and the largest difference
 #   from the reference is printed.
 # - **likely mistake** names the bug: the softmax normalises over the wrong dimension.
-# - **hint** says what to do: `.sum(dim=-1, keepdim=True)`.
+# - **look at** says where: the `dim` of each reduction in the softmax.
+# - **show the fix** (the fold under the message, or `show_fix()`) holds the line that fixes it. Open it
+#   once you have an idea of your own: here, sum over the last dimension, `dim=-1`.
 #
 # Here is a second classic bug. The formula above, typed in as is, breaks for large scores:
 # $e^{1000}$ does not fit in a float, it becomes `inf`, and `inf / inf` is `NaN`.
@@ -216,7 +229,8 @@ check_softmax(softmax_wrong_dim)
 # - **期望** 列出参考答案里的一行：五个数，加起来等于 1。
 # - **实际** 列出我们的答案里同一行：这几个数加起来不等于 1，后面还打印了和参考实现的最大差值。
 # - **可能的错误** 点出了 bug 的名字：softmax 归一化的维度不对。
-# - **提示** 告诉你怎么改：`.sum(dim=-1, keepdim=True)`。
+# - **看看** 告诉你该去哪里找：softmax 里每次归约用的 `dim`。
+# - **看改法**（报错下面的折叠项，或者运行 `show_fix()`）里是改正的那一行。自己先有了想法再点开：这里应该沿最后一维求和，也就是 `dim=-1`。
 #
 # 再看第二个典型 bug。把上面的公式原样敲进代码，遇到大分数就会出问题：$e^{1000}$ 超出了浮点数的表示范围，变成 `inf`，而 `inf / inf` 就是 `NaN`。
 
