@@ -241,7 +241,9 @@ class _End:
         out = _pytest(python, _env(tmp_path))
         summary = out.stdout.strip().splitlines()[-1]
         assert out.returncode == 0, out.stdout[-5000:]
-        assert re.fullmatch(rf"{collected} passed, \d+ deselected(, \d+ warnings?)? in .*", summary), summary
+        # a known seed-dependent diagnosis is a strict xfail (tests/test_checks_mutants.py SEED_BUGS): it counts
+        found = re.fullmatch(r"(\d+) passed, \d+ deselected(?:, (\d+) xfailed)?(?:, \d+ warnings?)? in .*", summary)
+        assert found and int(found[1]) + int(found[2] or 0) == collected, (collected, summary)
 
 
 @pytest.mark.slow
