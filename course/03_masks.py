@@ -601,15 +601,15 @@ runpy.run_module("tinylm_checks.grading")["fresh"]().check_masked_softmax(masked
 # %% [markdown]
 # ## 5. All together
 #
-# The left-padded batch, through a multi-head attention layer with the combined mask (the course's
-# versions of the three functions, so this runs whatever state your exercises are in). Every output is
+# The left-padded batch, through the course's multi-head attention layer with the combined mask that
+# section 3 built from your `key_padding_mask` (so this runs once that exercise does). Every output is
 # finite; the padded queries get zero weights; and changing what sits at the padded positions changes
 # nothing at the real tokens.
 
 # %% [markdown] lang="zh"
 # ## 5. 合在一起
 #
-# 把左填充的批次送进一个多头注意力层，用上合并后的掩码（这里用的是三个函数的课程版本，所以不管你的练习做到哪一步，这里都能运行）。所有输出都是有限值；填充位置的查询权重为零；改动填充位置上的内容，真实 token 上的输出一点不变。
+# 把左填充的批次送进课程自带的多头注意力层，用上第 3 节用你的 `key_padding_mask` 合并出来的掩码（所以要等那个练习能运行了，这里才能运行）。所有输出都是有限值；填充位置的查询权重为零；改动填充位置上的内容，真实 token 上的输出一点不变。
 
 # %%
 D = 8
