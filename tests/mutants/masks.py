@@ -205,6 +205,16 @@ def combine_none_not_skipped(*masks):
     return out
 
 
+def combine_from_first_none(*masks):
+    """Skips the None masks in its loop but starts from masks[0], which may be None (a new learner's slip: the
+    place to look is the mask it starts from, not the loop body)."""
+    out = masks[0]
+    for m in masks[1:]:
+        if m is not None:
+            out = out & m
+    return out
+
+
 def combine_two(a, b):
     """Takes exactly two masks (skips None properly)."""
     if a is None:
@@ -523,6 +533,7 @@ ROWS = [
     (check_combine_masks, combine_xor, "combine_xor", "combined mask is wrong"),
     (check_combine_masks, combine_first_only, "combine_drops_a_mask", "combined mask is wrong"),
     (check_combine_masks, combine_none_not_skipped, "combine_none_not_skipped", "raised TypeError"),
+    (check_combine_masks, combine_from_first_none, "combine_none_not_skipped", "raised TypeError"),
     (check_combine_masks, combine_two, "combine_two_masks_only", "raised TypeError"),
     (check_combine_masks, combine_in_place_broadcast, "in_place_broadcast", "raised RuntimeError"),
     (check_combine_masks, combine_in_place, "input_modified_in_place", "changed its input mask 1 in place"),

@@ -69,7 +69,8 @@ MISTAKES = {
         "loop over every mask in *masks and AND each one that is not None into the result"),
     "combine_none_not_skipped": (
         "a None mask is not skipped: None means 'no mask', and & with None raises TypeError",
-        "skip the masks that are None: `if m is None: continue`"),
+        "skip every mask that is None, the first one too: start from None and combine only the masks that are "
+        "not None (`if m is None: continue` in the loop)"),
     "combine_stops_at_none": (
         "combining stops at the first None (break or return) instead of skipping it, so the masks after it are "
         "dropped",
@@ -264,7 +265,7 @@ PLACES = {
     "combine_drops_a_mask":
         "your loop over masks: does every mask, first, last and in between, reach the result?",
     "combine_none_not_skipped":
-        "the start of your loop body: what happens when the mask is None",
+        "every mask your code combines, the one it starts from included: what happens when it is None",
     "combine_stops_at_none":
         "the statement your loop runs on a None mask, and what becomes of the masks after it",
     "combine_all_none":
