@@ -218,7 +218,7 @@ def test_a_learner_without_answers_gets_the_same_verdicts(service, tmp_path):
     assert lines[0].startswith("✔ check_attention_scores passed")
     assert float(lines[1].split()[1]) < 5  # about a second (benchmarks/bench_checks.py prints the figures)
     assert lines.count("['no_scaling'] core.not_equal") == 2
-    assert "likely mistake: the scores are not scaled" in out.stdout and "可能的错误: 分数没有缩放" in out.stdout
+    assert "likely mistake: the scores are not scaled" in out.stdout and "可能的错误：分数没有缩放" in out.stdout
 
 
 @pytest.mark.slow

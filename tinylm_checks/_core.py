@@ -292,7 +292,8 @@ class Ctx:
 
 
 def fmt_shape(shape) -> str:
-    return "(" + ", ".join(str(int(s)) for s in shape) + ")"
+    """A shape as Python writes the tuple: ``(2, 3)``, ``(6,)``, ``()``."""
+    return str(tuple(int(s) for s in shape))
 
 
 def where(index, axes: tuple[str, ...] | None) -> str:

@@ -54,6 +54,14 @@ def reads_alike(expected: str | None, got: str | None) -> bool:
     return not gv and len(gw) == 1 and next(iter(gw)).lower() in {w.lower() for w in ew}
 
 
+def label_text(label: str, width: int = 0) -> str:
+    """A message line's label with its colon, in the learner's language ("tried: ", "尝试："), padded to ``width``
+    columns (a Chinese character takes two) so that the values of the short labels line up."""
+    if i18n.language() == "zh":
+        return i18n.pad(say("core.label." + label) + "：", width + 1)
+    return f"{say('core.label.' + label) + ':':<{width}} "
+
+
 class CheckFailure(AssertionError):
     """A check found a problem in the learner's code.
 
@@ -94,13 +102,13 @@ class CheckFailure(AssertionError):
         lines = []
         for label, value in (("tried", self.tried), ("expected", self.expected), ("got", self.got)):
             if value and not (label == "tried" and value == tried_shown):
-                lines.append(f"{indent}{say('core.label.' + label) + ':':<9} {value}")
+                lines.append(f"{indent}{label_text(label, 9)}{value}")
         if self.mistake:
-            lines.append(f"{indent}{say('core.label.mistake')}: {self.sentence}")
+            lines.append(f"{indent}{label_text('mistake')}{self.sentence}")
             if self.look:
-                lines.append(f"{indent}{say('core.label.look') + ':':<9} {self.look}")
+                lines.append(f"{indent}{label_text('look', 9)}{self.look}")
         if self.hint and (reveal or not self.mistake):
-            lines.append(f"{indent}{say('core.label.hint') + ':':<9} {self.hint}")
+            lines.append(f"{indent}{label_text('hint', 9)}{self.hint}")
         return lines
 
     def _text(self, reveal: bool = False) -> str:
@@ -108,7 +116,7 @@ class CheckFailure(AssertionError):
             return self._plain
         lines = [say("core.headline", check=self.check, problem=self.problem), *self._lines("  ", reveal=reveal)]
         for other in self.also:  # a tried: line the first failure showed already is not repeated
-            lines += [f"  {say('core.label.also')}: {other.problem}", *other._lines("    ", self.tried, reveal)]
+            lines += [f"  {label_text('also')}{other.problem}", *other._lines("    ", self.tried, reveal)]
         if not reveal and any(f.fix for f in self.failures):
             lines.append("  " + say("core.fix_on_request"))
         return "\n".join(lines)
@@ -215,6 +223,5 @@ def show_fix() -> None:
     if not fixes:
         print(say("core.no_fix"))
         return
-    colon = "：" if i18n.language() == "zh" else ": "
     for f in fixes:
-        print(f"{say('core.label.mistake')}{colon}{f.sentence}\n  {say('core.label.fix')}{colon}{f.fix}")
+        print(f"{label_text('mistake')}{f.sentence}\n  {label_text('fix')}{f.fix}")
