@@ -156,7 +156,8 @@ def test_the_capstone_notebook_writes_the_reference_repository():
     for name, body in re.findall(r"%%writefile tiny-transformer/(\S+)\n(.*?)(?=\n# %%|\Z)", source, re.S):
         lines = [line for line in body.splitlines() if line.strip() not in ("### BEGIN SOLUTION", "### END SOLUTION")]
         written[name] = "\n".join(lines).strip("\n")
-    reference = repo()
+    # README.md and the text (data/) are written by code cells from the learner's own run and the course's corpus
+    reference = {k: v for k, v in repo().items() if k not in ("README.md", "data/train.txt", "data/valid.txt")}
     assert set(written) == set(reference)
     for name, text in reference.items():
         assert written[name] == text.strip("\n"), name

@@ -37,6 +37,12 @@ def test_the_numbers_notebook_13_states_are_the_reference_s(capsys):
         assert round(float(re.search(r"next-token loss of ([\d.]+)", str(failure.value)).group(1))) in (8, 9)
 
 
+def test_the_reference_repository_runs_as_a_stranger_runs_it_in_the_sandbox(monkeypatch):
+    """Plain pytest, train.py and generate.py in a venv holding only what its pyproject.toml declares (issue 41)."""
+    monkeypatch.setattr(capstone, "WORKSPACE", SandboxWorkspace)
+    capstone.check_capstone_repository(repo, quiet=True)
+
+
 def test_the_reference_repository_tests_itself():
     files = repo()
     with capstone.Workspace({k: v for k, v in files.items() if k.endswith(".py")}) as ws:

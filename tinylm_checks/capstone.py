@@ -61,7 +61,8 @@ ref_data = reference("data")
 variants = reference("capstone.variants")
 
 __all__ = ["check_capstone_model", "check_attention_tests", "check_causal_mask_tests", "check_overfit_tests",
-           "check_capstone_train", "check_capstone_generate", "check_capstone_report", "Workspace"]
+           "check_capstone_train", "check_capstone_generate", "check_capstone_report", "check_capstone_repository",
+           "Workspace"]
 
 TIMEOUT = 300
 """Seconds one command may take in all (wall-clock time): the stop for a command that waits or sleeps. Generous: the
@@ -367,8 +368,10 @@ MAX_SOURCE = 200_000
 per character)."""
 
 
-def _own_code(ctx: Ctx, files: dict[str, str], name: str) -> None:
-    """``name`` may not import the course's packages: it is the learner's own code."""
+def _own_code(ctx: Ctx, files: dict[str, str], name: str, mistake: str | None = None,
+              message: str = "capstone.imports_course") -> None:
+    """``name`` may not import the course's packages: it is the learner's own code (``message`` and ``mistake``: what
+    to say when it does)."""
     if len(files[name]) > MAX_SOURCE:
         ctx.fail("capstone.file_too_large", name=name, size=len(files[name]), limit=MAX_SOURCE)
     try:
@@ -380,7 +383,7 @@ def _own_code(ctx: Ctx, files: dict[str, str], name: str) -> None:
             [node.module or ""] if isinstance(node, ast.ImportFrom) else []
         for module in modules:
             if module.split(".")[0] in ("tinylm_solutions", "tinylm_checks", "tinylm_grading"):
-                ctx.fail("capstone.imports_course", name=name, module=module)
+                ctx.fail(message, name=name, module=module, mistake=mistake)
 
 
 _REPR = reprlib.Repr()  # (Python 3.11's takes no arguments)
@@ -644,7 +647,7 @@ def check_capstone_train(ctx: Ctx, repo) -> str:
     cycle = "".join("abcdefghijklmnopqrstuvw"[i] for i in torch.randperm(23, generator=ctx.gen).tolist()) * 200
     cycle_command = [*command[:-2], "--out", "_cycle.pt", "--data", "_cycle.txt"]
     code_files = {"train.py": files["train.py"], "model.py": files["model.py"], "_check.yaml": small,
-                  "_check_steps.py": STEP_COUNTER}
+                  "_check_steps.py": STEP_COUNTER, "data/train.txt": ref_data.default_corpus()}  # the default text
     ([(code, output)], loaded), cycle_run = _at_once([
         lambda: session(code_files, [["_check_steps.py", *command]], ("_check.pt", "_check_steps.pt")),
         lambda: session({**code_files, "_cycle.txt": cycle}, [["_check_steps.py", *cycle_command]],
@@ -830,3 +833,155 @@ def check_capstone_report(ctx: Ctx, repo) -> str:
             ctx.fail("capstone.report_no_number", question=question, mistake=MISTAKE.report_no_numbers)
     return say("capstone.report_passed", n=REPORT_QUESTIONS, least=MIN_WORDS,
                numbered=say("capstone.list_separator").join(str(n) for n in NUMBERED))
+
+
+# --------------------------------------------------------------------------- the repository as a whole
+
+DECLARED = ("torch", "pyyaml")
+"""What the repository's ``pyproject.toml`` must declare in ``[project] dependencies``: all its code imports."""
+STRANGER = '''
+# code: the check's stranger, python _check_stranger.py: the repository in repo/ run as someone who cloned it runs it,
+# in a new venv (venv/) that holds only what repo/pyproject.toml declares (dependencies and the test extra) and what
+# those need: nothing of the course. Saves what each command did in _check_stranger.pt.
+import importlib.metadata as metadata, os, re, subprocess, sys, tomllib, venv
+from pathlib import Path
+import torch
+root, out = Path.cwd(), {"runs": []}
+def name(text):
+    return re.sub(r"[-_.]+", "-", text).lower()
+def requirement(text):  # "torch>=2.5; python_version >= '3.10'" -> ("torch", [], "python_version >= '3.10'")
+    found = re.match(r"\\s*([A-Za-z0-9][A-Za-z0-9._-]*)\\s*(\\[[^\\]]*\\])?[^;]*;?(.*)", text)
+    return (name(found.group(1)), [e.strip() for e in (found.group(2) or "[]")[1:-1].split(",") if e.strip()],
+            found.group(3).strip()) if found else None
+def applies(marker, extras):
+    try:
+        from packaging.markers import Marker
+    except ImportError:
+        return "extra" not in marker
+    return not marker or any(Marker(marker).evaluate({"extra": e}) for e in extras or [""])
+try:
+    project = tomllib.loads((root / "repo" / "pyproject.toml").read_text(encoding="utf-8")).get("project", {})
+    wanted = [requirement(r) for r in [*project.get("dependencies", []),
+                                       *project.get("optional-dependencies", {}).get("test", [])]]
+    todo, seen, missing = [(r[0], r[1]) for r in wanted if r], {}, []
+    while todo:  # the declared distributions and everything they require, as this environment has them
+        dist_name, extras = todo.pop()
+        if dist_name in seen:
+            continue
+        try:
+            seen[dist_name] = dist = metadata.distribution(dist_name)
+        except metadata.PackageNotFoundError:
+            missing.append(dist_name)
+            continue
+        for text in dist.requires or []:
+            found = requirement(text)
+            if found and applies(found[2], extras):
+                todo.append((found[0], found[1]))
+    venv.EnvBuilder(with_pip=False, symlinks=os.name != "nt", clear=True).create(root / "venv")
+    bin_dir = root / "venv" / ("Scripts" if os.name == "nt" else "bin")
+    python = bin_dir / ("python.exe" if os.name == "nt" else "python")
+    site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                               capture_output=True, text=True, check=True).stdout.strip())
+    for dist in seen.values():  # each distribution's own top-level files and folders, linked into the venv
+        for part in {Path(f).parts[0] for f in dist.files or [] if not str(f).startswith("..")}:
+            source, target = Path(dist.locate_file(part)), site / part
+            if source.exists() and not target.exists():
+                target.symlink_to(source, target_is_directory=source.is_dir())
+    (bin_dir / "pytest").write_text("import sys\\nfrom pytest import console_main\\nsys.exit(console_main())\\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
+    env.update(PYTHONNOUSERSITE="1", PYTHONDONTWRITEBYTECODE="1")
+    out.update(installed=sorted(seen), missing=sorted(missing))
+    for command in (["pytest", "-q"], ["train.py", "--steps", "2", "--out", "_stranger.pt"],
+                    ["generate.py", "--checkpoint", "_stranger.pt", "--max-new-tokens", "20"]):
+        args = [str(python), str(bin_dir / "pytest") if command[0] == "pytest" else command[0], *command[1:]]
+        try:
+            done = subprocess.run(args, cwd=root / "repo", env=env, capture_output=True, timeout=120)
+            code, output = done.returncode, (done.stdout + done.stderr).decode("utf-8", "replace")
+        except subprocess.TimeoutExpired:
+            code, output = -1000, ""
+        out["runs"].append([" ".join(command), code, output[-4000:]])
+        if code != 0:
+            break
+except Exception as e:
+    out["error"] = f"{type(e).__name__}: {e}"[:500]
+torch.save(out, "_check_stranger.pt")
+'''
+"""The script check_capstone_repository runs: a venv of the repository's own (``python -m venv`` without site
+packages, offline), into which it links the top-level files of each distribution that ``pyproject.toml`` declares
+(``dependencies`` and the ``test`` extra) and of everything those require, found with ``importlib.metadata`` in the
+environment the check runs in; then plain ``pytest`` (the console script: the repository's folder is not on
+``sys.path`` unless the repository puts it there), ``train.py --steps 2`` (its default configuration and text) and
+``generate.py`` from that checkpoint, each with the venv's Python, in the repository's folder."""
+
+
+def _ignored(gitignore: str, path: str) -> bool:
+    """Whether a ``.gitignore`` (its plain patterns: enough for a checkpoint's name) ignores ``path``."""
+    import fnmatch
+    ignored = False
+    for line in gitignore.splitlines():
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        negated, pattern = line.startswith("!"), line.lstrip("!").rstrip("/")
+        name = path if "/" in pattern.strip("/") else path.rsplit("/", 1)[-1]
+        if fnmatch.fnmatchcase(name, pattern.lstrip("/")) or fnmatch.fnmatchcase(path, pattern.lstrip("/")):
+            ignored = not negated
+    return ignored
+
+
+def _declared(ctx: Ctx, text: str) -> None:
+    import tomllib
+    try:
+        project = tomllib.loads(text).get("project")
+    except tomllib.TOMLDecodeError as e:
+        ctx.fail("capstone.pyproject_invalid", error=str(e)[:200])
+    requirements = project.get("dependencies") if isinstance(project, dict) else None
+    if not isinstance(requirements, list):
+        ctx.fail("capstone.pyproject_no_dependencies")
+    names = {re.sub(r"[-_.]+", "-", m.group(0)).lower() for r in requirements if isinstance(r, str)
+             for m in [re.match(r"\s*[A-Za-z0-9][A-Za-z0-9._-]*", r)] if m}
+    lacking = [n for n in DECLARED if n not in {x.strip() for x in names}]
+    if lacking:
+        ctx.fail("capstone.pyproject_lacks", lacking=", ".join(lacking), declared=", ".join(sorted(names)) or "-")
+
+
+README_COMMANDS = ("pytest", "train.py", "generate.py")
+NO_MODEL = re.compile(r"No module named '?model\b")  # code: Python's error, when the tests cannot import model.py
+NO_COURSE = re.compile(r"No module named '?(tinylm_solutions|tinylm_checks|tinylm_grading)")  # code: Python's error
+README_LOSS = re.compile(r"(loss|损失)[\s\S]{0,200}?\d\.\d", re.I)
+"""A loss and, within the next 200 characters, a measured value (a number with decimals): a README's results."""
+
+
+@check
+def check_capstone_repository(ctx: Ctx, repo) -> str:
+    files = _files(ctx, repo, ("pyproject.toml", ".gitignore", "README.md", "model.py", "train.py", "generate.py"))
+    for name in sorted(n for n in files if n.endswith(".py")):  # run by a stranger, who has no course to import
+        _own_code(ctx, files, name, mistake=MISTAKE.repo_imports_course, message="capstone.repo_imports_course")
+    _declared(ctx, files["pyproject.toml"])
+    if not _ignored(files[".gitignore"], "checkpoint.pt"):
+        ctx.fail("capstone.checkpoint_not_ignored", mistake=MISTAKE.checkpoint_not_ignored)
+    readme = files["README.md"]
+    lacking = [c for c in README_COMMANDS if c not in readme]
+    if lacking:
+        ctx.fail("capstone.readme_no_commands", lacking=", ".join(lacking))
+    if not README_LOSS.search(readme):
+        ctx.fail("capstone.readme_no_results")
+    [(code, output)], loaded = session({**{f"repo/{k}": v for k, v in files.items()}, "_check_stranger.py": STRANGER},
+                                       [["_check_stranger.py"]], ("_check_stranger.pt",))
+    _limits(ctx, code, say("capstone.stranger_command"))
+    out = loaded["_check_stranger.pt"]
+    if not isinstance(out, dict) or "error" in out:
+        ctx.fail("capstone.stranger_failed", code=code,
+                 output=out["error"] if isinstance(out, dict) else _tail(output))
+    for command, code, output in out["runs"]:
+        if code == 0:
+            continue
+        tried = say("capstone.stranger_tried", command=command, installed=", ".join(out.get("installed", [])) or "-")
+        if command.startswith("pytest") and NO_MODEL.search(output):
+            ctx.fail("capstone.plain_pytest_no_model", output=_tail(output), tried=tried,
+                     mistake=MISTAKE.pytest_no_pythonpath)
+        if NO_COURSE.search(output):
+            ctx.fail("capstone.stranger_needs_course", command=command, output=_tail(output), tried=tried,
+                     mistake=MISTAKE.repo_imports_course)
+        ctx.fail("capstone.stranger_command_failed", command=command, code=code, output=_tail(output), tried=tried)
+    return say("capstone.repository_passed", installed=", ".join(out.get("installed", [])))

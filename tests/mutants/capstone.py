@@ -3,6 +3,7 @@ import hashlib
 
 from tinylm_checks._text import TEXT
 from tinylm_checks import (check_attention_tests, check_capstone_generate, check_capstone_model, check_capstone_report,
+                           check_capstone_repository,
                            check_capstone_train, check_causal_mask_tests, check_overfit_tests)
 from tinylm_solutions.capstone import repo as reference_repo
 
@@ -87,14 +88,15 @@ train_labels_shifted = _with("train.py", "        _, loss = model(x, labels=x)",
                              "        y = torch.stack([data[s + 1:s + T + 1] for s in starts])\n"
                              "        _, loss = model(x, labels=y)", "train_labels_shifted: notebook 09's y passed as labels")
 def train_no_data():
-    """No --data option: always the course's corpus."""
+    """No --data option: always data/train.txt."""
     files = reference_repo()
     text = files["train.py"]
     start, end = text.index('    parser.add_argument("--data"'), text.index("    args = parser.parse_args()")
     text = text[:start] + text[end:]
-    start, end = text.index("    if args.data is None:"), text.index("    vocab = sorted(set(text))")
-    files["train.py"] = text[:start] + "    text = default_corpus()\n" + text[end:]
+    files["train.py"] = text.replace("open(args.data, ", 'open("data/train.txt", ')
     return files
+
+
 train_no_vocab = _with("train.py", ', "vocab": vocab}', "}", "train_no_vocab: the checkpoint lacks the vocabulary")
 generate_no_crop = _with("generate.py", "idx[:, -model.max_seq_len:]", "idx",
                          "generate_no_crop: the context is not cropped to max_seq_len")
@@ -281,3 +283,35 @@ LATE_FAILURE = {check_capstone_model: model_loss_unshifted, check_attention_test
 STUB = {check_capstone_model: repo_stub, check_attention_tests: STUB_ATTENTION, check_causal_mask_tests: STUB_MASK,
         check_overfit_tests: STUB_OVERFIT, check_capstone_train: _stub("train.py"),
         check_capstone_generate: _stub("generate.py"), check_capstone_report: STUB_REPORT}
+
+# ---- the repository as a stranger runs it (check_capstone_repository)
+repo_no_pythonpath = _with("pyproject.toml", 'pythonpath = ["."]\n', "",
+                           "no_pythonpath: pyproject.toml does not tell pytest where model.py is")
+repo_train_imports_course = _with("train.py", "from model import TinyLM\n",
+                                  "from model import TinyLM\nfrom tinylm_solutions.data import default_corpus\n",
+                                  "train_imports_course: train.py imports the course's corpus (as it once did)")
+repo_train_loads_course = _with("train.py", "import torch\n",
+                                "import importlib\nimport torch\n\nimportlib.import_module('tinylm_solutions.data')\n",
+                                "train_loads_course: train.py loads the course by a name no import line shows")
+repo_checkpoint_not_ignored = _with(".gitignore", "*.pt\n", "__pycache__/checkpoint.pt\n",
+                                    "checkpoint_not_ignored: .gitignore misses the checkpoints")
+repo_no_torch_declared = _with("pyproject.toml", '    "torch>=2.5",\n', "",
+                               "no_torch_declared: pyproject.toml does not declare torch")
+
+
+def repo_readme_table_no_loss():
+    """README.md without its results table or the word loss anywhere."""
+    files = reference_repo()
+    files["README.md"] = "# tiny-transformer\n\nRun it: pytest, python train.py, python generate.py\n"
+    return files
+
+
+ROWS += [
+    (check_capstone_repository, repo_no_pythonpath, "pytest_no_pythonpath", "plain pytest fails"),
+    (check_capstone_repository, repo_train_imports_course, "repo_imports_course", "train.py imports tinylm_solutions"),
+    (check_capstone_repository, repo_train_loads_course, "repo_imports_course", "needs the course's packages"),
+    (check_capstone_repository, repo_checkpoint_not_ignored, "checkpoint_not_ignored",
+     ".gitignore does not ignore checkpoint.pt"),
+    (check_capstone_repository, repo_no_torch_declared, None, "does not declare torch"),
+    (check_capstone_repository, repo_readme_table_no_loss, None, "README.md has no measured loss"),
+]

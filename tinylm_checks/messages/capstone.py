@@ -65,6 +65,20 @@ MISTAKES = {
         "puts the number next to the claim, so that a reader can check it (\"learned well\" cannot be checked)",
         "the report exercise's second hint says which notebook measured each quantity; copy the values your own runs "
         "printed there"),
+    "pytest_no_pythonpath": (
+        "plain pytest does not put the repository's folder on sys.path (python -m pytest does: it adds the folder it "
+        "runs in), so tests/ cannot import model.py when someone types pytest",
+        "tell pytest where model.py is: in pyproject.toml, [tool.pytest.ini_options] with pythonpath = [\".\"] (and "
+        "testpaths = [\"tests\"])"),
+    "repo_imports_course": (
+        "the repository leans on the course: whoever clones it has only what pyproject.toml declares, and the course's "
+        "packages are not among them",
+        "read what the file takes from the course and put it in the repository: the corpus is data/train.txt "
+        "(the notebook wrote it), and train.py reads --data, which defaults to it"),
+    "checkpoint_not_ignored": (
+        "git would commit the checkpoints: checkpoint.pt is not matched by .gitignore, and a binary file of hundreds "
+        "of kilobytes that train.py makes again would sit in the history for good",
+        "add a pattern that matches every checkpoint, *.pt, to .gitignore"),
 }
 
 MESSAGES = {
@@ -335,6 +349,62 @@ MESSAGES = {
     "capstone.report_passed": "report.md answers the {n} questions, each in at least {least} words, with numbers in "
                               "the answers to questions {numbered}",
     "capstone.list_separator": ", ",  # between the numbers of a list of questions: "1, 2, 4"
+    # ---- the repository as a whole
+    "capstone.pyproject_invalid": {
+        "problem": "pyproject.toml is not valid TOML: {error}",
+        "hint": "run the cell that writes pyproject.toml again, or compare your edit with it",
+    },
+    "capstone.pyproject_no_dependencies": {
+        "problem": "pyproject.toml has no [project] table with a dependencies list",
+        "expected": "[project] with dependencies = [\"torch>=2.5\", \"pyyaml>=6.0\"]",
+    },
+    "capstone.pyproject_lacks": {
+        "problem": "pyproject.toml does not declare {lacking}, which the repository's code imports",
+        "got": "the dependencies declare: {declared}",
+        "hint": "each package the code imports goes into [project] dependencies, with a range (torch>=2.5)",
+    },
+    "capstone.repo_imports_course": {
+        "problem": "{name} imports {module}: whoever clones the repository has no course to import",
+    },
+    "capstone.checkpoint_not_ignored": {
+        "problem": ".gitignore does not ignore checkpoint.pt",
+    },
+    "capstone.readme_no_commands": {
+        "problem": "README.md does not say how to run {lacking}",
+        "hint": "a README tells a stranger how to install, test, train and generate: run the cell that writes it",
+    },
+    "capstone.readme_no_results": {
+        "problem": "README.md has no measured loss",
+        "hint": "README.md reports your own run: the final training and validation losses, in digits; run the cell "
+                "that writes it after the training run",
+    },
+    "capstone.stranger_command": "python _check_stranger.py (a new venv with only the declared requirements, then "
+                                 "pytest, train.py and generate.py in it)",
+    "capstone.stranger_failed": {
+        "problem": "the check could not set up a venv for the repository (exit code {code})",
+        "got": "{output}",
+    },
+    "capstone.stranger_tried": "{command}, in the repository's folder, in a new venv that holds only what "
+                               "pyproject.toml declares and what that requires ({installed})",
+    "capstone.plain_pytest_no_model": {
+        "problem": "plain pytest fails: the tests cannot import model",
+        "got": "{output}",
+    },
+    "capstone.stranger_needs_course": {
+        "problem": "{command} needs the course's packages",
+        "got": "{output}",
+    },
+    "capstone.stranger_command_failed": {
+        "problem": "{command} ended with exit code {code}",
+        "got": "{output}",
+        "hint": "run it yourself in tiny-transformer/ (the cell that writes README.md shows how) and read its last "
+                "lines; a package it imports that pyproject.toml does not declare is missing here",
+    },
+    "capstone.repository_passed": "the repository runs as a stranger runs it: in a new venv holding only what "
+                                  "pyproject.toml declares ({installed}), plain pytest passes, train.py --steps 2 "
+                                  "saves a checkpoint from its default text and generate.py continues from it; "
+                                  ".gitignore keeps checkpoints out of git and README.md says how to run it and what "
+                                  "it measured",
 }
 
 PLACES = {
@@ -365,4 +435,10 @@ PLACES = {
         "the index that picks the top-k threshold in your generate.py",
     "report_no_numbers":
         "your report.md under this question: the claim that lacks its measured value",
+    "pytest_no_pythonpath":
+        "your pyproject.toml: what it tells pytest about the folder model.py is in",
+    "repo_imports_course":
+        "the import lines at the top of the file named above",
+    "checkpoint_not_ignored":
+        "your .gitignore: which pattern would match checkpoint.pt",
 }

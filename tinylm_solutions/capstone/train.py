@@ -1,8 +1,7 @@
-"""Train the model: python train.py --config configs/tiny.yaml [--steps N] [--out checkpoint.pt] [--data text.txt]
+"""Train the model: python train.py [--config configs/tiny.yaml] [--steps N] [--out checkpoint.pt] [--data FILE]
 
-The text is the course's corpus unless --data names a text file.
-
-Prints the loss every few steps and saves {"config", "model", "vocab"} to the checkpoint.
+Trains on a text file (data/train.txt unless --data names another), prints the loss every few steps and saves
+{"config", "model", "vocab"} to the checkpoint.
 """
 import argparse
 import math
@@ -12,18 +11,13 @@ import yaml
 
 from model import TinyLM
 
-try:  # the course's corpus, where the course is installed; elsewhere, --data names the text
-    from tinylm_solutions.data import default_corpus
-except ImportError:
-    default_corpus = None
-
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--config", default="configs/tiny.yaml")
     parser.add_argument("--steps", type=int, default=None, help="overrides train.steps of the config")
     parser.add_argument("--out", default="checkpoint.pt")
-    parser.add_argument("--data", default=None, help="a text file to train on (default: the course's corpus)")
+    parser.add_argument("--data", default="data/train.txt", help="the text file to train on")
     args = parser.parse_args()
     with open(args.config, encoding="utf-8") as f:  # by name: Windows' default is the system's code page
         config = yaml.safe_load(f)
@@ -31,13 +25,8 @@ def main():
     steps = args.steps if args.steps is not None else train["steps"]
     torch.manual_seed(train["seed"])
 
-    if args.data is None:
-        if default_corpus is None:
-            parser.error("outside the course, give a text file to train on: --data FILE")
-        text = default_corpus()
-    else:
-        with open(args.data, encoding="utf-8") as f:
-            text = f.read()
+    with open(args.data, encoding="utf-8") as f:
+        text = f.read()
     vocab = sorted(set(text))  # a character-level tokenizer
     stoi = {ch: i for i, ch in enumerate(vocab)}
     data = torch.tensor([stoi[ch] for ch in text])
