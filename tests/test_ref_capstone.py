@@ -90,3 +90,15 @@ def test_a_command_that_runs_too_long_is_stopped():
     with SandboxWorkspace({"loop.py": "while True:\n    pass\n"}) as ws:
         code, _ = ws.run(["loop.py"], timeout=3)
     assert code == -9
+
+
+def test_a_repository_on_disk_is_read_with_its_gitignore(tmp_path):
+    """Repository reads what the checks judge, .gitignore included (its suffix is ''; notebook 13's repository
+    check said 'the repository has no .gitignore' next to the file), and leaves generated files out."""
+    from tinylm_checks import Repository
+    Repository(tmp_path).write({".gitignore": "*.pt\n", "model.py": "x = 1\n", "tests/test_a.py": "", "data/t.txt": "ab"})
+    (tmp_path / "checkpoint.pt").write_bytes(b"\x80")
+    (tmp_path / ".git").mkdir()
+    (tmp_path / ".git" / "config.txt").write_text("[core]")
+    assert Repository(tmp_path)() == {".gitignore": "*.pt\n", "data/t.txt": "ab", "model.py": "x = 1\n",
+                                      "tests/test_a.py": ""}

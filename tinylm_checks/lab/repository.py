@@ -21,6 +21,7 @@ __all__ = ["Repository"]
 
 SKIPPED_DIRS = {"__pycache__", ".pytest_cache", ".ipynb_checkpoints", ".git"}
 TEXT_SUFFIXES = {".py", ".yaml", ".yml", ".md", ".txt", ".toml", ".cfg", ".ini"}
+TEXT_NAMES = {".gitignore"}  # text files a suffix does not tell (Path(".gitignore").suffix is "")
 MAX_FILES, MAX_BYTES = 64, 200_000
 
 
@@ -48,7 +49,7 @@ class Repository:
         for path in sorted(self.root.rglob("*")):
             rel = path.relative_to(self.root)
             if any(part in SKIPPED_DIRS for part in rel.parts) or not path.is_file() \
-                    or path.suffix not in TEXT_SUFFIXES:
+                    or (path.suffix not in TEXT_SUFFIXES and path.name not in TEXT_NAMES):
                 continue
             if len(files) == MAX_FILES:
                 raise ValueError(say("lab.repository.too_many", root=self.root, limit=MAX_FILES))
