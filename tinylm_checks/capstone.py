@@ -954,6 +954,11 @@ README_LOSS = re.compile(r"(loss|损失)[\s\S]{0,200}?\d\.\d", re.I)
 
 @check
 def check_capstone_repository(ctx: Ctx, repo) -> str:
+    """Check ``repo`` (``{path: text}``, a :class:`~tinylm_checks.Repository`) as a stranger would use it (issue 41):
+    its ``pyproject.toml`` declares torch and pyyaml, its ``.gitignore`` ignores ``checkpoint.pt``, its README says how
+    to run it and states a measured loss, and no file imports the course; then, in a venv that holds only the declared
+    distributions and what they need, plain ``pytest``, ``train.py --steps 2`` and ``generate.py`` succeed. Feedback
+    only: no grade depends on it."""
     files = _files(ctx, repo, ("pyproject.toml", ".gitignore", "README.md", "model.py", "train.py", "generate.py"))
     for name in sorted(n for n in files if n.endswith(".py")):  # run by a stranger, who has no course to import
         _own_code(ctx, files, name, mistake=MISTAKE.repo_imports_course, message="capstone.repo_imports_course")
