@@ -1284,6 +1284,7 @@ requires-python = ">=3.10"
 dependencies = [
     "torch>=2.5",
     "pyyaml>=6.0",
+    "numpy>=1.24",
 ]
 
 [project.optional-dependencies]
@@ -1306,6 +1307,9 @@ __pycache__/
 .pytest_cache/
 # JupyterLab's autosaves
 .ipynb_checkpoints/
+# a virtual environment made here, and what `pip install -e .` leaves
+.venv/
+*.egg-info/
 
 # %%
 %%writefile tiny-transformer/evaluate.py
@@ -1413,7 +1417,7 @@ A sample: `python {sample_command}`
 ## Run it
 
 ```bash
-pip install -e ".[test]"     # PyTorch, PyYAML and pytest (pyproject.toml)
+pip install -e ".[test]"     # PyTorch, PyYAML, NumPy and pytest (pyproject.toml)
 pytest                       # the model's tests
 python train.py --config configs/tiny.yaml --out checkpoint.pt
 python evaluate.py --checkpoint checkpoint.pt --data data/valid.txt
@@ -1447,7 +1451,7 @@ README = """# tiny-transformer
 ## 运行
 
 ```bash
-pip install -e ".[test]"     # PyTorch、PyYAML 和 pytest（见 pyproject.toml）
+pip install -e ".[test]"     # PyTorch、PyYAML、NumPy 和 pytest（见 pyproject.toml）
 pytest                       # 模型的测试
 python train.py --config configs/tiny.yaml --out checkpoint.pt
 python evaluate.py --checkpoint checkpoint.pt --data data/valid.txt
