@@ -85,7 +85,7 @@ def test_the_learner_side_imports_where_there_are_no_unix_apis(tmp_path):
     script = textwrap.dedent("""
         import os, pkgutil, sys, importlib
         import sitecustomize
-        SCRIPTS = tuple(f"tinylm_solutions.capstone.{name}" for name in ("model", "train", "generate", "tests"))
+        SCRIPTS = tuple(f"tinylm_solutions.capstone.{name}" for name in ("model", "train", "generate", "evaluate", "tests"))
         for package in ("tinylm_checks", "tinylm_solutions"):
             root = importlib.import_module(package)
             for module in pkgutil.walk_packages(root.__path__, package + "."):

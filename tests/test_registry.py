@@ -25,7 +25,7 @@ def test_ids_are_unique_and_stages_known():
 
 def test_every_check_is_the_registry_s_and_passes_its_reference():
     public = {name for name in tinylm_checks.__all__ if name.startswith("check_")} - {"check_environment"}
-    assert public == {e.check for e in registry.checked()}
+    assert public == {e.check for e in registry.checked()} | set(registry.FEEDBACK_CHECKS)
     for e in registry.checked():
         assert e.reference() is not None and e.name == e.reference().__name__, e.id
         if e.stage != "13_capstone":  # the capstone's checks run processes: tests/test_ref_capstone.py (slow tier)
@@ -38,7 +38,8 @@ def test_every_check_has_its_mutants():
     per_check = {}
     for check, mutant, _, _ in ROWS:
         per_check.setdefault(check, set()).add(mutant)
-    assert set(per_check) == checks and all(len(m) >= 3 for m in per_check.values())
+    feedback = {getattr(tinylm_checks, name) for name in registry.FEEDBACK_CHECKS}
+    assert set(per_check) == checks | feedback and all(len(m) >= 3 for m in per_check.values())
 
 
 @pytest.mark.parametrize("stage", [s.name for s in registry.STAGES])

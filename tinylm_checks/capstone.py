@@ -881,13 +881,14 @@ try:
     bin_dir = root / "venv" / ("Scripts" if os.name == "nt" else "bin")
     python = bin_dir / ("python.exe" if os.name == "nt" else "python")
     site = Path(subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                               capture_output=True, text=True, check=True).stdout.strip())
+                               capture_output=True, text=True, encoding="utf-8", check=True).stdout.strip())
     for dist in seen.values():  # each distribution's own top-level files and folders, linked into the venv
         for part in {Path(f).parts[0] for f in dist.files or [] if not str(f).startswith("..")}:
             source, target = Path(dist.locate_file(part)), site / part
             if source.exists() and not target.exists():
                 target.symlink_to(source, target_is_directory=source.is_dir())
-    (bin_dir / "pytest").write_text("import sys\\nfrom pytest import console_main\\nsys.exit(console_main())\\n")
+    (bin_dir / "pytest").write_text("import sys\\nfrom pytest import console_main\\nsys.exit(console_main())\\n",
+                                    encoding="utf-8")
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
     env.update(PYTHONNOUSERSITE="1", PYTHONDONTWRITEBYTECODE="1")
     out.update(installed=sorted(seen), missing=sorted(missing))

@@ -222,6 +222,10 @@ EXERCISES = (
 )
 del E
 
+FEEDBACK_CHECKS = ("check_capstone_repository",)
+"""Checks that no exercise is graded by: feedback on the whole capstone repository as a stranger runs it (issue 41);
+its reference is the capstone's (``tinylm_solutions.capstone.repo``), its mutants are in tests/mutants/capstone.py."""
+
 BY_ID = {e.id: e for e in EXERCISES}
 BY_TEST_ID = {e.test_id: e for e in EXERCISES if not e.bonus}
 STAGE = {s.name: s for s in STAGES}

@@ -351,7 +351,7 @@ MESSAGES = {
     "capstone.list_separator": ", ",  # between the numbers of a list of questions: "1, 2, 4"
     # ---- the repository as a whole
     "capstone.pyproject_invalid": {
-        "problem": "pyproject.toml is not valid TOML: {error}",
+        "problem": "pyproject.toml cannot be read as a toml file: {error}",
         "hint": "run the cell that writes pyproject.toml again, or compare your edit with it",
     },
     "capstone.pyproject_no_dependencies": {
