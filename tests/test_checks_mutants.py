@@ -94,7 +94,8 @@ def test_check_fails_mutant_with_exact_diagnosis(check, mutant, mistake, phrase)
     assert exc.mistake == mistake, f"mistake {exc.mistake!r}, expected {mistake!r}\n{msg}"
     assert exc.check == check.__name__
     assert msg.splitlines()[0] == f"{check.__name__} failed: {exc.problem}"
-    assert phrase in exc.problem, f"{phrase!r} not in the problem {exc.problem!r}"
+    said = f"{exc.problem} | tried: {exc.tried}"  # a phrase may name what was tried too (a crash's input is there)
+    assert phrase in said, f"{phrase!r} not in the problem {said!r}"
     assert not any(reads_alike(f.expected, f.got) for f in [exc, *exc.also]), f"expected and got read alike:\n{msg}"
     if mistake is not None:
         assert f"likely mistake: {MISTAKES[mistake]}" in msg, msg

@@ -34,7 +34,7 @@ def test_2_mask_on_the_wrong_axis_is_named():
 def test_3_hard_coded_axes_are_named_not_blamed_on_keepdim():
     exc = run_check(check_attention_scores, at.scores_transpose_1_2)
     assert exc.mistake == "hard_coded_axes"
-    assert "(2, 4, 5, 6)" in exc.problem and "keepdim" not in str(exc)
+    assert "(2, 4, 5, 6)" in exc.tried and "keepdim" not in str(exc)
     assert "transpose(-2, -1)" in exc.hint
 
 

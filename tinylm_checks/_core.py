@@ -176,7 +176,7 @@ class Ctx:
         except (CheckFailure, MessageError):
             raise
         except Exception as e:  # noqa: BLE001 - learner code may raise anything
-            self.fail("core.raised", error=type(e).__name__, what=what,
+            self.fail("core.raised", error=type(e).__name__, tried=what,
                       got=type(e).__name__ + (f": {_short(e)}" if _short(e) else "") + _learner_frame(e),
                       mistake=_mistake_from_exception(e) or mistake_if_raises,
                       hint=_hint_from_exception(e))

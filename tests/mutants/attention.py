@@ -755,9 +755,9 @@ ROWS = [
     (check_self_attention, self_attention_function, None, "got function"),
     (check_self_attention, self_attention_instance, None, "got an instance of"),
     (check_self_attention, SelfAttentionNotAModule, None, "(a subclass of nn.Module)"),
-    (check_self_attention, SelfAttentionNoMaskParameter, None, "raised TypeError when forward was called"),
-    (check_self_attention, SelfAttentionStub, "not_implemented", "raised NotImplementedError when SelfAttention("),
-    (check_self_attention, SelfAttentionForwardStub, "not_implemented", "raised NotImplementedError when forward"),
+    (check_self_attention, SelfAttentionNoMaskParameter, None, "raised TypeError"),
+    (check_self_attention, SelfAttentionStub, "not_implemented", "raised NotImplementedError | tried: SelfAttention("),
+    (check_self_attention, SelfAttentionForwardStub, "not_implemented", "raised NotImplementedError"),
     # ---- reported by learners: each must be named, with the hint of the mistake it names
     (check_self_attention, SelfAttentionMaskMultiplied, "mask_multiplied", "masked key got attention"),
     (check_self_attention, SelfAttentionMaskTransposed, "mask_transposed", "masked key got attention"),

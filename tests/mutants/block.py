@@ -1016,7 +1016,7 @@ ROWS = [
     # ---- TransformerBlock: unnamed, with a hint that says where to look
     (check_transformer_block, BlockNoNormFirst, None, "has no argument norm_first"),
     (check_transformer_block, BlockDefaultPostLN, None, "created without norm_first is not Pre-LN"),
-    (check_transformer_block, BlockForwardWithoutMask, None, "raised TypeError when forward was called"),
+    (check_transformer_block, BlockForwardWithoutMask, None, "raised TypeError"),
     (check_transformer_block, BlockNormsNotCreated, None, "has no attribute norm1 (its submodules: attn, ffn)"),
     (check_transformer_block, BlockExtraUnusedNorm, None, "wrong number of parameters"),
     (check_transformer_block, TorchBlockNotBatchFirst, None, "without batch_first=True"),
@@ -1025,8 +1025,8 @@ ROWS = [
     (check_transformer_block, None, None, "expected the class TransformerBlock (a subclass of nn.Module), got None"),
     (check_transformer_block, block_function, None, "got function"),
     (check_transformer_block, transformer_block_instance, None, "got an instance of"),
-    (check_transformer_block, BlockStub, "not_implemented", "raised NotImplementedError when TransformerBlock("),
-    (check_transformer_block, BlockForwardStub, "not_implemented", "raised NotImplementedError when forward"),
+    (check_transformer_block, BlockStub, "not_implemented", "raised NotImplementedError | tried: TransformerBlock("),
+    (check_transformer_block, BlockForwardStub, "not_implemented", "raised NotImplementedError"),
     # ---- block_parameter_counts: named mistakes
     (check_block_parameter_counts, counts_formula, "count_from_formula", "the count for 'ffn' is wrong"),
     (check_block_parameter_counts, counts_12_d_squared, "count_from_formula", "the count for 'total' is wrong"),

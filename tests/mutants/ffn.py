@@ -535,8 +535,8 @@ ROWS = [
     (check_feed_forward, None, None, "expected the class FeedForward (a subclass of nn.Module), got None"),
     (check_feed_forward, feed_forward_function, None, "got function"),
     (check_feed_forward, feed_forward_instance, None, "got an instance of"),
-    (check_feed_forward, FFNStub, "not_implemented", "raised NotImplementedError when FeedForward("),
-    (check_feed_forward, FFNForwardStub, "not_implemented", "raised NotImplementedError when forward"),
+    (check_feed_forward, FFNStub, "not_implemented", "raised NotImplementedError | tried: FeedForward("),
+    (check_feed_forward, FFNForwardStub, "not_implemented", "raised NotImplementedError"),
     (check_feed_forward, FFNNoReturn, "missing_return", "is not a tensor"),
     # ---- SwiGLU (bonus)
     (check_swiglu, SwiGLUWrongBranch, "gate_wrong_branch", "not equal to the reference"),
@@ -558,7 +558,7 @@ ROWS = [
     (check_swiglu, SwiGLUMeanOverDim1, "token_mixing", "changed the output at"),
     (check_swiglu, SwiGLUDownSwapped, "linear_sizes_swapped", "down_proj has the wrong size"),
     (check_swiglu, None, None, "expected the class SwiGLU (a subclass of nn.Module), got None"),
-    (check_swiglu, SwiGLUStub, "not_implemented", "raised NotImplementedError when SwiGLU("),
+    (check_swiglu, SwiGLUStub, "not_implemented", "raised NotImplementedError | tried: SwiGLU("),
 ]
 LATE_FAILURE = {check_feed_forward: FFNDetached, check_swiglu: SwiGLUDetachedGate}  # fails late, after most of the work
 STUB = {check_feed_forward: FFNStub, check_swiglu: SwiGLUStub}  # check -> the untouched learner stub

@@ -777,8 +777,8 @@ ROWS = [
     (check_tiny_lm, None, None, "expected the class TinyLM (a subclass of nn.Module), got None"),
     (check_tiny_lm, lm_function, None, "got function"),
     (check_tiny_lm, lm_instance, None, "got an instance of"),
-    (check_tiny_lm, LMStub, "not_implemented", "raised NotImplementedError when TinyLM("),
-    (check_tiny_lm, LMForwardStub, "not_implemented", "raised NotImplementedError when forward"),
+    (check_tiny_lm, LMStub, "not_implemented", "raised NotImplementedError | tried: TinyLM("),
+    (check_tiny_lm, LMForwardStub, "not_implemented", "raised NotImplementedError"),
     # ---- parameter_table
     (check_parameter_table, table_head_counted, "tied_weight_counted_twice", "the count for 'lm_head' is wrong"),
     (check_parameter_table, table_no_dedup, "tied_weight_counted_twice", "the count for 'total' is wrong"),

@@ -581,8 +581,8 @@ ROWS = [
     (check_multi_head_attention, None, None, "expected the class MultiHeadSelfAttention (a subclass of nn.Module), got None"),
     (check_multi_head_attention, multi_head_attention_function, None, "got function"),
     (check_multi_head_attention, multi_head_attention_instance, None, "got an instance of"),
-    (check_multi_head_attention, MHAStub, "not_implemented", "raised NotImplementedError when MultiHeadSelfAttention("),
-    (check_multi_head_attention, MHAForwardStub, "not_implemented", "raised NotImplementedError when forward"),
+    (check_multi_head_attention, MHAStub, "not_implemented", "raised NotImplementedError | tried: MultiHeadSelfAttention("),
+    (check_multi_head_attention, MHAForwardStub, "not_implemented", "raised NotImplementedError"),
     # ---- reported by a new learner on stage 02: named, with a hint that fits this exercise
     (check_multi_head_attention, MHAMaskInverted, "mask_inverted", "NaN exactly in the rows"),
     (check_multi_head_attention, MHAMaskUnsqueezed, "mask_reshaped", "raised RuntimeError"),

@@ -834,8 +834,8 @@ ROWS = [
     (check_positional_encoding, PETableInForward, "pe_not_stored", "has no attribute pe"),
     (check_positional_encoding, PENoSuperInit, "missing_super_init", "raised AttributeError"),
     (check_positional_encoding, PEDetached, "no_gradient", "carries no gradient"),
-    (check_positional_encoding, PEStub, "not_implemented", "raised NotImplementedError when PositionalEncoding("),
-    (check_positional_encoding, PEForwardStub, "not_implemented", "raised NotImplementedError when forward"),
+    (check_positional_encoding, PEStub, "not_implemented", "raised NotImplementedError | tried: PositionalEncoding("),
+    (check_positional_encoding, PEForwardStub, "not_implemented", "raised NotImplementedError"),
     (check_positional_encoding, None, None, "expected the class PositionalEncoding (a subclass of nn.Module), got None"),
     (check_positional_encoding, positional_encoding_function, None, "got function"),
     # ---- LearnedPositionalEmbedding

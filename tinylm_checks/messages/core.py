@@ -102,8 +102,8 @@ MESSAGES = {
     "core.and": "{first} and {last}",
     "core.in_float32": "{what} (in float32)",
     "core.argument": "argument {i}",
-    "core.raised": {
-        "problem": "your code raised {error} when {what}",
+    "core.raised": {  # what the check was doing when it raised goes on the tried: line
+        "problem": "your code raised {error}",
     },
     "core.raised_running": {
         "problem": "running your code raised {error}: {message}",
@@ -116,7 +116,8 @@ MESSAGES = {
     "core.hint.shape_mismatch": (
         "two shapes don't line up: rebuild the tried: input in a cell of its own and print the shape after each "
         "line of your code; compare with the shape comments in the notebook"),
-    "core.hint.exception": "run your code on the input the first line names, in a cell of its own, and read the full traceback",
+    "core.hint.exception": "run your code on the input of the tried: line, in a cell of its own, and read the full "
+                           "traceback",
     "core.modified_in_place": {
         "problem": "your code changed its input {name} in place",
     },
