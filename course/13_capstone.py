@@ -1240,8 +1240,8 @@ check_capstone_report(repo)  # 仅供参考的反馈：报告由你的老师评�
 # The folder works; a stranger who finds it still needs to know what it is, what to install and how to run it, and
 # git must not take in the checkpoints. The cells below write what a repository keeps beside its code:
 #
-# - `pyproject.toml` declares the requirements (PyTorch and PyYAML with the versions they need, pytest for the tests)
-#   and tells pytest where the code is. Plain `pytest`, as a stranger types it, does not put the folder it runs in on
+# - `pyproject.toml` declares the requirements (PyTorch, PyYAML and NumPy with their lowest versions, pytest for
+#   the tests) and tells pytest where the code is. Plain `pytest`, as a stranger types it, does not put the folder it runs in on
 #   `sys.path` (`python -m pytest` does, which is why it passed above): `pythonpath = ["."]` does;
 # - `.gitignore` keeps the checkpoints (`*.pt`, 450 kB each, and made again by `train.py`) and Python's caches out of
 #   git;
@@ -1259,15 +1259,15 @@ check_capstone_report(repo)  # 仅供参考的反馈：报告由你的老师评�
 # %% [markdown] lang="zh"
 # ## 5. 一个拿得出手的仓库
 #
-# 这个文件夹已经能用了；可一个陌生人拿到它，还得知道它是什么、要装什么、怎么运行，而且 git 不该把检查点收进去。下面的单元格写出一个仓库在代码之外还要有的文件：
+# 这个文件夹已经能用了；可别人拿到它，还得知道它是什么、要装什么、怎么运行，而且 git 不该把检查点收进去。下面的单元格写出一个仓库在代码之外还要有的文件：
 #
-# - `pyproject.toml` 声明依赖（PyTorch 和 PyYAML 及其所需的版本，测试用的 pytest），并告诉 pytest 代码在哪里。陌生人直接敲 `pytest` 时，pytest 不会把它运行所在的文件夹加进 `sys.path`（`python -m pytest` 会加，所以上面能通过）；写上 `pythonpath = ["."]` 就会加；
+# - `pyproject.toml` 声明依赖（PyTorch、PyYAML 和 NumPy，各自写明最低版本；测试另加 pytest），并告诉 pytest 代码在哪里。别人直接敲 `pytest` 时，pytest 不会把它运行所在的文件夹加进 `sys.path`（`python -m pytest` 会加，所以上面能通过）；写上 `pythonpath = ["."]` 就会加；
 # - `.gitignore` 让检查点（`*.pt`，每个 450 kB，而且 `train.py` 随时能再生成）和 Python 的缓存不进入 git；
-# - `evaluate.py` 在 `data/valid.txt` 上衡量检查点，这段文本训练时从来没见过；
+# - `evaluate.py` 在 `data/valid.txt` 上评估检查点，模型训练时从没见过这段文本；
 # - `README.md` 说明这个仓库是什么、怎么运行，并附上你自己的结果：参数量、最后的训练损失和验证损失，以及你的 `generate.py` 打印出的样本；
-# - 最后，如果装了 git，就做第一次提交（commit）（如果 git 里还没有你的身份信息 `user.name` 和 `user.email`，这次提交会用一个它自己的：没有身份信息，git 不肯提交）。
+# - 最后，如果装了 git，就做第一次提交（commit）。如果 git 还没配置你的身份（`user.name` 和 `user.email`），这次提交会临时用一个占位身份，因为没有身份 git 不肯提交。
 #
-# 最后的检查像陌生人那样运行这个仓库：新建一个虚拟环境（venv），里面只有 `pyproject.toml` 声明的包和它们依赖的包（课程的包一个也没有），在里面直接运行 `pytest`、`python train.py --steps 2` 和 `python generate.py`。它不给分，只告诉你这个仓库是否已经可以拿给别人看了。
+# 最后的检查模拟第一次拿到这个仓库的人来运行它：新建一个虚拟环境（venv），里面只有 `pyproject.toml` 声明的包和它们依赖的包（课程的包一个也没有），在里面直接运行 `pytest`、`python train.py --steps 2` 和 `python generate.py`。它不给分，只告诉你这个仓库是否已经可以拿给别人看了。
 
 # %%
 %%writefile tiny-transformer/pyproject.toml
@@ -1428,9 +1428,9 @@ python generate.py --checkpoint checkpoint.pt --prompt "def " --temperature 0.8
 # %% lang="zh"
 README = """# tiny-transformer
 
-一个很小的仅解码器 Transformer 语言模型（GPT 风格，Pre-LN），以字符为单位读写，用 PyTorch 从零写成：
-`model.py` 是模型，`train.py` 按 `configs/tiny.yaml` 的设置在 `data/train.txt` 上训练它，`evaluate.py`
-在 `data/valid.txt`（训练时从没见过的文本）上衡量一个检查点，`generate.py` 续写提示词。
+一个很小的仅解码器 Transformer 语言模型（GPT 风格，Pre-LN），以字符为单位读写，用 PyTorch 从零实现：
+`model.py` 定义模型，`train.py` 按 `configs/tiny.yaml` 的设置在 `data/train.txt` 上训练它，`evaluate.py`
+在 `data/valid.txt`（训练时从没见过的文本）上评估检查点，`generate.py` 续写提示词。
 
 ## 结果
 
@@ -1438,11 +1438,11 @@ README = """# tiny-transformer
 
 | 损失（预测下一个字符，单位 nat） | |
 |---|---|
-| 训练，最后一步 | {train_loss} |
-| 验证（`data/valid.txt`） | {valid_loss} |
-| 什么都不知道的模型（ln V） | {ln_v} |
+| 训练集（最后一步） | {train_loss} |
+| 验证集（`data/valid.txt`） | {valid_loss} |
+| 什么都没学到的模型（ln V） | {ln_v} |
 
-一个样本：`python {sample_command}`
+生成样本（`python {sample_command}` 的输出）：
 
 ```text
 {sample}
@@ -1527,7 +1527,7 @@ check_capstone_repository(repo)
 # ## 小结
 #
 # - `tiny-transformer/` 可以独立运行：`pytest`、`python train.py --config configs/tiny.yaml`、`python generate.py --checkpoint checkpoint.pt`。把它克隆到任何地方，运行 `pip install -e ".[test]"`，它就能用：训练的文本、依赖和运行方法都在仓库里。
-# - 一个测试有没有用，要看它能抓住什么错误：这里的每个测试，都在一个恰好犯了它要防的那种错误的模型上失败过。
+# - 一个测试有没有用，要看它能抓住什么 bug：这里的每个测试，都拿一个恰好带着它要防的那种 bug 的模型试过，而且确实失败了。
 # - 检查点（checkpoint）里存着配置、权重和词表（vocabulary），生成文本需要的东西都在里面。
 #
 # 课程到这里就结束了。还想继续的话，可以试试这些：把仓库推送到别人看得到的地方；把字符词表换成 BPE 分词器（tokenizer）；在 `model.py` 里加上旋转位置编码（RoPE，笔记本 04 的附加练习），再准备几份只差一行的 `configs/` 配置，比一比结果。
