@@ -88,6 +88,7 @@ def test_a_failure_shows_a_table_heatmaps_and_keeps_the_fix_in_a_fold(lab_in, br
         page.screenshot(path=str(SHOTS / f"tinylm-browser-failure-{lang}-2-fix-shown.png"))
         error = page.locator(".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
                              has_text="check_scaled_dot_product_attention").first
+        error.scroll_into_view_if_needed()
         lines = error.inner_text().strip().splitlines()
         assert len(lines) == 1 and lines[0].startswith("CheckFailure: check_scaled_dot_product_attention "), lines
         assert words["failed"] in lines[0]

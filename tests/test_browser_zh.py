@@ -68,7 +68,9 @@ def test_the_chinese_course_in_a_chinese_jupyterlab(zh_lab, browser):
         error.wait_for(state="attached", timeout=180_000)
         error.scroll_into_view_if_needed()
         shot(page, "2-check-failed")
-        text = page.locator(".tinylm-failure", has_text="check_attention_scores").first.inner_text()
+        failure = page.locator(".tinylm-failure", has_text="check_attention_scores").first
+        failure.scroll_into_view_if_needed()  # JupyterLab draws only the cells in view
+        text = failure.inner_text()
         assert "check_attention_scores 未通过" in error.text_content() and "check_attention_scores 未通过" in text, text
         assert "可能的错误" in text and "看看" in text and "看改法" in text, text
         assert "Traceback" not in text + error.text_content() and 'File "' not in text

@@ -29,7 +29,10 @@ WITH_DATA_TWINS = [source for source in sorted((ROOT / "course").glob("[0-9][0-9
 
 
 def test_the_notebooks_with_a_data_twin_are_those_that_train_on_chinese_text():
-    assert [source.stem for source in WITH_DATA_TWINS] == ["09_training", "10_generation", "11_ablations"]
+    """09-11 train on Chinese text and continue Chinese prompts; 13 writes the learner's README from a template in
+    the learner's language."""
+    assert [source.stem for source in WITH_DATA_TWINS] == ["09_training", "10_generation", "11_ablations",
+                                                           "13_capstone"]
 
 
 @pytest.mark.parametrize("source", WITH_DATA_TWINS, ids=lambda p: p.stem)
@@ -50,5 +53,9 @@ def test_the_chinese_notebook_runs_its_own_data(source, tmp_path, monkeypatch):
     printed = "".join(o.get("text", "") for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", []))
     names: dict = {}
     exec(data.source, {"corpus": lambda *a, **k: ""}, names)
+    if "README" in names:  # the capstone: the README written from the learner's run is the Chinese template's
+        readme = (folder / "tiny-transformer" / "README.md").read_text(encoding="utf-8")
+        assert readme.startswith(names["README"].split("{")[0]) and "## 结果" in readme and "{" not in readme
+        return
     prompts = names.get("PROMPTS") or [names["PROMPT"]]
     assert all(f"'{prompt}" in printed for prompt in prompts)  # the samples continue the Chinese prompts

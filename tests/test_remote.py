@@ -29,7 +29,7 @@ def outcome(check, obj, seed):
     try:
         check(obj, seed=seed, quiet=True)
     except CheckFailure as e:
-        return ("fail", e.mistake, e.problem)
+        return ("fail", e.mistake, f"{e.problem} | tried: {e.tried}")  # as test_checks_mutants reads a phrase
     except Exception as e:  # noqa: BLE001
         return ("crash", type(e).__name__, "")
     return ("pass", None, "")
