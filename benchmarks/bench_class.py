@@ -5,6 +5,7 @@ PostgreSQL gradebook. Prints numbers and whether the grades agree; asserts nothi
     .venv/bin/python benchmarks/bench_class.py --learners 20 --stage 02_multihead
     .venv/bin/python benchmarks/bench_class.py --only class --no-nbgrader     # 100 learners, 1 worker against 2
     .venv/bin/python benchmarks/bench_class.py --only course
+    .venv/bin/python benchmarks/bench_class.py --only course --no-nbgrader --record benchmarks/results/grading_course.json
 
 - **class**: ``--learners`` copies of the stage's solution notebook, every third one with the known mistake of the
   stage's round-trip test (tests/test_nbgrader.py's ``WRONG``), graded three ways, each in a course of its
@@ -13,7 +14,10 @@ PostgreSQL gradebook. Prints numbers and whether the grades agree; asserts nothi
   (:mod:`tinylm_grading.postgres`). Each run's wall seconds, seconds per learner, the speed-up over the first, and
   whether every cell's score equals the first run's.
 - **course**: one learner's whole course (every stage's solution notebook) graded by ``nbgrader autograde`` stage
-  after stage, and by ``tinylm-autograde`` with 2 workers on PostgreSQL.
+  after stage, and by ``tinylm-autograde`` with 2 workers on PostgreSQL: its wall seconds, each stage's, and the
+  grades' digest. ``--record FILE`` keeps that run in FILE (JSON) under ``--label`` (default: the commit), beside the
+  runs recorded there before, and prints them side by side: a run of another commit (``git worktree add``, then
+  ``PYTHONPATH=<worktree>``) is the baseline of a change.
 
 Timings depend on the machine and its load: run it on a quiet one; only ratios within one run mean anything.
 """
@@ -21,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -74,6 +79,14 @@ def scores(db_url: str) -> dict[tuple, float]:
                 for nb in s.notebooks for g in nb.grades}
 
 
+def digest(got: dict[tuple, float]) -> str:
+    """The grades in a few characters (every cell's score, in order), and their total: runs of other commits of the
+    course compare by it."""
+    import hashlib
+    text = repr(sorted(got.items()))
+    return f"{hashlib.sha256(text.encode()).hexdigest()[:10]}, {sum(v or 0 for v in got.values()):g} points"
+
+
 def row(name: str, seconds: float, n: int, base: float | None, same: bool | None, one: float | None = None) -> None:
     """A table row: the speed-up over nbgrader's command (``base``) and over one worker (``one``), when given."""
     ratios = [f"{b / seconds:10.2f}x" if b else f"{'-':>11}" for b in (base, one)]
@@ -108,20 +121,48 @@ def bench_class(tmp: Path, stage: str, learners: int, with_nbgrader: bool = True
         row("tinylm-autograde, 2 workers (PostgreSQL)", seconds, learners, base, scores(url) == expected, one)
 
 
-def bench_course(tmp: Path) -> None:
+def bench_course(tmp: Path, with_nbgrader: bool = True) -> dict:
+    """The course benchmark; returns what ``--record`` keeps."""
     stages = sorted(p.name for p in (ROOT / "notebooks").iterdir() if p.is_dir() and p.name[:2].isdigit())
-    header(f"one learner's course: {len(stages)} stages ({stages[0]} to {stages[-1]})", "s/stage")
-    a = make_course(tmp / "course-nbgrader", stages, 1, environ())
-    base = 0.0
-    for stage in stages:
-        base += timed([str(BIN / "nbgrader"), "autograde", stage, "--log-level=ERROR"], a, environ())
-    expected = scores(f"sqlite:///{a / 'gradebook.db'}")
-    row("nbgrader autograde, stage after stage", base, len(stages), None, None)
+    load = os.getloadavg()[0]
+    header(f"one learner's course: {len(stages)} stages ({stages[0]} to {stages[-1]}; load average {load:.1f})",
+           "s/stage")
+    base, expected = None, None
+    if with_nbgrader:
+        a = make_course(tmp / "course-nbgrader", stages, 1, environ())
+        base = 0.0
+        for stage in stages:
+            base += timed([str(BIN / "nbgrader"), "autograde", stage, "--log-level=ERROR"], a, environ())
+        expected = scores(f"sqlite:///{a / 'gradebook.db'}")
+        row("nbgrader autograde, stage after stage", base, len(stages), None, None)
     with postgres.temporary_server() as url:
         env = environ(TINYLM_GRADEBOOK=url)
         b = make_course(tmp / "course-two", stages, 1, env)
-        seconds = timed([str(BIN / "tinylm-autograde"), *stages, "--workers", "2"], b, env)
-        row("tinylm-autograde, 2 workers (PostgreSQL)", seconds, len(stages), base, scores(url) == expected)
+        start = time.perf_counter()
+        done = subprocess.run([str(BIN / "tinylm-autograde"), *stages, "--workers", "2"], cwd=b, env=env,
+                              capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+        if done.returncode != 0:
+            sys.exit(f"tinylm-autograde failed:\n{done.stdout[-1500:]}\n{done.stderr[-1500:]}")
+        got = scores(url)
+        row("tinylm-autograde, 2 workers (PostgreSQL)", seconds, len(stages), base,
+            None if expected is None else got == expected)
+    per_stage = {m[1]: float(m[2]) for m in re.finditer(r"^(\S+) \S+: graded in ([\d.]+) s", done.stdout, re.M)}
+    print(f"grades: {digest(got)}")
+    return {"wall_s": round(seconds, 1), "stages_s": per_stage, "grades": digest(got),
+            "load_average_start": round(load, 1)}
+
+
+def record(path: Path, label: str, run: dict) -> None:
+    """Keep ``run`` in ``path`` under ``label``, and print every run kept there, side by side."""
+    import json
+    kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"runs": {}}
+    kept["runs"][label] = {"date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(), **run}
+    path.write_text(json.dumps(kept, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
+    print(f"\n{path}: one learner's course, 2 workers")
+    print(f"| {'run':<48} | {'wall s':>7} | {'capstone s':>10} | {'grades':<24} |")
+    for name, r in kept["runs"].items():
+        print(f"| {name:<48} | {r['wall_s']:7.1f} | {r['stages_s'].get('13_capstone', 0):10.1f} | {r['grades']:<24} |")
 
 
 def main() -> None:
@@ -129,14 +170,21 @@ def main() -> None:
     p.add_argument("--learners", type=int, default=100)
     p.add_argument("--stage", default="01_attention")
     p.add_argument("--only", choices=["class", "course"], help="one of the two benchmarks")
-    p.add_argument("--no-nbgrader", action="store_true", help="class: leave out nbgrader's own command (a third of "
-                   "the time); the two workers are then compared with one, and their grades with one worker's")
+    p.add_argument("--no-nbgrader", action="store_true", help="leave out nbgrader's own command (a third of the "
+                   "time): in class, the two workers are then compared with one, and their grades with one worker's; "
+                   "in course, the grades are printed as a digest, to compare with another commit's run")
+    p.add_argument("--record", type=Path, help="course: keep the run in this JSON file, beside the runs there")
+    p.add_argument("--label", help="the run's name in --record's file (default: the commit, from git describe)")
     a = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench_class_") as tmp:
         if a.only in (None, "class"):
             bench_class(Path(tmp), a.stage, a.learners, with_nbgrader=not a.no_nbgrader)
         if a.only in (None, "course"):
-            bench_course(Path(tmp))
+            run = bench_course(Path(tmp), with_nbgrader=not a.no_nbgrader)
+            if a.record:
+                label = a.label or subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT,
+                                                  capture_output=True, text=True).stdout.strip()
+                record(a.record, label, run)
 
 
 if __name__ == "__main__":

@@ -18,7 +18,7 @@ from nbgrader.api import Gradebook
 
 from test_nbgrader import CHEATS, WRONG, submit, with_cells
 from tinylm_grading import classreport, postgres
-from tinylm_grading.autograde import main
+from tinylm_grading.autograde import main, shard
 from tinylm_solutions import i18n
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -65,7 +65,10 @@ def grades(db_url: str) -> dict[tuple[str, str], float]:
                 for nb in s.notebooks for g in nb.grades}
 
 
-def test_two_workers_on_postgresql_grade_as_one_on_sqlite(tmp_path):
+def test_two_shards_on_postgresql_grade_as_one_process_on_sqlite(tmp_path):
+    """Issue 5 of 5: a class graded by shards, as separate processes at once on one PostgreSQL gradebook (a Kubernetes
+    Indexed Job's pods: deploy/grade-job.yaml), gets the grades of one serial run. Shard 0 is named by --shard and
+    grades with 2 workers; shard 1 by JOB_COMPLETION_INDEX, as Kubernetes gives it, with one."""
     postgres_or_skip()
     serial = a_class(tmp_path / "serial")
     done = command(STAGE, course=serial)
@@ -73,11 +76,17 @@ def test_two_workers_on_postgresql_grade_as_one_on_sqlite(tmp_path):
     assert "4 autogrades" in done.stdout and "1 at a time; 0 failed" in done.stdout
     with postgres.temporary_server() as url:
         parallel = a_class(tmp_path / "parallel", TINYLM_GRADEBOOK=url)
-        done = command(STAGE, "--workers", "2", course=parallel, TINYLM_GRADEBOOK=url)
-        assert done.returncode == 0, done.stderr[-3000:]
-        assert "4 autogrades" in done.stdout and "2 at a time; 0 failed" in done.stdout
-        assert sorted(line.split(":")[0] for line in done.stdout.splitlines()[:4]) == [
-            f"{STAGE} {s}" for s in ("cheater", "one_wrong", "perfect", "untouched")]
+        environ = {**os.environ, "PATH": f"{BIN}{os.pathsep}{os.environ['PATH']}", "TINYLM_GRADEBOOK": url}
+        shards = [subprocess.Popen([str(BIN / "tinylm-autograde"), STAGE, "--shards", "2", *args], cwd=parallel,
+                                   env={**environ, **env}, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                  for args, env in ((["--shard", "0", "--workers", "2"], {}), ([], {"JOB_COMPLETION_INDEX": "1"}))]
+        outputs = [shard.communicate(timeout=900) for shard in shards]
+        for shard, (out, err) in zip(shards, outputs):
+            assert shard.returncode == 0, err[-3000:]
+        assert "2 autogrades" in outputs[0][0] and "2 at a time; 0 failed" in outputs[0][0]
+        assert "2 autogrades" in outputs[1][0] and "1 at a time; 0 failed" in outputs[1][0]
+        assert [sorted(line.split(":")[0] for line in out.splitlines()[:2]) for out, _ in outputs] == [
+            [f"{STAGE} cheater", f"{STAGE} perfect"], [f"{STAGE} one_wrong", f"{STAGE} untouched"]]
         got = grades(url)
         os.environ["TINYLM_GRADEBOOK"] = url  # the class report reads the course's gradebook, as nbgrader does
         try:
@@ -146,3 +155,32 @@ def test_the_last_stages_start_first_whatever_order_they_are_named_in(tmp_path, 
         ("01_attention", "ann"), ("01_attention", "bo")]
     assert plan(course_directory(tmp_path), stages, ["bo"]) == [("13_capstone", "bo"), ("09_training", "bo"),
                                                                 ("01_attention", "bo")]
+
+
+def test_shards_split_the_learners_keeping_each_learner_s_stages_together():
+    jobs = [(stage, s) for stage in ("13_capstone", "01_attention") for s in ("a", "b", "c", "d", "e")]
+    parts = [shard(jobs, i, 3) for i in range(3)]
+    assert [sorted({s for _, s in part}) for part in parts] == [["a", "d"], ["b", "e"], ["c"]]
+    assert sorted(j for part in parts for j in part) == sorted(jobs)
+    assert parts[0] == [("13_capstone", "a"), ("13_capstone", "d"), ("01_attention", "a"), ("01_attention", "d")]
+    assert shard(jobs, 0, 1) == jobs and shard(jobs, 5, 6) == []
+
+
+@pytest.mark.parametrize("args, env, says", [
+    (["--shards", "2"], {}, "--shard must be a whole number from 0 to 1 (--shards 2), not None; without --shard it is "
+                            "read from $JOB_COMPLETION_INDEX"),
+    (["--shards", "2", "--shard", "2"], {}, "not 2;"),
+    (["--shards", "2"], {"JOB_COMPLETION_INDEX": "x"}, "not x;"),
+    (["--shards", "0"], {}, "--shards must be 1 or more, not 0"),
+    (["--shards", "2", "--shard", "1"], {}, "2 shards need a gradebook that takes concurrent writers"),
+])
+def test_a_shard_that_cannot_be_is_one_line(tmp_path, capsys, monkeypatch, args, env, says):
+    shutil.copy(ROOT / "nbgrader_config.py", tmp_path)  # a course folder (its gradebook SQLite): nothing is graded
+    course = tmp_path
+    monkeypatch.delenv("JOB_COMPLETION_INDEX", raising=False)
+    monkeypatch.delenv("TINYLM_GRADEBOOK", raising=False)
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    assert main([STAGE, "--course", str(course), *args]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and says in err[0], err

@@ -5,7 +5,12 @@
   it writes the learner environment's files (no answer of a later stage: tests/test_learnerenv.py checks those).
 - The values and manifests parse; the learners reach the check service by its Service's name and port; only the
   instructors' profile list has the course image.
+- Every manifest is valid for Kubernetes' own schemas (kubernetes-validate, strict: an unknown field fails), at the
+  oldest and newest versions it knows; and uses the names, ports and labels deploy/names.yaml defines once (a
+  Service's selector that misses its pods, a port moved in one place only, a Job whose --shards is not its number of
+  pods: each is a mutant here that the comparison names).
 """
+import copy
 import json
 import re
 import shutil
@@ -14,6 +19,7 @@ import sys
 from pathlib import Path
 from types import SimpleNamespace
 
+import pytest
 import yaml
 
 from tinylm_grading import learnerenv
@@ -99,3 +105,126 @@ def test_only_instructors_get_the_course_image():
     assert images("learner7") == ["learner"]
     assert images("instructor") == ["learner", "registry.example.org/tinylm-course:latest"]
     assert "tinylm-course" not in values["singleuser"]["image"]["name"]
+
+
+MANIFESTS = sorted(DEPLOY.glob("*.yaml"))
+NOT_MANIFESTS = ("names.yaml", "z2jh-values.yaml")  # the names themselves; helm's values, not a Kubernetes object
+
+
+def manifests() -> dict[str, dict]:
+    """Every Kubernetes object of deploy/, by "kind/name"."""
+    found = {}
+    for path in MANIFESTS:
+        if path.name not in NOT_MANIFESTS:
+            for doc in yaml.safe_load_all(path.read_text()):
+                found[f"{doc['kind']}/{doc['metadata']['name']}"] = doc
+    return found
+
+
+@pytest.mark.parametrize("version", ["1.29", "latest"])
+def test_every_manifest_is_valid_kubernetes(version):
+    import kubernetes_validate
+    version = kubernetes_validate.latest_version() if version == "latest" else version
+    found = manifests()
+    assert set(found) == {"Deployment/tinylm-checks", "Service/tinylm-checks", "NetworkPolicy/tinylm-checks",
+                          "Job/tinylm-grade"}
+    for doc in found.values():
+        kubernetes_validate.validate(doc, version, strict=True)
+    wrong = copy.deepcopy(found["Job/tinylm-grade"])
+    wrong["spec"]["completionsMode"] = wrong["spec"].pop("completionMode")  # a field's name misspelt
+    with pytest.raises(kubernetes_validate.ValidationError):
+        kubernetes_validate.validate(wrong, version, strict=True)
+
+
+def disagreements(found: dict[str, dict], values: dict, names: dict) -> list[str]:
+    """Where the manifests and the values differ from deploy/names.yaml: one line each (empty: they agree)."""
+    out = []
+
+    def same(what: str, got, want) -> None:
+        if got != want:
+            out.append(f"{what}: {got!r}, not {want!r}")
+
+    checks, grading = names["check_service"], names["grading"]
+    deployment = found.get(f"Deployment/{checks['name']}", {})
+    service = found.get(f"Service/{checks['name']}", {})
+    policy = found.get(f"NetworkPolicy/{checks['name']}", {})
+    pod = deployment.get("spec", {}).get("template", {})
+    container = pod.get("spec", {}).get("containers", [{}])[0]
+    same("the Deployment's selector", deployment.get("spec", {}).get("selector"), {"matchLabels": checks["labels"]})
+    same("the Deployment's pods' labels", pod.get("metadata", {}).get("labels"), checks["labels"])
+    same("the Service's selector", service.get("spec", {}).get("selector"), checks["labels"])
+    same("the Service's ports", service.get("spec", {}).get("ports"),
+         [{"port": checks["port"], "targetPort": checks["port"]}])
+    same("the pods' ports", container.get("ports"), [{"containerPort": checks["port"]}])
+    same("the service's listening address", container.get("command", [None] * 3)[1:3],
+         ["--socket", f"tcp://0.0.0.0:{checks['port']}"])
+    same("the pods' secret", [v.get("secret", {}).get("secretName") for v in pod.get("spec", {}).get("volumes", [])],
+         [checks["secret"]])
+    same("the NetworkPolicy's pods", policy.get("spec", {}).get("podSelector"), {"matchLabels": checks["labels"]})
+    same("the NetworkPolicy's ingress", policy.get("spec", {}).get("ingress"),
+         [{"from": [{"podSelector": {"matchLabels": names["learners"]["labels"]}}], "ports": [{"port": checks["port"]}]}])
+    same("the learners' TINYLM_CHECK_SERVICE", values["singleuser"]["extraEnv"]["TINYLM_CHECK_SERVICE"],
+         f"tcp://{checks['name']}:{checks['port']}")
+    same("the hub's secret", [v.get("secret", {}).get("secretName") for v in values["hub"]["extraVolumes"]],
+         [checks["secret"]])
+    job = found.get(f"Job/{grading['name']}", {})
+    template = job.get("spec", {}).get("template", {})
+    grader = template.get("spec", {}).get("containers", [{}])[0]
+    command = grader.get("command", [])
+    same("the Job's labels", [job.get("metadata", {}).get("labels"), template.get("metadata", {}).get("labels")],
+         [grading["labels"]] * 2)
+    same("the Job's mode", job.get("spec", {}).get("completionMode"), "Indexed")
+    shards = int(command[command.index("--shards") + 1]) if "--shards" in command else None
+    same("the Job's --shards, completions and parallelism", [shards, job.get("spec", {}).get("completions"),
+                                                             job.get("spec", {}).get("parallelism")], [shards] * 3)
+    same("the Job's command", command[:1], ["tinylm-autograde"])
+    same("the Job's course folder", [grader.get("workingDir"), grader.get("volumeMounts")],
+         [grading["course_path"], [{"name": "course", "mountPath": grading["course_path"]}]])
+    same("the Job's volume", template.get("spec", {}).get("volumes"),
+         [{"name": "course", "persistentVolumeClaim": {"claimName": grading["course_claim"]}}])
+    same("the Job's gradebook", grader.get("env"), [{"name": "TINYLM_GRADEBOOK", "valueFrom": {"secretKeyRef": {
+        "name": grading["gradebook_secret"], "key": "url"}}}])
+    return out
+
+
+def _names() -> dict:
+    return yaml.safe_load((DEPLOY / "names.yaml").read_text())
+
+
+def _values() -> dict:
+    return yaml.safe_load((DEPLOY / "z2jh-values.yaml").read_text())
+
+
+def test_every_manifest_uses_the_names_defined_once():
+    assert disagreements(manifests(), _values(), _names()) == []
+
+
+def _moved(found: dict, values: dict) -> None:
+    """The issue's mutant: the Service's selector misspelt, the Service (and the learners' address) on another port."""
+    service = found["Service/tinylm-checks"]["spec"]
+    service["selector"] = {"app": "tinylm-check"}
+    service["ports"] = [{"port": 7879, "targetPort": 7879}]
+    values["singleuser"]["extraEnv"]["TINYLM_CHECK_SERVICE"] = "tcp://tinylm-checks:7879"
+
+
+def _unsharded(found: dict, values: dict) -> None:
+    found["Job/tinylm-grade"]["spec"]["completions"] = 8
+
+
+def _policy(found: dict, values: dict) -> None:
+    found["NetworkPolicy/tinylm-checks"]["spec"]["ingress"][0]["ports"] = [{"port": 7879}]
+
+
+@pytest.mark.parametrize("mutant, named", [
+    (_moved, ["the Service's selector: {'app': 'tinylm-check'}, not {'app': 'tinylm-checks'}",
+              "the Service's ports: [{'port': 7879, 'targetPort': 7879}], not [{'port': 7878, 'targetPort': 7878}]",
+              "the learners' TINYLM_CHECK_SERVICE: 'tcp://tinylm-checks:7879', not 'tcp://tinylm-checks:7878'"]),
+    (_unsharded, ["the Job's --shards, completions and parallelism: [4, 8, 4], not [4, 4, 4]"]),
+    (_policy, ["the NetworkPolicy's ingress: [{'from': [{'podSelector': {'matchLabels': {'component': "
+               "'singleuser-server'}}}], 'ports': [{'port': 7879}]}], not [{'from': [{'podSelector': {'matchLabels': "
+               "{'component': 'singleuser-server'}}}], 'ports': [{'port': 7878}]}]"]),
+], ids=["selector-typo-and-port-moved", "shards-not-completions", "policy-port"])
+def test_a_manifest_that_strays_from_the_names_is_named(mutant, named):
+    found, values = manifests(), _values()
+    mutant(found, values)
+    assert disagreements(found, values, _names()) == named

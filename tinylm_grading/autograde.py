@@ -14,6 +14,9 @@ Before the workers start, this process adds every learner to the gradebook (two 
 stages would each try to add them at once).
 
 The learners are the folders ``submitted/<student_id>/<stage>/`` (nbgrader's layout); ``--student`` picks some.
+``--shards N`` splits them (sorted by id, every N-th from the shard's index) so that N processes grade a class at
+once, each its own learners, all of a learner's stages in one: a Kubernetes Indexed Job (``deploy/grade-job.yaml``)
+runs one per pod, whose index (``--shard``, else :data:`INDEX`) picks its shard.
 Each command's seconds and outcome are printed as it ends, in the user's language; exit status 0 when every
 command succeeded, 1 when one failed (its output's end is printed), 2 with one line for bad input.
 """
@@ -34,6 +37,8 @@ from tinylm_solutions.cli import UsageError, _fail, _help, _int, _Parser
 
 PRELOAD = ("torch", "nbgrader.apps.nbgraderapp", "nbgrader.preprocessors", "nbclient", "tinylm_grading.preprocessors")
 """What each worker imports once, before it forks its commands (the modules every ``nbgrader autograde`` imports)."""
+INDEX = "JOB_COMPLETION_INDEX"
+"""The environment variable Kubernetes sets to a pod's index in an Indexed Job: the shard a pod grades."""
 TIMEOUT = 3600
 """Seconds one command may take (nbgrader's own per-cell timeout and the sandbox's CPU limit come first)."""
 
@@ -65,6 +70,14 @@ def submitted(coursedir, stage: str) -> list[str]:
     """The student ids with a folder ``submitted/<student_id>/<stage>/``, sorted."""
     pattern = coursedir.format_path(coursedir.submitted_directory, "*", stage)
     return sorted(Path(p).parent.name for p in glob.glob(pattern) if Path(p).is_dir())
+
+
+def shard(jobs: list[tuple[str, str]], index: int, shards: int) -> list[tuple[str, str]]:
+    """The jobs of shard ``index`` of ``shards``: those of every ``shards``-th learner (sorted by id) from the
+    ``index``-th. A learner's stages stay together; the shards are disjoint and together hold every job."""
+    learners = sorted({s for _, s in jobs})
+    mine = set(learners[index::shards])
+    return [(stage, s) for stage, s in jobs if s in mine]
 
 
 def plan(coursedir, stages: list[str], students: list[str] | None) -> list[tuple[str, str]]:
@@ -153,15 +166,25 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--student", action="append", metavar="ID", help=_help(say("grading.autograde.help.student")))
     p.add_argument("--course", type=Path, default=Path("."), help=_help(say("grading.autograde.help.course")))
     p.add_argument("--force", action="store_true", help=_help(say("grading.autograde.help.force")))
+    p.add_argument("--shards", type=_int, default=1, help=_help(say("grading.autograde.help.shards")))
+    p.add_argument("--shard", metavar="INDEX", help=_help(say("grading.autograde.help.shard", env=INDEX)))
     args = p.parse_args(argv)
     venv_on_path()
     try:
         if args.workers < 1:
             raise UsageError(say("grading.autograde.bad_workers", workers=args.workers))
+        if args.shards < 1:
+            raise UsageError(say("grading.autograde.bad_shards", shards=args.shards))
+        index = args.shard if args.shard is not None else os.environ.get(INDEX, "0" if args.shards == 1 else None)
+        if index is None or not index.isdigit() or not int(index) < args.shards:
+            raise UsageError(say("grading.autograde.bad_shard", last=args.shards - 1, shards=args.shards,
+                                 shard=index, env=INDEX))
         coursedir = course_directory(args.course)
         if args.workers > 1 and coursedir.db_url.startswith("sqlite:"):
             raise UsageError(say("grading.autograde.one_writer", workers=args.workers))
-        jobs = plan(coursedir, args.stages, args.student)
+        if args.shards > 1 and coursedir.db_url.startswith("sqlite:"):
+            raise UsageError(say("grading.autograde.one_writer_shards", shards=args.shards))
+        jobs = shard(plan(coursedir, args.stages, args.student), int(index), args.shards)
         add_learners(coursedir.db_url, coursedir.course_id, {s for _, s in jobs})
     except UsageError as e:
         return _fail(p.prog, e)

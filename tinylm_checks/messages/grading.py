@@ -48,12 +48,23 @@ MESSAGES = {
     "grading.autograde.help.course": ("the nbgrader course folder, where nbgrader_config.py is (default: the current "
                                       "folder)"),
     "grading.autograde.help.force": "grade again a submission that has been autograded already (nbgrader's --force)",
+    "grading.autograde.help.shards": ("split the learners into this many shards, graded by as many processes at once "
+                                      "(a Kubernetes Indexed Job's pods); this process grades one (default: 1); more "
+                                      "than 1 needs a PostgreSQL gradebook"),
+    "grading.autograde.help.shard": ("which shard this process grades, from 0 (default: ${env}, the index Kubernetes "
+                                     "gives each pod of an Indexed Job)"),
     "grading.autograde.no_course": ("{course} has no nbgrader_config.py: give the nbgrader course folder with "
                                     "--course"),
     "grading.autograde.no_submissions": "nobody has submitted {stage}: there is no folder {folder}",
     "grading.autograde.no_student": "no submission of these stages from: {students}",
     "grading.autograde.no_gradebook": "cannot open the gradebook {url}: {error}",
     "grading.autograde.bad_workers": "--workers must be 1 or more, not {workers}",
+    "grading.autograde.bad_shards": "--shards must be 1 or more, not {shards}",
+    "grading.autograde.bad_shard": ("--shard must be a whole number from 0 to {last} (--shards {shards}), not "
+                                    "{shard}; without --shard it is read from ${env}"),
+    "grading.autograde.one_writer_shards": ("{shards} shards need a gradebook that takes concurrent writers: this "
+                                            "course's is SQLite, which takes one; use a PostgreSQL gradebook "
+                                            "(TINYLM_GRADEBOOK=postgresql://...)"),
     "grading.autograde.one_writer": ("{workers} workers need a gradebook that takes concurrent writers: this course's "
                                      "is SQLite, which takes one; use --workers 1, or a PostgreSQL gradebook "
                                      "(TINYLM_GRADEBOOK=postgresql://...)"),
