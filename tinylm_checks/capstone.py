@@ -89,9 +89,8 @@ WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaf
 def _at_once(calls: list) -> list:
     """The results of the zero-argument ``calls``, in order, run on up to :data:`WORKERS` threads (each thread waits
     for a process of its own); an exception in one is raised here. Interrupted (a learner stops the check), the
-    commands that the threads wait for end, and the threads with them. One after another where :data:`WORKSPACE` runs
-    its commands so (``PARALLEL``: the grader's, one sandbox per submission)."""
-    if len(calls) < 2 or WORKERS == 1 or not getattr(WORKSPACE, "PARALLEL", True):
+    commands that the threads wait for end, and the threads with them."""
+    if len(calls) < 2 or WORKERS == 1:
         return [call() for call in calls]
     import threading
     slots, stop, results = threading.Semaphore(WORKERS), threading.Event(), [None] * len(calls)
@@ -131,9 +130,6 @@ def _at_once(calls: list) -> list:
 class Workspace:
     """A temporary folder holding files, where commands run as separate Python processes (on this machine: the
     learner's own code, run for the learner; the grader replaces this class with a sandboxed one)."""
-
-    PARALLEL = True
-    """Whether commands may run at the same time (:func:`_at_once`)."""
 
     def __init__(self, files: dict[str, str | bytes]):
         self.path = self._folder()

@@ -240,9 +240,6 @@ class SandboxWorkspace(capstone.Workspace):
     MANAGER = SandboxKernelManager
     """The sandbox's maker: its mounts, namespaces, limits and the uid commands run as."""
 
-    PARALLEL = False
-    """The checks run its commands one at a time: they share the submission's sandbox."""
-
     root: str | None = None
     """The folder new workspaces and sandboxes are made in; None: /dev/shm where it can be written. The check service
     gives each of its children a folder of its own here, and removes it however the child ended (killed at its deadline
@@ -297,3 +294,4 @@ def install() -> None:
     """Make the capstone's checks run their commands in :class:`SandboxWorkspace` (in this process), one at a time:
     they share the submission's sandbox."""
     capstone.WORKSPACE = SandboxWorkspace
+    capstone.WORKERS = 1
