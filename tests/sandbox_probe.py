@@ -84,7 +84,7 @@ def in_workspace(host_pid: int, port: int, folder: Path, workspace=None) -> dict
     :class:`~tinylm_grading.workspace.SandboxWorkspace`)."""
     from tinylm_grading.workspace import SandboxWorkspace
     with (workspace or SandboxWorkspace)({"probe.py": PROBE}) as ws:
-        code, output = ws.run(["probe.py", str(host_pid), str(port), json.dumps(targets(Path(".")))], timeout=120)
+        code, output = ws.run(["probe.py", str(host_pid), str(port), json.dumps(targets(ws.path))], timeout=120)
     assert code == 0, output
     return json.loads(output.strip().splitlines()[-1])
 

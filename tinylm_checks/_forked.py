@@ -46,19 +46,10 @@ import weakref
 from pathlib import Path
 
 SERVER = r'''
-# code: the forkserver's own program, run as python -c SERVER <requests fd> <replies fd> [--sandbox] <modules to import>
+# code: the forkserver's own program, run as python -c SERVER <requests fd> <replies fd> <modules to import>
 import json, os, select, signal, sys, time
 requests, replies = int(sys.argv[1]), os.fdopen(int(sys.argv[2]), "w", encoding="utf-8")
-SANDBOX = sys.argv[3:4] == ["--sandbox"]  # the only process of a grader's sandbox but its commands: see SWEPT
-if SANDBOX:
-    os.chdir("/")  # its imports never come from a command's folder (sys.path[0] is '' under -c)
-    import ctypes
-    _libc = ctypes.CDLL(None, use_errno=True)
-    if _libc.prctl(4, 0, 0, 0, 0) != 0 or _libc.prctl(36, 1, 0, 0, 0) != 0:  # PR_SET_DUMPABLE 0: no command (the
-        sys.exit("forkserver: prctl failed")  # same uid) can ptrace it or open its /proc/PID/fd or mem; and
-        # PR_SET_CHILD_SUBREAPER: what a command leaves running, whatever it does, stays this process's descendant
-    ALONE = os.getppid() == 1  # in a PID namespace of its own, under bubblewrap's init (see _sweep)
-for name in sys.argv[3 + SANDBOX:]:
+for name in sys.argv[3:]:
     try:
         __import__(name)
     except Exception:  # a module that cannot be imported is imported by the command itself, or fails there
@@ -114,12 +105,9 @@ def _child(request):
     for fd in (requests, *running):
         os.close(fd)
     replies.close()
-    if SANDBOX:
-        _libc.prctl(4, 1, 0, 0, 0)  # a command is as dumpable as a python of its own
     os.chdir(request["cwd"])
-    if request.get("env") is not None:  # None: the server's own (a sandbox's, set when it started)
-        os.environ.clear()
-        os.environ.update(request["env"])
+    os.environ.clear()
+    os.environ.update(request["env"])
     out = os.open(request["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(out, 1)
     os.dup2(out, 2)
@@ -143,70 +131,8 @@ def _end(fd, ended):
         except (ProcessLookupError, PermissionError):
             pass
     code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    reply = {"id": number, "code": code if ended else -9}
-    if SANDBOX:
-        reply["clean"] = _sweep()
-    replies.write(json.dumps(reply) + "\n")
+    replies.write(json.dumps({"id": number, "code": code if ended else -9}) + "\n")
     replies.flush()
-
-
-SWEPT = ("/tmp", "/tmp/home", "/dev/shm")
-"""In a sandbox, what a command leaves goes before the next one starts: every other process (kill -1 reaches every
-process of the sandbox's PID namespace but its init and this one; as the subreaper, this one reaps them all), the
-files of the sandbox's own writable folders (the grader empties the command's folder), and the SysV IPC objects
-of its IPC namespace. Whether all of it went is the reply's "clean": if not, the grader ends the sandbox."""
-
-
-def _wipe(top, keep=()):
-    """Remove what is in ``top`` but mount points (the grader's folders, bound in) and the folders holding them;
-    True if one was kept."""
-    kept, dev = False, os.stat(top).st_dev
-    for entry in os.scandir(top):
-        st = entry.stat(follow_symlinks=False)
-        if entry.name in keep or st.st_dev != dev:
-            kept = True
-        elif entry.is_dir(follow_symlinks=False):
-            if st.st_uid == os.getuid():
-                os.chmod(entry.path, 0o700)  # a folder a command made unreadable is still its own (the same uid)
-            if _wipe(entry.path):
-                kept = True
-            else:
-                os.rmdir(entry.path)
-        else:
-            os.unlink(entry.path)
-    return kept
-
-
-def _sweep():
-    if not ALONE:  # kill -1 would reach the uid's processes outside: the grader ends the sandbox instead
-        return False
-    while True:
-        try:
-            os.kill(-1, signal.SIGKILL)
-        except ProcessLookupError:
-            pass
-        except PermissionError:
-            return False
-        try:
-            os.waitpid(-1, 0)
-        except ChildProcessError:
-            break
-    try:
-        for top in SWEPT:
-            _wipe(top, ("home",) if top == "/tmp" else ())  # (its folders bubblewrap made, the grader's, stay)
-        for kind, remove in (("shm", lambda i: _libc.shmctl(i, 0, None)), ("sem", lambda i: _libc.semctl(i, 0, 0)),
-                             ("msg", lambda i: _libc.msgctl(i, 0, None))):  # IPC_RMID
-            try:
-                with open(f"/proc/sysvipc/{kind}", encoding="ascii") as f:
-                    ids = [int(line.split()[1]) for line in f.readlines()[1:] if line.strip()]
-            except FileNotFoundError:
-                continue
-            for i in ids:
-                if remove(i) != 0:
-                    return False
-    except Exception:  # a folder too deep, a file that will not go: the grader starts a new sandbox
-        return False
-    return True
 
 
 running = {}  # pidfd: (pid, request id, deadline): the commands running now, each a child of this process

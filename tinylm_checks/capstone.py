@@ -6,8 +6,7 @@ the check's own that imports ``model.py`` and saves what it computes, the learne
 ``train.py`` and ``generate.py`` from their command lines. What comes back is data (exit codes, printed text,
 tensors read with ``torch.load(weights_only=True)``) that the check compares with the reference computed here. When
 the grader computes a verdict, :data:`WORKSPACE` is its sandboxed workspace (``tinylm_grading.workspace``): the
-learner's files then run in the submission's sandbox, each command in a fresh copy of them, never in the grader's
-process.
+learner's files then run in a sandbox of their own, never in the grader's process.
 
 - ``check_capstone_model``: ``causal_mask``, ``scaled_dot_product_attention`` and ``TinyLM`` (the course's parameter
   names, weights copied in) give the reference's values.

@@ -9,7 +9,7 @@ learner's check names the same mistakes, with the same words, as in the full env
 
 One process imports torch, the checks and the reference once, then forks a child for each check: a check starts in
 milliseconds, and one learner's check cannot disturb another's (language, random state). The capstone's commands run
-in one sandbox per check, one after another, as when grading (:mod:`tinylm_grading.workspace`). In a class it runs as its own user, so
+in a sandbox of their own, as when grading (:mod:`tinylm_grading.workspace`). In a class it runs as its own user, so
 that a learner can connect to its socket but not read its files.
 
 What a learner who knows Linux can do to it is bounded (each was tried: ``tests/test_classmode.py``):
@@ -24,7 +24,7 @@ What a learner who knows Linux can do to it is bounded (each was tried: ``tests/
 - **How much.** The parent reads each connection's request itself, at most :data:`FIRST_BYTES` within :data:`FIRST`
   seconds, without waiting on any one connection (:data:`PENDING_PER_PEER` such connections per user or address).
   Then a child runs the check: :data:`PER_LEARNER` at once per learner and :data:`CHILDREN` in all, of which one
-  capstone check per learner (its commands run one at a time) and :data:`CAPSTONE` in all; one more is answered
+  capstone check per learner (its commands run up to 3 at once) and :data:`CAPSTONE` in all; one more is answered
   "busy" at once. A learner's answers are read up to :data:`tinylm_checks.client.MAX_MESSAGE` bytes, the rest never.
 - **Until when.** A child lives :data:`DEADLINE` seconds. Its check's commands (the capstone's) and its waits for the
   learner's side end :data:`WRAP_UP` seconds before, and it answers that the check ran past that limit; should it
@@ -83,7 +83,7 @@ CHILDREN, PER_LEARNER = 32, 4
 """Checks running at once: in all, and for one learner. More are refused at once with a "busy" answer; the service
 never waits for a child to end before it accepts."""
 CAPSTONE, CAPSTONE_PER_LEARNER = 8, 1
-"""Of those, capstone checks (each runs the learner's files in a sandbox of up to 4 GiB, one command at a time)."""
+"""Of those, capstone checks (each runs the learner's files in sandboxes of up to 4 GiB, up to 3 at once)."""
 PENDING, PENDING_PER_PEER = 64, 4
 """Connections whose request has not come yet: in all, and from one user (a Unix socket) or address (TCP)."""
 MEMORY = 3 << 30
@@ -427,8 +427,7 @@ class Service:
             sock.settimeout(IDLE)
             try:
                 try:
-                    with workspace.one_sandbox():  # the check's commands (the capstone's): one sandbox, ended here
-                        answer = {"done": judge(request, sock, self.released, until)}
+                    answer = {"done": judge(request, sock, self.released, until)}
                 except capstone.DeadlineReached:
                     with i18n.using(language):  # the log's, not the learner's (judge set that)
                         _log(say("grading.service.log_deadline", learner=learner, seconds=DEADLINE))

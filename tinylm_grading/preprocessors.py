@@ -43,7 +43,6 @@ from tinylm_solutions import i18n
 from .execution import Deadline, KernelLink, OutputCap, Replay, error_output, scrub_partial_credit
 from .html import inert_cell
 from .registry import hidden_calls, notebook_seconds
-from . import workspace
 from .verdicts import RECORD, Verdicts
 
 def note(nb, key: str, **values) -> str:
@@ -170,8 +169,7 @@ class GradingExecute(Execute):
         self._deadline = Deadline(notebook_seconds(stage, self.notebook_timeout))
         for cell in nb.cells:  # a verdict record is the grader's to write (below): none comes from the submission
             cell.metadata.pop(RECORD, None)
-        # the verdicts' messages in the notebook's language; the capstone's commands in one sandbox for the notebook
-        with i18n.using(i18n.notebook_language(nb)), workspace.one_sandbox():
+        with i18n.using(i18n.notebook_language(nb)):  # the verdicts' messages in the notebook's language
             return super().preprocess(nb, resources, km=km)
 
     async def async_start_new_kernel_client(self):

@@ -8,10 +8,7 @@ Two kinds of call reach past what bubblewrap's namespaces hold (a red-teamer tri
 - **new user namespaces** (``unshare`` or ``clone`` with ``CLONE_NEWUSER``; ``clone3``, whose flags a filter cannot
   read, answers ``ENOSYS`` and the C library falls back to ``clone``): inside one, learner code gets every
   capability over what it creates, which is where many of Linux's privilege escalations start. Nothing the course
-  runs needs one;
-- **POSIX message queues** (``mq_open``): they live in the sandbox's IPC namespace, which one submission's capstone
-  commands share, one after another (:mod:`tinylm_grading.workspace`), and with no ``/dev/mqueue`` mounted they cannot
-  be listed to be removed between two commands. Nothing the course runs uses one.
+  runs needs one.
 
 They fail with ``EPERM``; everything else is allowed. The program knows the numbers of these calls on x86-64 (and its
 32-bit and x32 entries) and on arm64 (and its 32-bit one); on another architecture it allows everything (and
@@ -33,16 +30,16 @@ X32_BIT = 0x40000000
 # arch -> (AUDIT_ARCH_*, {call: number})
 CALLS = {
     "x86_64": (0xC000003E, {"add_key": 248, "request_key": 249, "keyctl": 250, "unshare": 272, "clone": 56,
-                            "clone3": 435, "mq_open": 240}),
+                            "clone3": 435}),
     "i386": (0x40000003, {"add_key": 286, "request_key": 287, "keyctl": 288, "unshare": 310, "clone": 120,
-                          "clone3": 435, "mq_open": 277}),
+                          "clone3": 435}),
     "aarch64": (0xC00000B7, {"add_key": 217, "request_key": 218, "keyctl": 219, "unshare": 97, "clone": 220,
-                             "clone3": 435, "mq_open": 180}),
+                             "clone3": 435}),
     "arm": (0x40000028, {"add_key": 309, "request_key": 310, "keyctl": 311, "unshare": 337, "clone": 120,
-                         "clone3": 435, "mq_open": 274}),
+                         "clone3": 435}),
 }
 HOSTS = {"x86_64": ("x86_64", "i386"), "aarch64": ("aarch64", "arm")}  # a machine's own ABI and its 32-bit one
-REFUSED = ("add_key", "request_key", "keyctl", "mq_open")
+REFUSED = ("add_key", "request_key", "keyctl")
 
 
 def _assemble(code: list) -> bytes:

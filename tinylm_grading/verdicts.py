@@ -24,7 +24,7 @@ from . import remote, workspace
 from .execution import KernelDied, KernelLink
 from .registry import hidden_calls
 
-workspace.install()  # the capstone's checks run a learner's files: here, only in the submission's sandbox
+workspace.install()  # the capstone's checks run a learner's files: here, only in a sandbox of their own
 
 GRADED_OUTSIDE = "(this verdict was computed by the grader, outside your notebook's kernel)"
 AGENT_SETUP = ("import types as _tinylm_types\n_tinylm_module = _tinylm_types.ModuleType('tinylm_agent')\n"
