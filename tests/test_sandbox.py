@@ -545,6 +545,27 @@ def test_a_workspace_command_leaves_nothing_for_the_next_to_widen(tmp_path):
     assert shadow is None or stat.S_IMODE(os.stat("/etc/shadow").st_mode) == shadow
 
 
+DEEP = """
+import os
+fd = os.open(".", os.O_RDONLY)
+for _ in range(3000):
+    os.mkdir("d", dir_fd=fd)
+    fd, old = os.open("d", os.O_RDONLY, dir_fd=fd), fd
+    os.close(old)
+os.chmod(".", 0o500)
+print("deep")
+"""
+
+
+def test_a_tree_deeper_than_python_walks_is_removed_with_its_workspace():
+    """A red-teamer's capstone command made 3000 nested folders in its workspace: Python 3.11's shutil.rmtree recursed
+    into RecursionError, which ignore_errors does not catch: the grader raised, and the tree stayed on /dev/shm."""
+    with workspace.SandboxWorkspace({"deep.py": DEEP}) as ws:
+        assert ws.run(["deep.py"], timeout=60) == (0, "deep\n")
+        box = ws.box
+    assert not os.path.lexists(box)
+
+
 def test_without_its_seccomp_filter_the_probe_makes_keys_and_user_namespaces(host, tmp_path):
     """Keys belong to a uid, not a namespace, and outlive the sandbox; a user namespace made inside gives learner code
     every capability over what it creates. The filter refuses both (tinylm_grading/seccomp.py): without it, the probe

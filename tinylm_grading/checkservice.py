@@ -45,7 +45,6 @@ import os
 import pkgutil
 import resource
 import selectors
-import shutil
 import signal
 import socket
 import struct
@@ -65,6 +64,7 @@ from tinylm_solutions.cli import UsageError, _fail, _help, _Parser
 
 from . import learnerenv, registry, remote, workspace
 from .limits import CGROUP_ROOTS, remove_cgroups
+from .sandbox import remove_tree
 
 IDLE = 120.0
 """Seconds a connection may wait for the learner's side's next answer (a learner's function that runs longer is
@@ -219,18 +219,8 @@ def _cgroup_exists(name: str) -> bool:
 
 
 def _remove(path: Path) -> None:
-    """Delete a child's folder and all in it, whatever the commands did to its folders' modes."""
-    shutil.rmtree(path, ignore_errors=True)
-    if os.path.lexists(path):  # a command took its folders' permissions away (run as this user): give them back
-        os.chmod(path, 0o700)
-        for folder, subfolders, _ in os.walk(path):
-            for name in subfolders:
-                if not os.path.islink(os.path.join(folder, name)):
-                    try:
-                        os.chmod(os.path.join(folder, name), 0o700)
-                    except OSError:
-                        pass
-        shutil.rmtree(path, ignore_errors=True)
+    """Delete a child's folder and all in it, whatever the commands did to its folders' modes or depth."""
+    remove_tree(path)
 
 
 @dataclass

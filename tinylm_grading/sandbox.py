@@ -516,4 +516,19 @@ def _remove_box(box: Path, cgroup: str) -> None:
     """Delete a sandbox's scratch folder and cgroups (after its processes have ended)."""
     from .limits import remove_cgroups
     remove_cgroups(cgroup)
-    shutil.rmtree(box, ignore_errors=True)
+    remove_tree(box)
+
+
+def remove_tree(path: Path) -> None:
+    """Delete ``path`` and everything under it, however deep and whatever modes learner code gave its folders, once no
+    process of the sandbox is left: Python 3.11's ``shutil.rmtree`` recurses, and a capstone command's tree of 3000
+    folders made it raise RecursionError (which ``ignore_errors`` does not catch) in the grader, and stay on /dev/shm
+    (a red-teamer's). Then ``chmod -R`` and ``rm -rf``, which walk any depth and never follow a link."""
+    try:
+        shutil.rmtree(path, ignore_errors=True)
+    except RecursionError:
+        pass
+    if os.path.lexists(path):  # too deep, or folders a command closed (run as the grader's user, it owns them)
+        for command in (["chmod", "-R", "u+rwx", "--", str(path)], ["rm", "-rf", "--one-file-system", "--", str(path)]):
+            subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                           check=False)

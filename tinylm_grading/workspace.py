@@ -13,7 +13,6 @@ check reads back is data: an exit code, the printed text, and files it loads wit
 from __future__ import annotations
 
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -24,7 +23,7 @@ from pathlib import Path
 from tinylm_checks import capstone
 
 from .limits import remove_cgroups
-from .sandbox import SandboxKernelManager, walk_owned
+from .sandbox import SandboxKernelManager, remove_tree, walk_owned
 
 STAGE = "13_capstone"
 OUTPUT_BYTES = 64_000  # the most of a command's printed text the check reads
@@ -50,7 +49,7 @@ class SandboxWorkspace(capstone.Workspace):
         return self.box / "work"
 
     def __exit__(self, *exc):
-        shutil.rmtree(self.box, ignore_errors=True)
+        remove_tree(self.box)
 
     def _uid(self, manager: SandboxKernelManager) -> int | None:
         """The uid this workspace's commands run as (one for all of them, which owns the folder), or None when the
@@ -88,7 +87,7 @@ class SandboxWorkspace(capstone.Workspace):
             code, output = -9, e.stdout or b""
         finally:
             remove_cgroups(cgroup)
-            shutil.rmtree(scratch, ignore_errors=True)
+            remove_tree(scratch)
         return code, output[-OUTPUT_BYTES:].decode("utf-8", "replace")
 
 
