@@ -47,6 +47,12 @@ to exit, Python and torch start-up included):
   LayerNorm the notebooks teach and check, as the notebooks train them.
 - nn.TransformerEncoder: a model of the same size built from PyTorch's layers (Pre-LN, GELU, causal mask,
   tied output layer), trained by the same loop (fused AdamW too): what PyTorch's own modules cost per step.
+- TinyLM, faster recipe: the "TinyLM" run on a recipe of its own (:data:`FAST`: fewer steps, a higher rate), the same
+  model, batch and context.
+
+Time to quality: for each run, the wall seconds from its start at which its validation loss first reported is at or
+below nanoGPT's final one in the same invocation (and that over nanoGPT's wall time): an evaluation's time is stamped
+as its line reaches this process (nanoGPT's log, unbuffered) or as the worker's callback returns.
 
 Every run evaluates as nanoGPT does: at step 0, every ``--eval-interval`` steps and at the end, the mean loss of
 ``--eval-iters`` random batches of each split (nanoGPT's ``estimate_loss``); the last validation estimate is
@@ -72,6 +78,10 @@ ROOT = Path(__file__).resolve().parent.parent
 NANOGPT_GIT = Path("/work/.mirror/karpathy+nanoGPT/repo")
 RECIPE = dict(batch_size=12, block_size=64, n_layer=4, n_head=4, n_embd=128, lr=1e-3, min_lr=1e-4, warmup=100,
               beta2=0.99, weight_decay=0.1, grad_clip=1.0)
+FAST = dict(iters=1000, lr=3e-3, min_lr=3e-4, warmup=100)
+"""The "TinyLM, faster recipe" run: the same model, batch and context, trained for ``iters`` steps on a schedule of its
+own (warmup, then a cosine decay from ``lr`` to ``min_lr`` over those steps). Issue 5 of 5's goal: reaching nanoGPT's
+final validation loss in half its wall time or less."""
 
 
 # ----------------------------------------------------------------------------------------- the data, as prepare.py
@@ -161,11 +171,14 @@ def worker(kind: str, data_dir: Path, corpus: Path, iters: int, eval_interval: i
         model.train()
         return out
 
-    evals = [(0, estimate_loss())]
+    if kind == "tinylm_fast":
+        iters, r = FAST["iters"], {**r, **FAST}
+    evals, times = [(0, estimate_loss())], [time.time()]
 
     def callback(step: int, record: dict) -> None:
         if step % eval_interval == 0 or step == iters:
             evals.append((step, estimate_loss()))
+            times.append(time.time())
 
     hist = train(model, split["train"], None, steps=iters, batch_size=r["batch_size"], block_size=r["block_size"],
                  lr=r["lr"], warmup_steps=r["warmup"], min_lr=r["min_lr"], lr_decay_steps=iters,
@@ -175,7 +188,7 @@ def worker(kind: str, data_dir: Path, corpus: Path, iters: int, eval_interval: i
     ms = [r["batch_size"] * r["block_size"] / tps * 1e3 for tps in hist["tokens_per_s"]]  # per step
     return {"ms_per_step": statistics.median(ms), "val_loss": evals[-1][1]["val"],
             "train_loss": evals[-1][1]["train"], "params": sum(p.numel() for p in model.parameters()),
-            "evals": [(s, e["val"]) for s, e in evals]}
+            "evals": [(s, e["val"]) for s, e in evals], "eval_times": times}
 
 
 # ----------------------------------------------------------------------------------------------------- the runs
@@ -194,36 +207,55 @@ def run_nanogpt(git_dir: Path, corpus: Path, tmp: Path, iters: int, eval_interva
            f"--block_size={r['block_size']}", f"--batch_size={r['batch_size']}", f"--n_layer={r['n_layer']}",
            f"--n_head={r['n_head']}", f"--n_embd={r['n_embd']}", f"--max_iters={iters}",
            f"--lr_decay_iters={iters}", f"--warmup_iters={r['warmup']}", "--dropout=0.0", f"--out_dir={tmp / 'out'}"]
-    t0 = time.perf_counter()
-    proc = subprocess.run(cmd, cwd=checkout, env=env, capture_output=True, text=True)
-    wall = time.perf_counter() - t0
-    if proc.returncode != 0:
-        raise RuntimeError(f"nanoGPT failed:\n{proc.stderr[-3000:]}")
-    ms = [float(m) for m in re.findall(r"^iter \d+: loss [\d.]+, time ([\d.]+)ms", proc.stdout, re.M)]
+    t0, start, lines, stamps = time.perf_counter(), time.time(), [], []
+    with tempfile.TemporaryFile("w+") as err:  # its log read as it comes (unbuffered): each evaluation's wall time
+        proc = subprocess.Popen(cmd, cwd=checkout, env={**env, "PYTHONUNBUFFERED": "1"}, stdout=subprocess.PIPE,
+                                stderr=err, text=True)
+        for line in proc.stdout:
+            lines.append(line)
+            if line.startswith("step "):
+                stamps.append(time.time() - start)
+        proc.wait()
+        wall = time.perf_counter() - t0
+        err.seek(0)
+        if proc.returncode != 0:
+            raise RuntimeError(f"nanoGPT failed:\n{err.read()[-3000:]}")
+    stdout = "".join(lines)
+    ms = [float(m) for m in re.findall(r"^iter \d+: loss [\d.]+, time ([\d.]+)ms", stdout, re.M)]
     evals = [(int(s), float(v)) for s, v in re.findall(r"^step (\d+): train loss [\d.]+, val loss ([\d.]+)",
-                                                         proc.stdout, re.M)]
-    params = re.search(r"number of parameters: ([\d.]+)M", proc.stdout)
+                                                         stdout, re.M)]
+    params = re.search(r"number of parameters: ([\d.]+)M", stdout)
     return {"wall_s": wall, "ms_per_step": statistics.median(ms), "val_loss": evals[-1][1], "evals": evals,
-            "params": float(params.group(1)) * 1e6 if params else float("nan")}
+            "eval_s": stamps, "params": float(params.group(1)) * 1e6 if params else float("nan")}
 
 
 def run_worker(kind: str, data_dir: Path, corpus: Path, iters: int, eval_interval: int, eval_iters: int,
                threads: int, env: dict) -> dict:
     cmd = [sys.executable, str(Path(__file__).resolve()), "--worker", kind, "--data-dir", str(data_dir),
            "--corpus", str(corpus), "--iters", str(iters), "--eval-interval", str(eval_interval),
-           "--eval-iters", str(eval_iters), "--threads", str(threads), "--warmup", str(RECIPE["warmup"])]
-    t0 = time.perf_counter()
+           "--eval-iters", str(eval_iters), "--threads", str(threads), "--warmup", str(RECIPE["warmup"]),
+           "--fast-recipe", json.dumps(FAST)]
+    t0, start = time.perf_counter(), time.time()
     proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
     wall = time.perf_counter() - t0
     if proc.returncode != 0:
         raise RuntimeError(f"{kind} failed:\n{proc.stderr[-3000:]}")
     result = json.loads(proc.stdout.strip().splitlines()[-1])
-    return {"wall_s": wall, **result}
+    return {"wall_s": wall, "eval_s": [t - start for t in result.pop("eval_times")], **result}
+
+
+def to_quality(run: dict, target: float) -> float | None:
+    """The wall seconds, from the run's start (Python's and torch's start-up included), at which its validation loss
+    first reported is ``target`` or lower; None if it never was."""
+    for (_, val), seconds in zip(run["evals"], run["eval_s"]):
+        if val <= target:
+            return seconds
+    return None
 
 
 # Each run beside its peer. Issue 5 of 5's goals: the trainer's step and wall <= 0.8x nanoGPT's (val <= 1.75); the
 # taught path's step <= 1.0x the built-in model's.
-RATIOS = [("tinylm", "nanogpt"), ("tinylm", "tinylm_gpt2init"), ("tinylm", "encoder"), ("tinylm_taught", "encoder")]
+RATIOS = [("tinylm", "nanogpt"), ("tinylm_fast", "nanogpt"), ("tinylm", "tinylm_gpt2init"), ("tinylm", "encoder"), ("tinylm_taught", "encoder")]
 
 
 def interleaved(git_dir: Path, corpus: Path, rounds: int, threads: int, turn: int = 25,
@@ -404,17 +436,21 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--eval-interval", type=int, default=250)
     p.add_argument("--eval-iters", type=int, default=20)
     p.add_argument("--threads", type=int, default=2, help="OMP_NUM_THREADS / torch threads of every run")
-    p.add_argument("--only", default="nanogpt,tinylm,tinylm_gpt2init,tinylm_taught,encoder",
+    p.add_argument("--only", default="nanogpt,tinylm,tinylm_fast,tinylm_gpt2init,tinylm_taught,encoder",
                    help="comma-separated subset of the runs")
     p.add_argument("--record", metavar="JSON", help="write the run's numbers to this file (the README quotes them)")
     p.add_argument("--interleaved", type=int, metavar="ROUNDS",
                    help="instead: the step times alone, the four models taking turns of 25 steps, ROUNDS rounds")
     p.add_argument("--ceiling", action="store_true",
                    help="with --interleaved: also the compiled trainer's step and what bounds the step (its profile)")
-    p.add_argument("--worker", choices=["tinylm", "tinylm_gpt2init", "tinylm_taught", "encoder"],
+    p.add_argument("--worker", choices=["tinylm", "tinylm_fast", "tinylm_gpt2init", "tinylm_taught", "encoder"],
                    help=argparse.SUPPRESS)
+    p.add_argument("--fast-recipe", metavar="JSON", help="the faster recipe's settings, to try others (default: "
+                   f"{json.dumps(FAST)})")
     p.add_argument("--data-dir", help=argparse.SUPPRESS)
     a = p.parse_args(argv)
+    if a.fast_recipe:
+        FAST.update(json.loads(a.fast_recipe))
     corpus = Path(a.corpus).resolve()
     RECIPE["warmup"] = a.warmup
     if a.worker:
@@ -474,19 +510,28 @@ def main(argv: list[str] | None = None) -> int:
             r = results[kind]
             print(f"  {kind}: {r['wall_s']:.1f} s, {r['ms_per_step']:.2f} ms/step, val loss {r['val_loss']:.4f}; "
                   f"val by step {r['evals']}", flush=True)
-    names = {"nanogpt": "nanoGPT", "tinylm": "TinyLM (reference)", "tinylm_gpt2init": "TinyLM, GPT-2's 0.02",
-             "tinylm_taught": "TinyLM, taught path", "encoder": "nn.TransformerEncoder"}
+    names = {"nanogpt": "nanoGPT", "tinylm": "TinyLM (reference)", "tinylm_fast": "TinyLM, faster recipe",
+             "tinylm_gpt2init": "TinyLM, GPT-2's 0.02", "tinylm_taught": "TinyLM, taught path",
+             "encoder": "nn.TransformerEncoder"}
+    target = results["nanogpt"]["val_loss"] if "nanogpt" in results else None
+    for r in results.values():
+        r["to_quality_s"] = None if target is None else to_quality(r, target)
     print(f"\nload average {os.getloadavg()[0]:.1f} at the end\n")
-    print(f"| {'run':<22} | {'params':>7} | {'wall s':>7} | {'ms/step':>8} | {'val loss':>8} |")
-    print(f"|{'-' * 24}|{'-' * 9}|{'-' * 9}|{'-' * 10}|{'-' * 10}|")
+    quality = "-" if target is None else f"val <= {target:.3f} at"
+    print(f"| {'run':<22} | {'params':>7} | {'wall s':>7} | {'ms/step':>8} | {'val loss':>8} | {quality:>19} |")
+    print(f"|{'-' * 24}|{'-' * 9}|{'-' * 9}|{'-' * 10}|{'-' * 10}|{'-' * 21}|")
     for kind, r in results.items():
+        t = r["to_quality_s"]
+        reached = "-" if t is None else f"{t:.1f} s ({t / results['nanogpt']['wall_s']:.2f}x)"
         print(f"| {names[kind]:<22} | {r['params'] / 1e6:>6.2f}M | {r['wall_s']:>7.1f} | {r['ms_per_step']:>8.2f} | "
-              f"{r['val_loss']:>8.4f} |")
+              f"{r['val_loss']:>8.4f} | {reached:>19} |")
     if a.record:
         record = {"date": time.strftime("%Y-%m-%d"), "command": " ".join(["benchmarks/bench_nanogpt.py", *(argv or sys.argv[1:])]),
                   "corpus": corpus.name, "iters": a.iters, "threads": a.threads, "cpus": os.cpu_count(),
                   "load_average_end": round(os.getloadavg()[0], 2),
-                  "runs": {kind: {k: r[k] for k in ("params", "wall_s", "ms_per_step", "val_loss")}
+                  "fast_recipe": FAST, "target_val_loss": target,
+                  "runs": {kind: {k: r[k] for k in ("params", "wall_s", "ms_per_step", "val_loss", "to_quality_s",
+                                                    "evals", "eval_s")}
                            for kind, r in results.items()}}
         Path(a.record).parent.mkdir(parents=True, exist_ok=True)
         Path(a.record).write_text(json.dumps(record, indent=1) + "\n")
