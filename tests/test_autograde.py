@@ -173,6 +173,7 @@ def test_shards_split_the_learners_keeping_each_learner_s_stages_together():
     (["--shards", "2"], {"JOB_COMPLETION_INDEX": "x"}, "not x;"),
     (["--shards", "0"], {}, "--shards must be 1 or more, not 0"),
     (["--shards", "2", "--shard", "1"], {}, "2 shards need a gradebook that takes concurrent writers"),
+    ([], {"JOB_COMPLETION_INDEX": "3"}, "nobody has submitted 01_attention"),  # one shard: the index is not read
 ])
 def test_a_shard_that_cannot_be_is_one_line(tmp_path, capsys, monkeypatch, args, env, says):
     shutil.copy(ROOT / "nbgrader_config.py", tmp_path)  # a course folder (its gradebook SQLite): nothing is graded

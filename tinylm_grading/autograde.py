@@ -175,7 +175,8 @@ def main(argv: list[str] | None = None) -> int:
             raise UsageError(say("grading.autograde.bad_workers", workers=args.workers))
         if args.shards < 1:
             raise UsageError(say("grading.autograde.bad_shards", shards=args.shards))
-        index = args.shard if args.shard is not None else os.environ.get(INDEX, "0" if args.shards == 1 else None)
+        # one shard is the whole class: an index in the environment (a pod of another Job) does not change that
+        index = args.shard if args.shard is not None else "0" if args.shards == 1 else os.environ.get(INDEX)
         if index is None or not index.isdigit() or not int(index) < args.shards:
             raise UsageError(say("grading.autograde.bad_shard", last=args.shards - 1, shards=args.shards,
                                  shard=index, env=INDEX))
