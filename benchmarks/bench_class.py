@@ -64,12 +64,17 @@ def make_course(folder: Path, stages: list[str], learners: int, env: dict[str, s
 
 
 def timed(cmd: list[str], cwd: Path, env: dict[str, str]) -> float:
+    return timed_output(cmd, cwd, env)[0]
+
+
+def timed_output(cmd: list[str], cwd: Path, env: dict[str, str]) -> tuple[float, str]:
+    """``cmd``'s wall seconds and what it printed; a failure ends the benchmark with its output's end."""
     start = time.perf_counter()
     done = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True)
     seconds = time.perf_counter() - start
     if done.returncode != 0:
         sys.exit(f"{' '.join(cmd)} failed:\n{done.stdout[-1500:]}\n{done.stderr[-1500:]}")
-    return seconds
+    return seconds, done.stdout
 
 
 def scores(db_url: str) -> dict[tuple, float]:
@@ -138,16 +143,11 @@ def bench_course(tmp: Path, with_nbgrader: bool = True) -> dict:
     with postgres.temporary_server() as url:
         env = environ(TINYLM_GRADEBOOK=url)
         b = make_course(tmp / "course-two", stages, 1, env)
-        start = time.perf_counter()
-        done = subprocess.run([str(BIN / "tinylm-autograde"), *stages, "--workers", "2"], cwd=b, env=env,
-                              capture_output=True, text=True)
-        seconds = time.perf_counter() - start
-        if done.returncode != 0:
-            sys.exit(f"tinylm-autograde failed:\n{done.stdout[-1500:]}\n{done.stderr[-1500:]}")
+        seconds, output = timed_output([str(BIN / "tinylm-autograde"), *stages, "--workers", "2"], b, env)
         got = scores(url)
         row("tinylm-autograde, 2 workers (PostgreSQL)", seconds, len(stages), base,
             None if expected is None else got == expected)
-    per_stage = {m[1]: float(m[2]) for m in re.finditer(r"^(\S+) \S+: graded in ([\d.]+) s", done.stdout, re.M)}
+    per_stage = {m[1]: float(m[2]) for m in re.finditer(r"^(\S+) \S+: graded in ([\d.]+) s", output, re.M)}
     print(f"grades: {digest(got)}")
     return {"wall_s": round(seconds, 1), "stages_s": per_stage, "grades": digest(got),
             "load_average_start": round(load, 1)}
