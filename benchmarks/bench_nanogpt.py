@@ -255,7 +255,8 @@ def to_quality(run: dict, target: float) -> float | None:
 
 # Each run beside its peer. Issue 5 of 5's goals: the trainer's step and wall <= 0.8x nanoGPT's (val <= 1.75); the
 # taught path's step <= 1.0x the built-in model's.
-RATIOS = [("tinylm", "nanogpt"), ("tinylm_fast", "nanogpt"), ("tinylm", "tinylm_gpt2init"), ("tinylm", "encoder"), ("tinylm_taught", "encoder")]
+RATIOS = [("tinylm", "nanogpt"), ("tinylm_fast", "nanogpt"), ("tinylm", "tinylm_gpt2init"), ("tinylm", "encoder"),
+          ("tinylm_taught", "encoder")]
 
 
 def interleaved(git_dir: Path, corpus: Path, rounds: int, threads: int, turn: int = 25,
