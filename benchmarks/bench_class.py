@@ -4,6 +4,7 @@ PostgreSQL gradebook. Prints numbers and whether the grades agree; asserts nothi
     .venv/bin/python benchmarks/bench_class.py                        # 100 learners x stage 01, then one learner's course
     .venv/bin/python benchmarks/bench_class.py --learners 20 --stage 02_multihead
     .venv/bin/python benchmarks/bench_class.py --only class --no-nbgrader     # 100 learners, 1 worker against 2
+    .venv/bin/python benchmarks/bench_class.py --only class --stage 13_capstone --no-nbgrader --serial 3
     .venv/bin/python benchmarks/bench_class.py --only course
     .venv/bin/python benchmarks/bench_class.py --only course --no-nbgrader --record benchmarks/results/grading_course.json
 
@@ -58,8 +59,8 @@ def make_course(folder: Path, stages: list[str], learners: int, env: dict[str, s
                        env=env, check=True)
         source = nbformat.read(folder / "notebooks" / stage / f"{stage}.ipynb", as_version=4)
         for i in range(learners):
-            wrong = stage in WRONG and i % 3 == 2
-            submit(folder, f"learner{i:03d}", stage, with_cells(source, dict([WRONG[stage]])) if wrong else source)
+            submit(folder, f"learner{i:03d}", stage, with_cells(source, dict([WRONG[stage]])) if wrong(stage, i)
+                   else source)
     return folder
 
 
@@ -106,24 +107,66 @@ def header(title: str, unit: str) -> None:
     print(f"|{'-' * 46}|{'-' * 10}|{'-' * 11}|{'-' * 13}|{'-' * 13}|{'-' * 13}|")
 
 
-def bench_class(tmp: Path, stage: str, learners: int, with_nbgrader: bool = True) -> None:
+def wrong(stage: str, i: int) -> bool:
+    """Whether learner ``i`` of a class hands in the stage's known mistake (every third one, where there is one)."""
+    return stage in WRONG and i % 3 == 2
+
+
+def make_class(folder: Path, stage: str, learners: int, env: dict[str, str]) -> Path:
+    return make_course(folder, [stage], learners, env)
+
+
+def per_learner(grades: dict[tuple, float]) -> dict[str, dict[tuple, float]]:
+    """``scores``' grades by learner: learner id -> {(assignment, cell): score}."""
+    out: dict[str, dict[tuple, float]] = {}
+    for (assignment, student, cell), score in grades.items():
+        out.setdefault(student, {})[assignment, cell] = score
+    return out
+
+
+def as_served(got: dict[tuple, float], stage: str, serial: dict[tuple, float]) -> bool:
+    """Whether every learner got, cell by cell, the scores the serial run gave each learner who handed in the same
+    notebook (a class's learners are copies of the solution and, every third one, of the stage's known mistake)."""
+    number = lambda student: int(student.removeprefix("learner"))  # noqa: E731
+    twins: dict[bool, list[dict]] = {}
+    for student, cells in per_learner(serial).items():
+        twins.setdefault(wrong(stage, number(student)), []).append(cells)
+    return bool(got) and all(cells == twin for student, cells in per_learner(got).items()
+                             for twin in twins.get(wrong(stage, number(student)), [None]))
+
+
+def bench_class(tmp: Path, stage: str, learners: int, with_nbgrader: bool = True, serial: int | None = None,
+                keep: Path | None = None) -> None:
+    """``serial``: the one-worker run grades that many learners only (the first ones, both kinds of notebook among
+    them when ``serial`` >= 3), and the two workers' grades are compared with the grades it gave the same notebook."""
     header(f"{learners} learners x {stage} ({os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f})",
            "s/learner")
     sqlite = lambda course: f"sqlite:///{course / 'gradebook.db'}"  # noqa: E731
     base = None
     if with_nbgrader:
-        a = make_course(tmp / "nbgrader", [stage], learners, environ())
+        a = make_class(tmp / "nbgrader", stage, learners, environ())
         base = timed([str(BIN / "nbgrader"), "autograde", stage, "--log-level=ERROR"], a, environ())
         row("nbgrader autograde (SQLite)", base, learners, None, None)
-    b = make_course(tmp / "one", [stage], learners, environ())
+    n_one = serial or learners
+    b = make_class(tmp / "one", stage, n_one, environ())
     one = timed([str(BIN / "tinylm-autograde"), stage], b, environ())
     expected = scores(sqlite(a)) if with_nbgrader else scores(sqlite(b))
-    row("tinylm-autograde, 1 worker (SQLite)", one, learners, base, scores(sqlite(b)) == expected if base else None)
+    row("tinylm-autograde, 1 worker (SQLite)" if serial is None else f"tinylm-autograde, 1 worker, {serial} learners", one, n_one, base,
+        scores(sqlite(b)) == expected if base else None)
     with postgres.temporary_server() as url:
         env = environ(TINYLM_GRADEBOOK=url)
-        c = make_course(tmp / "two", [stage], learners, env)
+        c = make_class(tmp / "two", stage, learners, env)
         seconds = timed([str(BIN / "tinylm-autograde"), stage, "--workers", "2"], c, env)
-        row("tinylm-autograde, 2 workers (PostgreSQL)", seconds, learners, base, scores(url) == expected, one)
+        got = scores(url)
+        same = as_served(got, stage, expected) if serial else got == expected
+        row("tinylm-autograde, 2 workers (PostgreSQL)", seconds, learners, base, same,
+            one / n_one * learners)
+        print(f"grades: {digest(got)}; {len({s for _, s, _ in got})} learners graded")
+    if keep:  # every learner's every score, of the first run (the one compared with) and of the two workers'
+        import json
+        runs = {"compared with": per_learner(expected), "2 workers": per_learner(got)}
+        keep.write_text(json.dumps({run: {s: {" ".join(k): v for k, v in cells.items()} for s, cells in grades.items()}
+                                    for run, grades in runs.items()}, indent=1) + "\n", encoding="utf-8")
 
 
 def bench_course(tmp: Path, with_nbgrader: bool = True) -> dict:
@@ -173,12 +216,18 @@ def main() -> None:
     p.add_argument("--no-nbgrader", action="store_true", help="leave out nbgrader's own command (a third of the "
                    "time): in class, the two workers are then compared with one, and their grades with one worker's; "
                    "in course, the grades are printed as a digest, to compare with another commit's run")
+    p.add_argument("--serial", type=int, help="class: the one-worker run grades only this many learners (3 or more "
+                   "holds both kinds of notebook); the two workers' grades are compared learner by learner with the "
+                   "grades it gave the same notebook, and its time per learner stands for the whole class's")
+    p.add_argument("--keep-scores", type=Path, help="class: write every learner's scores in both runs to this "
+                   "JSON file")
     p.add_argument("--record", type=Path, help="course: keep the run in this JSON file, beside the runs there")
     p.add_argument("--label", help="the run's name in --record's file (default: the commit, from git describe)")
     a = p.parse_args()
     with tempfile.TemporaryDirectory(prefix="bench_class_") as tmp:
         if a.only in (None, "class"):
-            bench_class(Path(tmp), a.stage, a.learners, with_nbgrader=not a.no_nbgrader)
+            bench_class(Path(tmp), a.stage, a.learners, with_nbgrader=not a.no_nbgrader, serial=a.serial,
+                        keep=a.keep_scores)
         if a.only in (None, "course"):
             run = bench_course(Path(tmp), with_nbgrader=not a.no_nbgrader)
             if a.record:
