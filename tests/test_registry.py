@@ -67,3 +67,20 @@ def test_the_hidden_check_line_has_one_reading():
     assert registry.hidden_calls('g = runpy.run_module("tinylm_checks.grading")') == [("", "", None)]
     assert registry.hidden_calls(f"{fresh}.check_x(f, seed=1") == [("", "", None)]  # does not parse
     assert registry.hidden_calls("check_x(f)") == []  # no hidden check: an instructor's own test
+
+
+def test_a_test_check_s_summary_counts_the_broken_models_it_runs():
+    """The README's words for a capstone test check say how many broken models it must fail on: the number of
+    ``capstone.BROKEN_MODELS`` (the overfit test's summary said three after a fourth was added)."""
+    from tinylm_checks import capstone
+
+    words = {2: "two", 3: "three", 4: "four", 5: "five"}
+    checked = {e.check: e for e in registry.EXERCISES if e.check.endswith("_tests")}
+    by_check = {capstone.check_attention_tests: "tests/test_attention.py",
+                capstone.check_causal_mask_tests: "tests/test_causal_mask.py",
+                capstone.check_overfit_tests: "tests/test_overfit_batch.py"}
+    assert sorted(checked) == sorted(check.__name__ for check in by_check)
+    for check, test in by_check.items():
+        summary = checked[check.__name__].summary
+        assert summary.startswith(f"`{test}`"), summary
+        assert f"fails on {words[len(capstone.BROKEN_MODELS[test])]} " in summary, summary

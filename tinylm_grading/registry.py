@@ -210,7 +210,7 @@ EXERCISES = (
     E("causal_mask_tests", "13_capstone", "repo", "capstone", "check_causal_mask_tests", 2,
       "`tests/test_causal_mask.py`: passes on correct models written unlike the reference, fails on two broken masks"),
     E("overfit_tests", "13_capstone", "repo", "capstone", "check_overfit_tests", 2,
-      "`tests/test_overfit_batch.py`: passes on correct models written unlike the reference, fails on three that "
+      "`tests/test_overfit_batch.py`: passes on correct models written unlike the reference, fails on four that "
       "cannot overfit"),
     E("capstone_train", "13_capstone", "repo", "capstone", "check_capstone_train", 3,
       "`train.py --config configs/tiny.yaml`: trains, saves a checkpoint"),
