@@ -4,7 +4,8 @@ PostgreSQL gradebook. Prints numbers and whether the grades agree; asserts nothi
     .venv/bin/python benchmarks/bench_class.py                        # 100 learners x stage 01, then one learner's course
     .venv/bin/python benchmarks/bench_class.py --learners 20 --stage 02_multihead
     .venv/bin/python benchmarks/bench_class.py --only class --no-nbgrader     # 100 learners, 1 worker against 2
-    .venv/bin/python benchmarks/bench_class.py --only class --stage 13_capstone --no-nbgrader --serial 3
+    .venv/bin/python benchmarks/bench_class.py --only class --stage 13_capstone --no-nbgrader --serial 3 \
+        --record benchmarks/results/grading_class.json   # 100 learners at the capstone, about 80 minutes here
     .venv/bin/python benchmarks/bench_class.py --only course
     .venv/bin/python benchmarks/bench_class.py --only course --no-nbgrader --record benchmarks/results/grading_course.json
 
@@ -13,12 +14,16 @@ PostgreSQL gradebook. Prints numbers and whether the grades agree; asserts nothi
   own: ``nbgrader autograde STAGE`` (one command, SQLite: what an instructor types), ``tinylm-autograde STAGE``
   (one worker, SQLite) and ``tinylm-autograde STAGE --workers 2`` on a throwaway PostgreSQL server
   (:mod:`tinylm_grading.postgres`). Each run's wall seconds, seconds per learner, the speed-up over the first, and
-  whether every cell's score equals the first run's.
+  whether every cell's score equals the first run's. ``--serial K``: the one-worker run grades the first K learners
+  only (a serial run of 100 at the capstone would take hours), and the two workers' grades are compared learner by
+  learner with the grades it gave the same notebook.
 - **course**: one learner's whole course (every stage's solution notebook) graded by ``nbgrader autograde`` stage
   after stage, and by ``tinylm-autograde`` with 2 workers on PostgreSQL: its wall seconds, each stage's, and the
-  grades' digest. ``--record FILE`` keeps that run in FILE (JSON) under ``--label`` (default: the commit), beside the
-  runs recorded there before, and prints them side by side: a run of another commit (``git worktree add``, then
-  ``PYTHONPATH=<worktree>``) is the baseline of a change.
+  grades' digest.
+
+``--record FILE`` keeps the run in FILE (JSON; one file per benchmark) under ``--label`` (default: the commit), beside
+the runs recorded there before, and prints them side by side: a run of another commit (``git worktree add``, then
+``PYTHONPATH=<worktree>``) is the baseline of a change.
 
 Timings depend on the machine and its load: run it on a quiet one; only ratios within one run mean anything.
 """
@@ -136,9 +141,11 @@ def as_served(got: dict[tuple, float], stage: str, serial: dict[tuple, float]) -
 
 
 def bench_class(tmp: Path, stage: str, learners: int, with_nbgrader: bool = True, serial: int | None = None,
-                keep: Path | None = None) -> None:
+                keep: Path | None = None) -> dict:
     """``serial``: the one-worker run grades that many learners only (the first ones, both kinds of notebook among
-    them when ``serial`` >= 3), and the two workers' grades are compared with the grades it gave the same notebook."""
+    them when ``serial`` >= 3), and the two workers' grades are compared with the grades it gave the same notebook.
+    Returns what ``--record`` keeps."""
+    load = os.getloadavg()[0]
     header(f"{learners} learners x {stage} ({os.cpu_count()} cores; load average {os.getloadavg()[0]:.1f})",
            "s/learner")
     sqlite = lambda course: f"sqlite:///{course / 'gradebook.db'}"  # noqa: E731
@@ -151,8 +158,8 @@ def bench_class(tmp: Path, stage: str, learners: int, with_nbgrader: bool = True
     b = make_class(tmp / "one", stage, n_one, environ())
     one = timed([str(BIN / "tinylm-autograde"), stage], b, environ())
     expected = scores(sqlite(a)) if with_nbgrader else scores(sqlite(b))
-    row("tinylm-autograde, 1 worker (SQLite)" if serial is None else f"tinylm-autograde, 1 worker, {serial} learners", one, n_one, base,
-        scores(sqlite(b)) == expected if base else None)
+    name = "tinylm-autograde, 1 worker (SQLite)" if serial is None else f"tinylm-autograde, 1 worker, {serial} learners"
+    row(name, one, n_one, base, scores(sqlite(b)) == expected if base else None)
     with postgres.temporary_server() as url:
         env = environ(TINYLM_GRADEBOOK=url)
         c = make_class(tmp / "two", stage, learners, env)
@@ -167,6 +174,10 @@ def bench_class(tmp: Path, stage: str, learners: int, with_nbgrader: bool = True
         runs = {"compared with": per_learner(expected), "2 workers": per_learner(got)}
         keep.write_text(json.dumps({run: {s: {" ".join(k): v for k, v in cells.items()} for s, cells in grades.items()}
                                     for run, grades in runs.items()}, indent=1) + "\n", encoding="utf-8")
+    return {"stage": stage, "learners": learners, "one_worker_learners": n_one,
+            "one_worker_s_per_learner": round(one / n_one, 1), "two_workers_wall_s": round(seconds, 1),
+            "two_workers_s_per_learner": round(seconds / learners, 1), "same_grades": same, "grades": digest(got),
+            "load_average_start": round(load, 1)}
 
 
 def bench_course(tmp: Path, with_nbgrader: bool = True) -> dict:
@@ -202,10 +213,18 @@ def record(path: Path, label: str, run: dict) -> None:
     kept = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {"runs": {}}
     kept["runs"][label] = {"date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(), **run}
     path.write_text(json.dumps(kept, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
-    print(f"\n{path}: one learner's course, 2 workers")
-    print(f"| {'run':<48} | {'wall s':>7} | {'capstone s':>10} | {'grades':<24} |")
+    if "stages_s" in run:
+        print(f"\n{path}: one learner's course, 2 workers")
+        print(f"| {'run':<48} | {'wall s':>7} | {'capstone s':>10} | {'grades':<24} |")
+        for name, r in kept["runs"].items():
+            print(f"| {name:<48} | {r['wall_s']:7.1f} | {r['stages_s'].get('13_capstone', 0):10.1f} | "
+                  f"{r['grades']:<24} |")
+        return
+    print(f"\n{path}: a class at one stage, seconds per learner")
+    print(f"| {'run':<40} | {'stage':<12} | {'learners':>8} | {'1 worker':>8} | {'2 workers':>9} | same grades |")
     for name, r in kept["runs"].items():
-        print(f"| {name:<48} | {r['wall_s']:7.1f} | {r['stages_s'].get('13_capstone', 0):10.1f} | {r['grades']:<24} |")
+        print(f"| {name:<40} | {r['stage']:<12} | {r['learners']:8d} | {r['one_worker_s_per_learner']:8.1f} | "
+              f"{r['two_workers_s_per_learner']:9.1f} | {'yes' if r['same_grades'] else 'NO':>11} |")
 
 
 def main() -> None:
@@ -221,19 +240,22 @@ def main() -> None:
                    "grades it gave the same notebook, and its time per learner stands for the whole class's")
     p.add_argument("--keep-scores", type=Path, help="class: write every learner's scores in both runs to this "
                    "JSON file")
-    p.add_argument("--record", type=Path, help="course: keep the run in this JSON file, beside the runs there")
+    p.add_argument("--record", type=Path, help="keep the run in this JSON file, beside the runs there (one file per "
+                   "benchmark: class or course)")
     p.add_argument("--label", help="the run's name in --record's file (default: the commit, from git describe)")
     a = p.parse_args()
+    if a.record and a.only is None:
+        p.error("--record keeps one benchmark's runs: give --only class or --only course")
+    label = a.label or subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True,
+                                      text=True).stdout.strip()
     with tempfile.TemporaryDirectory(prefix="bench_class_") as tmp:
         if a.only in (None, "class"):
-            bench_class(Path(tmp), a.stage, a.learners, with_nbgrader=not a.no_nbgrader, serial=a.serial,
-                        keep=a.keep_scores)
+            run = bench_class(Path(tmp), a.stage, a.learners, with_nbgrader=not a.no_nbgrader, serial=a.serial,
+                              keep=a.keep_scores)
         if a.only in (None, "course"):
             run = bench_course(Path(tmp), with_nbgrader=not a.no_nbgrader)
-            if a.record:
-                label = a.label or subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT,
-                                                  capture_output=True, text=True).stdout.strip()
-                record(a.record, label, run)
+        if a.record:
+            record(a.record, label, run)
 
 
 if __name__ == "__main__":

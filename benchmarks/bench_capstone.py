@@ -1,0 +1,96 @@
+"""Where the capstone's grading time goes: its checks' commands, each in a sandbox of its own.
+
+    .venv/bin/python benchmarks/bench_capstone.py
+
+The grader runs each capstone check twice (at seed 0, the learner's visible check, and at the hidden check's seed),
+and every command of a check in a sandbox of its own (:class:`tinylm_grading.workspace.SandboxWorkspace`), which
+imports PyTorch again. This prints, on the reference repository:
+
+- what a sandboxed command costs before its own work: an empty one, one that imports PyTorch, one that imports
+  PyTorch and pytest (the median of 5 each);
+- for each check the grader runs, at both seeds: its commands, their seconds summed, and the check's wall seconds
+  (a check runs up to ``tinylm_checks.capstone.WORKERS`` commands at once);
+- the total, and how much of it is the commands' PyTorch imports (their number times the median import).
+
+Run as root it is the grader's sandbox as an instructor runs it (each command as a uid of its own). Timings depend on
+the machine and its load: run it on a quiet one. Asserts nothing.
+"""
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tinylm_checks import capstone  # noqa: E402
+from tinylm_grading import registry, workspace  # noqa: E402
+from tinylm_solutions.capstone import repo  # noqa: E402
+
+TIMES: list[tuple[list[str], float]] = []
+
+
+class Timed(workspace.SandboxWorkspace):
+    """The grader's workspace, each command's arguments and wall seconds kept in :data:`TIMES`."""
+
+    def run(self, args, timeout=capstone.TIMEOUT):
+        start = time.perf_counter()
+        try:
+            return super().run(args, timeout)
+        finally:
+            TIMES.append((args, time.perf_counter() - start))
+
+
+def bare(code: str, n: int = 5) -> float:
+    """The median wall seconds of ``python -c code``'s file run as a check's command is (``_check_run.py``)."""
+    seconds = []
+    for _ in range(n):
+        with Timed({"probe.py": code, "_check_run.py": capstone.LAUNCHER}) as ws:
+            start = time.perf_counter()
+            code_, output = ws.run(["_check_run.py", str(capstone.CPU_SECONDS), "probe.py"])
+            seconds.append(time.perf_counter() - start)
+            if code_ != 0:
+                sys.exit(f"the sandboxed command {code!r} failed ({code_}):\n{output[-1500:]}")
+    TIMES.clear()
+    return statistics.median(seconds)
+
+
+def main() -> None:
+    workspace.install()
+    capstone.WORKSPACE = Timed
+    print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; "
+          f"{'as root: each command as a uid of its own' if os.geteuid() == 0 else 'not root'}")
+    print("\nA sandboxed command before its own work (median of 5)")
+    print(f"| {'command':<30} | {'s':>6} |")
+    costs = {}
+    for name, code in (("empty", "pass"), ("import torch", "import torch"),
+                       ("import torch, pytest", "import torch, pytest")):
+        costs[name] = bare(code)
+        print(f"| {name:<30} | {costs[name]:6.2f} |", flush=True)
+
+    files = repo()
+    exercises = [e for e in registry.EXERCISES if e.stage == "13_capstone" and e.check]
+    print(f"\nThe capstone's checks on the reference repository, as the grader runs them "
+          f"({capstone.WORKERS} commands at once)")
+    print(f"| {'check':<26} | {'seed':>4} | {'commands':>8} | {'command s':>9} | {'wall s':>6} |")
+    total_wall, total_n, total_s = 0.0, 0, 0.0
+    for e in exercises:
+        for seed in (0, e.hidden_seed):
+            TIMES.clear()
+            start = time.perf_counter()
+            getattr(capstone, e.check)(lambda: files, seed=seed, quiet=True)
+            wall = time.perf_counter() - start
+            n, s = len(TIMES), sum(t for _, t in TIMES)
+            total_wall, total_n, total_s = total_wall + wall, total_n + n, total_s + s
+            print(f"| {e.check:<26} | {seed:>4} | {n:8d} | {s:9.1f} | {wall:6.1f} |", flush=True)
+    print(f"| {'all':<26} | {'':>4} | {total_n:8d} | {total_s:9.1f} | {total_wall:6.1f} |")
+    imports = total_n * costs["import torch"]
+    print(f"\nPyTorch imported {total_n} times: {imports:.1f} s ({total_n} x {costs['import torch']:.2f} s), "
+          f"{imports / total_s:.0%} of the commands' {total_s:.1f} s")
+
+
+if __name__ == "__main__":
+    main()
