@@ -14,7 +14,11 @@ c.CourseDirectory.autograded_directory = "autograded"
 c.CourseDirectory.feedback_directory = "feedback"
 # The gradebook: one SQLite file, or a database that takes concurrent writers for grading with several workers
 # (tinylm-autograde --workers 2): TINYLM_GRADEBOOK=postgresql://user@host/db (docs/grading.md).
-c.CourseDirectory.db_url = __import__("os").environ.get("TINYLM_GRADEBOOK", "sqlite:///gradebook.db")
+# A postgresql:// URL is read with psycopg 3, the grading extra's driver, as SQLAlchemy 2.1 reads it: SQLAlchemy 2.0
+# would look for psycopg2, which the course does not install.
+_gradebook = __import__("os").environ.get("TINYLM_GRADEBOOK", "sqlite:///gradebook.db")
+c.CourseDirectory.db_url = ("postgresql+psycopg://" + _gradebook.removeprefix("postgresql://")
+                            if _gradebook.startswith("postgresql://") else _gradebook)
 
 # Feedback pages show learners' markdown and outputs: sanitized, so that a <script> in a submission does not
 # run in the browser of whoever opens the page (the learner's instructor, say).

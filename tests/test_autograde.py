@@ -185,3 +185,26 @@ def test_a_shard_that_cannot_be_is_one_line(tmp_path, capsys, monkeypatch, args,
     assert main([STAGE, "--course", str(course), *args]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and says in err[0], err
+
+
+@pytest.mark.parametrize("given, read", [
+    ("postgresql://grader:secret@db.example.org/tinylm", "postgresql+psycopg://grader:secret@db.example.org/tinylm"),
+    ("postgresql+psycopg://grader@/tinylm?host=/run", "postgresql+psycopg://grader@/tinylm?host=/run"),
+    (None, "sqlite:///{course}/gradebook.db"),
+])
+def test_a_postgresql_gradebook_is_read_with_psycopg_3(given, read, tmp_path, monkeypatch):
+    """The course installs psycopg 3; SQLAlchemy 2.0 reads postgresql:// as psycopg2's (only 2.1 as psycopg 3's), so
+    nbgrader_config.py names the driver: an instructor's usual URL works with either."""
+    from sqlalchemy.engine import make_url
+
+    from tinylm_grading.autograde import course_directory
+
+    shutil.copy(ROOT / "nbgrader_config.py", tmp_path)
+    if given is None:
+        monkeypatch.delenv("TINYLM_GRADEBOOK", raising=False)
+    else:
+        monkeypatch.setenv("TINYLM_GRADEBOOK", given)
+    url = course_directory(tmp_path).db_url
+    assert url == read.format(course=tmp_path.resolve())
+    if given:
+        assert make_url(url).get_dialect().driver == "psycopg"

@@ -1,5 +1,5 @@
 """Autograde a class with several workers: ``tinylm-autograde STAGE [STAGE ...] [--workers N] [--student ID ...]
-[--course DIR] [--force]``.
+[--shards N [--shard I]] [--course DIR] [--force]``.
 
 Each learner's submission of each stage is graded by nbgrader's own ``nbgrader autograde STAGE --student ID`` with the
 course's ``nbgrader_config.py`` (the same sandbox, preprocessors, gradebook and files as the command typed by hand),
