@@ -92,19 +92,40 @@ def test_the_values_and_the_manifests_agree():
     assert manifests["NetworkPolicy"]["spec"]["ingress"][0]["ports"] == [{"port": 7878}]
 
 
-def test_only_instructors_get_the_course_image():
-    values = yaml.safe_load((DEPLOY / "z2jh-values.yaml").read_text())
+HOME = {"name": "home", "persistentVolumeClaim": {"claimName": "claim-instructor"}}
+
+
+def profiles(values: dict, user: str, volumes=(HOME,)) -> list[dict]:
+    """The hub's profile list for ``user`` (the values' Python run as the hub runs it), on a spawner whose volumes,
+    mounts and environment are z2jh's (``volumes``: a list, or a dict by name as newer KubeSpawners keep them)."""
     namespace = {"c": SimpleNamespace(KubeSpawner=SimpleNamespace())}
     exec(values["hub"]["extraConfig"]["tinylm-profiles"], namespace)
-    profiles = namespace["c"].KubeSpawner.profile_list
+    mounts = {"home": {"name": "home", "mountPath": "/home/jovyan"}}
+    spawner = SimpleNamespace(user=SimpleNamespace(name=user), volumes=copy.deepcopy(volumes),
+                              volume_mounts=mounts if isinstance(volumes, dict) else list(mounts.values()),
+                              environment={"TINYLM_CHECK_SERVICE": "tcp://tinylm-checks:7878"})
+    return namespace["c"].KubeSpawner.profile_list(spawner)
+
+
+def test_only_instructors_get_the_course_image():
+    values = yaml.safe_load((DEPLOY / "z2jh-values.yaml").read_text())
 
     def images(user: str) -> list[str]:
-        spawner = SimpleNamespace(user=SimpleNamespace(name=user))
-        return [p.get("kubespawner_override", {}).get("image", "learner") for p in profiles(spawner)]
+        return [p.get("kubespawner_override", {}).get("image", "learner") for p in profiles(values, user)]
 
     assert images("learner7") == ["learner"]
     assert images("instructor") == ["learner", "registry.example.org/tinylm-course:latest"]
     assert "tinylm-course" not in values["singleuser"]["image"]["name"]
+
+
+@pytest.mark.parametrize("volumes", [(HOME,), {"home": HOME}], ids=["list", "dict"])
+def test_the_instructor_s_server_keeps_its_home_and_adds_the_course(volumes):
+    """The profile adds the course's volume to the server's own (its home, the exchange), whichever way KubeSpawner
+    keeps them, and its gradebook to the environment the hub gives every server."""
+    override = profiles(_values(), "instructor", volumes)[1]["kubespawner_override"]
+    course = {"name": "course", "persistentVolumeClaim": {"claimName": "tinylm-course"}}
+    assert override["volumes"] == ({"home": HOME, "course": course} if isinstance(volumes, dict) else [HOME, course])
+    assert override["environment"]["TINYLM_CHECK_SERVICE"] == "tcp://tinylm-checks:7878"
 
 
 MANIFESTS = sorted(DEPLOY.glob("*.yaml"))
@@ -178,13 +199,32 @@ def disagreements(found: dict[str, dict], values: dict, names: dict) -> list[str
     same("the Job's --shards, completions and parallelism", [shards, job.get("spec", {}).get("completions"),
                                                              job.get("spec", {}).get("parallelism")], [shards] * 3)
     same("the Job's command", command[:1], ["tinylm-autograde"])
-    same("the Job's course folder", [grader.get("workingDir"), grader.get("volumeMounts")],
-         [grading["course_path"], [{"name": "course", "mountPath": grading["course_path"]}]])
-    same("the Job's volume", template.get("spec", {}).get("volumes"),
-         [{"name": "course", "persistentVolumeClaim": {"claimName": grading["course_claim"]}}])
-    same("the Job's gradebook", grader.get("env"), [{"name": "TINYLM_GRADEBOOK", "valueFrom": {"secretKeyRef": {
-        "name": grading["gradebook_secret"], "key": "url"}}}])
+    course = {"name": "course", "persistentVolumeClaim": {"claimName": grading["course_claim"]}}
+    mount = {"name": "course", "mountPath": grading["course_path"]}
+    gradebook = {"valueFrom": {"secretKeyRef": {"name": grading["gradebook_secret"], "key": "url"}}}
+    same("the Job's course folder", [grader.get("workingDir"), named(grader.get("volumeMounts"), "course")],
+         [grading["course_path"], mount])
+    same("the Job's volume", named(template.get("spec", {}).get("volumes"), "course"), course)
+    same("the Job's gradebook", named(grader.get("env"), "TINYLM_GRADEBOOK"), {"name": "TINYLM_GRADEBOOK", **gradebook})
+    sandbox = names["sandbox"]
+    for what, spec, container in (("the Job's pods", template.get("spec", {}), grader),
+                                  ("the check service's pods", pod.get("spec", {}), container)):
+        same(f"{what}' sandbox", [spec.get("hostUsers"), container.get("securityContext")],
+             [sandbox["hostUsers"], sandbox["securityContext"]])
+    instructor = profiles(values, "instructor")[1]["kubespawner_override"]
+    same("the instructor's course folder", [instructor["cmd"][-1], named(instructor["volume_mounts"], "course"),
+                                            named(instructor["volumes"], "course")],
+         [f"--ServerApp.root_dir={grading['course_path']}", mount, course])
+    same("the instructor's gradebook", instructor["environment"].get("TINYLM_GRADEBOOK"), gradebook)
+    same("the instructor's sandbox", [instructor.get("extra_pod_config", {}).get("hostUsers"),
+                                      instructor.get("container_security_context")],
+         [sandbox["hostUsers"], sandbox["securityContext"]])
     return out
+
+
+def named(items, name: str):
+    """The item called ``name`` of a list of Kubernetes objects (volumes, mounts, variables), or None."""
+    return next((item for item in items or () if item.get("name") == name), None)
 
 
 def _names() -> dict:
@@ -211,6 +251,12 @@ def _unsharded(found: dict, values: dict) -> None:
     found["Job/tinylm-grade"]["spec"]["completions"] = 8
 
 
+def _elsewhere(found: dict, values: dict) -> None:
+    """The Job mounts the course's volume over the image's code (where it was first), the instructor does not."""
+    grader = found["Job/tinylm-grade"]["spec"]["template"]["spec"]["containers"][0]
+    grader["workingDir"] = grader["volumeMounts"][0]["mountPath"] = "/course"
+
+
 def _policy(found: dict, values: dict) -> None:
     found["NetworkPolicy/tinylm-checks"]["spec"]["ingress"][0]["ports"] = [{"port": 7879}]
 
@@ -223,8 +269,31 @@ def _policy(found: dict, values: dict) -> None:
     (_policy, ["the NetworkPolicy's ingress: [{'from': [{'podSelector': {'matchLabels': {'component': "
                "'singleuser-server'}}}], 'ports': [{'port': 7879}]}], not [{'from': [{'podSelector': {'matchLabels': "
                "{'component': 'singleuser-server'}}}], 'ports': [{'port': 7878}]}]"]),
-], ids=["selector-typo-and-port-moved", "shards-not-completions", "policy-port"])
+    (_elsewhere, ["the Job's course folder: ['/course', {'name': 'course', 'mountPath': '/course'}], not "
+                  "['/srv/course', {'name': 'course', 'mountPath': '/srv/course'}]"]),
+], ids=["selector-typo-and-port-moved", "shards-not-completions", "policy-port", "course-folder-elsewhere"])
 def test_a_manifest_that_strays_from_the_names_is_named(mutant, named):
     found, values = manifests(), _values()
     mutant(found, values)
     assert disagreements(found, values, _names()) == named
+
+
+def docker_form(pattern: str) -> str:
+    """A .gitignore pattern as .dockerignore writes it: a name without a slash matches at any depth in git, only at the
+    context's top in Docker unless it starts with ``**/``; a leading slash and a trailing one mean nothing there."""
+    if pattern.startswith("/"):
+        return pattern[1:].rstrip("/")
+    return pattern.rstrip("/") if "/" in pattern.rstrip("/") else "**/" + pattern.rstrip("/")
+
+
+def test_the_images_leave_out_what_git_leaves_out():
+    """``docker build`` sends the whole folder: without a .dockerignore a course folder's submitted/, autograded/,
+    feedback/ and gradebook.db (git-ignored, there after grading) went into the image the Job's pods pull."""
+    ignored = set(line.strip() for line in (ROOT / ".dockerignore").read_text().splitlines()
+                  if line.strip() and not line.startswith("#"))
+    wanted = {docker_form(line.strip()) for line in (ROOT / ".gitignore").read_text().splitlines()
+              if line.strip() and not line.startswith("#")}
+    assert wanted | {".git"} <= ignored, sorted(wanted | {".git"} - ignored)
+    assert {"**/submitted", "**/autograded", "**/feedback", "**/gradebook.db", "**/.venv"} <= ignored
+    assert docker_form("__pycache__/") == "**/__pycache__" and docker_form("/tinylm-course/") == "tinylm-course"
+    assert docker_form("notebooks/12_report/report.md") == "notebooks/12_report/report.md"
