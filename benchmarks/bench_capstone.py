@@ -1,6 +1,6 @@
 """Where the capstone's grading time goes: its checks' commands, each in a sandbox of its own.
 
-    .venv/bin/python benchmarks/bench_capstone.py
+    .venv/bin/python benchmarks/bench_capstone.py [--record benchmarks/results/grading_capstone.json]
 
 The grader runs each capstone check twice (at seed 0, the learner's visible check, and at the hidden check's seed),
 and every command of a check in a sandbox of its own (:class:`tinylm_grading.workspace.SandboxWorkspace`), which
@@ -13,12 +13,16 @@ imports PyTorch again. This prints, on the reference repository:
 - the total, and how much of it is the commands' PyTorch imports (their number times the median import).
 
 Run as root it is the grader's sandbox as an instructor runs it (each command as a uid of its own). Timings depend on
-the machine and its load: run it on a quiet one. Asserts nothing.
+the machine and its load: run it on a quiet one. Asserts nothing. ``--record FILE`` keeps the run in FILE (JSON) under
+``--label`` (default: the commit), beside the runs kept there.
 """
 from __future__ import annotations
 
+import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -59,6 +63,10 @@ def bare(code: str, n: int = 5) -> float:
 
 
 def main() -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--record", type=Path, help="keep the run in this JSON file, beside the runs there")
+    p.add_argument("--label", help="the run's name in --record's file (default: the commit, from git describe)")
+    a = p.parse_args()
     workspace.install()
     capstone.WORKSPACE = Timed
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; "
@@ -76,7 +84,7 @@ def main() -> None:
     print(f"\nThe capstone's checks on the reference repository, as the grader runs them "
           f"({capstone.WORKERS} commands at once)")
     print(f"| {'check':<26} | {'seed':>4} | {'commands':>8} | {'command s':>9} | {'wall s':>6} |")
-    total_wall, total_n, total_s = 0.0, 0, 0.0
+    total_wall, total_n, total_s, checks = 0.0, 0, 0.0, {}
     for e in exercises:
         for seed in (0, e.hidden_seed):
             TIMES.clear()
@@ -86,10 +94,19 @@ def main() -> None:
             n, s = len(TIMES), sum(t for _, t in TIMES)
             total_wall, total_n, total_s = total_wall + wall, total_n + n, total_s + s
             print(f"| {e.check:<26} | {seed:>4} | {n:8d} | {s:9.1f} | {wall:6.1f} |", flush=True)
+            checks[f"{e.check} seed {seed}"] = {"commands": n, "command_s": round(s, 1), "wall_s": round(wall, 1)}
     print(f"| {'all':<26} | {'':>4} | {total_n:8d} | {total_s:9.1f} | {total_wall:6.1f} |")
     imports = total_n * costs["import torch"]
     print(f"\nPyTorch imported {total_n} times: {imports:.1f} s ({total_n} x {costs['import torch']:.2f} s), "
           f"{imports / total_s:.0%} of the commands' {total_s:.1f} s")
+    if a.record:
+        label = a.label or subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True,
+                                          text=True).stdout.strip()
+        kept = json.loads(a.record.read_text(encoding="utf-8")) if a.record.is_file() else {"runs": {}}
+        kept["runs"][label] = {"date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(), "workers": capstone.WORKERS,
+                               "command_s": {k: round(v, 2) for k, v in costs.items()}, "checks": checks,
+                               "commands": total_n, "commands_s": round(total_s, 1), "wall_s": round(total_wall, 1)}
+        a.record.write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
 
 
 if __name__ == "__main__":
