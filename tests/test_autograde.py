@@ -208,3 +208,24 @@ def test_a_postgresql_gradebook_is_read_with_psycopg_3(given, read, tmp_path, mo
     assert url == read.format(course=tmp_path.resolve())
     if given:
         assert make_url(url).get_dialect().driver == "psycopg"
+
+
+@pytest.mark.parametrize("files, cores", [
+    ({"cpu.max": "200000 100000\n"}, 2),  # cgroup v2, a pod limited to 2 CPUs
+    ({"cpu.max": "150000 100000\n"}, 2),  # 1.5 CPUs: rounded up
+    ({"cpu.max": "max 100000\n"}, None),  # no limit: the cores it may run on
+    ({"cpu/cpu.cfs_quota_us": "100000\n", "cpu/cpu.cfs_period_us": "100000\n"}, 1),  # cgroup v1
+    ({"cpu/cpu.cfs_quota_us": "-1\n", "cpu/cpu.cfs_period_us": "100000\n"}, None),
+    ({"cpu.max": "not a quota\n"}, None),
+    ({}, None),
+])
+def test_the_cores_a_grader_uses_are_its_cgroup_s(files, cores, tmp_path):
+    """A container sees its node's cores: tinylm-autograde gave each of 2 workers' kernels 16 threads in a pod of 2 CPUs
+    on a 32-core node (its threads and the capstone's commands at once now come from the pod's CPU quota)."""
+    from tinylm_checks.capstone import usable_cpus
+
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    affinity = len(os.sched_getaffinity(0))
+    assert usable_cpus(str(tmp_path)) == (affinity if cores is None else min(cores, affinity))

@@ -80,7 +80,25 @@ the overfit test in 18 s with two, 2.7 s with one); and pytest without the plugi
 tests are plain pytest, and run the same whatever else the environment holds: nbval, xdist, playwright... in the
 course's own, nothing in a learner's; loading the course's took 0.6 s of each of the 9 pytest commands)."""
 MAX_OUTPUT_BYTES = 20_000_000  # the most a file the check reads back may hold
-WORKERS = max(1, min(4, len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1))
+def usable_cpus(cgroup: str = "/sys/fs/cgroup") -> int:
+    """The cores this process may compute on: those it may run on (its affinity), at most its cgroup's CPU quota
+    rounded up. A container sees the machine's cores: a Kubernetes pod limited to 2 CPUs on a node of 32 has a quota
+    of 2 (cgroup v2's ``cpu.max``, v1's ``cpu.cfs_quota_us`` / ``cpu.cfs_period_us``). Never less than 1."""
+    cores = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
+    for quota_file, period_file in (("cpu.max", None), ("cpu/cpu.cfs_quota_us", "cpu/cpu.cfs_period_us")):
+        try:
+            quota, _, period = Path(cgroup, quota_file).read_text(encoding="ascii").strip().partition(" ")
+            if period_file:
+                period = Path(cgroup, period_file).read_text(encoding="ascii").strip()
+            if quota not in ("max", "-1") and int(quota) > 0 and int(period) > 0:
+                cores = min(cores, math.ceil(int(quota) / int(period)))
+            break
+        except (OSError, ValueError):
+            continue
+    return max(1, cores)
+
+
+WORKERS = max(1, min(4, usable_cpus()))
 """How many of a check's commands run at the same time (they are independent, and each takes one thread): on a
 2-core laptop, the three runs of a test file take the time of two."""
 

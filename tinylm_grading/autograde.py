@@ -191,7 +191,8 @@ def main(argv: list[str] | None = None) -> int:
         return _fail(p.prog, e)
     env = dict(os.environ)
     # The workers' kernels share the cores: each computes on its share (the sandbox passes these on).
-    threads = str(max(1, (os.cpu_count() or 1) // args.workers))
+    from tinylm_checks.capstone import usable_cpus  # (PyTorch's import: not for --help or a usage error)
+    threads = str(max(1, usable_cpus() // args.workers))  # a pod's CPU limit, not its node's cores
     env.setdefault("OMP_NUM_THREADS", threads)
     env.setdefault("MKL_NUM_THREADS", threads)
     start = time.perf_counter()
