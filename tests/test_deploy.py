@@ -114,7 +114,7 @@ def test_only_instructors_get_the_course_image():
         return [p.get("kubespawner_override", {}).get("image", "learner") for p in profiles(values, user)]
 
     assert images("learner7") == ["learner"]
-    assert images("instructor") == ["learner", "registry.example.org/tinylm-course:latest"]
+    assert images("instructor") == ["registry.example.org/tinylm-course:latest"]  # only: KubeSpawner keeps overrides
     assert "tinylm-course" not in values["singleuser"]["image"]["name"]
 
 
@@ -122,9 +122,12 @@ def test_only_instructors_get_the_course_image():
 def test_the_instructor_s_server_keeps_its_home_and_adds_the_course(volumes):
     """The profile adds the course's volume to the server's own (its home, the exchange), whichever way KubeSpawner
     keeps them, and its gradebook to the environment the hub gives every server."""
-    override = profiles(_values(), "instructor", volumes)[1]["kubespawner_override"]
+    override = profiles(_values(), "instructor", volumes)[0]["kubespawner_override"]
     course = {"name": "course", "persistentVolumeClaim": {"claimName": "tinylm-course"}}
     assert override["volumes"] == ({"home": HOME, "course": course} if isinstance(volumes, dict) else [HOME, course])
+    # a second start: KubeSpawner reuses the spawner, whose volumes hold the course already
+    again = profiles(_values(), "instructor", override["volumes"])[0]["kubespawner_override"]
+    assert again["volumes"] == override["volumes"]
     assert override["environment"]["TINYLM_CHECK_SERVICE"] == "tcp://tinylm-checks:7878"
 
 
@@ -142,13 +145,13 @@ def manifests() -> dict[str, dict]:
     return found
 
 
-@pytest.mark.parametrize("version", ["1.29", "latest"])
+@pytest.mark.parametrize("version", ["1.33", "latest"])  # the sandbox's pod settings are on by default from 1.33
 def test_every_manifest_is_valid_kubernetes(version):
     import kubernetes_validate
     version = kubernetes_validate.latest_version() if version == "latest" else version
     found = manifests()
     assert set(found) == {"Deployment/tinylm-checks", "Service/tinylm-checks", "NetworkPolicy/tinylm-checks",
-                          "Job/tinylm-grade"}
+                          "Job/tinylm-grade", "NetworkPolicy/tinylm-gradebook"}
     for doc in found.values():
         kubernetes_validate.validate(doc, version, strict=True)
     wrong = copy.deepcopy(found["Job/tinylm-grade"])
@@ -211,11 +214,20 @@ def disagreements(found: dict[str, dict], values: dict, names: dict) -> list[str
                                   ("the check service's pods", pod.get("spec", {}), container)):
         same(f"{what}' sandbox", [spec.get("hostUsers"), container.get("securityContext")],
              [sandbox["hostUsers"], sandbox["securityContext"]])
-    instructor = profiles(values, "instructor")[1]["kubespawner_override"]
+    instructor = profiles(values, "instructor")[0]["kubespawner_override"]
     same("the instructor's course folder", [instructor["cmd"][-1], named(instructor["volume_mounts"], "course"),
                                             named(instructor["volumes"], "course")],
          [f"--ServerApp.root_dir={grading['course_path']}", mount, course])
     same("the instructor's gradebook", instructor["environment"].get("TINYLM_GRADEBOOK"), gradebook)
+    instructors = names["instructors"]
+    same("the instructor's labels", instructor.get("extra_labels"), instructors["labels"])
+    reach = found.get(f"NetworkPolicy/{instructors['gradebook_policy']}", {}).get("spec", {})
+    same("the gradebook's NetworkPolicy", [reach.get("podSelector"), reach.get("egress")],
+         [{"matchLabels": instructors["labels"]},
+          [{"ports": [{"port": instructors["gradebook_port"], "protocol": "TCP"}]}]])
+    same("the learners' way to the check service", values["singleuser"].get("networkPolicy", {}).get("egress"),
+         [{"to": [{"podSelector": {"matchLabels": checks["labels"]}}],
+           "ports": [{"port": checks["port"], "protocol": "TCP"}]}])
     same("the instructor's sandbox", [instructor.get("extra_pod_config", {}).get("hostUsers"),
                                       instructor.get("container_security_context")],
          [sandbox["hostUsers"], sandbox["securityContext"]])
