@@ -269,6 +269,12 @@ def _elsewhere(found: dict, values: dict) -> None:
     grader["workingDir"] = grader["volumeMounts"][0]["mountPath"] = "/course"
 
 
+def _unreached(found: dict, values: dict) -> None:
+    """The learners' egress to the service on the old port, the gradebook's policy on pods no profile labels."""
+    values["singleuser"]["networkPolicy"]["egress"][0]["ports"][0]["port"] = 7879
+    found["NetworkPolicy/tinylm-gradebook"]["spec"]["podSelector"] = {"matchLabels": {"tinylm-role": "teacher"}}
+
+
 def _policy(found: dict, values: dict) -> None:
     found["NetworkPolicy/tinylm-checks"]["spec"]["ingress"][0]["ports"] = [{"port": 7879}]
 
@@ -283,7 +289,14 @@ def _policy(found: dict, values: dict) -> None:
                "{'component': 'singleuser-server'}}}], 'ports': [{'port': 7878}]}]"]),
     (_elsewhere, ["the Job's course folder: ['/course', {'name': 'course', 'mountPath': '/course'}], not "
                   "['/srv/course', {'name': 'course', 'mountPath': '/srv/course'}]"]),
-], ids=["selector-typo-and-port-moved", "shards-not-completions", "policy-port", "course-folder-elsewhere"])
+    (_unreached, ["the gradebook's NetworkPolicy: [{'matchLabels': {'tinylm-role': 'teacher'}}, [{'ports': [{'port': "
+                  "5432, 'protocol': 'TCP'}]}]], not [{'matchLabels': {'tinylm-role': 'instructor'}}, [{'ports': "
+                  "[{'port': 5432, 'protocol': 'TCP'}]}]]",
+                  "the learners' way to the check service: [{'to': [{'podSelector': {'matchLabels': {'app': "
+                  "'tinylm-checks'}}}], 'ports': [{'port': 7879, 'protocol': 'TCP'}]}], not [{'to': [{'podSelector': "
+                  "{'matchLabels': {'app': 'tinylm-checks'}}}], 'ports': [{'port': 7878, 'protocol': 'TCP'}]}]"]),
+], ids=["selector-typo-and-port-moved", "shards-not-completions", "policy-port", "course-folder-elsewhere",
+        "egress-unreached"])
 def test_a_manifest_that_strays_from_the_names_is_named(mutant, named):
     found, values = manifests(), _values()
     mutant(found, values)
