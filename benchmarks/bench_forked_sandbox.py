@@ -2,7 +2,7 @@
 against the grader's (bubblewrap, a new Python per command). A design prototype for issue 42, item 1; grading does
 not use it.
 
-    sudo .venv/bin/python benchmarks/bench_forked_sandbox.py [--commands 20]
+    sudo .venv/bin/python benchmarks/bench_forked_sandbox.py [--commands 20] [--capstone]
 
 The grader runs each of a capstone's commands in a sandbox of its own, which imports PyTorch again: about 1 s of
 each command (``benchmarks/bench_capstone.py``). A sandbox shared by a submission's commands was tried and taken
@@ -15,7 +15,8 @@ and /proc, pivots into it, drops the capability bounding set, becomes an unprivi
 sets no_new_privs and the course's seccomp filter (``tinylm_grading.seccomp``), and runs the command in the Python
 it already has. It prints what a command sees from inside (its uid, its PID, the processes it can see, the network,
 its capabilities) and that a file or a process counter one command leaves is not there for the next, then the
-seconds per command of both designs.
+seconds per command of both designs. ``--capstone`` then runs the capstone's checks on the reference repository as
+the grader does (both seeds), each command forked so: compare with ``benchmarks/bench_capstone.py``.
 
 What it leaves out, which the grader's sandbox has: the stage's answers hidden by stubs, cgroup limits (memory,
 processes), the course's own launcher and CPU limit, a non-root grader (user namespaces). Linux, as root only.
@@ -125,6 +126,10 @@ def forked(code: str, work: str, shown: list[str], seccomp: bytes | None) -> tup
             exec(compile(code, "command.py", "exec"), {"__name__": "__main__"})
             sys.stdout.flush()
             os._exit(0)
+        except SystemExit as e:  # sys.exit(n), as python's own exit status
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(e.code if isinstance(e.code, int) else 0 if e.code is None else 1)
         except BaseException as e:  # noqa: BLE001 - the command's failure, as its output
             os.write(2, f"{type(e).__name__}: {e}\n".encode())
             os._exit(1)
@@ -150,12 +155,50 @@ except OSError as e:
 print([line.strip() for line in open("/proc/self/status") if line.startswith(("CapEff", "CapBnd", "NoNewPrivs",
                                                                             "Seccomp:"))])
 """
+def capstone_checks(shown: list[str], seccomp: bytes | None) -> None:
+    """The capstone's checks on the reference repository at both of the grader's seeds, their commands run by
+    :func:`forked` (the workspace's folder as the command's), against ``benchmarks/bench_capstone.py``'s figures."""
+    from tinylm_checks import capstone
+    from tinylm_grading import registry
+    from tinylm_solutions.capstone import repo
+
+    times: list[float] = []
+
+    class Forked(capstone.Workspace):
+        def run(self, args, timeout=capstone.TIMEOUT):
+            walk = [self.path, *(p for p in self.path.rglob("*"))]
+            for path in walk:
+                os.chown(path, UID, UID)
+            code = (f"import os, runpy, sys, torch\ntorch.set_num_threads(1)\nos.environ.update({capstone.THREADS!r})\n"
+                    f"sys.argv = {list(args)!r}\nsys.path.insert(0, '/box')\n"
+                    "runpy.run_path('/box/_check_run.py', run_name='__main__')\n")
+            status, out, seconds = forked(code, str(self.path), shown, seccomp)
+            times.append(seconds)
+            return status, out
+
+    capstone.WORKSPACE = Forked
+    files = repo()
+    print(f"\nThe capstone's checks on the reference repository, their commands forked ({capstone.WORKERS} at once)")
+    print(f"| {'check':<26} | {'seed':>4} | {'commands':>8} | {'command s':>9} | {'wall s':>6} |")
+    total = 0.0
+    for e in [e for e in registry.EXERCISES if e.stage == "13_capstone" and e.check]:
+        for seed in (0, e.hidden_seed):
+            times.clear()
+            start = time.perf_counter()
+            getattr(capstone, e.check)(lambda: files, seed=seed, quiet=True)
+            wall = time.perf_counter() - start
+            total += wall
+            print(f"| {e.check:<26} | {seed:>4} | {len(times):8d} | {sum(times):9.1f} | {wall:6.1f} |", flush=True)
+    print(f"| {'all':<26} | {'':>4} | {'':>8} | {'':>9} | {total:6.1f} |")
+
+
 WORK = "import torch\nx = torch.nn.Linear(64, 64)(torch.randn(16, 64)).sum()\n"
 
 
 def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--commands", type=int, default=20)
+    p.add_argument("--capstone", action="store_true", help="also run the capstone's checks with forked commands")
     a = p.parse_args()
     if sys.platform != "linux" or os.geteuid() != 0:
         sys.exit("bench_forked_sandbox.py: Linux and root only (it builds namespaces with root's privileges)")
@@ -197,6 +240,8 @@ def main() -> None:
     print(f"| {'forked from the preloaded process (this prototype)':<52} | {statistics.median(times):6.3f} |")
     theirs = "the grader's: bubblewrap, a new Python"
     print(f"| {theirs:<52} | {statistics.median(bwrap):6.3f} |")
+    if a.capstone:
+        capstone_checks(shown, seccomp)
 
 
 if __name__ == "__main__":
