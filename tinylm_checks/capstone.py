@@ -80,6 +80,8 @@ the overfit test in 18 s with two, 2.7 s with one); and pytest without the plugi
 tests are plain pytest, and run the same whatever else the environment holds: nbval, xdist, playwright... in the
 course's own, nothing in a learner's; loading the course's took 0.6 s of each of the 9 pytest commands)."""
 MAX_OUTPUT_BYTES = 20_000_000  # the most a file the check reads back may hold
+
+
 def usable_cpus(cgroup: str = "/sys/fs/cgroup") -> int:
     """The cores this process may compute on: those it may run on (its affinity), at most its cgroup's CPU quota
     rounded up. A container sees the machine's cores: a Kubernetes pod limited to 2 CPUs on a node of 32 has a quota
