@@ -92,3 +92,29 @@ def test_the_time_to_quality_figures_are_the_recorded_run_s():
               f"that ends at step {fast['iters']}, from a higher peak, reaches {quick['val_loss']:.2f} there.")
     assert stated in " ".join(README.split())
     assert quick["to_quality_s"] / theirs["wall_s"] <= 0.5  # the issue's goal, in the recorded run
+
+
+def test_the_grading_figures_are_the_recorded_runs_s():
+    """The README's grading times are the last runs ``benchmarks/bench_class.py --record`` and
+    ``benchmarks/bench_capstone.py --record`` kept (one learner's course, a class at the capstone, the capstone's
+    commands)."""
+    def last(name: str) -> dict:
+        runs = json.loads((ROOT / "benchmarks" / "results" / name).read_text(encoding="utf-8"))["runs"]
+        return list(runs.values())[-1]
+
+    course, klass, capstone = last("grading_course.json"), last("grading_class.json"), last("grading_capstone.json")
+    text = " ".join(README.split())
+    stated = (f"one learner's whole course, {len(course['stages_s'])} notebooks, took {course['wall_s']:.1f} s with "
+              f"`tinylm-autograde --workers 2`, {course['stages_s']['13_capstone']:.1f} s of it stage 13's notebook")
+    assert stated in text, stated
+    stated = (f"a class of {klass['learners']} learners at stage 13 took {klass['two_workers_s_per_learner']:.1f} s "
+              f"per learner with 2 workers ({klass['two_workers_wall_s'] / 60:.0f} minutes in all), and "
+              f"{klass['one_worker_s_per_learner']:.1f} s per learner with one (its first "
+              f"{klass['one_worker_learners']} learners)")
+    assert stated in text, stated
+    assert klass["same_grades"] and "every learner's every cell scored as the one-worker run scored" in text
+    commands = sum(check["commands"] for check in capstone["checks"].values())
+    stated = (f"Stage 13's checks run {commands} commands per grading, each in a sandbox of its own that imports "
+              f"PyTorch again: a command that only imports it takes {capstone['command_s']['import torch']:.1f} s, "
+              f"an empty one {capstone['command_s']['empty']:.2f} s")
+    assert stated in text, stated
