@@ -84,11 +84,13 @@ GENERATE = {
 }
 
 
+@pytest.mark.slow  # six generate.py processes, 5 s (make test-fast keeps to 90 s)
 @pytest.mark.parametrize("name", list(GENERATE))
 def test_other_ways_of_temperature_and_top_k_pass(name):
     capstone.check_capstone_generate(lambda: GENERATE[name], quiet=True)
 
 
+@pytest.mark.slow  # six pytest processes that train, 14 s
 def test_a_proper_overfit_test_on_one_short_sequence_passes():
     """A model whose logits are the same at every position cannot memorise even one sequence: a proper overfit test
     (final loss below a tenth of ln V) on a batch of one sequence still fails on it, so the check accepts the test."""
