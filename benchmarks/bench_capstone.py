@@ -34,18 +34,19 @@ from tinylm_checks import capstone  # noqa: E402
 from tinylm_grading import registry, workspace  # noqa: E402
 from tinylm_solutions.capstone import repo  # noqa: E402
 
-TIMES: list[tuple[list[str], float]] = []
+TIMES: list[float] = []
+"""Each command's wall seconds, as a workspace's ``run`` appends them (:class:`Timed`, or another design's)."""
 
 
 class Timed(workspace.SandboxWorkspace):
-    """The grader's workspace, each command's arguments and wall seconds kept in :data:`TIMES`."""
+    """The grader's workspace, each command's wall seconds kept in :data:`TIMES`."""
 
     def run(self, args, timeout=capstone.TIMEOUT):
         start = time.perf_counter()
         try:
             return super().run(args, timeout)
         finally:
-            TIMES.append((args, time.perf_counter() - start))
+            TIMES.append(time.perf_counter() - start)
 
 
 def bare(code: str, n: int = 5) -> float:
@@ -60,6 +61,28 @@ def bare(code: str, n: int = 5) -> float:
                 sys.exit(f"the sandboxed command {code!r} failed ({code_}):\n{output[-1500:]}")
     TIMES.clear()
     return statistics.median(seconds)
+
+
+def time_checks(how: str) -> dict[str, dict]:
+    """Run every capstone check the grader runs on the reference repository, at both of its seeds, with the commands
+    in ``capstone.WORKSPACE`` (whose ``run`` appends each command's seconds to :data:`TIMES`); print a row per check and
+    seed, and return them: ``{"check_x seed N": {"commands", "command_s", "wall_s"}}``."""
+    files = repo()
+    print(f"\nThe capstone's checks on the reference repository, {how} ({capstone.WORKERS} commands at once)")
+    print(f"| {'check':<26} | {'seed':>4} | {'commands':>8} | {'command s':>9} | {'wall s':>6} |")
+    checks = {}
+    for e in [e for e in registry.EXERCISES if e.stage == "13_capstone" and e.check]:
+        for seed in (0, e.hidden_seed):
+            TIMES.clear()
+            start = time.perf_counter()
+            getattr(capstone, e.check)(lambda: files, seed=seed, quiet=True)
+            wall = time.perf_counter() - start
+            print(f"| {e.check:<26} | {seed:>4} | {len(TIMES):8d} | {sum(TIMES):9.1f} | {wall:6.1f} |", flush=True)
+            checks[f"{e.check} seed {seed}"] = {"commands": len(TIMES), "command_s": round(sum(TIMES), 1),
+                                               "wall_s": round(wall, 1)}
+    print(f"| {'all':<26} | {'':>4} | {sum(c['commands'] for c in checks.values()):8d} | "
+          f"{sum(c['command_s'] for c in checks.values()):9.1f} | {sum(c['wall_s'] for c in checks.values()):6.1f} |")
+    return checks
 
 
 def main() -> None:
@@ -79,23 +102,9 @@ def main() -> None:
         costs[name] = bare(code)
         print(f"| {name:<30} | {costs[name]:6.2f} |", flush=True)
 
-    files = repo()
-    exercises = [e for e in registry.EXERCISES if e.stage == "13_capstone" and e.check]
-    print(f"\nThe capstone's checks on the reference repository, as the grader runs them "
-          f"({capstone.WORKERS} commands at once)")
-    print(f"| {'check':<26} | {'seed':>4} | {'commands':>8} | {'command s':>9} | {'wall s':>6} |")
-    total_wall, total_n, total_s, checks = 0.0, 0, 0.0, {}
-    for e in exercises:
-        for seed in (0, e.hidden_seed):
-            TIMES.clear()
-            start = time.perf_counter()
-            getattr(capstone, e.check)(lambda: files, seed=seed, quiet=True)
-            wall = time.perf_counter() - start
-            n, s = len(TIMES), sum(t for _, t in TIMES)
-            total_wall, total_n, total_s = total_wall + wall, total_n + n, total_s + s
-            print(f"| {e.check:<26} | {seed:>4} | {n:8d} | {s:9.1f} | {wall:6.1f} |", flush=True)
-            checks[f"{e.check} seed {seed}"] = {"commands": n, "command_s": round(s, 1), "wall_s": round(wall, 1)}
-    print(f"| {'all':<26} | {'':>4} | {total_n:8d} | {total_s:9.1f} | {total_wall:6.1f} |")
+    checks = time_checks("as the grader runs them")
+    total_n, total_s = sum(c["commands"] for c in checks.values()), sum(c["command_s"] for c in checks.values())
+    total_wall = sum(c["wall_s"] for c in checks.values())
     imports = total_n * costs["import torch"]
     print(f"\nPyTorch imported {total_n} times: {imports:.1f} s ({total_n} x {costs['import torch']:.2f} s), "
           f"{imports / total_s:.0%} of the commands' {total_s:.1f} s")

@@ -117,10 +117,6 @@ def wrong(stage: str, i: int) -> bool:
     return stage in WRONG and i % 3 == 2
 
 
-def make_class(folder: Path, stage: str, learners: int, env: dict[str, str]) -> Path:
-    return make_course(folder, [stage], learners, env)
-
-
 def per_learner(grades: dict[tuple, float]) -> dict[str, dict[tuple, float]]:
     """``scores``' grades by learner: learner id -> {(assignment, cell): score}."""
     out: dict[str, dict[tuple, float]] = {}
@@ -151,18 +147,18 @@ def bench_class(tmp: Path, stage: str, learners: int, with_nbgrader: bool = True
     sqlite = lambda course: f"sqlite:///{course / 'gradebook.db'}"  # noqa: E731
     base = None
     if with_nbgrader:
-        a = make_class(tmp / "nbgrader", stage, learners, environ())
+        a = make_course(tmp / "nbgrader", [stage], learners, environ())
         base = timed([str(BIN / "nbgrader"), "autograde", stage, "--log-level=ERROR"], a, environ())
         row("nbgrader autograde (SQLite)", base, learners, None, None)
     n_one = serial or learners
-    b = make_class(tmp / "one", stage, n_one, environ())
+    b = make_course(tmp / "one", [stage], n_one, environ())
     one = timed([str(BIN / "tinylm-autograde"), stage], b, environ())
     expected = scores(sqlite(a)) if with_nbgrader else scores(sqlite(b))
     name = "tinylm-autograde, 1 worker (SQLite)" if serial is None else f"tinylm-autograde, 1 worker, {serial} learners"
     row(name, one, n_one, base, scores(sqlite(b)) == expected if base else None)
     with postgres.temporary_server() as url:
         env = environ(TINYLM_GRADEBOOK=url)
-        c = make_class(tmp / "two", stage, learners, env)
+        c = make_course(tmp / "two", [stage], learners, env)
         seconds = timed([str(BIN / "tinylm-autograde"), stage, "--workers", "2"], c, env)
         got = scores(url)
         same = as_served(got, stage, expected) if serial else got == expected

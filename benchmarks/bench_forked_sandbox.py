@@ -157,39 +157,25 @@ print([line.strip() for line in open("/proc/self/status") if line.startswith(("C
 """
 def capstone_checks(shown: list[str], seccomp: bytes | None) -> None:
     """The capstone's checks on the reference repository at both of the grader's seeds, their commands run by
-    :func:`forked` (the workspace's folder as the command's), against ``benchmarks/bench_capstone.py``'s figures."""
+    :func:`forked` (the workspace's folder as the command's), printed as ``benchmarks/bench_capstone.py`` prints the
+    grader's."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import bench_capstone
     from tinylm_checks import capstone
-    from tinylm_grading import registry
-    from tinylm_solutions.capstone import repo
-
-    times: list[float] = []
 
     class Forked(capstone.Workspace):
         def run(self, args, timeout=capstone.TIMEOUT):
-            walk = [self.path, *(p for p in self.path.rglob("*"))]
-            for path in walk:
+            for path in [self.path, *self.path.rglob("*")]:
                 os.chown(path, UID, UID)
             code = (f"import os, runpy, sys, torch\ntorch.set_num_threads(1)\nos.environ.update({capstone.THREADS!r})\n"
                     f"sys.argv = {list(args)!r}\nsys.path.insert(0, '/box')\n"
                     "runpy.run_path('/box/_check_run.py', run_name='__main__')\n")
             status, out, seconds = forked(code, str(self.path), shown, seccomp)
-            times.append(seconds)
+            bench_capstone.TIMES.append(seconds)
             return status, out
 
     capstone.WORKSPACE = Forked
-    files = repo()
-    print(f"\nThe capstone's checks on the reference repository, their commands forked ({capstone.WORKERS} at once)")
-    print(f"| {'check':<26} | {'seed':>4} | {'commands':>8} | {'command s':>9} | {'wall s':>6} |")
-    total = 0.0
-    for e in [e for e in registry.EXERCISES if e.stage == "13_capstone" and e.check]:
-        for seed in (0, e.hidden_seed):
-            times.clear()
-            start = time.perf_counter()
-            getattr(capstone, e.check)(lambda: files, seed=seed, quiet=True)
-            wall = time.perf_counter() - start
-            total += wall
-            print(f"| {e.check:<26} | {seed:>4} | {len(times):8d} | {sum(times):9.1f} | {wall:6.1f} |", flush=True)
-    print(f"| {'all':<26} | {'':>4} | {'':>8} | {'':>9} | {total:6.1f} |")
+    bench_capstone.time_checks("each command forked into its own sandbox")
 
 
 WORK = "import torch\nx = torch.nn.Linear(64, 64)(torch.randn(16, 64)).sum()\n"
