@@ -3,8 +3,10 @@
     .venv/bin/python benchmarks/bench_capstone.py [--record benchmarks/results/grading_capstone.json]
 
 The grader runs each capstone check twice (at seed 0, the learner's visible check, and at the hidden check's seed),
-and every command of a check in a sandbox of its own (:class:`tinylm_grading.workspace.SandboxWorkspace`), which
-imports PyTorch again. This prints, on the reference repository:
+and every command of a check in a sandbox of its own (:class:`tinylm_grading.workspace.SandboxWorkspace`): a root
+grader forks it from a process that imported PyTorch once (:mod:`tinylm_grading.forkbox`); with ``--bubblewrap``, or
+a grader that is not root, it is bubblewrap and a new Python, which imports PyTorch again. This prints, on the
+reference repository:
 
 - what a sandboxed command costs before its own work: an empty one, one that imports PyTorch, one that imports
   PyTorch and pytest (the median of 5 each);
@@ -89,11 +91,18 @@ def main() -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--record", type=Path, help="keep the run in this JSON file, beside the runs there")
     p.add_argument("--label", help="the run's name in --record's file (default: the commit, from git describe)")
+    p.add_argument("--bubblewrap", action="store_true",
+                   help="each command in bubblewrap and a new Python, as a grader that is not root runs them (a root "
+                        "grader forks them from a process that imported PyTorch once: tinylm_grading.forkbox)")
     a = p.parse_args()
     workspace.install()
     capstone.WORKSPACE = Timed
+    if a.bubblewrap:
+        Timed.MANAGER = type("Bubblewrap", (workspace.SandboxKernelManager,), {"fork_commands": False})
+    forked = os.geteuid() == 0 and not a.bubblewrap
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}; "
-          f"{'as root: each command as a uid of its own' if os.geteuid() == 0 else 'not root'}")
+          + ("as root: each command forked into a sandbox of its own, as a uid of its own" if forked else
+             "each command in bubblewrap and a new Python" + (", as a uid of its own" if os.geteuid() == 0 else "")))
     print("\nA sandboxed command before its own work (median of 5)")
     print(f"| {'command':<30} | {'s':>6} |")
     costs = {}
@@ -107,15 +116,22 @@ def main() -> None:
     total_wall = sum(c["wall_s"] for c in checks.values())
     imports = total_n * costs["import torch"]
     print(f"\nPyTorch imported {total_n} times: {imports:.1f} s ({total_n} x {costs['import torch']:.2f} s), "
-          f"{imports / total_s:.0%} of the commands' {total_s:.1f} s")
+          f"{imports / total_s:.0%} of the commands' {total_s:.1f} s" if not forked else
+          f"\nPyTorch imported once, by the process the {total_n} commands are forked from ({total_s:.1f} s of commands)")
     if a.record:
         label = a.label or subprocess.run(["git", "describe", "--always", "--dirty"], cwd=ROOT, capture_output=True,
                                           text=True).stdout.strip()
         kept = json.loads(a.record.read_text(encoding="utf-8")) if a.record.is_file() else {"runs": {}}
         kept["runs"][label] = {"date": time.strftime("%Y-%m-%d"), "cpus": os.cpu_count(), "workers": capstone.WORKERS,
+                               "sandbox": "forked" if forked else "bubblewrap",
                                "command_s": {k: round(v, 2) for k, v in costs.items()}, "checks": checks,
                                "commands": total_n, "commands_s": round(total_s, 1), "wall_s": round(total_wall, 1)}
         a.record.write_text(json.dumps(kept, indent=1) + "\n", encoding="utf-8")
+        print(f"\nThe runs kept in {a.record}, side by side:")
+        print(f"| {'run':<40} | {'sandbox':<10} | {'commands':>8} | {'command s':>9} | {'wall s':>6} | {'import torch s':>14} |")
+        for name, run in kept["runs"].items():
+            print(f"| {name[:40]:<40} | {run.get('sandbox', 'bubblewrap'):<10} | {run['commands']:8d} | "
+                  f"{run['commands_s']:9.1f} | {run['wall_s']:6.1f} | {run['command_s']['import torch']:14.2f} |")
 
 
 if __name__ == "__main__":

@@ -12,13 +12,17 @@ is a process of its own, as ``python`` would start it:
   as ``__main__``;
 - its exit code is Python's: 0, the ``SystemExit`` code (a message is printed and gives 1), 1 after an uncaught
   exception, whose traceback is printed from the script's first frame on, as ``python`` prints it;
-- stdout and stderr go to one file, read back whole; stdin is empty;
+- stdout and stderr go to one file, read back whole (or its end only: the grader's ``tail``); stdin is empty;
 - after ``timeout`` seconds the child's process group is killed and the exit code is -9 (what
   :func:`subprocess.run` gives a killed child), with the output it had written;
 - Python's, NumPy's and PyTorch's default random generators are seeded afresh from the system, as in a new process
   (an unseeded ``torch.rand`` differs from one ``python`` to the next).
 
 What a command does to its process (globals, imported modules such as the learner's ``model``) ends with the child.
+A request reaches the server as a small order (its number and timeout) with a descriptor of an in-memory file holding
+the rest (arguments, folder, environment), which only the forked child reads: nothing of one command's request is in
+the memory of the next. The grader's commands also enter a sandbox of their own first (``sandbox``:
+:mod:`tinylm_grading.forkbox`).
 Commands given from several threads run at the same time, each a child of its own. The server freezes what its
 imports made (:func:`gc.freeze`), so a child's garbage collections skip it: pytest collects 2 to 5 times per run,
 0.18 s of a 0.23 s run of a one-test file before it; nor does a command's exit run the finalizers they registered
@@ -38,6 +42,7 @@ from __future__ import annotations
 import json
 import os
 import queue
+import socket
 import subprocess
 import sys
 import tempfile
@@ -46,9 +51,10 @@ import weakref
 from pathlib import Path
 
 SERVER = r'''
-# code: the forkserver's own program, run as python -c SERVER <requests fd> <replies fd> <modules to import>
-import json, os, select, signal, sys, time
-requests, replies = int(sys.argv[1]), os.fdopen(int(sys.argv[2]), "w", encoding="utf-8")
+# code: the forkserver's own program, run as python -c SERVER <requests socket fd> <replies fd> <modules to import>
+import json, os, select, signal, socket, sys, time
+requests = socket.socket(fileno=int(sys.argv[1]))
+replies = os.fdopen(int(sys.argv[2]), "w", encoding="utf-8")
 for name in sys.argv[3:]:
     try:
         __import__(name)
@@ -100,18 +106,27 @@ def _main(request):
         os._exit(code & 0xFF)
 
 
-def _child(request):
+def _child(request_fd):
     os.setsid()
-    for fd in (requests, *running):
+    requests.close()
+    for fd in running:
         os.close(fd)
     replies.close()
-    os.chdir(request["cwd"])
-    os.environ.clear()
-    os.environ.update(request["env"])
+    with os.fdopen(request_fd, "rb") as f:  # the command's own request: this server's memory never held it
+        request = json.loads(f.read())
     out = os.open(request["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
     os.dup2(out, 1)
     os.dup2(out, 2)
     os.close(out)
+    if request.get("sandbox") is not None:  # the grader's: a sandbox of the command's own, or no command
+        box = sys.modules.get("tinylm_grading.forkbox")
+        if box is None:
+            os.write(2, b"sandbox: tinylm_grading.forkbox is not among the server's imports\n")
+            os._exit(125)
+        box.enter(request["sandbox"])
+    os.chdir(request["cwd"])
+    os.environ.clear()
+    os.environ.update(request["env"])
     import random
     random.seed()
     if "numpy" in sys.modules:
@@ -125,6 +140,21 @@ def _end(fd, ended):
     """The command whose pidfd is ``fd`` ended (or reached its timeout): its group killed, its exit code replied."""
     pid, number, _ = running.pop(fd)
     os.close(fd)
+    try:  # its children too, which may have left its group (a sandbox's init, whose end ends its namespace)
+        with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
+            children = [int(child) for child in f.read().split()]
+    except (OSError, ValueError):
+        children = []
+    ending = []
+    for child in children:
+        try:
+            ending.append(os.pidfd_open(child))
+            os.kill(child, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+    for child in ending:  # gone before the reply: a PID namespace's init, once every process in it is
+        select.select([child], [], [], 5)
+        os.close(child)
     for kill in (os.killpg, os.kill):  # its group: at its timeout, or what it left running; and the command itself,
         try:  # cancelled before it made its group (a request and its cancel read at once), which killpg misses
             kill(pid, signal.SIGKILL)
@@ -136,7 +166,6 @@ def _end(fd, ended):
 
 
 running = {}  # pidfd: (pid, request id, deadline): the commands running now, each a child of this process
-pending = b""
 while True:
     deadlines = [deadline for _, _, deadline in running.values()]
     wait = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
@@ -145,26 +174,27 @@ while True:
         _end(fd, fd in ready)
     if requests not in ready:
         continue
-    chunk = os.read(requests, 1 << 16)
-    if not chunk:  # the client's end closed (its process ended): what still runs goes with this server
+    # a message: {"id", "timeout"} with the descriptor of a file holding the request (read by the child alone: a
+    # command forked later finds nothing of another's in its copy of this process), or {"cancel": id}
+    message, fds, _, _ = socket.recv_fds(requests, 1024, 1)
+    if not message:  # the client's end closed (its process ended): what still runs goes with this server
         for fd in list(running):
             _end(fd, False)
         break
-    *lines, pending = (pending + chunk).split(b"\n")
-    for line in lines:
-        request = json.loads(line)
-        if "cancel" in request:  # the client was interrupted: the command ends now, as at its timeout
-            for fd, (pid, number, _) in list(running.items()):
-                if number == request["cancel"]:
-                    _end(fd, False)
-            continue
-        pid = os.fork()
-        if pid == 0:
-            try:
-                _child(request)
-            finally:
-                os._exit(1)
-        running[os.pidfd_open(pid)] = (pid, request["id"], time.monotonic() + request["timeout"])
+    order = json.loads(message)
+    if "cancel" in order:  # the client was interrupted: the command ends now, as at its timeout
+        for fd, (pid, number, _) in list(running.items()):
+            if number == order["cancel"]:
+                _end(fd, False)
+        continue
+    pid = os.fork()
+    if pid == 0:
+        try:
+            _child(fds[0])
+        finally:
+            os._exit(1)
+    os.close(fds[0])
+    running[os.pidfd_open(pid)] = (pid, order["id"], time.monotonic() + order["timeout"])
 '''
 
 
@@ -190,15 +220,15 @@ class Forkserver:
         self.proc, self.waiting = None, None
 
     def _start(self) -> None:
-        requests_r, requests_w = os.pipe()
+        requests, requests_r = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         replies_r, replies_w = os.pipe()
-        self.proc = subprocess.Popen([sys.executable, "-c", SERVER, str(requests_r), str(replies_w), *self.preload],
-                                     pass_fds=(requests_r, replies_w), stdin=subprocess.DEVNULL,
-                                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env,
-                                     cwd="/")  # its imports come from the environment, never from a folder's files
-        os.close(requests_r)
+        with requests_r:
+            self.proc = subprocess.Popen([sys.executable, "-c", SERVER, str(requests_r.fileno()), str(replies_w),
+                                          *self.preload], pass_fds=(requests_r.fileno(), replies_w),
+                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                         env=self.env, cwd="/")  # its imports: the environment's, never a folder's
         os.close(replies_w)
-        self.requests, self.waiting = os.fdopen(requests_w, "w", encoding="utf-8"), {}
+        self.requests, self.waiting = requests, {}
         replies = os.fdopen(replies_r, "r", encoding="utf-8")
         threading.Thread(target=_replies, args=(weakref.ref(self), self.lock, replies, self.waiting),
                          daemon=True, name="tinylm-forkserver-replies").start()
@@ -217,43 +247,100 @@ class Forkserver:
                 return
             try:
                 for asked in list(self.waiting) if number is None else [number]:
-                    self.requests.write(json.dumps({"cancel": asked}) + "\n")
-                self.requests.flush()
+                    self.requests.send(json.dumps({"cancel": asked}).encode())
             except OSError:
                 pass  # the server ended: so did its commands
 
-    def run(self, args: list[str], cwd: Path, env: dict[str, str], timeout: float) -> tuple[int, str]:
-        """``python *args`` in ``cwd`` with ``env``: (exit code, stdout and stderr). RuntimeError if the server
-        ended (it is started again on the next call)."""
-        with tempfile.TemporaryDirectory(prefix="tinylm-command-") as scratch:
-            output, box = Path(scratch) / "output", queue.SimpleQueue()
-            with self.lock:
-                if self.waiting is None or self.proc.poll() is not None:
-                    self._start()
-                self.asked += 1
-                number, proc, self.waiting[self.asked] = self.asked, self.proc, box
-                try:
-                    self.requests.write(json.dumps({"id": number, "args": list(args), "cwd": str(cwd), "env": env,
-                                                    "output": str(output), "timeout": timeout}) + "\n")
-                    self.requests.flush()
-                except OSError:
-                    self.waiting.pop(number, None)
-                    box.put(None)
+    def spawn(self, args: list[str], cwd: Path, env: dict[str, str], output: Path, timeout: float,
+              sandbox: dict | None = None) -> Spawned:
+        """Start ``python *args`` in ``cwd`` with ``env``, its stdout and stderr written to the file ``output``, ended
+        after ``timeout`` seconds; return it without waiting. ``sandbox``: the child first enters the sandbox it
+        describes (:func:`tinylm_grading.forkbox.enter`, which the server must have imported)."""
+        box = queue.SimpleQueue()
+        with self.lock:
+            if self.waiting is None or self.proc.poll() is not None:
+                self._start()
+            self.asked += 1
+            number, proc, self.waiting[self.asked] = self.asked, self.proc, box
+            request = os.memfd_create("tinylm-request", os.MFD_CLOEXEC)  # read by the forked child alone
             try:
-                while True:  # in short waits: a signal another thread received is handled within 0.1 s
-                    try:
-                        code = box.get(timeout=0.1)
-                        break
-                    except queue.Empty:
-                        pass
+                os.write(request, json.dumps({"args": list(args), "cwd": str(cwd), "env": env, "output": str(output),
+                                              "sandbox": sandbox}).encode())
+                os.lseek(request, 0, os.SEEK_SET)
+                socket.send_fds(self.requests, [json.dumps({"id": number, "timeout": timeout}).encode()], [request])
+            except OSError:
+                self.waiting.pop(number, None)
+                box.put(None)
+            finally:
+                os.close(request)
+        return Spawned(self, number, proc, box)
+
+    def run(self, args: list[str], cwd: Path, env: dict[str, str], timeout: float,
+            sandbox: dict | None = None, tail: int | None = None) -> tuple[int, str]:
+        """``python *args`` in ``cwd`` with ``env``: (exit code, stdout and stderr; with ``tail``, their last ``tail``
+        bytes only, the rest never read). RuntimeError if the server ended (it is started again on the next call).
+        ``sandbox``: as :meth:`spawn`'s; the output's file is then in the sandbox's ``scratch`` folder."""
+        with tempfile.TemporaryDirectory(prefix="tinylm-command-", dir=sandbox and sandbox["scratch"]) as scratch:
+            output = Path(scratch) / "output"
+            command = self.spawn(args, cwd, env, output, timeout, sandbox)
+            try:
+                while (code := command.wait(0.1)) is None:
+                    pass  # short waits: a signal another thread received is handled within 0.1 s
             except BaseException:  # interrupted (a learner stops the check): the command ends with it
-                self.cancel(number)
+                command.kill()
                 raise
+            return code, read_tail(output, tail).decode("utf-8", "replace")
+
+
+def read_tail(path: Path, limit: int | None) -> bytes:
+    """The last ``limit`` bytes of the file ``path`` (None: all of it; no file: none)."""
+    try:
+        with open(path, "rb") as f:
+            if limit is not None:
+                f.seek(max(0, f.seek(0, os.SEEK_END) - limit))
+            return f.read()
+    except FileNotFoundError:
+        return b""
+
+
+class Spawned:
+    """A command :meth:`Forkserver.spawn` started: what :class:`subprocess.Popen` offers a kernel's provisioner
+    (``poll``, ``wait``, ``kill``, ``terminate``, ``send_signal``, ``returncode``). Any signal ends it, as at its
+    timeout (exit code -9): the server kills the command's process group and children."""
+
+    stdin = stdout = stderr = None
+    pid = None
+
+    def __init__(self, server: Forkserver, number: int, proc: subprocess.Popen, box: queue.SimpleQueue):
+        self.server, self.number, self.proc, self.box, self.returncode = server, number, proc, box, None
+
+    def wait(self, timeout: float | None = None) -> int | None:
+        """The exit code; None if ``timeout`` seconds pass first. RuntimeError if the server ended."""
+        if self.returncode is None:
+            try:
+                code = self.box.get(timeout=timeout)
+            except queue.Empty:
+                return None
             if code is None:
-                proc.kill()
+                self.proc.kill()
                 raise RuntimeError("the forkserver ended")
-            text = output.read_bytes().decode("utf-8", "replace") if output.is_file() else ""
-            return code, text
+            self.returncode = code
+        return self.returncode
+
+    def poll(self) -> int | None:
+        try:
+            return self.wait(0)
+        except RuntimeError:
+            self.returncode = KILLED
+            return self.returncode
+
+    def send_signal(self, signum: int) -> None:
+        self.server.cancel(self.number)
+
+    def kill(self) -> None:
+        self.server.cancel(self.number)
+
+    terminate = kill
 
 
 def _replies(server: weakref.ref, lock: threading.Lock, replies, waiting: dict[int, queue.SimpleQueue]) -> None:
@@ -276,7 +363,7 @@ def _replies(server: weakref.ref, lock: threading.Lock, replies, waiting: dict[i
 
 
 FORKS = sys.platform == "linux" and all(hasattr(os, name) for name in ("fork", "register_at_fork", "pidfd_open",
-                                                                         "setsid", "killpg"))
+                                                                         "setsid", "killpg", "memfd_create"))
 """Whether :func:`run` forks its commands from a :class:`Forkserver` (Linux); else each is a new ``python``."""
 
 _ALL: weakref.WeakSet[Forkserver] = weakref.WeakSet()
@@ -325,12 +412,17 @@ def _utf8(env: dict[str, str]) -> dict[str, str]:
 
 
 def run(args: list[str], cwd: Path, env: dict[str, str], timeout: float,
-        preload: tuple[str, ...] = PRELOAD) -> tuple[int, str]:
+        preload: tuple[str, ...] = PRELOAD, sandbox: dict | None = None, tail: int | None = None) -> tuple[int, str]:
     """``python *args`` (a script and its arguments, or ``-m module ...``) in ``cwd`` with ``env`` (and
     ``PYTHONIOENCODING=utf-8``), as a child of this process's :class:`Forkserver` for ``preload`` (one per preload list
     and environment's thread settings) where :data:`FORKS`, else as a new ``python``: (exit code, stdout and stderr;
-    -9 after ``timeout`` seconds)."""
+    -9 after ``timeout`` seconds). With ``sandbox`` (the grader's, :mod:`tinylm_grading.forkbox`), forked only:
+    RuntimeError where it cannot be; with ``tail``, only the output's last ``tail`` bytes are read."""
     env = _utf8(env)
+    if sandbox is not None:
+        if not FORKS:
+            raise RuntimeError("a sandboxed command is forked, and this system cannot fork one")
+        return _server(env, preload).run(args, cwd, env, timeout, sandbox, tail)
     if FORKS and args and (args[0] == "-m" and len(args) > 1 or args[0].endswith(".py")):
         server = _server(env, preload)
         try:

@@ -174,6 +174,10 @@ class SandboxKernelManager(SlicedPollKernelManager):
                            "one (such as 65534) where the grader runs in a user namespace that maps few uids. "
                            "Never 0. A grader that is not root runs learner code as itself, in a user namespace."
                 ).tag(config=True)
+    fork_commands = Bool(True, help="A root grader forks each capstone command from a process that imported PyTorch "
+                                    "once, into a sandbox of its own built from the same description "
+                                    "(tinylm_grading.forkbox); False: each command starts bubblewrap and a new Python "
+                                    "(about 1 s more each).").tag(config=True)
     quick = Unicode("1", help="TINYLM_QUICK in the kernel, unless the grader's environment sets it: '1' runs the "
                               "training cells of stages 09-13 for a few steps (no graded check depends on how long a "
                               "model trained, and stage 11's full runs take longer than "

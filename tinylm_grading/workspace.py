@@ -5,8 +5,11 @@ The capstone's checks (:mod:`tinylm_checks.capstone`) run a learner's repository
 code must not run in the grader's process nor see anything a kernel could not: :class:`SandboxWorkspace` runs
 each command in the same sandbox as a graded kernel (:class:`~tinylm_grading.sandbox.SandboxKernelManager`'s
 mounts, namespaces and limits, the stage's answers hidden: for the capstone, every stage's), with the workspace's
-folder (on ``/dev/shm``: memory the sandbox's cgroup is charged for) as the only place it can write. What the
-check reads back is data: an exit code, the printed text, and files it loads with ``torch.load(weights_only=True)``.
+folder (on ``/dev/shm``: memory the sandbox's cgroup is charged for) as the only place it can write. A root grader
+forks each command from a process that imported PyTorch once, and the child builds that sandbox itself
+(:mod:`tinylm_grading.forkbox`: about 1 s less per command); otherwise it is bubblewrap and a new Python. What the
+check reads back is data: an exit code, the end of the printed text, and files it loads with
+``torch.load(weights_only=True)``.
 
 :func:`install` makes it the checks' workspace; :mod:`tinylm_grading.verdicts` calls it.
 """
@@ -20,13 +23,17 @@ import threading
 import uuid
 from pathlib import Path
 
-from tinylm_checks import capstone
+from tinylm_checks import _forked, capstone
 
+from . import forkbox
 from .limits import remove_cgroups
 from .sandbox import SandboxKernelManager, remove_tree, walk_owned
 
 STAGE = "13_capstone"
 OUTPUT_BYTES = 64_000  # the most of a command's printed text the check reads
+PRELOAD = (*_forked.PRELOAD, "tinylm_grading.forkbox")
+"""What the root grader's server imports before it forks each command into its sandbox: the checks' own list (PyTorch,
+pytest, PyYAML), and the code that builds the sandbox (standard library only)."""
 _LOCK = threading.Lock()
 
 
@@ -78,17 +85,37 @@ class SandboxWorkspace(capstone.Workspace):
         cgroup = f"tinylm-{uuid.uuid4().hex[:12]}"
         # the sandbox's own CPU limit, a backstop above the command's (the capstone's launcher sets 60 s): from the
         # command's full time, not one a deadline shortened, which would stop a command early and be named wrongly
-        command = manager.command(bwrap, [sys.executable, *args], cgroup, int(capstone.TIMEOUT) * 2, uid, scratch)
+        cpu_seconds = int(capstone.TIMEOUT) * 2
         try:
-            done = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                                  stderr=subprocess.STDOUT, timeout=timeout)
-            code, output = done.returncode, done.stdout
-        except subprocess.TimeoutExpired as e:
-            code, output = -9, e.stdout or b""
+            if uid is not None and manager.fork_commands and _forked.FORKS and forkbox.is_usable():
+                return self._forked(manager, bwrap, args, uid, scratch, cgroup, cpu_seconds, timeout)
+            command = manager.command(bwrap, [sys.executable, *args], cgroup, cpu_seconds, uid, scratch)
+            # the output in a file the sandbox writes (in its memory cgroup), of which only the end is read: a command
+            # that printed 3.7 GB took that much of the grader's memory when it was read whole (a red-teamer's)
+            with open(scratch / "output", "wb") as out:
+                try:
+                    code = subprocess.run(command, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.STDOUT,
+                                          timeout=timeout).returncode
+                except subprocess.TimeoutExpired:
+                    code = -9
+            return code, _forked.read_tail(scratch / "output", OUTPUT_BYTES).decode("utf-8", "replace")
         finally:
             remove_cgroups(cgroup)
             remove_tree(scratch)
-        return code, output[-OUTPUT_BYTES:].decode("utf-8", "replace")
+
+    def _forked(self, manager: SandboxKernelManager, bwrap: list[str], args: list[str], uid: int, scratch: Path,
+                cgroup: str, cpu_seconds: int, timeout: float) -> tuple[int, str]:
+        """The command forked from the grader's server, which imported PyTorch once, into a sandbox of its own built
+        from the same arguments (:mod:`tinylm_grading.forkbox`)."""
+        wanted = forkbox.options(bwrap)
+        refused = manager.seccomp()
+        if refused is not None:
+            (scratch / "seccomp.bpf").write_bytes(refused)
+        spec = {"args": bwrap, "uid": uid, "scratch": str(scratch), "cgroup": cgroup, "memory_mb": manager.memory_mb,
+                "processes": manager.max_processes, "cpu_seconds": cpu_seconds,
+                "seccomp": str(scratch / "seccomp.bpf") if refused is not None else None}
+        return _forked.run([*args], Path(wanted["chdir"]), wanted["env"], timeout, PRELOAD, sandbox=spec,
+                           tail=OUTPUT_BYTES)
 
 
 def install() -> None:
