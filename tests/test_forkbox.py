@@ -244,3 +244,46 @@ def test_the_grader_reads_only_the_end_of_what_a_command_prints(path):
     report = _last_json(done.stdout)
     assert report["code"] == 0 and report["tail"] == "the end\n" and report["length"] == workspace.OUTPUT_BYTES
     assert report["grew_mb"] < 50, report  # the whole print is 300 MB
+
+
+FILL = r'''
+import errno, json, os, sys
+report = {}
+try:
+    with open("big", "wb") as f:
+        for _ in range(200):
+            f.write(b"x" * 1_000_000)
+            f.flush()
+    report["bytes"] = "all written"
+except OSError as e:
+    report["bytes"] = errno.errorcode[e.errno]
+os.remove("big")
+made = 0
+try:
+    os.mkdir("many")
+    while made < 100_000:
+        open(f"many/{made}", "w").close()
+        made += 1
+except OSError as e:
+    report["files"] = (errno.errorcode[e.errno], made < 4000)
+print(json.dumps(report))
+'''
+
+
+def test_a_root_graders_workspace_holds_no_more_than_its_size_and_its_files(forked):
+    """What a workspace's commands leave adds up (a red-teamer's filled /dev/shm 3.5 GB a command, and its inodes until
+    every other learner's commands failed): a root grader's workspace is a tmpfs of its own, sized."""
+    class Small(sandbox.SandboxKernelManager):
+        workspace_mb, workspace_inodes = 64, 4000
+
+    before = os.statvfs("/dev/shm")
+    with type("W", (workspace.SandboxWorkspace,), {"MANAGER": Small})({"fill.py": FILL}) as ws:
+        code, output = ws.run(["fill.py"], timeout=120)
+        box = str(ws.box)
+        mounted = box in Path("/proc/self/mountinfo").read_text()
+        with workspace.SandboxWorkspace({"other.py": "print('fine')\n"}) as other:  # another learner's, meanwhile
+            assert other.run(["other.py"], timeout=60) == (0, "fine\n")
+    assert code == 0, output
+    assert _last_json(output) == {"bytes": "ENOSPC", "files": ["ENOSPC", True]}
+    assert os.statvfs("/dev/shm").f_ffree >= before.f_ffree - 100  # the host's /dev/shm: untouched
+    assert mounted and box not in Path("/proc/self/mountinfo").read_text() and not os.path.exists(box)

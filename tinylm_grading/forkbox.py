@@ -198,6 +198,22 @@ def build(new: str, args: list[str]) -> list[str]:
     return later
 
 
+def mount_tmpfs(path: str, size_mb: int, inodes: int) -> bool:
+    """Mount a tmpfs of ``size_mb`` MiB and ``inodes`` files at the folder ``path`` (mode 0700), in this process's
+    mount namespace (the host's, for the grader); False where this process may not mount."""
+    try:
+        _mount("tmpfs", path, "tmpfs", MS_NOSUID | MS_NODEV, f"size={size_mb}m,nr_inodes={inodes},mode=0700")
+    except SandboxError:
+        return False
+    return True
+
+
+def unmount_under(path: str) -> None:
+    """Detach every mount at ``path`` and below it (innermost first), as :func:`mount_tmpfs` made them."""
+    for point in reversed(_mounts_under(os.path.realpath(path))):
+        libc.umount2(point.encode(), MNT_DETACH)
+
+
 def _loopback_up() -> None:
     """The network namespace's ``lo`` up, as bubblewrap leaves it (SIOCGIFFLAGS, then SIOCSIFFLAGS with IFF_UP)."""
     import fcntl

@@ -174,6 +174,13 @@ class SandboxKernelManager(SlicedPollKernelManager):
                            "one (such as 65534) where the grader runs in a user namespace that maps few uids. "
                            "Never 0. A grader that is not root runs learner code as itself, in a user namespace."
                 ).tag(config=True)
+    workspace_mb = Integer(1024, help="A root grader's capstone workspace (the learner's repository, what its commands "
+                                      "write, their scratch copies and printed text) is a tmpfs of this many MiB: "
+                                      "what commands leave there adds up across them, and the machine's /dev/shm "
+                                      "is shared by every learner graded on it.").tag(config=True)
+    workspace_inodes = Integer(65536, help="Files and folders that workspace's tmpfs may hold (a red-teamer's command "
+                                           "made 3 million, and every other learner's commands failed for lack of "
+                                           "inodes on /dev/shm).").tag(config=True)
     fork_commands = Bool(True, help="A root grader forks each capstone command from a process that imported PyTorch "
                                     "once, into a sandbox of its own built from the same description "
                                     "(tinylm_grading.forkbox); False: each command starts bubblewrap and a new Python "
@@ -528,6 +535,9 @@ def remove_tree(path: Path) -> None:
     process of the sandbox is left: Python 3.11's ``shutil.rmtree`` recurses, and a capstone command's tree of 3000
     folders made it raise RecursionError (which ``ignore_errors`` does not catch) in the grader, and stay on /dev/shm
     (a red-teamer's). Then ``chmod -R`` and ``rm -rf``, which walk any depth and never follow a link."""
+    if os.geteuid() == 0 and sys.platform.startswith("linux"):  # a root grader's workspace is a tmpfs of its own
+        from .forkbox import unmount_under
+        unmount_under(str(path))
     try:
         shutil.rmtree(path, ignore_errors=True)
     except RecursionError:

@@ -52,6 +52,9 @@ class SandboxWorkspace(capstone.Workspace):
         """``work/`` in a new scratch folder in :attr:`root` (the sandbox's scratch copies go beside it)."""
         shm = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
         self.box = Path(tempfile.mkdtemp(prefix="tinylm-workspace-", dir=self.root or shm))
+        if os.geteuid() == 0 and forkbox.is_usable():  # bounded: what all its commands leave, files and inodes
+            manager = self.MANAGER(stage=STAGE)
+            forkbox.mount_tmpfs(str(self.box), manager.workspace_mb, manager.workspace_inodes)
         (self.box / "work").mkdir()
         return self.box / "work"
 
