@@ -109,7 +109,6 @@ def forked(monkeypatch):
 
 
 def test_nothing_a_command_leaves_reaches_the_next(forked):
-    mounts = Path("/proc/self/mountinfo").read_text()
     with workspace.SandboxWorkspace({"leave.py": LEAVE, "find.py": FIND}) as ws:
         code, output = ws.run(["leave.py"], timeout=60)
         assert code == 0, output
@@ -119,6 +118,7 @@ def test_nothing_a_command_leaves_reaches_the_next(forked):
         assert code == 0, output
         found = _last_json(output)
         made = sorted(["home", ws.path.parent.name])  # /tmp/home, and the folders on the way to the workspace
+        mounts = [line for line in Path("/proc/self/mountinfo").read_text().splitlines() if str(ws.box) in line]
     assert forked == [["leave.py"], ["find.py"]]
     assert left["shm"] >= 0 and left["pids"] == [1, 2, 5]  # the init, this command, the daemon
     assert found["pids"] == [1, 2]  # the init and this command: nothing of the host, of the server, of the last command
@@ -128,7 +128,10 @@ def test_nothing_a_command_leaves_reaches_the_next(forked):
     assert found["inode"] == left["inode"]  # a /tmp of its own: its inode numbers start again
     assert found["preloaded"] and found["modules"] == ["tinylm_grading"]  # nothing of the checks or the answers
     assert found["standin"] and found["answers"] == "ImportError"
-    assert Path("/proc/self/mountinfo").read_text() == mounts  # the host's mounts, untouched
+    # the host's mounts: the workspace's own tmpfs while it lasts (nothing a command built), then nothing
+    assert len(mounts) == 1 and " - tmpfs " in mounts[0]
+    assert [line for line in Path("/proc/self/mountinfo").read_text().splitlines()
+            if str(ws.box) in line or "/.root" in line] == []
 
 
 SPAWN = r'''
@@ -287,3 +290,69 @@ def test_a_root_graders_workspace_holds_no_more_than_its_size_and_its_files(fork
     assert _last_json(output) == {"bytes": "ENOSPC", "files": ["ENOSPC", True]}
     assert os.statvfs("/dev/shm").f_ffree >= before.f_ffree - 100  # the host's /dev/shm: untouched
     assert mounted and box not in Path("/proc/self/mountinfo").read_text() and not os.path.exists(box)
+
+
+def _cell(source: str, folder: Path, manager=sandbox.SandboxKernelManager, env: dict | None = None) -> str:
+    """``source`` run in a graded notebook's kernel, in ``folder`` (a stage's name): the text it printed."""
+    import nbformat
+    from nbclient import NotebookClient
+    folder.mkdir(parents=True, exist_ok=True)
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(source)])
+    client = NotebookClient(nb, timeout=120, kernel_name="python3", resources={"metadata": {"path": str(folder)}})
+    client.km = manager(course_root=str(folder.parent), kernel_name="python3")
+    client.execute()
+    return "".join(o.get("text", "") for o in nb.cells[0].outputs if o.output_type == "stream")
+
+
+DAEMON = r'''
+import ctypes, os, subprocess, sys
+print("torch" in sys.modules, os.getuid())
+subprocess.Popen([sys.executable, "-c", "import ctypes, time; ctypes.CDLL(None).prctl(1, 0, 0, 0, 0); time.sleep(600)"],
+                 start_new_session=True)
+'''
+
+
+@pytest.mark.parametrize("fork", [True, False])
+def test_a_root_graders_kernel_is_forked_from_a_server_that_imported_pytorch(tmp_path, fork):
+    """Forked, the kernel finds PyTorch imported already; either way what it started is gone when it ends."""
+    class Manager(sandbox.SandboxKernelManager):
+        fork_commands = fork
+
+    preloaded, uid = _cell(DAEMON, tmp_path / "01_attention", Manager).split()
+    assert preloaded == str(fork) and _learner_processes(int(uid)) == []
+
+
+def test_a_kernel_finds_nothing_of_another_kernels_request_in_its_memory(tmp_path):
+    import hashlib
+    import secrets
+    marker = f"tinylm-marker-{secrets.token_hex(8)}"
+    assert _cell("print('other')", tmp_path / marker / "01_attention") == "other\n"  # its folder: in its request
+    scan = f"import sys\nsys.argv = ['scan', {hashlib.sha256(marker.encode()).hexdigest()!r}]\n" + SCAN
+    assert _last_json(_cell(scan, tmp_path / "mine" / "01_attention")) == {"found": 0}
+
+
+def test_the_workers_kernel_server_holds_nothing_of_the_graders_environment(tmp_path):
+    """tinylm-autograde's workers connect to one kernel server (its imports done once for the class); its environment
+    is what a sandbox keeps, not the grader's: a kernel finds no gradebook's address in its memory or /proc."""
+    import hashlib
+    secret = "postgresql://grader:tinylm-secret-password@db/gradebook"
+    env = {**os.environ, "TINYLM_GRADEBOOK": secret}
+    with sandbox.kernel_server_for_workers(env) as workers:
+        path = workers[sandbox.KERNEL_SERVER]
+        assert oct(os.stat(os.path.dirname(path)).st_mode & 0o777) == "0o700"
+        cell = ("import ctypes, hashlib, os, re, sys\nfound = []\n"  # its memory: the environment it started with too
+                "for fields in [line.split() for line in open('/proc/self/maps')]:\n"
+                "    if fields[1].startswith('rw') and not (len(fields) > 5 and fields[5].startswith('[v')):\n"
+                "        start, end = (int(x, 16) for x in fields[0].split('-'))\n"
+                "        found += [m for m in re.findall(rb'grader:([a-z-]+)@db', ctypes.string_at(start, end - start))\n"
+                f"                  if hashlib.sha256(m).hexdigest() == {hashlib.sha256(b'tinylm-secret-password').hexdigest()!r}]\n"
+                "print('torch' in sys.modules, len(found) > 0, 'TINYLM_GRADEBOOK' in os.environ)")
+        code = (f"import os, sys\nos.environ.update({ {sandbox.KERNEL_SERVER: path, 'TINYLM_GRADEBOOK': secret}!r})\n"
+                f"sys.path.insert(0, {str(ROOT / 'tests')!r})\nimport test_forkbox, pathlib\n"
+                f"print(test_forkbox._cell({cell!r}, pathlib.Path({str(tmp_path / '02_multihead')!r})))\n"
+                "from tinylm_grading import sandbox\nprint(list(sandbox._KERNEL_SERVERS))")
+        import subprocess
+        done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, cwd=ROOT)
+        assert done.returncode == 0, done.stderr[-3000:]
+        assert [line for line in done.stdout.splitlines() if line] == ["True False False", f"[{path!r}]"]
+    assert not os.path.exists(path)

@@ -51,10 +51,9 @@ import weakref
 from pathlib import Path
 
 SERVER = r'''
-# code: the forkserver's own program, run as python -c SERVER <requests socket fd> <replies fd> <modules to import>
-import json, os, select, signal, socket, sys, time
-requests = socket.socket(fileno=int(sys.argv[1]))
-replies = os.fdopen(int(sys.argv[2]), "w", encoding="utf-8")
+# code: the forkserver's own program, run as python -c SERVER <socket fd> <path to listen at, or ""> <modules to import>
+import json, os, select, signal, socket, struct, sys, time
+primary, path = socket.socket(fileno=int(sys.argv[1])), sys.argv[2]
 for name in sys.argv[3:]:
     try:
         __import__(name)
@@ -108,10 +107,10 @@ def _main(request):
 
 def _child(request_fd):
     os.setsid()
-    requests.close()
-    for fd in running:
+    for other in (*clients.values(), *([listener] if listener else [])):
+        other.close()
+    for fd in [*running, *dying]:
         os.close(fd)
-    replies.close()
     with os.fdopen(request_fd, "rb") as f:  # the command's own request: this server's memory never held it
         request = json.loads(f.read())
     out = os.open(request["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
@@ -137,64 +136,148 @@ def _child(request_fd):
 
 
 def _end(fd, ended):
-    """The command whose pidfd is ``fd`` ended (or reached its timeout): its group killed, its exit code replied."""
-    pid, number, _ = running.pop(fd)
-    os.close(fd)
-    try:  # its children too, which may have left its group (a sandbox's init, whose end ends its namespace)
+    """The command whose pidfd is ``fd`` ended (or reached its timeout). Its children are killed first (a sandbox's
+    init, whose end ends its namespace: reaped by the command, its parent, not left to the machine's init), then, once
+    they have ended, its group and itself; its exit code is replied once it has ended. Nothing here waits: a process
+    may take seconds to end (a namespace whose /tmp held millions of files), and the server serves the other commands
+    meanwhile (:func:`_gone`)."""
+    pid, number, _, client = running.pop(fd)
+    try:
         with open(f"/proc/{pid}/task/{pid}/children", encoding="ascii") as f:
             children = [int(child) for child in f.read().split()]
     except (OSError, ValueError):
         children = []
-    ending = []
+    ending = {"pid": pid, "fd": fd, "number": number, "client": client, "ended": ended, "left": set(),
+              "until": time.monotonic() + 30, "last": False}
     for child in children:
         try:
-            ending.append(os.pidfd_open(child))
+            child_fd = os.pidfd_open(child)
+        except OSError:
+            continue
+        ending["left"].add(child_fd)
+        dying[child_fd] = ending
+        try:
             os.kill(child, signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    for child in ending:  # gone before the reply: a PID namespace's init, once every process in it is
-        select.select([child], [], [], 5)
-        os.close(child)
-    for kill in (os.killpg, os.kill):  # its group: at its timeout, or what it left running; and the command itself,
-        try:  # cancelled before it made its group (a request and its cancel read at once), which killpg misses
-            kill(pid, signal.SIGKILL)
+    if not ending["left"]:
+        _last(ending)
+
+
+def _last(ending):
+    """The command's children have ended: its group and itself now (at its timeout, or what it left running; the command
+    itself too, cancelled before it made its group, which killpg misses)."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(ending["pid"], signal.SIGKILL)
         except (ProcessLookupError, PermissionError):
             pass
-    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
-    replies.write(json.dumps({"id": number, "code": code if ended else -9}) + "\n")
-    replies.flush()
+    ending.update(left={ending["fd"]}, until=time.monotonic() + 30, last=True)
+    dying[ending["fd"]] = ending
 
 
-running = {}  # pidfd: (pid, request id, deadline): the commands running now, each a child of this process
+def _gone(fd, expired=False):
+    """A process of an ended command has ended (or, ``expired``, 30 s have passed): once its children all have, the
+    command is killed (:func:`_last`); once it has, it is reaped and its exit code replied."""
+    ending = dying.pop(fd)
+    ending["left"].discard(fd)
+    if ending["left"] and not expired:
+        if fd != ending["fd"]:
+            os.close(fd)
+        return
+    for other in {fd, *ending["left"]} - {ending["fd"]}:
+        dying.pop(other, None)
+        os.close(other)
+    ending["left"] = set()
+    if not ending["last"]:
+        _last(ending)
+        return
+    dying.pop(ending["fd"], None)
+    os.close(ending["fd"])
+    try:
+        done, status = os.waitpid(ending["pid"], os.WNOHANG)
+    except ChildProcessError:
+        done, status = ending["pid"], 0
+    if not done:
+        zombies.append(ending["pid"])  # past its time: replied now, reaped when it ends at last
+    code = os.waitstatus_to_exitcode(status) if done and ending["ended"] else -9
+    try:
+        ending["client"].send(json.dumps({"id": ending["number"], "code": code}).encode())
+    except OSError:
+        pass  # that client has gone
+
+
+listener = None
+if path:  # also a server for other processes of this user (the grader's, each with a connection of its own)
+    listener = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    listener.bind(path)
+    listener.listen(64)
+primary.send(b'{"ready": true}')
+clients = {primary.fileno(): primary}  # the connections orders come from: the first one's end ends this server
+running = {}  # pidfd: (pid, request id, deadline, connection): the commands running now, each a child of this process
+dying = {}  # pidfd of a process of an ended command: that command's ending (see _end)
+zombies = []  # commands replied past their time to end, to reap
 while True:
-    deadlines = [deadline for _, _, deadline in running.values()]
-    wait = max(0.0, min(deadlines) - time.monotonic()) if deadlines else None
-    ready = select.select([requests, *running], [], [], wait)[0]
-    for fd in [fd for fd in running if fd in ready or running[fd][2] <= time.monotonic()]:
-        _end(fd, fd in ready)
-    if requests not in ready:
-        continue
-    # a message: {"id", "timeout"} with the descriptor of a file holding the request (read by the child alone: a
-    # command forked later finds nothing of another's in its copy of this process), or {"cancel": id}
-    message, fds, _, _ = socket.recv_fds(requests, 1024, 1)
-    if not message:  # the client's end closed (its process ended): what still runs goes with this server
+    if primary.fileno() not in clients:  # the first client ended: so does everything, and then this server
+        for other in [*clients.values(), *([listener] if listener else [])]:
+            other.close()
+        clients, listener = {}, None
         for fd in list(running):
             _end(fd, False)
-        break
-    order = json.loads(message)
-    if "cancel" in order:  # the client was interrupted: the command ends now, as at its timeout
-        for fd, (pid, number, _) in list(running.items()):
-            if number == order["cancel"]:
-                _end(fd, False)
-        continue
-    pid = os.fork()
-    if pid == 0:
+        if not dying:
+            break
+    for pid in list(zombies):
+        if os.waitpid(pid, os.WNOHANG)[0]:
+            zombies.remove(pid)
+    deadlines = [entry[2] for entry in running.values()] + [ending["until"] for ending in dying.values()]
+    wait = max(0.0, min(deadlines) - time.monotonic()) if deadlines else (1.0 if zombies else None)
+    ready = select.select([*clients.values(), *([listener] if listener else []), *running, *dying], [], [], wait)[0]
+    for fd in [fd for fd in dying if fd in ready]:
+        if fd in dying:
+            _gone(fd)
+    for fd in [fd for fd, ending in dying.items() if ending["until"] <= time.monotonic()]:
+        if fd in dying:
+            _gone(fd, expired=True)
+    for fd in [fd for fd in running if fd in ready or running[fd][2] <= time.monotonic()]:
+        _end(fd, fd in ready)
+    if listener is not None and listener in ready:
+        connection, _ = listener.accept()
+        peer = struct.unpack("3i", connection.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12))
+        if peer[1] == os.getuid():
+            clients[connection.fileno()] = connection
+        else:
+            connection.close()
+    for client in [client for client in clients.values() if client in ready]:
+        # a message: {"id", "timeout"} with the descriptor of a file holding the request (read by the child alone: a
+        # command forked later finds nothing of another's in its copy of this process), or {"cancel": id}
         try:
-            _child(fds[0])
-        finally:
-            os._exit(1)
-    os.close(fds[0])
-    running[os.pidfd_open(pid)] = (pid, order["id"], time.monotonic() + order["timeout"])
+            message, fds, _, _ = socket.recv_fds(client, 1024, 1)
+        except OSError:  # reset: as closed
+            message, fds = b"", []
+        if not message:  # that client's end closed (its process ended): what it still runs ends with it
+            for fd in [fd for fd, entry in running.items() if entry[3] is client]:
+                _end(fd, False)
+            del clients[client.fileno()]
+            client.close()
+            continue
+        order = json.loads(message)
+        if "cancel" in order:  # the client was interrupted: the command ends now, as at its timeout
+            for fd, (pid, number, _, owner) in list(running.items()):
+                if number == order["cancel"] and owner is client:
+                    _end(fd, False)
+            continue
+        if not fds:
+            continue
+        pid = os.fork()
+        if pid == 0:
+            try:
+                _child(fds[0])
+            finally:
+                os._exit(1)
+        os.close(fds[0])
+        running[os.pidfd_open(pid)] = (pid, order["id"], time.monotonic() + order["timeout"], client)
+if path:
+    os.unlink(path)
 '''
 
 
@@ -202,11 +285,19 @@ class Forkserver:
     """A process that has imported ``preload`` (started on first use, with ``env``), and runs commands as its forked
     children (see the module docstring). Thread-safe: commands given from several threads run at once."""
 
-    def __init__(self, preload: tuple[str, ...], env: dict[str, str]):
-        self.preload, self.env = preload, env
+    def __init__(self, preload: tuple[str, ...], env: dict[str, str], listen: str | None = None,
+                 connect: str | None = None):
+        """``listen``: the server also takes other processes' connections (of this user only) at that path, a Unix
+        socket in a folder no one else may enter; ``connect``: no server of its own, a connection to one that listens
+        there."""
+        self.preload, self.env, self.listen, self.connect = preload, env, listen, connect
         self.proc, self.lock, self.asked = None, threading.Lock(), 0
         self.waiting: dict[int, queue.SimpleQueue] | None = None  # request id: where its reply goes (None: no server)
+        self.ready = threading.Event()  # set when the server has imported its modules (and listens)
         _ALL.add(self)
+
+    def _alive(self) -> bool:
+        return self.waiting is not None and (self.proc is None or self.proc.poll() is None)
 
     def _forget(self) -> None:
         """In a child forked from the process that started the server: the server and the thread reading its replies
@@ -220,24 +311,35 @@ class Forkserver:
         self.proc, self.waiting = None, None
 
     def _start(self) -> None:
-        requests, requests_r = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        replies_r, replies_w = os.pipe()
-        with requests_r:
-            self.proc = subprocess.Popen([sys.executable, "-c", SERVER, str(requests_r.fileno()), str(replies_w),
-                                          *self.preload], pass_fds=(requests_r.fileno(), replies_w),
-                                         stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                         env=self.env, cwd="/")  # its imports: the environment's, never a folder's
-        os.close(replies_w)
+        """Start the server (or connect to it): orders go and replies come back on one socket."""
+        if self.connect:
+            requests = socket.socket(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            try:
+                requests.connect(self.connect)
+            except OSError:
+                requests.close()
+                raise
+            self.ready.set()
+        else:
+            requests, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+            with theirs:
+                self.proc = subprocess.Popen([sys.executable, "-c", SERVER, str(theirs.fileno()), self.listen or "",
+                                              *self.preload], pass_fds=(theirs.fileno(),), stdin=subprocess.DEVNULL,
+                                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=self.env,
+                                             cwd="/")  # its imports: the environment's, never a folder's
         self.requests, self.waiting = requests, {}
-        replies = os.fdopen(replies_r, "r", encoding="utf-8")
-        threading.Thread(target=_replies, args=(weakref.ref(self), self.lock, replies, self.waiting),
+        # the thread below holds the socket too: when this object goes, the server must still see its client end
+        weakref.finalize(self, _hang_up, requests, os.getpid())
+        threading.Thread(target=_replies, args=(weakref.ref(self), self.lock, requests, self.waiting, self.ready),
                          daemon=True, name="tinylm-forkserver-replies").start()
 
-    def start(self) -> None:
-        """Start the server now, if it is not running, without waiting for its imports."""
+    def start(self, wait: float | None = None) -> bool:
+        """Start the server now, if it is not running; with ``wait``, wait up to that many seconds for its imports.
+        Returns whether it is ready."""
         with self.lock:
-            if self.waiting is None or self.proc.poll() is not None:
+            if not self._alive():
                 self._start()
+        return self.ready.wait(wait) if wait else self.ready.is_set()
 
     def cancel(self, number: int | None = None) -> None:
         """End the command of request ``number`` now (None: every command this process is waiting for); each one's
@@ -258,7 +360,7 @@ class Forkserver:
         describes (:func:`tinylm_grading.forkbox.enter`, which the server must have imported)."""
         box = queue.SimpleQueue()
         with self.lock:
-            if self.waiting is None or self.proc.poll() is not None:
+            if not self._alive():
                 self._start()
             self.asked += 1
             number, proc, self.waiting[self.asked] = self.asked, self.proc, box
@@ -322,7 +424,8 @@ class Spawned:
             except queue.Empty:
                 return None
             if code is None:
-                self.proc.kill()
+                if self.proc is not None:
+                    self.proc.kill()
                 raise RuntimeError("the forkserver ended")
             self.returncode = code
         return self.returncode
@@ -343,16 +446,35 @@ class Spawned:
     terminate = kill
 
 
-def _replies(server: weakref.ref, lock: threading.Lock, replies, waiting: dict[int, queue.SimpleQueue]) -> None:
+def _hang_up(requests: socket.socket, owner: int) -> None:
+    """End the connection to a server, for the server and for the thread reading its replies: in the process that made
+    it only (a forked child's copy of the object must leave its parent's connection alone)."""
+    if os.getpid() == owner:
+        try:  # this side only: the replies still come until the server, its commands ended, closes the other
+            requests.shutdown(socket.SHUT_WR)
+        except OSError:
+            pass
+
+
+def _replies(server: weakref.ref, lock: threading.Lock, requests: socket.socket,
+             waiting: dict[int, queue.SimpleQueue], ready: threading.Event) -> None:
     """Hand each reply of one server to the thread that waits for it; when the server ends, None to each. It holds
     no reference to the :class:`Forkserver`: one that is dropped closes its end of the requests, and its server ends."""
-    with replies:
-        for line in replies:
-            reply = json.loads(line)
-            with lock:
-                box = waiting.pop(reply["id"], None)
-            if box is not None:
-                box.put(reply["code"])
+    while True:
+        try:
+            message = requests.recv(4096)
+        except OSError:  # closed by this process (a fork's child forgetting the server)
+            break
+        if not message:
+            break
+        reply = json.loads(message)
+        if "ready" in reply:
+            ready.set()
+            continue
+        with lock:
+            box = waiting.pop(reply["id"], None)
+        if box is not None:
+            box.put(reply["code"])
     with lock:
         owner = server()
         if owner is not None and owner.waiting is waiting:

@@ -5,7 +5,9 @@ Each learner's submission of each stage is graded by nbgrader's own ``nbgrader a
 course's ``nbgrader_config.py`` (the same sandbox, preprocessors, gradebook and files as the command typed by hand),
 and ``--workers`` of them run at once, each with its own sandboxed kernel. Each worker is a process that has imported
 nbgrader, the grader and PyTorch once; every command it runs is a child forked from it
-(:mod:`tinylm_checks._forked`), which saves the 3 CPU s of imports a new ``nbgrader`` spends before it grades.
+(:mod:`tinylm_checks._forked`), which saves the 3 CPU s of imports a new ``nbgrader`` spends before it grades. A root
+grader also starts one kernel server for all the workers (:func:`tinylm_grading.sandbox.kernel_server_for_workers`):
+each notebook's kernel is forked from it into a sandbox of its own, its imports done once for the class.
 
 nbgrader's default gradebook, one SQLite file, takes one writer at a time: with it ``--workers`` must be 1 (the
 commands then run one after the other, as a loop over the class would). A PostgreSQL gradebook takes concurrent
@@ -34,6 +36,8 @@ from pathlib import Path
 from tinylm_checks import _forked
 from tinylm_checks._text import say
 from tinylm_solutions.cli import UsageError, _fail, _help, _int, _Parser
+
+from .sandbox import kernel_server_for_workers
 
 PRELOAD = ("torch", "nbgrader.apps.nbgraderapp", "nbgrader.preprocessors", "nbclient", "tinylm_grading.preprocessors")
 """What each worker imports once, before it forks its commands (the modules every ``nbgrader autograde`` imports)."""
@@ -126,6 +130,12 @@ def run(course: Path, jobs: list[tuple[str, str]], workers: int, extra: list[str
         report=print) -> list[tuple[str, str, int, float, str]]:
     """Run ``nbgrader autograde STAGE --student ID *extra`` for every job on ``workers`` forkservers: a list of
     (stage, student, exit code, seconds, output) in the order the commands ended; ``report`` gets a line for each."""
+    with kernel_server_for_workers(env) as env:  # one server imports PyTorch for every kernel (a root grader)
+        return _run(course, jobs, workers, extra, env, report)
+
+
+def _run(course: Path, jobs: list[tuple[str, str]], workers: int, extra: list[str], env: dict[str, str],
+         report) -> list[tuple[str, str, int, float, str]]:
     servers: queue.SimpleQueue = queue.SimpleQueue()
     for _ in range(workers):
         servers.put(_forked.Forkserver(PRELOAD, env))

@@ -37,6 +37,11 @@ and inside it:
 - memory, process count and CPU time are limited (:mod:`tinylm_grading.limits`);
 - the environment is cleared except a few harmless variables.
 
+A root grader does not start bubblewrap for a kernel: the kernel is forked from a process that imported PyTorch and
+ipykernel once (:func:`kernel_server`), and the child builds the sandbox these arguments describe itself
+(:mod:`tinylm_grading.forkbox`), a second or more sooner; ``fork_commands = False`` (or a grader that is not root)
+starts bubblewrap as above.
+
 An interrupt (the cell timeout) is sent as a Jupyter ``interrupt_request`` message, which the kernel turns
 into a SIGINT to itself; a signal to bubblewrap would end the whole sandbox.
 
@@ -47,8 +52,10 @@ turns the sandbox off, for a trusted single-user context only: see docs/grading.
 """
 from __future__ import annotations
 
+import contextlib
 import os
 import secrets
+import socket
 import shutil
 import stat
 import subprocess
@@ -181,10 +188,10 @@ class SandboxKernelManager(SlicedPollKernelManager):
     workspace_inodes = Integer(65536, help="Files and folders that workspace's tmpfs may hold (a red-teamer's command "
                                            "made 3 million, and every other learner's commands failed for lack of "
                                            "inodes on /dev/shm).").tag(config=True)
-    fork_commands = Bool(True, help="A root grader forks each capstone command from a process that imported PyTorch "
-                                    "once, into a sandbox of its own built from the same description "
-                                    "(tinylm_grading.forkbox); False: each command starts bubblewrap and a new Python "
-                                    "(about 1 s more each).").tag(config=True)
+    fork_commands = Bool(True, help="A root grader forks each kernel and each capstone command from a process that "
+                                    "imported PyTorch (and ipykernel) once, into a sandbox of its own built from the "
+                                    "same description (tinylm_grading.forkbox); False: each starts bubblewrap and a "
+                                    "new Python (1 to 2 s more each).").tag(config=True)
     quick = Unicode("1", help="TINYLM_QUICK in the kernel, unless the grader's environment sets it: '1' runs the "
                               "training cells of stages 09-13 for a few steps (no graded check depends on how long a "
                               "model trained, and stage 11's full runs take longer than "
@@ -406,8 +413,14 @@ class SandboxKernelManager(SlicedPollKernelManager):
         self._uid = uid = self.learner_uid()
         if uid is not None:
             self._check_readable()
-        self._prefix = self.command(self.bwrap_args(workdir, box, conn_dir, uid), [], self._cgroup,
-                                    self.cpu_seconds, uid, box)
+        bwrap = self.bwrap_args(workdir, box, conn_dir, uid)
+        self._prefix = self.command(bwrap, [], self._cgroup, self.cpu_seconds, uid, box)
+        self._spec = None
+        if uid is not None and self.fork_commands and forkbox_usable():  # the kernel may be forked (format_kernel_cmd)
+            self._spec = {"args": bwrap, "uid": uid, "scratch": str(box), "cgroup": self._cgroup,
+                          "memory_mb": self.memory_mb, "processes": self.max_processes,
+                          "cpu_seconds": self.cpu_seconds,
+                          "seccomp": str(box / "seccomp.bpf") if (box / "seccomp.bpf").is_file() else None}
         # nothing in the sandbox holds nbgrader's terminal or log: bwrap's PID 1 would pass them on
         # (/proc/1/fd/1), and learner code could write to the instructor's screen. bubblewrap's own errors
         # go to a file that shutdown reports (see _report_stderr)
@@ -423,8 +436,32 @@ class SandboxKernelManager(SlicedPollKernelManager):
         cmd = super().format_kernel_cmd(extra_arguments)
         if getattr(self, "_box", None) and self._uid is not None:  # written just now, for the grader's eyes only
             os.chown(self.connection_file, self._uid, self._uid)
+        if not getattr(self, "_box", None):
+            return cmd
         # the kernel's log (its connection banner) is for nobody: learners' output reaches nbgrader as messages
-        return [*self._prefix, *cmd, "--IPKernelApp.log_level=CRITICAL"] if getattr(self, "_box", None) else cmd
+        cmd = [*cmd, "--IPKernelApp.log_level=CRITICAL"]
+        # ipykernel in this Python: forked from the kernel server (_async_launch_kernel), else in bubblewrap
+        self._forking = self._spec is not None and len(cmd) > 2 and cmd[1:3] == ["-m", "ipykernel_launcher"] and \
+            Path(cmd[0]).resolve() == Path(sys.executable).resolve()
+        return cmd if self._forking else [*self._prefix, *cmd]
+
+    async def _async_launch_kernel(self, kernel_cmd: list[str], **kw) -> None:
+        if getattr(self, "_forking", False):
+            from .forkbox import options
+            wanted = options(self._spec["args"])
+            try:
+                process = kernel_server(wanted["env"]).spawn(kernel_cmd[1:], Path(wanted["chdir"]), wanted["env"],
+                                                             self._box / "stderr.log", FOREVER, self._spec)
+            except (OSError, RuntimeError) as e:  # no server: the kernel in bubblewrap, as a grader not root runs it
+                self.log.warning("sandbox: the kernel server could not be reached (%s): bubblewrap instead", e)
+                kernel_cmd, self._forking = [*self._prefix, *kernel_cmd], False
+            else:
+                provisioner = self.provisioner
+                provisioner.process, provisioner.pid, provisioner.pgid = process, None, None
+                provisioner.cwd = wanted["chdir"]
+                self._reconcile_connection_info(provisioner.connection_info)
+                return None
+        return await super()._async_launch_kernel(kernel_cmd, **kw)
 
     async def _async_interrupt_kernel(self) -> None:
         if getattr(self, "_box", None) is None:
@@ -452,12 +489,69 @@ class SandboxKernelManager(SlicedPollKernelManager):
         with open(self._box / "stderr.log", "rb") as f:
             head = f.read(4096).decode("utf-8", "replace")
         for line in head.splitlines():
-            if line.startswith("bwrap:"):  # the kernel writes here too: learner text, escaped for the terminal
+            if line.startswith(("bwrap:", "sandbox:")):  # the kernel writes here too: learner text, escaped
                 self.log.error("sandbox: %s", printable(line))
 
     # AsyncKernelManager binds its public names to the base class's coroutines: rebind them to ours
     interrupt_kernel = _async_interrupt_kernel
     shutdown_kernel = _async_shutdown_kernel
+
+
+KERNEL_PRELOAD = ("torch", "numpy", "ipykernel.kernelapp", "ipykernel.ipkernel", "tinylm_grading.forkbox")
+"""What the kernel server imports before it forks each kernel into its sandbox: nothing of the course's checks or
+answers (a kernel could read them in its memory), and its environment is the sandbox's (no gradebook's address)."""
+KERNEL_SERVER = "TINYLM_KERNEL_SERVER"
+"""An environment variable: the socket of a kernel server that ``tinylm-autograde`` started for its workers (one server
+imports PyTorch for every kernel of the class); unset, each grading process starts its own."""
+FOREVER = 7 * 24 * 3600.0
+"""A kernel's time limit at the server: none that matters (nbgrader's cell and notebook limits end it)."""
+_KERNEL_SERVERS: dict = {}
+
+
+def forkbox_usable() -> bool:
+    """Whether this grader forks its sandboxes (:func:`tinylm_grading.forkbox.is_usable`: Linux, root)."""
+    from tinylm_checks import _forked
+
+    from .forkbox import is_usable
+    return _forked.FORKS and is_usable()
+
+
+def kernel_server(env: dict[str, str]):
+    """This process's connection to the kernel server (:data:`KERNEL_SERVER`'s), or a server of its own started with
+    ``env`` (a :class:`tinylm_checks._forked.Forkserver`)."""
+    from tinylm_checks import _forked
+    path = os.environ.get(KERNEL_SERVER) or None
+    server = _KERNEL_SERVERS.get(path)
+    if server is None:
+        server = _KERNEL_SERVERS[path] = _forked.Forkserver(KERNEL_PRELOAD, env, connect=path)
+    return server
+
+
+@contextlib.contextmanager
+def kernel_server_for_workers(env: dict[str, str]):
+    """Within: a kernel server that listens for the grading processes this one starts with the environment it yields
+    (``env`` with :data:`KERNEL_SERVER`), where this grader forks its sandboxes; else ``env`` as it is. The server's own
+    environment is what a sandbox keeps of ``env`` (:data:`KEPT_ENV`: no gradebook's address); its socket is in a
+    folder only this user may enter. It ends, with every kernel it runs, when the block does."""
+    off = env.get("TINYLM_GRADING_SANDBOX", "").lower() in ("off", "0", "no")
+    if off or not forkbox_usable():
+        yield env
+        return
+    from tinylm_checks import _forked
+    folder = Path(tempfile.mkdtemp(prefix="tinylm-kernels-"))  # mode 0700
+    path = str(folder / "socket")
+    server = _forked.Forkserver(KERNEL_PRELOAD, {k: env[k] for k in KEPT_ENV if k in env}, listen=path)
+    try:
+        ready = server.start(wait=120)
+        yield {**env, KERNEL_SERVER: path} if ready else env
+    finally:
+        if server.proc is not None:
+            server.requests.shutdown(socket.SHUT_WR)  # its first client's end: it ends, and its kernels
+            try:
+                server.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                server.proc.kill()
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 BINDS = {"--bind": 2, "--ro-bind": 2, "--bind-try": 2, "--ro-bind-try": 2}
