@@ -143,6 +143,7 @@ time.sleep(600)
 '''
 
 
+@pytest.mark.slow  # (a process of its own, or a kernel, or a 5 s timeout: the slow tier)
 def test_a_command_past_its_time_ends_with_all_it_started(forked):
     with workspace.SandboxWorkspace({"spawn.py": SPAWN}) as ws:
         code, output = ws.run(["spawn.py"], timeout=5)
@@ -236,6 +237,7 @@ print(json.dumps({"code": code, "tail": output[-8:], "length": len(output),
 """
 
 
+@pytest.mark.slow  # (a process of its own, or a kernel, or a 5 s timeout: the slow tier)
 @pytest.mark.parametrize("path", ["fork", "bubblewrap"])
 def test_the_grader_reads_only_the_end_of_what_a_command_prints(path):
     """300 MB printed: the grader keeps its last 64 kB and never holds the rest (a red-teamer's 3.7 GB print took 7.5 to
@@ -312,6 +314,7 @@ subprocess.Popen([sys.executable, "-c", "import ctypes, time; ctypes.CDLL(None).
 '''
 
 
+@pytest.mark.slow  # (a process of its own, or a kernel, or a 5 s timeout: the slow tier)
 @pytest.mark.parametrize("fork", [True, False])
 def test_a_root_graders_kernel_is_forked_from_a_server_that_imported_pytorch(tmp_path, fork):
     """Forked, the kernel finds PyTorch imported already; either way what it started is gone when it ends."""
@@ -322,6 +325,7 @@ def test_a_root_graders_kernel_is_forked_from_a_server_that_imported_pytorch(tmp
     assert preloaded == str(fork) and _learner_processes(int(uid)) == []
 
 
+@pytest.mark.slow  # (a process of its own, or a kernel, or a 5 s timeout: the slow tier)
 def test_a_kernel_finds_nothing_of_another_kernels_request_in_its_memory(tmp_path):
     import hashlib
     import secrets
@@ -331,6 +335,7 @@ def test_a_kernel_finds_nothing_of_another_kernels_request_in_its_memory(tmp_pat
     assert _last_json(_cell(scan, tmp_path / "mine" / "01_attention")) == {"found": 0}
 
 
+@pytest.mark.slow  # (a process of its own, or a kernel, or a 5 s timeout: the slow tier)
 def test_the_workers_kernel_server_holds_nothing_of_the_graders_environment(tmp_path):
     """tinylm-autograde's workers connect to one kernel server (its imports done once for the class); its environment
     is what a sandbox keeps, not the grader's: a kernel finds no gradebook's address in its memory or /proc."""
