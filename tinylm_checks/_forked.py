@@ -47,6 +47,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 import weakref
 from pathlib import Path
 
@@ -339,7 +340,11 @@ class Forkserver:
         with self.lock:
             if not self._alive():
                 self._start()
-        return self.ready.wait(wait) if wait else self.ready.is_set()
+        end = time.monotonic() + (wait or 0)
+        while not self.ready.wait(0.1 if wait else 0) and time.monotonic() < end:
+            if self.proc is not None and self.proc.poll() is not None:  # it ended before it was ready
+                return False
+        return self.ready.is_set()
 
     def cancel(self, number: int | None = None) -> None:
         """End the command of request ``number`` now (None: every command this process is waiting for); each one's
