@@ -361,3 +361,35 @@ def test_the_workers_kernel_server_holds_nothing_of_the_graders_environment(tmp_
         assert done.returncode == 0, done.stderr[-3000:]
         assert [line for line in done.stdout.splitlines() if line] == ["True False False", f"[{path!r}]"]
     assert not os.path.exists(path)
+
+
+@pytest.mark.slow  # (a process of its own, or a kernel, or a 5 s timeout: the slow tier)
+def test_a_server_that_dies_takes_its_commands_with_it(forked):
+    """bubblewrap's --die-with-parent, on the forked path: a red-teamer killed the kernel server, and its kernels ran on
+    (an idle kernel never ends by itself)."""
+    import threading
+    import time
+    from tinylm_checks import _forked
+    results = []
+    with workspace.SandboxWorkspace({"sleep.py": "import time\nprint('asleep', flush=True)\ntime.sleep(600)\n"}) as ws:
+        def run():
+            try:
+                results.append(ws.run(["sleep.py"], timeout=120))
+            except RuntimeError as e:  # the grader's check errs, never a grade from a half-run command
+                results.append(e)
+
+        thread = threading.Thread(target=run)
+        thread.start()
+        for _ in range(300):
+            if getattr(ws, "uid", None) and _learner_processes(ws.uid):
+                break
+            time.sleep(0.05)
+        assert _learner_processes(ws.uid), "the command never started"
+        [server] = [s for s in _forked._SERVERS.values() if s.preload == workspace.PRELOAD and s.proc is not None]
+        server.proc.kill()
+        thread.join(60)
+        for _ in range(100):
+            if not _learner_processes(ws.uid):
+                break
+            time.sleep(0.05)
+        assert _learner_processes(ws.uid) == [] and len(results) == 1 and isinstance(results[0], RuntimeError)

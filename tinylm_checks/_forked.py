@@ -55,6 +55,7 @@ SERVER = r'''
 # code: the forkserver's own program, run as python -c SERVER <socket fd> <path to listen at, or ""> <modules to import>
 import json, os, select, signal, socket, struct, sys, time
 primary, path = socket.socket(fileno=int(sys.argv[1])), sys.argv[2]
+SERVER_PID = os.getpid()
 for name in sys.argv[3:]:
     try:
         __import__(name)
@@ -107,11 +108,19 @@ def _main(request):
 
 
 def _child(request_fd):
+    import ctypes
+    ctypes.CDLL(None).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG: this server's end ends its commands, whatever it was
+    if os.getppid() != SERVER_PID:  # it ended before the line above
+        os._exit(1)
     os.setsid()
     for other in (*clients.values(), *([listener] if listener else [])):
         other.close()
     for fd in [*running, *dying]:
         os.close(fd)
+    for table in (running, dying, zombies, clients):  # nothing of the other commands the server runs (a kernel read
+        table.clear()  # another learner's pid and start time here)
+    for name in ("message", "order", "peer", "connection", "path", "fds"):
+        globals().pop(name, None)
     with os.fdopen(request_fd, "rb") as f:  # the command's own request: this server's memory never held it
         request = json.loads(f.read())
     out = os.open(request["output"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
