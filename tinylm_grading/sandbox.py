@@ -383,6 +383,21 @@ class SandboxKernelManager(SlicedPollKernelManager):
                 *(["--seccomp", str(box / "seccomp.bpf")] if refused is not None else []),
                 "--", bwrap_path(), *bwrap, "--", *drop, *argv]
 
+    def forks(self, uid: int | None) -> bool:
+        """Whether this sandbox is entered by a forked child (:mod:`tinylm_grading.forkbox`): a root grader's (``uid``
+        set), where it can fork them, unless ``fork_commands`` is off."""
+        return uid is not None and self.fork_commands and forkbox_usable()
+
+    def fork_spec(self, bwrap: list[str], uid: int, box: Path, cgroup: str, cpu_seconds: int) -> dict:
+        """What :func:`tinylm_grading.forkbox.enter` needs to build the sandbox ``bwrap`` describes (the seccomp program
+        written in ``box``, as :meth:`command` writes it)."""
+        refused = self.seccomp()
+        if refused is not None:
+            (box / "seccomp.bpf").write_bytes(refused)
+        return {"args": bwrap, "uid": uid, "scratch": str(box), "cgroup": cgroup, "memory_mb": self.memory_mb,
+                "processes": self.max_processes, "cpu_seconds": cpu_seconds,
+                "seccomp": str(box / "seccomp.bpf") if refused is not None else None}
+
     def seccomp(self) -> bytes | None:
         """The sandbox's seccomp program (:func:`tinylm_grading.seccomp.program`; None: none on this machine)."""
         from .seccomp import program
@@ -416,11 +431,8 @@ class SandboxKernelManager(SlicedPollKernelManager):
         bwrap = self.bwrap_args(workdir, box, conn_dir, uid)
         self._prefix = self.command(bwrap, [], self._cgroup, self.cpu_seconds, uid, box)
         self._spec = None
-        if uid is not None and self.fork_commands and forkbox_usable():  # the kernel may be forked (format_kernel_cmd)
-            self._spec = {"args": bwrap, "uid": uid, "scratch": str(box), "cgroup": self._cgroup,
-                          "memory_mb": self.memory_mb, "processes": self.max_processes,
-                          "cpu_seconds": self.cpu_seconds,
-                          "seccomp": str(box / "seccomp.bpf") if (box / "seccomp.bpf").is_file() else None}
+        if self.forks(uid):  # the kernel may be forked (format_kernel_cmd)
+            self._spec = self.fork_spec(bwrap, uid, box, self._cgroup, self.cpu_seconds)
         # nothing in the sandbox holds nbgrader's terminal or log: bwrap's PID 1 would pass them on
         # (/proc/1/fd/1), and learner code could write to the instructor's screen. bubblewrap's own errors
         # go to a file that shutdown reports (see _report_stderr)

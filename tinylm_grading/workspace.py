@@ -90,7 +90,7 @@ class SandboxWorkspace(capstone.Workspace):
         # command's full time, not one a deadline shortened, which would stop a command early and be named wrongly
         cpu_seconds = int(capstone.TIMEOUT) * 2
         try:
-            if uid is not None and manager.fork_commands and _forked.FORKS and forkbox.is_usable():
+            if manager.forks(uid):
                 return self._forked(manager, bwrap, args, uid, scratch, cgroup, cpu_seconds, timeout)
             command = manager.command(bwrap, [sys.executable, *args], cgroup, cpu_seconds, uid, scratch)
             # the output in a file the sandbox writes (in its memory cgroup), of which only the end is read: a command
@@ -111,12 +111,7 @@ class SandboxWorkspace(capstone.Workspace):
         """The command forked from the grader's server, which imported PyTorch once, into a sandbox of its own built
         from the same arguments (:mod:`tinylm_grading.forkbox`)."""
         wanted = forkbox.options(bwrap)
-        refused = manager.seccomp()
-        if refused is not None:
-            (scratch / "seccomp.bpf").write_bytes(refused)
-        spec = {"args": bwrap, "uid": uid, "scratch": str(scratch), "cgroup": cgroup, "memory_mb": manager.memory_mb,
-                "processes": manager.max_processes, "cpu_seconds": cpu_seconds,
-                "seccomp": str(scratch / "seccomp.bpf") if refused is not None else None}
+        spec = manager.fork_spec(bwrap, uid, scratch, cgroup, cpu_seconds)
         return _forked.run([*args], Path(wanted["chdir"]), wanted["env"], timeout, PRELOAD, sandbox=spec,
                            tail=OUTPUT_BYTES)
 
